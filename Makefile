@@ -1,0 +1,56 @@
+# sweepkit: a thin wrapper over cargo and the scripts. `make help` lists targets.
+SHELL := /bin/bash
+CARGO ?= cargo
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR := $(DESTDIR)$(PREFIX)/bin
+MANDIR := $(DESTDIR)$(PREFIX)/share/man
+TOOLS := svc-swap wait-ready loadgen summarize llm-sim
+# Where the real llama-server and its models are cached (outside the repo).
+export SWEEPKIT_CACHE ?= $(HOME)/.cache/sweepkit
+
+.PHONY: help build release test lint unit man install demo bench real-peer deps clean
+
+help: ## List targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
+
+deps: ## Install what the tests need (Debian packages, Python packages); idempotent
+	bash scripts/deps.sh
+
+build: ## Build every tool (debug)
+	$(CARGO) build --workspace --all-targets
+
+release: ## Build every tool (release)
+	$(CARGO) build --workspace --release
+
+lint: ## cargo fmt --check, clippy -D warnings, shellcheck
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	shellcheck scripts/*.sh .ci/run
+
+unit: build ## Every Rust test (needs deps and real-peer for the full set)
+	$(CARGO) test --workspace --no-fail-fast
+
+test: deps lint real-peer unit ## Lint and every test (what CI runs)
+
+man: ## Regenerate man/ from clap plus man/src/*.roff
+	SWEEPKIT_UPDATE_MAN=1 $(CARGO) test --workspace man_page -- --quiet
+
+install: release ## Install binaries, sweep.sh and man pages under PREFIX (honours DESTDIR)
+	install -d $(BINDIR) $(MANDIR)/man1 $(MANDIR)/man5
+	for t in $(TOOLS); do install -m 755 target/release/$$t $(BINDIR)/$$t; done
+	install -m 755 scripts/sweep.sh $(BINDIR)/sweep
+	install -m 644 man/*.1 $(MANDIR)/man1/
+	install -m 644 man/*.5 $(MANDIR)/man5/
+
+demo: release ## The full sweep against llm-sim (simulated server)
+	bash scripts/demo.sh
+
+bench: release ## Benchmarks against peers measured in the same run
+	bash bench/run.sh
+
+real-peer: ## Build llama.cpp's llama-server and test models into $(SWEEPKIT_CACHE)
+	bash scripts/real-peer.sh
+
+clean: ## Remove build output
+	$(CARGO) clean

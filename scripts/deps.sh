@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Install what sweepkit's tests need on a fresh Debian machine: shellcheck,
+# a real sshd, systemd-nspawn, and the Python packages that build the real
+# llama-server and its test models. Idempotent: quick when all is present.
+set -euo pipefail
+
+apt_pkgs=(shellcheck openssh-server systemd-container iproute2 psmisc curl pkg-config libssl-dev)
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}" >&2
+  SUDO=""
+  [[ $(id -u) -eq 0 ]] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+py_pkgs=(cmake ninja gguf numpy)
+py_missing=()
+for p in "${py_pkgs[@]}"; do
+  python3 -m pip show -q "$p" >/dev/null 2>&1 || py_missing+=("$p")
+done
+if ((${#py_missing[@]})); then
+  echo "deps: pip installing ${py_missing[*]}" >&2
+  python3 -m pip install -q "${py_missing[@]}"
+fi

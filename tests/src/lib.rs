@@ -1,0 +1,1 @@
+//! Pipeline tests live in `tests/tests/`; this library is empty.

@@ -1,0 +1,51 @@
+//! Exit codes: a public contract shared by every sweepkit tool.
+//!
+//! Codes are unique across tools so that a shell script running a pipeline
+//! can tell from `PIPESTATUS` alone which stage failed and how. Each tool's
+//! man page lists the subset it uses in its EXIT STATUS section.
+
+/// Success.
+pub const OK: u8 = 0;
+/// A runtime failure not covered by a more specific code.
+pub const FAILURE: u8 = 1;
+/// Usage error: bad flags or flag values (clap also exits 2).
+pub const USAGE: u8 = 2;
+/// Bad input: malformed JSON, a record of the wrong kind, empty stdin.
+pub const BAD_INPUT: u8 = 3;
+/// The upstream record on stdin was a failure record; it was passed through.
+pub const UPSTREAM_FAILED: u8 = 4;
+
+// wait-ready outcomes.
+/// wait-ready: the server crashed (process exited, unit failed).
+pub const CRASHED: u8 = 10;
+/// wait-ready: the service is in a restart loop.
+pub const RESTART_LOOP: u8 = 11;
+/// wait-ready: the target is unreachable with nothing to wait for.
+pub const UNREACHABLE: u8 = 12;
+/// wait-ready: ready, but the live config differs from `--expect-config`.
+pub const CONFIG_MISMATCH: u8 = 13;
+
+// svc-swap outcomes.
+/// svc-swap: unknown unit, unit without ExecStart, unreadable spec.
+pub const TARGET_ERROR: u8 = 20;
+/// svc-swap/wait-ready: SSH connect, authentication or host key failure.
+pub const TRANSPORT_ERROR: u8 = 21;
+/// svc-swap: the edit did not take (live ExecStart lacks the new values).
+pub const NOT_APPLIED: u8 = 22;
+/// svc-swap: the service did not stop cleanly (old PIDs or port remain).
+pub const STOP_FAILED: u8 = 23;
+/// svc-swap: the service did not start.
+pub const START_FAILED: u8 = 24;
+/// svc-swap: the new config never became ready; the old one was restored.
+pub const ROLLED_BACK: u8 = 25;
+
+// loadgen outcomes.
+/// loadgen: every request of a level failed, or the server died mid-run.
+pub const ALL_FAILED: u8 = 30;
+/// loadgen: some requests failed (results were still written).
+pub const SOME_FAILED: u8 = 31;
+
+/// timeout(1)'s code, used by wait-ready when the server is still loading.
+pub const TIMEOUT: u8 = 124;
+/// Interrupted by SIGINT/SIGTERM (128 + SIGINT).
+pub const INTERRUPTED: u8 = 130;

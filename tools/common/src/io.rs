@@ -1,0 +1,192 @@
+//! Opening inputs and outputs (`-` is stdin/stdout) and reading and writing
+//! records as JSON Lines: one object per line, flushed per line, so a reader
+//! downstream never sees half a record and nothing measured is lost.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::records::Record;
+
+/// A problem with input, located by source name and line number.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("{source_name}: line {line}: {message}")]
+    Malformed {
+        source_name: String,
+        line: usize,
+        message: String,
+    },
+    #[error("{source_name}: no record on input (expected {expected})")]
+    Empty {
+        source_name: String,
+        expected: String,
+    },
+    #[error("{source_name}: {err}")]
+    Io { source_name: String, err: io::Error },
+}
+
+/// Open `path` for reading; `-` is stdin.
+pub fn open_input(path: &str) -> io::Result<Box<dyn BufRead>> {
+    if path == "-" {
+        Ok(Box::new(BufReader::new(io::stdin())))
+    } else {
+        Ok(Box::new(BufReader::new(File::open(Path::new(path))?)))
+    }
+}
+
+/// Open `path` for appending (created if missing); `-` is stdout.
+pub fn open_output(path: &str) -> io::Result<Box<dyn Write>> {
+    if path == "-" {
+        Ok(Box::new(io::stdout()))
+    } else {
+        Ok(Box::new(
+            File::options().create(true).append(true).open(path)?,
+        ))
+    }
+}
+
+/// Parse one line as a record. Error messages name the field serde found wrong.
+pub fn parse_record(line: &str) -> Result<Record, String> {
+    let value: serde_json::Value =
+        serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+    let Some(obj) = value.as_object() else {
+        return Err("not a JSON object".into());
+    };
+    match obj.get("type").and_then(|t| t.as_str()) {
+        None => return Err("record has no \"type\" field".into()),
+        Some("swap" | "ready" | "bench" | "failure" | "summary") => {}
+        Some(other) => return Err(format!("unknown record type \"{other}\"")),
+    }
+    serde_json::from_value(value).map_err(|e| format!("bad record: {e}"))
+}
+
+/// Reads records from a JSON Lines stream, skipping blank lines and
+/// reporting errors with the source name and 1-based line number.
+pub struct RecordReader<R> {
+    inner: R,
+    source_name: String,
+    line: usize,
+    buf: String,
+}
+
+impl<R: BufRead> RecordReader<R> {
+    pub fn new(inner: R, source_name: impl Into<String>) -> Self {
+        RecordReader {
+            inner,
+            source_name: source_name.into(),
+            line: 0,
+            buf: String::new(),
+        }
+    }
+
+    /// The line number of the last record returned.
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// The next record with its raw JSON value, or `None` at end of input.
+    pub fn next_record(&mut self) -> Option<Result<(Record, serde_json::Value), InputError>> {
+        loop {
+            self.buf.clear();
+            match self.inner.read_line(&mut self.buf) {
+                Ok(0) => return None,
+                Ok(_) => {}
+                Err(err) => {
+                    return Some(Err(InputError::Io {
+                        source_name: self.source_name.clone(),
+                        err,
+                    }))
+                }
+            }
+            self.line += 1;
+            let text = self.buf.trim();
+            if text.is_empty() {
+                continue;
+            }
+            let parsed = parse_record(text).and_then(|rec| {
+                let raw = serde_json::from_str(text).map_err(|e| e.to_string())?;
+                Ok((rec, raw))
+            });
+            return Some(parsed.map_err(|message| InputError::Malformed {
+                source_name: self.source_name.clone(),
+                line: self.line,
+                message,
+            }));
+        }
+    }
+
+    /// Read exactly one upstream record (the first non-blank line).
+    pub fn read_one(&mut self, expected: &str) -> Result<(Record, serde_json::Value), InputError> {
+        match self.next_record() {
+            Some(r) => r,
+            None => Err(InputError::Empty {
+                source_name: self.source_name.clone(),
+                expected: expected.to_string(),
+            }),
+        }
+    }
+}
+
+/// Read all of `r` and return it (for tools that need the whole input).
+pub fn read_all(mut r: impl Read) -> io::Result<String> {
+    let mut s = String::new();
+    r.read_to_string(&mut s)?;
+    Ok(s)
+}
+
+/// Write `value` as one JSON line and flush, so the line is whole downstream.
+pub fn write_json_line<W: Write + ?Sized, T: Serialize + ?Sized>(
+    w: &mut W,
+    value: &T,
+) -> io::Result<()> {
+    // Serialize fully first: a serialization error must not leave half a line.
+    let mut line = serde_json::to_vec(value).map_err(io::Error::other)?;
+    line.push(b'\n');
+    w.write_all(&line)?;
+    w.flush()
+}
+
+/// Write a record (tagged with its type) as one JSON line.
+pub fn write_record<W: Write + ?Sized>(w: &mut W, record: &Record) -> io::Result<()> {
+    write_json_line(w, record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn malformed_line_is_located() {
+        let input = "\n{\"type\":\"bench\"\n";
+        let mut r = RecordReader::new(input.as_bytes(), "<stdin>");
+        let err = r.next_record().unwrap().unwrap_err().to_string();
+        assert!(err.starts_with("<stdin>: line 2: not JSON"), "{err}");
+    }
+
+    #[test]
+    fn unknown_type_and_missing_type_are_named() {
+        let mut r = RecordReader::new("{\"type\":\"pizza\"}\n{\"a\":1}\n".as_bytes(), "f.jsonl");
+        let e1 = r.next_record().unwrap().unwrap_err().to_string();
+        assert_eq!(e1, "f.jsonl: line 1: unknown record type \"pizza\"");
+        let e2 = r.next_record().unwrap().unwrap_err().to_string();
+        assert_eq!(e2, "f.jsonl: line 2: record has no \"type\" field");
+        assert!(r.next_record().is_none());
+    }
+
+    #[test]
+    fn wrong_field_type_is_named() {
+        let line = r#"{"type":"failure","schema":"one","config":{},"provenance":{}}"#;
+        let err = parse_record(line).unwrap_err();
+        assert!(err.contains("bad record"), "{err}");
+    }
+
+    #[test]
+    fn empty_input_is_reported() {
+        let mut r = RecordReader::new("\n\n".as_bytes(), "<stdin>");
+        let err = r.read_one("a swap record").unwrap_err().to_string();
+        assert_eq!(err, "<stdin>: no record on input (expected a swap record)");
+    }
+}

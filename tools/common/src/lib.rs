@@ -1,0 +1,18 @@
+//! sweepkit's shared library: the records that flow through pipes, JSON Lines
+//! and CSV I/O, exit codes, and error reporting. No tool's flags live here.
+
+pub mod exit;
+pub mod flat;
+pub mod io;
+pub mod records;
+pub mod report;
+pub mod time;
+pub mod transport;
+
+pub use records::{
+    BenchRecord, Change, FailureKind, FailureRecord, Provenance, ReadyOutcome, ReadyRecord, Record,
+    ServerInfo, Stage, SummaryRecord, SwapRecord, SCHEMA_VERSION,
+};
+
+/// The version every tool stamps into its records' provenance.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

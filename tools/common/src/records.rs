@@ -1,0 +1,520 @@
+//! The records that flow between sweepkit tools, defined once.
+//!
+//! Every record is one JSON object on one line, tagged with `"type"`. Each
+//! carries `config` (parameter -> value, the labels results are grouped by)
+//! and `provenance`; a tool that read a record from stdin keeps it whole in
+//! `upstream`, so the last record of a pipeline says which config produced
+//! which numbers. `man/sweepkit-records.5` documents every field, and the
+//! contract test in `tests/` checks real tool output against it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// Bumped when a field changes meaning or is removed (adding fields is not).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The config map: launch parameter (flag name without dashes) -> value.
+pub type Config = BTreeMap<String, String>;
+
+/// Any record, as read from a pipe.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Record {
+    Swap(SwapRecord),
+    Ready(ReadyRecord),
+    Bench(BenchRecord),
+    Failure(FailureRecord),
+    Summary(SummaryRecord),
+}
+
+impl Record {
+    /// The record's `type` tag.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Record::Swap(_) => "swap",
+            Record::Ready(_) => "ready",
+            Record::Bench(_) => "bench",
+            Record::Failure(_) => "failure",
+            Record::Summary(_) => "summary",
+        }
+    }
+
+    /// The config this record describes.
+    pub fn config(&self) -> &Config {
+        match self {
+            Record::Swap(r) => &r.config,
+            Record::Ready(r) => &r.config,
+            Record::Bench(r) => &r.config,
+            Record::Failure(r) => &r.config,
+            Record::Summary(r) => &r.best_config,
+        }
+    }
+}
+
+/// Who wrote a record, with what, when.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Provenance {
+    /// The tool that wrote the record (`svc-swap`, `loadgen`, ...).
+    pub tool: String,
+    /// That tool's version.
+    pub version: String,
+    /// The machine the tool ran on (not the server's host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    /// RFC 3339 UTC time the tool started its work for this record.
+    pub started_at: String,
+    /// RFC 3339 UTC time the record was written.
+    pub finished_at: String,
+}
+
+impl Provenance {
+    /// Provenance for `tool`, started at `started` and finished now.
+    pub fn new(tool: &str, started: std::time::SystemTime) -> Self {
+        Provenance {
+            tool: tool.to_string(),
+            version: crate::VERSION.to_string(),
+            hostname: crate::time::hostname(),
+            started_at: crate::time::rfc3339(started),
+            finished_at: crate::time::rfc3339(std::time::SystemTime::now()),
+        }
+    }
+}
+
+/// What is known about the server under test.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct ServerInfo {
+    /// `sglang`, `vllm`, `llama.cpp`, `llm-sim`, or `openai` when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Base URL the tools talked to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// Served model name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Server version when it reports one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// True when the server is llm-sim: results are not measurements.
+    #[serde(default)]
+    pub simulated: bool,
+    /// The live server arguments as the server reported them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+}
+
+/// One launch-argument change made by svc-swap.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Change {
+    /// Flag as written on the command line, e.g. `--speculative-num-steps`.
+    pub flag: String,
+    /// Value before (`null`: flag absent; `""`: a bare switch).
+    pub old: Option<String>,
+    /// Value after (`null`: flag removed).
+    pub new: Option<String>,
+}
+
+/// Where the service lives and how it is managed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct ServiceTarget {
+    /// `systemd` or `process`.
+    pub manager: String,
+    /// Unit name (systemd) or spec file path (process).
+    pub unit: String,
+    /// `user@host[:port]` when reached over SSH.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh: Option<String>,
+    /// Command prefix the far side was reached through (`pct exec 129 --`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_prefix: Option<String>,
+    /// Log file of a process-managed service.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log: Option<String>,
+    /// TCP port the service listens on, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port: Option<u16>,
+}
+
+/// How the old instance stopped.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct StopInfo {
+    /// `clean`, `sigkill_after_timeout`, `already_stopped`, `force_killed`, `failed`.
+    pub result: String,
+    pub duration_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_main_pid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub old_invocation_id: Option<String>,
+    /// systemd's `Result=` after the stop, when systemd manages the unit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub systemd_result: Option<String>,
+}
+
+/// The new instance.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct StartInfo {
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub main_pid: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invocation_id: Option<String>,
+}
+
+/// What svc-swap did.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct SwapRecord {
+    pub schema: u32,
+    pub config: Config,
+    pub provenance: Provenance,
+    pub target: ServiceTarget,
+    pub changes: Vec<Change>,
+    /// The new command line, split into words.
+    pub exec_start: Vec<String>,
+    pub stop: StopInfo,
+    pub start: StartInfo,
+    /// `drop-in`, `in-place`, `spec`, `restore` or `dry-run`.
+    pub method: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<Value>,
+}
+
+/// wait-ready's verdict.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadyOutcome {
+    Ready,
+    /// `--invert`: the server is down.
+    Down,
+    Timeout,
+    Crashed,
+    RestartLoop,
+    Unreachable,
+    ConfigMismatch,
+    Interrupted,
+}
+
+impl ReadyOutcome {
+    /// The exit code wait-ready ends with for this outcome.
+    pub fn exit_code(self) -> u8 {
+        use crate::exit;
+        match self {
+            ReadyOutcome::Ready | ReadyOutcome::Down => exit::OK,
+            ReadyOutcome::Timeout => exit::TIMEOUT,
+            ReadyOutcome::Crashed => exit::CRASHED,
+            ReadyOutcome::RestartLoop => exit::RESTART_LOOP,
+            ReadyOutcome::Unreachable => exit::UNREACHABLE,
+            ReadyOutcome::ConfigMismatch => exit::CONFIG_MISMATCH,
+            ReadyOutcome::Interrupted => exit::INTERRUPTED,
+        }
+    }
+}
+
+/// One probe target's last state.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct ProbeTarget {
+    pub target: String,
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_status: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+}
+
+/// What wait-ready saw.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReadyRecord {
+    pub schema: u32,
+    pub config: Config,
+    pub provenance: Provenance,
+    pub outcome: ReadyOutcome,
+    /// One line saying why (the same line wait-ready prints on stderr).
+    pub reason: String,
+    pub targets: Vec<ProbeTarget>,
+    /// Seconds from start of waiting until a TCP connect first succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_port_open_s: Option<f64>,
+    /// Seconds from start of waiting until every target passed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_to_ready_s: Option<f64>,
+    pub elapsed_s: f64,
+    pub attempts: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<ServerInfo>,
+    /// Last log lines (journal or `--log`) when the server crashed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log_tail: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<Value>,
+}
+
+/// Summary statistics of one latency metric, in milliseconds.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Stats {
+    pub count: u64,
+    pub mean: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// The load shape of one level.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Load {
+    /// `closed` (fixed concurrency) or `open` (arrival rate).
+    pub mode: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_rps: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub burstiness: Option<f64>,
+    /// `/v1/completions` or `/v1/chat/completions`.
+    pub endpoint: String,
+    pub stream: bool,
+    pub warmup_requests: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u64>,
+    pub ignore_eos: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    /// `synthetic`, `jsonl:PATH`, `sharegpt:PATH`.
+    pub prompts: String,
+    /// How synthetic input lengths were made exact: `tokenize` or `approx`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_len_method: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+/// Speculative-decoding figures for one level, whatever the server.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct SpecStats {
+    /// Where the figures came from: `metrics` (/metrics deltas),
+    /// `per_request` (final-chunk fields), `server_info`.
+    pub source: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub draft_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accepted_tokens: Option<u64>,
+    /// accepted / draft.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptance_rate: Option<f64>,
+    /// Mean tokens emitted per decode step (1 + accepted per step).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub accept_length: Option<f64>,
+}
+
+/// Throughput figures for one level.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Throughput {
+    /// Wall time from first send to last finish.
+    pub elapsed_s: f64,
+    pub requests_per_s: f64,
+    pub output_tok_per_s: f64,
+    pub total_tok_per_s: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub goodput_req_per_s: Option<f64>,
+    /// Mean requests in flight (sum of E2E / elapsed).
+    pub achieved_concurrency: f64,
+}
+
+/// Request counts for one level.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Counts {
+    pub completed: u64,
+    pub failed: u64,
+    /// Requests that stopped before max_tokens (with ignore_eos, or short).
+    pub early_stops: u64,
+    /// Completed requests whose token count was not from the server's usage.
+    pub usage_missing: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+/// One load level's results: loadgen writes one per level.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct BenchRecord {
+    pub schema: u32,
+    pub config: Config,
+    pub provenance: Provenance,
+    pub server: ServerInfo,
+    pub load: Load,
+    pub counts: Counts,
+    /// Failed requests by kind: `http_500`, `connect`, `timeout`,
+    /// `malformed_stream`, `cut_stream`, ...
+    pub errors: BTreeMap<String, u64>,
+    pub throughput: Throughput,
+    pub ttft_ms: Stats,
+    pub tpot_ms: Stats,
+    /// Inter-token latency: each chunk gap spread over the chunk's tokens.
+    pub itl_ms: Stats,
+    /// Raw gaps between content chunks.
+    pub chunk_gap_ms: Stats,
+    pub e2e_ms: Stats,
+    /// Time a request waited in the client before it was sent.
+    pub queue_ms: Stats,
+    /// How late each send was against its schedule (client health).
+    pub start_lag_ms: Stats,
+    /// Steady-state window (closed loop: ramp-up and drain excluded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady: Option<Throughput>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec: Option<SpecStats>,
+    /// Warnings a human should act on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// True when the level was cut short (Ctrl-C, server death).
+    #[serde(default)]
+    pub partial: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<Value>,
+}
+
+/// The pipeline stage a failure happened at.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Swap,
+    Ready,
+    Bench,
+}
+
+/// What kind of failure stopped a config from being measured.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The server exited while loading.
+    CrashedAtLoad,
+    /// The server ran out of (GPU) memory.
+    Oom,
+    /// The server died after it was ready.
+    CrashedMidRun,
+    /// Still loading when the readiness timeout ran out.
+    Timeout,
+    RestartLoop,
+    Unreachable,
+    ConfigMismatch,
+    /// svc-swap could not stop, edit or start the service.
+    SwapFailed,
+    /// Every request of the benchmark failed.
+    BenchFailed,
+    Interrupted,
+}
+
+/// A config that could not be measured, and why.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FailureRecord {
+    pub schema: u32,
+    pub config: Config,
+    pub provenance: Provenance,
+    pub stage: Stage,
+    pub kind: FailureKind,
+    pub reason: String,
+    /// The failing tool's exit code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log_tail: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<Value>,
+}
+
+/// summarize's decisions, as a record a script can act on.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct SummaryRecord {
+    pub schema: u32,
+    pub provenance: Provenance,
+    /// The metric decided on, e.g. `throughput.output_tok_per_s`.
+    pub metric: String,
+    pub objective: String,
+    /// The overall pick; `svc-swap --apply-from -` applies it.
+    pub best_config: Config,
+    /// Best config per level, keyed by level label (`c=16`, `rate=4`).
+    pub best_per_level: BTreeMap<String, Config>,
+    /// e.g. "below 2% gain beyond speculative-num-steps=4".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plateau: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// True when any input came from llm-sim.
+    #[serde(default)]
+    pub simulated: bool,
+    /// Any decision detail beyond the fields above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
+}
+
+/// Build a failure record for `config` that carries `upstream` along.
+pub fn failure(
+    tool: &str,
+    started: std::time::SystemTime,
+    config: Config,
+    stage: Stage,
+    kind: FailureKind,
+    reason: impl Into<String>,
+    upstream: Option<Value>,
+) -> FailureRecord {
+    FailureRecord {
+        schema: SCHEMA_VERSION,
+        config,
+        provenance: Provenance::new(tool, started),
+        stage,
+        kind,
+        reason: reason.into(),
+        exit_code: None,
+        log_tail: Vec::new(),
+        upstream,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_round_trips_with_type_tag() {
+        let mut cfg = Config::new();
+        cfg.insert("speculative-num-steps".into(), "5".into());
+        let f = failure(
+            "wait-ready",
+            std::time::SystemTime::now(),
+            cfg,
+            Stage::Ready,
+            FailureKind::Oom,
+            "CUDA out of memory",
+            None,
+        );
+        let line = serde_json::to_string(&Record::Failure(f.clone())).unwrap();
+        assert!(line.starts_with(r#"{"type":"failure""#), "{line}");
+        let back: Record = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, Record::Failure(f));
+    }
+
+    #[test]
+    fn outcome_exit_codes_are_distinct() {
+        use ReadyOutcome::*;
+        let all = [
+            Timeout,
+            Crashed,
+            RestartLoop,
+            Unreachable,
+            ConfigMismatch,
+            Interrupted,
+        ];
+        let mut codes: Vec<u8> = all.iter().map(|o| o.exit_code()).collect();
+        codes.sort();
+        codes.dedup();
+        assert_eq!(codes.len(), all.len());
+        assert_eq!(Ready.exit_code(), 0);
+    }
+}

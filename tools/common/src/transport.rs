@@ -1,0 +1,280 @@
+//! The command transport svc-swap and wait-ready share: every action on the
+//! far side is an argv run through one `Transport` (local, through a command
+//! prefix like `pct exec 129 --`, or over SSH). Argvs are never spliced into a
+//! shell string unquoted: where a shell is unavoidable (SSH), each word is
+//! single-quoted by `shell_quote`.
+
+use std::io::{Read, Write};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// What a far-side command produced.
+#[derive(Debug, Clone, Default)]
+pub struct CmdOutput {
+    /// Exit status; `None` when killed by a signal or the status was lost.
+    pub status: Option<i32>,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+impl CmdOutput {
+    pub fn success(&self) -> bool {
+        self.status == Some(0)
+    }
+    pub fn stdout_str(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+    pub fn stderr_str(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+}
+
+/// Why a transport could not run a command (not: the command failed).
+#[derive(Debug, thiserror::Error)]
+pub enum TransportError {
+    #[error("cannot run {program}: {err}")]
+    Spawn {
+        program: String,
+        err: std::io::Error,
+    },
+    #[error("command timed out after {0:?}")]
+    Timeout(Duration),
+    #[error("{0}")]
+    Connect(String),
+    #[error("{0}")]
+    Auth(String),
+    #[error("host key: {0}")]
+    HostKey(String),
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+/// A byte stream to a TCP port on the far side.
+pub trait Stream: Read + Write + Send {}
+impl<T: Read + Write + Send> Stream for T {}
+
+/// Runs argvs on the far side.
+pub trait Transport: Send + Sync {
+    /// Run `argv` with optional stdin bytes; bounded by `timeout`.
+    fn run(
+        &self,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<CmdOutput, TransportError>;
+
+    /// A short description for messages and records (`local`, `ssh root@gpu1`).
+    fn describe(&self) -> String;
+
+    /// Open a TCP stream to `host:port` as seen from the far side.
+    fn connect_tcp(
+        &self,
+        host: &str,
+        port: u16,
+        timeout: Duration,
+    ) -> Result<Box<dyn Stream>, TransportError> {
+        let addr = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+            .map_err(|e| TransportError::Connect(format!("{host}: {e}")))?
+            .next()
+            .ok_or_else(|| TransportError::Connect(format!("{host}: no address")))?;
+        let s = std::net::TcpStream::connect_timeout(&addr, timeout)?;
+        Ok(Box::new(s))
+    }
+
+    /// Write `contents` to `path` atomically: a temp file beside it, then
+    /// `mv -f` onto it, so a reader (or a kill) sees the old or the new file.
+    fn write_file(&self, path: &str, contents: &[u8], timeout: Duration) -> Result<(), String> {
+        let script = r#"set -e; t="$1.sweepkit-tmp.$$"; cat > "$t"; mv -f "$t" "$1""#;
+        let argv = ["sh", "-c", script, "sh", path].map(String::from);
+        let out = self
+            .run(&argv, Some(contents), timeout)
+            .map_err(|e| e.to_string())?;
+        if out.success() {
+            Ok(())
+        } else {
+            Err(format!("writing {path}: {}", out.stderr_str().trim()))
+        }
+    }
+}
+
+/// Quote one word for a POSIX shell: `'...'` with `'` written as `'\''`.
+pub fn shell_quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:,@%+".contains(&b))
+    {
+        return word.to_string();
+    }
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+/// Join an argv into one shell command line, every word quoted.
+pub fn shell_join(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Runs commands on this machine, optionally behind a prefix argv.
+pub struct Local {
+    pub prefix: Vec<String>,
+}
+
+impl Local {
+    pub fn new() -> Self {
+        Local { prefix: Vec::new() }
+    }
+    /// A prefix like `pct exec 129 --`, split into words by the caller.
+    pub fn with_prefix(prefix: Vec<String>) -> Self {
+        Local { prefix }
+    }
+}
+
+impl Default for Local {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Transport for Local {
+    fn run(
+        &self,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<CmdOutput, TransportError> {
+        let full: Vec<&String> = self.prefix.iter().chain(argv.iter()).collect();
+        let (program, args) = full.split_first().expect("empty argv");
+        run_local(program, args, stdin, timeout)
+    }
+
+    fn describe(&self) -> String {
+        if self.prefix.is_empty() {
+            "local".into()
+        } else {
+            format!("local via '{}'", shell_join(&self.prefix))
+        }
+    }
+}
+
+fn run_local(
+    program: &str,
+    args: &[&String],
+    stdin: Option<&[u8]>,
+    timeout: Duration,
+) -> Result<CmdOutput, TransportError> {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|err| TransportError::Spawn {
+            program: program.to_string(),
+            err,
+        })?;
+    if let Some(bytes) = stdin {
+        let mut pipe = child.stdin.take().expect("stdin piped");
+        let bytes = bytes.to_vec();
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+    }
+    // Drain both pipes on threads so a full stderr never blocks stdout.
+    let mut out_pipe = child.stdout.take().expect("stdout piped");
+    let mut err_pipe = child.stderr.take().expect("stderr piped");
+    let out_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = out_pipe.read_to_end(&mut b);
+        b
+    });
+    let err_t = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        let _ = err_pipe.read_to_end(&mut b);
+        b
+    });
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait()? {
+            break st;
+        }
+        if t0.elapsed() >= timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(TransportError::Timeout(timeout));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    Ok(CmdOutput {
+        status: status.code(),
+        stdout: out_t.join().unwrap_or_default(),
+        stderr: err_t.join().unwrap_or_default(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quoting_defeats_injection() {
+        let nasty = ["; rm -rf /", "$(touch /tmp/x)", "it's", "a\nb", "`id`", ""];
+        for w in nasty {
+            let argv = vec!["printf".to_string(), "%s".to_string(), w.to_string()];
+            let out = Local::new()
+                .run(
+                    &["sh".into(), "-c".into(), shell_join(&argv)],
+                    None,
+                    Duration::from_secs(5),
+                )
+                .unwrap();
+            assert_eq!(out.stdout_str(), w, "word {w:?} came back changed");
+        }
+    }
+
+    #[test]
+    fn prefix_runs_before_argv() {
+        let t = Local::with_prefix(vec!["env".into(), "SWEEPKIT_T=1".into()]);
+        let out = t
+            .run(
+                &["sh".into(), "-c".into(), "echo $SWEEPKIT_T".into()],
+                None,
+                Duration::from_secs(5),
+            )
+            .unwrap();
+        assert_eq!(out.stdout_str().trim(), "1");
+    }
+
+    #[test]
+    fn timeout_is_enforced() {
+        let e = Local::new().run(
+            &["sleep".into(), "5".into()],
+            None,
+            Duration::from_millis(100),
+        );
+        assert!(matches!(e, Err(TransportError::Timeout(_))));
+    }
+
+    #[test]
+    fn write_file_is_atomic_rename() {
+        let dir = std::env::temp_dir().join(format!("sk-wf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("unit.service");
+        let t = Local::new();
+        t.write_file(p.to_str().unwrap(), b"hello\n", Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "hello\n");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "temp file left behind"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,10 @@
+//! `llm-sim` command-line entry point: parse flags, run, map the result to an exit code.
+
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    let args = llm_sim::Args::parse();
+    let stdin = std::io::stdin().lock();
+    let stdout = std::io::stdout().lock();
+    sweepkit::report::finish("llm-sim", llm_sim::run(args, stdin, stdout))
+}

@@ -1,0 +1,10 @@
+//! `summarize` command-line entry point: parse flags, run, map the result to an exit code.
+
+use clap::Parser;
+
+fn main() -> std::process::ExitCode {
+    let args = summarize::Args::parse();
+    let stdin = std::io::stdin().lock();
+    let stdout = std::io::stdout().lock();
+    sweepkit::report::finish("summarize", summarize::run(args, stdin, stdout))
+}

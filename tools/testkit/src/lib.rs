@@ -1,0 +1,279 @@
+//! Test helpers shared by every sweepkit test: find the workspace's built
+//! binaries beside the test executable (as ripgrep's test helper does), run
+//! them with stdin piped from a thread, and start llm-sim on a free port.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// Path of a workspace binary (`llm-sim`, `wait-ready`, ...). Tests run from
+/// `target/<profile>/deps/`; binaries live one level up.
+pub fn bin(name: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("current_exe");
+    let mut dir = exe.parent().expect("exe dir").to_path_buf();
+    if dir.ends_with("deps") {
+        dir.pop();
+    }
+    let path = dir.join(name);
+    assert!(
+        path.exists(),
+        "{} not built; run `cargo build --workspace` (or `make build`) first",
+        path.display()
+    );
+    path
+}
+
+/// The repository root (for fixtures and scripts).
+pub fn repo_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("repo root")
+}
+
+/// A finished command's output, with helpers that dump everything on failure.
+pub struct Run {
+    pub out: Output,
+    pub what: String,
+}
+
+impl Run {
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+    pub fn code(&self) -> i32 {
+        self.out.status.code().unwrap_or(-1)
+    }
+    /// Assert the exit code, printing stdout and stderr when it differs.
+    pub fn expect_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code(),
+            code,
+            "{}: expected exit {code}, got {:?}\n--- stdout\n{}\n--- stderr\n{}",
+            self.what,
+            self.out.status,
+            self.stdout(),
+            self.stderr()
+        );
+        self
+    }
+    /// stdout parsed as JSON Lines.
+    pub fn json_lines(&self) -> Vec<serde_json::Value> {
+        self.stdout()
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| {
+                serde_json::from_str(l).unwrap_or_else(|e| {
+                    panic!(
+                        "{}: stdout line is not JSON ({e}): {l}\n{}",
+                        self.what,
+                        self.stderr()
+                    )
+                })
+            })
+            .collect()
+    }
+}
+
+/// Run `cmd` with `stdin` fed from a thread; returns when it exits.
+pub fn run(mut cmd: Command, stdin: &str) -> Run {
+    let what = format!("{cmd:?}");
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("spawn {what}: {e}"));
+    let mut pipe = child.stdin.take().unwrap();
+    let input = stdin.to_string();
+    let feeder = std::thread::spawn(move || {
+        let _ = pipe.write_all(input.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    let _ = feeder.join();
+    Run { out, what }
+}
+
+/// A command for a workspace binary with `args`.
+pub fn cmd(name: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(bin(name));
+    c.args(args);
+    c
+}
+
+/// A running llm-sim, killed on drop.
+pub struct Sim {
+    pub child: Child,
+    pub port: u16,
+    stderr_buf: std::sync::Arc<std::sync::Mutex<String>>,
+}
+
+impl Sim {
+    /// Start llm-sim on 127.0.0.1 port 0 with extra `args`, and wait for the
+    /// `bound` line that reports the port (the port may still be closed while
+    /// the simulated model loads).
+    pub fn start(args: &[&str]) -> Sim {
+        let mut child = Command::new(bin("llm-sim"))
+            .args(["--host", "127.0.0.1", "--port", "0"])
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn llm-sim");
+        let stdout = child.stdout.take().unwrap();
+        let mut lines = BufReader::new(stdout).lines();
+        let first = lines
+            .next()
+            .expect("llm-sim printed nothing")
+            .expect("read llm-sim stdout");
+        let v: serde_json::Value = serde_json::from_str(&first).expect("llm-sim bound line");
+        let port = v["port"].as_u64().expect("port in bound line") as u16;
+        std::thread::spawn(move || for _ in lines {});
+        let stderr = child.stderr.take().unwrap();
+        let stderr_buf = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        let sb = stderr_buf.clone();
+        std::thread::spawn(move || {
+            let mut r = BufReader::new(stderr);
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = r.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                sb.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&chunk[..n]));
+            }
+        });
+        Sim {
+            child,
+            port,
+            stderr_buf,
+        }
+    }
+
+    /// Start llm-sim and wait until `/health` answers 200.
+    pub fn start_ready(args: &[&str]) -> Sim {
+        let sim = Sim::start(args);
+        sim.wait_health(Duration::from_secs(30));
+        sim
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// What llm-sim has written to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr_buf.lock().unwrap().clone()
+    }
+
+    /// Poll `/health` with a raw HTTP/1.0 request until it answers 200.
+    pub fn wait_health(&self, limit: Duration) {
+        let t0 = Instant::now();
+        while t0.elapsed() < limit {
+            if let Some((200, _)) = http_get(self.port, "/health") {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!(
+            "llm-sim not healthy after {limit:?}; stderr:\n{}",
+            self.stderr()
+        );
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A minimal blocking GET on 127.0.0.1 for tests: (status, body).
+pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    use std::net::TcpStream;
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).ok()?;
+    let status = resp.split_whitespace().nth(1)?.parse().ok()?;
+    let body = resp
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    Some((status, body))
+}
+
+/// A port that was free a moment ago (for "wrong port" tests).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A fresh temporary directory under the target dir, removed by the caller.
+pub fn temp_dir(tag: &str) -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let base = exe.parent().unwrap().join("testkit-tmp");
+    let dir = base.join(format!(
+        "{tag}-{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Check (or, with `SWEEPKIT_UPDATE_MAN=1`, rewrite) `man/<name>.1`: the
+/// page clap_mangen renders from `cmd`, followed by the hand-written
+/// sections in `man/src/<name>.roff` (EXIT STATUS, EXAMPLES, ...).
+pub fn check_man_page(cmd: clap::Command) {
+    let name = cmd.get_name().to_string();
+    let root = repo_root();
+    let extra_path = root.join("man/src").join(format!("{name}.roff"));
+    let extra = std::fs::read_to_string(&extra_path)
+        .unwrap_or_else(|e| panic!("{}: {e} (hand-written sections)", extra_path.display()));
+    assert!(
+        extra.contains(".SH \"EXIT STATUS\""),
+        "{} lacks EXIT STATUS",
+        extra_path.display()
+    );
+    assert!(
+        extra.contains(".SH EXAMPLES"),
+        "{} lacks EXAMPLES",
+        extra_path.display()
+    );
+    let mut page = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .render(&mut page)
+        .expect("render man page");
+    page.extend_from_slice(extra.as_bytes());
+    let path = root.join("man").join(format!("{name}.1"));
+    if std::env::var_os("SWEEPKIT_UPDATE_MAN").is_some() {
+        std::fs::write(&path, &page).unwrap();
+        return;
+    }
+    let current = std::fs::read(&path).unwrap_or_default();
+    assert!(
+        current == page,
+        "{} is out of date: run `make man` and commit the result",
+        path.display()
+    );
+}
