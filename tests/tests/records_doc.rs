@@ -1,0 +1,37 @@
+//! `man/sweepkit-records.5` is generated from records.rs; this test fails when
+//! it is out of date (`make man` rewrites it).
+
+use sweepkit_tests::{parse_items, paths, render_records_page, RECORDS};
+
+fn read(rel: &str) -> String {
+    let p = testkit::repo_root().join(rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn man_page_records_up_to_date() {
+    let page = render_records_page(
+        &read("tools/common/src/records.rs"),
+        &read("man/src/sweepkit-records.head.roff"),
+        &read("man/src/sweepkit-records.tail.roff"),
+    );
+    let path = testkit::repo_root().join("man/sweepkit-records.5");
+    if std::env::var_os("SWEEPKIT_UPDATE_MAN").is_some() {
+        std::fs::write(&path, &page).unwrap();
+        return;
+    }
+    let current = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(current == page, "{} is out of date: run `make man`", path.display());
+}
+
+#[test]
+fn every_record_type_has_config_and_provenance() {
+    let items = parse_items(&read("tools/common/src/records.rs"));
+    for (tag, strukt) in RECORDS {
+        let p = paths(&items, strukt);
+        assert!(p.len() > 5, "{tag}: too few fields parsed: {p:?}");
+        let cfg = if tag == "summary" { "best_config" } else { "config" };
+        assert!(p.iter().any(|(f, _, _)| f == cfg), "{tag} lacks {cfg}");
+        assert!(p.iter().any(|(f, _, _)| f == "provenance.tool"), "{tag} lacks provenance");
+    }
+}
