@@ -19,6 +19,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 pub type Config = BTreeMap<String, String>;
 
 /// Any record, as read from a pipe.
+// Bench records dominate every stream that holds many records, so boxing
+// them would add an allocation per record without saving memory.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Record {
@@ -150,6 +153,17 @@ pub struct StopInfo {
     /// systemd's `Result=` after the stop, when systemd manages the unit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub systemd_result: Option<String>,
+    /// PIDs of the old instance when the stop began (its control group, or
+    /// the pid file's PID); each was checked gone before the start.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub old_pids: Vec<u32>,
+    /// Why `result` is what it is, e.g. the journal's "State 'stop-sigterm'
+    /// timed out. Killing." line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// The `--gpu` check: `freed`, or why it was skipped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu: Option<String>,
 }
 
 /// The new instance.
@@ -160,6 +174,14 @@ pub struct StartInfo {
     pub main_pid: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invocation_id: Option<String>,
+    /// True when `/proc/PID/cmdline` of the new main PID equals the new
+    /// `exec_start`; `null` when it could not be compared (variables, `%`
+    /// specifiers, or the process already gone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmdline_verified: Option<bool>,
+    /// True when `systemctl reset-failed` ran first (e.g. start-limit-hit).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reset_failed: bool,
 }
 
 /// What svc-swap did.
@@ -176,6 +198,15 @@ pub struct SwapRecord {
     pub start: StartInfo,
     /// `drop-in`, `in-place`, `spec`, `restore` or `dry-run`.
     pub method: String,
+    /// The file svc-swap wrote (drop-in, unit file or spec).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The timestamped copy of that file's previous text, if it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup: Option<String>,
+    /// Warnings a human should act on (duplicate flags, skipped checks).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
 }
@@ -294,6 +325,12 @@ pub struct Load {
     pub input_len_method: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Open loop: the cap on requests in flight (`--max-inflight`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_inflight: Option<u32>,
+    /// The `--slo` goodput is measured against, as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo: Option<String>,
 }
 
 /// Speculative-decoding figures for one level, whatever the server.
@@ -312,6 +349,10 @@ pub struct SpecStats {
     /// Mean tokens emitted per decode step (1 + accepted per step).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accept_length: Option<f64>,
+    /// Draft/verify steps in the level (vLLM `num_drafts`, SGLang
+    /// `spec_verify_ct`), when the server reports them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drafts: Option<u64>,
 }
 
 /// Throughput figures for one level.
@@ -326,6 +367,9 @@ pub struct Throughput {
     pub goodput_req_per_s: Option<f64>,
     /// Mean requests in flight (sum of E2E / elapsed).
     pub achieved_concurrency: f64,
+    /// Fraction of sent requests that completed and met every `--slo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo_attainment: Option<f64>,
 }
 
 /// Request counts for one level.
@@ -365,6 +409,21 @@ pub struct BenchRecord {
     pub queue_ms: Stats,
     /// How late each send was against its schedule (client health).
     pub start_lag_ms: Stats,
+    /// Client queue time plus E2E: the latency a caller of an open-loop
+    /// service sees (vLLM issue 54101).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub e2e_incl_queue_ms: Option<Stats>,
+    /// How ITL assigned tokens to chunks: `usage_per_chunk`,
+    /// `one_per_chunk` or `apportioned_by_text` (least exact one used).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub itl_method: Option<String>,
+    /// Mean output tokens per content chunk (above 1 under speculative
+    /// decoding or server-side batching of tokens into chunks).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens_per_chunk: Option<f64>,
+    /// CPU seconds the load generator itself used during the level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_cpu_s: Option<f64>,
     /// Steady-state window (closed loop: ramp-up and drain excluded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<Throughput>,
@@ -439,6 +498,11 @@ pub struct SummaryRecord {
     pub objective: String,
     /// The overall pick; `svc-swap --apply-from -` applies it.
     pub best_config: Config,
+    /// Config keys that vary across the results but the pick leaves unset
+    /// (e.g. `speculative-algorithm` when the pick is speculation off): a
+    /// tool applying `best_config` should remove these flags.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub best_unset: Vec<String>,
     /// Best config per level, keyed by level label (`c=16`, `rate=4`).
     pub best_per_level: BTreeMap<String, Config>,
     /// e.g. "below 2% gain beyond speculative-num-steps=4".

@@ -1,18 +1,279 @@
-//! summarize (skeleton; being built).
+//! summarize: turn bench and failure records from any number of runs into
+//! a comparison table (configs x load levels), the best config per level,
+//! the best overall under an objective, the plateau along an ordered
+//! parameter, a plot, and a `summary` record a script can apply.
+
+pub mod analysis;
+pub mod decide;
+pub mod emit;
+pub mod group;
+pub mod input;
+pub mod level;
+pub mod metric;
+pub mod plot;
+pub mod render;
+pub mod spec;
+pub mod stats;
 
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
 
-use clap::Parser;
-use sweepkit::report::Exit;
+use anyhow::{anyhow, Context};
+use clap::{Parser, ValueEnum};
+use sweepkit::exit;
+use sweepkit::records::Record;
+use sweepkit::report::{Exit, WithCode};
 
-/// summarize
+/// How the overall winner is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Objective {
+    /// The best single (config, level) cell.
+    Max,
+    /// The best cell among those meeting every --slo term.
+    Slo,
+    /// The best config over a weighted mix of levels (--weights).
+    Weighted,
+}
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// Aligned table and decisions (default on a terminal).
+    Text,
+    /// Markdown table and decisions, for pull requests.
+    Markdown,
+    /// One row per config and level.
+    Csv,
+    /// One summary record (default when stdout is not a terminal).
+    Json,
+}
+
+/// Which way the metric improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum BetterArg {
+    Higher,
+    Lower,
+}
+
+/// `--slo` terms (a newtype so clap takes the list as one value).
+#[derive(Debug, Clone)]
+pub struct Slo(pub Vec<spec::SloTerm>);
+
+/// `--weights` (a newtype so clap takes the list as one value).
+#[derive(Debug, Clone)]
+pub struct Weights(pub Vec<(level::Level, f64)>);
+
+/// Compare configs from sweepkit results: table, picks, plateau, plot.
+///
+/// Reads bench and failure records, shows configs x load levels with the
+/// change against a baseline, picks the best config per level and overall,
+/// finds where gains level off, and writes a summary record that
+/// `svc-swap --apply-from -` applies.
 #[derive(Debug, Parser)]
-#[command(name = "summarize", version, about)]
-pub struct Args {}
+#[command(name = "summarize", version, max_term_width = 79)]
+pub struct Args {
+    /// Results: JSON Lines records or loadgen CSV; - is stdin [default: -]
+    #[arg(value_name = "FILE")]
+    pub files: Vec<String>,
 
-/// Run summarize with the given streams.
-pub fn run(_args: Args, _stdin: impl BufRead, _stdout: impl Write) -> Result<(), Exit> {
+    /// Metric to compare: dotted path (ttft_ms.p99) or alias (p99_ttft_ms)
+    #[arg(
+        short,
+        long,
+        value_name = "METRIC",
+        default_value = "throughput.output_tok_per_s"
+    )]
+    pub metric: String,
+
+    /// Which way the metric improves [default: from its unit: _ms/_s lower]
+    #[arg(long, value_name = "WAY", value_enum)]
+    pub better: Option<BetterArg>,
+
+    /// Config the change in % is against [default: speculation off, if
+    /// present, else the first config]
+    #[arg(short, long, value_name = "KEY=VALUE", value_parser = spec::parse_baseline)]
+    pub baseline: Option<(String, String)>,
+
+    /// How to pick the overall winner [default: slo with --slo, weighted
+    /// with --weights, else max]
+    #[arg(long, value_name = "HOW", value_enum)]
+    pub objective: Option<Objective>,
+
+    /// Service levels every pick must meet, e.g.
+    /// 'p99_e2e_ms<=2000,p99_ttft_ms<=500'
+    #[arg(long, value_name = "TERMS", value_parser = |s: &str| spec::parse_slo(s).map(Slo))]
+    pub slo: Option<Slo>,
+
+    /// Level weights for --objective weighted, e.g. 'c=1:0.5,c=16:0.5'
+    /// [default: all levels equal]
+    #[arg(long, value_name = "WEIGHTS", value_parser = |s: &str| spec::parse_weights(s).map(Weights))]
+    pub weights: Option<Weights>,
+
+    /// Ordered parameter for the plateau [default: the one varying
+    /// numeric parameter]
+    #[arg(long, value_name = "KEY")]
+    pub param: Option<String>,
+
+    /// Gain below which further steps of the parameter count as a plateau
+    #[arg(long, value_name = "PCT", default_value = "2%", value_parser = spec::parse_pct)]
+    pub plateau_threshold: f64,
+
+    /// Scores within this of the best count as a tie; the smaller
+    /// parameter value wins
+    #[arg(long, value_name = "PCT", default_value = "1%", value_parser = spec::parse_pct)]
+    pub tolerance: f64,
+
+    /// Output format [default: text on a terminal, else json]
+    #[arg(short, long, value_name = "FORMAT", value_enum)]
+    pub format: Option<Format>,
+
+    /// Also draw the metric by level and by parameter into this SVG file
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+/// Run summarize; messages about ignored input go to the process's stderr.
+pub fn run(args: Args, stdin: impl BufRead, stdout: impl Write) -> Result<(), Exit> {
+    run_with(args, stdin, stdout, std::io::stderr())
+}
+
+/// Run summarize with every stream given (tests pass buffers).
+pub fn run_with(
+    args: Args,
+    mut stdin: impl BufRead,
+    mut stdout: impl Write,
+    mut stderr: impl Write,
+) -> Result<(), Exit> {
+    let started = std::time::SystemTime::now();
+    let better = args.better.map(|b| match b {
+        BetterArg::Higher => metric::Better::Higher,
+        BetterArg::Lower => metric::Better::Lower,
+    });
+    let metric = metric::metric(&args.metric, better)
+        .map_err(|e| Exit::new(exit::USAGE, anyhow!("--metric: {e}")))?;
+    let slo = args.slo.map(|s| s.0).unwrap_or_default();
+    let weights = args.weights.map(|w| w.0).unwrap_or_default();
+    let objective = match (args.objective, slo.is_empty(), weights.is_empty()) {
+        (Some(Objective::Slo), true, _) => {
+            return Err(Exit::new(
+                exit::USAGE,
+                anyhow!("--objective slo needs --slo"),
+            ))
+        }
+        (Some(o), _, _) => o,
+        (None, false, _) => Objective::Slo,
+        (None, true, false) => Objective::Weighted,
+        (None, true, true) => Objective::Max,
+    };
+    let files = if args.files.is_empty() {
+        vec!["-".to_string()]
+    } else {
+        args.files.clone()
+    };
+    let mut inp = input::Input::default();
+    let mut stdin_used = false;
+    for f in &files {
+        let (name, text) = if f == "-" {
+            let mut s = String::new();
+            if !std::mem::replace(&mut stdin_used, true) {
+                stdin
+                    .read_to_string(&mut s)
+                    .context("<stdin>: not UTF-8 text")
+                    .code(exit::BAD_INPUT)?;
+            }
+            ("<stdin>".to_string(), s)
+        } else {
+            let bytes = std::fs::read(f)
+                .with_context(|| f.clone())
+                .code(exit::BAD_INPUT)?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow!("{f}: not UTF-8 text"))
+                .code(exit::BAD_INPUT)?;
+            (f.clone(), text)
+        };
+        input::read_source(&name, &text, &mut inp)
+            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!(e)))?;
+    }
+    if inp.obs.is_empty() {
+        print_notes(&mut stderr, &inp.notes);
+        return Err(Exit::new(
+            exit::BAD_INPUT,
+            anyhow!(
+                "{}: no bench or failure records to summarize",
+                files
+                    .iter()
+                    .map(|f| if f == "-" { "<stdin>" } else { f.as_str() })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    let mut notes = std::mem::take(&mut inp.notes);
+    let model = group::build(&inp.obs, &metric, &mut notes);
+    if model.levels.iter().any(|l| l.is_open()) && model.levels.iter().any(|l| !l.is_open()) {
+        notes.push(
+            "input mixes closed-loop (c=N) and open-loop (rate=R) levels; \
+             they are separate columns"
+                .into(),
+        );
+    }
+    print_notes(&mut stderr, &notes);
+    let opts = analysis::Options {
+        metric,
+        objective,
+        slo,
+        weights,
+        baseline: args.baseline.clone(),
+        param: args.param.clone(),
+        tolerance: args.tolerance,
+        plateau_threshold: args.plateau_threshold,
+    };
+    let a =
+        analysis::analyse(model, &inp.obs, opts).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
+    let format = args.format.unwrap_or(Format::Json);
+    if let Some(path) = &args.plot {
+        std::fs::write(path, plot::svg(&a))
+            .with_context(|| format!("--plot {}", path.display()))
+            .code(exit::FAILURE)?;
+    }
+    match format {
+        Format::Text => stdout.write_all(render::text(&a).as_bytes())?,
+        Format::Markdown => stdout.write_all(render::markdown(&a).as_bytes())?,
+        Format::Csv => emit::csv(&a, &mut stdout)?,
+        Format::Json => {
+            let rec = Record::Summary(emit::summary(&a, started));
+            sweepkit::io::write_record(&mut stdout, &rec)?;
+        }
+    }
+    stdout.flush()?;
+    if matches!(format, Format::Csv | Format::Json) {
+        // These formats carry no prose; say the warnings where people look.
+        for w in &a.warnings {
+            let _ = writeln!(stderr, "summarize: warning: {w}");
+        }
+    }
+    if a.overall.is_none() {
+        return Err(Exit::new(
+            exit::FAILURE,
+            anyhow!("no config was picked; see the warnings"),
+        ));
+    }
     Ok(())
+}
+
+/// Notes about ignored input, capped so a huge file cannot flood stderr.
+fn print_notes(stderr: &mut impl Write, notes: &[String]) {
+    const CAP: usize = 20;
+    for n in notes.iter().take(CAP) {
+        let _ = writeln!(stderr, "summarize: warning: {n}");
+    }
+    if notes.len() > CAP {
+        let _ = writeln!(
+            stderr,
+            "summarize: warning: ... and {} more like these",
+            notes.len() - CAP
+        );
+    }
 }
 
 #[cfg(test)]
@@ -21,5 +282,11 @@ mod tests {
     fn verify_cli() {
         use clap::CommandFactory;
         super::Args::command().debug_assert();
+    }
+
+    #[test]
+    fn man_page_up_to_date() {
+        use clap::CommandFactory;
+        testkit::check_man_page(super::Args::command());
     }
 }

@@ -1,9 +1,19 @@
 //! `summarize` command-line entry point: parse flags, run, map the result to an exit code.
 
+use std::io::IsTerminal;
+
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    let args = summarize::Args::parse();
+    let mut args = summarize::Args::parse();
+    // Text for a person at a terminal; the summary record for a pipe.
+    if args.format.is_none() && std::io::stdout().is_terminal() {
+        args.format = Some(summarize::Format::Text);
+    }
+    if args.files.is_empty() && std::io::stdin().is_terminal() {
+        eprintln!("summarize: error: no input: give FILE, or pipe records into stdin");
+        return std::process::ExitCode::from(sweepkit::exit::USAGE);
+    }
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
     sweepkit::report::finish("summarize", summarize::run(args, stdin, stdout))

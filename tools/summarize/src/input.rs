@@ -1,0 +1,343 @@
+//! Reading results: JSON Lines of records, or loadgen's CSV (dotted columns
+//! read back with `sweepkit::flat::unflatten`). Bench and failure records
+//! become observations; everything else is skipped with a note saying what
+//! and why, with file and line. Only input that is not results at all (a
+//! line that is not JSON, an object with no `type`, a CSV without a `type`
+//! column) is an error.
+//!
+//! Records are read leniently from their JSON form rather than through the
+//! strict serde structs, so records from older or newer tool versions with
+//! missing or extra fields still count as far as they go.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use sweepkit::records::{Config, SCHEMA_VERSION};
+
+use crate::level::Level;
+
+/// Why a config could not be measured, as the failure record said.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FailureInfo {
+    pub stage: String,
+    pub kind: String,
+    pub reason: String,
+}
+
+/// What a record contributes.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// The whole bench record (metrics are looked up by path later).
+    Bench(Value),
+    Failure(FailureInfo),
+}
+
+/// One bench or failure record, located.
+#[derive(Debug, Clone)]
+pub struct Obs {
+    pub source: String,
+    pub line: usize,
+    pub config: Config,
+    /// `None` for a failure that stopped the whole config (no level).
+    pub level: Option<Level>,
+    pub body: Body,
+    /// The record (or one it carries upstream) came from a simulated server.
+    pub simulated: bool,
+}
+
+impl Obs {
+    pub fn at(&self) -> String {
+        format!("{}: line {}", self.source, self.line)
+    }
+}
+
+/// Everything read, plus the notes for stderr.
+#[derive(Debug, Default)]
+pub struct Input {
+    pub obs: Vec<Obs>,
+    pub notes: Vec<String>,
+}
+
+/// Read one source (a file's whole text) into `input`. `Err` is the message
+/// of an input error (`FILE: line N: ...`), exit 3.
+pub fn read_source(name: &str, text: &str, input: &mut Input) -> Result<(), String> {
+    let first = text.lines().find(|l| !l.trim().is_empty());
+    let Some(first) = first else {
+        input
+            .notes
+            .push(format!("{name}: no records (empty input)"));
+        return Ok(());
+    };
+    let is_csv = name.ends_with(".csv") || !first.trim_start().starts_with('{');
+    let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
+    let mut newer_schema = None;
+    let mut handle = |line: usize, rec: Value, input: &mut Input| {
+        if let Some(s) = rec.get("schema").and_then(Value::as_u64) {
+            if s > u64::from(SCHEMA_VERSION) && newer_schema.is_none() {
+                newer_schema = Some((line, s));
+            }
+        }
+        take_record(name, line, rec, input, &mut skipped);
+    };
+    if is_csv {
+        read_csv(name, text, input, &mut handle)?;
+    } else {
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            let raw = raw.trim();
+            if raw.is_empty() {
+                continue;
+            }
+            let rec: Value = serde_json::from_str(raw)
+                .map_err(|e| format!("{name}: line {line}: not JSON: {e}"))?;
+            if !rec.is_object() {
+                return Err(format!(
+                    "{name}: line {line}: not a JSON object (expected sweepkit records)"
+                ));
+            }
+            if rec.get("type").and_then(Value::as_str).is_none() {
+                return Err(format!(
+                    "{name}: line {line}: record has no \"type\" field: \
+                     not a sweepkit results file"
+                ));
+            }
+            handle(line, rec, input);
+        }
+    }
+    if let Some((line, s)) = newer_schema {
+        input.notes.push(format!(
+            "{name}: line {line}: schema {s} is newer than this summarize \
+             ({SCHEMA_VERSION}); reading the fields it knows"
+        ));
+    }
+    for (what, n) in skipped {
+        input.notes.push(format!(
+            "{name}: skipped {n} {what} record{} (only bench and failure records are summarized)",
+            if n == 1 { "" } else { "s" }
+        ));
+    }
+    Ok(())
+}
+
+fn read_csv(
+    name: &str,
+    text: &str,
+    input: &mut Input,
+    handle: &mut impl FnMut(usize, Value, &mut Input),
+) -> Result<(), String> {
+    let mut rd = csv::ReaderBuilder::new()
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let mut header: Vec<String> = rd
+        .headers()
+        .map_err(|e| format!("{name}: line 1: not CSV: {e}"))?
+        .iter()
+        .map(String::from)
+        .collect();
+    if !header.iter().any(|h| h == "type") {
+        return Err(format!(
+            "{name}: line 1: neither JSON Lines records nor a sweepkit CSV \
+             (no \"type\" column)"
+        ));
+    }
+    for row in rd.records() {
+        let row = row.map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            format!("{name}: line {line}: bad CSV row: {e}")
+        })?;
+        let line = row.position().map_or(0, |p| p.line() as usize);
+        let cells: Vec<String> = row.iter().map(String::from).collect();
+        if cells.iter().all(|c| c.trim().is_empty()) {
+            continue;
+        }
+        // `loadgen -f csv >> results.csv` appends a header per run: a row
+        // whose type cell reads "type" starts a new header.
+        if cells.iter().any(|c| c == "type") && cells.iter().all(|c| !c.is_empty()) {
+            header = cells;
+            continue;
+        }
+        let mut rec = sweepkit::flat::unflatten(&header, &cells);
+        // An empty config flattens to no columns at all: not a missing one.
+        if let Some(obj) = rec.as_object_mut() {
+            obj.entry("config")
+                .or_insert_with(|| Value::Object(Default::default()));
+        }
+        if rec.get("type").and_then(Value::as_str).is_none() {
+            return Err(format!(
+                "{name}: line {line}: row has an empty \"type\" cell"
+            ));
+        }
+        handle(line, rec, input);
+    }
+    Ok(())
+}
+
+fn take_record(
+    name: &str,
+    line: usize,
+    rec: Value,
+    input: &mut Input,
+    skipped: &mut BTreeMap<String, usize>,
+) {
+    let kind = rec
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    let at = format!("{name}: line {line}");
+    match kind.as_str() {
+        "bench" | "failure" => {}
+        "swap" | "ready" | "summary" => {
+            *skipped.entry(kind).or_default() += 1;
+            return;
+        }
+        other => {
+            input.notes.push(format!(
+                "{at}: unknown record type \"{other}\" (from a newer tool?); ignored"
+            ));
+            return;
+        }
+    }
+    let config = match rec.get("config") {
+        Some(Value::Object(map)) => map
+            .iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| {
+                let s = v.as_str().map_or_else(|| v.to_string(), String::from);
+                (k.clone(), s)
+            })
+            .collect(),
+        Some(_) => {
+            input
+                .notes
+                .push(format!("{at}: \"config\" is not an object; ignored"));
+            return;
+        }
+        None => {
+            input.notes.push(format!(
+                "{at}: {kind} record has no \"config\"; counted as an empty config"
+            ));
+            Config::new()
+        }
+    };
+    let simulated = any_simulated(&rec);
+    let level = Level::of_record(&rec);
+    let body = if kind == "bench" {
+        if level.is_none() {
+            input.notes.push(format!(
+                "{at}: bench record has no load level (load.concurrency or \
+                 load.rate_rps); ignored"
+            ));
+            return;
+        }
+        if rec.get("partial").and_then(Value::as_bool) == Some(true) {
+            input.notes.push(format!(
+                "{at}: level {} was cut short (partial); its numbers are kept",
+                level.map(|l| l.label()).unwrap_or_default()
+            ));
+        }
+        Body::Bench(rec)
+    } else {
+        let text = |k: &str| {
+            rec.get(k)
+                .and_then(Value::as_str)
+                .unwrap_or("unknown")
+                .to_string()
+        };
+        Body::Failure(FailureInfo {
+            stage: text("stage"),
+            kind: text("kind"),
+            reason: rec
+                .get("reason")
+                .and_then(Value::as_str)
+                .unwrap_or("")
+                .to_string(),
+        })
+    };
+    input.obs.push(Obs {
+        source: name.to_string(),
+        line,
+        config,
+        level,
+        body,
+        simulated,
+    });
+}
+
+/// True when the record or anything it carries (its `upstream` chain, its
+/// `server`) says `"simulated": true`.
+fn any_simulated(v: &Value) -> bool {
+    match v {
+        Value::Object(map) => map
+            .iter()
+            .any(|(k, v)| (k == "simulated" && v.as_bool() == Some(true)) || any_simulated(v)),
+        Value::Array(items) => items.iter().any(any_simulated),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(name: &str, text: &str) -> Result<Input, String> {
+        let mut input = Input::default();
+        read_source(name, text, &mut input).map(|_| input)
+    }
+
+    #[test]
+    fn bench_failure_and_skips() {
+        let text = r#"{"type":"swap","config":{}}
+{"type":"bench","config":{"k":"1"},"load":{"mode":"closed","concurrency":4},"server":{"simulated":true}}
+
+{"type":"failure","config":{"k":2},"stage":"ready","kind":"oom","reason":"CUDA"}
+{"type":"mystery"}
+"#;
+        let input = read("r.jsonl", text).unwrap();
+        assert_eq!(input.obs.len(), 2);
+        assert!(input.obs[0].simulated);
+        assert_eq!(input.obs[1].config["k"], "2");
+        assert_eq!(input.obs[1].line, 4);
+        assert!(input
+            .notes
+            .iter()
+            .any(|n| n.contains("line 5: unknown record type")));
+        assert!(input
+            .notes
+            .iter()
+            .any(|n| n.contains("skipped 1 swap record")));
+    }
+
+    #[test]
+    fn malformed_and_wrong_kind_are_errors_with_line() {
+        let e = read("r.jsonl", "{\"type\":\"bench\"}\n{oops\n").unwrap_err();
+        assert!(e.starts_with("r.jsonl: line 2: not JSON"), "{e}");
+        let e = read("pkg.json", "{\"name\":\"x\"}\n").unwrap_err();
+        assert!(e.contains("line 1: record has no \"type\""), "{e}");
+        let e = read("notes.txt", "hello world\n").unwrap_err();
+        assert!(e.contains("line 1: neither JSON Lines"), "{e}");
+    }
+
+    #[test]
+    fn csv_rows_are_read_back() {
+        let text = "type,config.k,load.mode,load.concurrency,throughput.output_tok_per_s\n\
+                    bench,3,closed,16,1596.5\n";
+        let input = read("r.csv", text).unwrap();
+        assert_eq!(input.obs.len(), 1);
+        assert_eq!(input.obs[0].level, Some(Level::Concurrency(16)));
+        assert_eq!(input.obs[0].line, 2);
+        // Appended runs repeat the header, with other columns.
+        let appended = format!("{text}type,load.concurrency,config.k\nbench,32,4\n");
+        let input = read("r.csv", &appended).unwrap();
+        assert_eq!(input.obs.len(), 2, "{:?}", input.notes);
+        assert_eq!(input.obs[1].level, Some(Level::Concurrency(32)));
+        assert_eq!(input.obs[1].config["k"], "4");
+    }
+
+    #[test]
+    fn bench_without_level_is_noted_not_fatal() {
+        let input = read("r.jsonl", "{\"type\":\"bench\",\"config\":{}}\n").unwrap();
+        assert!(input.obs.is_empty());
+        assert!(input.notes[0].contains("line 1: bench record has no load level"));
+    }
+}

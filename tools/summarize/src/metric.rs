@@ -1,0 +1,173 @@
+//! Metric names: dotted paths into a bench record (`ttft_ms.p99`), the
+//! friendly aliases people type (`p99_ttft_ms`, `output_tok_per_s`), which
+//! direction is better, and reading a metric out of a record.
+
+use serde_json::Value;
+
+/// Which way a metric improves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+impl Better {
+    /// True when `a` is strictly better than `b`.
+    pub fn beats(self, a: f64, b: f64) -> bool {
+        match self {
+            Better::Higher => a > b,
+            Better::Lower => a < b,
+        }
+    }
+
+    /// True when `x` is within `tol` (a fraction) of `best`.
+    pub fn within(self, x: f64, best: f64, tol: f64) -> bool {
+        match self {
+            Better::Higher => x >= best - tol * best.abs(),
+            Better::Lower => x <= best + tol * best.abs(),
+        }
+    }
+
+    pub fn word(self) -> &'static str {
+        match self {
+            Better::Higher => "higher is better",
+            Better::Lower => "lower is better",
+        }
+    }
+}
+
+/// A resolved metric: its dotted path and direction.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Metric {
+    pub path: String,
+    pub better: Better,
+}
+
+/// The latency blocks of a bench record (each a `Stats` with p50..max).
+const STATS_BLOCKS: &[&str] = &[
+    "ttft_ms",
+    "tpot_ms",
+    "itl_ms",
+    "chunk_gap_ms",
+    "e2e_ms",
+    "queue_ms",
+    "start_lag_ms",
+];
+const STATS_FIELDS: &[&str] = &["count", "mean", "p50", "p90", "p95", "p99", "max"];
+const THROUGHPUT_FIELDS: &[&str] = &[
+    "elapsed_s",
+    "requests_per_s",
+    "output_tok_per_s",
+    "total_tok_per_s",
+    "goodput_req_per_s",
+    "achieved_concurrency",
+];
+
+/// Resolve a metric name to a dotted path: a dotted path is kept as is;
+/// `output_tok_per_s` -> `throughput.output_tok_per_s`; `p99_ttft_ms` and
+/// `ttft_ms_p99` -> `ttft_ms.p99`; `acceptance_rate` -> `spec.acceptance_rate`.
+pub fn resolve(name: &str) -> Result<String, String> {
+    let name = name.trim();
+    if name.is_empty() {
+        return Err("empty metric name".into());
+    }
+    if name.contains('.') {
+        return Ok(name.to_string());
+    }
+    if THROUGHPUT_FIELDS.contains(&name) {
+        return Ok(format!("throughput.{name}"));
+    }
+    if matches!(name, "acceptance_rate" | "accept_length") {
+        return Ok(format!("spec.{name}"));
+    }
+    for block in STATS_BLOCKS {
+        for field in STATS_FIELDS {
+            if name == format!("{field}_{block}") || name == format!("{block}_{field}") {
+                return Ok(format!("{block}.{field}"));
+            }
+        }
+    }
+    Err(format!(
+        "unknown metric \"{name}\": give a dotted path (ttft_ms.p99, \
+         throughput.output_tok_per_s) or an alias (output_tok_per_s, p99_ttft_ms)"
+    ))
+}
+
+/// Direction from the unit in the name: times (`_ms`, `_s` but not
+/// `_per_s`) are better lower; rates, counts and ratios are better higher.
+pub fn direction(path: &str) -> Better {
+    let is_time = path
+        .split('.')
+        .any(|seg| (seg.ends_with("_ms") || seg.ends_with("_s")) && !seg.ends_with("per_s"));
+    if is_time {
+        Better::Lower
+    } else {
+        Better::Higher
+    }
+}
+
+/// Resolve `name` into a metric, with direction from its unit unless given.
+pub fn metric(name: &str, better: Option<Better>) -> Result<Metric, String> {
+    let path = resolve(name)?;
+    let better = better.unwrap_or_else(|| direction(&path));
+    Ok(Metric { path, better })
+}
+
+/// The number at dotted `path` in `record`, if it is there and finite.
+/// Numbers written as strings (CSV cells) are accepted.
+pub fn lookup(record: &Value, path: &str) -> Option<f64> {
+    let mut v = record;
+    for seg in path.split('.') {
+        v = v.get(seg)?;
+    }
+    let x = match v {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => s.trim().parse().ok()?,
+        _ => return None,
+    };
+    x.is_finite().then_some(x)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn aliases_resolve() {
+        assert_eq!(
+            resolve("output_tok_per_s").unwrap(),
+            "throughput.output_tok_per_s"
+        );
+        assert_eq!(resolve("p99_ttft_ms").unwrap(), "ttft_ms.p99");
+        assert_eq!(resolve("e2e_ms_p50").unwrap(), "e2e_ms.p50");
+        assert_eq!(resolve("ttft_ms.p99").unwrap(), "ttft_ms.p99");
+        assert_eq!(resolve("acceptance_rate").unwrap(), "spec.acceptance_rate");
+        assert!(resolve("bogus").is_err());
+    }
+
+    #[test]
+    fn direction_follows_unit() {
+        assert_eq!(direction("ttft_ms.p99"), Better::Lower);
+        assert_eq!(direction("throughput.elapsed_s"), Better::Lower);
+        assert_eq!(direction("throughput.output_tok_per_s"), Better::Higher);
+        assert_eq!(direction("spec.acceptance_rate"), Better::Higher);
+    }
+
+    #[test]
+    fn lookup_reads_numbers_and_numeric_strings() {
+        let r = json!({"ttft_ms": {"p99": 12.5}, "x": {"y": "3"}, "z": "no"});
+        assert_eq!(lookup(&r, "ttft_ms.p99"), Some(12.5));
+        assert_eq!(lookup(&r, "x.y"), Some(3.0));
+        assert_eq!(lookup(&r, "z"), None);
+        assert_eq!(lookup(&r, "ttft_ms.p50"), None);
+    }
+
+    #[test]
+    fn tolerance_in_both_directions() {
+        assert!(Better::Higher.within(99.5, 100.0, 0.01));
+        assert!(!Better::Higher.within(98.9, 100.0, 0.01));
+        assert!(Better::Lower.within(100.5, 100.0, 0.01));
+        assert!(!Better::Lower.within(101.5, 100.0, 0.01));
+    }
+}

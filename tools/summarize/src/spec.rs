@@ -1,0 +1,178 @@
+//! Parsers for the flag values that carry a little language: `--slo`,
+//! `--weights`, `--baseline` and percentages. Used by clap's value_parser so
+//! a bad value is a usage error (exit 2) naming the flag.
+
+use crate::level::Level;
+use crate::metric;
+
+/// A comparison in an SLO term.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Le,
+    Lt,
+    Ge,
+    Gt,
+}
+
+impl Op {
+    pub fn holds(self, x: f64, limit: f64) -> bool {
+        match self {
+            Op::Le => x <= limit,
+            Op::Lt => x < limit,
+            Op::Ge => x >= limit,
+            Op::Gt => x > limit,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Le => "<=",
+            Op::Lt => "<",
+            Op::Ge => ">=",
+            Op::Gt => ">",
+        }
+    }
+}
+
+/// One SLO term, e.g. `p99_e2e_ms<=2000`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SloTerm {
+    /// As the user wrote it (`p99_e2e_ms`).
+    pub name: String,
+    /// Resolved dotted path (`e2e_ms.p99`).
+    pub path: String,
+    pub op: Op,
+    pub limit: f64,
+}
+
+impl std::fmt::Display for SloTerm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let limit = crate::level::trim_float(self.limit);
+        write!(f, "{}{}{}", self.name, self.op.as_str(), limit)
+    }
+}
+
+/// `--slo 'p99_e2e_ms<=2000,p99_ttft_ms<=500'`.
+pub fn parse_slo(s: &str) -> Result<Vec<SloTerm>, String> {
+    let mut out = Vec::new();
+    for term in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let (name, op, rest) = split_op(term)
+            .ok_or_else(|| format!("\"{term}\": expected METRIC<=N (or <, >=, >)"))?;
+        let limit: f64 = rest
+            .trim()
+            .parse()
+            .map_err(|_| format!("\"{term}\": \"{}\" is not a number", rest.trim()))?;
+        let path = metric::resolve(name)?;
+        out.push(SloTerm {
+            name: name.trim().to_string(),
+            path,
+            op,
+            limit,
+        });
+    }
+    if out.is_empty() {
+        return Err("empty SLO".into());
+    }
+    Ok(out)
+}
+
+fn split_op(term: &str) -> Option<(&str, Op, &str)> {
+    for (tok, op) in [("<=", Op::Le), (">=", Op::Ge), ("<", Op::Lt), (">", Op::Gt)] {
+        if let Some(i) = term.find(tok) {
+            return Some((&term[..i], op, &term[i + tok.len()..]));
+        }
+    }
+    None
+}
+
+/// `--weights 'c=1:0.5,c=16:0.5'`: level -> weight (>= 0, not all zero).
+pub fn parse_weights(s: &str) -> Result<Vec<(Level, f64)>, String> {
+    let mut out: Vec<(Level, f64)> = Vec::new();
+    for term in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let (lvl, w) = term
+            .rsplit_once(':')
+            .ok_or_else(|| format!("\"{term}\": expected LEVEL:WEIGHT, e.g. c=16:0.5"))?;
+        let level = Level::parse(lvl)
+            .ok_or_else(|| format!("\"{lvl}\": expected a level like c=16 or rate=4"))?;
+        let w: f64 = w
+            .trim()
+            .parse()
+            .ok()
+            .filter(|w: &f64| w.is_finite() && *w >= 0.0)
+            .ok_or_else(|| format!("\"{term}\": weight must be a number >= 0"))?;
+        if out.iter().any(|(l, _)| *l == level) {
+            return Err(format!("level {} given twice", level.label()));
+        }
+        out.push((level, w));
+    }
+    if out.iter().all(|(_, w)| *w == 0.0) {
+        return Err("weights must not all be zero".into());
+    }
+    Ok(out)
+}
+
+/// `--baseline KEY=VALUE`.
+pub fn parse_baseline(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("\"{s}\": expected KEY=VALUE, e.g. speculative-num-steps=0"))?;
+    let k = k.trim().trim_start_matches("--");
+    if k.is_empty() {
+        return Err(format!("\"{s}\": empty KEY"));
+    }
+    Ok((k.to_string(), v.trim().to_string()))
+}
+
+/// A percentage, `2%` or `2` (both 2 %), returned as a fraction (0.02).
+pub fn parse_pct(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_end_matches('%').trim();
+    let x: f64 = t
+        .parse()
+        .map_err(|_| format!("\"{s}\": expected a percentage like 2%"))?;
+    if !(0.0..=100.0).contains(&x) {
+        return Err(format!("\"{s}\": must be between 0% and 100%"));
+    }
+    Ok(x / 100.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slo_terms_parse_with_aliases() {
+        let s = parse_slo("p99_e2e_ms<=2000, p99_ttft_ms<500,output_tok_per_s>=10").unwrap();
+        assert_eq!(s.len(), 3);
+        assert_eq!(s[0].path, "e2e_ms.p99");
+        assert_eq!(s[0].op, Op::Le);
+        assert_eq!(s[1].op, Op::Lt);
+        assert_eq!(s[2].path, "throughput.output_tok_per_s");
+        assert_eq!(s[0].to_string(), "p99_e2e_ms<=2000");
+        assert!(parse_slo("p99_e2e_ms=2000").is_err());
+        assert!(parse_slo("p99_e2e_ms<=fast").is_err());
+    }
+
+    #[test]
+    fn weights_parse() {
+        let w = parse_weights("c=1:0.5,c=16:0.5").unwrap();
+        assert_eq!(
+            w,
+            vec![(Level::Concurrency(1), 0.5), (Level::Concurrency(16), 0.5)]
+        );
+        assert!(parse_weights("c=1").is_err());
+        assert!(parse_weights("c=1:0,c=2:0").is_err());
+        assert!(parse_weights("c=1:1,c=1:2").is_err());
+    }
+
+    #[test]
+    fn baseline_and_pct() {
+        assert_eq!(
+            parse_baseline("--speculative-num-steps=0").unwrap(),
+            ("speculative-num-steps".into(), "0".into())
+        );
+        assert!(parse_baseline("nokey").is_err());
+        assert_eq!(parse_pct("2%").unwrap(), 0.02);
+        assert_eq!(parse_pct("1").unwrap(), 0.01);
+        assert!(parse_pct("x").is_err());
+    }
+}

@@ -1,0 +1,261 @@
+//! The built summarize against the fixture and hand-edited inputs:
+//! objectives, baselines, metrics, CSV input, stdin, the simulated notice,
+//! records it must ignore without crashing, and bad input with file and line.
+
+mod common;
+
+use common::{fixture, fixture_lines, summarize, summary, temp_file};
+use serde_json::Value;
+
+fn steps(cfg: &Value) -> &str {
+    cfg["speculative-num-steps"].as_str().unwrap_or("?")
+}
+
+#[test]
+fn slo_objective_picks_steps4_at_c16() {
+    // e2e p99 grows with concurrency: c=32 and c=64 miss 2000 ms.
+    let slo = "p99_e2e_ms<=2000,p99_ttft_ms<=500";
+    let run = summarize(&["-f", "json", "--slo", slo, &fixture()], "");
+    run.expect_code(0);
+    let rec = summary(&run);
+    assert_eq!(rec["objective"], "slo");
+    assert_eq!(steps(&rec["best_config"]), "4");
+    assert_eq!(rec["details"]["overall"]["level"], "c=16");
+    assert!(rec["best_per_level"].get("c=64").is_none(), "{rec}");
+}
+
+#[test]
+fn weighted_objective_picks_steps4() {
+    let run = summarize(
+        &["-f", "json", "--weights", "c=1:0.5,c=16:0.5", &fixture()],
+        "",
+    );
+    run.expect_code(0);
+    let rec = summary(&run);
+    assert_eq!(rec["objective"], "weighted");
+    assert_eq!(steps(&rec["best_config"]), "4");
+    let s4 = rec["details"]["weighted_scores"]["speculative-num-steps=4"]
+        .as_f64()
+        .unwrap();
+    assert!((s4 - (0.5 * 277.0 / 282.0 + 0.5)).abs() < 1e-3, "{s4}");
+    // The failed config scores zero rather than vanishing.
+    assert_eq!(
+        rec["details"]["weighted_scores"]["speculative-num-steps=10"],
+        0.0
+    );
+}
+
+#[test]
+fn unknown_weight_level_is_a_usage_error() {
+    let run = summarize(&["-f", "json", "--weights", "c=8:1", &fixture()], "");
+    run.expect_code(2);
+    assert!(
+        run.stderr().contains("--weights names c=8"),
+        "{}",
+        run.stderr()
+    );
+}
+
+#[test]
+fn baseline_flag_and_unknown_baseline() {
+    let run = summarize(
+        &[
+            "-f",
+            "csv",
+            "--baseline",
+            "speculative-num-steps=3",
+            &fixture(),
+        ],
+        "",
+    );
+    run.expect_code(0);
+    assert!(run
+        .stdout()
+        .contains(",c=1,throughput.output_tok_per_s,1,234.0,234.0,0.0,0.0,"));
+    let bad = summarize(
+        &[
+            "-f",
+            "json",
+            "--baseline",
+            "speculative-num-steps=7",
+            &fixture(),
+        ],
+        "",
+    );
+    bad.expect_code(2);
+    assert!(bad
+        .stderr()
+        .contains("values of speculative-num-steps: 0, 1, 2, 3, 4, 5, 10"));
+}
+
+#[test]
+fn latency_metric_by_alias_is_lower_is_better() {
+    let run = summarize(&["-f", "json", "--metric", "p99_ttft_ms", &fixture()], "");
+    run.expect_code(0);
+    let rec = summary(&run);
+    assert_eq!(rec["metric"], "ttft_ms.p99");
+    assert_eq!(rec["details"]["better"], "lower");
+    // TTFT rises with steps in the fixture: off is fastest at every level.
+    assert_eq!(steps(&rec["best_per_level"]["c=1"]), "0");
+    let bad = summarize(&["--metric", "bogus", &fixture()], "");
+    bad.expect_code(2);
+}
+
+#[test]
+fn stdin_and_default_json_when_piped() {
+    let text = std::fs::read_to_string(fixture()).unwrap();
+    let run = summarize(&[], &text);
+    run.expect_code(0);
+    assert_eq!(steps(&summary(&run)["best_per_level"]["c=1"]), "5");
+}
+
+#[test]
+fn loadgen_csv_input_gives_the_same_picks() {
+    let records: Vec<Value> = fixture_lines()
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut buf = Vec::new();
+    sweepkit::flat::write_csv(&mut buf, &records).unwrap();
+    let csv_path = temp_file("results.csv", &String::from_utf8(buf).unwrap());
+    let from_csv = summary(summarize(&["-f", "json", &csv_path], "").expect_code(0));
+    let from_jsonl = summary(summarize(&["-f", "json", &fixture()], "").expect_code(0));
+    assert_eq!(from_csv["best_per_level"], from_jsonl["best_per_level"]);
+    assert_eq!(from_csv["plateau"], from_jsonl["plateau"]);
+}
+
+#[test]
+fn simulated_records_are_announced() {
+    let lines: Vec<String> = fixture_lines()
+        .iter()
+        .map(|l| l.replace("\"simulated\":false", "\"simulated\":true"))
+        .collect();
+    let input = lines.join("\n");
+    let text = summarize(&["-f", "text"], &input);
+    text.expect_code(0);
+    assert!(text
+        .stdout()
+        .starts_with("SIMULATED: 34 of 35 records came from a simulated server"));
+    let rec = summary(summarize(&["-f", "json"], &input).expect_code(0));
+    assert_eq!(rec["simulated"], true);
+    let md = summarize(&["-f", "markdown"], &input);
+    assert!(md.stdout().starts_with("> **SIMULATED"));
+}
+
+#[test]
+fn other_versions_missing_fields_and_mixed_levels_do_not_crash() {
+    let mut lines = fixture_lines();
+    // A newer schema with an unknown field, a record missing its metric, an
+    // open-loop level, a record type from the future, and non-bench records.
+    lines[0] = lines[0].replace("\"schema\":1", "\"schema\":2,\"new_field\":{\"x\":1}");
+    let mut no_metric: Value = serde_json::from_str(&lines[1]).unwrap();
+    no_metric["throughput"]
+        .as_object_mut()
+        .unwrap()
+        .remove("output_tok_per_s");
+    lines[1] = no_metric.to_string();
+    let mut open: Value = serde_json::from_str(&lines[2]).unwrap();
+    open["load"] = serde_json::json!({"mode": "open", "rate_rps": 2.5});
+    lines.push(open.to_string());
+    lines.push(r#"{"type":"calibration","schema":9}"#.into());
+    lines.push(r#"{"type":"ready","schema":1,"config":{}}"#.into());
+    lines.push(r#"{"type":"bench","schema":1,"config":{"speculative-num-steps":"2"}}"#.into());
+    let path = temp_file("mixed.jsonl", &lines.join("\n"));
+    let run = summarize(&["-f", "text", &path], "");
+    run.expect_code(0);
+    let err = run.stderr();
+    for want in [
+        format!("{path}: line 1: schema 2 is newer"),
+        format!("{path}: line 2: bench record has no number at throughput.output_tok_per_s"),
+        format!("{path}: line 37: unknown record type \"calibration\""),
+        format!("{path}: line 39: bench record has no load level"),
+        format!("{path}: skipped 1 ready record"),
+        "mixes closed-loop (c=N) and open-loop (rate=R) levels".to_string(),
+    ] {
+        assert!(err.contains(&want), "missing {want:?} in:\n{err}");
+    }
+    assert!(run.stdout().contains("rate=2.5"));
+}
+
+#[test]
+fn malformed_line_is_reported_with_file_and_line() {
+    let mut lines = fixture_lines();
+    lines[4] = "{\"type\":\"bench\",".into();
+    let path = temp_file("broken.jsonl", &lines.join("\n"));
+    let run = summarize(&["-f", "json", &path], "");
+    run.expect_code(3);
+    assert!(run.stdout().is_empty(), "no half output: {}", run.stdout());
+    let err = run.stderr();
+    assert!(
+        err.starts_with(&format!("summarize: error: {path}: line 5: not JSON")),
+        "{err}"
+    );
+}
+
+#[test]
+fn file_of_the_wrong_kind_is_reported_with_file_and_line() {
+    let pkg = temp_file("package.json", "{\"name\":\"x\",\"version\":\"1\"}\n");
+    let run = summarize(&[&pkg], "");
+    run.expect_code(3);
+    assert!(run
+        .stderr()
+        .contains(&format!("{pkg}: line 1: record has no \"type\" field")));
+    let notes = temp_file("notes.txt", "speculative steps went well\n");
+    let run = summarize(&[&notes], "");
+    run.expect_code(3);
+    assert!(run
+        .stderr()
+        .contains(&format!("{notes}: line 1: neither JSON Lines")));
+    let missing = summarize(&["/nonexistent/results.jsonl"], "");
+    missing.expect_code(3);
+    let only_swaps = summarize(&[], "{\"type\":\"swap\",\"config\":{}}\n");
+    only_swaps.expect_code(3);
+    assert!(only_swaps.stderr().contains("no bench or failure records"));
+}
+
+#[test]
+fn only_failures_exit_1_with_an_empty_pick() {
+    let fail = fixture_lines().pop().unwrap();
+    let run = summarize(&["-f", "json"], &fail);
+    run.expect_code(1);
+    let rec = summary(&run);
+    assert_eq!(rec["best_config"], serde_json::json!({}));
+    assert!(run.stderr().contains("no config was picked"));
+}
+
+#[test]
+fn noisy_repeats_warn_and_conservative_pick_holds() {
+    let run = summarize(&["-f", "json", &fixture()], "");
+    let rec = summary(run.expect_code(0));
+    // steps=1 has the higher median at c=64 (3150 vs 3100) but spreads 250
+    // tok/s: median - 1.4826 x MAD ranks steps=0 first.
+    assert_eq!(steps(&rec["best_per_level"]["c=64"]), "0");
+    let w = rec["warnings"].as_array().unwrap();
+    assert!(
+        w.iter()
+            .any(|w| w.as_str().unwrap().contains("the pick is within noise")),
+        "{w:?}"
+    );
+    assert!(run
+        .stderr()
+        .contains("summarize: warning: speculative-num-steps=0 at c=64"));
+}
+
+#[test]
+fn tolerance_and_plateau_threshold_flags() {
+    // At c=1 steps=5 (282) beats steps=4 (277) by 1.8%: outside the default
+    // 1% tolerance, inside 2%, where the smaller value wins.
+    let d = summary(summarize(&["-f", "json", &fixture()], "").expect_code(0));
+    assert_eq!(steps(&d["best_per_level"]["c=1"]), "5");
+    let t = summary(summarize(&["-f", "json", "--tolerance", "2%", &fixture()], "").expect_code(0));
+    assert_eq!(steps(&t["best_per_level"]["c=1"]), "4");
+    // A 1% threshold counts the +1.8% as a gain: no plateau at c=1.
+    let p = summary(
+        summarize(&["-f", "json", "--plateau-threshold", "1%", &fixture()], "").expect_code(0),
+    );
+    assert_eq!(p["details"]["plateau_by_level"]["c=1"], Value::Null);
+    assert!(p["plateau"]
+        .as_str()
+        .unwrap()
+        .contains("still gaining 1% or more"));
+}

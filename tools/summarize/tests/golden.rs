@@ -1,0 +1,91 @@
+//! Golden outputs (insta snapshots) of the reference campaign fixture in
+//! every format, plus the decisions they must contain spelled out, so a
+//! snapshot update cannot quietly accept a wrong pick.
+
+mod common;
+
+use common::{fixture, summarize, summary};
+
+#[test]
+fn text_table_of_the_reference_campaign() {
+    let run = summarize(&["--format", "text", &fixture()], "");
+    run.expect_code(0);
+    let out = run.stdout();
+    assert!(out.contains("plateau: below 2% gain beyond speculative-num-steps=4 (c=1, c=4, c=16)"));
+    assert!(out.contains("best at c=16: speculative-num-steps=4 (1596)"));
+    assert!(out.contains("OOM at load"));
+    insta::assert_snapshot!("text", out);
+}
+
+#[test]
+fn markdown_table_of_the_reference_campaign() {
+    let run = summarize(&["--format", "markdown", &fixture()], "");
+    run.expect_code(0);
+    let out = run.stdout();
+    assert!(out.contains("| speculative-num-steps | c=1 | c=4 | c=16 | c=32 | c=64 |"));
+    assert!(out.contains("**1596** \\* (+56%)"));
+    insta::assert_snapshot!("markdown", out);
+}
+
+#[test]
+fn csv_of_the_reference_campaign() {
+    let run = summarize(&["--format", "csv", &fixture()], "");
+    run.expect_code(0);
+    let out = run.stdout();
+    // Read it back the way a spreadsheet script would.
+    let mut rd = csv::Reader::from_reader(out.as_bytes());
+    let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+    let rows: Vec<Vec<String>> = rd
+        .records()
+        .map(|r| r.unwrap().iter().map(String::from).collect())
+        .collect();
+    assert_eq!(rows.len(), 7 * 5, "7 configs x 5 levels");
+    let col = |n: &str| header.iter().position(|h| h == n).unwrap();
+    let mut best: Vec<(String, String)> = rows
+        .iter()
+        .filter(|r| r[col("best")] == "true")
+        .map(|r| {
+            (
+                r[col("level")].clone(),
+                r[col("config.speculative-num-steps")].clone(),
+            )
+        })
+        .collect();
+    let want = [
+        ("c=1", "5"),
+        ("c=4", "4"),
+        ("c=16", "4"),
+        ("c=32", "3"),
+        ("c=64", "0"),
+    ];
+    let mut want: Vec<(String, String)> = want
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    best.sort();
+    want.sort();
+    assert_eq!(best, want);
+    insta::assert_snapshot!("csv", out);
+}
+
+#[test]
+fn json_summary_of_the_reference_campaign() {
+    let run = summarize(&["--format", "json", &fixture()], "");
+    run.expect_code(0);
+    let mut rec = summary(&run);
+    assert_eq!(rec["objective"], "max");
+    assert_eq!(rec["best_config"]["speculative-num-steps"], "0");
+    assert_eq!(rec["best_per_level"]["c=16"]["speculative-num-steps"], "4");
+    assert_eq!(rec["simulated"], false);
+    // Speculation off leaves speculative-algorithm unset: say to remove it.
+    assert_eq!(
+        rec["best_unset"],
+        serde_json::json!(["speculative-algorithm"])
+    );
+    // The summary parses as the shared record type.
+    let parsed: sweepkit::Record = serde_json::from_value(rec.clone()).unwrap();
+    assert_eq!(parsed.kind(), "summary");
+    // Provenance changes every run (time, host): pin it for the snapshot.
+    rec["provenance"] = serde_json::json!({"tool": "summarize", "redacted": true});
+    insta::assert_snapshot!("json", serde_json::to_string_pretty(&rec).unwrap());
+}
