@@ -101,7 +101,7 @@ pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, Str
                 overall_cell(&model, &grid, &opts, p)
             }),
         Objective::Weighted => {
-            let weights = weight_columns(&model, &opts)?;
+            let weights = weight_columns(&model, &opts, &grid, &failed)?;
             weighted = decide::weighted_scores(&grid, &failed, &weights, better, slo);
             for (r, s) in weighted.iter().enumerate() {
                 if s.is_none() {
@@ -232,10 +232,20 @@ fn baseline(model: &Model, opts: &Options) -> Result<(usize, String), String> {
     })
 }
 
-fn weight_columns(model: &Model, opts: &Options) -> Result<Vec<(usize, f64)>, String> {
+fn weight_columns(
+    model: &Model,
+    opts: &Options,
+    grid: &Grid,
+    failed: &[Vec<bool>],
+) -> Result<Vec<(usize, f64)>, String> {
     if opts.weights.is_empty() {
-        let w = 1.0 / model.levels.len().max(1) as f64;
-        return Ok((0..model.levels.len()).map(|c| (c, w)).collect());
+        // Equal weights over the levels every config reached (measured or
+        // failed there): a level only some configs ran cannot rank them all.
+        let cols: Vec<usize> = (0..model.levels.len())
+            .filter(|&c| (0..grid.len()).all(|r| grid[r][c].is_some() || failed[r][c]))
+            .collect();
+        let w = 1.0 / cols.len().max(1) as f64;
+        return Ok(cols.into_iter().map(|c| (c, w)).collect());
     }
     opts.weights
         .iter()
@@ -338,6 +348,8 @@ fn overall_weighted(
         .iter()
         .enumerate()
         .filter_map(|(r, s)| s.map(|s| (r, s)))
+        // Zero means failed or unmeasured at every weighted level: no pick.
+        .filter(|&(_, s)| s > 0.0)
         .collect();
     // Weighted scores are already "higher is better" (normalized to the best).
     let p = decide::pick(&cands, crate::metric::Better::Higher, opts.tolerance)?;

@@ -115,7 +115,8 @@ pub struct CellPick {
 /// score (lower is better), so every level counts on the same 0..1 scale
 /// however large its raw numbers. A failed cell, or one that misses the
 /// SLO when `slo`, counts as q = 0; a row with a weighted level never
-/// measured and never failed is left out (`None`).
+/// measured and never failed is left out (`None`). A row that failed
+/// everywhere scores 0: shown, never picked (see `overall_weighted`).
 /// `weights` are `(level column, weight)`; `failed[row][level]` marks failures.
 pub fn weighted_scores(
     grid: &Grid,
@@ -138,6 +139,9 @@ pub fn weighted_scores(
     (0..grid.len())
         .map(|r| {
             let mut sum = 0.0;
+            if total <= 0.0 {
+                return None;
+            }
             for (i, &(col, w)) in weights.iter().enumerate() {
                 let q = match (&grid[r][col], best[i]) {
                     (Some(s), Some(b)) if !slo || s.slo_ok => quality(s.score, b, better),

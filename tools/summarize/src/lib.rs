@@ -94,8 +94,8 @@ pub struct Args {
     #[arg(short, long, value_name = "KEY=VALUE", value_parser = spec::parse_baseline)]
     pub baseline: Option<(String, String)>,
 
-    /// How to pick the overall winner [default: slo with --slo, weighted
-    /// with --weights, else max]
+    /// How to pick the overall winner [default: slo with --slo, else
+    /// weighted (every level counts, equal weights unless --weights)]
     #[arg(long, value_name = "HOW", value_enum)]
     pub objective: Option<Objective>,
 
@@ -153,17 +153,16 @@ pub fn run_with(
         .map_err(|e| Exit::new(exit::USAGE, anyhow!("--metric: {e}")))?;
     let slo = args.slo.map(|s| s.0).unwrap_or_default();
     let weights = args.weights.map(|w| w.0).unwrap_or_default();
-    let objective = match (args.objective, slo.is_empty(), weights.is_empty()) {
-        (Some(Objective::Slo), true, _) => {
+    let objective = match (args.objective, slo.is_empty()) {
+        (Some(Objective::Slo), true) => {
             return Err(Exit::new(
                 exit::USAGE,
                 anyhow!("--objective slo needs --slo"),
             ))
         }
-        (Some(o), _, _) => o,
-        (None, false, _) => Objective::Slo,
-        (None, true, false) => Objective::Weighted,
-        (None, true, true) => Objective::Max,
+        (Some(o), _) => o,
+        (None, false) => Objective::Slo,
+        (None, true) => Objective::Weighted,
     };
     let files = if args.files.is_empty() {
         vec!["-".to_string()]

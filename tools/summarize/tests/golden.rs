@@ -73,13 +73,21 @@ fn json_summary_of_the_reference_campaign() {
     let run = summarize(&["--format", "json", &fixture()], "");
     run.expect_code(0);
     let mut rec = summary(&run);
-    assert_eq!(rec["objective"], "max");
-    assert_eq!(rec["best_config"]["speculative-num-steps"], "0");
+    // The default objective weighs every level equally: steps=4, good
+    // everywhere, beats steps=0, which wins only at c=64.
+    assert_eq!(rec["objective"], "weighted");
+    assert_eq!(rec["best_config"]["speculative-num-steps"], "4");
     assert_eq!(rec["best_per_level"]["c=16"]["speculative-num-steps"], "4");
     assert_eq!(rec["simulated"], false);
-    // Speculation off leaves speculative-algorithm unset: say to remove it.
+    assert!(rec.get("best_unset").is_none(), "{}", rec["best_unset"]);
+    // Objective max picks the single best cell: speculation off at c=64,
+    // which leaves speculative-algorithm unset: say to remove it.
+    let max = summary(
+        summarize(&["--format", "json", "--objective", "max", &fixture()], "").expect_code(0),
+    );
+    assert_eq!(max["best_config"]["speculative-num-steps"], "0");
     assert_eq!(
-        rec["best_unset"],
+        max["best_unset"],
         serde_json::json!(["speculative-algorithm"])
     );
     // The summary parses as the shared record type.
