@@ -1,0 +1,162 @@
+//! Live counters and their Prometheus text, under the names vLLM uses, so a
+//! client that diffs `/metrics` before and after a run works unchanged.
+
+use std::fmt::Write;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Draft positions with their own accepted-token counter.
+pub const MAX_POSITIONS: usize = 16;
+
+#[derive(Debug, Default)]
+pub struct Metrics {
+    pub requests_received: AtomicU64,
+    pub requests_success: AtomicU64,
+    pub requests_error: AtomicU64,
+    pub prompt_tokens: AtomicU64,
+    pub generation_tokens: AtomicU64,
+    pub drafts: AtomicU64,
+    pub draft_tokens: AtomicU64,
+    pub accepted_tokens: AtomicU64,
+    pub accepted_per_pos: [AtomicU64; MAX_POSITIONS],
+    pub running: AtomicU64,
+    pub waiting: AtomicU64,
+    pub kv_used: AtomicU64,
+}
+
+impl Metrics {
+    /// Count one step's speculative outcome for one sequence.
+    pub fn spec(&self, drafted: u32, accepted: u32) {
+        if drafted == 0 {
+            return;
+        }
+        self.drafts.fetch_add(1, Relaxed);
+        self.draft_tokens.fetch_add(drafted as u64, Relaxed);
+        self.accepted_tokens.fetch_add(accepted as u64, Relaxed);
+        for pos in 0..(accepted as usize).min(MAX_POSITIONS) {
+            self.accepted_per_pos[pos].fetch_add(1, Relaxed);
+        }
+    }
+
+    /// SGLang's avg_spec_accept_length: tokens per verify step, lifetime.
+    pub fn avg_accept_length(&self) -> f64 {
+        let drafts = self.drafts.load(Relaxed);
+        if drafts == 0 {
+            return 1.0;
+        }
+        (drafts + self.accepted_tokens.load(Relaxed)) as f64 / drafts as f64
+    }
+
+    /// Prometheus text exposition.
+    pub fn render(&self, model: &str, steps: u32, kv_capacity: u64) -> String {
+        let l = format!("model_name=\"{model}\"");
+        let mut s = String::from("# llm-sim: SIMULATED server, not a real model\n");
+        let mut put = |name: &str, kind: &str, help: &str, v: String| {
+            let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            let _ = writeln!(s, "{name}{{{l}}} {v}");
+        };
+        let c = |a: &AtomicU64| a.load(Relaxed).to_string();
+        put(
+            "vllm:num_requests_running",
+            "gauge",
+            "Requests in the decode batch.",
+            c(&self.running),
+        );
+        put(
+            "vllm:num_requests_waiting",
+            "gauge",
+            "Requests queued.",
+            c(&self.waiting),
+        );
+        let kv = self.kv_used.load(Relaxed) as f64 / kv_capacity.max(1) as f64;
+        put(
+            "vllm:kv_cache_usage_perc",
+            "gauge",
+            "KV cache usage (1 = full).",
+            format!("{kv}"),
+        );
+        put(
+            "vllm:prompt_tokens_total",
+            "counter",
+            "Prompt tokens.",
+            c(&self.prompt_tokens),
+        );
+        put(
+            "vllm:generation_tokens_total",
+            "counter",
+            "Generated tokens.",
+            c(&self.generation_tokens),
+        );
+        put(
+            "vllm:spec_decode_num_drafts_total",
+            "counter",
+            "Verify steps with drafts.",
+            c(&self.drafts),
+        );
+        put(
+            "vllm:spec_decode_num_draft_tokens_total",
+            "counter",
+            "Draft tokens proposed.",
+            c(&self.draft_tokens),
+        );
+        put(
+            "vllm:spec_decode_num_accepted_tokens_total",
+            "counter",
+            "Draft tokens accepted.",
+            c(&self.accepted_tokens),
+        );
+        put(
+            "llm_sim_requests_received_total",
+            "counter",
+            "Generation requests received.",
+            c(&self.requests_received),
+        );
+        put(
+            "llm_sim_requests_error_total",
+            "counter",
+            "Requests answered with an error.",
+            c(&self.requests_error),
+        );
+        let name = "vllm:spec_decode_num_accepted_tokens_per_pos_total";
+        let _ = writeln!(
+            s,
+            "# HELP {name} Accepted draft tokens by position.\n# TYPE {name} counter"
+        );
+        for pos in 0..(steps as usize).min(MAX_POSITIONS) {
+            let v = self.accepted_per_pos[pos].load(Relaxed);
+            let _ = writeln!(s, "{name}{{{l},position=\"{pos}\"}} {v}");
+        }
+        let name = "vllm:request_success_total";
+        let _ = writeln!(s, "# HELP {name} Finished requests.\n# TYPE {name} counter");
+        let _ = writeln!(
+            s,
+            "{name}{{{l},finished_reason=\"any\"}} {}",
+            c(&self.requests_success)
+        );
+        let name = "vllm:cache_config_info";
+        let _ = writeln!(s, "# HELP {name} Cache config.\n# TYPE {name} gauge");
+        let _ = writeln!(
+            s,
+            "{name}{{num_gpu_blocks=\"{kv_capacity}\",block_size=\"1\"}} 1"
+        );
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_counters_and_accept_length() {
+        let m = Metrics::default();
+        m.spec(4, 3);
+        m.spec(4, 1);
+        m.spec(0, 0);
+        assert_eq!(m.draft_tokens.load(Relaxed), 8);
+        assert_eq!(m.accepted_per_pos[0].load(Relaxed), 2);
+        assert_eq!(m.accepted_per_pos[2].load(Relaxed), 1);
+        assert_eq!(m.avg_accept_length(), 3.0);
+        let text = m.render("x", 4, 100);
+        assert!(text.contains("vllm:spec_decode_num_accepted_tokens_total{model_name=\"x\"} 4\n"));
+    }
+}

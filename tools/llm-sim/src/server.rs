@@ -1,0 +1,294 @@
+//! The HTTP side: accept loop, routing, and the generation handler that
+//! picks a request's chunk source and faults.
+
+use std::convert::Infallible;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
+use std::time::Instant;
+
+use bytes::Bytes;
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response};
+use hyper_util::rt::TokioIo;
+use rand::Rng;
+use serde_json::{json, Value};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+use crate::api::{self, ApiError, GenReq, Ids};
+use crate::cli::Mode;
+use crate::engine::Job as EngineJob;
+use crate::model::Gen;
+use crate::state::{crash, State, CRASH_LINE, SALT_FAULT, SALT_GEN};
+use crate::stream::{self, Faults, HttpBody, Job, Source};
+use crate::tokenize;
+
+/// Serve connections until the process exits.
+pub async fn serve(listener: TcpListener, state: Arc<State>) {
+    loop {
+        let (tcp, _) = match listener.accept().await {
+            Ok(c) => c,
+            Err(e) => {
+                // Out of descriptors and the like: back off, keep serving.
+                eprintln!("llm-sim: warning: accept: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                continue;
+            }
+        };
+        let _ = tcp.set_nodelay(true);
+        let state = state.clone();
+        tokio::spawn(async move {
+            let svc = hyper::service::service_fn(move |req| handle(state.clone(), req));
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(TokioIo::new(tcp), svc)
+                .await;
+        });
+    }
+}
+
+fn respond(status: u16, ctype: &str, body: HttpBody) -> Response<HttpBody> {
+    Response::builder()
+        .status(status)
+        .header("content-type", ctype)
+        .header("x-simulated", "llm-sim")
+        .body(body)
+        .expect("valid response")
+}
+
+fn json_resp(status: u16, v: &Value) -> Response<HttpBody> {
+    respond(status, "application/json", stream::full(v.to_string()))
+}
+
+fn error(e: &ApiError) -> Response<HttpBody> {
+    json_resp(e.status, &e.body())
+}
+
+fn warming_up() -> ApiError {
+    ApiError {
+        status: 503,
+        kind: "ServiceUnavailableError",
+        message: "server is warming up (simulated)".into(),
+    }
+}
+
+async fn handle(
+    state: Arc<State>,
+    req: Request<Incoming>,
+) -> Result<Response<HttpBody>, Infallible> {
+    let ready = state.ready.load(Relaxed);
+    let path = req.uri().path().to_string();
+    let resp = match (req.method().clone(), path.as_str()) {
+        (Method::GET, "/health") if ready => {
+            json_resp(200, &json!({"status": "ok", "simulated": true}))
+        }
+        (Method::GET, "/health") => error(&warming_up()),
+        (Method::GET, "/health_generate") if ready => health_generate(&state).await,
+        (Method::GET, "/health_generate") => error(&warming_up()),
+        (Method::GET, "/v1/models") => json_resp(200, &models(&state)),
+        (Method::GET, "/server_info" | "/get_server_info") => json_resp(200, &state.server_info()),
+        (Method::GET, "/metrics") => {
+            let a = &state.args;
+            let text =
+                state
+                    .metrics
+                    .render(&a.model_name, a.speculative_num_steps, a.kv_capacity_tokens);
+            respond(200, "text/plain; version=0.0.4", stream::full(text))
+        }
+        (Method::POST, "/tokenize") => tokenize_route(&state, req).await,
+        (Method::POST, "/v1/completions" | "/v1/chat/completions") if !ready => {
+            error(&warming_up())
+        }
+        (Method::POST, "/v1/completions") => generate(state, req, false).await,
+        (Method::POST, "/v1/chat/completions") => generate(state, req, true).await,
+        _ => error(&ApiError {
+            status: 404,
+            kind: "NotFoundError",
+            message: format!("no route {} {path}", req.method()),
+        }),
+    };
+    Ok(resp)
+}
+
+fn models(state: &State) -> Value {
+    json!({
+        "object": "list",
+        "data": [{
+            "id": state.args.model_name, "object": "model", "created": unix_now(),
+            "owned_by": "llm-sim (simulated)", "root": format!("simulated/{}", state.args.model_name),
+            "max_model_len": state.args.context_length, "simulated": true,
+        }],
+        "simulated": true,
+    })
+}
+
+async fn body_bytes(req: Request<Incoming>) -> Result<Bytes, ApiError> {
+    req.into_body()
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .map_err(|e| ApiError::bad(format!("reading body: {e}")))
+}
+
+async fn tokenize_route(state: &State, req: Request<Incoming>) -> Response<HttpBody> {
+    let body = match body_bytes(req).await {
+        Ok(b) => b,
+        Err(e) => return error(&e),
+    };
+    let v: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => return error(&ApiError::bad(format!("request body is not JSON: {e}"))),
+    };
+    let text = match (&v["content"], &v["prompt"], &v["messages"]) {
+        (Value::String(s), _, _) | (_, Value::String(s), _) => s.clone(),
+        (_, _, Value::Array(m)) => m
+            .iter()
+            .filter_map(|m| m["content"].as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => {
+            return error(&ApiError::bad(
+                "give \"content\", \"prompt\" or \"messages\"",
+            ))
+        }
+    };
+    let tokens = tokenize::tokenize(&text);
+    json_resp(
+        200,
+        &json!({
+            "tokens": tokens, "count": tokens.len(),
+            "max_model_len": state.args.context_length, "simulated": true,
+        }),
+    )
+}
+
+/// SGLang's /health_generate: one token through the engine.
+async fn health_generate(state: &Arc<State>) -> Response<HttpBody> {
+    let req = GenReq {
+        chat: false,
+        prompt_tokens: 1,
+        max_tokens: 1,
+        ignore_eos: true,
+        temperature: 0.0,
+        stream: false,
+        include_usage: false,
+        continuous_usage: false,
+    };
+    let gen = Gen::new(0, 1, true, 1.0);
+    let mut source = source(state, &req, gen, Instant::now());
+    let mut n = 0;
+    if let Source::Engine(rx) = &mut source {
+        while let Some(c) = rx.recv().await {
+            n += c.tokens.len();
+        }
+    } else {
+        n = 1;
+    }
+    json_resp(
+        200,
+        &json!({"status": "ok", "generated_tokens": n, "simulated": true}),
+    )
+}
+
+fn source(state: &Arc<State>, req: &GenReq, gen: Gen, t0: Instant) -> Source {
+    let (model, schedule) = match state.mode {
+        Mode::ZeroDelay => (state.model.clone(), None),
+        Mode::Exact { ttft, itl } => (
+            state.plain_model.clone(),
+            Some((state.timer.clone(), t0, ttft, itl)),
+        ),
+        Mode::Model => {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let kv = state.model.kv_need(req.prompt_tokens, req.max_tokens);
+            state.engine.submit(EngineJob {
+                prompt_tokens: req.prompt_tokens,
+                kv,
+                gen,
+                tx,
+            });
+            return Source::Engine(rx);
+        }
+    };
+    Source::Local {
+        gen: Box::new(gen),
+        model,
+        schedule,
+        sent: 0,
+        done: false,
+    }
+}
+
+async fn generate(state: Arc<State>, req: Request<Incoming>, chat: bool) -> Response<HttpBody> {
+    let t0 = Instant::now();
+    let body = match body_bytes(req).await {
+        Ok(b) => b,
+        Err(e) => return error(&e),
+    };
+    let r = match api::parse(chat, &body, state.args.context_length) {
+        Ok(r) => r,
+        Err(e) => return error(&e),
+    };
+    let n = state.counter.fetch_add(1, Relaxed) + 1;
+    let m = &state.metrics;
+    m.requests_received.fetch_add(1, Relaxed);
+    if state
+        .args
+        .crash_after_requests
+        .is_some_and(|limit| n >= limit)
+    {
+        crash(CRASH_LINE, &format!("--crash-after-requests, request {n}"));
+    }
+    let mut frng = state.rng(n, SALT_FAULT);
+    let a = &state.args;
+    let is_error = frng.gen_bool(a.error_rate);
+    let faults = Faults {
+        cut: frng.gen_bool(a.cut_stream_rate),
+        malformed: frng.gen_bool(a.malformed_sse_rate),
+        stall: frng.gen_bool(a.stall_rate),
+    };
+    if is_error {
+        m.requests_error.fetch_add(1, Relaxed);
+        return error(&ApiError {
+            status: 500,
+            kind: "InternalServerError",
+            message: "simulated internal error (--error-rate)".into(),
+        });
+    }
+    m.prompt_tokens.fetch_add(r.prompt_tokens, Relaxed);
+    let gen = Gen::new(
+        state.rng(n, SALT_GEN).gen(),
+        r.max_tokens,
+        r.ignore_eos,
+        state.model.accept_prob(r.temperature),
+    );
+    let ids = Ids {
+        id: format!("{}-sim-{n}", if chat { "chatcmpl" } else { "cmpl" }),
+        created: unix_now(),
+        model: state.args.model_name.clone(),
+        chat,
+    };
+    let source = source(&state, &r, gen, t0);
+    let stream = r.stream;
+    let job = Job {
+        state,
+        req: r,
+        ids,
+        source,
+        faults,
+        t0,
+    };
+    if stream {
+        return respond(200, "text/event-stream", stream::streaming(job));
+    }
+    match stream::whole(job).await {
+        Ok(v) => json_resp(200, &v),
+        Err(()) => respond(200, "application/json", stream::aborted()),
+    }
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}

@@ -1,0 +1,186 @@
+//! Process lifecycle over real sockets: closed port while loading, 503
+//! while warming up, 200 when ready; crashes at load and mid-run; SIGTERM
+//! handling; bad flags.
+
+mod common;
+
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{completion, post, sim, wait_exit, Sim};
+use testkit::{cmd, http_get, run};
+
+fn signal(pid: u32, sig: &str) {
+    let st = Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
+
+#[test]
+fn readiness_goes_refused_then_503_then_200() {
+    let sim = Sim::start(&["--load-time", "700ms", "--warmup-time", "700ms"]);
+    let port = sim.port;
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "port must refuse connections while loading"
+    );
+    let mut seen: Vec<&str> = vec!["refused"];
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(20) {
+        let state = match http_get(port, "/health") {
+            None => "refused",
+            Some((503, body)) => {
+                assert!(body.contains("\"simulated\":true"), "{body}");
+                // SGLang's trap: /v1/models answers during warm-up.
+                let (code, models) = http_get(port, "/v1/models").unwrap();
+                assert_eq!(code, 200);
+                assert!(models.contains("llm-sim (simulated)"), "{models}");
+                let (code, _, _) = post(port, "/v1/completions", &completion(4, false));
+                assert_eq!(code, 503, "generation during warm-up");
+                "503"
+            }
+            Some((200, _)) => "200",
+            Some((code, body)) => panic!("unexpected {code}: {body}"),
+        };
+        if seen.last() != Some(&state) {
+            seen.push(state);
+        }
+        if state == "200" {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    assert_eq!(seen, ["refused", "503", "200"], "{}", sim.stderr());
+    assert!(sim.stderr().contains("SIMULATED"));
+}
+
+#[test]
+fn crash_on_load_prints_cuda_oom_and_exits_1() {
+    let r = run(
+        cmd(
+            "llm-sim",
+            &["--port", "0", "--load-time", "50ms", "--crash-on-load"],
+        ),
+        "",
+    );
+    r.expect_code(1);
+    let bound = &r.json_lines()[0];
+    assert_eq!(bound["event"], "bound");
+    assert_eq!(bound["simulated"], true);
+    assert!(r
+        .stderr()
+        .contains("torch.OutOfMemoryError: CUDA out of memory"));
+}
+
+#[test]
+fn speculative_kv_over_capacity_ooms_at_load() {
+    let args = [
+        "--port",
+        "0",
+        "--load-time",
+        "0s",
+        "--kv-capacity-tokens",
+        "4096",
+        "--speculative-num-steps",
+        "1",
+    ];
+    let r = run(cmd("llm-sim", &args), "");
+    r.expect_code(1);
+    let err = r.stderr();
+    assert!(err.contains("CUDA out of memory"), "{err}");
+    assert!(err.contains("speculative KV does not fit"), "{err}");
+}
+
+#[test]
+fn crash_after_duration_exits_1_mid_run() {
+    let mut sim = sim(&["--crash-after", "300ms"]);
+    assert_eq!(http_get(sim.port, "/health").unwrap().0, 200);
+    assert_eq!(wait_exit(&mut sim, Duration::from_secs(10)), Some(1));
+    assert!(
+        sim.stderr().contains("illegal memory access"),
+        "{}",
+        sim.stderr()
+    );
+}
+
+#[test]
+fn crash_after_requests_kills_the_nth_request() {
+    let mut sim = sim(&["--crash-after-requests", "3"]);
+    for _ in 0..2 {
+        assert_eq!(
+            post(sim.port, "/v1/completions", &completion(4, false)).0,
+            200
+        );
+    }
+    let r = ureq::post(&format!("{}/v1/completions", sim.base_url()))
+        .send_string(&completion(4, false).to_string());
+    assert!(r.is_err(), "the third request must fail");
+    assert_eq!(wait_exit(&mut sim, Duration::from_secs(10)), Some(1));
+    assert!(sim.stderr().contains("--crash-after-requests"));
+}
+
+#[test]
+fn sigterm_exits_0() {
+    let mut sim = sim(&[]);
+    signal(sim.pid(), "-TERM");
+    assert_eq!(wait_exit(&mut sim, Duration::from_secs(5)), Some(0));
+}
+
+#[test]
+fn ignore_sigterm_keeps_serving_then_exits() {
+    let mut sim = sim(&["--ignore-sigterm", "1200ms"]);
+    let t0 = Instant::now();
+    signal(sim.pid(), "-TERM");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        sim.child.try_wait().unwrap().is_none(),
+        "exited despite --ignore-sigterm"
+    );
+    assert_eq!(http_get(sim.port, "/health").unwrap().0, 200);
+    assert!(
+        sim.stderr().contains("received SIGTERM; ignoring it"),
+        "{}",
+        sim.stderr()
+    );
+    assert_eq!(wait_exit(&mut sim, Duration::from_secs(10)), Some(0));
+    assert!(t0.elapsed() >= Duration::from_millis(1100));
+}
+
+#[test]
+fn ignore_sigterm_yields_to_sigkill() {
+    let mut sim = sim(&["--ignore-sigterm", "60s"]);
+    signal(sim.pid(), "-TERM");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(sim.child.try_wait().unwrap().is_none());
+    signal(sim.pid(), "-KILL");
+    assert_eq!(wait_exit(&mut sim, Duration::from_secs(5)), Some(-1));
+}
+
+#[test]
+fn bad_flags_are_usage_errors() {
+    let r = run(cmd("llm-sim", &["--error-rate", "2"]), "");
+    r.expect_code(2);
+    assert!(
+        r.stderr().starts_with("llm-sim: error: --error-rate"),
+        "{}",
+        r.stderr()
+    );
+    assert!(r.stdout().is_empty());
+    run(cmd("llm-sim", &["--step-time", "soon"]), "").expect_code(2);
+}
+
+#[test]
+fn port_in_use_is_an_error() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port().to_string();
+    let r = run(cmd("llm-sim", &["--port", &port]), "");
+    r.expect_code(1);
+    assert!(
+        r.stderr().contains("llm-sim: error: binding"),
+        "{}",
+        r.stderr()
+    );
+}
