@@ -6,8 +6,12 @@ pub mod flat;
 pub mod io;
 pub mod records;
 pub mod report;
+#[cfg(feature = "ssh")]
+pub mod ssh;
 pub mod time;
 pub mod transport;
+#[cfg(feature = "cli")]
+pub mod transport_args;
 
 pub use records::{
     BenchRecord, Change, FailureKind, FailureRecord, Provenance, ReadyOutcome, ReadyRecord, Record,

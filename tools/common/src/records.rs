@@ -263,6 +263,11 @@ pub struct ReadyRecord {
     /// One line saying why (the same line wait-ready prints on stderr).
     pub reason: String,
     pub targets: Vec<ProbeTarget>,
+    /// How targets and watchers were reached when not directly: e.g.
+    /// `ssh root@gpu1` (HTTP through an SSH direct-tcpip tunnel) or
+    /// `local via 'pct exec 129 --'`. Absent when everything was local.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub via: Option<String>,
     /// Seconds from start of waiting until a TCP connect first succeeded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_to_port_open_s: Option<f64>,
@@ -331,6 +336,9 @@ pub struct Load {
     /// The `--slo` goodput is measured against, as given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<String>,
+    /// Which repetition of this level (1-based) under `--repeat N`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
 }
 
 /// Speculative-decoding figures for one level, whatever the server.

@@ -81,11 +81,30 @@ pub trait Transport: Send + Sync {
         Ok(Box::new(s))
     }
 
+    /// A local address that reaches `host:port` as seen from the far side,
+    /// for HTTP clients: the address itself here; over SSH a listener on
+    /// 127.0.0.1 whose connections are tunnelled (direct-tcpip).
+    fn forward(&self, host: &str, port: u16) -> Result<std::net::SocketAddr, TransportError> {
+        std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+            .map_err(|e| TransportError::Connect(format!("{host}: {e}")))?
+            .next()
+            .ok_or_else(|| TransportError::Connect(format!("{host}: no address")))
+    }
+
     /// Write `contents` to `path` atomically: a temp file beside it, then
     /// `mv -f` onto it, so a reader (or a kill) sees the old or the new file.
+    /// The temp file is moved only when every byte arrived: a writer killed
+    /// mid-transfer gives `cat` an early EOF, and a truncated file must not
+    /// replace the real one. The old file's permissions are kept.
     fn write_file(&self, path: &str, contents: &[u8], timeout: Duration) -> Result<(), String> {
-        let script = r#"set -e; t="$1.sweepkit-tmp.$$"; cat > "$t"; mv -f "$t" "$1""#;
-        let argv = ["sh", "-c", script, "sh", path].map(String::from);
+        let script = r#"t="$1.sweepkit-tmp.$$"
+cat > "$t" || { rm -f -- "$t"; exit 1; }
+[ -e "$1" ] && chmod --reference="$1" -- "$t" 2>/dev/null
+n=$(wc -c < "$t")
+if [ "$n" -ne "$2" ]; then rm -f -- "$t"; echo "short write: $n of $2 bytes" >&2; exit 1; fi
+mv -f -- "$t" "$1""#;
+        let len = contents.len().to_string();
+        let argv = ["sh", "-c", script, "sh", path, &len].map(String::from);
         let out = self
             .run(&argv, Some(contents), timeout)
             .map_err(|e| e.to_string())?;
@@ -259,6 +278,38 @@ mod tests {
             Duration::from_millis(100),
         );
         assert!(matches!(e, Err(TransportError::Timeout(_))));
+    }
+
+    #[test]
+    fn short_write_keeps_the_old_file() {
+        let dir = std::env::temp_dir().join(format!("sk-sw-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("unit.service");
+        std::fs::write(&p, "old\n").unwrap();
+        // The same script, told to expect more bytes than arrive: as when the
+        // writer dies mid-transfer.
+        struct Short;
+        impl Transport for Short {
+            fn run(
+                &self,
+                argv: &[String],
+                stdin: Option<&[u8]>,
+                timeout: Duration,
+            ) -> Result<CmdOutput, TransportError> {
+                let mut argv = argv.to_vec();
+                let last = argv.last_mut().unwrap();
+                *last = (last.parse::<usize>().unwrap() + 10).to_string();
+                Local::new().run(&argv, stdin, timeout)
+            }
+            fn describe(&self) -> String {
+                "short".into()
+            }
+        }
+        let err = Short.write_file(p.to_str().unwrap(), b"new\n", Duration::from_secs(5));
+        assert!(err.unwrap_err().contains("short write"));
+        assert_eq!(std::fs::read_to_string(&p).unwrap(), "old\n");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "temp file left behind");
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

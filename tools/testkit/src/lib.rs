@@ -2,6 +2,9 @@
 //! binaries beside the test executable (as ripgrep's test helper does), run
 //! them with stdin piped from a thread, and start llm-sim on a free port.
 
+pub mod nspawn;
+pub mod sshd;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};

@@ -1,0 +1,210 @@
+//! known_hosts for the SSH transport: which key types are on file for a host
+//! (so the host-key method can be pinned before the handshake), the check
+//! after it, and OpenSSH's `accept-new` (append an unknown host's key).
+//!
+//! libssh2's `check_port` ignores the key type: with an RSA key on file and
+//! an ed25519 key offered it says "mismatch". Pinning the method preference to
+//! the types on file makes the server offer a key we can actually compare.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use ssh2::{CheckResult, KnownHostFileKind, KnownHosts, Session};
+
+/// The known_hosts files consulted for one connection.
+#[derive(Debug, Clone)]
+pub(crate) struct HostKeyFiles {
+    /// The user's file: read, and appended to under `accept-new`.
+    pub user: PathBuf,
+    /// Read-only system-wide files (`/etc/ssh/ssh_known_hosts`).
+    pub system: Vec<PathBuf>,
+}
+
+/// What a known_hosts lookup for one host found.
+pub(crate) struct OnFile {
+    hosts: KnownHosts,
+    /// Key types on file for this host, in file order (`ssh-ed25519`, ...).
+    pub types: Vec<String>,
+}
+
+/// Load every readable file line by line (libssh2 rejects a whole file for
+/// one line it cannot parse, such as an `sk-` key or a marker) and find the
+/// key types recorded for `host:port`.
+pub(crate) fn load(
+    sess: &Session,
+    files: &HostKeyFiles,
+    host: &str,
+    port: u16,
+) -> Result<OnFile, String> {
+    let mut hosts = sess
+        .known_hosts()
+        .map_err(|e| format!("known_hosts init: {e}"))?;
+    for path in std::iter::once(&files.user).chain(files.system.iter()) {
+        let text = match std::fs::read_to_string(path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        for line in text.lines() {
+            let l = line.trim();
+            if l.is_empty() || l.starts_with('#') || l.starts_with('@') {
+                continue;
+            }
+            let _ = hosts.read_str(l, KnownHostFileKind::OpenSSH);
+        }
+    }
+    let mut types = Vec::new();
+    for entry in hosts.hosts().unwrap_or_default() {
+        let Some(blob) = base64_decode(entry.key()) else {
+            continue;
+        };
+        if !matches!(hosts.check_port(host, port, &blob), CheckResult::Match) {
+            continue;
+        }
+        if let Some(t) = key_type(&blob) {
+            if !types.contains(&t) {
+                types.push(t);
+            }
+        }
+    }
+    Ok(OnFile { hosts, types })
+}
+
+impl OnFile {
+    /// Compare the key the server offered with the file.
+    pub fn check(&self, host: &str, port: u16, blob: &[u8]) -> CheckResult {
+        if self.types.is_empty() {
+            return CheckResult::NotFound;
+        }
+        self.hosts.check_port(host, port, blob)
+    }
+}
+
+/// The host-key method names that offer a key of known_hosts type `t`.
+pub(crate) fn methods_for_type(t: &str) -> Vec<&'static str> {
+    match t {
+        "ssh-ed25519" => vec!["ssh-ed25519"],
+        "ssh-rsa" => vec!["rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"],
+        "ecdsa-sha2-nistp256" => vec!["ecdsa-sha2-nistp256"],
+        "ecdsa-sha2-nistp384" => vec!["ecdsa-sha2-nistp384"],
+        "ecdsa-sha2-nistp521" => vec!["ecdsa-sha2-nistp521"],
+        "ssh-dss" => vec!["ssh-dss"],
+        _ => vec![],
+    }
+}
+
+/// The name known_hosts uses for `host:port` (`[host]:port` off port 22).
+pub(crate) fn host_pattern(host: &str, port: u16) -> String {
+    if port == 22 {
+        host.to_string()
+    } else {
+        format!("[{host}]:{port}")
+    }
+}
+
+/// Append `host:port`'s key to `path` (creating `~/.ssh` 0700 if needed),
+/// as OpenSSH's `StrictHostKeyChecking accept-new` does.
+pub(crate) fn append(path: &Path, host: &str, port: u16, blob: &[u8]) -> Result<(), String> {
+    let t = key_type(blob).ok_or("server sent a malformed host key")?;
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        if !dir.exists() {
+            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+            }
+        }
+    }
+    // A file that does not end in a newline would glue our line to its last.
+    let needs_nl = std::fs::read(path)
+        .map(|b| !b.is_empty() && !b.ends_with(b"\n"))
+        .unwrap_or(false);
+    let line = format!(
+        "{}{} {t} {}\n",
+        if needs_nl { "\n" } else { "" },
+        host_pattern(host, port),
+        base64_encode(blob)
+    );
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(line.as_bytes()))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// The key type named at the start of an SSH public-key blob.
+pub(crate) fn key_type(blob: &[u8]) -> Option<String> {
+    let len = u32::from_be_bytes(blob.get(..4)?.try_into().ok()?) as usize;
+    let name = blob.get(4..4 + len)?;
+    std::str::from_utf8(name).ok().map(str::to_string)
+}
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+pub(crate) fn base64_encode(data: &[u8]) -> String {
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+pub(crate) fn base64_decode(s: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(s.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for c in s.trim_end_matches('=').bytes() {
+        let v = B64.iter().position(|&x| x == c)? as u32;
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base64_round_trips() {
+        for s in [&b""[..], b"f", b"fo", b"foo", b"foob", b"fooba", b"foobar"] {
+            let e = base64_encode(s);
+            assert_eq!(base64_decode(&e).unwrap(), s, "{e}");
+        }
+        assert_eq!(base64_encode(b"foobar"), "Zm9vYmFy");
+        assert_eq!(base64_encode(b"fo"), "Zm8=");
+    }
+
+    #[test]
+    fn key_type_reads_blob_prefix() {
+        let mut blob = 11u32.to_be_bytes().to_vec();
+        blob.extend_from_slice(b"ssh-ed25519");
+        blob.extend_from_slice(&[0, 0, 0, 32]);
+        assert_eq!(key_type(&blob).as_deref(), Some("ssh-ed25519"));
+        assert_eq!(key_type(&[0, 0, 0, 40, b'x']), None);
+    }
+
+    #[test]
+    fn host_pattern_brackets_non_default_port() {
+        assert_eq!(host_pattern("gpu1", 22), "gpu1");
+        assert_eq!(host_pattern("127.0.0.1", 2222), "[127.0.0.1]:2222");
+    }
+}

@@ -1,0 +1,212 @@
+//! The transport flags every far-side tool shares (feature `cli`), spelled
+//! the same in svc-swap and wait-ready: `--ssh`, `--ssh-key`,
+//! `--known-hosts`, `--accept-new-host-key`, `--exec-prefix`,
+//! `--connect-timeout`. Flatten `TransportArgs` into a tool's clap Args and
+//! call `open()`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::ssh::{Ssh, SshConfig, SshTarget};
+use crate::transport::{Local, Transport, TransportError};
+
+/// `--exec-prefix` split into words like a shell would (`pct exec 129 --`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecPrefix(pub Vec<String>);
+
+fn parse_prefix(s: &str) -> Result<ExecPrefix, String> {
+    let words = shell_words::split(s).map_err(|e| format!("'{s}': {e}"))?;
+    if words.is_empty() {
+        return Err("empty prefix".into());
+    }
+    Ok(ExecPrefix(words))
+}
+
+fn parse_duration(s: &str) -> Result<Duration, String> {
+    humantime::parse_duration(s).map_err(|e| format!("'{s}': {e} (try 10s, 1m)"))
+}
+
+/// Where far-side commands run: here, behind a prefix, or over SSH.
+#[derive(clap::Args, Debug, Clone)]
+pub struct TransportArgs {
+    /// Run far-side commands over SSH
+    #[arg(long, value_name = "USER@HOST[:PORT]", value_parser = SshTarget::from_str_clap)]
+    pub ssh: Option<SshTarget>,
+
+    /// Private key for --ssh, after agent keys
+    /// (repeatable) [default: ~/.ssh/id_ed25519, id_ecdsa, id_rsa]
+    #[arg(long, value_name = "FILE", requires = "ssh")]
+    pub ssh_key: Vec<PathBuf>,
+
+    /// Check the host key against FILE
+    /// [default: ~/.ssh/known_hosts]
+    #[arg(long, value_name = "FILE", requires = "ssh")]
+    pub known_hosts: Option<PathBuf>,
+
+    /// Record an unknown host's key (OpenSSH's
+    /// accept-new); a changed key is still refused
+    #[arg(long, requires = "ssh")]
+    pub accept_new_host_key: bool,
+
+    /// Run every far-side command behind this
+    /// prefix, e.g. 'pct exec 129 --' (also with --ssh)
+    #[arg(long, value_name = "'CMD ...'", value_parser = parse_prefix)]
+    pub exec_prefix: Option<ExecPrefix>,
+
+    /// Limit for SSH connect and authentication
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_duration)]
+    pub connect_timeout: Duration,
+}
+
+impl Default for TransportArgs {
+    fn default() -> Self {
+        TransportArgs {
+            ssh: None,
+            ssh_key: Vec::new(),
+            known_hosts: None,
+            accept_new_host_key: false,
+            exec_prefix: None,
+            connect_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+impl SshTarget {
+    /// clap's value parser (the error text becomes clap's usage error).
+    pub fn from_str_clap(s: &str) -> Result<SshTarget, String> {
+        s.parse()
+    }
+}
+
+impl TransportArgs {
+    /// True with `--ssh`.
+    pub fn is_remote(&self) -> bool {
+        self.ssh.is_some()
+    }
+
+    /// The exec prefix words (empty without `--exec-prefix`).
+    pub fn prefix(&self) -> Vec<String> {
+        self.exec_prefix.clone().map(|p| p.0).unwrap_or_default()
+    }
+
+    /// The SSH settings these flags describe, if `--ssh` was given.
+    pub fn ssh_config(&self) -> Option<SshConfig> {
+        let target = self.ssh.clone()?;
+        let mut c = SshConfig::new(target);
+        c.key_files = self.ssh_key.clone();
+        c.known_hosts = self.known_hosts.clone();
+        c.accept_new_host_key = self.accept_new_host_key;
+        c.connect_timeout = self.connect_timeout;
+        c.prefix = self.prefix();
+        Some(c)
+    }
+
+    /// Open the transport: `Local` (with the prefix) or an authenticated
+    /// `Ssh` session (connect, host key and auth errors surface here).
+    pub fn open(&self) -> Result<Box<dyn Transport>, TransportError> {
+        match self.ssh_config() {
+            None => Ok(Box::new(Local::with_prefix(self.prefix()))),
+            Some(c) => Ok(Box::new(Ssh::connect(c)?)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
+    #[derive(Parser, Debug)]
+    #[command(name = "t")]
+    struct T {
+        #[command(flatten)]
+        t: TransportArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<TransportArgs, clap::Error> {
+        T::try_parse_from(std::iter::once("t").chain(args.iter().copied())).map(|t| t.t)
+    }
+
+    #[test]
+    fn verify_cli() {
+        T::command().debug_assert();
+    }
+
+    #[test]
+    fn help_lines_fit_79_columns() {
+        // As the tools render it: `max_term_width = 79` with wrap_help.
+        for long in [false, true] {
+            let mut c = T::command().term_width(79);
+            let help = if long {
+                c.render_long_help()
+            } else {
+                c.render_help()
+            };
+            for line in help.to_string().lines() {
+                assert!(line.len() <= 79, "{} cols: {line}", line.len());
+            }
+        }
+    }
+
+    #[test]
+    fn flags_parse() {
+        let a = parse(&[
+            "--ssh",
+            "root@gpu1:2222",
+            "--ssh-key",
+            "/k1",
+            "--ssh-key",
+            "/k2",
+            "--accept-new-host-key",
+            "--exec-prefix",
+            "pct exec '1 29' --",
+            "--connect-timeout",
+            "3s",
+        ])
+        .unwrap();
+        let c = a.ssh_config().unwrap();
+        assert_eq!(c.target.user, "root");
+        assert_eq!(c.target.host, "gpu1");
+        assert_eq!(c.target.port, 2222);
+        assert_eq!(
+            c.key_files,
+            vec![PathBuf::from("/k1"), PathBuf::from("/k2")]
+        );
+        assert!(c.accept_new_host_key);
+        assert_eq!(c.prefix, ["pct", "exec", "1 29", "--"]);
+        assert_eq!(c.connect_timeout, Duration::from_secs(3));
+        let d = parse(&[]).unwrap();
+        assert!(!d.is_remote());
+        assert_eq!(d.connect_timeout, Duration::from_secs(10));
+    }
+
+    #[test]
+    fn bad_values_are_usage_errors() {
+        for args in [
+            &["--ssh", "root@gpu1:99999"][..],
+            &["--ssh", "root@"],
+            &["--exec-prefix", "pct 'unbalanced"],
+            &["--exec-prefix", ""],
+            &["--connect-timeout", "soon"],
+            &["--ssh-key", "/k"], // requires --ssh
+        ] {
+            let e = parse(args).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{args:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn local_with_prefix_runs_here() {
+        let a = parse(&["--exec-prefix", "env SWEEPKIT_P=ok"]).unwrap();
+        let t = a.open().unwrap();
+        assert!(t.describe().starts_with("local via"));
+        let out = t
+            .run(
+                &["sh".into(), "-c".into(), "echo $SWEEPKIT_P".into()],
+                None,
+                Duration::from_secs(5),
+            )
+            .unwrap();
+        assert_eq!(out.stdout_str().trim(), "ok");
+    }
+}

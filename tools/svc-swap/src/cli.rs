@@ -1,0 +1,192 @@
+//! svc-swap's flags (clap derive) and their translation into a request.
+
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+use sweepkit::exit;
+use sweepkit::report::Exit;
+use sweepkit::time::parse_duration;
+use sweepkit::transport_args::TransportArgs;
+
+use crate::flags::Op;
+use crate::swap::Request;
+use crate::target::Opts;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Manager {
+    /// A systemd service (--unit)
+    Systemd,
+    /// A server svc-swap supervises from a process spec (--spec)
+    Process,
+}
+
+/// Stop a service, edit its launch flags, restart it, and prove the edit took.
+#[derive(Debug, Parser)]
+#[command(
+    name = "svc-swap",
+    version,
+    about,
+    max_term_width = 79,
+    after_help = "Writes one swap record (JSON line) on stdout, or a failure record.\n\
+                  Exit codes: 20 target, 21 transport, 22 not applied, 23 stop,\n\
+                  24 start, 25 rolled back. See svc-swap(1)."
+)]
+pub struct Args {
+    /// systemd unit to swap (".service" is added when NAME has no suffix)
+    #[arg(long, value_name = "NAME", conflicts_with = "spec")]
+    pub unit: Option<String>,
+
+    /// Process spec of a server svc-swap supervises itself (no systemd)
+    #[arg(long, value_name = "FILE")]
+    pub spec: Option<String>,
+
+    /// Service manager (default: systemd with --unit, process with --spec)
+    #[arg(long, value_enum, value_name = "KIND")]
+    pub manager: Option<Manager>,
+
+    /// Set a launch flag (replace or add); FLAG alone makes a bare switch
+    #[arg(long = "set", value_name = "FLAG=VALUE", allow_hyphen_values = true)]
+    pub set: Vec<String>,
+
+    /// Remove a launch flag (and its value)
+    #[arg(long = "unset", value_name = "FLAG", allow_hyphen_values = true)]
+    pub unset: Vec<String>,
+
+    /// Apply the config of a record (summary's best_config) from FILE or -
+    #[arg(long, value_name = "FILE")]
+    pub apply_from: Option<String>,
+
+    /// Edit the unit file itself (timestamped backup) instead of a drop-in
+    #[arg(long)]
+    pub in_place: bool,
+
+    /// Print the diff on stderr and a dry-run record; change nothing
+    #[arg(long)]
+    pub dry_run: bool,
+
+    /// Put the previous config back (latest backup, or drop-in removal)
+    #[arg(long, conflicts_with_all = ["set", "unset", "apply_from"])]
+    pub restore: bool,
+
+    /// TCP port that must be free before the new instance starts
+    #[arg(long, value_name = "PORT")]
+    pub port: Option<u16>,
+
+    /// Wait until no old PID holds GPU memory (nvidia-smi)
+    #[arg(long)]
+    pub gpu: bool,
+
+    /// SIGKILL the service's own PIDs when a graceful stop did not end them
+    #[arg(long)]
+    pub force_kill: bool,
+
+    /// How long to wait for old PIDs, port and GPU after the stop
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "30s")]
+    pub wait: Duration,
+
+    /// SIGTERM grace before SIGKILL (process spec; default TimeoutStopSec)
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub stop_timeout: Option<Duration>,
+
+    /// Bound on the start (systemctl start waits for ExecStartPost)
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "10m")]
+    pub start_timeout: Duration,
+
+    /// After the start, run CMD with sh -c locally (e.g. 'wait-ready ...')
+    #[arg(long, value_name = "CMD")]
+    pub ready_cmd: Option<String>,
+
+    /// Bound on --ready-cmd
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "15m")]
+    pub ready_timeout: Duration,
+
+    /// Restore and restart the old config when the new one fails to start
+    /// or --ready-cmd fails (exit 25)
+    #[arg(long)]
+    pub rollback_on_fail: bool,
+
+    #[command(flatten)]
+    pub transport: TransportArgs,
+}
+
+impl Args {
+    /// The manager asked for, checked against --unit / --spec.
+    pub fn manager(&self) -> Result<Manager, Exit> {
+        let usage = |m: &str| Err(Exit::new(exit::USAGE, anyhow::anyhow!("{m}")));
+        match (self.manager, &self.unit, &self.spec) {
+            (None | Some(Manager::Systemd), Some(_), None) => Ok(Manager::Systemd),
+            (None | Some(Manager::Process), None, Some(_)) => Ok(Manager::Process),
+            (Some(Manager::Process), Some(_), _) => {
+                usage("--manager process takes --spec FILE, not --unit")
+            }
+            (Some(Manager::Systemd), _, Some(_)) => {
+                usage("--manager systemd takes --unit NAME, not --spec")
+            }
+            _ => usage("give --unit NAME (systemd) or --spec FILE (process manager)"),
+        }
+    }
+
+    pub fn request(&self, ops: Vec<Op>) -> Request {
+        Request {
+            ops,
+            restore: self.restore,
+            in_place: self.in_place,
+            dry_run: self.dry_run,
+            opts: Opts {
+                force_kill: self.force_kill,
+                port: self.port,
+                gpu: self.gpu,
+                wait: self.wait,
+                stop_timeout: self.stop_timeout,
+                start_timeout: self.start_timeout,
+            },
+            ready_cmd: self.ready_cmd.clone(),
+            ready_timeout: self.ready_timeout,
+            rollback_on_fail: self.rollback_on_fail,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn verify_cli() {
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn man_page_up_to_date() {
+        testkit::check_man_page(Args::command());
+    }
+
+    #[test]
+    fn help_lines_fit_79_columns() {
+        let help = Args::command().render_long_help().to_string();
+        for l in help.lines() {
+            assert!(l.chars().count() <= 79, "too long: {l}");
+        }
+    }
+
+    #[test]
+    fn manager_is_inferred_and_checked() {
+        let p = |a: &[&str]| Args::try_parse_from([&["svc-swap"], a].concat()).unwrap();
+        assert_eq!(p(&["--unit", "x"]).manager().unwrap(), Manager::Systemd);
+        assert_eq!(p(&["--spec", "x"]).manager().unwrap(), Manager::Process);
+        assert_eq!(p(&[]).manager().unwrap_err().code, exit::USAGE);
+        assert_eq!(
+            p(&["--manager", "process", "--unit", "x"])
+                .manager()
+                .unwrap_err()
+                .code,
+            exit::USAGE
+        );
+        assert!(
+            Args::try_parse_from(["svc-swap", "--unit", "x", "--restore", "--set", "a=1"]).is_err()
+        );
+        let a = p(&["--unit", "x", "--set", "--port=1", "--unset", "-c"]);
+        assert_eq!((a.set[0].as_str(), a.unset[0].as_str()), ("--port=1", "-c"));
+    }
+}

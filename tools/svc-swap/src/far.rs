@@ -1,0 +1,266 @@
+//! Far-side primitives over a `Transport`: read, back up and remove files,
+//! inspect and signal PIDs, check a TCP port and the GPU. Every value is an
+//! argv word or a positional parameter of a constant `sh -c` script, never
+//! spliced into shell text.
+
+use std::time::Duration;
+
+use sweepkit::exit;
+use sweepkit::report::Exit;
+use sweepkit::transport::{CmdOutput, Transport, TransportError};
+
+/// Timeout for the small commands svc-swap runs.
+pub const SHORT: Duration = Duration::from_secs(30);
+
+fn argv(words: &[&str]) -> Vec<String> {
+    words.iter().map(|s| s.to_string()).collect()
+}
+
+/// Run `words` on the far side; a transport failure is exit 21.
+pub fn run(t: &dyn Transport, words: &[&str], timeout: Duration) -> Result<CmdOutput, Exit> {
+    run_in(t, words, None, timeout)
+}
+
+/// As `run`, with stdin bytes.
+pub fn run_in(
+    t: &dyn Transport,
+    words: &[&str],
+    stdin: Option<&[u8]>,
+    timeout: Duration,
+) -> Result<CmdOutput, Exit> {
+    t.run(&argv(words), stdin, timeout).map_err(|e| {
+        let code = match e {
+            TransportError::Timeout(_) => exit::FAILURE,
+            _ => exit::TRANSPORT_ERROR,
+        };
+        Exit::new(code, anyhow::anyhow!("{}: {}: {e}", t.describe(), words[0]))
+    })
+}
+
+/// A command that must succeed; its stderr becomes the error.
+pub fn check(
+    t: &dyn Transport,
+    words: &[&str],
+    timeout: Duration,
+    code: u8,
+) -> Result<String, Exit> {
+    let out = run(t, words, timeout)?;
+    if out.success() {
+        return Ok(out.stdout_str());
+    }
+    let msg = out.stderr_str();
+    let msg = msg.trim();
+    // Name the command by its program, verb and last word (the unit or
+    // path), not its whole argv: `systemctl show sim.service failed`.
+    let mut name: Vec<&str> = words.iter().take(2).copied().collect();
+    if words.len() > 2 && !words[words.len() - 1].starts_with('-') {
+        name.push(words[words.len() - 1]);
+    }
+    let name: Vec<&str> = name.into_iter().filter(|w| !w.contains('\n')).collect();
+    Err(Exit::new(
+        code,
+        anyhow::anyhow!(
+            "{} failed (exit {}){}{}",
+            name.join(" "),
+            out.status.map_or("by signal".into(), |s| s.to_string()),
+            if msg.is_empty() { "" } else { ": " },
+            msg
+        ),
+    ))
+}
+
+/// The file's text, `None` when it does not exist.
+pub fn read_file(t: &dyn Transport, path: &str) -> Result<Option<String>, Exit> {
+    let script = r#"[ -e "$1" ] || exit 3; exec cat -- "$1""#;
+    let out = run(t, &["sh", "-c", script, "sh", path], SHORT)?;
+    match out.status {
+        Some(0) => String::from_utf8(out.stdout).map(Some).map_err(|_| {
+            Exit::new(
+                exit::TARGET_ERROR,
+                anyhow::anyhow!("{path}: not UTF-8 text"),
+            )
+        }),
+        Some(3) => Ok(None),
+        _ => Err(Exit::new(
+            exit::TARGET_ERROR,
+            anyhow::anyhow!("cannot read {path}: {}", out.stderr_str().trim()),
+        )),
+    }
+}
+
+/// Write atomically (temp file + `mv -f`), creating the directory.
+pub fn write_file(t: &dyn Transport, path: &str, text: &str) -> Result<(), Exit> {
+    if let Some(dir) = std::path::Path::new(path).parent().and_then(|d| d.to_str()) {
+        if !dir.is_empty() {
+            check(t, &["mkdir", "-p", "--", dir], SHORT, exit::FAILURE)?;
+        }
+    }
+    t.write_file(path, text.as_bytes(), SHORT)
+        .map_err(|e| Exit::new(exit::FAILURE, anyhow::anyhow!(e)))
+}
+
+pub fn remove(t: &dyn Transport, path: &str) -> Result<(), Exit> {
+    check(t, &["rm", "-f", "--", path], SHORT, exit::FAILURE).map(|_| ())
+}
+
+/// Backups of `path` (`PATH.sweepkit-bak.STAMP`), oldest first.
+pub fn backups(t: &dyn Transport, path: &str) -> Result<Vec<String>, Exit> {
+    let script =
+        r#"for f in "$1".sweepkit-bak.*; do [ -e "$f" ] && printf '%s\n' "$f"; done; exit 0"#;
+    let out = check(t, &["sh", "-c", script, "sh", path], SHORT, exit::FAILURE)?;
+    let mut v: Vec<String> = out.lines().map(String::from).collect();
+    v.sort();
+    Ok(v)
+}
+
+/// `/proc/PID/stat` facts: state letter and process group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ProcStat {
+    pub state: char,
+    pub pgid: i64,
+}
+
+pub fn parse_stat(stat: &str) -> Option<ProcStat> {
+    // The command name may hold spaces and ')': fields follow the last ')'.
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let mut f = rest.split_whitespace();
+    let state = f.next()?.chars().next()?;
+    let _ppid = f.next()?;
+    let pgid = f.next()?.parse().ok()?;
+    Some(ProcStat { state, pgid })
+}
+
+/// The process's state, `None` when it is gone or a zombie (a zombie has
+/// released its memory and port; only its parent can reap it).
+pub fn alive(t: &dyn Transport, pid: u32) -> Result<Option<ProcStat>, Exit> {
+    let out = run(t, &["cat", &format!("/proc/{pid}/stat")], SHORT)?;
+    if !out.success() {
+        return Ok(None);
+    }
+    Ok(parse_stat(&out.stdout_str()).filter(|s| s.state != 'Z' && s.state != 'X'))
+}
+
+/// The argv of a live process, `None` when it cannot be read.
+pub fn cmdline(t: &dyn Transport, pid: u32) -> Result<Option<Vec<String>>, Exit> {
+    let out = run(t, &["cat", &format!("/proc/{pid}/cmdline")], SHORT)?;
+    if !out.success() || out.stdout.is_empty() {
+        return Ok(None);
+    }
+    let s = String::from_utf8_lossy(&out.stdout);
+    Ok(Some(
+        s.trim_end_matches('\0')
+            .split('\0')
+            .map(String::from)
+            .collect(),
+    ))
+}
+
+/// Send `sig` (`TERM`, `KILL`) to `target` (a PID, or `-PGID`).
+pub fn kill(t: &dyn Transport, sig: &str, target: &str) -> Result<bool, Exit> {
+    Ok(run(t, &["kill", &format!("-{sig}"), "--", target], SHORT)?.success())
+}
+
+/// True when something listens on TCP `port` (IPv4 or IPv6) over there.
+pub fn port_listening(t: &dyn Transport, port: u16) -> Result<bool, Exit> {
+    let script = "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; exit 0";
+    let out = check(t, &["sh", "-c", script], SHORT, exit::FAILURE)?;
+    Ok(listening_in(&out, port))
+}
+
+/// Parse `/proc/net/tcp` text: a LISTEN (0A) socket on local `port`.
+pub fn listening_in(table: &str, port: u16) -> bool {
+    table.lines().any(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        f.len() > 3
+            && f[3] == "0A"
+            && f[1]
+                .rsplit_once(':')
+                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok())
+                == Some(port)
+    })
+}
+
+/// PIDs holding GPU memory, or `None` when nvidia-smi is not there.
+pub fn gpu_pids(t: &dyn Transport) -> Result<Option<Vec<u32>>, Exit> {
+    let script = "command -v nvidia-smi >/dev/null || exit 127; \
+                  exec nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader";
+    let out = run(t, &["sh", "-c", script], SHORT)?;
+    match out.status {
+        Some(0) => Ok(Some(parse_gpu_pids(&out.stdout_str()))),
+        Some(127) => Ok(None),
+        _ => Err(Exit::new(
+            exit::STOP_FAILED,
+            anyhow::anyhow!("nvidia-smi failed: {}", out.stderr_str().trim()),
+        )),
+    }
+}
+
+/// PIDs from `nvidia-smi --query-compute-apps=pid,used_memory
+/// --format=csv,noheader` lines like `12345, 70000 MiB`.
+pub fn parse_gpu_pids(text: &str) -> Vec<u32> {
+    text.lines()
+        .filter_map(|l| l.split(',').next()?.trim().parse().ok())
+        .collect()
+}
+
+/// The last `n` lines of a far-side file (for crash reports).
+pub fn tail(t: &dyn Transport, path: &str, n: usize) -> Vec<String> {
+    run(t, &["tail", "-n", &n.to_string(), "--", path], SHORT)
+        .map(|o| o.stdout_str().lines().map(String::from).collect())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_with_odd_command_names() {
+        let s = parse_stat("123 (we ird) name)) S 1 123 123 0 -1").unwrap();
+        assert_eq!(
+            s,
+            ProcStat {
+                state: 'S',
+                pgid: 123
+            }
+        );
+        assert_eq!(parse_stat("garbage"), None);
+    }
+
+    #[test]
+    fn nvidia_smi_lines() {
+        let t = "12345, 70000 MiB\n678, 1 MiB\nNo running processes found\n";
+        assert_eq!(parse_gpu_pids(t), [12345, 678]);
+    }
+
+    #[test]
+    fn tcp_table_listen_only() {
+        let t = "  sl  local_address rem_address   st\n   0: 0100007F:1F90 00000000:0000 0A 0\n   1: 0100007F:1F91 0100007F:9999 01 0\n";
+        assert!(listening_in(t, 8080));
+        assert!(!listening_in(t, 8081), "ESTABLISHED is not a listener");
+    }
+
+    #[test]
+    fn local_file_helpers() {
+        let t = sweepkit::transport::Local::new();
+        let dir = std::env::temp_dir().join(format!("svc-swap-far-{}", std::process::id()));
+        let p = dir.join("sub/x.spec");
+        let p = p.to_str().unwrap();
+        assert_eq!(read_file(&t, p).unwrap(), None);
+        write_file(&t, p, "a\n").unwrap();
+        assert_eq!(read_file(&t, p).unwrap().as_deref(), Some("a\n"));
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o600)).unwrap();
+        write_file(&t, p, "b\n").unwrap();
+        let mode = std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the rewrite keeps the file's mode");
+        write_file(&t, &format!("{p}.sweepkit-bak.2"), "b").unwrap();
+        write_file(&t, &format!("{p}.sweepkit-bak.1"), "c").unwrap();
+        assert_eq!(backups(&t, p).unwrap().len(), 2);
+        assert!(backups(&t, p).unwrap()[0].ends_with(".1"));
+        let me = std::process::id();
+        assert!(alive(&t, me).unwrap().is_some());
+        assert!(cmdline(&t, me).unwrap().is_some());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

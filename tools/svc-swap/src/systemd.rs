@@ -1,0 +1,481 @@
+//! `--unit NAME`: a systemd service, driven only through `systemctl` and
+//! `journalctl` argvs on the transport. Edits go to a named drop-in (or the
+//! unit file with `--in-place`), then daemon-reload, then `systemctl show`
+//! must carry the new ExecStart with NeedDaemonReload=no.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use sweepkit::exit;
+use sweepkit::records::{ServiceTarget, StartInfo, StopInfo};
+use sweepkit::report::Exit;
+use sweepkit::transport::Transport;
+
+use crate::execstart::{self, ExecLine};
+use crate::far;
+use crate::show;
+use crate::spec::parse_timespan;
+use crate::target::{cmdline_matches, Opts, Plan, Target};
+use crate::unitfile::{self, CatFile};
+
+pub const DROP_IN: &str = "50-sweepkit.conf";
+
+pub struct Systemd<'t> {
+    t: &'t dyn Transport,
+    unit: String,
+    props: BTreeMap<String, String>,
+    files: Vec<CatFile>,
+    exec: ExecLine,
+    /// The file the effective ExecStart comes from.
+    exec_file: String,
+}
+
+fn err(code: u8, msg: String) -> Exit {
+    Exit::new(code, anyhow::anyhow!(msg))
+}
+
+/// The effective ExecStart of `files` with `path` replaced by `text`
+/// (`None`: removed; a path not among them is appended as a drop-in).
+fn effective(
+    files: &[CatFile],
+    path: &str,
+    text: Option<&str>,
+) -> Result<(ExecLine, String), String> {
+    let mut list: Vec<CatFile> = files.iter().filter(|f| f.path != path).cloned().collect();
+    if let Some(t) = text {
+        let at = files
+            .iter()
+            .position(|f| f.path == path)
+            .unwrap_or(list.len());
+        list.insert(
+            at.min(list.len()),
+            CatFile {
+                path: path.into(),
+                text: t.into(),
+            },
+        );
+    }
+    let mut found: Vec<(unitfile::Entry, String)> = Vec::new();
+    for f in &list {
+        let entries = unitfile::entries(&f.text).map_err(|e| format!("{}: {e}", f.path))?;
+        for e in entries
+            .into_iter()
+            .filter(|e| e.key == "ExecStart" && e.section == "Service")
+        {
+            if e.value.is_empty() {
+                found.clear();
+            } else {
+                found.push((e, f.path.clone()));
+            }
+        }
+    }
+    match found.as_slice() {
+        [] => Err("has no ExecStart".into()),
+        [(e, p)] => execstart::parse(&e.value)
+            .map(|l| (l, p.clone()))
+            .map_err(|m| format!("{p}: {m}")),
+        more => Err(format!(
+            "has {} ExecStart lines; svc-swap edits units with one",
+            more.len()
+        )),
+    }
+}
+
+impl<'t> Systemd<'t> {
+    pub fn load(t: &'t dyn Transport, name: &str) -> Result<Self, Exit> {
+        let unit = if name.contains('.') {
+            name.to_string()
+        } else {
+            format!("{name}.service")
+        };
+        let mut s = Systemd {
+            t,
+            unit,
+            props: BTreeMap::new(),
+            files: Vec::new(),
+            exec: ExecLine {
+                prefix: String::new(),
+                words: Vec::new(),
+            },
+            exec_file: String::new(),
+        };
+        s.refresh()?;
+        match s.prop("LoadState") {
+            "loaded" => {}
+            "not-found" => {
+                return Err(err(
+                    exit::TARGET_ERROR,
+                    format!("unit {} not found", s.unit),
+                ))
+            }
+            other => {
+                return Err(err(
+                    exit::TARGET_ERROR,
+                    format!("unit {} is {other}", s.unit),
+                ))
+            }
+        }
+        let cat = far::check(
+            t,
+            &["systemctl", "cat", "--", &s.unit],
+            far::SHORT,
+            exit::TARGET_ERROR,
+        )?;
+        s.files = unitfile::split_cat(&cat);
+        let (exec, file) = effective(&s.files, "", None)
+            .map_err(|m| err(exit::TARGET_ERROR, format!("unit {} {m}", s.unit)))?;
+        s.exec = exec;
+        s.exec_file = file;
+        Ok(s)
+    }
+
+    fn refresh(&mut self) -> Result<(), Exit> {
+        let out = far::check(
+            self.t,
+            &["systemctl", "show", "-p", show::PROPS, "--", &self.unit],
+            far::SHORT,
+            exit::TARGET_ERROR,
+        )?;
+        self.props = show::parse(&out, show::PROPS);
+        Ok(())
+    }
+
+    fn prop(&self, k: &str) -> &str {
+        self.props.get(k).map_or("", String::as_str)
+    }
+
+    fn drop_in_path(&self) -> String {
+        format!("/etc/systemd/system/{}.d/{DROP_IN}", self.unit)
+    }
+
+    fn is_active(&self) -> bool {
+        matches!(
+            self.prop("ActiveState"),
+            "active" | "activating" | "reloading" | "deactivating"
+        )
+    }
+
+    fn cgroup_pids(&self) -> Result<Vec<u32>, Exit> {
+        let cg = self.prop("ControlGroup");
+        if cg.is_empty() {
+            return Ok(Vec::new());
+        }
+        let script = r#"for d in /sys/fs/cgroup /sys/fs/cgroup/unified /sys/fs/cgroup/systemd; do
+if [ -r "$d$1/cgroup.procs" ]; then exec find "$d$1" -name cgroup.procs -exec cat {} +; fi; done"#;
+        let out = far::run(self.t, &["sh", "-c", script, "sh", cg], far::SHORT)?;
+        Ok(out
+            .stdout_str()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect())
+    }
+
+    /// The journal line saying how the stop of invocation `id` went.
+    fn stop_journal(&self, id: &str) -> Option<String> {
+        let m = format!("INVOCATION_ID={id}");
+        let out = far::run(
+            self.t,
+            &["journalctl", "-q", "-o", "cat", "--no-pager", &m],
+            far::SHORT,
+        )
+        .ok()?;
+        let text = out.stdout_str();
+        let hit = text.lines().find(|l| l.contains("timed out. Killing"));
+        hit.map(String::from)
+    }
+
+    fn systemctl(&self, verb: &str, timeout: Duration, code: u8) -> Result<String, Exit> {
+        far::check(
+            self.t,
+            &["systemctl", verb, "--", &self.unit],
+            timeout,
+            code,
+        )
+    }
+}
+
+impl Target for Systemd<'_> {
+    fn info(&self) -> ServiceTarget {
+        ServiceTarget {
+            manager: "systemd".into(),
+            unit: self.unit.clone(),
+            ..Default::default()
+        }
+    }
+
+    fn current(&self) -> &ExecLine {
+        &self.exec
+    }
+
+    fn plan_edit(&self, line: &ExecLine, in_place: bool) -> Result<Plan, Exit> {
+        let rendered = execstart::render(line);
+        if !in_place {
+            let path = self.drop_in_path();
+            let new = format!(
+                "# Written by svc-swap; `svc-swap --unit {} --restore` puts back the previous one.\n\
+                 [Service]\nExecStart=\nExecStart={rendered}\n",
+                self.unit
+            );
+            let old = far::read_file(self.t, &path)?;
+            return Ok(Plan {
+                path,
+                old,
+                new: Some(new),
+                line: line.clone(),
+                restores: None,
+                method: "drop-in",
+            });
+        }
+        let path = self.prop("FragmentPath").to_string();
+        if self.exec_file != path {
+            return Err(err(
+                exit::TARGET_ERROR,
+                format!(
+                    "--in-place: ExecStart comes from {}, not {path}",
+                    self.exec_file
+                ),
+            ));
+        }
+        let text = far::read_file(self.t, &path)?
+            .ok_or_else(|| err(exit::TARGET_ERROR, format!("{path}: vanished")))?;
+        let entries = unitfile::entries(&text)
+            .map_err(|e| err(exit::TARGET_ERROR, format!("{path}: {e}")))?;
+        let ex = unitfile::exec_starts(&entries, Some("Service"));
+        let entry = ex
+            .last()
+            .ok_or_else(|| err(exit::TARGET_ERROR, format!("{path}: no ExecStart")))?;
+        let new = unitfile::replace_entry(&text, entry, &rendered);
+        Ok(Plan {
+            path,
+            old: Some(text),
+            new: Some(new),
+            line: line.clone(),
+            restores: None,
+            method: "in-place",
+        })
+    }
+
+    fn plan_restore(&self, in_place: bool) -> Result<Plan, Exit> {
+        let (path, method) = if in_place {
+            (self.prop("FragmentPath").to_string(), "in-place")
+        } else {
+            (self.drop_in_path(), "drop-in")
+        };
+        let old = far::read_file(self.t, &path)?;
+        let backup = far::backups(self.t, &path)?.pop();
+        let new = match &backup {
+            Some(b) => Some(far::read_file(self.t, b)?.unwrap_or_default()),
+            None if !in_place && old.is_some() => None,
+            None => {
+                return Err(err(
+                    exit::TARGET_ERROR,
+                    format!("{path}: nothing to restore"),
+                ))
+            }
+        };
+        let (line, _) = effective(&self.files, &path, new.as_deref())
+            .map_err(|m| err(exit::TARGET_ERROR, format!("restoring {path}: unit {m}")))?;
+        Ok(Plan {
+            path,
+            old,
+            new,
+            line,
+            restores: backup,
+            method,
+        })
+    }
+
+    fn reload(&mut self) -> Result<(), Exit> {
+        far::check(
+            self.t,
+            &["systemctl", "daemon-reload"],
+            Duration::from_secs(120),
+            exit::NOT_APPLIED,
+        )?;
+        Ok(())
+    }
+
+    fn verify(&mut self, line: &ExecLine) -> Result<(), Exit> {
+        self.refresh()?;
+        if self.prop("NeedDaemonReload") != "no" {
+            return Err(err(
+                exit::NOT_APPLIED,
+                format!(
+                    "{}: NeedDaemonReload={} after daemon-reload",
+                    self.unit,
+                    self.prop("NeedDaemonReload")
+                ),
+            ));
+        }
+        let shown = show::exec_argv(self.prop("ExecStart")).unwrap_or("");
+        if !show::carries(shown, line) {
+            return Err(err(
+                exit::NOT_APPLIED,
+                format!("{}: systemctl show -p ExecStart has '{shown}', not the new line (another drop-in overrides it?)", self.unit),
+            ));
+        }
+        Ok(())
+    }
+
+    fn stop(&mut self, o: &Opts) -> Result<StopInfo, Exit> {
+        let t0 = Instant::now();
+        self.refresh()?;
+        let mut info = StopInfo::default();
+        let was_active = self.is_active();
+        let main: u32 = self.prop("MainPID").parse().unwrap_or(0);
+        info.old_main_pid = (main != 0).then_some(main);
+        info.old_invocation_id =
+            Some(self.prop("InvocationID").to_string()).filter(|s| !s.is_empty());
+        let mut pids = self.cgroup_pids()?;
+        if main != 0 && !pids.contains(&main) {
+            pids.push(main);
+        }
+        info.old_pids = pids.clone();
+        let limit = parse_timespan(self.prop("TimeoutStopUSec")).unwrap_or(Duration::from_secs(90));
+        self.systemctl(
+            "stop",
+            limit.saturating_add(Duration::from_secs(60)),
+            exit::STOP_FAILED,
+        )?;
+        // Wait until inactive and every old PID is gone.
+        let deadline = Instant::now() + o.wait;
+        loop {
+            self.refresh()?;
+            let mut left = Vec::new();
+            for &p in &pids {
+                if far::alive(self.t, p)?.is_some() {
+                    left.push(p);
+                }
+            }
+            if !self.is_active() && left.is_empty() {
+                break;
+            }
+            if Instant::now() >= deadline {
+                if !o.force_kill || left.is_empty() {
+                    return Err(err(
+                        exit::STOP_FAILED,
+                        format!(
+                            "{} stopped but is {} with old PIDs {left:?} still running{}",
+                            self.unit,
+                            self.prop("ActiveState"),
+                            if o.force_kill {
+                                ""
+                            } else {
+                                "; --force-kill sends them SIGKILL"
+                            }
+                        ),
+                    ));
+                }
+                for p in &left {
+                    far::kill(self.t, "KILL", &p.to_string())?;
+                }
+                info.result = "force_killed".into();
+                info.detail = Some(format!("sent SIGKILL to the unit's leftover PIDs {left:?}"));
+                pids = left;
+                continue;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let result = self.prop("Result").to_string();
+        let journal = info
+            .old_invocation_id
+            .as_deref()
+            .and_then(|id| self.stop_journal(id));
+        if info.result.is_empty() {
+            info.result = if !was_active {
+                "already_stopped"
+            } else if result == "timeout" || journal.is_some() {
+                "sigkill_after_timeout"
+            } else if result == "success" {
+                "clean"
+            } else {
+                "failed"
+            }
+            .into();
+            info.detail = journal.or_else(|| {
+                (info.result == "failed").then(|| {
+                    format!(
+                        "Result={result} ExecMainCode={} ExecMainStatus={}",
+                        self.prop("ExecMainCode"),
+                        self.prop("ExecMainStatus")
+                    )
+                })
+            });
+        }
+        info.systemd_result = Some(result);
+        crate::settle::wait_port_and_gpu(self.t, o.port, o, &pids, &mut info)?;
+        info.duration_s = t0.elapsed().as_secs_f64();
+        Ok(info)
+    }
+
+    fn start(&mut self, o: &Opts, line: &ExecLine) -> Result<StartInfo, Exit> {
+        let started = std::time::SystemTime::now();
+        self.refresh()?;
+        let mut info = StartInfo::default();
+        if self.prop("ActiveState") == "failed" || self.prop("Result") == "start-limit-hit" {
+            self.systemctl("reset-failed", far::SHORT, exit::START_FAILED)?;
+            info.reset_failed = true;
+        }
+        let mut res = self.systemctl("start", o.start_timeout, exit::START_FAILED);
+        if res.is_err() {
+            self.refresh()?;
+            if self.prop("Result") == "start-limit-hit" {
+                self.systemctl("reset-failed", far::SHORT, exit::START_FAILED)?;
+                info.reset_failed = true;
+                res = self.systemctl("start", o.start_timeout, exit::START_FAILED);
+            }
+        }
+        res?;
+        self.refresh()?;
+        if !matches!(
+            self.prop("ActiveState"),
+            "active" | "activating" | "reloading"
+        ) {
+            return Err(err(
+                exit::START_FAILED,
+                format!(
+                    "{} is {} ({}) right after start",
+                    self.unit,
+                    self.prop("ActiveState"),
+                    self.prop("Result")
+                ),
+            ));
+        }
+        let pid: u32 = self.prop("MainPID").parse().unwrap_or(0);
+        info.started_at = sweepkit::time::rfc3339(started);
+        info.main_pid = (pid != 0).then_some(pid);
+        info.invocation_id = Some(self.prop("InvocationID").to_string()).filter(|s| !s.is_empty());
+        if pid != 0 {
+            info.cmdline_verified = cmdline_matches(line, far::cmdline(self.t, pid)?.as_deref());
+        }
+        Ok(info)
+    }
+
+    fn ready_env(&self) -> Vec<(String, String)> {
+        vec![
+            ("SWEEPKIT_UNIT".into(), self.unit.clone()),
+            ("SWEEPKIT_MAIN_PID".into(), self.prop("MainPID").into()),
+            (
+                "SWEEPKIT_INVOCATION_ID".into(),
+                self.prop("InvocationID").into(),
+            ),
+        ]
+    }
+
+    fn log_tail(&self) -> Vec<String> {
+        let argv = [
+            "journalctl",
+            "-q",
+            "-o",
+            "cat",
+            "--no-pager",
+            "-n",
+            "20",
+            "-u",
+            &self.unit,
+        ];
+        far::run(self.t, &argv, far::SHORT)
+            .map(|o| o.stdout_str().lines().map(String::from).collect())
+            .unwrap_or_default()
+    }
+}

@@ -1,0 +1,470 @@
+//! svc-swap's process manager against a real llm-sim on 127.0.0.1: swaps,
+//! a SIGTERM-ignoring server, rollback, restore, bad input, injection
+//! attempts, and SIGKILL of svc-swap mid-write. Needs `cargo build -p llm-sim`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use testkit::{http_get, Run};
+
+fn swap(args: &[&str], stdin: &str) -> Run {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
+    c.args(args);
+    testkit::run(c, stdin)
+}
+
+/// A spec for llm-sim on a fresh port, in a directory whose name would
+/// run commands if anything spliced it into a shell.
+struct Fixture {
+    dir: PathBuf,
+    spec: String,
+    port: u16,
+}
+
+impl Fixture {
+    fn new(tag: &str, extra: &str, timeout_stop: &str) -> Fixture {
+        let dir = testkit::temp_dir(tag).join("a b $(touch PWNED) 'q");
+        std::fs::create_dir_all(&dir).unwrap();
+        let port = testkit::free_port();
+        let sim = testkit::bin("llm-sim");
+        let spec = dir.join("sim.spec");
+        let text = format!(
+            "# test spec\n[Service]\nExecStart={} --host 127.0.0.1 --port {port} \\\n  --load-time 10ms --warmup-time 10ms --speculative-num-steps 1{extra}\n\
+             Environment=SIM_TAG=\"x y\"\nTimeoutStopSec={timeout_stop}\nPort={port}\n",
+            sim.display()
+        );
+        std::fs::write(&spec, text).unwrap();
+        Fixture {
+            spec: spec.to_str().unwrap().to_string(),
+            dir,
+            port,
+        }
+    }
+
+    fn text(&self) -> String {
+        std::fs::read_to_string(&self.spec).unwrap()
+    }
+
+    fn pid(&self) -> Option<i32> {
+        std::fs::read_to_string(format!("{}.pid", self.spec))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// /server_info once /health is 200.
+    fn server_info(&self) -> Value {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(20) {
+            if let Some((200, _)) = http_get(self.port, "/health") {
+                let (_, body) = http_get(self.port, "/server_info").unwrap();
+                return serde_json::from_str(&body).unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!(
+            "llm-sim on {} never healthy; log:\n{}",
+            self.port,
+            self.log()
+        );
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(format!("{}.log", self.spec)).unwrap_or_default()
+    }
+
+    fn assert_no_injection(&self) {
+        let pwned = std::fs::read_dir(&self.dir)
+            .unwrap()
+            .chain(std::fs::read_dir(self.dir.parent().unwrap()).unwrap())
+            .chain(std::fs::read_dir(".").unwrap())
+            .filter_map(|e| e.ok())
+            .filter(|e| e.file_name().to_string_lossy().starts_with("PWNED"))
+            .count();
+        assert_eq!(pwned, 0, "a value was run as shell code");
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        if let Some(pid) = self.pid() {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .stderr(std::process::Stdio::null())
+                .status();
+            let _ = Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+        let _ = std::fs::remove_dir_all(self.dir.parent().unwrap());
+    }
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+fn record(r: &Run) -> Value {
+    let lines = r.json_lines();
+    assert_eq!(lines.len(), 1, "one record on stdout: {}", r.stdout());
+    lines.into_iter().next().unwrap()
+}
+
+#[test]
+fn swap_restart_restore_against_llm_sim() {
+    let f = Fixture::new("swap", "", "10");
+    // Nothing running yet: already_stopped, then started with the new value.
+    let r = swap(&["--spec", &f.spec, "--set", "speculative-num-steps=2"], "");
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["type"], "swap");
+    assert_eq!(rec["stop"]["result"], "already_stopped");
+    assert_eq!(rec["config"]["speculative-num-steps"], "2");
+    assert_eq!(rec["method"], "spec");
+    let pid1 = rec["start"]["main_pid"].as_u64().unwrap() as u32;
+    assert_eq!(rec["start"]["cmdline_verified"], true, "{rec}");
+    assert_eq!(f.server_info()["speculative_num_steps"], 2);
+    assert!(
+        f.text().contains("--speculative-num-steps 2"),
+        "{}",
+        f.text()
+    );
+
+    // A real swap: clean stop of pid1, new PID, new value live.
+    let r = swap(
+        &[
+            "--spec",
+            &f.spec,
+            "--set",
+            "--speculative-num-steps=4",
+            "--set",
+            "max-running-requests=7",
+        ],
+        "",
+    );
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["stop"]["result"], "clean", "{rec}");
+    assert_eq!(rec["stop"]["old_main_pid"], pid1);
+    assert!(!alive(pid1), "old PID still there");
+    let ch = &rec["changes"];
+    assert_eq!(
+        (
+            ch[0]["flag"].as_str(),
+            ch[0]["old"].as_str(),
+            ch[0]["new"].as_str()
+        ),
+        (Some("--speculative-num-steps"), Some("2"), Some("4"))
+    );
+    assert_eq!(ch[1]["old"], Value::Null);
+    let info = f.server_info();
+    assert_eq!(
+        (
+            info["speculative_num_steps"].as_u64(),
+            info["max_running_requests"].as_u64()
+        ),
+        (Some(4), Some(7))
+    );
+    let backup = rec["backup"].as_str().unwrap();
+    assert!(std::fs::read_to_string(backup)
+        .unwrap()
+        .contains("--speculative-num-steps 2"));
+
+    // --restore: the backup goes back, the old value runs again.
+    let r = swap(&["--spec", &f.spec, "--restore", "--gpu"], "");
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["method"], "restore");
+    let has_smi = Command::new("sh")
+        .args(["-c", "command -v nvidia-smi"])
+        .output()
+        .unwrap()
+        .status
+        .success();
+    if !has_smi {
+        assert_eq!(rec["stop"]["gpu"], "skipped: nvidia-smi not found", "{rec}");
+    }
+    assert_eq!(rec["config"]["speculative-num-steps"], "2", "{rec}");
+    assert_eq!(f.server_info()["speculative_num_steps"], 2);
+    assert!(!Path::new(backup).exists(), "restored backup is consumed");
+    assert!(
+        f.log().contains("llm-sim") || !f.log().is_empty(),
+        "log file written"
+    );
+}
+
+#[test]
+fn ignore_sigterm_needs_force_kill_and_reports_it() {
+    let f = Fixture::new("sigterm", " --ignore-sigterm 60s", "0.5");
+    swap(&["--spec", &f.spec, "--set", "speculative-num-steps=2"], "").expect_code(0);
+    f.server_info();
+    let old_pid = f.pid().unwrap() as u32;
+    let before = f.text();
+    // Without --force-kill: exit 23, the spec restored, the old server kept.
+    let r = swap(&["--spec", &f.spec, "--set", "speculative-num-steps=3"], "");
+    r.expect_code(23);
+    let rec = record(&r);
+    assert_eq!(
+        (
+            rec["type"].as_str(),
+            rec["stage"].as_str(),
+            rec["kind"].as_str()
+        ),
+        (Some("failure"), Some("swap"), Some("swap_failed"))
+    );
+    assert_eq!(rec["exit_code"], 23);
+    assert!(r.stderr().contains("--force-kill"), "{}", r.stderr());
+    assert_eq!(
+        f.text(),
+        before,
+        "spec must be restored after a failed stop"
+    );
+    assert!(alive(old_pid));
+    // With --force-kill: SIGKILL after the timeout, reported as such.
+    let r = swap(
+        &[
+            "--spec",
+            &f.spec,
+            "--set",
+            "speculative-num-steps=3",
+            "--force-kill",
+        ],
+        "",
+    );
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["stop"]["result"], "sigkill_after_timeout", "{rec}");
+    assert!(!alive(old_pid));
+    assert_eq!(f.server_info()["speculative_num_steps"], 3);
+}
+
+#[test]
+fn rollback_on_fail_restores_the_old_config() {
+    let f = Fixture::new("rollback", "", "5");
+    swap(&["--spec", &f.spec, "--set", "speculative-num-steps=2"], "").expect_code(0);
+    f.server_info();
+    let before = f.text();
+    let ready = "read rec; echo \"$rec\" | grep -q '\"type\":\"swap\"' && [ -n \"$SWEEPKIT_MAIN_PID\" ] && exit 9";
+    let r = swap(
+        &[
+            "--spec",
+            &f.spec,
+            "--set",
+            "speculative-num-steps=5",
+            "--rollback-on-fail",
+            "--ready-cmd",
+            ready,
+        ],
+        "",
+    );
+    r.expect_code(25);
+    let rec = record(&r);
+    assert_eq!(rec["type"], "failure");
+    assert!(
+        rec["reason"]
+            .as_str()
+            .unwrap()
+            .contains("ready command exited 9"),
+        "{rec}"
+    );
+    assert_eq!(f.text(), before);
+    assert_eq!(
+        f.server_info()["speculative_num_steps"],
+        2,
+        "old config running again"
+    );
+    // A start that fails at once (bad flag value) without rollback: exit 24.
+    let r = swap(
+        &[
+            "--spec",
+            &f.spec,
+            "--set",
+            "speculative-num-steps=not-a-number",
+        ],
+        "",
+    );
+    r.expect_code(24);
+    assert!(
+        !record(&r)["log_tail"].as_array().unwrap().is_empty(),
+        "{}",
+        r.stdout()
+    );
+}
+
+#[test]
+fn injection_attempts_stay_one_argument() {
+    let f = Fixture::new("inject", "", "5");
+    let nasty = "x; touch PWNED $(touch PWNED2) `touch PWNED3` 'q\" \\ 100% $HOME\nline2";
+    let r = swap(
+        &["--spec", &f.spec, "--set", &format!("model-name={nasty}")],
+        "",
+    );
+    r.expect_code(0);
+    assert_eq!(record(&r)["config"]["model-name"], nasty);
+    assert_eq!(f.server_info()["served_model_name"], nasty);
+    f.assert_no_injection();
+    // The spec still parses and reads back the same value.
+    let r = swap(
+        &["--spec", &f.spec, "--set", "model-name=plain", "--dry-run"],
+        "",
+    );
+    r.expect_code(0);
+    assert_eq!(record(&r)["changes"][0]["old"], nasty);
+    f.assert_no_injection();
+}
+
+#[test]
+fn dry_run_apply_from_and_bad_input() {
+    let f = Fixture::new("dry", "", "5");
+    let before = f.text();
+    let r = swap(
+        &[
+            "--spec",
+            &f.spec,
+            "--set",
+            "speculative-num-steps=6",
+            "--dry-run",
+        ],
+        "",
+    );
+    r.expect_code(0);
+    assert_eq!(record(&r)["method"], "dry-run");
+    assert!(
+        r.stderr().contains("-ExecStart=") && r.stderr().contains("--speculative-num-steps 6"),
+        "{}",
+        r.stderr()
+    );
+    assert_eq!(f.text(), before);
+    assert!(f.pid().is_none(), "dry run started nothing");
+
+    let summary = r#"{"type":"summary","schema":1,"provenance":{"tool":"summarize","version":"0","started_at":"x","finished_at":"y"},"metric":"m","objective":"max","best_config":{"speculative-num-steps":"4"},"best_per_level":{}}"#;
+    let r = swap(
+        &["--spec", &f.spec, "--apply-from", "-", "--dry-run"],
+        summary,
+    );
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["config"]["speculative-num-steps"], "4");
+    assert_eq!(rec["upstream"]["type"], "summary");
+
+    let failure = r#"{"type":"failure","schema":1,"config":{"a":"1"},"provenance":{"tool":"t","version":"0","started_at":"x","finished_at":"y"},"stage":"ready","kind":"oom","reason":"r"}"#;
+    let r = swap(&["--spec", &f.spec, "--apply-from", "-"], failure);
+    r.expect_code(4);
+    assert_eq!(record(&r)["kind"], "oom", "passed through unchanged");
+    swap(&["--spec", &f.spec, "--apply-from", "-"], "not json\n").expect_code(3);
+
+    // Missing spec, spec without ExecStart: exit 20, failure record, no change.
+    let r = swap(
+        &[
+            "--spec",
+            &format!("{}/nope.spec", f.dir.display()),
+            "--set",
+            "a=1",
+        ],
+        "",
+    );
+    r.expect_code(20);
+    assert_eq!(record(&r)["config"]["a"], "1");
+    assert!(
+        r.stderr().starts_with("svc-swap: error: ") && r.stderr().lines().count() == 1,
+        "{}",
+        r.stderr()
+    );
+    let bad = f.dir.join("bad.spec");
+    std::fs::write(&bad, "Port=1\n").unwrap();
+    let r = swap(&["--spec", bad.to_str().unwrap(), "--set", "a=1"], "");
+    r.expect_code(20);
+    assert!(r.stderr().contains("no ExecStart"), "{}", r.stderr());
+    assert_eq!(std::fs::read_to_string(&bad).unwrap(), "Port=1\n");
+    // A prefix command that does not exist is a transport error.
+    let r = swap(
+        &[
+            "--spec",
+            &f.spec,
+            "--exec-prefix",
+            "/nonexistent/prefix --",
+            "--set",
+            "a=1",
+        ],
+        "",
+    );
+    r.expect_code(21);
+}
+
+/// SIGKILL svc-swap at random moments: the spec always parses and carries
+/// the old or the new value, never a torn file.
+#[test]
+fn killed_mid_write_leaves_old_or_new() {
+    let dir = testkit::temp_dir("kill");
+    let spec = dir.join("k.spec");
+    let spec_s = spec.to_str().unwrap().to_string();
+    std::fs::write(
+        &spec,
+        "ExecStart=/bin/sh -c \"exec sleep 30\" sleeper --k 0\nTimeoutStopSec=1\n",
+    )
+    .unwrap();
+    let mut seed = std::process::id() as u64;
+    let mut seen = [0usize; 2];
+    for i in 0..40u32 {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_svc-swap"))
+            .args([
+                "--spec",
+                &spec_s,
+                "--set",
+                &format!("k={}", i + 1),
+                "--force-kill",
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        std::thread::sleep(Duration::from_micros((seed >> 33) % 40_000));
+        let _ = child.kill();
+        let _ = child.wait();
+        let text = std::fs::read_to_string(&spec).unwrap();
+        let parsed = svc_swap::spec::parse(&spec_s, &text)
+            .unwrap_or_else(|e| panic!("torn spec: {e}\n{text}"));
+        let k = parsed.exec.words.last().unwrap().clone();
+        // Old is what the previous round's reset wrote; new is this round's.
+        assert!(
+            k == i.to_string() || k == (i + 1).to_string(),
+            "round {i}: k={k}"
+        );
+        seen[usize::from(k == (i + 1).to_string())] += 1;
+        // Put the file in a known state for the next round.
+        std::fs::write(
+            &spec,
+            format!(
+                "ExecStart=/bin/sh -c \"exec sleep 30\" sleeper --k {}\nTimeoutStopSec=1\n",
+                i + 1
+            ),
+        )
+        .unwrap();
+        if let Some(pid) = std::fs::read_to_string(format!("{spec_s}.pid"))
+            .ok()
+            .and_then(|s| s.trim().parse::<i32>().ok())
+        {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
+    assert_eq!(seen[0] + seen[1], 40);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,166 @@
+//! svc-swap over SSH against a real sshd on 127.0.0.1 (testkit::sshd): key
+//! auth with a swap of a process-managed llm-sim, host key mismatch and
+//! auth failure refused with the spec untouched, injection attempts
+//! harmless. Skips with a note when sshd is not installed.
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use testkit::sshd::Sshd;
+
+struct Spec {
+    dir: PathBuf,
+    path: String,
+    port: u16,
+}
+
+impl Spec {
+    fn new() -> Spec {
+        // A directory name that would run commands if spliced into a shell.
+        let dir = testkit::temp_dir("ssh").join("d $(touch PWNED) ;x 'q");
+        std::fs::create_dir_all(&dir).unwrap();
+        let port = testkit::free_port();
+        let path = dir.join("sim.spec");
+        std::fs::write(
+            &path,
+            format!(
+                "ExecStart={} --host 127.0.0.1 --port {port} --load-time 10ms --warmup-time 10ms\nTimeoutStopSec=10\nPort={port}\n",
+                testkit::bin("llm-sim").display()
+            ),
+        )
+        .unwrap();
+        Spec {
+            path: path.to_str().unwrap().into(),
+            dir,
+            port,
+        }
+    }
+
+    fn text(&self) -> String {
+        std::fs::read_to_string(&self.path).unwrap()
+    }
+
+    fn info(&self) -> Value {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(20) {
+            if let Some((200, _)) = testkit::http_get(self.port, "/health") {
+                let (_, b) = testkit::http_get(self.port, "/server_info").unwrap();
+                return serde_json::from_str(&b).unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        panic!("llm-sim never healthy");
+    }
+}
+
+impl Drop for Spec {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(format!("{}.pid", self.path)) {
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{}", pid.trim())])
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+        let _ = std::fs::remove_dir_all(self.dir.parent().unwrap());
+    }
+}
+
+fn swap(sshd: &Sshd, key: &PathBuf, known: &PathBuf, args: &[&str]) -> testkit::Run {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
+    c.env_remove("SSH_AUTH_SOCK");
+    c.args(["--ssh", &sshd.target(), "--ssh-key"])
+        .arg(key)
+        .arg("--known-hosts")
+        .arg(known)
+        .args(args);
+    testkit::run(c, "")
+}
+
+fn one(r: &testkit::Run) -> Value {
+    let v = r.json_lines();
+    assert_eq!(v.len(), 1, "{}", r.stdout());
+    v.into_iter().next().unwrap()
+}
+
+#[test]
+fn swap_over_ssh_with_key_auth_and_nasty_values() {
+    let Some(sshd) = Sshd::start() else { return };
+    let spec = Spec::new();
+    let nasty = "n; touch PWNED2 $(touch PWNED3) `touch PWNED4` \"q' \\ 7% $HOME\nz";
+    let r = swap(
+        &sshd,
+        &sshd.client_key,
+        &sshd.known_hosts,
+        &[
+            "--spec",
+            &spec.path,
+            "--set",
+            &format!("model-name={nasty}"),
+        ],
+    );
+    r.expect_code(0);
+    let rec = one(&r);
+    assert_eq!(rec["target"]["ssh"], sshd.target());
+    assert_eq!(rec["config"]["model-name"], nasty);
+    assert_eq!(rec["start"]["cmdline_verified"], true, "{rec}");
+    assert_eq!(spec.info()["served_model_name"], nasty);
+    // Second swap over SSH: a clean stop of the first instance.
+    let r = swap(
+        &sshd,
+        &sshd.client_key,
+        &sshd.known_hosts,
+        &["--spec", &spec.path, "--set", "speculative-num-steps=2"],
+    );
+    r.expect_code(0);
+    assert_eq!(one(&r)["stop"]["result"], "clean");
+    assert_eq!(spec.info()["speculative_num_steps"], 2);
+    for dir in [
+        spec.dir.clone(),
+        spec.dir.parent().unwrap().to_path_buf(),
+        PathBuf::from("."),
+        std::env::var("HOME").map(PathBuf::from).unwrap_or_default(),
+    ] {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            assert!(
+                !e.file_name().to_string_lossy().starts_with("PWNED"),
+                "injection ran in {}",
+                dir.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn host_key_mismatch_and_bad_key_are_refused() {
+    let Some(sshd) = Sshd::start() else { return };
+    let spec = Spec::new();
+    let before = spec.text();
+    let r = swap(
+        &sshd,
+        &sshd.client_key,
+        &sshd.wrong_known_hosts,
+        &["--spec", &spec.path, "--set", "a=1"],
+    );
+    r.expect_code(21);
+    let rec = one(&r);
+    assert_eq!(
+        (rec["type"].as_str(), rec["exit_code"].as_i64()),
+        (Some("failure"), Some(21))
+    );
+    assert!(r.stderr().contains("HOST KEY MISMATCH"), "{}", r.stderr());
+    let r = swap(
+        &sshd,
+        &sshd.unauthorized_key,
+        &sshd.known_hosts,
+        &["--spec", &spec.path, "--set", "a=1"],
+    );
+    r.expect_code(21);
+    assert_eq!(one(&r)["exit_code"], 21);
+    assert_eq!(spec.text(), before, "spec untouched");
+    assert!(
+        !std::path::Path::new(&format!("{}.pid", spec.path)).exists(),
+        "nothing started"
+    );
+}

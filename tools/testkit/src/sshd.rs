@@ -1,0 +1,273 @@
+//! A real OpenSSH server for tests: `/usr/sbin/sshd -D -e -f CONFIG` on
+//! 127.0.0.1 and a free port, with its own temp dir, generated host and
+//! client keys and absolute paths, killed on drop. `Sshd::start()` returns
+//! None when sshd is not installed (scripts/deps.sh installs
+//! openssh-server), so tests can print a skip line instead of failing.
+
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// A running sshd; everything lives in `dir`, removed on drop.
+pub struct Sshd {
+    pub host: String,
+    pub port: u16,
+    /// The user tests log in as: the current user (root is allowed).
+    pub user: String,
+    pub dir: PathBuf,
+    /// A private key in `authorized_keys`.
+    pub client_key: PathBuf,
+    /// A private key that is not authorized (for auth-failure tests).
+    pub unauthorized_key: PathBuf,
+    /// known_hosts with the server's ed25519 key.
+    pub known_hosts: PathBuf,
+    /// known_hosts with only the server's RSA key (host-key type pinning).
+    pub known_hosts_rsa: PathBuf,
+    /// known_hosts with another ed25519 key for this host (mismatch).
+    pub wrong_known_hosts: PathBuf,
+    /// known_hosts with only an ECDSA key the server does not have.
+    pub wrong_type_known_hosts: PathBuf,
+    /// sshd's log (`-e` output).
+    pub log: PathBuf,
+    child: Child,
+}
+
+/// True when sshd and ssh-keygen are installed.
+pub fn available() -> bool {
+    Path::new(SSHD).exists() && which("ssh-keygen")
+}
+
+fn which(prog: &str) -> bool {
+    Command::new("sh")
+        .args(["-c", &format!("command -v {prog}")])
+        .stdout(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false)
+}
+
+/// `ssh-keygen` a key pair at `path` (no passphrase); returns the public
+/// key line.
+pub fn keygen(path: &Path, kind: &str) -> String {
+    let mut c = Command::new("ssh-keygen");
+    c.args(["-q", "-t", kind, "-N", "", "-C", "sweepkit-test", "-f"])
+        .arg(path);
+    if kind == "rsa" {
+        c.args(["-b", "2048"]);
+    }
+    let out = c.stdin(Stdio::null()).output().expect("run ssh-keygen");
+    assert!(
+        out.status.success(),
+        "ssh-keygen -t {kind}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pubp = PathBuf::from(format!("{}.pub", path.display()));
+    std::fs::read_to_string(pubp)
+        .expect("read .pub")
+        .trim()
+        .to_string()
+}
+
+/// `type base64` of a public key line (the comment dropped).
+fn type_and_key(pub_line: &str) -> String {
+    pub_line
+        .split_whitespace()
+        .take(2)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn current_user() -> String {
+    let out = Command::new("id").arg("-un").output().expect("id -un");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+impl Sshd {
+    /// Start sshd, or None (with a line on stderr) when it is not installed.
+    pub fn start() -> Option<Sshd> {
+        if !available() {
+            eprintln!(
+                "skipping: {SSHD} or ssh-keygen not installed \
+                 (scripts/deps.sh installs openssh-server)"
+            );
+            return None;
+        }
+        // Privilege separation directory; sshd refuses to start without it.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let dir = crate::temp_dir("sshd");
+        let k = |n: &str| dir.join(n);
+        let host_ed = keygen(&k("host_ed25519"), "ed25519");
+        let host_rsa = keygen(&k("host_rsa"), "rsa");
+        let client = keygen(&k("client_ed25519"), "ed25519");
+        keygen(&k("unauthorized_ed25519"), "ed25519");
+        let other = keygen(&k("other_host_ed25519"), "ed25519");
+        let ecdsa = keygen(&k("other_host_ecdsa"), "ecdsa");
+        std::fs::write(k("authorized_keys"), format!("{client}\n")).unwrap();
+        for attempt in 0..5 {
+            let port = crate::free_port();
+            let pat = format!("[127.0.0.1]:{port}");
+            let kh = |name: &str, key: &str| {
+                std::fs::write(k(name), format!("{pat} {}\n", type_and_key(key))).unwrap();
+            };
+            kh("known_hosts", &host_ed);
+            kh("known_hosts_rsa", &host_rsa);
+            kh("wrong_known_hosts", &other);
+            kh("wrong_type_known_hosts", &ecdsa);
+            let config = k("sshd_config");
+            std::fs::write(&config, config_text(&dir, port)).unwrap();
+            let log = k("sshd.log");
+            let mut child = Command::new(SSHD)
+                .args(["-D", "-e", "-f"])
+                .arg(&config)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(std::fs::File::create(&log).unwrap())
+                .spawn()
+                .expect("spawn sshd");
+            if wait_listening(&mut child, port, Duration::from_secs(10)) {
+                return Some(Sshd {
+                    host: "127.0.0.1".into(),
+                    port,
+                    user: current_user(),
+                    client_key: k("client_ed25519"),
+                    unauthorized_key: k("unauthorized_ed25519"),
+                    known_hosts: k("known_hosts"),
+                    known_hosts_rsa: k("known_hosts_rsa"),
+                    wrong_known_hosts: k("wrong_known_hosts"),
+                    wrong_type_known_hosts: k("wrong_type_known_hosts"),
+                    log,
+                    dir,
+                    child,
+                });
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            // Another process may have taken the free port meanwhile: retry.
+            if !text.contains("Address already in use") || attempt == 4 {
+                panic!("sshd did not start; its log:\n{text}");
+            }
+        }
+        unreachable!()
+    }
+
+    /// `user@127.0.0.1:port`, the form `--ssh` takes.
+    pub fn target(&self) -> String {
+        format!("{}@{}:{}", self.user, self.host, self.port)
+    }
+
+    /// What sshd has logged so far.
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// A path in the server's dir for a file the test creates (a fresh
+    /// known_hosts for accept-new tests, canaries).
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+/// Wait until `port` accepts connections; false if sshd exited first.
+fn wait_listening(child: &mut Child, port: u16, limit: Duration) -> bool {
+    let t0 = Instant::now();
+    while t0.elapsed() < limit {
+        if let Ok(Some(_)) = child.try_wait() {
+            return false;
+        }
+        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+fn config_text(dir: &Path, port: u16) -> String {
+    let d = dir.display();
+    format!(
+        "# sweepkit test sshd (testkit::sshd)
+ListenAddress 127.0.0.1:{port}
+HostKey {d}/host_ed25519
+HostKey {d}/host_rsa
+PidFile {d}/sshd.pid
+AuthorizedKeysFile {d}/authorized_keys
+StrictModes no
+UsePAM no
+PermitRootLogin prohibit-password
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+AllowTcpForwarding yes
+MaxSessions 64
+MaxStartups 64
+UseDNS no
+PrintMotd no
+LogLevel INFO
+"
+    )
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// An `ssh-agent` on a socket in `dir` holding `keys`, killed on drop.
+pub struct Agent {
+    pub socket: PathBuf,
+    child: Child,
+}
+
+impl Agent {
+    /// Start an agent and add `keys` in order (the agent offers them in
+    /// that order). None when ssh-agent is not installed.
+    pub fn start(dir: &Path, keys: &[&Path]) -> Option<Agent> {
+        if !which("ssh-agent") || !which("ssh-add") {
+            eprintln!("skipping: ssh-agent not installed");
+            return None;
+        }
+        let socket = dir.join("agent.sock");
+        let child = Command::new("ssh-agent")
+            .args(["-D", "-a"])
+            .arg(&socket)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn ssh-agent");
+        let agent = Agent { socket, child };
+        let t0 = Instant::now();
+        while !agent.socket.exists() && t0.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        for key in keys {
+            let out = Command::new("ssh-add")
+                .arg(key)
+                .env("SSH_AUTH_SOCK", &agent.socket)
+                .stdin(Stdio::null())
+                .output()
+                .expect("run ssh-add");
+            assert!(
+                out.status.success(),
+                "ssh-add {}: {}",
+                key.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        Some(agent)
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
