@@ -52,7 +52,8 @@ pub struct Args {
     #[arg(long = "unset", value_name = "FLAG", allow_hyphen_values = true)]
     pub unset: Vec<String>,
 
-    /// Apply the config of a record (summary's best_config) from FILE or -
+    /// Apply the config of a record from FILE or - (a summary's best_config,
+    /// with its best_unset keys removed)
     #[arg(long, value_name = "FILE")]
     pub apply_from: Option<String>,
 

@@ -65,6 +65,15 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
             })?;
             ops.push(op);
         }
+        // A summary's pick may leave keys unset (speculation off drops
+        // --speculative-algorithm): remove them, or the old value lingers.
+        if let Record::Summary(s) = &rec {
+            for k in &s.best_unset {
+                ops.push(Op::parse_unset(k).map_err(|e| {
+                    Exit::new(exit::BAD_INPUT, anyhow::anyhow!("{name}: best_unset {e}"))
+                })?);
+            }
+        }
         if ops.is_empty() {
             return Err(Exit::new(
                 exit::BAD_INPUT,

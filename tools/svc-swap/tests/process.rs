@@ -349,7 +349,7 @@ fn dry_run_apply_from_and_bad_input() {
     assert_eq!(f.text(), before);
     assert!(f.pid().is_none(), "dry run started nothing");
 
-    let summary = r#"{"type":"summary","schema":1,"provenance":{"tool":"summarize","version":"0","started_at":"x","finished_at":"y"},"metric":"m","objective":"max","best_config":{"speculative-num-steps":"4"},"best_per_level":{}}"#;
+    let summary = r#"{"type":"summary","schema":1,"provenance":{"tool":"summarize","version":"0","started_at":"x","finished_at":"y"},"metric":"m","objective":"max","best_config":{"speculative-num-steps":"4"},"best_per_level":{},"best_unset":["warmup-time"]}"#;
     let r = swap(
         &["--spec", &f.spec, "--apply-from", "-", "--dry-run"],
         summary,
@@ -358,6 +358,19 @@ fn dry_run_apply_from_and_bad_input() {
     let rec = record(&r);
     assert_eq!(rec["config"]["speculative-num-steps"], "4");
     assert_eq!(rec["upstream"]["type"], "summary");
+    // Keys the pick leaves unset are removed from the command line.
+    let changes = rec["changes"].as_array().unwrap();
+    assert!(
+        changes
+            .iter()
+            .any(|c| c["flag"] == "--warmup-time" && c["new"].is_null()),
+        "{changes:?}"
+    );
+    assert!(!rec["exec_start"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|w| w == "--warmup-time"));
 
     let failure = r#"{"type":"failure","schema":1,"config":{"a":"1"},"provenance":{"tool":"t","version":"0","started_at":"x","finished_at":"y"},"stage":"ready","kind":"oom","reason":"r"}"#;
     let r = swap(&["--spec", &f.spec, "--apply-from", "-"], failure);
