@@ -1,18 +1,97 @@
-//! loadgen (skeleton; being built).
+//! loadgen: streaming load against an OpenAI-compatible server at several
+//! concurrency levels or arrival rates, one bench record per level.
+//!
+//! Design: blocking HTTP (ureq 2) on one small-stack OS thread per request
+//! in flight, timestamps taken right after each socket read, a hand-rolled
+//! SSE line splitter without a line-length cap; statistics in a pure
+//! module. See `man loadgen` for every metric's definition.
+
+pub mod args;
+pub mod client;
+pub mod level;
+pub mod metrics;
+pub mod output;
+pub mod prompts;
+pub mod run_level;
+pub mod server;
+pub mod setup;
+pub mod spec;
+pub mod sse;
+pub mod stats;
+pub mod upstream;
 
 use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
-use clap::Parser;
-use sweepkit::report::Exit;
+pub use args::Args;
+use sweepkit::exit;
+use sweepkit::records::Record;
+use sweepkit::report::{Exit, WithCode};
 
-/// loadgen
-#[derive(Debug, Parser)]
-#[command(name = "loadgen", version, about)]
-pub struct Args {}
+/// Set by the Ctrl-C handler; ends the current level.
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// Run loadgen with the given streams.
-pub fn run(_args: Args, _stdin: impl BufRead, _stdout: impl Write) -> Result<(), Exit> {
-    Ok(())
+/// Install the Ctrl-C/SIGTERM handler (main calls this once).
+pub fn install_interrupt_handler() {
+    let _ = ctrlc::set_handler(|| {
+        if INTERRUPTED.swap(true, Ordering::SeqCst) {
+            // Second Ctrl-C: the user means it.
+            std::process::exit(exit::INTERRUPTED as i32);
+        }
+    });
+}
+
+/// Run loadgen. `stdin` is None when it is a terminal (no upstream record).
+pub fn run(args: Args, stdin: Option<impl BufRead>, stdout: impl Write) -> Result<(), Exit> {
+    run_with(args, stdin, stdout, &INTERRUPTED)
+}
+
+/// `run` with an explicit interrupt flag (tests).
+pub fn run_with(
+    args: Args,
+    stdin: Option<impl BufRead>,
+    stdout: impl Write,
+    interrupted: &AtomicBool,
+) -> Result<(), Exit> {
+    let up = match (args.no_upstream, stdin) {
+        (false, Some(r)) => upstream::read(r)?,
+        _ => upstream::Upstream::default(),
+    };
+    let mut sink = output::Sink::new(stdout, args.format);
+    if let Some(raw) = &up.failure {
+        // Pass the failure through unchanged: the pipeline's results file
+        // must say why this config has no numbers.
+        sweepkit::io::write_json_line(&mut sink.out, raw).context_write()?;
+        return Err(Exit::silent(exit::UPSTREAM_FAILED));
+    }
+    let plan = setup::Plan::from_args(&args, &up)?;
+    let ctx = match setup::connect(&args, &plan, &up) {
+        Ok(c) => c,
+        Err(setup::ConnectError::Unreachable(reason)) => {
+            let rec =
+                setup::failure_record(&plan, &up, sweepkit::FailureKind::Unreachable, &reason);
+            sink.record(&Record::Failure(rec)).context_write()?;
+            sink.finish().context_write()?;
+            return Err(Exit::new(exit::ALL_FAILED, anyhow::anyhow!("{reason}")));
+        }
+        Err(setup::ConnectError::Other(e)) => return Err(e),
+    };
+    let ctx = Arc::new(ctx);
+    let result = run_level::run_all(&args, &plan, &ctx, &up, &mut sink, interrupted);
+    sink.finish().context_write()?;
+    result
+}
+
+trait ContextWrite<T> {
+    fn context_write(self) -> Result<T, Exit>;
+}
+
+impl<T> ContextWrite<T> for std::io::Result<T> {
+    fn context_write(self) -> Result<T, Exit> {
+        use anyhow::Context;
+        self.context("writing stdout").code(exit::FAILURE)
+    }
 }
 
 #[cfg(test)]
@@ -21,5 +100,11 @@ mod tests {
     fn verify_cli() {
         use clap::CommandFactory;
         super::Args::command().debug_assert();
+    }
+
+    #[test]
+    fn man_page_up_to_date() {
+        use clap::CommandFactory;
+        testkit::check_man_page(super::Args::command());
     }
 }

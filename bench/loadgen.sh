@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# loadgen's part of `make bench` (called from bench/run.sh; runs alone too):
+#  1. requests/s and tokens/s per client CPU-second against llm-sim
+#     --zero-delay (and a real llama-server with a tiny model when
+#     scripts/real-peer.sh built one), for loadgen, vllm-rs (the Rust client in the vllm
+#     wheel) and a Python aiohttp client, printed as ratios;
+#  2. TTFT and ITL error against llm-sim --exact-ttft/--exact-itl at
+#     concurrency 1..512;
+#  3. loadgen's peak RSS at concurrency 1024.
+# Writes $OUT/results.md (the table for bench/README.md) and prints it.
+# Env: BIN or SWEEPKIT_BIN (default target/release), OUT, SWEEPKIT_CACHE,
+# REQUESTS (throughput run size), CONCS (accuracy levels), SKIP_VLLM=1.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${BIN:-${SWEEPKIT_BIN:-$ROOT/target/release}}
+OUT=${OUT:-$ROOT/target/bench/loadgen}
+CACHE=${SWEEPKIT_CACHE:-$HOME/.cache/sweepkit}
+REQUESTS=${REQUESTS:-4000}
+CONCS=${CONCS:-"1 4 16 64 128 256 512"}
+VLLM_VERSION=0.33.0
+mkdir -p "$OUT"
+SIM_PID=""
+
+log() { echo "bench/loadgen: $*" >&2; }
+
+stop_sim() {
+    if [ -n "$SIM_PID" ]; then
+        kill "$SIM_PID" 2>/dev/null || true
+        wait "$SIM_PID" 2>/dev/null || true
+        SIM_PID=""
+    fi
+}
+trap stop_sim EXIT
+
+# Start llm-sim with ARGS on a free port; sets PORT and URL.
+start_sim() {
+    stop_sim
+    rm -f "$OUT/sim.out"  # a stale port line would win the race below
+    "$BIN/llm-sim" --host 127.0.0.1 --port 0 --load-time 0s --warmup-time 0s \
+        --max-running-requests 4096 "$@" >"$OUT/sim.out" 2>"$OUT/sim.err" &
+    SIM_PID=$!
+    for _ in $(seq 100); do
+        [ -s "$OUT/sim.out" ] && break
+        sleep 0.05
+    done
+    PORT=$(head -1 "$OUT/sim.out" | python3 -c 'import sys, json; print(json.load(sys.stdin)["port"])')
+    URL="http://127.0.0.1:$PORT"
+    for _ in $(seq 200); do
+        curl -fs --max-time 1 "$URL/health" >/dev/null 2>&1 && return 0
+        sleep 0.05
+    done
+    log "llm-sim did not become healthy"; cat "$OUT/sim.err" >&2; exit 1
+}
+
+# Run a command under /usr/bin/time; prints "wall user sys maxrss_kb".
+timed() {
+    /usr/bin/time -f "%e %U %S %M" -o "$OUT/time.txt" "$@" >"$OUT/cmd.out" 2>"$OUT/cmd.err" || {
+        log "failed: $*"; tail -5 "$OUT/cmd.err" >&2; return 1; }
+    cat "$OUT/time.txt"
+}
+
+# Like timed, but a non-zero exit (some requests failed) still counts.
+timed_ok() {
+    /usr/bin/time -f "%e %U %S %M" -o "$OUT/time.txt" "$@" >"$OUT/cmd.out" 2>"$OUT/cmd.err" || true
+    [ -s "$OUT/time.txt" ] && tail -1 "$OUT/time.txt"
+}
+
+# The vllm-rs binary from the vllm wheel (cached); empty when unobtainable.
+vllm_rs() {
+    local dir="$CACHE/vllm-$VLLM_VERSION"
+    if [ ! -x "$dir/vllm-rs" ] && [ "${SKIP_VLLM:-0}" != 1 ]; then
+        mkdir -p "$dir"
+        log "downloading the vllm $VLLM_VERSION wheel (about 340 MB) for vllm-rs"
+        if pip download --no-deps "vllm==$VLLM_VERSION" -d "$dir" >"$OUT/pip.log" 2>&1; then
+            (cd "$dir" && unzip -o -q vllm-"$VLLM_VERSION"-*.whl vllm/vllm-rs \
+                && mv vllm/vllm-rs . && rmdir vllm && rm -f vllm-"$VLLM_VERSION"-*.whl) || true
+        fi
+    fi
+    if [ -x "$dir/vllm-rs" ]; then echo "$dir/vllm-rs"; fi
+}
+
+# A word-level tokenizer.json: vllm-rs's random dataset needs a tokenizer,
+# and no model may be downloaded; llm-sim ignores token identity.
+make_tokenizer() {
+    mkdir -p "$OUT/tok"
+    python3 - "$OUT/tok" <<'PY'
+import json, sys
+words = ["[UNK]"] + [f"w{i}" for i in range(1, 5000)]
+tok = {"version": "1.0", "truncation": None, "padding": None,
+       "added_tokens": [{"id": 0, "content": "[UNK]", "single_word": False, "lstrip": False,
+                         "rstrip": False, "normalized": False, "special": True}],
+       "normalizer": None, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": None,
+       "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
+       "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(words)}, "unk_token": "[UNK]"}}
+json.dump(tok, open(sys.argv[1] + "/tokenizer.json", "w"))
+json.dump({"model_max_length": 100000}, open(sys.argv[1] + "/tokenizer_config.json", "w"))
+PY
+}
+
+py() { python3 -c "import json,sys; d=json.load(open('$1')); print($2)"; }
+
+# --- 1. throughput per client CPU-second ------------------------------------
+# throughput SERVER_LABEL REQUESTS CONCURRENCY OUTPUT_TOKENS: appends table
+# rows for loadgen, vllm-rs and the Python client against $URL.
+rows=()
+throughput() {
+    local label=$1 n=$2 conc=$3 outtok=$4 model lw lu ls l_cpu l_tok l_ok l_fail
+    model=$(curl -fs --max-time 5 "$URL/v1/models" | python3 -c 'import sys, json; print(json.load(sys.stdin)["data"][0]["id"])')
+    log "throughput ($label): $n requests at concurrency $conc, $outtok tokens each"
+    read -r lw lu ls _ < <(timed_ok "$BIN/loadgen" "$URL" -c "$conc" -n "$n" --max-tokens "$outtok" \
+        --input-tokens 64 --ignore-eos --warmup 0 --no-upstream --quiet --no-tokenize)
+    head -1 "$OUT/cmd.out" >"$OUT/loadgen-$label.json"
+    l_cpu=$(echo "$lu + $ls" | bc -l)
+    l_tok=$(py "$OUT/loadgen-$label.json" "d['counts']['output_tokens']")
+    l_ok=$(py "$OUT/loadgen-$label.json" "d['counts']['completed']")
+    l_fail=$(py "$OUT/loadgen-$label.json" "d['counts']['failed']")
+    rows+=("| $label | loadgen | $l_ok | $l_fail | $lw | $l_cpu | $(per "$l_ok" "$l_cpu") | $(per "$l_tok" "$l_cpu") | 1.00 |")
+    if [ -n "$VR" ]; then
+        local vw vu vs v_cpu v_ok
+        # vllm-rs's random dataset fixes prompt lengths through /tokenize,
+        # which llama-server answers in another shape: use a JSONL dataset.
+        python3 -c "import json
+with open('$OUT/custom.jsonl', 'w') as f:
+    for i in range($n): f.write(json.dumps({'prompt': ' '.join(f'w{(i * 7 + j) % 4999 + 1}' for j in range(64))}) + '\\n')"
+        if read -r vw vu vs _ < <(timed_ok "$VR" bench serve --base-url "$URL" --model "$model" \
+            --tokenizer "$OUT/tok" --dataset-name custom --dataset-path "$OUT/custom.jsonl" \
+            --custom-output-len "$outtok" --num-prompts "$n" --max-concurrency "$conc" \
+            --ignore-eos --disable-tqdm); then
+            v_cpu=$(echo "$vu + $vs" | bc -l)
+            v_ok=$(sed -n 's/^Successful requests: *\([0-9]*\).*/\1/p' "$OUT/cmd.out" | head -1)
+            v_ok=${v_ok:-0}
+            rows+=("| $label | vllm-rs $VLLM_VERSION | $v_ok | $((n - v_ok)) | $vw | $v_cpu | $(per "$v_ok" "$v_cpu") | $(per "$((v_ok * outtok))" "$v_cpu") | $(ratio "$l_ok" "$l_cpu" "$v_ok" "$v_cpu") |")
+        fi
+    else
+        rows+=("| $label | vllm-rs | - | - | - | - | - | - | not obtainable (pip download failed) |")
+    fi
+    if python3 -c 'import aiohttp' 2>/dev/null; then
+        local pw pu ps p_cpu p_tok p_ok
+        if read -r pw pu ps _ < <(timed_ok python3 "$ROOT/bench/loadgen_pyclient.py" --url "$URL" \
+            --model "$model" --concurrency "$conc" --requests "$n" --max-tokens "$outtok"); then
+            p_cpu=$(echo "$pu + $ps" | bc -l)
+            p_tok=$(py "$OUT/cmd.out" "d['tokens']")
+            p_ok=$(py "$OUT/cmd.out" "d['requests']")
+            rows+=("| $label | python aiohttp | $p_ok | $(py "$OUT/cmd.out" "d['failed']") | $pw | $p_cpu | $(per "$p_ok" "$p_cpu") | $(per "$p_tok" "$p_cpu") | $(ratio "$l_ok" "$l_cpu" "$p_ok" "$p_cpu") |")
+        fi
+    fi
+}
+per() { echo "$1 / $2" | bc -l | xargs printf %.0f; }
+ratio() {
+    if [ "$3" -gt 0 ]; then echo "($1 / $2) / ($3 / $4)" | bc -l | xargs printf %.2f; else echo "-"; fi
+}
+
+VR=$(vllm_rs)
+[ -n "$VR" ] && make_tokenizer
+python3 -c 'import aiohttp' 2>/dev/null || pip install -q aiohttp >/dev/null 2>&1 || true
+
+start_sim --zero-delay
+throughput llm-sim "$REQUESTS" 64 64
+stop_sim
+
+# A real llama-server with a tiny model, when scripts/real-peer.sh built one.
+if [ -f "$CACHE/env" ]; then
+    # shellcheck disable=SC1091
+    . "$CACHE/env"
+    if [ -x "${LLAMA_SERVER:-}" ] && [ -f "${TINY_TARGET_GGUF:-}" ]; then
+        LPORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+        "$LLAMA_SERVER" -m "$TINY_TARGET_GGUF" --host 127.0.0.1 --port "$LPORT" -np 8 -c 8192 \
+            >"$OUT/llama.log" 2>&1 &
+        SIM_PID=$!
+        URL="http://127.0.0.1:$LPORT"
+        for _ in $(seq 200); do
+            curl -fs --max-time 1 "$URL/health" >/dev/null 2>&1 && break
+            sleep 0.1
+        done
+        throughput llama-server 100 8 16
+        stop_sim
+    fi
+fi
+
+# --- 2. TTFT/ITL accuracy against exact timing ------------------------------
+TTFT_MS=50
+ITL_MS=10
+acc=()
+for c in $CONCS; do
+    start_sim --exact-ttft "${TTFT_MS}ms" --exact-itl "${ITL_MS}ms"
+    n=$((c * 2 > 64 ? c * 2 : 64))
+    log "accuracy: concurrency $c, $n requests"
+    "$BIN/loadgen" "$URL" -c "$c" -n "$n" --max-tokens 16 --ignore-eos --warmup "$c" \
+        --requests-out "$OUT/acc-$c.req.jsonl" --no-upstream --quiet --no-tokenize \
+        >"$OUT/acc-$c.json" 2>"$OUT/acc-$c.err" || true
+    acc+=("$(python3 - "$OUT/acc-$c.json" "$OUT/acc-$c.req.jsonl" "$c" "$TTFT_MS" "$ITL_MS" <<'PY'
+import json, sys
+d = json.loads(open(sys.argv[1]).readline())
+c, t, i = sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
+tt, it = d["ttft_ms"], d["itl_ms"]
+# Client TTFT minus llm-sim's own (request arrival to first chunk sent):
+# what is left is the client's error plus loopback transfer, without the
+# server's timer lateness that the nominal comparison includes.
+diffs = sorted(r["ttft_ms"] - r["server_prompt_ms"] for r in map(json.loads, open(sys.argv[2]))
+               if r.get("ok") and r.get("server_prompt_ms") is not None and r.get("ttft_ms") is not None)
+def pct(v, q):
+    if not v:
+        return float("nan")
+    h = (len(v) - 1) * q / 100
+    lo = int(h)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (h - lo) * (v[hi] - v[lo])
+print(f"| {c} | {tt['p50'] - t:+.3f} | {tt['p99'] - t:+.3f} | {pct(diffs, 50):+.3f} | {pct(diffs, 99):+.3f} "
+      f"| {it['p50'] - i:+.3f} | {it['p99'] - i:+.3f} | {d['start_lag_ms']['p99']:.3f} |")
+PY
+)")
+done
+
+# --- 3. RSS at concurrency 1024 ----------------------------------------------
+start_sim --zero-delay
+log "RSS: concurrency 1024"
+read -r _ _ _ rss_kb < <(timed "$BIN/loadgen" "$URL" -c 1024 -n 4096 --max-tokens 16 --warmup 0 \
+    --no-upstream --quiet --no-tokenize)
+stop_sim
+
+{
+    echo "### Throughput per client CPU-second"
+    echo
+    echo "llm-sim --zero-delay: c=64, 64 output tokens. llama-server (tiny model, 8 slots): c=8, 16 output tokens."
+    echo "Per CPU-second figures count completed requests only."
+    echo
+    echo "| server | client | ok | failed | wall s | client CPU s | req per CPU-s | tok per CPU-s | loadgen ratio |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|"
+    printf '%s\n' "${rows[@]}"
+    echo
+    echo "### Timing error against llm-sim --exact-ttft ${TTFT_MS}ms --exact-itl ${ITL_MS}ms (measured - exact, ms)"
+    echo
+    echo "TTFT vs server: client TTFT minus llm-sim's own TTFT per request (server lateness removed)."
+    echo
+    echo "| concurrency | TTFT p50 | TTFT p99 | TTFT vs server p50 | TTFT vs server p99 | ITL p50 | ITL p99 | start lag p99 |"
+    echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
+    printf '%s\n' "${acc[@]}"
+    echo
+    echo "### Memory"
+    echo
+    echo "loadgen peak RSS at concurrency 1024: $((rss_kb / 1024)) MB"
+} | tee "$OUT/results.md"

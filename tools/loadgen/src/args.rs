@@ -1,0 +1,199 @@
+//! Command-line flags (clap derive). Help lines stay within 79 columns.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+fn duration(s: &str) -> Result<Duration, String> {
+    sweepkit::time::parse_duration(s)
+}
+
+fn rate(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
+        _ => Err(format!("'{s}': expected a rate above 0 (requests/s)")),
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Endpoint {
+    /// /v1/completions
+    Completions,
+    /// /v1/chat/completions
+    Chat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// One JSON bench record per level, written when the level ends
+    Json,
+    /// CSV (dotted column names), written after the last level
+    Csv,
+    /// A Markdown table for people, written after the last level
+    Markdown,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum PromptsFormat {
+    /// By content: a JSON array is ShareGPT, else JSONL
+    Auto,
+    /// One {"prompt": .., "output_tokens": ..} object per line
+    Jsonl,
+    /// ShareGPT JSON: first human turn, reply length as output length
+    Sharegpt,
+}
+
+/// Streaming load against an OpenAI-compatible server, one bench record per
+/// load level on stdout.
+#[derive(Debug, Parser)]
+#[command(name = "loadgen", version, max_term_width = 79)]
+#[command(after_help = "Reads an upstream ready/swap record from stdin when \
+stdin is not a terminal; a failure record is passed through (exit 4).")]
+pub struct Args {
+    /// Server base URL (e.g. http://127.0.0.1:8000); default: the upstream
+    /// record's server.base_url
+    #[arg(value_name = "URL", conflicts_with = "url")]
+    pub base_url: Option<String>,
+
+    /// Server base URL (same as the positional URL)
+    #[arg(long, value_name = "URL")]
+    pub url: Option<String>,
+
+    /// Model name; default: the first model /v1/models lists
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+
+    /// API key sent as a Bearer token (never printed)
+    #[arg(
+        long,
+        value_name = "KEY",
+        env = "OPENAI_API_KEY",
+        hide_env_values = true
+    )]
+    pub api_key: Option<String>,
+
+    /// Which API to call
+    #[arg(long, value_enum, default_value = "completions")]
+    pub endpoint: Endpoint,
+
+    /// Ask for whole responses instead of a stream (no TTFT or ITL)
+    #[arg(long)]
+    pub no_stream: bool,
+
+    /// Closed loop: requests in flight, one level per value
+    #[arg(short = 'c', long, value_name = "N[,N..]", value_delimiter = ',',
+          value_parser = clap::value_parser!(u32).range(1..), conflicts_with = "rate")]
+    pub concurrency: Option<Vec<u32>>,
+
+    /// Open loop: arrival rate in requests/s, one level per value
+    #[arg(short = 'r', long, value_name = "R[,R..]", value_delimiter = ',',
+          value_parser = rate)]
+    pub rate: Option<Vec<f64>>,
+
+    /// Open loop: gamma shape of inter-arrival times (1 = Poisson; lower
+    /// is burstier)
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub burstiness: f64,
+
+    /// Open loop: most requests in flight; later arrivals wait in the
+    /// client (queue time)
+    #[arg(long, value_name = "N", default_value_t = 1024)]
+    pub max_inflight: u32,
+
+    /// Requests per level before measuring (not counted)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub warmup: u64,
+
+    /// Measured requests per level [default: max(16, 8 x concurrency);
+    /// open loop: max(16, 10 x rate)]
+    #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
+    pub requests: Option<u64>,
+
+    /// Measure each level for this long instead of a request count
+    #[arg(short = 'd', long, value_name = "DUR", value_parser = duration)]
+    pub duration: Option<Duration>,
+
+    /// Run each level N times in a row, one record each (run-to-run
+    /// variance; summarize treats them as repeats of one cell)
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub repeat: u32,
+
+    /// Output tokens asked for per request
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub max_tokens: u64,
+
+    /// Ask the server to ignore end-of-sequence (full-length outputs)
+    #[arg(long)]
+    pub ignore_eos: bool,
+
+    /// Sampling temperature (default: the server's)
+    #[arg(long, value_name = "F")]
+    pub temperature: Option<f64>,
+
+    /// Synthetic prompts of this many tokens
+    #[arg(long, value_name = "N", default_value_t = 128)]
+    pub input_tokens: u64,
+
+    /// Prompts from a file instead of synthetic ones
+    #[arg(long, value_name = "FILE")]
+    pub prompts_file: Option<PathBuf>,
+
+    /// Format of --prompts-file
+    #[arg(long, value_enum, default_value = "auto")]
+    pub prompts_format: PromptsFormat,
+
+    /// Do not call the server's /tokenize (approximate input lengths)
+    #[arg(long)]
+    pub no_tokenize: bool,
+
+    /// Seed for prompts and the arrival schedule
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub seed: u64,
+
+    /// Extra JSON fields merged into every request body (they win)
+    #[arg(long, value_name = "JSON")]
+    pub extra_body: Option<String>,
+
+    /// Do not ask for per-chunk usage (stream_options.continuous_usage_stats)
+    #[arg(long)]
+    pub no_continuous_usage: bool,
+
+    /// Goodput objectives, e.g. ttft=200ms,tpot=50ms,e2e=10s (bare numbers
+    /// are ms)
+    #[arg(long, value_name = "SPEC")]
+    pub slo: Option<String>,
+
+    /// Longest time one request may take
+    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "10m")]
+    pub request_timeout: Duration,
+
+    /// Longest silence between bytes of a response (a stalled stream)
+    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "60s")]
+    pub idle_timeout: Duration,
+
+    /// Longest time one level may take, warmup and drain included
+    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "1h")]
+    pub level_timeout: Duration,
+
+    /// Do not scrape /metrics and /server_info for speculative decoding
+    #[arg(long)]
+    pub no_scrape: bool,
+
+    /// Output format on stdout
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: Format,
+
+    /// Write one JSON line per request to FILE
+    #[arg(long, value_name = "FILE")]
+    pub requests_out: Option<PathBuf>,
+
+    /// Do not read an upstream record from stdin
+    #[arg(long)]
+    pub no_upstream: bool,
+
+    /// No progress bar or level lines on stderr
+    #[arg(short, long)]
+    pub quiet: bool,
+}

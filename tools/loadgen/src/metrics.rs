@@ -1,0 +1,483 @@
+//! From per-request samples to one level's numbers. Definitions (the man
+//! page states them with the peers' differences):
+//! - TTFT: send -> first chunk carrying generated text (vLLM's definition).
+//! - TPOT: (E2E - TTFT) / (output tokens - 1), per request (vLLM's).
+//! - ITL: each content chunk's gap after the previous one, divided by the
+//!   tokens it carries, weighted by those tokens (SGLang PRs 12064/33193:
+//!   per-chunk gaps are wrong under speculative decoding); raw per-chunk
+//!   gaps are `chunk_gap_ms` (vLLM's "ITL").
+//! - Throughput divides by wall time from first send to last finish.
+//!
+//! Failed requests never enter latency statistics (guidellm issue 444).
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use sweepkit::records::{Counts, Stats, Throughput};
+
+use crate::client::{kind_name, ChunkMark, Sample};
+use crate::stats::{round3, summarize, summarize_weighted};
+
+/// Service-level objectives for goodput, in milliseconds.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Slo {
+    pub ttft_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+    pub e2e_ms: Option<f64>,
+}
+
+impl Slo {
+    pub fn is_empty(&self) -> bool {
+        self.ttft_ms.is_none() && self.tpot_ms.is_none() && self.e2e_ms.is_none()
+    }
+}
+
+/// Parse `ttft=200ms,tpot=50ms,e2e=10s` (a bare number is milliseconds).
+pub fn parse_slo(s: &str) -> Result<Slo, String> {
+    let mut slo = Slo::default();
+    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
+        let (k, v) = part
+            .split_once('=')
+            .ok_or_else(|| format!("'{part}': expected NAME=VALUE"))?;
+        let ms = match v.trim().parse::<f64>() {
+            Ok(x) if x >= 0.0 => x,
+            _ => {
+                humantime::parse_duration(v.trim())
+                    .map_err(|e| format!("'{part}': {e}"))?
+                    .as_secs_f64()
+                    * 1000.0
+            }
+        };
+        match k.trim() {
+            "ttft" => slo.ttft_ms = Some(ms),
+            "tpot" => slo.tpot_ms = Some(ms),
+            "e2e" | "e2el" => slo.e2e_ms = Some(ms),
+            other => return Err(format!("unknown SLO '{other}' (ttft, tpot, e2e)")),
+        }
+    }
+    if slo.is_empty() {
+        return Err("empty SLO".into());
+    }
+    Ok(slo)
+}
+
+/// How tokens were assigned to chunks for ITL.
+pub const ITL_USAGE: &str = "usage_per_chunk";
+pub const ITL_ONE: &str = "one_per_chunk";
+pub const ITL_APPORTIONED: &str = "apportioned_by_text";
+
+/// Tokens carried by each content chunk: the server's running count when
+/// every chunk has one (`continuous_usage_stats`), one each when the chunk
+/// count equals the token count, else the total apportioned by text length.
+pub fn tokens_per_chunk(chunks: &[ChunkMark], total: u64) -> (Vec<f64>, &'static str) {
+    if !chunks.is_empty() && chunks.iter().all(|c| c.cum_tokens.is_some()) {
+        let mut prev = 0u32;
+        let mut ks = Vec::with_capacity(chunks.len());
+        let mut monotone = true;
+        for c in chunks {
+            let cum = c.cum_tokens.unwrap_or(0);
+            monotone &= cum >= prev;
+            ks.push(cum.saturating_sub(prev) as f64);
+            prev = cum;
+        }
+        if monotone && prev > 0 {
+            return (ks, ITL_USAGE);
+        }
+    }
+    if chunks.len() as u64 == total || total == 0 {
+        return (vec![1.0; chunks.len()], ITL_ONE);
+    }
+    let text: u64 = chunks.iter().map(|c| c.text_len as u64).sum();
+    if text == 0 {
+        let each = total as f64 / chunks.len() as f64;
+        return (vec![each; chunks.len()], ITL_APPORTIONED);
+    }
+    let ks = chunks
+        .iter()
+        .map(|c| total as f64 * c.text_len as f64 / text as f64)
+        .collect();
+    (ks, ITL_APPORTIONED)
+}
+
+/// One completed request's derived figures.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Derived {
+    pub output_tokens: u64,
+    pub input_tokens: u64,
+    pub usage_missing: bool,
+    pub early_stop: bool,
+    pub ttft_ms: Option<f64>,
+    pub tpot_ms: Option<f64>,
+    pub e2e_ms: f64,
+    /// (per-token gap ms, tokens) for each chunk after the first.
+    pub itl: Vec<(f64, f64)>,
+    pub gaps_ms: Vec<f64>,
+    pub ks: Vec<f64>,
+    pub itl_method: &'static str,
+}
+
+pub fn ms(a: Instant, b: Instant) -> f64 {
+    b.saturating_duration_since(a).as_secs_f64() * 1000.0
+}
+
+/// Derive a completed request's figures; `stream` false: no TTFT/ITL.
+pub fn derive(s: &Sample, stream: bool, ignore_eos: bool) -> Derived {
+    let usage_out = s.usage.and_then(|u| u.completion_tokens);
+    let (output_tokens, usage_missing) = match usage_out {
+        Some(n) => (n, false),
+        None if stream => (s.chunks.len() as u64, true),
+        None => (
+            s.chunks
+                .iter()
+                .map(|c| (c.text_len as u64).div_ceil(4))
+                .sum(),
+            true,
+        ),
+    };
+    let input_tokens = s
+        .usage
+        .and_then(|u| u.prompt_tokens)
+        .unwrap_or(s.prompt_tokens_hint);
+    let e2e_ms = ms(s.sent, s.done);
+    let early_stop = s.asked_tokens.is_some_and(|a| output_tokens < a)
+        || (ignore_eos && s.finish_reason.as_deref() == Some("stop"));
+    let mut d = Derived {
+        output_tokens,
+        input_tokens,
+        usage_missing,
+        early_stop,
+        ttft_ms: None,
+        tpot_ms: None,
+        e2e_ms,
+        itl: Vec::new(),
+        gaps_ms: Vec::new(),
+        ks: Vec::new(),
+        itl_method: ITL_ONE,
+    };
+    if !stream || s.chunks.is_empty() {
+        return d;
+    }
+    let ttft = s.chunks[0].at_us as f64 / 1000.0;
+    d.ttft_ms = Some(ttft);
+    if output_tokens > 1 {
+        d.tpot_ms = Some((e2e_ms - ttft).max(0.0) / (output_tokens - 1) as f64);
+    }
+    let (ks, method) = tokens_per_chunk(&s.chunks, output_tokens);
+    d.itl_method = method;
+    let mut prev = s.chunks[0].at_us;
+    for (c, k) in s.chunks.iter().zip(&ks).skip(1) {
+        let gap = c.at_us.saturating_sub(prev) as f64 / 1000.0;
+        d.gaps_ms.push(gap);
+        if *k > 0.0 {
+            d.itl.push((gap / k, *k));
+            prev = c.at_us;
+        }
+    }
+    d.ks = ks;
+    d
+}
+
+/// Does a completed request meet every SLO given?
+pub fn meets(slo: &Slo, d: &Derived) -> bool {
+    let ttft = d.ttft_ms.unwrap_or(d.e2e_ms);
+    slo.ttft_ms.is_none_or(|x| ttft <= x)
+        && slo.tpot_ms.is_none_or(|x| d.tpot_ms.unwrap_or(0.0) <= x)
+        && slo.e2e_ms.is_none_or(|x| d.e2e_ms <= x)
+}
+
+/// A level's aggregate figures.
+#[derive(Debug, Default)]
+pub struct Aggregate {
+    pub counts: Counts,
+    pub errors: BTreeMap<String, u64>,
+    pub throughput: Throughput,
+    pub steady: Option<Throughput>,
+    pub ttft: Stats,
+    pub tpot: Stats,
+    pub itl: Stats,
+    pub gaps: Stats,
+    pub e2e: Stats,
+    pub queue: Stats,
+    pub e2e_incl_queue: Stats,
+    pub start_lag: Stats,
+    pub itl_method: Option<&'static str>,
+    pub tokens_per_chunk: Option<f64>,
+    pub draft_n: Option<u64>,
+    pub draft_accepted: Option<u64>,
+    pub sglang_verify_ct: Option<u64>,
+    pub sglang_tokens: u64,
+}
+
+/// Aggregate a level. `window`: the steady-state window, if any.
+pub fn aggregate(
+    samples: &[Sample],
+    stream: bool,
+    ignore_eos: bool,
+    slo: Option<&Slo>,
+    window: Option<(Instant, Instant)>,
+) -> (Aggregate, Vec<Option<Derived>>) {
+    let mut a = Aggregate::default();
+    let mut derived = Vec::with_capacity(samples.len());
+    let (mut ttft, mut tpot, mut e2e, mut gaps, mut itl) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut queue, mut lag, mut e2eq) = (Vec::new(), Vec::new(), Vec::new());
+    let mut good = 0u64;
+    let (mut chunk_n, mut tok_n) = (0usize, 0.0f64);
+    let mut methods = BTreeMap::new();
+    let first = samples.iter().map(|s| s.sent).min();
+    let last = samples.iter().map(|s| s.done).max();
+    let mut busy_ms = 0.0;
+    for s in samples {
+        let q = ms(s.scheduled, s.sent);
+        queue.push(q);
+        lag.push(ms(s.slot.max(s.scheduled), s.sent));
+        busy_ms += ms(s.sent, s.done);
+        if let Some(k) = &s.error {
+            a.counts.failed += 1;
+            *a.errors.entry(kind_name(k)).or_default() += 1;
+            derived.push(None);
+            continue;
+        }
+        let d = derive(s, stream, ignore_eos);
+        a.counts.completed += 1;
+        a.counts.output_tokens += d.output_tokens;
+        a.counts.input_tokens += d.input_tokens;
+        a.counts.usage_missing += d.usage_missing as u64;
+        a.counts.early_stops += d.early_stop as u64;
+        ttft.extend(d.ttft_ms);
+        tpot.extend(d.tpot_ms);
+        e2e.push(d.e2e_ms);
+        e2eq.push(d.e2e_ms + q);
+        gaps.extend_from_slice(&d.gaps_ms);
+        itl.extend_from_slice(&d.itl);
+        chunk_n += d.ks.len();
+        tok_n += d.ks.iter().sum::<f64>();
+        if !d.ks.is_empty() {
+            *methods.entry(d.itl_method).or_insert(0u64) += 1;
+        }
+        if slo.is_some_and(|x| meets(x, &d)) {
+            good += 1;
+        }
+        if let Some(t) = s.timings {
+            if let (Some(n), Some(acc)) = (t.draft_n, t.draft_n_accepted) {
+                *a.draft_n.get_or_insert(0) += n;
+                *a.draft_accepted.get_or_insert(0) += acc;
+            }
+        }
+        if let Some(v) = s.meta_info.and_then(|m| m.spec_verify_ct) {
+            *a.sglang_verify_ct.get_or_insert(0) += v;
+            a.sglang_tokens += s
+                .meta_info
+                .and_then(|m| m.completion_tokens)
+                .unwrap_or(d.output_tokens);
+        }
+        derived.push(Some(d));
+    }
+    // The least exact method used by any request names the level's.
+    a.itl_method = [ITL_APPORTIONED, ITL_ONE, ITL_USAGE]
+        .into_iter()
+        .find(|m| methods.contains_key(m));
+    if chunk_n > 0 {
+        a.tokens_per_chunk = Some(round3(tok_n / chunk_n as f64));
+    }
+    a.ttft = summarize(&ttft);
+    a.tpot = summarize(&tpot);
+    a.e2e = summarize(&e2e);
+    a.e2e_incl_queue = summarize(&e2eq);
+    a.gaps = summarize(&gaps);
+    a.itl = summarize_weighted(&itl);
+    a.queue = summarize(&queue);
+    a.start_lag = summarize(&lag);
+    if let (Some(f), Some(l)) = (first, last) {
+        let el = ms(f, l) / 1000.0;
+        a.throughput = rates(
+            el,
+            a.counts.completed,
+            a.counts.output_tokens,
+            a.counts.input_tokens,
+        );
+        a.throughput.achieved_concurrency = if el > 0.0 {
+            round3(busy_ms / 1000.0 / el)
+        } else {
+            0.0
+        };
+        if slo.is_some() {
+            a.throughput.goodput_req_per_s = Some(if el > 0.0 {
+                round3(good as f64 / el)
+            } else {
+                0.0
+            });
+            a.throughput.slo_attainment = Some(if a.counts.completed > 0 {
+                round3(good as f64 / samples.len() as f64)
+            } else {
+                0.0
+            });
+        }
+    }
+    if let Some(w) = window {
+        a.steady = steady(samples, &derived, w, slo);
+    }
+    (a, derived)
+}
+
+fn rates(elapsed_s: f64, done: u64, out: u64, inp: u64) -> Throughput {
+    let per = |x: f64| {
+        if elapsed_s > 0.0 {
+            round3(x / elapsed_s)
+        } else {
+            0.0
+        }
+    };
+    Throughput {
+        elapsed_s: round3(elapsed_s),
+        requests_per_s: per(done as f64),
+        output_tok_per_s: per(out as f64),
+        total_tok_per_s: per((out + inp) as f64),
+        ..Throughput::default()
+    }
+}
+
+/// Throughput inside the steady-state window: requests finished in it,
+/// output tokens whose chunk arrived in it, input tokens of requests sent
+/// in it, and the time-average number of requests in flight.
+fn steady(
+    samples: &[Sample],
+    derived: &[Option<Derived>],
+    (wo, wc): (Instant, Instant),
+    slo: Option<&Slo>,
+) -> Option<Throughput> {
+    let len = ms(wo, wc) / 1000.0;
+    if len <= 0.0 {
+        return None;
+    }
+    let (mut done, mut out, mut inp, mut good, mut busy) = (0u64, 0.0f64, 0u64, 0u64, 0.0f64);
+    for (s, d) in samples.iter().zip(derived) {
+        let (a, b) = (s.sent.max(wo), s.done.min(wc));
+        if b > a {
+            busy += ms(a, b) / 1000.0;
+        }
+        let Some(d) = d else { continue };
+        if s.done >= wo && s.done <= wc {
+            done += 1;
+            good += slo.is_some_and(|x| meets(x, d)) as u64;
+        }
+        if s.sent >= wo && s.sent <= wc {
+            inp += d.input_tokens;
+        }
+        if d.ks.is_empty() {
+            if s.done >= wo && s.done <= wc {
+                out += d.output_tokens as f64;
+            }
+        } else {
+            for (c, k) in s.chunks.iter().zip(&d.ks) {
+                let t = s.sent + std::time::Duration::from_micros(c.at_us as u64);
+                if t >= wo && t <= wc {
+                    out += k;
+                }
+            }
+        }
+    }
+    let mut t = rates(len, done, 0, 0);
+    t.output_tok_per_s = round3(out / len);
+    t.total_tok_per_s = round3((out + inp as f64) / len);
+    t.achieved_concurrency = round3(busy / len);
+    if slo.is_some() {
+        t.goodput_req_per_s = Some(round3(good as f64 / len));
+    }
+    Some(t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn mark(at_ms: u32, len: u32, cum: Option<u32>) -> ChunkMark {
+        ChunkMark {
+            at_us: at_ms * 1000,
+            text_len: len,
+            cum_tokens: cum,
+        }
+    }
+
+    fn sample(chunks: Vec<ChunkMark>, e2e_ms: u64, tokens: u64) -> Sample {
+        let t0 = Instant::now();
+        let mut s = Sample::new(0, t0, t0);
+        s.sent = t0;
+        s.done = t0 + Duration::from_millis(e2e_ms);
+        s.chunks = chunks;
+        s.usage = Some(crate::sse::Usage {
+            prompt_tokens: Some(10),
+            completion_tokens: Some(tokens),
+        });
+        s
+    }
+
+    #[test]
+    fn ttft_tpot_itl_on_known_timing() {
+        // TTFT 100 ms, then 4 one-token chunks 20 ms apart, done at 180 ms.
+        let ch = (0..5).map(|i| mark(100 + 20 * i, 3, None)).collect();
+        let d = derive(&sample(ch, 180, 5), true, false);
+        assert_eq!(d.ttft_ms, Some(100.0));
+        assert_eq!(d.tpot_ms, Some(20.0));
+        assert_eq!(d.itl, vec![(20.0, 1.0); 4]);
+        assert_eq!(d.itl_method, ITL_ONE);
+    }
+
+    #[test]
+    fn multi_token_chunks_spread_their_gap() {
+        // Speculative decoding: chunks of 1, 3, 3 tokens 30 ms apart.
+        let ch = vec![
+            mark(50, 2, Some(1)),
+            mark(80, 6, Some(4)),
+            mark(110, 6, Some(7)),
+        ];
+        let d = derive(&sample(ch, 110, 7), true, false);
+        assert_eq!(d.itl_method, ITL_USAGE);
+        assert_eq!(d.itl, vec![(10.0, 3.0), (10.0, 3.0)]);
+        assert_eq!(d.gaps_ms, vec![30.0, 30.0]);
+        assert_eq!(d.tpot_ms, Some(10.0));
+        // Without per-chunk usage, the 7 tokens are apportioned by text.
+        let ch = vec![mark(50, 2, None), mark(80, 6, None), mark(110, 6, None)];
+        let d = derive(&sample(ch, 110, 7), true, false);
+        assert_eq!(d.itl_method, ITL_APPORTIONED);
+        assert!((d.itl[0].1 - 3.0).abs() < 1e-9, "{:?}", d.itl);
+    }
+
+    #[test]
+    fn early_stop_and_missing_usage_are_flagged() {
+        let mut s = sample(vec![mark(5, 1, None), mark(6, 1, None)], 7, 2);
+        s.asked_tokens = Some(16);
+        s.usage = None;
+        let d = derive(&s, true, true);
+        assert!(d.usage_missing && d.early_stop);
+        assert_eq!(d.output_tokens, 2);
+    }
+
+    #[test]
+    fn failed_requests_stay_out_of_latency() {
+        let ok = sample(vec![mark(10, 1, None), mark(20, 1, None)], 20, 2);
+        let mut bad = sample(vec![], 1, 0);
+        bad.fail(crate::client::ErrorKind::Http(500), "boom");
+        let (a, _) = aggregate(&[ok, bad], true, false, None, None);
+        assert_eq!(a.counts.completed, 1);
+        assert_eq!(a.counts.failed, 1);
+        assert_eq!(a.errors.get("http_500"), Some(&1));
+        assert_eq!(a.ttft.count, 1);
+        assert_eq!(a.e2e.count, 1);
+    }
+
+    #[test]
+    fn slo_parse_and_goodput() {
+        let slo = parse_slo("ttft=50ms,tpot=20,e2e=1s").unwrap();
+        assert_eq!(slo.ttft_ms, Some(50.0));
+        assert_eq!(slo.tpot_ms, Some(20.0));
+        assert_eq!(slo.e2e_ms, Some(1000.0));
+        assert!(parse_slo("foo=1").is_err());
+        assert!(parse_slo("ttft").is_err());
+        let fast = sample(vec![mark(10, 1, None), mark(20, 1, None)], 20, 2);
+        let slow = sample(vec![mark(90, 1, None), mark(100, 1, None)], 100, 2);
+        let (a, _) = aggregate(&[fast, slow], true, false, Some(&slo), None);
+        assert_eq!(a.throughput.slo_attainment, Some(0.5));
+    }
+}

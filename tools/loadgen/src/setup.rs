@@ -1,0 +1,273 @@
+//! Before the first level: validate flags, find the server and its model,
+//! build prompts and request bodies once (a request costs no JSON building
+//! at send time), and the HTTP agent the load uses.
+
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use anyhow::anyhow;
+use serde_json::Value;
+use sweepkit::exit;
+use sweepkit::records::{FailureKind, FailureRecord, ServerInfo, Stage};
+use sweepkit::report::Exit;
+
+use crate::args::{Args, Endpoint};
+use crate::client::{self, Target};
+use crate::level::{Prepared, Shape};
+use crate::metrics::{parse_slo, Slo};
+use crate::prompts::{self, BodySpec, Prompt};
+use crate::server::{self, Probe, RemoteTokenizer};
+use crate::upstream::Upstream;
+
+/// Most distinct prompts prepared; levels cycle through them.
+pub const PROMPT_POOL: usize = 512;
+
+/// What the flags ask for, validated.
+pub struct Plan {
+    pub base_url: String,
+    pub shapes: Vec<Shape>,
+    pub slo: Option<Slo>,
+    pub extra: Option<serde_json::Map<String, Value>>,
+    pub started: SystemTime,
+    pub endpoint_path: &'static str,
+}
+
+fn usage(msg: String) -> Exit {
+    Exit::new(exit::USAGE, anyhow!(msg))
+}
+
+impl Plan {
+    pub fn from_args(a: &Args, up: &Upstream) -> Result<Plan, Exit> {
+        let base_url = a
+            .base_url
+            .clone()
+            .or_else(|| a.url.clone())
+            .or_else(|| up.server.as_ref().and_then(|s| s.base_url.clone()))
+            .ok_or_else(|| {
+                usage("no server URL: give URL or --url, or pipe a ready record".into())
+            })?;
+        if !base_url.starts_with("http://") {
+            return Err(usage(format!(
+                "URL '{base_url}': only http:// is supported"
+            )));
+        }
+        let base_url = base_url
+            .trim_end_matches('/')
+            .trim_end_matches("/v1")
+            .to_string();
+        let shapes = match (&a.rate, &a.concurrency) {
+            (Some(rates), _) => {
+                if !(a.burstiness > 0.0 && a.burstiness.is_finite()) {
+                    return Err(usage(format!(
+                        "--burstiness {}: must be above 0",
+                        a.burstiness
+                    )));
+                }
+                if a.max_inflight == 0 {
+                    return Err(usage("--max-inflight: must be above 0".into()));
+                }
+                rates
+                    .iter()
+                    .map(|&rate| Shape::Open {
+                        rate,
+                        burstiness: a.burstiness,
+                        max_inflight: a.max_inflight,
+                    })
+                    .collect()
+            }
+            (None, Some(cs)) => cs
+                .iter()
+                .map(|&c| Shape::Closed { concurrency: c })
+                .collect(),
+            (None, None) => vec![Shape::Closed { concurrency: 1 }],
+        };
+        if a.requests == Some(0) {
+            return Err(usage("--requests: must be above 0".into()));
+        }
+        if a.duration.is_some_and(|d| d.is_zero()) {
+            return Err(usage("--duration: must be above 0".into()));
+        }
+        if a.max_tokens == 0 {
+            return Err(usage("--max-tokens: must be above 0".into()));
+        }
+        let slo = match &a.slo {
+            None => None,
+            Some(s) => Some(parse_slo(s).map_err(|e| usage(format!("--slo: {e}")))?),
+        };
+        let extra = match &a.extra_body {
+            None => None,
+            Some(s) => match serde_json::from_str::<Value>(s) {
+                Ok(Value::Object(m)) => Some(m),
+                Ok(_) => return Err(usage("--extra-body: not a JSON object".into())),
+                Err(e) => return Err(usage(format!("--extra-body: not JSON: {e}"))),
+            },
+        };
+        let endpoint_path = match a.endpoint {
+            Endpoint::Completions => "/v1/completions",
+            Endpoint::Chat => "/v1/chat/completions",
+        };
+        Ok(Plan {
+            base_url,
+            shapes,
+            slo,
+            extra,
+            started: SystemTime::now(),
+            endpoint_path,
+        })
+    }
+}
+
+/// Everything the levels share.
+pub struct Context {
+    pub target: Arc<Target>,
+    pub probe: Probe,
+    pub server: ServerInfo,
+    pub server_info: Option<Value>,
+    pub prepared: Arc<Vec<Prepared>>,
+    pub prompts_label: String,
+    pub input_len_method: Option<String>,
+    pub synthetic_input_tokens: Option<u64>,
+}
+
+pub enum ConnectError {
+    /// The server cannot be reached: a failure record, exit 30.
+    Unreachable(String),
+    Other(Exit),
+}
+
+impl From<Exit> for ConnectError {
+    fn from(e: Exit) -> Self {
+        ConnectError::Other(e)
+    }
+}
+
+/// How many distinct prompts the run can use.
+fn pool_size(a: &Args, plan: &Plan) -> usize {
+    let per_level = match a.requests {
+        Some(n) => n as usize + a.warmup as usize,
+        None => PROMPT_POOL,
+    };
+    (per_level * plan.shapes.len()).clamp(1, PROMPT_POOL)
+}
+
+pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectError> {
+    let auth = a.api_key.as_ref().map(|k| format!("Bearer {k}"));
+    let probe = Probe::new(&plan.base_url, auth.clone());
+    let (model, owner) = match &a.model {
+        Some(m) => (m.clone(), None),
+        None => probe.first_model().map_err(ConnectError::Unreachable)?,
+    };
+    let info = if a.no_scrape {
+        None
+    } else {
+        probe.server_info()
+    };
+    let server = server::describe(
+        &plan.base_url,
+        &model,
+        owner.as_deref(),
+        info.as_ref(),
+        up.server.clone(),
+    );
+    let n = pool_size(a, plan);
+    let (prompts, label, method, synth): (Vec<Prompt>, String, Option<String>, Option<u64>) =
+        match &a.prompts_file {
+            Some(path) => {
+                let fmt = format!("{:?}", a.prompts_format).to_lowercase();
+                let (ps, label) = prompts::from_file(path, &fmt)
+                    .map_err(|e| Exit::new(exit::BAD_INPUT, e.context("--prompts-file")))?;
+                (ps, label, Some(prompts::METHOD_APPROX.into()), None)
+            }
+            None => {
+                let tok = RemoteTokenizer {
+                    probe: &probe,
+                    model: &model,
+                };
+                let use_tok = !a.no_tokenize && {
+                    use crate::prompts::Tokenizer;
+                    tok.count("hello world").is_some()
+                };
+                let t: Option<&dyn prompts::Tokenizer> = if use_tok { Some(&tok) } else { None };
+                let (ps, m) = prompts::synthetic(n, a.input_tokens, a.seed, t);
+                (ps, "synthetic".into(), Some(m.into()), Some(a.input_tokens))
+            }
+        };
+    let spec = BodySpec {
+        model: &model,
+        chat: a.endpoint == Endpoint::Chat,
+        stream: !a.no_stream,
+        continuous_usage: !a.no_continuous_usage,
+        max_tokens: Some(a.max_tokens),
+        ignore_eos: a.ignore_eos,
+        temperature: a.temperature,
+        extra: plan.extra.as_ref(),
+    };
+    // An --extra-body max_tokens wins over the flag: early stops are judged
+    // against what was really asked.
+    let extra_max = plan
+        .extra
+        .as_ref()
+        .and_then(|m| {
+            m.get("max_tokens")
+                .or_else(|| m.get("max_completion_tokens"))
+        })
+        .and_then(Value::as_u64);
+    let prepared: Vec<Prepared> = prompts
+        .iter()
+        .map(|p| Prepared {
+            body: prompts::body(&spec, p).into(),
+            asked_tokens: Some(extra_max.or(p.output_tokens).unwrap_or(a.max_tokens)),
+            input_tokens: p.input_tokens,
+        })
+        .collect();
+    let max_conc = plan
+        .shapes
+        .iter()
+        .map(|s| match s {
+            Shape::Closed { concurrency } => *concurrency as usize,
+            Shape::Open { max_inflight, .. } => *max_inflight as usize,
+        })
+        .max()
+        .unwrap_or(1);
+    let target = Target {
+        agent: client::agent(
+            max_conc,
+            a.idle_timeout,
+            a.idle_timeout.min(std::time::Duration::from_secs(10)),
+        ),
+        url: format!("{}{}", plan.base_url, plan.endpoint_path),
+        auth,
+        stream: !a.no_stream,
+        request_timeout: a.request_timeout,
+    };
+    Ok(Context {
+        target: Arc::new(target),
+        probe,
+        server,
+        server_info: info,
+        prepared: Arc::new(prepared),
+        prompts_label: label,
+        input_len_method: method,
+        synthetic_input_tokens: synth,
+    })
+}
+
+/// A failure record for this run (stage bench), carrying the upstream.
+pub fn failure_record(
+    plan: &Plan,
+    up: &Upstream,
+    kind: FailureKind,
+    reason: &str,
+) -> FailureRecord {
+    let mut f = sweepkit::records::failure(
+        "loadgen",
+        plan.started,
+        up.config.clone(),
+        Stage::Bench,
+        kind,
+        reason,
+        up.raw.clone(),
+    );
+    f.exit_code = Some(exit::ALL_FAILED as i32);
+    f
+}

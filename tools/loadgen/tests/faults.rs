@@ -1,0 +1,211 @@
+//! Every fault mode is counted by kind, kept out of latency statistics, and
+//! ends in bounded time (guidellm issues 444/216; a hung or dead server).
+
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+
+fn errors(rec: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
+    rec["errors"].as_object().cloned().unwrap_or_default()
+}
+
+fn assert_accounted(rec: &serde_json::Value, n: u64) {
+    let ok = rec["counts"]["completed"].as_u64().unwrap();
+    let failed = rec["counts"]["failed"].as_u64().unwrap();
+    assert_eq!(ok + failed, n, "{rec}");
+    let by_kind: u64 = errors(rec).values().map(|v| v.as_u64().unwrap()).sum();
+    assert_eq!(by_kind, failed, "errors by kind add up");
+    assert_eq!(
+        rec["ttft_ms"]["count"].as_u64().unwrap(),
+        ok,
+        "failed requests stay out of TTFT"
+    );
+    assert_eq!(rec["e2e_ms"]["count"].as_u64().unwrap(), ok);
+}
+
+#[test]
+fn http_errors_are_counted_by_status_and_exit_31() {
+    let s = sim(&["--zero-delay", "--error-rate", "0.3", "--seed", "7"]);
+    let r = run(
+        loadgen(&[
+            &s.base_url(),
+            "-c",
+            "4",
+            "-n",
+            "60",
+            "--max-tokens",
+            "4",
+            "--no-upstream",
+        ]),
+        "",
+    );
+    r.expect_code(31);
+    let b = benches(&r);
+    assert_eq!(b.len(), 1);
+    assert_accounted(&b[0], 60);
+    let e = errors(&b[0]);
+    assert!(e.keys().all(|k| k.starts_with("http_5")), "{e:?}");
+    assert!(!e.is_empty());
+}
+
+#[test]
+fn cut_streams_and_malformed_sse_are_counted() {
+    let s = sim(&[
+        "--zero-delay",
+        "--cut-stream-rate",
+        "0.25",
+        "--malformed-sse-rate",
+        "0.25",
+        "--seed",
+        "3",
+    ]);
+    let r = run(
+        loadgen(&[
+            &s.base_url(),
+            "-c",
+            "4",
+            "-n",
+            "60",
+            "--max-tokens",
+            "8",
+            "--no-upstream",
+        ]),
+        "",
+    );
+    r.expect_code(31);
+    let b = benches(&r);
+    assert_accounted(&b[0], 60);
+    let e = errors(&b[0]);
+    assert!(e.contains_key("cut_stream"), "{e:?}");
+    assert!(e.contains_key("malformed_stream"), "{e:?}");
+}
+
+#[test]
+fn stalled_streams_time_out_in_bounded_time() {
+    let s = sim(&[
+        "--zero-delay",
+        "--stall-rate",
+        "0.5",
+        "--stall",
+        "30s",
+        "--seed",
+        "5",
+    ]);
+    let t0 = Instant::now();
+    let r = run(
+        loadgen(&[
+            &s.base_url(),
+            "-c",
+            "4",
+            "-n",
+            "12",
+            "--max-tokens",
+            "8",
+            "--idle-timeout",
+            "400ms",
+            "--no-upstream",
+        ]),
+        "",
+    );
+    let took = t0.elapsed();
+    r.expect_code(31);
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+    let b = benches(&r);
+    assert_accounted(&b[0], 12);
+    assert!(errors(&b[0]).contains_key("timeout"), "{}", b[0]);
+}
+
+#[test]
+fn level_timeout_bounds_a_hung_server() {
+    let s = sim(&["--zero-delay", "--stall-rate", "1.0", "--stall", "30s"]);
+    let t0 = Instant::now();
+    let r = run(
+        loadgen(&[
+            &s.base_url(),
+            "-c",
+            "2",
+            "-n",
+            "4",
+            "--warmup",
+            "0",
+            "--level-timeout",
+            "1s",
+            "--no-upstream",
+        ]),
+        "",
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(8),
+        "took {:?}",
+        t0.elapsed()
+    );
+    // Nothing completed: a failure record, exit 30.
+    r.expect_code(30);
+    let v = r.json_lines();
+    assert_eq!(v.last().unwrap()["type"], "failure");
+    assert_eq!(v.last().unwrap()["kind"], "bench_failed");
+    assert!(
+        v.last().unwrap()["reason"]
+            .as_str()
+            .unwrap()
+            .contains("abandoned"),
+        "{}",
+        v[0]
+    );
+}
+
+#[test]
+fn server_death_mid_level_ends_the_run_with_a_failure_record() {
+    let s = sim(&[
+        "--exact-ttft",
+        "5ms",
+        "--exact-itl",
+        "5ms",
+        "--crash-after",
+        "700ms",
+    ]);
+    let t0 = Instant::now();
+    let r = run(
+        loadgen(&[
+            &s.base_url(),
+            "-c",
+            "2,4",
+            "--duration",
+            "20s",
+            "--max-tokens",
+            "16",
+            "--no-upstream",
+        ]),
+        "",
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        t0.elapsed()
+    );
+    r.expect_code(30);
+    check_contract(&r);
+    let v = r.json_lines();
+    let last = v.last().unwrap();
+    assert_eq!(last["type"], "failure", "{}", r.stdout());
+    assert_eq!(last["stage"], "bench");
+    assert_eq!(last["kind"], "crashed_mid_run");
+    // The level that saw the crash says what it measured before it.
+    let b = benches(&r);
+    assert_eq!(b.len(), 1, "no further levels after the crash");
+    assert_eq!(b[0]["partial"], true);
+    assert!(b[0]["counts"]["completed"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn unreachable_server_writes_a_failure_record() {
+    let port = testkit::free_port();
+    let url = format!("http://127.0.0.1:{port}");
+    let r = run(loadgen(&[&url, "--no-upstream"]), "");
+    r.expect_code(30);
+    let v = r.json_lines();
+    assert_eq!(v.len(), 1);
+    assert_eq!(v[0]["type"], "failure");
+    assert_eq!(v[0]["kind"], "unreachable");
+    assert!(r.stderr().starts_with("loadgen: error: "), "{}", r.stderr());
+}
