@@ -16,8 +16,14 @@ pub struct Field {
 /// A struct or enum from records.rs.
 #[derive(Debug, Clone)]
 pub enum Item {
-    Struct { doc: String, fields: Vec<Field> },
-    Enum { doc: String, variants: Vec<(String, String)> },
+    Struct {
+        doc: String,
+        fields: Vec<Field>,
+    },
+    Enum {
+        doc: String,
+        variants: Vec<(String, String)>,
+    },
 }
 
 /// Parse the `pub struct` and `pub enum` items of records.rs with their docs.
@@ -40,7 +46,11 @@ pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
             doc.clear();
             continue;
         };
-        let name = rest.split(|c: char| !c.is_alphanumeric()).next().unwrap_or("").to_string();
+        let name = rest
+            .split(|c: char| !c.is_alphanumeric())
+            .next()
+            .unwrap_or("")
+            .to_string();
         let item_doc = doc.join(" ");
         doc.clear();
         let mut fields = Vec::new();
@@ -58,7 +68,11 @@ pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
             } else if is_struct {
                 if let Some((n, ty)) = t.strip_prefix("pub ").and_then(|r| r.split_once(':')) {
                     let ty = ty.trim().trim_end_matches(',').to_string();
-                    fields.push(Field { name: n.trim().to_string(), ty, doc: fdoc.join(" ") });
+                    fields.push(Field {
+                        name: n.trim().to_string(),
+                        ty,
+                        doc: fdoc.join(" "),
+                    });
                 }
                 fdoc.clear();
             } else {
@@ -69,9 +83,15 @@ pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
             }
         }
         let item = if is_struct {
-            Item::Struct { doc: item_doc, fields }
+            Item::Struct {
+                doc: item_doc,
+                fields,
+            }
         } else {
-            Item::Enum { doc: item_doc, variants }
+            Item::Enum {
+                doc: item_doc,
+                variants,
+            }
         };
         items.insert(name, item);
     }
@@ -115,7 +135,11 @@ pub const RECORDS: [(&str, &str); 5] = [
 
 /// Every documented dotted path of a record type: (path, type, doc).
 pub fn paths(items: &BTreeMap<String, Item>, root: &str) -> Vec<(String, String, String)> {
-    let mut out = vec![("type".to_string(), "string".to_string(), "Record type tag.".into())];
+    let mut out = vec![(
+        "type".to_string(),
+        "string".to_string(),
+        "Record type tag.".into(),
+    )];
     walk(items, root, "", &mut out, 0);
     out
 }
@@ -127,7 +151,9 @@ fn walk(
     out: &mut Vec<(String, String, String)>,
     depth: usize,
 ) {
-    let Some(Item::Struct { fields, .. }) = items.get(name) else { return };
+    let Some(Item::Struct { fields, .. }) = items.get(name) else {
+        return;
+    };
     for f in fields {
         let path = format!("{prefix}{}", f.name);
         let inner = inner_type(&f.ty);
@@ -137,7 +163,9 @@ fn walk(
         }
         if let Some(Item::Enum { variants, .. }) = items.get(inner) {
             let vals: Vec<&str> = variants.iter().map(|(v, _)| v.as_str()).collect();
-            doc = format!("{doc} One of: {}.", vals.join(", ")).trim().to_string();
+            doc = format!("{doc} One of: {}.", vals.join(", "))
+                .trim()
+                .to_string();
         }
         out.push((path.clone(), pretty_type(&f.ty), doc));
         if depth < 4 && matches!(items.get(inner), Some(Item::Struct { .. })) {
@@ -201,7 +229,11 @@ pub fn render_records_page(records_rs: &str, head: &str, tail: &str) -> String {
         };
         page.push_str(&format!(".SS \"{tag} record\"\n{}\n", roff_escape(&doc)));
         for (path, ty, fdoc) in paths(&items, strukt) {
-            let doc = if path == "type" { format!("Always \"{tag}\".") } else { fdoc };
+            let doc = if path == "type" {
+                format!("Always \"{tag}\".")
+            } else {
+                fdoc
+            };
             page.push_str(&format!(
                 ".TP\n.B {}\n({}) {}\n",
                 roff_escape(&path),
@@ -215,8 +247,15 @@ pub fn render_records_page(records_rs: &str, head: &str, tail: &str) -> String {
 }
 
 /// Fields whose values are free-form maps: their keys are data, not fields.
-const FREE_MAPS: [&str; 7] =
-    ["config", "errors", "best_per_level", "args", "upstream", "details", "best_config"];
+const FREE_MAPS: [&str; 7] = [
+    "config",
+    "errors",
+    "best_per_level",
+    "args",
+    "upstream",
+    "details",
+    "best_config",
+];
 
 /// The paths in a real record (a JSON object) that the page does not document.
 pub fn undocumented(records_rs: &str, record: &serde_json::Value) -> Vec<String> {
@@ -225,7 +264,10 @@ pub fn undocumented(records_rs: &str, record: &serde_json::Value) -> Vec<String>
     let Some((_, strukt)) = RECORDS.iter().find(|(t, _)| *t == tag) else {
         return vec![format!("unknown type {tag:?}")];
     };
-    let known: Vec<String> = paths(&items, strukt).into_iter().map(|(p, _, _)| p).collect();
+    let known: Vec<String> = paths(&items, strukt)
+        .into_iter()
+        .map(|(p, _, _)| p)
+        .collect();
     let mut missing = Vec::new();
     check(record, "", &known, &mut missing);
     missing

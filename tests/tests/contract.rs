@@ -1,0 +1,191 @@
+//! The record contract, checked on real output: a pipeline of the built tools
+//! over llm-sim (svc-swap's process manager -> wait-ready -> loadgen ->
+//! summarize), plus a failure, and every field of every record they write
+//! must be documented in man/sweepkit-records.5 and parse as the shared type.
+
+use std::process::Command;
+
+use serde_json::Value;
+use testkit::{cmd, run, temp_dir, Run};
+
+fn records_rs() -> String {
+    std::fs::read_to_string(testkit::repo_root().join("tools/common/src/records.rs")).unwrap()
+}
+
+/// Assert `rec` parses as a sweepkit record and has no undocumented field.
+fn conforms(rec: &Value, what: &str) {
+    let line = rec.to_string();
+    if let Err(e) = sweepkit::io::parse_record(&line) {
+        panic!("{what}: does not parse as a record: {e}\n{line}");
+    }
+    let missing = sweepkit_tests::undocumented(&records_rs(), rec);
+    assert!(
+        missing.is_empty(),
+        "{what}: fields not in sweepkit-records(5): {missing:?}\n{line}"
+    );
+}
+
+fn one(r: &Run, kind: &str) -> Value {
+    let lines = r.json_lines();
+    assert_eq!(
+        lines.len(),
+        1,
+        "{}: expected one record\n{}",
+        r.what,
+        r.stderr()
+    );
+    assert_eq!(lines[0]["type"], kind, "{}\n{}", r.what, r.stderr());
+    lines[0].clone()
+}
+
+struct Server {
+    spec: String,
+    pid_file: std::path::PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(&self.pid_file) {
+            let _ = Command::new("kill").args(["-9", pid.trim()]).status();
+        }
+    }
+}
+
+#[test]
+fn every_tool_writes_documented_records_through_a_real_pipeline() {
+    let dir = temp_dir("contract");
+    let port = testkit::free_port();
+    let spec = dir.join("sim.spec");
+    let pid_file = dir.join("sim.pid");
+    std::fs::write(
+        &spec,
+        format!(
+            "[Service]\nExecStart={} --host 127.0.0.1 --port {port} --load-time 100ms \
+             --warmup-time 100ms --speculative-num-steps 1\nLogFile={}\nPidFile={}\n\
+             TimeoutStopSec=5\nPort={port}\n",
+            testkit::bin("llm-sim").display(),
+            dir.join("sim.log").display(),
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    let server = Server {
+        spec: spec.display().to_string(),
+        pid_file,
+    };
+
+    // svc-swap: a swap record with the new config.
+    let swap = run(
+        cmd(
+            "svc-swap",
+            &["--spec", &server.spec, "--set", "speculative-num-steps=3"],
+        ),
+        "",
+    );
+    swap.expect_code(0);
+    let swap_rec = one(&swap, "swap");
+    conforms(&swap_rec, "svc-swap");
+    assert_eq!(swap_rec["config"]["speculative-num-steps"], "3");
+
+    // wait-ready reads the swap record: watches the new PID, checks the config.
+    let url = format!("http://127.0.0.1:{port}");
+    let ready = run(
+        cmd(
+            "wait-ready",
+            &[
+                "--server",
+                "llm-sim",
+                &url,
+                "--timeout",
+                "30s",
+                "--expect-config",
+                "speculative_num_steps=3",
+            ],
+        ),
+        &swap_rec.to_string(),
+    );
+    ready.expect_code(0);
+    let ready_rec = one(&ready, "ready");
+    conforms(&ready_rec, "wait-ready");
+    assert_eq!(ready_rec["config"], swap_rec["config"]);
+    assert_eq!(ready_rec["upstream"]["type"], "swap");
+
+    // loadgen reads the ready record: one bench record per level.
+    let load_args = [
+        "--url",
+        &url,
+        "--concurrency",
+        "1,2",
+        "--requests",
+        "4",
+        "--max-tokens",
+        "16",
+    ];
+    let bench = run(cmd("loadgen", &load_args), &ready_rec.to_string());
+    bench.expect_code(0);
+    let benches = bench.json_lines();
+    assert_eq!(benches.len(), 2, "{}", bench.stderr());
+    for b in &benches {
+        assert_eq!(b["type"], "bench");
+        conforms(b, "loadgen");
+        assert_eq!(
+            b["config"]["speculative-num-steps"], "3",
+            "config carried to bench"
+        );
+        assert_eq!(b["server"]["simulated"], true);
+        assert_eq!(
+            b["upstream"]["upstream"]["type"], "swap",
+            "whole chain kept"
+        );
+    }
+
+    // loadgen's CSV reads back (summarize accepts it) with the same columns.
+    let mut csv_args = load_args.to_vec();
+    csv_args.extend(["--format", "csv", "--no-upstream", "--concurrency", "1"]);
+    let csv = run(cmd("loadgen", &csv_args), "");
+    csv.expect_code(0);
+    let csv_path = dir.join("bench.csv");
+    std::fs::write(&csv_path, csv.stdout()).unwrap();
+    let from_csv = run(
+        cmd(
+            "summarize",
+            &["--format", "json", csv_path.to_str().unwrap()],
+        ),
+        "",
+    );
+    from_csv.expect_code(0);
+    conforms(&one(&from_csv, "summary"), "summarize (CSV input)");
+
+    // summarize: a summary record whose pick is the config measured.
+    let input: String = benches.iter().map(|b| format!("{b}\n")).collect();
+    let summary = run(cmd("summarize", &["--format", "json", "-"]), &input);
+    summary.expect_code(0);
+    let summary_rec = one(&summary, "summary");
+    conforms(&summary_rec, "summarize");
+    assert_eq!(summary_rec["simulated"], true);
+    assert_eq!(summary_rec["best_config"]["speculative-num-steps"], "3");
+
+    // A failure: a port nobody listens on is unreachable (exit 12), and the
+    // failure record passes through loadgen unchanged (exit 4, no load sent).
+    let dead = format!("http://127.0.0.1:{}", testkit::free_port());
+    let fail = run(
+        cmd(
+            "wait-ready",
+            &[&dead, "--no-stdin", "--unreachable-after", "300ms"],
+        ),
+        "",
+    );
+    fail.expect_code(12);
+    let fail_rec = one(&fail, "failure");
+    conforms(&fail_rec, "wait-ready failure");
+    assert_eq!(fail_rec["kind"], "unreachable");
+    let passed = run(
+        cmd("loadgen", &["--url", &dead, "--concurrency", "1"]),
+        &fail.stdout(),
+    );
+    passed.expect_code(4);
+    assert_eq!(one(&passed, "failure")["kind"], "unreachable");
+
+    drop(server);
+    let _ = std::fs::remove_dir_all(dir);
+}
