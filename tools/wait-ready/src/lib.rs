@@ -1,25 +1,325 @@
-//! wait-ready (skeleton; being built).
+//! wait-ready: wait until an inference server is ready, telling loading from
+//! crashed from unreachable, and write a `ready` or `failure` record.
+
+pub mod check;
+pub mod cli;
+pub mod command;
+pub mod info;
+pub mod output;
+pub mod probe;
+pub mod target;
+pub mod upstream;
+pub mod wait;
+pub mod watch;
 
 use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
-use clap::Parser;
-use sweepkit::report::Exit;
+use anyhow::Context;
+use regex::Regex;
+use sweepkit::exit;
+use sweepkit::records::ReadyOutcome;
+use sweepkit::report::{Exit, WithCode};
+use sweepkit::ssh::{Ssh, SshConfig};
+use sweepkit::transport::{Local, Transport};
 
-/// wait-ready
-#[derive(Debug, Parser)]
-#[command(name = "wait-ready", version, about)]
-pub struct Args {}
+pub use cli::Args;
+use cli::ServerKind;
+use upstream::{Input, Upstream};
+use watch::{Place, Watchers};
 
-/// Run wait-ready with the given streams.
-pub fn run(_args: Args, _stdin: impl BufRead, _stdout: impl Write) -> Result<(), Exit> {
+/// Set by SIGINT/SIGTERM.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// The flags, checked and parsed.
+struct Checked {
+    user_expect: check::Expect,
+    headers: Vec<(String, String)>,
+    fatal: Vec<Regex>,
+    configs: Vec<info::ConfigExpect>,
+}
+
+fn usage(msg: impl Into<String>) -> Exit {
+    Exit::new(exit::USAGE, anyhow::anyhow!(msg.into()))
+}
+
+fn check_args(a: &Args) -> Result<Checked, Exit> {
+    let status = check::StatusSet::parse(&a.expect_status).map_err(usage)?;
+    let json = a
+        .expect_json
+        .iter()
+        .map(|s| check::JsonExpect::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
+    let body = match &a.expect_body {
+        Some(r) => Some(Regex::new(r).map_err(|e| usage(format!("--expect-body: {e}")))?),
+        None => None,
+    };
+    let headers = a
+        .header
+        .iter()
+        .map(|h| match h.split_once(':') {
+            Some((k, v)) if !k.trim().is_empty() && !k.contains(' ') => {
+                Ok((k.trim().to_string(), v.trim().to_string()))
+            }
+            _ => Err(usage(format!("--header '{h}': want 'Name: value'"))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let fatal = a
+        .fatal_regex
+        .iter()
+        .map(|r| Regex::new(r).map_err(|e| usage(format!("--fatal-regex: {e}"))))
+        .collect::<Result<Vec<_>, _>>()?;
+    let configs = a
+        .expect_config
+        .iter()
+        .map(|s| info::ConfigExpect::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
+    if a.method.is_empty() || !a.method.bytes().all(|b| b.is_ascii_alphabetic()) {
+        return Err(usage(format!(
+            "--method '{}': not an HTTP method",
+            a.method
+        )));
+    }
+    if a.attempt_timeout.is_zero() || a.interval.is_zero() {
+        return Err(usage("--attempt-timeout and --interval must be above zero"));
+    }
+    Ok(Checked {
+        user_expect: check::Expect { status, json, body },
+        headers,
+        fatal,
+        configs,
+    })
+}
+
+/// Run wait-ready. `stdin` is read for an upstream record unless
+/// `--no-stdin` (main passes an empty reader when stdin is a terminal).
+pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {
+    let started = SystemTime::now();
+    let c = check_args(&args)?;
+    let up = if args.no_stdin {
+        Upstream::default()
+    } else {
+        match upstream::read(stdin).code(exit::BAD_INPUT)? {
+            Input::None => Upstream::default(),
+            Input::Record(u) => *u,
+            Input::Failure(raw) => {
+                sweepkit::io::write_json_line(&mut stdout, &raw).context("writing stdout")?;
+                let why = raw.get("reason").and_then(|r| r.as_str()).unwrap_or("");
+                sweepkit::report::warning(
+                    output::TOOL,
+                    format!("upstream failed, passed through: {why}"),
+                );
+                return Err(Exit::silent(exit::UPSTREAM_FAILED));
+            }
+        }
+    };
+    let mut target_args = args.targets.clone();
+    if target_args.is_empty() {
+        match up.port {
+            // Every server kind answers /health; the preset may refine it.
+            Some(p) if args.server.is_some() => target_args.push(format!("http://127.0.0.1:{p}")),
+            Some(p) => target_args.push(format!("http://127.0.0.1:{p}/health")),
+            None => {
+                return Err(usage(
+                    "no target: give a URL or tcp://HOST:PORT, or pipe a swap record \
+                     with target.port",
+                ))
+            }
+        }
+    }
+    let targets =
+        target::build(&target_args, args.server, args.deep, &c.user_expect).map_err(usage)?;
+
+    let (transport, ssh) = open_transport(&args, &up)?;
+    let place = match &transport {
+        Some(t) => Place::Remote(t.clone()),
+        None => Place::Local,
+    };
+    let mut watchers = Watchers::default();
+    if let Some(unit) = args.unit.clone().or(up.unit.clone()) {
+        let t: Arc<dyn Transport> = transport.clone().unwrap_or_else(|| Arc::new(Local::new()));
+        let mut u = watch::unit::UnitWatch::new(&unit, t);
+        // Only trust svc-swap's invocation id for the unit it started.
+        if up.unit.as_deref() == Some(unit.as_str()) {
+            u.expect_invocation = up.invocation_id.clone();
+        }
+        watchers.unit = Some(u);
+    }
+    if let Some(pid) = args.pid.or(up.pid) {
+        watchers.pid = Some(watch::pid::PidWatch::new(pid, place.clone()));
+    }
+    if let Some(log) = args.log.clone().or(up.log.clone()) {
+        watchers.log = Some(watch::log::LogWatch::new(&log, place.clone(), &c.fatal));
+    }
+
+    let bearer = args.api_key.clone().or_else(|| {
+        (args.server == Some(ServerKind::Openai))
+            .then(|| std::env::var("OPENAI_API_KEY").ok())
+            .flatten()
+    });
+    let req = probe::RequestSpec {
+        method: args.method.to_ascii_uppercase(),
+        headers: c.headers.clone(),
+        body: args.body.clone(),
+        bearer,
+        route: ssh.clone().map(tunnel_route),
+        tunnel: ssh.clone(),
+    };
+    let plan = wait::Plan {
+        targets,
+        req,
+        timeout: args.timeout,
+        attempt_timeout: args.attempt_timeout,
+        schedule: wait::Schedule {
+            interval: args.interval,
+            max_interval: args.max_interval,
+            backoff: args.backoff,
+        },
+        unreachable_after: Some(args.unreachable_after).filter(|d| !d.is_zero()),
+        invert: args.invert,
+        verbose: args.verbose,
+    };
+    // A second handler cannot be set (tests run `run` more than once).
+    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+    let mut verdict = wait::wait(&plan, &mut watchers, &STOP)
+        .map_err(|(code, msg)| Exit::new(code, anyhow::anyhow!(msg)))?;
+
+    let mut server = None;
+    if verdict.outcome == ReadyOutcome::Ready {
+        if let Some(base) = plan.targets.iter().find_map(|t| t.base_url()) {
+            let info = info::fetch(&base, args.server, &plan.req, Duration::from_secs(2));
+            if !c.configs.is_empty() {
+                let why: Vec<String> = match &info.args {
+                    Some(a) => c.configs.iter().filter_map(|e| e.check(a)).collect(),
+                    None => vec!["the server reports no arguments (no /server_info, \
+                         /get_server_info or /props)"
+                        .into()],
+                };
+                if !why.is_empty() {
+                    verdict.outcome = ReadyOutcome::ConfigMismatch;
+                    verdict.reason = format!("config mismatch: {}", why.join("; "));
+                }
+            }
+            server = Some(info);
+        } else if !c.configs.is_empty() {
+            return Err(usage("--expect-config needs an http:// target"));
+        }
+    }
+
+    output::report(&verdict);
+    if !args.quiet {
+        let via = transport.as_ref().map(|t| t.describe());
+        let rec = output::record(&verdict, started, &up, server, via.as_deref());
+        sweepkit::io::write_record(&mut stdout, &rec).context("writing stdout")?;
+    }
+    let code = verdict.outcome.exit_code();
+    if code != exit::OK {
+        return Err(Exit::silent(code));
+    }
+    if !args.command.is_empty() {
+        drop(stdout);
+        let (code, err) = command::run(&args.command);
+        if let Some(e) = err {
+            sweepkit::report::error(output::TOOL, &anyhow::anyhow!(e));
+        }
+        if code != 0 {
+            return Err(Exit::silent(code));
+        }
+    }
     Ok(())
+}
+
+/// The transport for far-side commands: `--ssh`/`--exec-prefix` from the
+/// flags, else the swap record's target.ssh/target.exec_prefix; None when
+/// everything is local. The second value is the SSH transport, if any.
+#[allow(clippy::type_complexity)]
+fn open_transport(
+    args: &Args,
+    up: &Upstream,
+) -> Result<(Option<Arc<dyn Transport>>, Option<Arc<dyn Transport>>), Exit> {
+    let ta = &args.transport;
+    let prefix = match (&ta.exec_prefix, &up.exec_prefix) {
+        (Some(p), _) => p.0.clone(),
+        (None, Some(p)) => shell_words::split(p).map_err(|e| {
+            Exit::new(
+                exit::BAD_INPUT,
+                anyhow::anyhow!("<stdin>: target.exec_prefix '{p}': {e}"),
+            )
+        })?,
+        (None, None) => Vec::new(),
+    };
+    let ssh_cfg = match (ta.ssh_config(), &up.ssh) {
+        (Some(mut c), _) => {
+            c.prefix = prefix.clone();
+            Some(c)
+        }
+        (None, Some(s)) => {
+            let target = s.parse().map_err(|e: String| {
+                Exit::new(exit::BAD_INPUT, anyhow::anyhow!("<stdin>: target.ssh: {e}"))
+            })?;
+            let mut c = SshConfig::new(target);
+            c.connect_timeout = ta.connect_timeout;
+            c.prefix = prefix.clone();
+            Some(c)
+        }
+        (None, None) => None,
+    };
+    if let Some(c) = ssh_cfg {
+        let t: Arc<dyn Transport> = Arc::new(Ssh::connect(c).code(exit::TRANSPORT_ERROR)?);
+        return Ok((Some(t.clone()), Some(t)));
+    }
+    if prefix.is_empty() {
+        Ok((None, None))
+    } else {
+        Ok((Some(Arc::new(Local::with_prefix(prefix))), None))
+    }
+}
+
+/// Resolve `host:port` to a local forwarder that tunnels to it over SSH;
+/// one forwarder per address, opened on first use.
+fn tunnel_route(t: Arc<dyn Transport>) -> probe::Route {
+    let cache = std::sync::Mutex::new(std::collections::HashMap::new());
+    Arc::new(move |netloc: &str| {
+        let mut cache = cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(a) = cache.get(netloc) {
+            return Ok(vec![*a]);
+        }
+        let (host, port) = netloc
+            .rsplit_once(':')
+            .and_then(|(h, p)| Some((h.trim_matches(['[', ']']), p.parse::<u16>().ok()?)))
+            .ok_or_else(|| std::io::Error::other(format!("bad address {netloc}")))?;
+        let a = t.forward(host, port).map_err(std::io::Error::other)?;
+        cache.insert(netloc.to_string(), a);
+        Ok(vec![a])
+    })
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use clap::{CommandFactory, Parser};
+
     #[test]
     fn verify_cli() {
-        use clap::CommandFactory;
-        super::Args::command().debug_assert();
+        Args::command().debug_assert();
+    }
+
+    #[test]
+    fn bad_flags_are_usage_errors() {
+        for bad in [
+            &["wait-ready", "--expect-json", "a..b=1", "http://h/"][..],
+            &["wait-ready", "--expect-status", "abc", "http://h/"],
+            &["wait-ready", "--expect-body", "(", "http://h/"],
+            &["wait-ready", "--header", "nocolon", "http://h/"],
+            &["wait-ready", "--expect-config", "x", "http://h/"],
+        ] {
+            let a = Args::try_parse_from(bad).unwrap();
+            let e = check_args(&a).err().expect("accepted");
+            assert_eq!(e.code, exit::USAGE, "{bad:?}");
+        }
     }
 }

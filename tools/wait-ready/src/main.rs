@@ -1,10 +1,17 @@
 //! `wait-ready` command-line entry point: parse flags, run, map the result to an exit code.
 
+use std::io::{BufRead, IsTerminal};
+
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
     let args = wait_ready::Args::parse();
-    let stdin = std::io::stdin().lock();
+    // An interactive terminal never carries an upstream record.
+    let stdin: Box<dyn BufRead> = if std::io::stdin().is_terminal() {
+        Box::new(std::io::empty())
+    } else {
+        Box::new(std::io::stdin().lock())
+    };
     let stdout = std::io::stdout().lock();
     sweepkit::report::finish("wait-ready", wait_ready::run(args, stdin, stdout))
 }

@@ -1,0 +1,240 @@
+//! Probe targets: parsing `http(s)://` and `tcp://` arguments, and the
+//! server presets that turn a base URL into the endpoint that really means
+//! "ready" for that server (and know each server's traps).
+
+use url::Url;
+
+use crate::check::{Expect, StatusSet};
+use crate::cli::ServerKind;
+
+/// Where a probe goes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Addr {
+    Http(Url),
+    Tcp { host: String, port: u16 },
+}
+
+/// One thing that must pass.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// As shown in records and messages (the URL, or tcp://host:port).
+    pub label: String,
+    pub addr: Addr,
+    pub expect: Expect,
+}
+
+impl Target {
+    pub fn host_port(&self) -> (String, u16) {
+        match &self.addr {
+            Addr::Http(u) => (
+                u.host_str()
+                    .unwrap_or("")
+                    .trim_matches(['[', ']'])
+                    .to_string(),
+                u.port_or_known_default().unwrap_or(80),
+            ),
+            Addr::Tcp { host, port } => (host.clone(), *port),
+        }
+    }
+
+    /// The base URL (scheme, host, port) of an HTTP target.
+    pub fn base_url(&self) -> Option<Url> {
+        match &self.addr {
+            Addr::Http(u) => {
+                let mut b = u.clone();
+                b.set_path("");
+                b.set_query(None);
+                b.set_fragment(None);
+                Some(b)
+            }
+            Addr::Tcp { .. } => None,
+        }
+    }
+}
+
+/// Parse one TARGET argument.
+pub fn parse_addr(s: &str) -> Result<Addr, String> {
+    let bad = |why: &str| format!("target '{s}': {why}");
+    if let Some(rest) = s.strip_prefix("tcp://") {
+        let rest = rest.trim_end_matches('/');
+        let (host, port) = rest
+            .rsplit_once(':')
+            .ok_or_else(|| bad("want tcp://HOST:PORT"))?;
+        let port: u16 = port
+            .parse()
+            .map_err(|_| bad(&format!("port '{port}' is not a number")))?;
+        let host = host.trim_matches(['[', ']']);
+        if host.is_empty() || port == 0 {
+            return Err(bad("want tcp://HOST:PORT"));
+        }
+        return Ok(Addr::Tcp {
+            host: host.to_string(),
+            port,
+        });
+    }
+    let url = Url::parse(s).map_err(|e| bad(&e.to_string()))?;
+    match url.scheme() {
+        "http" => {}
+        "https" if cfg!(feature = "tls") => {}
+        "https" => return Err(bad("https needs wait-ready built with --features tls")),
+        other => return Err(bad(&format!("unknown scheme '{other}' (http, https, tcp)"))),
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(bad("no host"));
+    }
+    Ok(Addr::Http(url))
+}
+
+/// The path that says "ready" for each server.
+pub fn health_paths(kind: ServerKind, deep: bool) -> Vec<&'static str> {
+    match kind {
+        // /v1/models answers during warm-up; /health waits for it.
+        ServerKind::Sglang if deep => vec!["/health", "/health_generate"],
+        ServerKind::Sglang => vec!["/health"],
+        // vLLM refuses connections while loading, then /health 200.
+        ServerKind::Vllm => vec!["/health"],
+        // llama-server answers 503 "Loading model" on every route while loading.
+        ServerKind::LlamaCpp => vec!["/health"],
+        ServerKind::LlmSim => vec!["/health"],
+        ServerKind::Openai => vec!["/v1/models"],
+    }
+}
+
+/// Build the targets from the arguments, completing base URLs from the
+/// preset. `user` checks apply to the user's own URLs; endpoints a preset
+/// adds only need a 2xx.
+pub fn build(
+    args: &[String],
+    preset: Option<ServerKind>,
+    deep: bool,
+    user: &Expect,
+) -> Result<Vec<Target>, String> {
+    let mut out: Vec<Target> = Vec::new();
+    let mut push = |addr: Addr, expect: Expect| {
+        let label = match &addr {
+            Addr::Http(u) => u.to_string(),
+            Addr::Tcp { host, port } => format!("tcp://{host}:{port}"),
+        };
+        if !out.iter().any(|t| t.label == label) {
+            out.push(Target {
+                label,
+                addr,
+                expect,
+            });
+        }
+    };
+    for a in args {
+        let addr = parse_addr(a)?;
+        let Addr::Http(url) = &addr else {
+            push(addr, user.clone());
+            continue;
+        };
+        let Some(kind) = preset else {
+            push(addr, user.clone());
+            continue;
+        };
+        let bare = matches!(url.path(), "" | "/");
+        if bare {
+            for p in health_paths(kind, deep) {
+                let mut u = url.clone();
+                u.set_path(p);
+                push(Addr::Http(u), user.clone());
+            }
+        } else {
+            push(addr.clone(), user.clone());
+            // The SGLang trap: /v1/models is 200 before the server can serve.
+            if matches!(kind, ServerKind::Sglang | ServerKind::LlmSim)
+                && url.path().starts_with("/v1/")
+            {
+                for p in health_paths(kind, deep) {
+                    let mut u = url.clone();
+                    u.set_path(p);
+                    u.set_query(None);
+                    push(Addr::Http(u), Expect::status_only(StatusSet::success()));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(args: &[&str], preset: Option<ServerKind>, deep: bool) -> Vec<String> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let e = Expect::status_only(StatusSet::success());
+        build(&args, preset, deep, &e)
+            .unwrap()
+            .into_iter()
+            .map(|t| t.label)
+            .collect()
+    }
+
+    #[test]
+    fn parses_tcp_and_http() {
+        assert_eq!(
+            parse_addr("tcp://127.0.0.1:8000").unwrap(),
+            Addr::Tcp {
+                host: "127.0.0.1".into(),
+                port: 8000
+            }
+        );
+        assert_eq!(
+            parse_addr("tcp://[::1]:80").unwrap(),
+            Addr::Tcp {
+                host: "::1".into(),
+                port: 80
+            }
+        );
+        assert!(matches!(parse_addr("http://h:1/x"), Ok(Addr::Http(_))));
+        for bad in [
+            "tcp://nohost",
+            "tcp://h:port",
+            "tcp://:80",
+            "http//x",
+            "ftp://h/",
+            "localhost:8000",
+            "http://:80/",
+        ] {
+            let e = parse_addr(bad).unwrap_err();
+            assert!(e.starts_with(&format!("target '{bad}'")), "{e}");
+        }
+    }
+
+    #[test]
+    fn presets_complete_base_urls() {
+        let sg = Some(ServerKind::Sglang);
+        assert_eq!(
+            labels(&["http://h:30000"], sg, false),
+            ["http://h:30000/health"]
+        );
+        assert_eq!(
+            labels(&["http://h:30000/"], sg, true),
+            ["http://h:30000/health", "http://h:30000/health_generate"]
+        );
+        assert_eq!(
+            labels(&["http://h:1"], Some(ServerKind::Openai), false),
+            ["http://h:1/v1/models"]
+        );
+        assert_eq!(labels(&["http://h:1"], None, false), ["http://h:1/"]);
+    }
+
+    #[test]
+    fn sglang_models_endpoint_also_needs_health() {
+        assert_eq!(
+            labels(
+                &["http://h:30000/v1/models"],
+                Some(ServerKind::Sglang),
+                false
+            ),
+            ["http://h:30000/v1/models", "http://h:30000/health"]
+        );
+        // Without the preset the user's URL is taken as is.
+        assert_eq!(
+            labels(&["http://h:30000/v1/models"], None, false),
+            ["http://h:30000/v1/models"]
+        );
+    }
+}

@@ -1,0 +1,125 @@
+//! The upstream record on stdin (svc-swap's swap record): where the server
+//! lives (unit, manager, pid, log, exec prefix, SSH host, port), so
+//! `svc-swap ... | wait-ready` needs no extra flags; a failure record is
+//! passed through.
+
+use std::io::BufRead;
+
+use serde_json::Value;
+use sweepkit::io::{InputError, RecordReader};
+use sweepkit::records::{Config, Record};
+
+/// What the upstream record tells wait-ready.
+#[derive(Debug, Default, Clone)]
+pub struct Upstream {
+    /// The whole record, kept in our record's `upstream`.
+    pub raw: Option<Value>,
+    pub config: Config,
+    pub unit: Option<String>,
+    pub pid: Option<u32>,
+    pub log: Option<String>,
+    pub exec_prefix: Option<String>,
+    pub ssh: Option<String>,
+    pub port: Option<u16>,
+    pub invocation_id: Option<String>,
+}
+
+/// What was on stdin.
+pub enum Input {
+    /// Nothing (terminal, --no-stdin or empty).
+    None,
+    Record(Box<Upstream>),
+    /// A failure record: write it through and exit 4.
+    Failure(Value),
+}
+
+/// Read the first record on `stdin`. Errors name the line.
+pub fn read(stdin: impl BufRead) -> Result<Input, InputError> {
+    let mut r = RecordReader::new(stdin, "<stdin>");
+    let Some(next) = r.next_record() else {
+        return Ok(Input::None);
+    };
+    let (rec, raw) = next?;
+    let mut up = Upstream {
+        config: rec.config().clone(),
+        ..Default::default()
+    };
+    match rec {
+        Record::Failure(_) => return Ok(Input::Failure(raw)),
+        Record::Swap(s) => {
+            let t = &s.target;
+            if t.manager == "systemd" && !t.unit.is_empty() {
+                up.unit = Some(t.unit.clone());
+            }
+            up.pid = s.start.main_pid;
+            up.invocation_id = s.start.invocation_id.clone();
+            up.log = t.log.clone();
+            up.exec_prefix = t.exec_prefix.clone();
+            up.ssh = t.ssh.clone();
+            up.port = t.port;
+        }
+        // A ready record (a second wait in a chain): keep it, and its swap
+        // record's facts, as upstream.
+        Record::Ready(_) => {
+            if let Some(Ok(Input::Record(inner))) = raw
+                .get("upstream")
+                .map(|u| read(format!("{u}\n").as_bytes()))
+            {
+                up = Upstream {
+                    config: up.config,
+                    ..*inner
+                };
+            }
+        }
+        other => {
+            return Err(InputError::Malformed {
+                source_name: "<stdin>".into(),
+                line: r.line(),
+                message: format!(
+                    "expected a swap record, got a {} record (use --no-stdin to ignore stdin)",
+                    other.kind()
+                ),
+            })
+        }
+    }
+    up.raw = Some(raw);
+    Ok(Input::Record(Box::new(up)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SWAP: &str = r#"{"type":"swap","schema":1,"config":{"speculative-num-steps":"4"},
+"provenance":{"tool":"svc-swap","version":"0","started_at":"x","finished_at":"y"},
+"target":{"manager":"systemd","unit":"sglang.service","exec_prefix":"pct exec 129 --","port":30000},
+"changes":[],"exec_start":[],"stop":{"result":"clean","duration_s":1.0},
+"start":{"started_at":"z","main_pid":42,"invocation_id":"abc"},"method":"drop-in"}"#;
+
+    #[test]
+    fn swap_record_gives_the_target() {
+        let line = SWAP.replace('\n', "") + "\n";
+        let Input::Record(u) = read(line.as_bytes()).unwrap() else {
+            panic!("no record")
+        };
+        assert_eq!(u.unit.as_deref(), Some("sglang.service"));
+        assert_eq!(u.pid, Some(42));
+        assert_eq!(u.port, Some(30000));
+        assert_eq!(u.exec_prefix.as_deref(), Some("pct exec 129 --"));
+        assert_eq!(u.config["speculative-num-steps"], "4");
+        assert!(u.raw.is_some());
+    }
+
+    #[test]
+    fn empty_and_bad_input() {
+        assert!(matches!(read("\n".as_bytes()).unwrap(), Input::None));
+        let e = read("\nnot json\n".as_bytes()).err().unwrap().to_string();
+        assert!(e.starts_with("<stdin>: line 2: not JSON"), "{e}");
+        let bench = r#"{"type":"summary","schema":1,"provenance":{"tool":"s","version":"0","started_at":"x","finished_at":"y"},"metric":"m","objective":"max","best_config":{},"best_per_level":{}}"#;
+        let e = read(format!("{bench}\n").as_bytes())
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(e.contains("expected a swap record, got a summary"), "{e}");
+    }
+}

@@ -1,0 +1,237 @@
+//! `--log FILE`: tail the server's log, keep its last lines for the failure
+//! record, and end the wait on a fatal line (an OOM, a Python traceback, a
+//! failed model load). Only lines written after the wait began are judged;
+//! older lines are kept as context for the tail.
+
+use std::collections::VecDeque;
+use std::io::{Read, Seek, SeekFrom};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+
+use super::{Event, Place, CMD_TIMEOUT};
+
+/// Lines kept for the record.
+pub const TAIL_LINES: usize = 20;
+const MAX_READ: u64 = 1 << 20;
+const REMOTE_EVERY: Duration = Duration::from_millis(500);
+
+/// Lines that mean the server will not come up.
+pub const DEFAULT_FATAL: &[&str] = &[
+    r"(?i)out of memory",
+    r"OutOfMemoryError",
+    r"Traceback \(most recent call last\)",
+    r"\bFATAL\b",
+    r"Fatal Python error",
+    r"panicked at",
+    r"Segmentation fault",
+    r"core dumped",
+    r"(?i)failed to load model",
+    r"(?i)error loading model",
+    r"EngineDeadError",
+    r"Engine core initialization failed",
+];
+
+/// True for a line that reports running out of (GPU) memory.
+pub fn is_oom(line: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"(?i)out of memory|OutOfMemoryError|oom-kill|cudaErrorMemoryAllocation")
+            .expect("static regex")
+    })
+    .is_match(line)
+}
+
+pub struct LogWatch {
+    pub path: String,
+    place: Place,
+    offset: u64,
+    partial: String,
+    lines: VecDeque<String>,
+    fatal: Vec<Regex>,
+    next: Instant,
+}
+
+impl LogWatch {
+    /// Start at the file's current end (context lines kept). `extra` are
+    /// the user's `--fatal-regex` patterns, already checked.
+    pub fn new(path: &str, place: Place, extra: &[Regex]) -> Self {
+        let mut fatal: Vec<Regex> = DEFAULT_FATAL
+            .iter()
+            .map(|p| Regex::new(p).expect("static regex"))
+            .collect();
+        fatal.extend(extra.iter().cloned());
+        let mut w = LogWatch {
+            path: path.to_string(),
+            place,
+            offset: 0,
+            partial: String::new(),
+            lines: VecDeque::new(),
+            fatal,
+            next: Instant::now(),
+        };
+        let size = w.size().unwrap_or(0);
+        // Keep the last lines already there as context, without judging them.
+        let from = size.saturating_sub(16 * 1024);
+        if let Some(bytes) = w.read_from(from, size - from) {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let skip_first = from > 0;
+            for (i, l) in text.lines().enumerate() {
+                if !(skip_first && i == 0) {
+                    w.push(l.to_string());
+                }
+            }
+        }
+        w.offset = size;
+        w
+    }
+
+    fn push(&mut self, line: String) {
+        if self.lines.len() == TAIL_LINES {
+            self.lines.pop_front();
+        }
+        self.lines.push_back(line);
+    }
+
+    fn size(&self) -> Option<u64> {
+        match &self.place {
+            Place::Local => std::fs::metadata(&self.path).ok().map(|m| m.len()),
+            Place::Remote(t) => {
+                let argv = ["wc", "-c", &self.path].map(String::from);
+                let o = t.run(&argv, None, CMD_TIMEOUT).ok()?;
+                o.stdout_str().split_whitespace().next()?.parse().ok()
+            }
+        }
+    }
+
+    fn read_from(&self, offset: u64, len: u64) -> Option<Vec<u8>> {
+        let len = len.min(MAX_READ);
+        if len == 0 {
+            return Some(Vec::new());
+        }
+        match &self.place {
+            Place::Local => {
+                let mut f = std::fs::File::open(&self.path).ok()?;
+                f.seek(SeekFrom::Start(offset)).ok()?;
+                let mut buf = Vec::new();
+                f.take(len).read_to_end(&mut buf).ok()?;
+                Some(buf)
+            }
+            Place::Remote(t) => {
+                let script = r#"tail -c +"$2" "$1" | head -c "$3""#;
+                let argv = [
+                    "sh",
+                    "-c",
+                    script,
+                    "sh",
+                    &self.path,
+                    &(offset + 1).to_string(),
+                    &len.to_string(),
+                ]
+                .map(String::from);
+                let o = t.run(&argv, None, CMD_TIMEOUT).ok()?;
+                o.success().then_some(o.stdout)
+            }
+        }
+    }
+
+    /// Read new lines; a fatal one ends the wait.
+    pub fn poll(&mut self, now: Instant) -> Option<Event> {
+        if now < self.next {
+            return None;
+        }
+        if let Place::Remote(_) = self.place {
+            self.next = now + REMOTE_EVERY;
+        }
+        let size = self.size()?;
+        if size < self.offset {
+            // Truncated or replaced: start over at the top.
+            self.offset = 0;
+            self.partial.clear();
+        }
+        let bytes = self.read_from(self.offset, size - self.offset)?;
+        self.offset += bytes.len() as u64;
+        self.partial.push_str(&String::from_utf8_lossy(&bytes));
+        let mut event = None;
+        while let Some(nl) = self.partial.find('\n') {
+            let line: String = self.partial.drain(..=nl).collect();
+            let line = line.trim_end().to_string();
+            if event.is_none() && self.fatal.iter().any(|r| r.is_match(&line)) {
+                event = Some(Event::Crashed {
+                    reason: format!("{} shows a fatal line: {}", self.path, clip(&line)),
+                    oom: is_oom(&line),
+                });
+            }
+            self.push(line);
+        }
+        event
+    }
+
+    pub fn tail(&self) -> Vec<String> {
+        let mut t: Vec<String> = self.lines.iter().cloned().collect();
+        if !self.partial.trim().is_empty() {
+            t.push(self.partial.trim_end().to_string());
+        }
+        t
+    }
+}
+
+/// One line, at most 200 characters, for the reason.
+pub fn clip(line: &str) -> String {
+    let l = line.trim();
+    if l.chars().count() > 200 {
+        format!("{}...", l.chars().take(200).collect::<String>())
+    } else {
+        l.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn only_new_fatal_lines_count_and_old_ones_are_context() {
+        let dir = std::env::temp_dir().join(format!("wr-log-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("server.log");
+        std::fs::write(&p, "old Traceback (most recent call last)\nloading\n").unwrap();
+        let mut w = LogWatch::new(p.to_str().unwrap(), Place::Local, &[]);
+        assert_eq!(w.poll(Instant::now()), None);
+        let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
+        write!(f, "weights 50%\ntorch.OutOfMemoryError: CUDA out of mem").unwrap();
+        assert_eq!(w.poll(Instant::now()), None, "partial line judged");
+        writeln!(f, "ory. Tried to allocate 2.00 GiB").unwrap();
+        match w.poll(Instant::now()) {
+            Some(Event::Crashed { oom: true, reason }) => {
+                assert!(reason.contains("CUDA out of memory"), "{reason}")
+            }
+            other => panic!("{other:?}"),
+        }
+        let tail = w.tail();
+        assert_eq!(
+            tail.first().map(String::as_str),
+            Some("old Traceback (most recent call last)")
+        );
+        assert!(tail.last().unwrap().starts_with("torch.OutOfMemoryError"));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn missing_file_is_waited_for_and_extra_patterns_apply() {
+        let dir = std::env::temp_dir().join(format!("wr-log2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("late.log");
+        let extra = [Regex::new("^BOOM").unwrap()];
+        let mut w = LogWatch::new(p.to_str().unwrap(), Place::Local, &extra);
+        assert_eq!(w.poll(Instant::now()), None);
+        std::fs::write(&p, "BOOM now\n").unwrap();
+        assert!(matches!(
+            w.poll(Instant::now()),
+            Some(Event::Crashed { oom: false, .. })
+        ));
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}

@@ -1,0 +1,132 @@
+//! wait-ready against a real llama-server (built by scripts/real-peer.sh
+//! into $SWEEPKIT_CACHE): the preset waits through its 503 "Loading model"
+//! phase, reads /props for --expect-config, and a model that fails to load
+//! is a crash. Skipped, with a line on stderr, where the cache is not built.
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use common::{record, run_timed, wr};
+
+/// LLAMA_SERVER and SMOLLM2_GGUF from the cache's env file.
+fn peer() -> Option<(PathBuf, PathBuf)> {
+    let cache = std::env::var_os("SWEEPKIT_CACHE")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/sweepkit")))?;
+    let env = std::fs::read_to_string(cache.join("env")).ok();
+    let get = |k: &str| {
+        env.as_deref()?
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{k}=")))
+            .map(PathBuf::from)
+            .filter(|p| p.exists())
+    };
+    match (get("LLAMA_SERVER"), get("SMOLLM2_GGUF")) {
+        (Some(s), Some(m)) => Some((s, m)),
+        _ => {
+            eprintln!("skipping: llama-server not built (run scripts/real-peer.sh)");
+            None
+        }
+    }
+}
+
+struct Server(Child);
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start(server: &PathBuf, model: &str, port: u16, log: &PathBuf) -> Server {
+    let f = std::fs::File::create(log).unwrap();
+    let child = Command::new(server)
+        .args([
+            "-m",
+            model,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &port.to_string(),
+        ])
+        .args(["-c", "512", "-t", "1", "--no-webui"])
+        .stdin(Stdio::null())
+        .stdout(f.try_clone().unwrap())
+        .stderr(f)
+        .spawn()
+        .expect("spawn llama-server");
+    Server(child)
+}
+
+#[test]
+fn llama_server_is_waited_through_loading_and_its_props_checked() {
+    let Some((bin, model)) = peer() else { return };
+    let dir = testkit::temp_dir("llama");
+    let log = dir.join("llama.log");
+    let port = testkit::free_port();
+    let srv = start(&bin, model.to_str().unwrap(), port, &log);
+    let pid = srv.0.id().to_string();
+    let url = format!("http://127.0.0.1:{port}");
+    let args = [
+        "-v",
+        "--server",
+        "llama.cpp",
+        "--pid",
+        &pid,
+        "--log",
+        log.to_str().unwrap(),
+        "--timeout",
+        "60s",
+        "--expect-config",
+        "n_ctx=512",
+        &url,
+    ];
+    let (r, _) = run_timed(wr(&args), "");
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["outcome"], "ready");
+    assert_eq!(rec["server"]["kind"], "llama.cpp");
+    assert_eq!(rec["server"]["simulated"], false);
+    assert!(rec["server"]["args"].is_object(), "/props read: {rec}");
+    // Every state seen on the way (refused, 503 Loading model, 200) is
+    // printed with -v; the last one is 200.
+    let err = r.stderr();
+    assert!(err.contains("/health: HTTP 200"), "{err}");
+    eprintln!("{err}");
+    drop(srv);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn llama_server_that_cannot_load_its_model_is_a_crash() {
+    let Some((bin, _)) = peer() else { return };
+    let dir = testkit::temp_dir("llama-bad");
+    let log = dir.join("llama.log");
+    let bad = dir.join("not-a-model.gguf");
+    std::fs::write(&bad, b"this is not a gguf file").unwrap();
+    let port = testkit::free_port();
+    let srv = start(&bin, bad.to_str().unwrap(), port, &log);
+    let pid = srv.0.id().to_string();
+    let url = format!("http://127.0.0.1:{port}");
+    let args = [
+        "--server",
+        "llama.cpp",
+        "--pid",
+        &pid,
+        "--log",
+        log.to_str().unwrap(),
+        "--timeout",
+        "30s",
+        &url,
+    ];
+    let (r, wall) = run_timed(wr(&args), "");
+    r.expect_code(10);
+    assert!(wall < 10.0, "{wall}");
+    let rec = record(&r);
+    assert_eq!(rec["kind"], "crashed_at_load");
+    assert!(!rec["log_tail"].as_array().unwrap().is_empty(), "{rec}");
+    drop(srv);
+    let _ = std::fs::remove_dir_all(dir);
+}

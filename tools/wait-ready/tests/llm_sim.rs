@@ -1,0 +1,219 @@
+//! wait-ready against a real llm-sim on 127.0.0.1: the loading -> ready
+//! transition and its timing, a crash at load, SGLang's early /v1/models,
+//! a config mismatch, and --invert against a hung shutdown.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{record, run_timed, wr, LoggedSim};
+use testkit::Sim;
+
+#[test]
+fn loading_then_ready_is_detected_soon_after_health_turns_200() {
+    // Port closed 400 ms, then /health 503 for 400 ms, then 200.
+    let sim = Sim::start(&["--load-time", "400ms", "--warmup-time", "400ms"]);
+    let pid = sim.pid().to_string();
+    let url = sim.base_url();
+    let (r, _) = run_timed(wr(&["--server", "llm-sim", "--pid", &pid, &url]), "");
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["type"], "ready");
+    assert_eq!(rec["outcome"], "ready");
+    let open = rec["time_to_port_open_s"].as_f64().unwrap();
+    let ready = rec["time_to_ready_s"].as_f64().unwrap();
+    // Generous bounds: the machine is shared. Port opened near 0.4 s and
+    // /health near 0.8 s after llm-sim's start (a bit before ours).
+    assert!((0.2..1.2).contains(&open), "port open at {open}");
+    assert!(ready - open >= 0.25, "ready {ready} vs open {open}");
+    assert!((0.6..1.6).contains(&ready), "ready at {ready}");
+    assert!(rec["attempts"].as_u64().unwrap() > 3);
+    assert_eq!(rec["targets"][0]["target"], format!("{url}/health"));
+    assert_eq!(rec["server"]["kind"], "llm-sim");
+    assert_eq!(rec["server"]["simulated"], true);
+    assert_eq!(rec["server"]["model"], "sim-llama-8b");
+    assert!(
+        r.stderr().contains("wait-ready: ready after"),
+        "{}",
+        r.stderr()
+    );
+}
+
+#[test]
+fn crash_during_load_is_found_within_a_second_with_the_log_tail() {
+    let sim = LoggedSim::start("crash", &["--crash-on-load", "--load-time", "300ms"]);
+    let pid = sim.pid();
+    let log = sim.log.to_str().unwrap().to_string();
+    let (r, wall) = run_timed(wr(&["--pid", &pid, "--log", &log, &sim.base_url()]), "");
+    r.expect_code(10);
+    // The crash comes about 0.3 s after start; found within a second.
+    assert!(wall < 1.3, "took {wall:.2}s");
+    let rec = record(&r);
+    assert_eq!(rec["type"], "failure");
+    assert_eq!(rec["stage"], "ready");
+    assert_eq!(rec["kind"], "oom");
+    assert_eq!(rec["exit_code"], 10);
+    let tail: Vec<String> = rec["log_tail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().to_string())
+        .collect();
+    assert!(
+        tail.iter().any(|l| l.contains("CUDA out of memory")),
+        "{tail:?}"
+    );
+    let err = r.stderr();
+    assert!(err.starts_with("wait-ready: error: crashed"), "{err}");
+    assert_eq!(
+        err.lines().filter(|l| !l.contains("  | ")).count(),
+        1,
+        "{err}"
+    );
+}
+
+#[test]
+fn crash_found_by_pid_alone_is_crashed_at_load() {
+    let sim = LoggedSim::start("crash-pid", &["--crash-on-load", "--load-time", "100ms"]);
+    let (r, wall) = run_timed(wr(&["--pid", &sim.pid(), &sim.base_url()]), "");
+    r.expect_code(10);
+    assert!(wall < 1.2, "took {wall:.2}s");
+    let rec = record(&r);
+    assert_eq!(rec["kind"], "crashed_at_load");
+    assert!(
+        rec["reason"]
+            .as_str()
+            .unwrap()
+            .contains("exited with status 1"),
+        "{rec}"
+    );
+}
+
+#[test]
+fn wrong_port_is_unreachable_quickly() {
+    let port = testkit::free_port();
+    let url = format!("http://127.0.0.1:{port}/health");
+    let (r, wall) = run_timed(wr(&[&url]), "");
+    r.expect_code(12);
+    assert!(wall < 3.0, "took {wall:.2}s");
+    assert_eq!(record(&r)["kind"], "unreachable");
+    assert!(r.stderr().contains("connection refused"), "{}", r.stderr());
+    // With a live process watched, refused means loading: wait to timeout.
+    let me = std::process::id().to_string();
+    let (r, _) = run_timed(wr(&["--pid", &me, "--timeout", "500ms", &url]), "");
+    r.expect_code(124);
+    assert_eq!(record(&r)["kind"], "timeout");
+}
+
+#[test]
+fn sglang_preset_is_not_fooled_by_early_v1_models() {
+    let sim = Sim::start(&["--load-time", "0s", "--warmup-time", "30s"]);
+    let t0 = Instant::now();
+    while testkit::http_get(sim.port, "/v1/models").map(|r| r.0) != Some(200) {
+        assert!(t0.elapsed() < Duration::from_secs(10), "never listened");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let models = format!("{}/v1/models", sim.base_url());
+    // Without the preset, /v1/models says ready: SGLang's trap.
+    let (r, _) = run_timed(wr(&[&models]), "");
+    r.expect_code(0);
+    // With it, /health is required too, and it is still 503.
+    let pid = sim.pid().to_string();
+    for target in [models.as_str(), &sim.base_url()] {
+        let args = [
+            "--server",
+            "sglang",
+            "--pid",
+            &pid,
+            "--timeout",
+            "700ms",
+            target,
+        ];
+        let (r, _) = run_timed(wr(&args), "");
+        r.expect_code(124);
+        let rec = record(&r);
+        assert_eq!(rec["kind"], "timeout");
+        let reason = rec["reason"].as_str().unwrap();
+        assert!(reason.contains("/health: HTTP 503"), "{reason}");
+    }
+}
+
+#[test]
+fn config_mismatch_is_its_own_outcome() {
+    let sim = Sim::start_ready(&["--speculative-num-steps", "3", "--warmup-time", "0s"]);
+    let url = sim.base_url();
+    let (r, _) = run_timed(
+        wr(&[
+            "--server",
+            "sglang",
+            "--timeout",
+            "10s",
+            "--expect-config",
+            "speculative-num-steps=4",
+            &url,
+        ]),
+        "",
+    );
+    r.expect_code(13);
+    let rec = record(&r);
+    assert_eq!(rec["kind"], "config_mismatch");
+    let reason = rec["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("speculative-num-steps is 3, want 4"),
+        "{reason}"
+    );
+    let ok = [
+        "--server",
+        "llm-sim",
+        "--expect-config",
+        "speculative_num_steps=3",
+        "--expect-config",
+        "served-model-name=sim-llama-8b",
+        "--timeout",
+        "10s",
+        &url,
+    ];
+    let (r, _) = run_timed(wr(&ok), "");
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["server"]["args"]["speculative_num_steps"], 3);
+}
+
+#[test]
+fn invert_waits_out_a_hung_shutdown() {
+    let sim = Sim::start_ready(&["--ignore-sigterm", "1s", "--warmup-time", "0s"]);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(sim.pid() as i32, libc::SIGTERM) };
+    let url = format!("{}/health", sim.base_url());
+    let (r, wall) = run_timed(wr(&["--invert", "--timeout", "10s", &url]), "");
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["outcome"], "down");
+    // Still up while SIGTERM is ignored (1 s), down soon after.
+    assert!((0.6..3.0).contains(&wall), "took {wall:.2}s");
+    // A server that stays up: --invert times out with 124.
+    let sim2 = Sim::start_ready(&["--warmup-time", "0s"]);
+    let url2 = format!("{}/health", sim2.base_url());
+    let (r, _) = run_timed(wr(&["--invert", "--timeout", "400ms", &url2]), "");
+    r.expect_code(124);
+    assert!(record(&r)["reason"].as_str().unwrap().contains("still up"));
+}
+
+#[test]
+fn sigint_is_interrupted_with_a_failure_record() {
+    let port = testkit::free_port();
+    let me = std::process::id().to_string();
+    let url = format!("http://127.0.0.1:{port}/health");
+    let child = wr(&["--pid", &me, "--timeout", "20s", &url])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130));
+    let rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rec["kind"], "interrupted");
+}

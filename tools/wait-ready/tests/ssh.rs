@@ -1,0 +1,132 @@
+//! `--ssh` against a real sshd on 127.0.0.1 (testkit's harness): targets
+//! probed through a direct-tcpip tunnel (refused on the far side still
+//! reads as "not open yet"), and the process, log and unit watched on the
+//! far side. Skipped, with a line on stderr, where sshd is not installed.
+
+mod common;
+
+use common::{fake_systemd, record, run_timed, wr, LoggedSim};
+use testkit::sshd::Sshd;
+use testkit::Sim;
+
+fn ssh_args(s: &Sshd) -> Vec<String> {
+    vec![
+        "--ssh".into(),
+        s.target(),
+        "--ssh-key".into(),
+        s.client_key.display().to_string(),
+        "--known-hosts".into(),
+        s.known_hosts.display().to_string(),
+    ]
+}
+
+fn wr_ssh(s: &Sshd, rest: &[&str]) -> std::process::Command {
+    let mut c = wr(&[]);
+    c.args(ssh_args(s)).args(rest);
+    c
+}
+
+#[test]
+fn loading_server_is_probed_through_the_tunnel() {
+    let Some(sshd) = Sshd::start() else { return };
+    let sim = Sim::start(&["--load-time", "400ms", "--warmup-time", "300ms"]);
+    let pid = sim.pid().to_string();
+    let args = ["--server", "llm-sim", "--pid", &pid, "--timeout", "20s"];
+    let mut c = wr_ssh(&sshd, &args);
+    c.arg(sim.base_url());
+    let (r, _) = run_timed(c, "");
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["outcome"], "ready");
+    assert!(rec["via"].as_str().unwrap().starts_with("ssh "), "{rec}");
+    // Refused on the far side was told apart from open: the port opened
+    // after the simulated load, not at the first probe.
+    let open = rec["time_to_port_open_s"].as_f64().unwrap();
+    assert!(
+        open > 0.1,
+        "port open at {open}: refusal not seen through the tunnel"
+    );
+    assert_eq!(
+        rec["server"]["simulated"], true,
+        "server info through the tunnel"
+    );
+}
+
+#[test]
+fn crash_is_seen_through_the_far_side_pid_and_log() {
+    let Some(sshd) = Sshd::start() else { return };
+    let sim = LoggedSim::start("ssh-crash", &["--crash-on-load", "--load-time", "500ms"]);
+    let pid = sim.pid();
+    let log = sim.log.display().to_string();
+    let mut c = wr_ssh(&sshd, &["--pid", &pid, "--log", &log, "--timeout", "20s"]);
+    c.arg(sim.base_url());
+    let (r, wall) = run_timed(c, "");
+    r.expect_code(10);
+    assert!(wall < 4.0, "took {wall:.2}s");
+    let rec = record(&r);
+    assert_eq!(rec["kind"], "oom", "{rec}");
+    assert!(rec["log_tail"].to_string().contains("CUDA out of memory"));
+}
+
+#[test]
+fn bad_host_key_is_a_transport_error() {
+    let Some(sshd) = Sshd::start() else { return };
+    let mut c = wr(&[
+        "--ssh",
+        &sshd.target(),
+        "--ssh-key",
+        sshd.client_key.to_str().unwrap(),
+        "--known-hosts",
+        sshd.wrong_known_hosts.to_str().unwrap(),
+        "--timeout",
+        "5s",
+    ]);
+    c.arg("http://127.0.0.1:1/health");
+    let (r, _) = run_timed(c, "");
+    r.expect_code(21);
+    assert!(r.stdout().is_empty());
+    assert!(r.stderr().contains("wait-ready: error:"), "{}", r.stderr());
+}
+
+#[test]
+fn unit_is_watched_on_the_far_side_behind_the_prefix() {
+    let Some(sshd) = Sshd::start() else { return };
+    let dir = testkit::temp_dir("ssh-unit");
+    let active = "LoadState=loaded\nActiveState=activating\nSubState=start\nResult=success\nNRestarts=0\nInvocationID=aaa\n";
+    std::fs::write(dir.join("state1"), active).unwrap();
+    std::fs::write(
+        dir.join("state2"),
+        "LoadState=loaded\nActiveState=failed\nSubState=failed\nResult=signal\nNRestarts=0\nInvocationID=aaa\nExecMainCode=2\nExecMainStatus=9\n",
+    )
+    .unwrap();
+    let prefix = fake_systemd(&dir);
+    let url = format!("http://127.0.0.1:{}/health", testkit::free_port());
+    let c = wr_ssh(
+        &sshd,
+        &[
+            "--unit",
+            "m.service",
+            "--exec-prefix",
+            &prefix,
+            "--timeout",
+            "20s",
+            &url,
+        ],
+    );
+    let (r, _) = run_timed(c, "");
+    let _ = std::fs::remove_dir_all(dir);
+    r.expect_code(10);
+    let rec = record(&r);
+    assert!(
+        rec["reason"]
+            .as_str()
+            .unwrap()
+            .contains("killed by signal 9"),
+        "{rec}"
+    );
+    assert_eq!(
+        rec["log_tail"].as_array().unwrap().len(),
+        3,
+        "journal over ssh"
+    );
+}

@@ -1,0 +1,117 @@
+//! `--unit` through `--exec-prefix`: a stand-in for systemctl and
+//! journalctl (a shell script behind the prefix, as `pct exec 129 --` would
+//! be) plays a unit that fails or restarts while the port stays closed.
+
+mod common;
+
+use common::{fake_systemd, record, run_timed, wr};
+
+const ACTIVATING: &str = "LoadState=loaded\nActiveState=activating\nSubState=start\nResult=success\nNRestarts=0\nInvocationID=aaa\nExecMainCode=0\nExecMainStatus=0\nMainPID=0\n";
+
+fn run_unit(tag: &str, state2: &str) -> (testkit::Run, f64) {
+    let dir = testkit::temp_dir(tag);
+    std::fs::write(dir.join("state1"), ACTIVATING).unwrap();
+    std::fs::write(dir.join("state2"), state2).unwrap();
+    let prefix = fake_systemd(&dir);
+    let url = format!("http://127.0.0.1:{}/health", testkit::free_port());
+    let out = run_timed(
+        wr(&[
+            "--unit",
+            "model.service",
+            "--exec-prefix",
+            &prefix,
+            "--timeout",
+            "10s",
+            &url,
+        ]),
+        "",
+    );
+    let _ = std::fs::remove_dir_all(dir);
+    out
+}
+
+#[test]
+fn failed_unit_is_a_crash_with_the_journal_tail() {
+    let (r, wall) = run_unit(
+        "unit-failed",
+        "LoadState=loaded\nActiveState=failed\nSubState=failed\nResult=exit-code\nNRestarts=0\nInvocationID=aaa\nExecMainCode=1\nExecMainStatus=1\n",
+    );
+    r.expect_code(10);
+    assert!(wall < 4.0, "{wall}");
+    let rec = record(&r);
+    assert_eq!(rec["kind"], "oom", "the journal shows an OOM: {rec}");
+    let reason = rec["reason"].as_str().unwrap();
+    assert!(reason.contains("Result=exit-code"), "{reason}");
+    assert!(reason.contains("exited with status 1"), "{reason}");
+    assert_eq!(rec["log_tail"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn rising_nrestarts_is_a_restart_loop() {
+    let (r, _) = run_unit(
+        "unit-loop",
+        "LoadState=loaded\nActiveState=activating\nSubState=auto-restart\nResult=exit-code\nNRestarts=2\nInvocationID=bbb\nExecMainCode=1\nExecMainStatus=1\n",
+    );
+    r.expect_code(11);
+    let rec = record(&r);
+    assert_eq!(rec["kind"], "restart_loop");
+    assert!(
+        rec["reason"].as_str().unwrap().contains("NRestarts 0 -> 2"),
+        "{rec}"
+    );
+}
+
+#[test]
+fn activating_unit_means_loading_not_unreachable() {
+    let dir = testkit::temp_dir("unit-loading");
+    std::fs::write(dir.join("state1"), ACTIVATING).unwrap();
+    std::fs::write(dir.join("state2"), ACTIVATING).unwrap();
+    let prefix = fake_systemd(&dir);
+    let url = format!("http://127.0.0.1:{}/health", testkit::free_port());
+    let (r, _) = run_timed(
+        wr(&[
+            "--unit",
+            "m.service",
+            "--exec-prefix",
+            &prefix,
+            "--timeout",
+            "2500ms",
+            &url,
+        ]),
+        "",
+    );
+    let _ = std::fs::remove_dir_all(dir);
+    r.expect_code(124);
+}
+
+#[test]
+fn dead_main_pid_of_a_restarting_unit_is_a_restart_loop_not_a_crash() {
+    let dir = testkit::temp_dir("unit-pid-loop");
+    std::fs::write(dir.join("state1"), ACTIVATING).unwrap();
+    std::fs::write(
+        dir.join("state2"),
+        "LoadState=loaded\nActiveState=activating\nSubState=auto-restart\nResult=exit-code\nNRestarts=1\nInvocationID=aaa\n",
+    )
+    .unwrap();
+    let prefix = fake_systemd(&dir);
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let pid = gone.id().to_string();
+    gone.wait().unwrap();
+    let url = format!("http://127.0.0.1:{}/health", testkit::free_port());
+    let (r, _) = run_timed(
+        wr(&[
+            "--unit",
+            "m.service",
+            "--pid",
+            &pid,
+            "--exec-prefix",
+            &prefix,
+            "--timeout",
+            "10s",
+            &url,
+        ]),
+        "",
+    );
+    let _ = std::fs::remove_dir_all(dir);
+    r.expect_code(11);
+}
