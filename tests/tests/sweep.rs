@@ -1,0 +1,529 @@
+//! scripts/sweep.sh end to end against llm-sim under svc-swap's process
+//! manager: a value that crashes at load is recorded and the sweep goes on,
+//! --resume skips what was measured and redoes what was cut short, Ctrl-C
+//! leaves the results file whole and the original config back, and the
+//! script's help, man page and shellcheck agree.
+//! Needs `cargo build --workspace` first (the binaries beside the tests).
+
+mod sweep_support;
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use sweep_support::{dump, records, sweep, with_config, SpecFile};
+
+const KEY: &str = "speculative-num-steps";
+
+/// llm-sim with a KV capacity that makes steps > 8 an OOM at load
+/// (context 4096 + steps x 512 > 8192), fast load and warm-up.
+fn sim_spec(tag: &str) -> (SpecFile, String) {
+    let port = testkit::free_port();
+    let exec = format!(
+        "{} --host 127.0.0.1 --port {port} --load-time 200ms --warmup-time 100ms \
+         --seed 1 --kv-capacity-tokens 8192",
+        testkit::bin("llm-sim").display()
+    );
+    (
+        SpecFile::new(tag, &exec, port),
+        format!("http://127.0.0.1:{port}"),
+    )
+}
+
+/// The options every llm-sim sweep here shares; small levels.
+fn common<'a>(spec: &'a SpecFile, url: &'a str, results: &'a str) -> Vec<&'a str> {
+    vec![
+        "--spec",
+        spec.s(),
+        "--url",
+        url,
+        "--server",
+        "llm-sim",
+        "--results",
+        results,
+        "--load-arg",
+        "--max-tokens",
+        "--load-arg",
+        "16",
+        "--load-arg",
+        "--seed",
+        "--load-arg",
+        "1",
+    ]
+}
+
+#[test]
+fn crash_at_load_is_recorded_and_the_sweep_goes_on() {
+    let (spec, url) = sim_spec("sweep-crash");
+    let results = spec.results();
+    let original = spec.exec_start();
+    let mut args = common(&spec, &url, results.to_str().unwrap());
+    args.extend([
+        "--param",
+        KEY,
+        "--values",
+        "1,9,2",
+        "--concurrency",
+        "1,2",
+        "--load-arg",
+        "-n",
+        "--load-arg",
+        "4",
+        "--expect-config",
+    ]);
+    let t0 = Instant::now();
+    let out = sweep(&args).output().unwrap();
+    let took = t0.elapsed();
+    assert_eq!(
+        out.status.code(),
+        Some(40),
+        "some configs failed: {}",
+        dump(&out)
+    );
+    let recs = records(&results);
+    for v in ["1", "2"] {
+        let b = with_config(&recs, "bench", KEY, v);
+        let levels: Vec<_> = b
+            .iter()
+            .map(|r| r["load"]["concurrency"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            levels,
+            [1, 2],
+            "steps={v}: one bench record per level\n{}",
+            dump(&out)
+        );
+        assert!(b
+            .iter()
+            .all(|r| r["counts"]["completed"] == 4 && r["server"]["simulated"] == true));
+    }
+    let f = with_config(&recs, "failure", KEY, "9");
+    assert_eq!(f.len(), 1, "steps=9: one failure record\n{}", dump(&out));
+    assert_eq!(
+        (f[0]["stage"].as_str(), f[0]["kind"].as_str()),
+        (Some("ready"), Some("oom"))
+    );
+    assert!(with_config(&recs, "bench", KEY, "9").is_empty());
+    // The order proves the sweep went on after the crash.
+    let order: Vec<_> = recs
+        .iter()
+        .map(|r| r["config"][KEY].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(order, ["1", "1", "9", "2", "2"]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("OOM") && table.contains("best"),
+        "summarize's table on stdout:\n{table}"
+    );
+    assert_eq!(spec.exec_start(), original, "the original config is back");
+    assert!(spec.live_pid().is_some(), "the restored server runs");
+    assert!(took < Duration::from_secs(60), "took {took:?}");
+}
+
+#[test]
+fn sigint_leaves_results_whole_restores_and_resume_redoes_the_cut_level() {
+    let (spec, url) = sim_spec("sweep-int");
+    let results = spec.results();
+    let original = spec.exec_start();
+    let mut args = common(&spec, &url, results.to_str().unwrap());
+    // A level far too long to finish: Ctrl-C must cut it.
+    args.extend(["--param", KEY, "--values", "1,2", "--concurrency", "1"]);
+    let mut long = args.clone();
+    long.extend(["--load-arg", "-n", "--load-arg", "100000"]);
+    // Its own process group, as a terminal's foreground job: Ctrl-C reaches
+    // the script and the tools of the running pipeline alike.
+    let mut child = sweep(&long)
+        .process_group(0)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until_serving(&spec, &url);
+    let pgid = child.id();
+    Command::new("kill")
+        .args(["-INT", "--", &format!("-{pgid}")])
+        .status()
+        .unwrap();
+    let out = wait_with_timeout(&mut child, Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(130), "interrupted: {}", dump(&out));
+    let recs = records(&results);
+    assert_eq!(recs.len(), 1, "one record, cut short: {}", dump(&out));
+    assert_eq!(recs[0]["type"], "bench");
+    assert_eq!(recs[0]["config"][KEY], "1");
+    assert_eq!(recs[0]["partial"], true);
+    assert!(recs[0]["counts"]["completed"].as_u64().unwrap() > 0);
+    assert_eq!(
+        spec.exec_start(),
+        original,
+        "original config restored after Ctrl-C"
+    );
+
+    // --resume: steps=1 was cut short, so it is measured again; 2 is new.
+    let mut resume = args.clone();
+    resume.extend(["--resume", "--load-arg", "-n", "--load-arg", "4"]);
+    let out = sweep(&resume).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let recs = records(&results);
+    let cfgs: Vec<_> = recs[1..]
+        .iter()
+        .map(|r| r["config"][KEY].as_str().unwrap())
+        .collect();
+    assert_eq!(cfgs, ["1", "2"], "{}", dump(&out));
+    assert!(recs[1..].iter().all(|r| r["partial"] == false));
+
+    // And again: everything is measured now, nothing runs.
+    let before = recs.len();
+    let out = sweep(&resume).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    assert_eq!(records(&results).len(), before, "nothing re-measured");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        err.lines().filter(|l| l.ends_with(", skipped")).count(),
+        2,
+        "{err}"
+    );
+}
+
+#[test]
+fn sigterm_to_the_script_alone_is_forwarded_to_the_tools() {
+    // timeout(1) or `kill PID` signal only the script, not its tools: the
+    // trap must forward it instead of waiting for a level that never ends.
+    let (spec, url) = sim_spec("sweep-term");
+    let results = spec.results();
+    let original = spec.exec_start();
+    let mut args = common(&spec, &url, results.to_str().unwrap());
+    args.extend(["--param", KEY, "--values", "1,2", "--concurrency", "1"]);
+    args.extend(["--load-arg", "-n", "--load-arg", "100000"]);
+    let mut child = sweep(&args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until_serving(&spec, &url);
+    Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let t0 = Instant::now();
+    let out = wait_with_timeout(&mut child, Duration::from_secs(30));
+    assert!(
+        t0.elapsed() < Duration::from_secs(20),
+        "took {:?}",
+        t0.elapsed()
+    );
+    assert_eq!(out.status.code(), Some(130), "{}", dump(&out));
+    let recs = records(&results);
+    assert_eq!(recs.len(), 1, "{}", dump(&out));
+    assert_eq!(recs[0]["type"], "bench");
+    assert_eq!(recs[0]["partial"], true);
+    assert_eq!(spec.exec_start(), original, "original config restored");
+}
+
+#[test]
+fn resume_counts_failures_as_done_and_a_grid_covers_every_pair() {
+    let (spec, url) = sim_spec("sweep-grid");
+    let results = spec.results();
+    let mut args = common(&spec, &url, results.to_str().unwrap());
+    args.extend([
+        "--param",
+        KEY,
+        "--values",
+        "1,9",
+        "--param",
+        "max-running-requests",
+        "--values",
+        "8,16",
+        "--concurrency",
+        "1",
+        "--load-arg",
+        "-n",
+        "--load-arg",
+        "2",
+    ]);
+    let out = sweep(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(40), "{}", dump(&out));
+    let recs = records(&results);
+    let pairs: Vec<(String, String, String)> = recs
+        .iter()
+        .map(|r| {
+            let c = &r["config"];
+            let s = |k: &str| c[k].as_str().unwrap_or("?").to_string();
+            (
+                s(KEY),
+                s("max-running-requests"),
+                r["type"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let want = [
+        ("1", "8", "bench"),
+        ("1", "16", "bench"),
+        ("9", "8", "failure"),
+        ("9", "16", "failure"),
+    ];
+    let want: Vec<_> = want
+        .iter()
+        .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        .collect();
+    assert_eq!(pairs, want, "{}", dump(&out));
+    let mut again = args.clone();
+    again.push("--resume");
+    let out = sweep(&again).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    assert_eq!(
+        records(&results).len(),
+        4,
+        "failures count as measured: {}",
+        dump(&out)
+    );
+}
+
+#[test]
+fn a_tool_usage_error_stops_the_sweep_and_restores() {
+    let (spec, url) = sim_spec("sweep-usage");
+    let results = spec.results();
+    let original = spec.exec_start();
+    let mut args = common(&spec, &url, results.to_str().unwrap());
+    args.extend([
+        "--param",
+        KEY,
+        "--values",
+        "1,2,3",
+        "--load-arg",
+        "--no-such-flag",
+    ]);
+    let out = sweep(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", dump(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("sweep: error:") && err.contains("[1/3]") && !err.contains("[2/3]"),
+        "{err}"
+    );
+    assert_eq!(spec.exec_start(), original);
+}
+
+#[test]
+fn dry_run_prints_the_grid_and_touches_nothing() {
+    let (spec, url) = sim_spec("sweep-dry");
+    let results = spec.results();
+    let before = std::fs::read_to_string(&spec.path).unwrap();
+    let out = sweep(&[
+        "--spec",
+        spec.s(),
+        "--url",
+        &url,
+        "--results",
+        results.to_str().unwrap(),
+        "--param",
+        "a",
+        "--values",
+        "1,2",
+        "--param",
+        "--b",
+        "--values",
+        "x y,z",
+        "--dry-run",
+    ])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let heads: Vec<_> = text.lines().filter(|l| l.starts_with("# [")).collect();
+    assert_eq!(
+        heads,
+        [
+            "# [1/4] a=1 b=x y",
+            "# [2/4] a=1 b=z",
+            "# [3/4] a=2 b=x y",
+            "# [4/4] a=2 b=z"
+        ]
+    );
+    assert!(text.contains("--set a=1 --set --b=x\\ y"), "{text}");
+    assert_eq!(std::fs::read_to_string(&spec.path).unwrap(), before);
+    assert!(!results.exists());
+}
+
+#[test]
+fn usage_errors_exit_2_with_one_line() {
+    let cases: &[&[&str]] = &[
+        &["--spec", "x", "--url", "u", "--results", "r"],
+        &[
+            "--values",
+            "1,2",
+            "--spec",
+            "x",
+            "--url",
+            "u",
+            "--results",
+            "r",
+        ],
+        &[
+            "--param",
+            "a",
+            "--spec",
+            "x",
+            "--url",
+            "u",
+            "--results",
+            "r",
+        ],
+        &[
+            "--param",
+            "a",
+            "--values",
+            "1,,2",
+            "--spec",
+            "x",
+            "--url",
+            "u",
+            "--results",
+            "r",
+        ],
+        &[
+            "--param",
+            "a",
+            "--values",
+            "1",
+            "--url",
+            "u",
+            "--results",
+            "r",
+        ],
+        &[
+            "--param",
+            "a",
+            "--values",
+            "1",
+            "--spec",
+            "x",
+            "--url",
+            "u",
+            "--results",
+            "r",
+            "--bogus",
+        ],
+        &[
+            "--param",
+            "a;b",
+            "--values",
+            "1",
+            "--spec",
+            "x",
+            "--url",
+            "u",
+            "--results",
+            "r",
+        ],
+    ];
+    for args in cases {
+        let out = sweep(args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", dump(&out));
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("sweep: error: "), "{args:?}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn help_options_are_all_in_the_man_page() {
+    let out = sweep(&["--help"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        help.lines().all(|l| l.chars().count() <= 79),
+        "help lines <= 79 columns"
+    );
+    let man = std::fs::read_to_string(testkit::repo_root().join("man/sweep.1")).unwrap();
+    let man = man.replace("\\-", "-");
+    assert!(man.contains(".SH \"EXIT STATUS\"") && man.contains(".SH EXAMPLES"));
+    let mut n = 0;
+    for word in help.split(|c: char| c.is_whitespace() || c == ',') {
+        let w = word.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+        if w.starts_with("--") && w.len() > 2 && !w.contains('=') {
+            n += 1;
+            assert!(man.contains(w), "man/sweep.1 lacks {w}");
+        }
+    }
+    assert!(n > 20, "found only {n} options in --help");
+    for code in ["40", "41", "42", "130"] {
+        assert!(
+            help.contains(code) && man.contains(&format!(".B {code}")),
+            "exit {code}"
+        );
+    }
+}
+
+#[test]
+fn scripts_pass_shellcheck() {
+    let root = testkit::repo_root();
+    let Ok(out) = Command::new("shellcheck")
+        .args([
+            "scripts/sweep.sh",
+            "scripts/demo.sh",
+            "scripts/real-peer.sh",
+        ])
+        .current_dir(&root)
+        .output()
+    else {
+        eprintln!("SKIPPED: shellcheck not installed (make deps installs it)");
+        return;
+    };
+    assert!(out.status.success(), "{}", dump(&out));
+}
+
+/// Until steps=1 is swapped in and ready, then a while for loadgen to run.
+fn wait_until_serving(spec: &SpecFile, url: &str) {
+    let t0 = Instant::now();
+    while !(spec.exec_start().contains("--speculative-num-steps 1")
+        && testkit::http_get(url_port(url), "/health").is_some_and(|(s, _)| s == 200))
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "server never came up"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+}
+
+fn url_port(url: &str) -> u16 {
+    url.rsplit(':').next().unwrap().parse().unwrap()
+}
+
+/// Wait for `child` at most `limit`, then kill its group and fail.
+fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> std::process::Output {
+    let t0 = Instant::now();
+    loop {
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        if t0.elapsed() > limit {
+            let pgid = child.id();
+            let _ = Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pgid}")])
+                .status();
+            panic!("sweep did not end within {limit:?} after SIGINT");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut out = std::process::Output {
+        status: child.wait().unwrap(),
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+    };
+    use std::io::Read;
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_end(&mut out.stdout)
+        .unwrap();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_end(&mut out.stderr)
+        .unwrap();
+    out
+}

@@ -1,0 +1,138 @@
+//! Helpers shared by the sweep.sh tests (`sweep.rs`) and the real-server
+//! tests (`real_peer.rs`): run the script with the workspace's binaries,
+//! supervise what svc-swap leaves running, and read a results file.
+
+#![allow(dead_code)] // each test crate uses a different subset
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// `bash scripts/sweep.sh --bin-dir <target/debug> ARGS`.
+pub fn sweep(args: &[&str]) -> Command {
+    sweep_behind(&[], args)
+}
+
+/// The same, run behind `prefix` (e.g. `nsenter -t PID -n --`).
+pub fn sweep_behind(prefix: &[&str], args: &[&str]) -> Command {
+    let bin_dir = testkit::bin("svc-swap").parent().unwrap().to_path_buf();
+    let mut c = match prefix.split_first() {
+        Some((first, rest)) => {
+            let mut c = Command::new(first);
+            c.args(rest).arg("bash");
+            c
+        }
+        None => Command::new("bash"),
+    };
+    c.arg(testkit::repo_root().join("scripts/sweep.sh"))
+        .arg("--bin-dir")
+        .arg(bin_dir)
+        .args(args);
+    c
+}
+
+/// A process spec for svc-swap; kills whatever its pid file names on drop
+/// (sweep.sh restores the original config, which leaves a server running).
+pub struct SpecFile {
+    pub path: PathBuf,
+    pub dir: PathBuf,
+}
+
+impl SpecFile {
+    pub fn new(tag: &str, exec_start: &str, port: u16) -> SpecFile {
+        let dir = testkit::temp_dir(tag);
+        let path = dir.join("server.spec");
+        let text = format!("ExecStart={exec_start}\nTimeoutStopSec=10\nPort={port}\n");
+        std::fs::write(&path, text).unwrap();
+        SpecFile { path, dir }
+    }
+
+    pub fn s(&self) -> &str {
+        self.path.to_str().unwrap()
+    }
+
+    pub fn results(&self) -> PathBuf {
+        self.dir.join("results.jsonl")
+    }
+
+    /// The spec's ExecStart line.
+    pub fn exec_start(&self) -> String {
+        std::fs::read_to_string(&self.path)
+            .unwrap()
+            .lines()
+            .find(|l| l.starts_with("ExecStart="))
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    /// The PID svc-swap's process manager recorded, if the process lives.
+    pub fn live_pid(&self) -> Option<u32> {
+        let pid: u32 = std::fs::read_to_string(format!("{}.pid", self.s()))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        Path::new(&format!("/proc/{pid}")).exists().then_some(pid)
+    }
+
+    /// The server's log (svc-swap appends every instance's output).
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(format!("{}.log", self.s())).unwrap_or_default()
+    }
+
+    pub fn stop_server(&self) {
+        if let Some(pid) = self.live_pid() {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+            let t0 = Instant::now();
+            while Path::new(&format!("/proc/{pid}")).exists()
+                && t0.elapsed() < Duration::from_secs(10)
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+    }
+}
+
+impl Drop for SpecFile {
+    fn drop(&mut self) {
+        self.stop_server();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// Every line of a results file, parsed: a torn line fails the test.
+pub fn records(path: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        text.is_empty() || text.ends_with('\n'),
+        "{}: last line torn",
+        path.display()
+    );
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| {
+            serde_json::from_str(l).unwrap_or_else(|e| {
+                panic!("{}: line {}: not JSON ({e}): {l}", path.display(), i + 1)
+            })
+        })
+        .collect()
+}
+
+/// Records of `kind` ("bench", "failure") whose config has `key` = `value`.
+pub fn with_config<'a>(recs: &'a [Value], kind: &str, key: &str, value: &str) -> Vec<&'a Value> {
+    recs.iter()
+        .filter(|r| r["type"] == kind && r["config"][key] == value)
+        .collect()
+}
+
+/// Dump a finished run for assertion messages.
+pub fn dump(out: &std::process::Output) -> String {
+    format!(
+        "exit {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
