@@ -308,7 +308,11 @@ mod tests {
         let err = Short.write_file(p.to_str().unwrap(), b"new\n", Duration::from_secs(5));
         assert!(err.unwrap_err().contains("short write"));
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "old\n");
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "temp file left behind");
+        assert_eq!(
+            std::fs::read_dir(&dir).unwrap().count(),
+            1,
+            "temp file left behind"
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 
