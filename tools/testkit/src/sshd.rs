@@ -88,6 +88,18 @@ fn current_user() -> String {
 impl Sshd {
     /// Start sshd, or None (with a line on stderr) when it is not installed.
     pub fn start() -> Option<Sshd> {
+        Self::start_at("127.0.0.1", &[])
+    }
+
+    /// Start sshd inside a network namespace, listening on the namespace's
+    /// address (`ns.addr`): a "remote host" whose loopback is its own.
+    pub fn start_in(ns: &crate::netns::Netns) -> Option<Sshd> {
+        Self::start_at(&ns.addr, &ns.prefix())
+    }
+
+    /// Start sshd listening on `host`, run behind `prefix` (e.g. `ip netns
+    /// exec NAME`, which execs sshd itself, so killing the child kills it).
+    fn start_at(host: &str, prefix: &[String]) -> Option<Sshd> {
         if !available() {
             eprintln!(
                 "skipping: {SSHD} or ssh-keygen not installed \
@@ -108,7 +120,7 @@ impl Sshd {
         std::fs::write(k("authorized_keys"), format!("{client}\n")).unwrap();
         for attempt in 0..5 {
             let port = crate::free_port();
-            let pat = format!("[127.0.0.1]:{port}");
+            let pat = format!("[{host}]:{port}");
             let kh = |name: &str, key: &str| {
                 std::fs::write(k(name), format!("{pat} {}\n", type_and_key(key))).unwrap();
             };
@@ -117,9 +129,12 @@ impl Sshd {
             kh("wrong_known_hosts", &other);
             kh("wrong_type_known_hosts", &ecdsa);
             let config = k("sshd_config");
-            std::fs::write(&config, config_text(&dir, port)).unwrap();
+            std::fs::write(&config, config_text(&dir, host, port)).unwrap();
             let log = k("sshd.log");
-            let mut child = Command::new(SSHD)
+            let mut argv: Vec<&str> = prefix.iter().map(String::as_str).collect();
+            argv.push(SSHD);
+            let mut child = Command::new(argv[0])
+                .args(&argv[1..])
                 .args(["-D", "-e", "-f"])
                 .arg(&config)
                 .stdin(Stdio::null())
@@ -127,9 +142,9 @@ impl Sshd {
                 .stderr(std::fs::File::create(&log).unwrap())
                 .spawn()
                 .expect("spawn sshd");
-            if wait_listening(&mut child, port, Duration::from_secs(10)) {
+            if wait_listening(&mut child, host, port, Duration::from_secs(10)) {
                 return Some(Sshd {
-                    host: "127.0.0.1".into(),
+                    host: host.into(),
                     port,
                     user: current_user(),
                     client_key: k("client_ed25519"),
@@ -154,7 +169,8 @@ impl Sshd {
         unreachable!()
     }
 
-    /// `user@127.0.0.1:port`, the form `--ssh` takes.
+    /// `user@host:port` (host 127.0.0.1, or the namespace's address), the
+    /// form `--ssh` takes.
     pub fn target(&self) -> String {
         format!("{}@{}:{}", self.user, self.host, self.port)
     }
@@ -172,13 +188,13 @@ impl Sshd {
 }
 
 /// Wait until `port` accepts connections; false if sshd exited first.
-fn wait_listening(child: &mut Child, port: u16, limit: Duration) -> bool {
+fn wait_listening(child: &mut Child, host: &str, port: u16, limit: Duration) -> bool {
     let t0 = Instant::now();
     while t0.elapsed() < limit {
         if let Ok(Some(_)) = child.try_wait() {
             return false;
         }
-        if TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        if TcpStream::connect((host, port)).is_ok() {
             return true;
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -186,11 +202,11 @@ fn wait_listening(child: &mut Child, port: u16, limit: Duration) -> bool {
     false
 }
 
-fn config_text(dir: &Path, port: u16) -> String {
+fn config_text(dir: &Path, host: &str, port: u16) -> String {
     let d = dir.display();
     format!(
         "# sweepkit test sshd (testkit::sshd)
-ListenAddress 127.0.0.1:{port}
+ListenAddress {host}:{port}
 HostKey {d}/host_ed25519
 HostKey {d}/host_rsa
 PidFile {d}/sshd.pid
