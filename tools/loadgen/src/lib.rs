@@ -8,6 +8,7 @@
 
 pub mod args;
 pub mod client;
+pub mod death;
 pub mod level;
 pub mod metrics;
 pub mod output;

@@ -13,6 +13,7 @@ use sweepkit::records::{BenchRecord, FailureKind, Load, Record, SpecStats, SCHEM
 use sweepkit::report::{self, Exit, WithCode};
 
 use crate::args::Args;
+use crate::death;
 use crate::level::{self, Bound, Env, Shape};
 use crate::metrics::{aggregate, Aggregate};
 use crate::output::{self, Sink};
@@ -234,7 +235,9 @@ pub fn run_all<W: Write>(
         )),
     };
     let mut any_failed = false;
-    let mut any_ok = false;
+    // Has the server answered anything yet? Setup's model list or server
+    // info count; a server that never answered is unreachable, not dead.
+    let mut answered_before = a.model.is_none() || ctx.server_info.is_some();
     let mut offset = 0u64;
     let runs = plan
         .shapes
@@ -267,7 +270,7 @@ pub fn run_all<W: Write>(
                     concurrency: max_inflight.min(16),
                 },
             };
-            level::run(
+            let warm = level::run(
                 &env,
                 wshape,
                 Bound {
@@ -275,6 +278,7 @@ pub fn run_all<W: Write>(
                     duration: None,
                 },
             );
+            answered_before |= warm.samples.iter().any(death::answered);
             env.offset += a.warmup;
         }
         let before = scrape(ctx, a);
@@ -318,10 +322,25 @@ pub fn run_all<W: Write>(
         if bound.duration.is_some() {
             load.requests = Some(out.samples.len() as u64);
         }
+        // Only a level with failures can have lost its server.
+        let died = (agg.counts.failed > 0 || out.server_gone)
+            .then(|| {
+                death::server_died(
+                    &plan.base_url,
+                    &out.samples,
+                    answered_before,
+                    out.server_gone,
+                )
+            })
+            .flatten();
+        answered_before |= out.samples.iter().any(death::answered);
         let spec = spec_stats(ctx, a, &agg, before);
         let mut warns = warnings(a, ctx, &agg, cpu, spec.as_ref());
         if let Some(why) = &out.cut_short {
             warns.push(format!("level cut short: {why}"));
+        }
+        if let Some(why) = &died {
+            warns.push(why.clone());
         }
         for w in &warns {
             report::warning(TOOL, format!("{label}: {w}"));
@@ -340,16 +359,19 @@ pub fn run_all<W: Write>(
             );
         }
         if agg.counts.completed == 0 && agg.counts.failed > 0 {
-            let kind = if out.server_gone && any_ok {
+            let kind = if died.is_some() {
                 FailureKind::CrashedMidRun
             } else {
                 FailureKind::BenchFailed
             };
-            let reason = format!(
+            let mut reason = format!(
                 "{label}: all {} requests failed ({})",
                 agg.counts.failed,
                 error_summary(&agg)
             );
+            if let Some(why) = &died {
+                reason = format!("{reason}: {why}");
+            }
             let rec = failure_record(plan, up, kind, &reason);
             sink.record(&Record::Failure(rec))
                 .context("writing stdout")
@@ -359,7 +381,6 @@ pub fn run_all<W: Write>(
             }
             return Err(Exit::new(exit::ALL_FAILED, anyhow!("{reason}")));
         }
-        any_ok |= agg.counts.completed > 0;
         any_failed |= agg.counts.failed > 0;
         let rec = BenchRecord {
             schema: SCHEMA_VERSION,
@@ -384,7 +405,7 @@ pub fn run_all<W: Write>(
             steady: agg.steady.clone(),
             spec,
             warnings: warns,
-            partial: out.cut_short.is_some(),
+            partial: out.cut_short.is_some() || died.is_some(),
             upstream: up.raw.clone(),
         };
         sink.record(&Record::Bench(rec))
@@ -396,16 +417,15 @@ pub fn run_all<W: Write>(
         if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(Exit::silent(exit::INTERRUPTED));
         }
-        if out.server_gone {
-            let reason = format!("{label}: {}", out.cut_short.clone().unwrap_or_default());
+        if let Some(why) = &died {
+            // Later levels would only meet a closed port: stop here, and
+            // say in the results file why this config has no more numbers.
+            let reason = format!("{label}: {why}");
             let rec = failure_record(plan, up, FailureKind::CrashedMidRun, &reason);
             sink.record(&Record::Failure(rec))
                 .context("writing stdout")
                 .code(exit::FAILURE)?;
-            return Err(Exit::new(
-                exit::ALL_FAILED,
-                anyhow!("{reason}: the server died mid-run"),
-            ));
+            return Err(Exit::new(exit::ALL_FAILED, anyhow!("{reason}")));
         }
     }
     if any_failed {

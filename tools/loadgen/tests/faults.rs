@@ -209,3 +209,96 @@ fn unreachable_server_writes_a_failure_record() {
     assert_eq!(v[0]["kind"], "unreachable");
     assert!(r.stderr().starts_with("loadgen: error: "), "{}", r.stderr());
 }
+
+#[test]
+fn server_crash_after_answering_is_crashed_mid_run_not_bench_failed() {
+    // llama-server's GGML_ASSERT under load: the first level was fine, then
+    // the server aborted with every request of the next level in flight: all
+    // cut, none refused (found on the real server; it was reported as
+    // bench_failed). Each request streams ~1.9 s; the crash comes at 3 s,
+    // about 1 s into the second level, with ~1 s of slack either side.
+    let s = sim(&[
+        "--exact-ttft",
+        "30ms",
+        "--exact-itl",
+        "30ms",
+        "--crash-after",
+        "3s",
+    ]);
+    let r = run(
+        loadgen(&[
+            &s.base_url(),
+            "-c",
+            "4,8",
+            "-n",
+            "4",
+            "--warmup",
+            "0",
+            "--max-tokens",
+            "64",
+            "--ignore-eos",
+            "--no-upstream",
+        ]),
+        "",
+    );
+    r.expect_code(30);
+    check_contract(&r);
+    let v = r.json_lines();
+    let b = benches(&r);
+    assert_eq!(b.len(), 1, "{}", r.stdout());
+    assert_eq!(b[0]["counts"]["completed"], 4, "{}", b[0]);
+    let last = v.last().unwrap();
+    assert_eq!(last["type"], "failure", "{}", r.stdout());
+    assert_eq!(last["stage"], "bench");
+    assert_eq!(last["kind"], "crashed_mid_run", "{last}");
+    let reason = last["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("all 4 requests failed (cut_stream x4)"),
+        "{reason}"
+    );
+    assert!(reason.contains("died mid-level"), "{reason}");
+}
+
+#[test]
+fn server_death_part_way_through_a_level_warns_in_the_bench_record() {
+    // The server answers four requests, dies on the fifth: the bench record
+    // keeps what was measured, says the server died, and a crashed_mid_run
+    // record follows.
+    let s = sim(&["--zero-delay", "--crash-after-requests", "5"]);
+    let r = run(
+        loadgen(&[
+            &s.base_url(),
+            "-c",
+            "1,2",
+            "-n",
+            "8",
+            "--warmup",
+            "0",
+            "--max-tokens",
+            "8",
+            "--no-upstream",
+        ]),
+        "",
+    );
+    r.expect_code(30);
+    check_contract(&r);
+    let v = r.json_lines();
+    let b = benches(&r);
+    assert_eq!(
+        b.len(),
+        1,
+        "no further levels after the crash: {}",
+        r.stdout()
+    );
+    assert_accounted(&b[0], 8);
+    assert_eq!(b[0]["counts"]["completed"], 4, "{}", b[0]);
+    assert_eq!(b[0]["partial"], true);
+    assert!(
+        b[0]["warnings"].to_string().contains("died mid-level"),
+        "{}",
+        b[0]["warnings"]
+    );
+    let last = v.last().unwrap();
+    assert_eq!(last["type"], "failure");
+    assert_eq!(last["kind"], "crashed_mid_run");
+}
