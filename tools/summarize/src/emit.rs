@@ -50,6 +50,10 @@ fn cell_rows(a: &Analysis) -> Vec<Value> {
                     o.insert("spread".into(), json!(s.spread));
                     o.insert("change_pct".into(), json!(change.map(round2)));
                     o.insert("best".into(), json!(t.best));
+                    // Only when set: complete results keep their columns.
+                    if t.partial {
+                        o.insert("partial".into(), json!(true));
+                    }
                     if !a.opts.slo.is_empty() {
                         o.insert("slo_ok".into(), json!(s.slo_ok));
                     }

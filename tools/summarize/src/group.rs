@@ -29,6 +29,9 @@ pub struct Cell {
     /// Indexes into the observations the values came from.
     pub runs: Vec<usize>,
     pub failures: Vec<FailureInfo>,
+    /// A value came from a partial record (a level cut short with no
+    /// complete record for it).
+    pub partial: bool,
 }
 
 /// The grouped results.
@@ -124,6 +127,7 @@ pub fn build(obs: &[Obs], metric: &Metric, notes: &mut Vec<String>) -> Model {
                     Some(v) => {
                         cells[r][c].values.push(v);
                         cells[r][c].runs.push(i);
+                        cells[r][c].partial |= o.partial;
                     }
                     None => notes.push(format!(
                         "{}: bench record has no number at {}; ignored",

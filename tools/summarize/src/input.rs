@@ -43,6 +43,8 @@ pub struct Obs {
     pub body: Body,
     /// The record (or one it carries upstream) came from a simulated server.
     pub simulated: bool,
+    /// A bench record of a level cut short (`"partial": true`).
+    pub partial: bool,
 }
 
 impl Obs {
@@ -221,6 +223,7 @@ fn take_record(
         }
     };
     let simulated = any_simulated(&rec);
+    let partial = kind == "bench" && rec.get("partial").and_then(Value::as_bool) == Some(true);
     let level = Level::of_record(&rec);
     let body = if kind == "bench" {
         if level.is_none() {
@@ -230,12 +233,8 @@ fn take_record(
             ));
             return;
         }
-        if rec.get("partial").and_then(Value::as_bool) == Some(true) {
-            input.notes.push(format!(
-                "{at}: level {} was cut short (partial); its numbers are kept",
-                level.map(|l| l.label()).unwrap_or_default()
-            ));
-        }
+        // Whether a partial record counts is decided once every file is
+        // read (see `partial::resolve`): a complete one may come later.
         Body::Bench(rec)
     } else {
         let text = |k: &str| {
@@ -261,6 +260,7 @@ fn take_record(
         level,
         body,
         simulated,
+        partial,
     });
 }
 

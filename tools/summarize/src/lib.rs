@@ -10,6 +10,7 @@ pub mod group;
 pub mod input;
 pub mod level;
 pub mod metric;
+pub mod partial;
 pub mod plot;
 pub mod render;
 pub mod spec;
@@ -207,6 +208,7 @@ pub fn run_with(
             ),
         ));
     }
+    partial::resolve(&mut inp);
     let mut notes = std::mem::take(&mut inp.notes);
     let model = group::build(&inp.obs, &metric, &mut notes);
     if model.levels.iter().any(|l| l.is_open()) && model.levels.iter().any(|l| !l.is_open()) {

@@ -63,6 +63,8 @@ pub struct CellText {
     /// Some runs of this cell failed.
     pub some_failed: bool,
     pub measured: bool,
+    /// The value comes from a level cut short (a partial record).
+    pub partial: bool,
 }
 
 /// The text of cell (row, col).
@@ -87,6 +89,7 @@ pub fn cell_text(a: &Analysis, r: usize, c: usize) -> CellText {
                 runs: (s.n > 1).then_some(s.n),
                 some_failed: !failures.is_empty(),
                 measured: true,
+                partial: a.model.cells[r][c].partial,
             }
         }
         None => CellText {
@@ -100,6 +103,7 @@ pub fn cell_text(a: &Analysis, r: usize, c: usize) -> CellText {
             runs: None,
             some_failed: false,
             measured: false,
+            partial: false,
         },
     }
 }
@@ -220,7 +224,7 @@ fn failure_detail(f: &FailureInfo) -> String {
     s
 }
 
-fn legend(a: &Analysis, change: &str) -> String {
+fn legend(a: &Analysis, change: &str, partial: &str) -> String {
     let mut s = format!(
         "* best at that level (within {}% the smaller value wins); {change}: median vs baseline",
         trim_float(a.opts.tolerance * 100.0)
@@ -230,6 +234,9 @@ fn legend(a: &Analysis, change: &str) -> String {
     }
     if a.grid.iter().flatten().flatten().any(|c| !c.slo_ok) && !a.opts.slo.is_empty() {
         s += "; x: misses the SLO";
+    }
+    if a.model.cells.iter().flatten().any(|c| c.partial) {
+        s += &format!("; {partial}: from a level cut short (partial record, no complete one)");
     }
     s
 }
@@ -286,6 +293,9 @@ pub fn text(a: &Analysis) -> String {
             if t.some_failed {
                 mark.push('!');
             }
+            if t.partial {
+                mark.push('~');
+            }
             if let Some(n) = t.runs {
                 mark += &format!(" n={n}");
             }
@@ -327,7 +337,7 @@ pub fn text(a: &Analysis) -> String {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
-    let _ = writeln!(out, "\n{}\n", legend(a, "chg"));
+    let _ = writeln!(out, "\n{}\n", legend(a, "chg", "~"));
     for (k, v) in decisions(a) {
         let _ = writeln!(out, "{k}: {v}");
     }
@@ -403,6 +413,9 @@ pub fn markdown(a: &Analysis) -> String {
             if t.some_failed {
                 notes.push("some runs failed".into());
             }
+            if t.partial {
+                notes.push("partial".into());
+            }
             if a.grid[r][c].as_ref().is_some_and(|s| !s.slo_ok) && !a.opts.slo.is_empty() {
                 notes.push("misses SLO".into());
             }
@@ -421,7 +434,8 @@ pub fn markdown(a: &Analysis) -> String {
         }
         let _ = writeln!(out, "{line}");
     }
-    let _ = writeln!(out, "\n{}\n", legend(a, "(+N%)").replace('*', "\\*"));
+    let legend = legend(a, "(+N%)", "partial").replace('*', "\\*");
+    let _ = writeln!(out, "\n{legend}\n");
     for (k, v) in decisions(a) {
         let _ = writeln!(out, "- **{k}**: {}", v.replace('*', "\\*"));
     }

@@ -259,3 +259,100 @@ fn tolerance_and_plateau_threshold_flags() {
         .unwrap()
         .contains("still gaining 1% or more"));
 }
+
+/// The fixture's line index of the bench record for `steps` at c=`c`.
+fn bench_line(lines: &[String], steps: &str, c: u64) -> usize {
+    lines
+        .iter()
+        .position(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            v["type"] == "bench"
+                && v["config"]["speculative-num-steps"] == steps
+                && v["load"]["concurrency"] == c
+        })
+        .expect("fixture has the record")
+}
+
+/// A copy of `line` marked `"partial": true` with `tps` output tok/s.
+fn partial_copy(line: &str, tps: f64) -> String {
+    let mut v: Value = serde_json::from_str(line).unwrap();
+    v["partial"] = Value::Bool(true);
+    v["throughput"]["output_tok_per_s"] = serde_json::json!(tps);
+    v.to_string()
+}
+
+#[test]
+fn partial_level_superseded_by_a_resumed_complete_one_is_ignored() {
+    // Ctrl-C cut steps=4 at c=16 short; `sweep.sh --resume` appended the
+    // complete record. The partial one must not count as a repeat.
+    let lines = fixture_lines();
+    let i = bench_line(&lines, "4", 16);
+    let mut text = vec![partial_copy(&lines[i], 400.0)];
+    text.extend(lines.iter().cloned());
+    let path = temp_file("resumed.jsonl", &(text.join("\n") + "\n"));
+    let run = summarize(&["-f", "json", &path], "");
+    run.expect_code(0);
+    let rec = summary(&run);
+    let cell = rec["details"]["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["label"] == "speculative-num-steps=4" && c["level"] == "c=16")
+        .unwrap()
+        .clone();
+    assert_eq!(cell["runs"], 1, "{cell}");
+    assert_eq!(cell["median"].as_f64(), Some(1596.0), "{cell}");
+    assert!(cell.get("partial").is_none(), "{cell}");
+    let note = format!(
+        "{path}: line 1: partial record for c=16 (cut short) ignored: a complete \
+         record for the same config and level is at {path}: line {}",
+        i + 2
+    );
+    assert!(run.stderr().contains(&note), "{}", run.stderr());
+}
+
+#[test]
+fn partial_level_without_a_complete_one_is_kept_and_marked() {
+    let mut lines = fixture_lines();
+    let i = bench_line(&lines, "4", 16);
+    lines[i] = partial_copy(&lines[i], 1596.0);
+    let path = temp_file("cut.jsonl", &(lines.join("\n") + "\n"));
+    let run = summarize(&["-f", "text", &path], "");
+    run.expect_code(0);
+    let out = run.stdout();
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("4 "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(row.contains("1596  +56% *~"), "{row}");
+    assert!(
+        out.contains("~: from a level cut short (partial record, no complete one)"),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches('~').count(),
+        2,
+        "only that cell and the legend: {out}"
+    );
+    assert!(
+        run.stderr().contains(&format!(
+            "{path}: line {}: c=16 was cut short (partial) and has no complete record",
+            i + 1
+        )),
+        "{}",
+        run.stderr()
+    );
+    let md = summarize(&["-f", "markdown", &path], "");
+    md.expect_code(0);
+    assert!(md.stdout().contains("(+56%, partial)"), "{}", md.stdout());
+    let json = summarize(&["-f", "json", &path], "");
+    let rec = summary(&json);
+    let partial: Vec<&Value> = rec["details"]["cells"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["partial"] == true)
+        .collect();
+    assert_eq!(partial.len(), 1, "{partial:?}");
+    assert_eq!(partial[0]["level"], "c=16");
+}
