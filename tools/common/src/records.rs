@@ -182,6 +182,11 @@ pub struct StartInfo {
     /// True when `systemctl reset-failed` ran first (e.g. start-limit-hit).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reset_failed: bool,
+    /// Size in bytes of the log file just before this instance started:
+    /// its own lines begin there (the process manager appends every
+    /// instance's output to one log).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_offset: Option<u64>,
 }
 
 /// What svc-swap did.

@@ -67,10 +67,11 @@ impl<'t> Process<'t> {
 const START: &str = r#"wd=$1 log=$2 pidf=$3; shift 3
 rm -f -- "$pidf"
 cd "$wd" || exit 96
+off=0; [ -f "$log" ] && off=$(wc -c < "$log")
 setsid sh -c 'echo $$ > "$0.sweepkit-tmp" && mv -f -- "$0.sweepkit-tmp" "$0" && exec "$@"' "$pidf" "$@" >>"$log" 2>&1 </dev/null &
 i=0
 while [ ! -s "$pidf" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
-exec cat -- "$pidf""#;
+printf '%s %s\n' "$(cat -- "$pidf")" "$off""#;
 
 impl Target for Process<'_> {
     fn info(&self) -> ServiceTarget {
@@ -176,7 +177,11 @@ impl Target for Process<'_> {
         argv.extend(words.iter().cloned());
         let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
         let out = far::check(self.t, &refs, far::SHORT, exit::START_FAILED)?;
-        let pid: u32 = out.trim().parse().map_err(|_| {
+        // "PID LOG_OFFSET": the log's size before the server wrote to it.
+        let mut words = out.split_whitespace();
+        let pid = words.next().and_then(|w| w.parse::<u32>().ok());
+        let log_offset = words.next().and_then(|w| w.parse::<u64>().ok());
+        let pid: u32 = pid.ok_or(()).map_err(|_| {
             Exit::new(
                 exit::START_FAILED,
                 anyhow::anyhow!(
@@ -208,6 +213,7 @@ impl Target for Process<'_> {
             started_at: sweepkit::time::rfc3339(started),
             main_pid: Some(pid),
             cmdline_verified: verified,
+            log_offset,
             ..Default::default()
         })
     }

@@ -158,6 +158,15 @@ fn swap_restart_restore_against_llm_sim() {
     let rec = record(&r);
     assert_eq!(rec["stop"]["result"], "clean", "{rec}");
     assert_eq!(rec["stop"]["old_main_pid"], pid1);
+    // This instance's log lines begin at start.log_offset: before it, the
+    // first instance's lines; from it, none of them.
+    f.server_info();
+    let off = rec["start"]["log_offset"].as_u64().expect("log_offset") as usize;
+    let log = f.log();
+    assert!(off > 0 && off < log.len(), "offset {off} of {}", log.len());
+    assert!(log[off..].contains("max_running_requests") || log[off..].contains("SIMULATED"));
+    assert!(!log[off..].contains("received SIGTERM"), "{}", &log[off..]);
+    assert!(log[..off].contains("received SIGTERM") || log[..off].contains("SIMULATED"));
     assert!(!alive(pid1), "old PID still there");
     let ch = &rec["changes"];
     assert_eq!(

@@ -100,6 +100,12 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub log: Option<String>,
 
+    /// Read --log from this byte offset: where this instance's output
+    /// begins [default: the swap record's start.log_offset, else the
+    /// file's size when the wait starts]
+    #[arg(long, value_name = "BYTES")]
+    pub log_offset: Option<u64>,
+
     /// Extra regular expression for fatal log lines. Repeatable.
     #[arg(long, value_name = "REGEX")]
     pub fatal_regex: Vec<String>,

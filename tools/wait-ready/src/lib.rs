@@ -153,7 +153,16 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         watchers.pid = Some(watch::pid::PidWatch::new(pid, place.clone()));
     }
     if let Some(log) = args.log.clone().or(up.log.clone()) {
-        watchers.log = Some(watch::log::LogWatch::new(&log, place.clone(), &c.fatal));
+        // The swap record's offset belongs to the swap record's log only.
+        let from = args.log_offset.or(up
+            .log_offset
+            .filter(|_| up.log.as_deref() == Some(log.as_str())));
+        watchers.log = Some(watch::log::LogWatch::new(
+            &log,
+            place.clone(),
+            &c.fatal,
+            from,
+        ));
     }
 
     let bearer = args.api_key.clone().or_else(|| {

@@ -18,6 +18,9 @@ pub struct Upstream {
     pub unit: Option<String>,
     pub pid: Option<u32>,
     pub log: Option<String>,
+    /// Size of `log` before this instance started (`start.log_offset`):
+    /// a process manager appends every instance to the same file.
+    pub log_offset: Option<u64>,
     pub exec_prefix: Option<String>,
     pub ssh: Option<String>,
     pub port: Option<u16>,
@@ -54,6 +57,9 @@ pub fn read(stdin: impl BufRead) -> Result<Input, InputError> {
             up.pid = s.start.main_pid;
             up.invocation_id = s.start.invocation_id.clone();
             up.log = t.log.clone();
+            // Read from the raw record: svc-swap may add the field before
+            // this version's ServiceTarget knows it.
+            up.log_offset = raw.pointer("/start/log_offset").and_then(Value::as_u64);
             up.exec_prefix = t.exec_prefix.clone();
             up.ssh = t.ssh.clone();
             up.port = t.port;

@@ -117,6 +117,10 @@ fn llama_server_that_cannot_load_its_model_is_a_crash() {
         &pid,
         "--log",
         log.to_str().unwrap(),
+        // A fresh log: all of it is this instance's, including what it
+        // wrote before the wait began.
+        "--log-offset",
+        "0",
         "--timeout",
         "30s",
         &url,

@@ -217,3 +217,112 @@ fn sigint_is_interrupted_with_a_failure_record() {
     let rec: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rec["kind"], "interrupted");
 }
+
+/// The previous instance's last lines, as a process manager leaves them in
+/// the shared log before it starts the next one.
+const OLD_INSTANCE: &str = "INFO: shutting down\nreceived SIGTERM, exiting\n";
+
+/// llm-sim with stderr appended to `log` (as svc-swap's process manager
+/// does); returns the child and its port.
+fn sim_appending_to(log: &std::path::Path, args: &[&str]) -> (std::process::Child, u16) {
+    use std::io::BufRead;
+    let f = std::fs::OpenOptions::new().append(true).open(log).unwrap();
+    let mut child = std::process::Command::new(testkit::bin("llm-sim"))
+        .args(["--host", "127.0.0.1", "--port", "0"])
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(f)
+        .spawn()
+        .expect("spawn llm-sim");
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().expect("bound line").unwrap();
+    let v: serde_json::Value = serde_json::from_str(&first).unwrap();
+    std::thread::spawn(move || for _ in lines {});
+    (child, v["port"].as_u64().unwrap() as u16)
+}
+
+fn tail_of(rec: &serde_json::Value) -> Vec<String> {
+    rec["log_tail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn crash_log_tail_holds_only_this_instance_not_the_previous_ones_sigterm() {
+    // Found with sweep.sh: the shared log's previous instance said
+    // "received SIGTERM, exiting", and that led this crash's log_tail.
+    let dir = testkit::temp_dir("wr-shared-log");
+    let log = dir.join("server.log");
+    std::fs::write(&log, OLD_INSTANCE).unwrap();
+    let (mut child, port) = sim_appending_to(&log, &["--crash-on-load", "--load-time", "400ms"]);
+    let pid = child.id().to_string();
+    let url = format!("http://127.0.0.1:{port}");
+    let (r, _) = run_timed(
+        wr(&["--pid", &pid, "--log", log.to_str().unwrap(), &url]),
+        "",
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    r.expect_code(10);
+    let rec = record(&r);
+    assert_eq!(rec["kind"], "oom");
+    let tail = tail_of(&rec);
+    assert!(
+        tail.iter().any(|l| l.contains("CUDA out of memory")),
+        "{tail:?}"
+    );
+    assert!(
+        !tail
+            .iter()
+            .any(|l| l.contains("SIGTERM") || l.contains("shutting down")),
+        "{tail:?}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn swap_record_log_offset_keeps_this_instances_lines_from_before_the_wait() {
+    // svc-swap notes the log's size before the start: lines the new
+    // instance wrote before wait-ready read the record still count.
+    let dir = testkit::temp_dir("wr-log-offset");
+    let log = dir.join("server.log");
+    std::fs::write(&log, OLD_INSTANCE).unwrap();
+    let offset = OLD_INSTANCE.len();
+    let (mut child, port) = sim_appending_to(&log, &["--crash-on-load", "--load-time", "400ms"]);
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+        writeln!(f, "new instance: loading weights").unwrap();
+    }
+    let swap = serde_json::json!({
+        "type": "swap", "schema": 1, "config": {"k": "1"},
+        "provenance": {"tool": "svc-swap", "version": "0.1.0",
+                       "started_at": "2026-11-30T05:00:00Z", "finished_at": "2026-11-30T05:00:01Z"},
+        "target": {"manager": "process", "unit": "sim.spec", "port": port,
+                   "log": log.to_str().unwrap()},
+        "changes": [], "exec_start": ["llm-sim"],
+        "stop": {"result": "clean", "duration_s": 0.1},
+        "start": {"started_at": "2026-11-30T05:00:01Z", "main_pid": child.id(),
+                  "log_offset": offset},
+        "method": "spec"
+    });
+    let (r, _) = run_timed(wr(&[]), &format!("{swap}\n"));
+    let _ = child.kill();
+    let _ = child.wait();
+    r.expect_code(10);
+    let rec = record(&r);
+    let tail = tail_of(&rec);
+    assert!(
+        tail.iter().any(|l| l == "new instance: loading weights"),
+        "{tail:?}"
+    );
+    assert!(
+        tail.iter().any(|l| l.contains("CUDA out of memory")),
+        "{tail:?}"
+    );
+    assert!(!tail.iter().any(|l| l.contains("SIGTERM")), "{tail:?}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,7 +1,11 @@
 //! `--log FILE`: tail the server's log, keep its last lines for the failure
 //! record, and end the wait on a fatal line (an OOM, a Python traceback, a
-//! failed model load). Only lines written after the wait began are judged;
-//! older lines are kept as context for the tail.
+//! failed model load). Only this instance's lines count, for both: a
+//! process manager appends every instance's output to one file, and the
+//! previous instance's "received SIGTERM, exiting" is not this crash's
+//! tail. This instance begins at the offset the swap record gives (the
+//! size before the start) or, without one, where the file ends when the
+//! wait starts.
 
 use std::collections::VecDeque;
 use std::io::{Read, Seek, SeekFrom};
@@ -54,9 +58,10 @@ pub struct LogWatch {
 }
 
 impl LogWatch {
-    /// Start at the file's current end (context lines kept). `extra` are
-    /// the user's `--fatal-regex` patterns, already checked.
-    pub fn new(path: &str, place: Place, extra: &[Regex]) -> Self {
+    /// Start at byte `from` (this instance's first byte), or at the file's
+    /// current end when not known. `extra` are the user's `--fatal-regex`
+    /// patterns, already checked.
+    pub fn new(path: &str, place: Place, extra: &[Regex], from: Option<u64>) -> Self {
         let mut fatal: Vec<Regex> = DEFAULT_FATAL
             .iter()
             .map(|p| Regex::new(p).expect("static regex"))
@@ -72,18 +77,13 @@ impl LogWatch {
             next: Instant::now(),
         };
         let size = w.size().unwrap_or(0);
-        // Keep the last lines already there as context, without judging them.
-        let from = size.saturating_sub(16 * 1024);
-        if let Some(bytes) = w.read_from(from, size - from) {
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            let skip_first = from > 0;
-            for (i, l) in text.lines().enumerate() {
-                if !(skip_first && i == 0) {
-                    w.push(l.to_string());
-                }
-            }
-        }
-        w.offset = size;
+        w.offset = match from {
+            Some(o) if o <= size => o,
+            // Shorter than when the offset was taken: truncated or
+            // replaced since, so all of it is this instance's.
+            Some(_) => 0,
+            None => size,
+        };
         w
     }
 
@@ -193,13 +193,18 @@ mod tests {
     use std::io::Write;
 
     #[test]
-    fn only_new_fatal_lines_count_and_old_ones_are_context() {
+    fn previous_instance_lines_are_neither_judged_nor_in_the_tail() {
         let dir = std::env::temp_dir().join(format!("wr-log-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("server.log");
-        std::fs::write(&p, "old Traceback (most recent call last)\nloading\n").unwrap();
-        let mut w = LogWatch::new(p.to_str().unwrap(), Place::Local, &[]);
+        std::fs::write(
+            &p,
+            "old Traceback (most recent call last)\nreceived SIGTERM, exiting\n",
+        )
+        .unwrap();
+        let mut w = LogWatch::new(p.to_str().unwrap(), Place::Local, &[], None);
         assert_eq!(w.poll(Instant::now()), None);
+        assert!(w.tail().is_empty(), "{:?}", w.tail());
         let mut f = std::fs::OpenOptions::new().append(true).open(&p).unwrap();
         write!(f, "weights 50%\ntorch.OutOfMemoryError: CUDA out of mem").unwrap();
         assert_eq!(w.poll(Instant::now()), None, "partial line judged");
@@ -211,11 +216,31 @@ mod tests {
             other => panic!("{other:?}"),
         }
         let tail = w.tail();
-        assert_eq!(
-            tail.first().map(String::as_str),
-            Some("old Traceback (most recent call last)")
-        );
+        assert_eq!(tail.first().map(String::as_str), Some("weights 50%"));
         assert!(tail.last().unwrap().starts_with("torch.OutOfMemoryError"));
+        assert_eq!(tail.len(), 2, "{tail:?}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_given_offset_reads_this_instance_from_its_first_line() {
+        let dir = std::env::temp_dir().join(format!("wr-log3-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("server.log");
+        let old = "received SIGTERM, exiting\n";
+        // The new instance wrote (and died) before the wait began.
+        std::fs::write(&p, format!("{old}loading\nFATAL: bad weights\n")).unwrap();
+        let path = p.to_str().unwrap();
+        let mut w = LogWatch::new(path, Place::Local, &[], Some(old.len() as u64));
+        assert!(matches!(
+            w.poll(Instant::now()),
+            Some(Event::Crashed { oom: false, .. })
+        ));
+        assert_eq!(w.tail(), vec!["loading", "FATAL: bad weights"]);
+        // An offset past the end: the file was replaced; all of it is new.
+        let mut w = LogWatch::new(path, Place::Local, &[], Some(1 << 20));
+        w.poll(Instant::now());
+        assert_eq!(w.tail().len(), 3, "{:?}", w.tail());
         std::fs::remove_dir_all(dir).unwrap();
     }
 
@@ -225,7 +250,7 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join("late.log");
         let extra = [Regex::new("^BOOM").unwrap()];
-        let mut w = LogWatch::new(p.to_str().unwrap(), Place::Local, &extra);
+        let mut w = LogWatch::new(p.to_str().unwrap(), Place::Local, &extra, None);
         assert_eq!(w.poll(Instant::now()), None);
         std::fs::write(&p, "BOOM now\n").unwrap();
         assert!(matches!(
