@@ -38,14 +38,22 @@ fn usage(msg: String) -> Exit {
 
 impl Plan {
     pub fn from_args(a: &Args, up: &Upstream) -> Result<Plan, Exit> {
-        let base_url = a
-            .base_url
-            .clone()
-            .or_else(|| a.url.clone())
-            .or_else(|| up.server.as_ref().and_then(|s| s.base_url.clone()))
-            .ok_or_else(|| {
-                usage("no server URL: give URL or --url, or pipe a ready record".into())
-            })?;
+        let given = a.base_url.clone().or_else(|| a.url.clone());
+        let from_upstream = up.server.as_ref().and_then(|s| s.base_url.clone());
+        if given.is_none() {
+            if let (Some(url), Some(via)) = (&from_upstream, tunnelled_via(up)) {
+                if is_loopback_url(url) {
+                    return Err(usage(format!(
+                        "the ready record's {url} was probed through a tunnel ({via}); \
+                         from here it would be this machine: give --url with an address \
+                         that reaches the server from here (e.g. after ssh -L)"
+                    )));
+                }
+            }
+        }
+        let base_url = given.or(from_upstream).ok_or_else(|| {
+            usage("no server URL: give URL or --url, or pipe a ready record".into())
+        })?;
         if !base_url.starts_with("http://") {
             return Err(usage(format!(
                 "URL '{base_url}': only http:// is supported"
@@ -270,4 +278,49 @@ pub fn failure_record(
     );
     f.exit_code = Some(exit::ALL_FAILED as i32);
     f
+}
+
+/// How wait-ready reached the server when it was not directly (`ready.via`,
+/// e.g. `ssh root@gpu1`): its base URL is then as seen from the far side.
+fn tunnelled_via(up: &Upstream) -> Option<String> {
+    let via = up.raw.as_ref()?.get("via")?.as_str()?;
+    via.starts_with("ssh").then(|| via.to_string())
+}
+
+/// True when the URL's host is this machine's loopback.
+fn is_loopback_url(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let host = rest.split(['/', '?']).next().unwrap_or("");
+    let host = match host.strip_prefix('[') {
+        Some(v6) => v6.split(']').next().unwrap_or(""),
+        None => host.rsplit_once(':').map_or(host, |(h, _)| h),
+    };
+    host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tunnel_tests {
+    use super::is_loopback_url;
+
+    #[test]
+    fn loopback_urls_are_recognised() {
+        for u in [
+            "http://127.0.0.1:30000",
+            "http://localhost:8000/v1",
+            "http://[::1]:80",
+            "http://127.0.0.2",
+        ] {
+            assert!(is_loopback_url(u), "{u}");
+        }
+        for u in [
+            "http://gpu1:30000",
+            "http://10.0.0.5:8000",
+            "http://[fe80::1]:1",
+        ] {
+            assert!(!is_loopback_url(u), "{u}");
+        }
+    }
 }

@@ -29,6 +29,37 @@ fn ready_record_gives_config_url_and_upstream() {
 }
 
 #[test]
+fn tunnelled_loopback_url_is_not_benchmarked_on_this_machine() {
+    // wait-ready probed 127.0.0.1 on the far side of an SSH tunnel; here a
+    // different server listens on that address. loadgen must not load it.
+    let local = sim(&["--zero-delay"]);
+    let up = ready_record(&local.base_url()).replace(
+        r#""outcome":"ready""#,
+        r#""via":"ssh root@gpu1","outcome":"ready""#,
+    );
+    let r = run(
+        loadgen(&["-n", "3", "--max-tokens", "4"]),
+        &format!("{up}\n"),
+    );
+    r.expect_code(2);
+    assert!(r.stdout().is_empty(), "{}", r.stdout());
+    assert!(
+        r.stderr()
+            .contains("probed through a tunnel (ssh root@gpu1)")
+            && r.stderr().contains("--url"),
+        "{}",
+        r.stderr()
+    );
+    // An explicit --url that reaches the server from here is used.
+    let r = run(
+        loadgen(&["--url", &local.base_url(), "-n", "3", "--max-tokens", "4"]),
+        &format!("{up}\n"),
+    );
+    r.expect_code(0);
+    assert_eq!(benches(&r)[0]["config"]["speculative-num-steps"], "3");
+}
+
+#[test]
 fn failure_record_is_passed_through_and_no_load_is_sent() {
     // Nothing listens on this port: had loadgen sent load, it would fail.
     let url = format!("http://127.0.0.1:{}", testkit::free_port());
