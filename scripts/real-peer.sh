@@ -82,6 +82,9 @@ server_step() {
   if stamp_ok server "$key" && [[ -x $CACHE/bin/llama-server ]]; then
     return 0
   fi
+  # pip puts cmake and ninja in the interpreter's scripts folder, which a
+  # version manager's shims may not cover until it rehashes.
+  PATH="$PATH:$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')"
   command -v cmake >/dev/null || die "cmake not found; run scripts/deps.sh (pip installs cmake, ninja)"
   command -v ninja >/dev/null || die "ninja not found; run scripts/deps.sh"
   command -v c++ >/dev/null || command -v g++ >/dev/null ||
