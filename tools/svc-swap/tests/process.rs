@@ -2,6 +2,7 @@
 //! a SIGTERM-ignoring server, rollback, restore, bad input, injection
 //! attempts, and SIGKILL of svc-swap mid-write. Needs `cargo build -p llm-sim`.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -440,7 +441,11 @@ fn killed_mid_write_leaves_old_or_new() {
     let mut seed = std::process::id() as u64;
     let mut seen = [0usize; 2];
     for i in 0..40u32 {
+        // Its own process group, killed whole (as Ctrl-C or systemd would):
+        // killing only svc-swap's PID would orphan its write script, whose
+        // whole, untorn write could then land after this test's reset below.
         let mut child = Command::new(env!("CARGO_BIN_EXE_svc-swap"))
+            .process_group(0)
             .args([
                 "--spec",
                 &spec_s,
@@ -456,7 +461,9 @@ fn killed_mid_write_leaves_old_or_new() {
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
         std::thread::sleep(Duration::from_micros((seed >> 33) % 40_000));
-        let _ = child.kill();
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", child.id())])
+            .status();
         let _ = child.wait();
         let text = std::fs::read_to_string(&spec).unwrap();
         let parsed = svc_swap::spec::parse(&spec_s, &text)
