@@ -58,7 +58,21 @@ fn crash_is_seen_through_the_far_side_pid_and_log() {
     let sim = LoggedSim::start("ssh-crash", &["--crash-on-load", "--load-time", "500ms"]);
     let pid = sim.pid();
     let log = sim.log.display().to_string();
-    let mut c = wr_ssh(&sshd, &["--pid", &pid, "--log", &log, "--timeout", "20s"]);
+    // A fresh log: read it from the start, since the OOM line may be
+    // written before a slow SSH connect completes.
+    let mut c = wr_ssh(
+        &sshd,
+        &[
+            "--pid",
+            &pid,
+            "--log",
+            &log,
+            "--log-offset",
+            "0",
+            "--timeout",
+            "20s",
+        ],
+    );
     c.arg(sim.base_url());
     let (r, wall) = run_timed(c, "");
     r.expect_code(10);
