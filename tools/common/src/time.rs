@@ -18,5 +18,6 @@ pub fn hostname() -> Option<String> {
 
 /// Parse a humantime duration (`90s`, `2m`, `250ms`) for clap value parsers.
 pub fn parse_duration(s: &str) -> Result<std::time::Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("invalid duration '{s}': {e}"))
+    humantime::parse_duration(s)
+        .map_err(|e| format!("invalid duration '{s}': {e} (e.g. 500ms, 10s, 2m)"))
 }

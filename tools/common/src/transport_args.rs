@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::ssh::{Ssh, SshConfig, SshTarget};
+use crate::time::parse_duration;
 use crate::transport::{Local, Transport, TransportError};
 
 /// `--exec-prefix` split into words like a shell would (`pct exec 129 --`).
@@ -20,10 +21,6 @@ fn parse_prefix(s: &str) -> Result<ExecPrefix, String> {
         return Err("empty prefix".into());
     }
     Ok(ExecPrefix(words))
-}
-
-fn parse_duration(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("'{s}': {e} (try 10s, 1m)"))
 }
 
 /// Where far-side commands run: here, behind a prefix, or over SSH.

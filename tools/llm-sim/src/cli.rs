@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use clap::Parser;
+use sweepkit::time::parse_duration as dur;
 
 const SHORT: &str = "A labelled stand-in LLM inference server (simulated: no model runs)";
 
@@ -159,10 +160,6 @@ pub struct Args {
     /// Exact gap between token chunks (with --exact-ttft).
     #[arg(long, value_name = "DUR", value_parser = dur, requires = "exact_ttft")]
     pub exact_itl: Option<Duration>,
-}
-
-fn dur(s: &str) -> Result<Duration, String> {
-    humantime::parse_duration(s).map_err(|e| format!("{e} (use e.g. 500ms, 2s, 1m)"))
 }
 
 impl Args {
