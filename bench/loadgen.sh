@@ -3,13 +3,16 @@
 #  1. requests/s and tokens/s per client CPU-second against llm-sim
 #     --zero-delay (and a real llama-server with a tiny model when
 #     scripts/real-peer.sh built one), for loadgen, vllm-rs (the Rust client in the vllm
-#     wheel) and a Python aiohttp client, printed as ratios;
+#     wheel), guidellm (the published Python client, in a venv under
+#     $SWEEPKIT_CACHE, run offline with a local word-level tokenizer) and a
+#     minimal Python aiohttp client, printed as ratios;
 #  2. TTFT and ITL error against llm-sim --exact-ttft/--exact-itl at
 #     concurrency 1..512;
 #  3. loadgen's peak RSS at concurrency 1024.
 # Writes $OUT/results.md (the table for bench/README.md) and prints it.
 # Env: BIN or SWEEPKIT_BIN (default target/release), OUT, SWEEPKIT_CACHE,
-# REQUESTS (throughput run size), CONCS (accuracy levels), SKIP_VLLM=1.
+# REQUESTS (throughput run size), CONCS (accuracy levels), SKIP_VLLM=1,
+# SKIP_GUIDELLM=1.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,6 +22,7 @@ CACHE=${SWEEPKIT_CACHE:-$HOME/.cache/sweepkit}
 REQUESTS=${REQUESTS:-4000}
 CONCS=${CONCS:-"1 4 16 64 128 256 512"}
 VLLM_VERSION=0.33.0
+GUIDELLM_VERSION=0.8.1
 mkdir -p "$OUT"
 SIM_PID=""
 
@@ -98,6 +102,33 @@ json.dump({"model_max_length": 100000}, open(sys.argv[1] + "/tokenizer_config.js
 PY
 }
 
+# guidellm (the published Python peer) in its own venv, installed once
+# (it pulls torch: a few GB); prints its path, nothing when unobtainable.
+GL_WHY=""
+guidellm_bin() {
+    local venv="$CACHE/pyclient-venv"
+    if [ ! -x "$venv/bin/guidellm" ] && [ "${SKIP_GUIDELLM:-0}" != 1 ]; then
+        log "installing guidellm $GUIDELLM_VERSION into $venv (pulls torch, a few GB)"
+        { python3 -m venv "$venv" && "$venv/bin/pip" install -q "guidellm==$GUIDELLM_VERSION"; } \
+            >"$OUT/pip-guidellm.log" 2>&1 || true
+    fi
+    if [ -x "$venv/bin/guidellm" ]; then echo "$venv/bin/guidellm"; fi
+}
+
+# guidellm's synthetic prompts are corpus text re-tokenized and decoded: with
+# [UNK] special every word decodes to nothing (empty prompt, every request
+# rejected), so its copy of the word-level tokenizer keeps [UNK] plain text.
+make_guidellm_tokenizer() {
+    mkdir -p "$OUT/tok-guidellm"
+    python3 - "$OUT/tok" "$OUT/tok-guidellm" <<'PY'
+import json, shutil, sys
+tok = json.load(open(sys.argv[1] + "/tokenizer.json"))
+tok["added_tokens"] = []
+json.dump(tok, open(sys.argv[2] + "/tokenizer.json", "w"))
+shutil.copy(sys.argv[1] + "/tokenizer_config.json", sys.argv[2])
+PY
+}
+
 py() { python3 -c "import json,sys; d=json.load(open('$1')); print($2)"; }
 
 # --- 1. throughput per client CPU-second ------------------------------------
@@ -142,8 +173,35 @@ with open('$OUT/custom.jsonl', 'w') as f:
             p_cpu=$(echo "$pu + $ps" | bc -l)
             p_tok=$(py "$OUT/cmd.out" "d['tokens']")
             p_ok=$(py "$OUT/cmd.out" "d['requests']")
-            rows+=("| $label | python aiohttp | $p_ok | $(py "$OUT/cmd.out" "d['failed']") | $pw | $p_cpu | $(per "$p_ok" "$p_cpu") | $(per "$p_tok" "$p_cpu") | $(ratio "$l_ok" "$l_cpu" "$p_ok" "$p_cpu") |")
+            rows+=("| $label | python aiohttp (minimal) | $p_ok | $(py "$OUT/cmd.out" "d['failed']") | $pw | $p_cpu | $(per "$p_ok" "$p_cpu") | $(per "$p_tok" "$p_cpu") | $(ratio "$l_ok" "$l_cpu" "$p_ok" "$p_cpu") |")
         fi
+    fi
+    # guidellm last: a run of it must not disturb the rows above.
+    if [ -n "$GL" ]; then
+        local gw gu gs g_cpu g_ok g_fail g_tok
+        # Closed loop of $conc streams, $n requests; ignore_eos and max_tokens
+        # come from output_tokens. Offline: local tokenizer, no hub.
+        rm -f "$OUT/guidellm-$label.json"
+        read -r gw gu gs _ < <(HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_DATASETS_OFFLINE=1 \
+            timed_ok "$GL" run \
+            --backend "kind=openai_http,target=$URL,model=$model,request_format=/v1/completions,stream=true" \
+            --profile "kind=concurrent,streams=$conc" --constraint "kind=max_requests,count=$n" \
+            --tokenizer "kind=huggingface_auto,model=$OUT/tok-guidellm" \
+            --data "kind=synthetic_text,prompt_tokens=64,output_tokens=$outtok" \
+            --output "kind=json,path=$OUT/guidellm-$label.json" --disable-console-interactive) || true
+        if [ -s "$OUT/guidellm-$label.json" ]; then
+            g_cpu=$(echo "$gu + $gs" | bc -l)
+            g_ok=$(py "$OUT/guidellm-$label.json" "d['benchmarks'][0]['metrics']['request_totals']['successful']")
+            # Its own failure count; a run may report one request short of
+            # max_requests (3999 of 4000 seen) without any error.
+            g_fail=$(py "$OUT/guidellm-$label.json" "(lambda t: t['errored'] + t['incomplete'])(d['benchmarks'][0]['metrics']['request_totals'])")
+            g_tok=$(py "$OUT/guidellm-$label.json" "int(d['benchmarks'][0]['metrics']['output_token_count']['successful']['total_sum'])")
+            rows+=("| $label | guidellm $GUIDELLM_VERSION | $g_ok | $g_fail | $gw | $g_cpu | $(per "$g_ok" "$g_cpu") | $(per "$g_tok" "$g_cpu") | $(ratio "$l_ok" "$l_cpu" "$g_ok" "$g_cpu") |")
+        else
+            rows+=("| $label | guidellm $GUIDELLM_VERSION | - | - | - | - | - | - | failed (no JSON report; see $OUT/cmd.err) |")
+        fi
+    else
+        rows+=("| $label | guidellm $GUIDELLM_VERSION | - | - | - | - | - | - | not obtainable (${GL_WHY:-skipped}) |")
     fi
 }
 per() { echo "$1 / $2" | bc -l | xargs printf %.0f; }
@@ -152,7 +210,11 @@ ratio() {
 }
 
 VR=$(vllm_rs)
-[ -n "$VR" ] && make_tokenizer
+GL=$(guidellm_bin)
+[ -z "$GL" ] && [ -z "$GL_WHY" ] && [ "${SKIP_GUIDELLM:-0}" != 1 ] \
+    && GL_WHY="pip install guidellm==$GUIDELLM_VERSION failed; see $OUT/pip-guidellm.log"
+make_tokenizer
+[ -n "$GL" ] && make_guidellm_tokenizer
 python3 -c 'import aiohttp' 2>/dev/null || pip install -q aiohttp >/dev/null 2>&1 || true
 
 start_sim --zero-delay
@@ -194,9 +256,11 @@ import json, sys
 d = json.loads(open(sys.argv[1]).readline())
 c, t, i = sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
 tt, it = d["ttft_ms"], d["itl_ms"]
-# Client TTFT minus llm-sim's own (request arrival to first chunk sent):
-# what is left is the client's error plus loopback transfer, without the
-# server's timer lateness that the nominal comparison includes.
+# Client TTFT minus llm-sim's own on the wire (kernel receive stamp of the
+# request to the completed write of the first token): what is left is the
+# client's error plus loopback transfer, without the server's lateness
+# (timer, scheduling on cores it shares with the client) that the nominal
+# comparison includes.
 diffs = sorted(r["ttft_ms"] - r["server_prompt_ms"] for r in map(json.loads, open(sys.argv[2]))
                if r.get("ok") and r.get("server_prompt_ms") is not None and r.get("ttft_ms") is not None)
 def pct(v, q):
@@ -231,9 +295,10 @@ stop_sim
     echo
     echo "### Timing error against llm-sim --exact-ttft ${TTFT_MS}ms --exact-itl ${ITL_MS}ms (measured - exact, ms)"
     echo
-    echo "TTFT vs server: client TTFT minus llm-sim's own TTFT per request (server lateness removed)."
+    echo "TTFT p50/p99: against the nominal 50 ms (server lateness included). TTFT vs wire: per request, client TTFT minus"
+    echo "llm-sim's own TTFT on the wire (request's kernel receive stamp to the completed write of the first token): the client's error."
     echo
-    echo "| concurrency | TTFT p50 | TTFT p99 | TTFT vs server p50 | TTFT vs server p99 | ITL p50 | ITL p99 | start lag p99 |"
+    echo "| concurrency | TTFT p50 | TTFT p99 | TTFT vs wire p50 | TTFT vs wire p99 | ITL p50 | ITL p99 | start lag p99 |"
     echo "|---:|---:|---:|---:|---:|---:|---:|---:|"
     printf '%s\n' "${acc[@]}"
     echo

@@ -6,6 +6,8 @@ pub mod flat;
 pub mod io;
 pub mod records;
 pub mod report;
+#[cfg(feature = "rxstamp")]
+pub mod rxstamp;
 #[cfg(feature = "ssh")]
 pub mod ssh;
 pub mod time;

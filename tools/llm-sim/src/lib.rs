@@ -12,6 +12,7 @@ mod state;
 mod stream;
 mod timer;
 mod tokenize;
+mod wire;
 
 use std::io::{BufRead, Write};
 use std::net::{SocketAddr, ToSocketAddrs};

@@ -23,9 +23,15 @@ use crate::model::Gen;
 use crate::state::{crash, State, CRASH_LINE, SALT_FAULT, SALT_GEN};
 use crate::stream::{self, Faults, HttpBody, Job, Source};
 use crate::tokenize;
+use crate::wire::{Wire, WireIo};
 
 /// Serve connections until the process exits.
 pub async fn serve(listener: TcpListener, state: Arc<State>) {
+    // Kernel receive stamps on from the start (see sweepkit::rxstamp): the
+    // kernel turns them on a moment after the first socket asks.
+    let _stamping = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None)
+        .ok()
+        .filter(|s| sweepkit::rxstamp::enable(std::os::fd::AsRawFd::as_raw_fd(s)));
     loop {
         let (tcp, _) = match listener.accept().await {
             Ok(c) => c,
@@ -37,11 +43,18 @@ pub async fn serve(listener: TcpListener, state: Arc<State>) {
             }
         };
         let _ = tcp.set_nodelay(true);
+        sweepkit::rxstamp::enable(std::os::fd::AsRawFd::as_raw_fd(&tcp));
         let state = state.clone();
         tokio::spawn(async move {
-            let svc = hyper::service::service_fn(move |req| handle(state.clone(), req));
+            let wire = Wire::new();
+            let io = WireIo {
+                tcp,
+                wire: wire.clone(),
+            };
+            let svc =
+                hyper::service::service_fn(move |req| handle(state.clone(), req, wire.clone()));
             let _ = hyper::server::conn::http1::Builder::new()
-                .serve_connection(TokioIo::new(tcp), svc)
+                .serve_connection(TokioIo::new(io), svc)
                 .await;
         });
     }
@@ -75,6 +88,7 @@ fn warming_up() -> ApiError {
 async fn handle(
     state: Arc<State>,
     req: Request<Incoming>,
+    wire: Arc<Wire>,
 ) -> Result<Response<HttpBody>, Infallible> {
     let ready = state.ready.load(Relaxed);
     let path = req.uri().path().to_string();
@@ -99,8 +113,8 @@ async fn handle(
         (Method::POST, "/v1/completions" | "/v1/chat/completions") if !ready => {
             error(&warming_up())
         }
-        (Method::POST, "/v1/completions") => generate(state, req, false).await,
-        (Method::POST, "/v1/chat/completions") => generate(state, req, true).await,
+        (Method::POST, "/v1/completions") => generate(state, req, false, wire).await,
+        (Method::POST, "/v1/chat/completions") => generate(state, req, true, wire).await,
         _ => error(&ApiError {
             status: 404,
             kind: "NotFoundError",
@@ -218,12 +232,20 @@ fn source(state: &Arc<State>, req: &GenReq, gen: Gen, t0: Instant) -> Source {
     }
 }
 
-async fn generate(state: Arc<State>, req: Request<Incoming>, chat: bool) -> Response<HttpBody> {
-    let t0 = Instant::now();
+async fn generate(
+    state: Arc<State>,
+    req: Request<Incoming>,
+    chat: bool,
+    wire: Arc<Wire>,
+) -> Response<HttpBody> {
     let body = match body_bytes(req).await {
         Ok(b) => b,
         Err(e) => return error(&e),
     };
+    // The request is whole: it arrived when its last bytes reached the
+    // socket, which may be a little before this task ran.
+    let now = Instant::now();
+    let t0 = wire.arrived().filter(|t| *t <= now).unwrap_or(now);
     let r = match api::parse(chat, &body, state.args.context_length) {
         Ok(r) => r,
         Err(e) => return error(&e),
@@ -276,6 +298,7 @@ async fn generate(state: Arc<State>, req: Request<Incoming>, chat: bool) -> Resp
         source,
         faults,
         t0,
+        wire,
     };
     if stream {
         return respond(200, "text/event-stream", stream::streaming(job));

@@ -99,7 +99,9 @@ pub struct Job {
     pub ids: Ids,
     pub source: Source,
     pub faults: Faults,
+    /// When the request arrived (its connection's wire clock).
     pub t0: Instant,
+    pub wire: Arc<crate::wire::Wire>,
 }
 
 /// Answer a streaming request: returns the body; a task feeds it.
@@ -125,7 +127,14 @@ async fn produce(mut job: Job, tx: mpsc::Sender<Result<Bytes, io::Error>>) {
     let mut first_at = None;
     let mut faulted = false;
     while let Some(c) = job.source.next().await {
+        if first_at.is_none() {
+            job.wire.arm(); // this chunk carries the first token
+        }
         account(&mut stats, &mut first_at, job.t0, &c, &job.state);
+        if let Some(w) = job.wire.first_write() {
+            // TTFT as the client can see it: first token on the wire.
+            stats.ttft_ms = ms(w.saturating_duration_since(job.t0));
+        }
         let finish = c.finish.map(|f| f.as_str());
         let text = detokenize(&c.tokens);
         let mut v = job.ids.chunk(&text, finish, finish.map(|_| &stats));

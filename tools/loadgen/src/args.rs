@@ -177,6 +177,14 @@ pub struct Args {
     #[arg(long, value_name = "DUR", value_parser = duration, default_value = "1h")]
     pub level_timeout: Duration,
 
+    /// Threads for the client's event loop. One keeps every timestamp on
+    /// one clock with no cross-thread wakeups and serves tens of thousands
+    /// of chunks a second; raise it only when the run warns that the
+    /// client was the bottleneck
+    #[arg(long, value_name = "N", default_value_t = 1,
+          value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub client_threads: u32,
+
     /// Do not scrape /metrics and /server_info for speculative decoding
     #[arg(long)]
     pub no_scrape: bool,

@@ -1,25 +1,34 @@
-//! One request, start to finish, on the calling thread: send, read the SSE
-//! stream with a timestamp taken right after each socket read returns, and
-//! classify failures by kind. Blocking I/O on a thread per in-flight
-//! request keeps the clock next to the socket: no event loop stands
-//! between a chunk's arrival and its timestamp.
+//! One request, start to finish: send over a kept-alive HTTP/1.1 connection
+//! (hyper), read the SSE stream, and classify failures by kind.
+//!
+//! Timing: the connection's driver (hyper's `Connection` future) and the
+//! request's own future are polled by the same task, driver first, so a
+//! frame reaches the request in the poll that read it off the socket, and
+//! its timestamp is the instant that socket read returned ([`TimedIo`]),
+//! not when the task got round to parsing it. One event loop serves every
+//! request in flight: no thread per request, no context switch per chunk.
 
-use std::io::Read;
-use std::sync::Arc;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use crate::sse::{self, Chunk, Line, LineSplitter, MetaInfo, Timings, Usage};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::client::conn::http1;
+use hyper::header::{self, HeaderMap, HeaderValue};
+use hyper::{Method, Request, Response, Uri};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::time::Sleep;
 
-/// Everything a request needs that does not change between requests.
-pub struct Target {
-    pub agent: ureq::Agent,
-    /// Full endpoint URL (`.../v1/completions`).
-    pub url: String,
-    /// `Bearer ...` header value; never printed.
-    pub auth: Option<String>,
-    pub stream: bool,
-    pub request_timeout: Duration,
-}
+use crate::sse::{self, Chunk, Line, LineSplitter, MetaInfo, Timings, Usage};
 
 /// Why a request failed. The names are the keys of the record's `errors`.
 pub fn kind_name(k: &ErrorKind) -> String {
@@ -43,7 +52,8 @@ pub enum ErrorKind {
     Connect,
     /// `--request-timeout` (total) or `--idle-timeout` (between bytes).
     Timeout,
-    /// A data line that is not a JSON object, or an unparsable body.
+    /// A data line that is not a JSON object, an unparsable body, or a
+    /// response that is not HTTP.
     Malformed,
     /// The connection ended before the response was complete.
     Cut,
@@ -51,7 +61,7 @@ pub enum ErrorKind {
     StreamError,
     /// Still in flight when the level ended (Ctrl-C or level deadline).
     Abandoned,
-    /// The client itself failed (could not start a thread).
+    /// The client itself failed.
     Client,
 }
 
@@ -116,86 +126,486 @@ impl Sample {
     }
 }
 
-fn io_kind(e: &std::io::Error) -> ErrorKind {
-    use std::io::ErrorKind as K;
-    match e.kind() {
-        K::TimedOut | K::WouldBlock => ErrorKind::Timeout,
+/// Request bodies share everything but the prompt: prepared once as
+/// reference-counted bytes, so a request costs no JSON building or copy.
+pub type Body = Bytes;
+
+/// Everything a request needs that does not change between requests, and
+/// the idle connections kept alive between levels (warmup to measurement).
+pub struct Target {
+    addrs: Vec<SocketAddr>,
+    /// Origin-form request target (`/v1/completions`).
+    path: Uri,
+    /// Host, Content-Type, Accept, User-Agent, Authorization (sensitive).
+    headers: HeaderMap,
+    pub stream: bool,
+    pub request_timeout: Duration,
+    pub idle_timeout: Duration,
+    pub connect_timeout: Duration,
+    idle: Mutex<Vec<Conn>>,
+    /// Reference for the read timestamps the connections store.
+    epoch: Instant,
+    /// A socket with kernel stamping on from the start: the kernel turns
+    /// stamping on a moment after the first socket asks, and keeps it on
+    /// while one does, so the first requests are stamped too.
+    _stamping: Option<socket2::Socket>,
+}
+
+impl Target {
+    /// `url`: the full endpoint URL (`http://host:port/v1/completions`);
+    /// `auth`: the `Authorization` header value, never printed.
+    pub fn new(
+        url: &str,
+        auth: Option<&str>,
+        stream: bool,
+        request_timeout: Duration,
+        idle_timeout: Duration,
+        connect_timeout: Duration,
+    ) -> Result<Target, String> {
+        let uri: Uri = url.parse().map_err(|e| format!("URL '{url}': {e}"))?;
+        if uri.scheme_str() != Some("http") {
+            return Err(format!("URL '{url}': only http:// is supported"));
+        }
+        let authority = uri
+            .authority()
+            .ok_or_else(|| format!("URL '{url}': no host"))?;
+        let host = authority.host();
+        let host = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(host);
+        let port = authority.port_u16().unwrap_or(80);
+        let addrs: Vec<SocketAddr> = std::net::ToSocketAddrs::to_socket_addrs(&(host, port))
+            .map_err(|e| format!("URL '{url}': cannot resolve '{host}': {e}"))?
+            .collect();
+        let path: Uri = uri
+            .path_and_query()
+            .map_or("/", |p| p.as_str())
+            .parse()
+            .map_err(|e| format!("URL '{url}': {e}"))?;
+        let mut headers = HeaderMap::new();
+        let value = |v: &str| {
+            HeaderValue::from_str(v).map_err(|_| format!("invalid header value in {url}"))
+        };
+        headers.insert(header::HOST, value(authority.as_str())?);
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static(if stream {
+                "text/event-stream"
+            } else {
+                "application/json"
+            }),
+        );
+        headers.insert(
+            header::USER_AGENT,
+            HeaderValue::from_static(concat!("sweepkit-loadgen/", env!("CARGO_PKG_VERSION"))),
+        );
+        if let Some(a) = auth {
+            let mut v = HeaderValue::from_str(a)
+                .map_err(|_| "the API key holds characters a header cannot carry".to_string())?;
+            v.set_sensitive(true);
+            headers.insert(header::AUTHORIZATION, v);
+        }
+        Ok(Target {
+            addrs,
+            path,
+            headers,
+            stream,
+            request_timeout,
+            idle_timeout,
+            connect_timeout,
+            idle: Mutex::new(Vec::new()),
+            epoch: Instant::now(),
+            _stamping: socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None)
+                .ok()
+                .filter(|s| {
+                    use std::os::fd::AsRawFd;
+                    sweepkit::rxstamp::enable(s.as_raw_fd())
+                }),
+        })
+    }
+
+    fn request(&self, body: Body) -> Request<Full<Bytes>> {
+        let mut req = Request::new(Full::new(body));
+        *req.method_mut() = Method::POST;
+        *req.uri_mut() = self.path.clone();
+        *req.headers_mut() = self.headers.clone();
+        req
+    }
+
+    /// An idle kept-alive connection, if one is still open.
+    pub fn take_idle(&self) -> Option<Conn> {
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        while let Some(mut c) = idle.pop() {
+            if c.usable() {
+                return Some(c);
+            }
+        }
+        None
+    }
+
+    /// Keep a connection for the next request or level.
+    pub fn put_idle(&self, c: Option<Conn>) {
+        if let Some(mut c) = c {
+            if c.usable() {
+                self.idle.lock().unwrap_or_else(|e| e.into_inner()).push(c);
+            }
+        }
+    }
+
+    async fn connect(&self) -> Result<Conn, (ErrorKind, String)> {
+        let mut last = None;
+        for addr in &self.addrs {
+            match tokio::time::timeout(self.connect_timeout, TcpStream::connect(addr)).await {
+                Ok(Ok(tcp)) => {
+                    let _ = tcp.set_nodelay(true);
+                    let kernel_stamps = {
+                        use std::os::fd::AsRawFd;
+                        sweepkit::rxstamp::enable(tcp.as_raw_fd())
+                    };
+                    let last_read = Arc::new(AtomicU64::new(0));
+                    let io = TimedIo {
+                        tcp,
+                        epoch: self.epoch,
+                        last_read: last_read.clone(),
+                        kernel_stamps,
+                    };
+                    let (sender, driver) = http1::Builder::new()
+                        .handshake(TokioIo::new(io))
+                        .await
+                        .map_err(|e| (ErrorKind::Client, e.to_string()))?;
+                    return Ok(Conn {
+                        sender,
+                        driver: Some(Box::pin(driver)),
+                        last_read,
+                        reused: false,
+                    });
+                }
+                Ok(Err(e)) => last = Some(format!("connect {addr}: {e}")),
+                Err(_) => last = Some(format!("connect {addr}: timed out")),
+            }
+        }
+        Err((
+            ErrorKind::Connect,
+            last.unwrap_or_else(|| "no address to connect to".into()),
+        ))
+    }
+
+    fn stamp(&self, c: &Conn) -> Instant {
+        let now = Instant::now();
+        match c.last_read.load(Relaxed) {
+            0 => now,
+            ns => (self.epoch + Duration::from_nanos(ns)).min(now),
+        }
+    }
+}
+
+type Driver = http1::Connection<TokioIo<TimedIo>, Full<Bytes>>;
+
+/// One keep-alive HTTP/1.1 connection and the future that drives it.
+pub struct Conn {
+    sender: http1::SendRequest<Full<Bytes>>,
+    /// None once the connection has ended (closed by either side).
+    driver: Option<Pin<Box<Driver>>>,
+    /// Nanoseconds after `Target::epoch` at which the last socket read
+    /// that returned bytes did so.
+    last_read: Arc<AtomicU64>,
+    /// Has it carried a request already (a stale close is then possible)?
+    reused: bool,
+}
+
+impl Conn {
+    /// Open and ready for a request: poll the driver once so a close the
+    /// server made while the connection sat idle is seen now.
+    fn usable(&mut self) -> bool {
+        if let Some(d) = self.driver.as_mut() {
+            let mut cx = Context::from_waker(std::task::Waker::noop());
+            if d.as_mut().poll(&mut cx).is_ready() {
+                self.driver = None;
+            }
+        }
+        self.driver.is_some() && !self.sender.is_closed()
+    }
+}
+
+/// A TCP stream that notes when the bytes of each read arrived: the
+/// kernel's receive timestamp ([`sweepkit::rxstamp`]), or the clock right
+/// after the read where the kernel gives none.
+struct TimedIo {
+    tcp: TcpStream,
+    epoch: Instant,
+    last_read: Arc<AtomicU64>,
+    kernel_stamps: bool,
+}
+
+impl TimedIo {
+    fn note(&self, at: Instant) {
+        let ns = at
+            .saturating_duration_since(self.epoch)
+            .as_nanos()
+            .clamp(1, u64::MAX as u128) as u64;
+        self.last_read.store(ns, Relaxed);
+    }
+}
+
+impl AsyncRead for TimedIo {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        if !this.kernel_stamps {
+            let before = buf.filled().len();
+            let r = Pin::new(&mut this.tcp).poll_read(cx, buf);
+            if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+                this.note(Instant::now());
+            }
+            return r;
+        }
+        let r = sweepkit::rxstamp::poll_read(&this.tcp, cx, buf);
+        match r {
+            Poll::Ready(Ok(at)) => {
+                if let Some(at) = at {
+                    this.note(at);
+                }
+                Poll::Ready(Ok(()))
+            }
+            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl AsyncWrite for TimedIo {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_shutdown(cx)
+    }
+}
+
+/// Poll the connection's driver, then `fut`, then the timer, in one task;
+/// None when the timer fired first.
+async fn drive<F: Future>(
+    driver: &mut Option<Pin<Box<Driver>>>,
+    mut timer: Pin<&mut Sleep>,
+    fut: F,
+) -> Option<F::Output> {
+    let mut fut = std::pin::pin!(fut);
+    std::future::poll_fn(|cx| {
+        if let Some(d) = driver.as_mut() {
+            if d.as_mut().poll(cx).is_ready() {
+                // Closed (cleanly or not): what it delivered stays readable.
+                *driver = None;
+            }
+        }
+        if let Poll::Ready(v) = fut.as_mut().poll(cx) {
+            return Poll::Ready(Some(v));
+        }
+        if timer.as_mut().poll(cx).is_ready() {
+            return Poll::Ready(None);
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+/// The io::Error under a hyper error, if there is one.
+fn io_source(e: &hyper::Error) -> Option<&io::Error> {
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        if let Some(io) = s.downcast_ref::<io::Error>() {
+            return Some(io);
+        }
+        src = s.source();
+    }
+    None
+}
+
+fn error_kind(e: &hyper::Error) -> ErrorKind {
+    if e.is_parse() {
+        return ErrorKind::Malformed;
+    }
+    match io_source(e).map(io::Error::kind) {
+        Some(io::ErrorKind::TimedOut) => ErrorKind::Timeout,
         _ => ErrorKind::Cut,
     }
 }
 
-/// A pooled keep-alive connection the server closed while idle: the
-/// request fails before any response byte with EOF or reset. llama-server
-/// closes its side after a streamed response although it says keep-alive.
-fn stale_connection(tr: &ureq::Transport) -> bool {
-    use std::io::ErrorKind as K;
-    let io = std::error::Error::source(tr).and_then(|e| e.downcast_ref::<std::io::Error>());
-    match io {
-        Some(e) => matches!(
-            e.kind(),
-            K::UnexpectedEof | K::ConnectionReset | K::BrokenPipe | K::ConnectionAborted
-        ),
-        None => tr.to_string().contains("Unexpected EOF"),
+/// A kept-alive connection the server closed while it sat idle: the
+/// request fails before any response byte. llama-server closes its side
+/// after a streamed response although it says keep-alive.
+fn stale(e: &hyper::Error) -> bool {
+    use io::ErrorKind as K;
+    e.is_incomplete_message()
+        || e.is_canceled()
+        || e.is_closed()
+        || io_source(e).is_some_and(|io| {
+            matches!(
+                io.kind(),
+                K::UnexpectedEof | K::ConnectionReset | K::BrokenPipe | K::ConnectionAborted
+            )
+        })
+}
+
+/// Retries of a request that met a stale kept-alive connection; the
+/// server never saw it, so a retry on a fresh connection is the same request.
+const STALE_RETRIES: u32 = 3;
+
+/// When the next byte must have come by: the request deadline or the idle
+/// timeout from `now`, whichever is first.
+fn next_deadline(t: &Target, s: &Sample, now: Instant) -> tokio::time::Instant {
+    tokio::time::Instant::from_std((s.sent + t.request_timeout).min(now + t.idle_timeout))
+}
+
+/// Send `body` on `conn` (or a new connection when it is None or closed)
+/// and fill `s` with what came back. Leaves in `conn` the connection when
+/// it can carry another request.
+pub async fn execute(t: &Target, conn: &mut Option<Conn>, body: Body, s: &mut Sample) {
+    let mut attempt = 0;
+    loop {
+        s.sent = Instant::now();
+        let mut c = match conn.take().filter(|c| c.driver.is_some()) {
+            Some(c) => c,
+            None => match t.connect().await {
+                Ok(c) => c,
+                Err((kind, msg)) => return s.fail(kind, msg),
+            },
+        };
+        let timer = tokio::time::sleep_until(next_deadline(t, s, s.sent));
+        let mut timer = std::pin::pin!(timer);
+        let sent = drive(
+            &mut c.driver,
+            timer.as_mut(),
+            c.sender.send_request(t.request(body.clone())),
+        )
+        .await;
+        let resp = match sent {
+            None => return s.fail(ErrorKind::Timeout, "no response head before the timeout"),
+            Some(Ok(r)) => r,
+            Some(Err(e)) if c.reused && attempt < STALE_RETRIES && stale(&e) => {
+                attempt += 1;
+                continue;
+            }
+            Some(Err(e)) => return s.fail(error_kind(&e), e.to_string()),
+        };
+        c.reused = true;
+        let complete = read_response(t, &mut c, timer, resp, s).await;
+        if complete && c.driver.is_some() && !c.sender.is_closed() {
+            *conn = Some(c);
+        }
+        return;
     }
 }
 
-/// Retries of a request that met a stale pooled connection; the server
-/// never saw it, so a retry on a fresh connection is the same request.
-const STALE_RETRIES: u32 = 3;
-
-/// Send `body` and fill `s` with what came back.
-pub fn execute(t: &Target, body: &[u8], s: &mut Sample) {
-    let mut attempt = 0;
-    let resp = loop {
-        let mut req = t
-            .agent
-            .post(&t.url)
-            .set("Content-Type", "application/json")
-            .set(
-                "Accept",
-                if t.stream {
-                    "text/event-stream"
-                } else {
-                    "application/json"
-                },
-            );
-        if let Some(a) = &t.auth {
-            req = req.set("Authorization", a);
-        }
-        s.sent = Instant::now();
-        match req.send_bytes(body) {
-            Ok(r) => break r,
-            Err(ureq::Error::Status(code, r)) => {
-                let text = r.into_string().unwrap_or_default();
-                return s.fail(ErrorKind::Http(code), text);
-            }
-            Err(ureq::Error::Transport(tr)) if attempt < STALE_RETRIES && stale_connection(&tr) => {
-                attempt += 1;
-            }
-            Err(ureq::Error::Transport(tr)) => {
-                let kind = match tr.kind() {
-                    ureq::ErrorKind::ConnectionFailed | ureq::ErrorKind::Dns => ErrorKind::Connect,
-                    _ => match std::error::Error::source(&tr)
-                        .and_then(|e| e.downcast_ref::<std::io::Error>())
-                    {
-                        Some(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
-                            ErrorKind::Connect
-                        }
-                        Some(io) => io_kind(io),
-                        None => ErrorKind::Cut,
-                    },
-                };
-                return s.fail(kind, tr.to_string());
-            }
-        }
-    };
-    let deadline = s.sent + t.request_timeout;
-    let reader = resp.into_reader();
-    if t.stream {
-        read_stream(reader, s, deadline);
+/// Read the response into `s`. True when the body was read to its end
+/// (the connection can carry the next request).
+async fn read_response(
+    t: &Target,
+    c: &mut Conn,
+    mut timer: Pin<&mut Sleep>,
+    resp: Response<Incoming>,
+    s: &mut Sample,
+) -> bool {
+    let status = resp.status();
+    let mut body = resp.into_body();
+    let mut state = if !status.is_success() {
+        Reader::Status(Vec::new())
+    } else if t.stream {
+        Reader::Stream(StreamState::default())
     } else {
-        read_whole(reader, s, deadline);
+        Reader::Whole(Vec::with_capacity(4096))
+    };
+    loop {
+        let frame = match drive(&mut c.driver, timer.as_mut(), body.frame()).await {
+            None => {
+                if let Reader::Stream(st) = &state {
+                    if let Some(done) = st.done_at {
+                        // Complete at [DONE]; only the close is missing.
+                        s.done = done;
+                        return false;
+                    }
+                }
+                s.fail(ErrorKind::Timeout, "request timeout");
+                return false;
+            }
+            Some(None) => break,
+            Some(Some(Err(e))) => {
+                if let Reader::Stream(st) = &state {
+                    if let Some(done) = st.done_at {
+                        s.done = done; // a close after [DONE] is fine
+                        return false;
+                    }
+                }
+                s.fail(error_kind(&e), e.to_string());
+                return false;
+            }
+            Some(Some(Ok(f))) => f,
+        };
+        let Ok(data) = frame.into_data() else {
+            continue; // trailers
+        };
+        let at = t.stamp(c);
+        match &mut state {
+            Reader::Status(buf) | Reader::Whole(buf) => buf.extend_from_slice(&data),
+            Reader::Stream(st) => {
+                if let Err((kind, msg)) = st.feed(&data, at, s) {
+                    s.chunks.clear();
+                    s.fail(kind, msg);
+                    return false;
+                }
+            }
+        }
+        timer.as_mut().reset(next_deadline(t, s, Instant::now()));
     }
+    match state {
+        Reader::Status(buf) => {
+            s.fail(
+                ErrorKind::Http(status.as_u16()),
+                String::from_utf8_lossy(&buf).into_owned(),
+            );
+        }
+        Reader::Whole(buf) => {
+            let now = t.stamp(c).max(s.sent);
+            whole(&buf, now, s);
+        }
+        Reader::Stream(st) => st.finish(s),
+    }
+    true
+}
+
+enum Reader {
+    /// A non-2xx response: its body is the error's detail.
+    Status(Vec<u8>),
+    Stream(StreamState),
+    Whole(Vec<u8>),
 }
 
 /// Fold a parsed chunk's end-of-request fields into the sample.
@@ -214,47 +624,42 @@ fn absorb(s: &mut Sample, c: &Chunk) {
     }
 }
 
-fn read_stream(mut reader: Box<dyn Read + Send + Sync>, s: &mut Sample, deadline: Instant) {
-    let mut buf = [0u8; 8192];
-    let mut lines = LineSplitter::with_capacity(8192);
-    let mut done_at: Option<Instant> = None;
-    loop {
-        let n = match reader.read(&mut buf) {
-            Ok(n) => n,
-            Err(e) if done_at.is_some() => {
-                // The response was complete; a close after [DONE] is fine.
-                let _ = e;
-                break;
-            }
-            Err(e) => return s.fail(io_kind(&e), e.to_string()),
-        };
-        // The timestamp for every line in these bytes: they arrived together.
-        let now = Instant::now();
-        if n == 0 {
-            break;
+/// The SSE reader of one streamed response.
+#[derive(Default)]
+pub struct StreamState {
+    lines: LineSplitter,
+    /// When the `[DONE]` line arrived.
+    pub done_at: Option<Instant>,
+}
+
+impl StreamState {
+    /// Take bytes that arrived at `at`. Err ends the request.
+    pub fn feed(
+        &mut self,
+        data: &[u8],
+        at: Instant,
+        s: &mut Sample,
+    ) -> Result<(), (ErrorKind, String)> {
+        if self.done_at.is_some() {
+            return Ok(()); // drained so the connection can be reused
         }
-        if done_at.is_some() {
-            continue; // drain to EOF so the connection returns to the pool
-        }
-        lines.push(&buf[..n]);
-        while let Some(line) = lines.next_line() {
+        let sent = s.sent;
+        let done_at = &mut self.done_at;
+        self.lines.feed(data, |line| {
             match sse::classify(line) {
-                Line::Done => done_at = Some(now),
+                Line::Done => {
+                    *done_at = Some(at);
+                    return Ok(false);
+                }
                 Line::Other => {}
                 Line::Data(d) => {
-                    let c = match sse::parse_chunk(d) {
-                        Ok(c) => c,
-                        Err(e) => {
-                            s.chunks.clear();
-                            return s.fail(ErrorKind::Malformed, e);
-                        }
-                    };
+                    let c = sse::parse_chunk(d).map_err(|e| (ErrorKind::Malformed, e))?;
                     if let Some(err) = &c.error {
-                        return s.fail(ErrorKind::StreamError, err.clone());
+                        return Err((ErrorKind::StreamError, err.clone()));
                     }
                     if c.generated() {
-                        let us = now.duration_since(s.sent).as_micros();
-                        s.chunks.push(crate::client::ChunkMark {
+                        let us = at.saturating_duration_since(sent).as_micros();
+                        s.chunks.push(ChunkMark {
                             at_us: us.min(u32::MAX as u128) as u32,
                             text_len: c.text_len.min(u32::MAX as usize) as u32,
                             cum_tokens: c
@@ -266,46 +671,33 @@ fn read_stream(mut reader: Box<dyn Read + Send + Sync>, s: &mut Sample, deadline
                     absorb(s, &c);
                 }
             }
-        }
-        if done_at.is_none() && now >= deadline {
-            return s.fail(ErrorKind::Timeout, "request timeout");
-        }
+            Ok(true)
+        })
     }
-    match done_at {
-        Some(t) => s.done = t,
-        None => {
-            // No [DONE]: complete only if the server said why it finished.
-            if s.finish_reason.is_some() && lines.rest().trim_ascii().is_empty() {
+
+    /// The body ended: complete at `[DONE]`, or without it when the server
+    /// said why it finished and left no partial line.
+    pub fn finish(self, s: &mut Sample) {
+        match self.done_at {
+            Some(t) => s.done = t,
+            None if s.finish_reason.is_some() && self.lines.rest().trim_ascii().is_empty() => {
                 s.done = Instant::now();
-            } else {
-                s.fail(ErrorKind::Cut, "stream ended before [DONE]");
             }
+            None => s.fail(ErrorKind::Cut, "stream ended before [DONE]"),
         }
     }
 }
 
-fn read_whole(mut reader: Box<dyn Read + Send + Sync>, s: &mut Sample, deadline: Instant) {
-    let mut body = Vec::with_capacity(4096);
-    let mut buf = [0u8; 8192];
-    loop {
-        match reader.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => body.extend_from_slice(&buf[..n]),
-            Err(e) => return s.fail(io_kind(&e), e.to_string()),
-        }
-        if Instant::now() >= deadline {
-            return s.fail(ErrorKind::Timeout, "request timeout");
-        }
-    }
-    let now = Instant::now();
-    match sse::parse_chunk(&body) {
+/// A whole (non-streamed) response body that arrived complete at `now`.
+fn whole(body: &[u8], now: Instant, s: &mut Sample) {
+    match sse::parse_chunk(body) {
         Err(e) => s.fail(ErrorKind::Malformed, e),
         Ok(c) if c.error.is_some() => s.fail(ErrorKind::StreamError, c.error.unwrap_or_default()),
         Ok(c) => {
             s.done = now;
             s.chunks.push(ChunkMark {
                 at_us: now.duration_since(s.sent).as_micros().min(u32::MAX as u128) as u32,
-                text_len: c.text_len as u32,
+                text_len: c.text_len.min(u32::MAX as usize) as u32,
                 cum_tokens: None,
             });
             absorb(s, &c);
@@ -313,21 +705,157 @@ fn read_whole(mut reader: Box<dyn Read + Send + Sync>, s: &mut Sample, deadline:
     }
 }
 
-/// The shared HTTP agent: keep-alive pool as large as the concurrency (the
-/// default per-host pool of 1 would open a connection per request), idle
-/// timeout between bytes, no proxy lookups.
-pub fn agent(pool: usize, idle: Duration, connect: Duration) -> ureq::Agent {
-    ureq::AgentBuilder::new()
-        .max_idle_connections(pool.max(1))
-        .max_idle_connections_per_host(pool.max(1))
-        .timeout_read(idle)
-        .timeout_write(idle)
-        .timeout_connect(connect)
-        .user_agent(concat!("sweepkit-loadgen/", env!("CARGO_PKG_VERSION")))
-        .try_proxy_from_env(false)
-        .build()
+/// The runtime the load runs on: one thread by default, so requests cost
+/// no cross-thread wakeups; more when one core cannot keep up.
+pub fn runtime(threads: usize) -> io::Result<tokio::runtime::Runtime> {
+    if threads <= 1 {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .thread_name("loadgen")
+            .enable_all()
+            .build()
+    }
 }
 
-/// Request bodies share everything but the prompt: keep them as shared
-/// bytes so a request costs no JSON building at send time.
-pub type Body = Arc<[u8]>;
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stream_state_stamps_chunks_and_ends_at_done() {
+        let t0 = Instant::now();
+        let mut s = Sample::new(0, t0, t0);
+        s.sent = t0;
+        let mut st = StreamState::default();
+        let a = t0 + Duration::from_millis(5);
+        st.feed(
+            b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\ndata: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\n",
+            a,
+            &mut s,
+        )
+        .unwrap();
+        assert_eq!(s.chunks.len(), 1, "the role chunk is not a token");
+        assert_eq!(s.chunks[0].at_us, 5000);
+        let b = t0 + Duration::from_millis(9);
+        st.feed(
+            b"data: {\"choices\":[{\"text\":\"x\",\"finish_reason\":\"length\"}]}\n\ndata: [DO",
+            b,
+            &mut s,
+        )
+        .unwrap();
+        let d = t0 + Duration::from_millis(10);
+        st.feed(b"NE]\n\n", d, &mut s).unwrap();
+        st.finish(&mut s);
+        assert!(s.error.is_none());
+        assert_eq!(s.done, d);
+        assert_eq!(s.finish_reason.as_deref(), Some("length"));
+    }
+
+    #[test]
+    fn stream_without_done_or_reason_is_cut() {
+        let t0 = Instant::now();
+        let mut s = Sample::new(0, t0, t0);
+        let mut st = StreamState::default();
+        st.feed(b"data: {\"choices\":[{\"text\":\"x\"}]}\n\n", t0, &mut s)
+            .unwrap();
+        st.finish(&mut s);
+        assert_eq!(s.error, Some(ErrorKind::Cut));
+    }
+
+    #[test]
+    fn malformed_and_error_chunks_end_the_request() {
+        let t0 = Instant::now();
+        let mut s = Sample::new(0, t0, t0);
+        let mut st = StreamState::default();
+        let e = st.feed(b"data: {oops\n\n", t0, &mut s).unwrap_err();
+        assert_eq!(e.0, ErrorKind::Malformed);
+        let mut st = StreamState::default();
+        let e = st
+            .feed(b"data: {\"error\":{\"message\":\"boom\"}}\n\n", t0, &mut s)
+            .unwrap_err();
+        assert_eq!(e, (ErrorKind::StreamError, "boom".into()));
+    }
+
+    /// The design's claim: a chunk's time is when it reached the socket,
+    /// even when the event loop is busy elsewhere at that moment.
+    #[test]
+    fn a_blocked_event_loop_does_not_delay_chunk_timestamps() {
+        use std::io::{Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = c.read(&mut buf).unwrap();
+            let chunk = |c: &mut std::net::TcpStream, s: &str| {
+                write!(c, "{:x}\r\n{s}\r\n", s.len()).unwrap();
+            };
+            c.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(20));
+            chunk(&mut c, "data: {\"choices\":[{\"text\":\"a\"}]}\n\n");
+            std::thread::sleep(Duration::from_millis(300));
+            chunk(&mut c, "data: {\"choices\":[{\"text\":\"b\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n");
+            c.write_all(b"0\r\n\r\n").unwrap();
+        });
+        let rt = runtime(1).unwrap();
+        let d = Duration::from_secs(10);
+        let t = Target::new(
+            &format!("http://{addr}/v1/completions"),
+            None,
+            true,
+            d,
+            d,
+            d,
+        )
+        .unwrap();
+        // The kernel turns stamping on a moment after the first ask.
+        std::thread::sleep(Duration::from_millis(200));
+        let t0 = Instant::now();
+        let mut s = Sample::new(0, t0, t0);
+        rt.block_on(async {
+            // Hogs the only thread from 5 ms to 205 ms after the send; the
+            // first chunk arrives at about 20 ms, in the middle of it.
+            tokio::spawn(async {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                std::thread::sleep(Duration::from_millis(200));
+            });
+            let mut conn = None;
+            execute(&t, &mut conn, Bytes::from_static(b"{}"), &mut s).await;
+        });
+        server.join().unwrap();
+        assert!(s.error.is_none(), "{:?} {:?}", s.error, s.detail);
+        assert_eq!(s.chunks.len(), 2);
+        let first = s.chunks[0].at_us;
+        assert!(
+            (15_000..150_000).contains(&first),
+            "first chunk stamped at {first} us; the loop was blocked until 205 ms"
+        );
+        assert!(s.chunks[1].at_us >= 300_000);
+    }
+
+    #[test]
+    fn target_parses_urls_and_hides_the_key() {
+        let d = Duration::from_secs(1);
+        let t = Target::new(
+            "http://127.0.0.1:8000/v1/completions",
+            Some("Bearer sk-secret"),
+            true,
+            d,
+            d,
+            d,
+        )
+        .unwrap();
+        assert_eq!(t.path, "/v1/completions");
+        assert_eq!(t.headers[header::HOST], "127.0.0.1:8000");
+        assert!(t.headers[header::AUTHORIZATION].is_sensitive());
+        assert!(!format!("{:?}", t.headers).contains("sk-secret"));
+        let t = Target::new("http://[::1]:9/x", None, true, d, d, d).unwrap();
+        assert_eq!(t.addrs[0].port(), 9);
+        assert!(Target::new("https://a/x", None, true, d, d, d).is_err());
+    }
+}

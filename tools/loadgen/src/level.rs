@@ -1,27 +1,30 @@
 //! Running one load level: closed loop (N workers, each sends its next
-//! request when the previous one ends) or open loop (a dispatcher sends on
-//! a Poisson/gamma schedule, capped in flight). One code path executes
-//! requests; the two differ only in who decides when to send. The
-//! collector (calling thread) gathers samples and enforces the level's
-//! deadline, Ctrl-C, and the give-up rule when the server stops accepting
-//! connections, so a level ends in bounded time whatever the server does.
+//! request when the previous one ends, on a connection of its own) or open
+//! loop (a dispatcher sends on a Poisson/gamma schedule, capped in flight).
+//! One code path executes requests; the two differ only in who decides
+//! when to send. Everything runs as tasks on one event loop; the collector
+//! gathers samples and enforces the level's deadline, Ctrl-C, and the
+//! give-up rule when the server stops accepting connections, so a level
+//! ends in bounded time whatever the server does. Tasks still running when
+//! the level ends are cancelled (their requests count as abandoned).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::*};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, Condvar, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rand_distr::{Distribution, Gamma};
+use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
 
 use crate::client::{execute, Body, ErrorKind, Sample, Target};
 
-/// Small stacks: a request thread needs a few KB (an 8 KB read buffer and
-/// serde's frames), and 1024 threads at the 8 MB default would reserve 8 GB.
-const STACK: usize = 128 * 1024;
 /// How long in-flight requests may finish after Ctrl-C.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
+/// How often the collector looks at Ctrl-C and the level deadline.
+const TICK: Duration = Duration::from_millis(50);
 
 /// A prepared request: body bytes and what it asks for.
 pub struct Prepared {
@@ -85,6 +88,7 @@ struct Ctl {
 
 /// The shared pieces a level needs.
 pub struct Env<'a> {
+    pub rt: &'a tokio::runtime::Runtime,
     pub target: Arc<Target>,
     pub prepared: Arc<Vec<Prepared>>,
     /// Index of the first prompt to use (levels rotate through the pool).
@@ -106,14 +110,21 @@ fn new_sample(
     let p = &env_prepared[((offset + i) % env_prepared.len() as u64) as usize];
     let mut s = Sample::new(i, sched, slot);
     s.asked_tokens = p.asked_tokens;
+    // One mark per chunk, at most one chunk per token: no regrowth mid-stream.
+    s.chunks
+        .reserve(p.asked_tokens.unwrap_or(16).clamp(1, 4096) as usize);
     s.prompt_tokens_hint = p.input_tokens;
     (s, p.body.clone())
 }
 
 /// Run one level (or a warmup) and collect its samples.
 pub fn run(env: &Env, shape: Shape, bound: Bound) -> Outcome {
+    env.rt.block_on(run_async(env, shape, bound))
+}
+
+async fn run_async(env: &Env<'_>, shape: Shape, bound: Bound) -> Outcome {
     let started = Instant::now();
-    let (tx, rx) = mpsc::channel::<Msg>();
+    let (tx, mut rx) = mpsc::unbounded_channel::<Msg>();
     let limit = bound.count.unwrap_or(u64::MAX);
     let stop_at = bound.duration.map(|d| started + d);
     let threshold = match shape {
@@ -130,26 +141,46 @@ pub fn run(env: &Env, shape: Shape, bound: Bound) -> Outcome {
         win_open: OnceLock::new(),
         win_close: OnceLock::new(),
     });
-    let mut workers = 0u64;
-    let mut issued: Option<u64> = None;
-    match shape {
+    // Dropped when this function returns: cancels whatever still runs.
+    let mut tasks = JoinSet::new();
+    let workers = match shape {
         Shape::Closed { concurrency } => {
             let n = (concurrency as u64).min(limit);
             for _ in 0..n {
-                if spawn_worker(env, &ctl, tx.clone()) {
-                    workers += 1;
-                }
+                let (ctl, target, prepared, tx) = (
+                    ctl.clone(),
+                    env.target.clone(),
+                    env.prepared.clone(),
+                    tx.clone(),
+                );
+                let offset = env.offset;
+                tasks.spawn(async move {
+                    worker(&ctl, &target, &prepared, offset, &tx).await;
+                    let _ = tx.send(Msg::WorkerExit);
+                });
             }
+            n
         }
         Shape::Open {
             rate,
             burstiness,
             max_inflight,
         } => {
-            workers = 1;
-            spawn_dispatcher(env, &ctl, tx.clone(), rate, burstiness, max_inflight);
+            let d = Dispatch {
+                ctl: ctl.clone(),
+                target: env.target.clone(),
+                prepared: env.prepared.clone(),
+                offset: env.offset,
+                seed: env.seed,
+                tx: tx.clone(),
+                rate,
+                burstiness,
+                cap: max_inflight,
+            };
+            tasks.spawn(d.run());
+            1
         }
-    }
+    };
     drop(tx);
     let mut out = Outcome {
         samples: Vec::new(),
@@ -159,7 +190,7 @@ pub fn run(env: &Env, shape: Shape, bound: Bound) -> Outcome {
         cut_short: None,
         server_gone: false,
     };
-    collect(env, &ctl, &rx, shape, workers, &mut issued, &mut out);
+    collect(env, &ctl, &mut rx, shape, workers, &mut out).await;
     ctl.stop.store(true, SeqCst);
     out.abandoned = ctl.inflight.load(SeqCst);
     if let (Some(o), Some(c)) = (ctl.win_open.get(), ctl.win_close.get()) {
@@ -167,16 +198,16 @@ pub fn run(env: &Env, shape: Shape, bound: Bound) -> Outcome {
             out.window = Some((*o, *c));
         }
     }
+    tasks.abort_all();
     out
 }
 
-fn collect(
-    env: &Env,
+async fn collect(
+    env: &Env<'_>,
     ctl: &Ctl,
-    rx: &mpsc::Receiver<Msg>,
+    rx: &mut UnboundedReceiver<Msg>,
     shape: Shape,
     workers: u64,
-    issued: &mut Option<u64>,
     out: &mut Outcome,
 ) {
     let concurrency = match shape {
@@ -188,40 +219,46 @@ fn collect(
     let give_up = (2 * concurrency).max(8);
     let mut refused_in_a_row = 0u64;
     let mut exited = 0u64;
+    let mut issued: Option<u64> = None;
     let mut grace_until: Option<Instant> = None;
+    let mut tick = tokio::time::interval(TICK);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let done_all = match issued {
-            Some(n) => out.samples.len() as u64 >= *n && exited >= workers,
+            Some(n) => out.samples.len() as u64 >= n && exited >= workers,
             None => exited >= workers,
         };
         if done_all {
             return;
         }
-        match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(Msg::Sample(s)) => {
-                if s.error == Some(ErrorKind::Connect) {
-                    refused_in_a_row += 1;
-                } else {
-                    refused_in_a_row = 0;
+        tokio::select! {
+            biased;
+            m = rx.recv() => match m {
+                Some(Msg::Sample(s)) => {
+                    if s.error == Some(ErrorKind::Connect) {
+                        refused_in_a_row += 1;
+                    } else {
+                        refused_in_a_row = 0;
+                    }
+                    out.samples.push(*s);
+                    (env.on_sample)();
+                    if refused_in_a_row >= give_up && !out.server_gone {
+                        out.server_gone = true;
+                        out.cut_short = Some(format!(
+                            "the server refused {refused_in_a_row} connections in a row"
+                        ));
+                        ctl.stop.store(true, SeqCst);
+                        grace_until.get_or_insert(Instant::now() + INTERRUPT_GRACE);
+                    }
                 }
-                out.samples.push(*s);
-                (env.on_sample)();
-                if refused_in_a_row >= give_up && !out.server_gone {
-                    out.server_gone = true;
-                    out.cut_short = Some(format!(
-                        "the server refused {refused_in_a_row} connections in a row"
-                    ));
-                    ctl.stop.store(true, SeqCst);
-                    grace_until.get_or_insert(Instant::now() + INTERRUPT_GRACE);
+                Some(Msg::WorkerExit) => exited += 1,
+                Some(Msg::Issued(n)) => {
+                    issued = Some(n);
+                    exited += 1;
                 }
-            }
-            Ok(Msg::WorkerExit) => exited += 1,
-            Ok(Msg::Issued(n)) => {
-                *issued = Some(n);
-                exited += 1;
-            }
-            Err(RecvTimeoutError::Disconnected) => return,
-            Err(RecvTimeoutError::Timeout) => {}
+                None => return,
+            },
+            _ = tick.tick() => {}
         }
         let now = Instant::now();
         if env.interrupted.load(SeqCst) && grace_until.is_none() {
@@ -241,132 +278,95 @@ fn collect(
     }
 }
 
-fn spawn_worker(env: &Env, ctl: &Arc<Ctl>, tx: mpsc::Sender<Msg>) -> bool {
-    let ctl = ctl.clone();
-    let target = env.target.clone();
-    let prepared = env.prepared.clone();
-    let offset = env.offset;
-    std::thread::Builder::new()
-        .stack_size(STACK)
-        .name("loadgen-worker".into())
-        .spawn(move || {
-            worker(&ctl, &target, &prepared, offset, &tx);
-            let _ = tx.send(Msg::WorkerExit);
-        })
-        .is_ok()
-}
-
-fn worker(ctl: &Ctl, target: &Target, prepared: &[Prepared], offset: u64, tx: &mpsc::Sender<Msg>) {
+async fn worker(
+    ctl: &Ctl,
+    target: &Target,
+    prepared: &[Prepared],
+    offset: u64,
+    tx: &UnboundedSender<Msg>,
+) {
+    let mut conn = target.take_idle();
     loop {
         let now = Instant::now();
         if ctl.stop.load(Relaxed) {
-            return;
+            break;
         }
         if ctl.stop_at.is_some_and(|t| now >= t) {
             let _ = ctl.win_close.set(now);
-            return;
+            break;
         }
         let i = ctl.next.fetch_add(1, SeqCst);
         if i >= ctl.limit {
             let _ = ctl.win_close.set(now);
-            return;
+            break;
         }
         let (mut s, body) = new_sample(prepared, offset, i, now, now);
         if ctl.inflight.fetch_add(1, SeqCst) + 1 >= ctl.threshold {
             let _ = ctl.win_open.set(now);
         }
-        execute(target, &body, &mut s);
+        execute(target, &mut conn, body, &mut s).await;
         ctl.inflight.fetch_sub(1, SeqCst);
         if tx.send(Msg::Sample(Box::new(s))).is_err() {
-            return;
+            break;
         }
     }
+    // Kept for the next level: warmup connections serve the measurement.
+    target.put_idle(conn);
 }
 
-/// Sleep until `t`, waking early when the level stops.
-fn sleep_until(t: Instant, stop: &AtomicBool) -> bool {
-    loop {
-        if stop.load(Relaxed) {
-            return false;
-        }
-        let now = Instant::now();
-        if now >= t {
-            return true;
-        }
-        std::thread::sleep((t - now).min(Duration::from_millis(50)));
-    }
-}
-
-fn spawn_dispatcher(
-    env: &Env,
-    ctl: &Arc<Ctl>,
-    tx: mpsc::Sender<Msg>,
+/// The open loop's dispatcher.
+struct Dispatch {
+    ctl: Arc<Ctl>,
+    target: Arc<Target>,
+    prepared: Arc<Vec<Prepared>>,
+    offset: u64,
+    seed: u64,
+    tx: UnboundedSender<Msg>,
     rate: f64,
     burstiness: f64,
     cap: u32,
-) {
-    let ctl = ctl.clone();
-    let target = env.target.clone();
-    let prepared = env.prepared.clone();
-    let offset = env.offset;
-    let seed = env.seed;
-    let slots = Arc::new((Mutex::new(0u32), Condvar::new()));
-    let spawn = std::thread::Builder::new()
-        .name("loadgen-dispatch".into())
-        .spawn(move || {
-            let mut rng = StdRng::seed_from_u64(seed);
-            let gaps = arrivals(rate, burstiness);
-            let t0 = Instant::now();
-            let mut at = t0;
-            let mut n = 0u64;
-            while n < ctl.limit {
-                at += Duration::from_secs_f64(gaps.sample(&mut rng));
-                if ctl.stop_at.is_some_and(|s| at >= s) || !sleep_until(at, &ctl.stop) {
-                    break;
-                }
-                // Wait for a free in-flight slot: the wait is client queue time.
-                {
-                    let (m, cv) = &*slots;
-                    let mut inflight = m.lock().unwrap_or_else(|e| e.into_inner());
-                    while *inflight >= cap && !ctl.stop.load(Relaxed) {
-                        inflight = cv
-                            .wait_timeout(inflight, Duration::from_millis(50))
-                            .unwrap_or_else(|e| e.into_inner())
-                            .0;
-                    }
-                    if ctl.stop.load(Relaxed) {
-                        break;
-                    }
-                    *inflight += 1;
-                }
-                let slot = Instant::now();
-                let (mut s, body) = new_sample(&prepared, offset, n, at, slot);
-                n += 1;
-                ctl.inflight.fetch_add(1, SeqCst);
-                let (ctl2, target2, tx2, slots2) =
-                    (ctl.clone(), target.clone(), tx.clone(), slots.clone());
-                let spawned = std::thread::Builder::new()
-                    .stack_size(STACK)
-                    .spawn(move || {
-                        execute(&target2, &body, &mut s);
-                        ctl2.inflight.fetch_sub(1, SeqCst);
-                        let (m, cv) = &*slots2;
-                        *m.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
-                        cv.notify_one();
-                        let _ = tx2.send(Msg::Sample(Box::new(s)));
-                    });
-                if let Err(e) = spawned {
-                    ctl.inflight.fetch_sub(1, SeqCst);
-                    *slots.0.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
-                    let mut s = Sample::new(n - 1, at, slot);
-                    s.fail(ErrorKind::Client, format!("cannot start a thread: {e}"));
-                    let _ = tx.send(Msg::Sample(Box::new(s)));
-                }
+}
+
+impl Dispatch {
+    async fn run(self) {
+        let ctl = &self.ctl;
+        let mut rng = StdRng::seed_from_u64(self.seed);
+        let gaps = arrivals(self.rate, self.burstiness);
+        let slots = Arc::new(Semaphore::new(self.cap.max(1) as usize));
+        // Owns the requests: cancelled with the dispatcher.
+        let mut requests = JoinSet::new();
+        let mut at = Instant::now();
+        let mut n = 0u64;
+        while n < ctl.limit {
+            at += Duration::from_secs_f64(gaps.sample(&mut rng));
+            if ctl.stop_at.is_some_and(|s| at >= s) || ctl.stop.load(Relaxed) {
+                break;
             }
-            let _ = tx.send(Msg::Issued(n));
-        });
-    if spawn.is_err() {
-        // Nothing was issued; the collector sees the channel close.
+            tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+            // Wait for a free in-flight slot: the wait is client queue time.
+            let Ok(permit) = slots.clone().acquire_owned().await else {
+                break;
+            };
+            if ctl.stop.load(Relaxed) {
+                break;
+            }
+            let slot = Instant::now();
+            let (mut s, body) = new_sample(&self.prepared, self.offset, n, at, slot);
+            n += 1;
+            ctl.inflight.fetch_add(1, SeqCst);
+            let (ctl2, target, tx) = (ctl.clone(), self.target.clone(), self.tx.clone());
+            requests.spawn(async move {
+                let mut conn = target.take_idle();
+                execute(&target, &mut conn, body, &mut s).await;
+                target.put_idle(conn);
+                ctl2.inflight.fetch_sub(1, SeqCst);
+                drop(permit);
+                let _ = tx.send(Msg::Sample(Box::new(s)));
+            });
+            while requests.try_join_next().is_some() {}
+        }
+        let _ = self.tx.send(Msg::Issued(n));
+        while requests.join_next().await.is_some() {}
     }
 }
 

@@ -1,10 +1,11 @@
 //! loadgen: streaming load against an OpenAI-compatible server at several
 //! concurrency levels or arrival rates, one bench record per level.
 //!
-//! Design: blocking HTTP (ureq 2) on one small-stack OS thread per request
-//! in flight, timestamps taken right after each socket read, a hand-rolled
-//! SSE line splitter without a line-length cap; statistics in a pure
-//! module. See `man loadgen` for every metric's definition.
+//! Design: hyper HTTP/1.1 connections on one tokio event loop (one thread
+//! by default), each connection driven by the task that uses it, with
+//! timestamps taken when the socket read returned; an SSE line splitter
+//! without a line-length cap; statistics in a pure module. See `man
+//! loadgen` for every metric's definition.
 
 pub mod args;
 pub mod client;

@@ -249,6 +249,7 @@ pub fn run_all<W: Write>(
         let deadline = Instant::now() + a.level_timeout;
         let noop = || {};
         let mut env = Env {
+            rt: &ctx.rt,
             target: ctx.target.clone(),
             prepared: ctx.prepared.clone(),
             offset,

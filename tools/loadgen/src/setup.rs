@@ -127,6 +127,8 @@ impl Plan {
 
 /// Everything the levels share.
 pub struct Context {
+    /// The event loop every level's requests run on.
+    pub rt: tokio::runtime::Runtime,
     pub target: Arc<Target>,
     pub probe: Probe,
     pub server: ServerInfo,
@@ -228,27 +230,23 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
             input_tokens: p.input_tokens,
         })
         .collect();
-    let max_conc = plan
-        .shapes
-        .iter()
-        .map(|s| match s {
-            Shape::Closed { concurrency } => *concurrency as usize,
-            Shape::Open { max_inflight, .. } => *max_inflight as usize,
-        })
-        .max()
-        .unwrap_or(1);
-    let target = Target {
-        agent: client::agent(
-            max_conc,
-            a.idle_timeout,
-            a.idle_timeout.min(std::time::Duration::from_secs(10)),
-        ),
-        url: format!("{}{}", plan.base_url, plan.endpoint_path),
-        auth,
-        stream: !a.no_stream,
-        request_timeout: a.request_timeout,
-    };
+    let target = Target::new(
+        &format!("{}{}", plan.base_url, plan.endpoint_path),
+        auth.as_deref(),
+        !a.no_stream,
+        a.request_timeout,
+        a.idle_timeout,
+        a.idle_timeout.min(std::time::Duration::from_secs(10)),
+    )
+    .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!(e)))?;
+    let rt = client::runtime(a.client_threads as usize).map_err(|e| {
+        Exit::new(
+            exit::FAILURE,
+            anyhow::anyhow!("cannot start the event loop: {e}"),
+        )
+    })?;
     Ok(Context {
+        rt,
         target: Arc::new(target),
         probe,
         server,

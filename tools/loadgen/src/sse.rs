@@ -7,61 +7,54 @@
 
 use serde::Deserialize;
 
-/// Accumulates bytes and yields complete lines (without `\r\n`/`\n`).
+/// Splits bytes read off the socket into lines (without `\r\n`/`\n`).
+/// Complete lines are handed out straight from the bytes just read; only
+/// an unterminated tail is copied, to wait for the rest of its line.
 #[derive(Default)]
 pub struct LineSplitter {
+    /// The unterminated tail of earlier reads.
     buf: Vec<u8>,
-    /// Start of the first unconsumed byte.
-    start: usize,
-    /// Where to resume the newline search (bytes before it have none).
-    scan: usize,
+}
+
+fn strip_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 impl LineSplitter {
-    pub fn with_capacity(n: usize) -> Self {
-        LineSplitter {
-            buf: Vec::with_capacity(n),
-            start: 0,
-            scan: 0,
+    /// Call `f` on every line completed by `data`, in order; keep the
+    /// unterminated rest. `f` returns false to stop early (the bytes after
+    /// that line are dropped).
+    pub fn feed<E>(
+        &mut self,
+        mut data: &[u8],
+        mut f: impl FnMut(&[u8]) -> Result<bool, E>,
+    ) -> Result<(), E> {
+        if !self.buf.is_empty() {
+            let Some(i) = memchr::memchr(b'\n', data) else {
+                self.buf.extend_from_slice(data);
+                return Ok(());
+            };
+            self.buf.extend_from_slice(&data[..i]);
+            data = &data[i + 1..];
+            let more = f(strip_cr(&self.buf))?;
+            self.buf.clear();
+            if !more {
+                return Ok(());
+            }
         }
-    }
-
-    /// Append bytes just read. Consumed lines are dropped first, so the
-    /// buffer only grows when one line is longer than it.
-    pub fn push(&mut self, data: &[u8]) {
-        if self.start > 0 {
-            self.buf.drain(..self.start);
-            self.scan -= self.start;
-            self.start = 0;
+        while let Some(i) = memchr::memchr(b'\n', data) {
+            if !f(strip_cr(&data[..i]))? {
+                return Ok(());
+            }
+            data = &data[i + 1..];
         }
         self.buf.extend_from_slice(data);
-    }
-
-    /// The next complete line, if any.
-    pub fn next_line(&mut self) -> Option<&[u8]> {
-        let hay = &self.buf[self.scan..];
-        match hay.iter().position(|&b| b == b'\n') {
-            None => {
-                self.scan = self.buf.len();
-                None
-            }
-            Some(i) => {
-                let end = self.scan + i;
-                let s = self.start;
-                self.start = end + 1;
-                self.scan = end + 1;
-                let mut line = &self.buf[s..end];
-                if line.last() == Some(&b'\r') {
-                    line = &line[..line.len() - 1];
-                }
-                Some(line)
-            }
-        }
+        Ok(())
     }
 
     /// Bytes after the last newline (an unterminated tail at EOF).
     pub fn rest(&self) -> &[u8] {
-        &self.buf[self.start..]
+        &self.buf
     }
 }
 
@@ -124,26 +117,50 @@ pub struct MetaInfo {
     pub spec_draft_token_num: Option<u64>,
 }
 
+/// The byte length of a JSON string (after unescaping), read without
+/// copying it or checking its UTF-8: only the length is needed.
+#[derive(Default, Clone, Copy)]
+struct TextLen(usize);
+
+impl<'de> Deserialize<'de> for TextLen {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = TextLen;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_bytes<E>(self, b: &[u8]) -> Result<TextLen, E> {
+                Ok(TextLen(b.len()))
+            }
+            fn visit_str<E>(self, s: &str) -> Result<TextLen, E> {
+                Ok(TextLen(s.len()))
+            }
+        }
+        d.deserialize_bytes(V)
+    }
+}
+
 #[derive(Deserialize, Default)]
-struct Delta<'a> {
-    #[serde(default, borrow)]
-    content: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    reasoning_content: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    reasoning: Option<std::borrow::Cow<'a, str>>,
+struct Delta {
+    #[serde(default)]
+    content: Option<TextLen>,
+    #[serde(default)]
+    reasoning_content: Option<TextLen>,
+    #[serde(default)]
+    reasoning: Option<TextLen>,
     #[serde(default)]
     tool_calls: Option<serde::de::IgnoredAny>,
 }
 
 #[derive(Deserialize)]
-struct Choice<'a> {
-    #[serde(default, borrow)]
-    text: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    delta: Option<Delta<'a>>,
-    #[serde(default, borrow)]
-    message: Option<Delta<'a>>,
+struct Choice {
+    #[serde(default)]
+    text: Option<TextLen>,
+    #[serde(default)]
+    delta: Option<Delta>,
+    #[serde(default)]
+    message: Option<Delta>,
     #[serde(default)]
     finish_reason: Option<String>,
     #[serde(default)]
@@ -151,9 +168,9 @@ struct Choice<'a> {
 }
 
 #[derive(Deserialize)]
-struct RawChunk<'a> {
-    #[serde(default, borrow)]
-    choices: Vec<Choice<'a>>,
+struct RawChunk {
+    #[serde(default)]
+    choices: Vec<Choice>,
     #[serde(default)]
     usage: Option<Usage>,
     #[serde(default)]
@@ -187,8 +204,8 @@ impl Chunk {
     }
 }
 
-fn len_of(s: &Option<std::borrow::Cow<'_, str>>) -> usize {
-    s.as_ref().map_or(0, |s| s.len())
+fn len_of(s: &Option<TextLen>) -> usize {
+    s.map_or(0, |t| t.0)
 }
 
 /// Parse one chunk's JSON. Err on anything that is not a JSON object.
@@ -230,19 +247,44 @@ mod tests {
 
     #[test]
     fn splitter_handles_split_and_long_lines() {
-        let mut s = LineSplitter::with_capacity(8);
-        s.push(b"data: {\"a\"");
-        assert!(s.next_line().is_none());
-        s.push(b":1}\r\n\r\ndata: [DONE]\n");
-        assert_eq!(s.next_line(), Some(&b"data: {\"a\":1}"[..]));
-        assert_eq!(s.next_line(), Some(&b""[..]));
-        assert_eq!(s.next_line(), Some(&b"data: [DONE]"[..]));
-        assert!(s.next_line().is_none());
-        // A line far longer than the buffer (no 64 KB cap).
+        fn feed(s: &mut LineSplitter, data: &[u8]) -> Vec<Vec<u8>> {
+            let mut out = Vec::new();
+            s.feed::<()>(data, |l| {
+                out.push(l.to_vec());
+                Ok(true)
+            })
+            .unwrap();
+            out
+        }
+        let mut s = LineSplitter::default();
+        assert!(feed(&mut s, b"data: {\"a\"").is_empty());
+        assert_eq!(
+            feed(&mut s, b":1}\r\n\r\ndata: [DONE]\nda"),
+            [&b"data: {\"a\":1}"[..], b"", b"data: [DONE]"]
+        );
+        assert_eq!(s.rest(), b"da");
+        assert_eq!(feed(&mut s, b"ta: x\r"), Vec::<Vec<u8>>::new());
+        assert_eq!(feed(&mut s, b"\n"), [b"data: x"]);
+        assert!(s.rest().is_empty());
+        // A line far longer than any read (no 64 KB cap).
         let long = vec![b'x'; 200_000];
-        s.push(&long);
-        s.push(b"\n");
-        assert_eq!(s.next_line().unwrap().len(), 200_000);
+        assert!(feed(&mut s, &long).is_empty());
+        assert_eq!(feed(&mut s, b"\n")[0].len(), 200_000);
+        // Stopping early drops the rest.
+        let mut n = 0;
+        s.feed::<()>(b"a\nb\nc", |_| {
+            n += 1;
+            Ok(false)
+        })
+        .unwrap();
+        assert_eq!((n, s.rest()), (1, &b""[..]));
+    }
+
+    #[test]
+    fn text_length_counts_unescaped_bytes() {
+        let c = parse_chunk(br#"{"choices":[{"text":"a\"b\u00e9"}]}"#).unwrap();
+        assert_eq!(c.text_len, 5); // a, ", b and a 2-byte e-acute
+        assert!(parse_chunk(br#"{"choices":[{"text":5}]}"#).is_err());
     }
 
     #[test]

@@ -14,15 +14,19 @@ fn fixture(name: &str) -> String {
 }
 
 fn chunks(text: &str) -> (Vec<sse::Chunk>, bool) {
-    let mut s = LineSplitter::with_capacity(64);
-    s.push(text.as_bytes());
+    let mut s = LineSplitter::default();
     let (mut out, mut done) = (Vec::new(), false);
-    while let Some(line) = s.next_line() {
-        match sse::classify(line) {
-            Line::Data(d) => out.push(sse::parse_chunk(d).unwrap()),
-            Line::Done => done = true,
-            Line::Other => {}
-        }
+    // Fed in small pieces, as a socket would deliver them.
+    for piece in text.as_bytes().chunks(7) {
+        s.feed::<()>(piece, |line| {
+            match sse::classify(line) {
+                Line::Data(d) => out.push(sse::parse_chunk(d).unwrap()),
+                Line::Done => done = true,
+                Line::Other => {}
+            }
+            Ok(true)
+        })
+        .unwrap();
     }
     (out, done)
 }

@@ -1,0 +1,158 @@
+//! Kernel receive timestamps (`SO_TIMESTAMPNS`, socket(7)): the moment the
+//! bytes a read returns reached the socket, stamped by the kernel as the
+//! packet came in. A chunk's time then does not depend on when the event
+//! loop got round to the socket: a busy client (hundreds of streams on one
+//! thread, or cores shared with the server) measures the same TTFT and ITL
+//! as an idle one. loadgen stamps response chunks with it; llm-sim stamps
+//! request arrival, so its own TTFT is measured on the wire too.
+//!
+//! `recvmsg(2)` with a control buffer is not in tokio's or std's API, and
+//! nix's safe wrapper wants an initialised buffer, which would mean zeroing
+//! hyper's read buffer before every read: hence this small libc call.
+
+use std::io;
+use std::mem::MaybeUninit;
+use std::os::fd::{AsRawFd, RawFd};
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use tokio::io::ReadBuf;
+use tokio::net::TcpStream;
+
+/// `AsyncRead::poll_read` for a tokio TCP stream, through `recvmsg`: on
+/// Ready(Ok) the bytes read are in `buf`, and the value is when they
+/// arrived (the kernel's stamp, else the clock after the read), or None
+/// when nothing was read (end of stream).
+pub fn poll_read(
+    tcp: &TcpStream,
+    cx: &mut Context<'_>,
+    buf: &mut ReadBuf<'_>,
+) -> Poll<io::Result<Option<Instant>>> {
+    let fd = tcp.as_raw_fd();
+    loop {
+        std::task::ready!(tcp.poll_read_ready(cx))?;
+        // SAFETY: recv writes only into the unfilled part, and exactly the
+        // `n` bytes marked initialised and filled below.
+        let unfilled = unsafe { buf.unfilled_mut() };
+        match tcp.try_io(tokio::io::Interest::READABLE, || recv(fd, unfilled)) {
+            Ok((n, stamp)) => {
+                // SAFETY: the kernel wrote n bytes (see above).
+                unsafe { buf.assume_init(n) };
+                buf.advance(n);
+                let at = (n > 0).then(|| stamp.map_or_else(Instant::now, to_instant));
+                return Poll::Ready(Ok(at));
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+            Err(e) => return Poll::Ready(Err(e)),
+        }
+    }
+}
+
+/// Ask the kernel to stamp received data on this socket. False when the
+/// kernel refuses (callers fall back to reading the clock after the read).
+pub fn enable(fd: RawFd) -> bool {
+    let on: libc::c_int = 1;
+    // SAFETY: a valid socket fd and a c_int option value of the right size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    r == 0
+}
+
+/// One non-blocking `recvmsg`: bytes read into `buf`, and the kernel's
+/// receive time of the newest of them when it sent one.
+pub fn recv(fd: RawFd, buf: &mut [MaybeUninit<u8>]) -> io::Result<(usize, Option<SystemTime>)> {
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // Room for one cmsghdr and a timespec, 8-byte aligned.
+    let mut control = [0u64; 8];
+    // SAFETY: msghdr is plain data; all-zero is a valid empty header.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = std::mem::size_of_val(&control) as _;
+    // SAFETY: iov points at `buf` (writable, its length), control at a
+    // local buffer of the stated size; the kernel writes within both.
+    let n = unsafe { libc::recvmsg(fd, &mut msg, libc::MSG_DONTWAIT) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut stamp = None;
+    // SAFETY: the CMSG_* walkers stay within msg_control/msg_controllen,
+    // which the kernel set; the data of an SCM_TIMESTAMPNS message is a
+    // timespec (possibly unaligned, hence read_unaligned).
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(&msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
+                if ts.tv_sec > 0 {
+                    stamp = Some(
+                        UNIX_EPOCH
+                            + Duration::new(
+                                ts.tv_sec as u64,
+                                ts.tv_nsec.clamp(0, 999_999_999) as u32,
+                            ),
+                    );
+                }
+            }
+            c = libc::CMSG_NXTHDR(&msg, c);
+        }
+    }
+    Ok((n as usize, stamp))
+}
+
+/// The Instant at which the wall-clock time `at` was: now minus its age.
+/// Ages outside 0..1 s mean the wall clock stepped: use now.
+pub fn to_instant(at: SystemTime) -> Instant {
+    let now = Instant::now();
+    match SystemTime::now().duration_since(at) {
+        Ok(age) if age < Duration::from_secs(1) => now.checked_sub(age).unwrap_or(now),
+        _ => now,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn kernel_stamps_data_when_it_arrives_not_when_it_is_read() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut a = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (b, _) = l.accept().unwrap();
+        assert!(enable(b.as_raw_fd()));
+        // The kernel switches stamping on a moment later (a deferred
+        // static key), and a packet that came before it has no stamp.
+        std::thread::sleep(Duration::from_millis(200));
+        a.write_all(b"hello").unwrap();
+        let written = Instant::now();
+        std::thread::sleep(Duration::from_millis(30));
+        let mut buf = [MaybeUninit::uninit(); 64];
+        let (n, stamp) = recv(b.as_raw_fd(), &mut buf).unwrap();
+        let read = Instant::now();
+        assert_eq!(n, 5);
+        let at = to_instant(stamp.expect("a kernel timestamp"));
+        // Stamped at arrival (about when written), not 30 ms later at the read.
+        assert!(
+            read.duration_since(at) >= Duration::from_millis(25),
+            "{:?}",
+            read - at
+        );
+        assert!(at.duration_since(written) < Duration::from_millis(5) || at < written);
+        // Nothing left: a non-blocking read says so.
+        let e = recv(b.as_raw_fd(), &mut buf).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+    }
+}
