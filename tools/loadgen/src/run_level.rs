@@ -199,13 +199,21 @@ fn warnings(
         );
     }
     let el = agg.throughput.elapsed_s;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    // The event loop runs on --client-threads threads: that many cores
+    // at most, however many the machine has.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let usable = cores.min(a.client_threads as usize).max(1) as f64;
     let lag99 = agg.start_lag.p99;
-    if el > 0.0 && (cpu / el > 0.8 * cores || lag99 > 10.0) {
+    if el > 0.0 && (cpu / el > 0.8 * usable || lag99 > 10.0) {
+        let more = if (a.client_threads as usize) < cores {
+            "raise --client-threads, "
+        } else {
+            ""
+        };
         w.push(format!(
             "the client may be the bottleneck (start lag p99 {lag99:.1} ms, client CPU {:.0}% \
-             of {cores} cores): run loadgen on another machine or lower the load",
-            100.0 * cpu / el / cores
+             of {usable} thread(s)): {more}run loadgen on another machine or lower the load",
+            100.0 * cpu / el / usable
         ));
     }
     if spec.is_some_and(|s| s.source == "server_info") {
