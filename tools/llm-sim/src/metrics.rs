@@ -9,6 +9,8 @@ pub const MAX_POSITIONS: usize = 16;
 
 #[derive(Debug, Default)]
 pub struct Metrics {
+    /// TCP connections accepted (a client's connection reuse shows here).
+    pub connections: AtomicU64,
     pub requests_received: AtomicU64,
     pub requests_success: AtomicU64,
     pub requests_error: AtomicU64,
@@ -103,6 +105,12 @@ impl Metrics {
             "counter",
             "Draft tokens accepted.",
             c(&self.accepted_tokens),
+        );
+        put(
+            "llm_sim_connections_total",
+            "counter",
+            "TCP connections accepted.",
+            c(&self.connections),
         );
         put(
             "llm_sim_requests_received_total",

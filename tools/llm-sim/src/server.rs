@@ -43,6 +43,7 @@ pub async fn serve(listener: TcpListener, state: Arc<State>) {
             }
         };
         let _ = tcp.set_nodelay(true);
+        state.metrics.connections.fetch_add(1, Relaxed);
         sweepkit::rxstamp::enable(std::os::fd::AsRawFd::as_raw_fd(&tcp));
         let state = state.clone();
         tokio::spawn(async move {

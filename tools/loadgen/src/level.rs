@@ -110,9 +110,11 @@ fn new_sample(
     let p = &env_prepared[((offset + i) % env_prepared.len() as u64) as usize];
     let mut s = Sample::new(i, sched, slot);
     s.asked_tokens = p.asked_tokens;
-    // One mark per chunk, at most one chunk per token: no regrowth mid-stream.
+    // One mark per chunk, at most one chunk per token: no regrowth for
+    // short answers; long ones grow as they come (a request that stops
+    // early must not hold a reservation for max_tokens until the level ends).
     s.chunks
-        .reserve(p.asked_tokens.unwrap_or(16).clamp(1, 4096) as usize);
+        .reserve(p.asked_tokens.unwrap_or(16).clamp(1, 256) as usize);
     s.prompt_tokens_hint = p.input_tokens;
     (s, p.body.clone())
 }

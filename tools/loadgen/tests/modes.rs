@@ -229,6 +229,53 @@ fn high_concurrency_is_not_capped_by_a_connection_limit() {
     assert!(steady > 130.0, "steady-state concurrency {steady}");
 }
 
+/// The counter llm-sim keeps of accepted TCP connections.
+fn connections(s: &Sim) -> u64 {
+    let (_, m) = testkit::http_get(s.port, "/metrics").expect("GET /metrics");
+    m.lines()
+        .find(|l| l.starts_with("llm_sim_connections_total"))
+        .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .expect("llm_sim_connections_total") as u64
+}
+
+#[test]
+fn workers_keep_their_connections_from_warmup_through_the_level() {
+    for threads in ["1", "2"] {
+        let s = sim(&["--zero-delay"]);
+        let before = connections(&s);
+        let r = run(
+            loadgen(&[
+                &s.base_url(),
+                "-c",
+                "8",
+                "-n",
+                "200",
+                "--warmup",
+                "8",
+                "--max-tokens",
+                "4",
+                "--client-threads",
+                threads,
+                "--no-upstream",
+                "--no-tokenize",
+                "--no-scrape",
+            ]),
+            "",
+        );
+        r.expect_code(0);
+        let b = &benches(&r)[0];
+        assert_eq!(b["counts"]["completed"], 200, "{b}");
+        // 208 requests on 8 connections opened in warmup: the measured
+        // level paid no connection set-up. (Setup's own probes use
+        // short-lived connections of their own.)
+        let load_conns = connections(&s) - before;
+        assert!(
+            (8..=12).contains(&load_conns),
+            "--client-threads {threads}: {load_conns} connections for 208 requests"
+        );
+    }
+}
+
 #[test]
 fn repeat_runs_each_level_again() {
     let s = sim(&["--zero-delay"]);
