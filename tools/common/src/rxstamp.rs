@@ -16,8 +16,106 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use tokio::io::ReadBuf;
+use std::pin::Pin;
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
+
+/// What a [`Stamped`] stream tells its owner.
+pub trait Clock: Unpin {
+    /// A read returned bytes that arrived at `at`.
+    fn read(&self, at: Instant);
+    /// A write handed bytes to the kernel.
+    fn wrote(&self) {}
+}
+
+/// A clock shared with whoever reads it (the request handler).
+impl<C: Clock> Clock for std::sync::Arc<C> {
+    fn read(&self, at: Instant) {
+        (**self).read(at)
+    }
+
+    fn wrote(&self) {
+        (**self).wrote()
+    }
+}
+
+/// A tokio TCP stream whose reads go through [`poll_read`] and report
+/// their arrival time, and whose writes report when they complete.
+pub struct Stamped<C: Clock> {
+    pub tcp: TcpStream,
+    pub clock: C,
+}
+
+impl<C: Clock> Stamped<C> {
+    /// Wrap `tcp`, asking the kernel to stamp what it receives.
+    pub fn new(tcp: TcpStream, clock: C) -> Self {
+        enable(tcp.as_raw_fd());
+        Stamped { tcp, clock }
+    }
+}
+
+impl<C: Clock> AsyncRead for Stamped<C> {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        poll_read(&this.tcp, cx, buf).map_ok(|at| {
+            if let Some(at) = at {
+                this.clock.read(at);
+            }
+        })
+    }
+}
+
+impl<C: Clock> AsyncWrite for Stamped<C> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let r = Pin::new(&mut self.tcp).poll_write(cx, buf);
+        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
+            self.clock.wrote();
+        }
+        r
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let r = Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs);
+        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
+            self.clock.wrote();
+        }
+        r
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_shutdown(cx)
+    }
+}
+
+/// A socket with stamping on, for the life of the process: the kernel
+/// turns receive stamping on a moment after the first socket asks (a
+/// deferred static key) and keeps it on while one does, so holding this
+/// from start-up means the first connections are stamped too.
+pub fn keep_on() -> Option<std::net::UdpSocket> {
+    let s = std::net::UdpSocket::bind("127.0.0.1:0").ok()?;
+    enable(s.as_raw_fd()).then_some(s)
+}
 
 /// `AsyncRead::poll_read` for a tokio TCP stream, through `recvmsg`: on
 /// Ready(Ok) the bytes read are in `buf`, and the value is when they

@@ -29,9 +29,7 @@ use crate::wire::{Wire, WireIo};
 pub async fn serve(listener: TcpListener, state: Arc<State>) {
     // Kernel receive stamps on from the start (see sweepkit::rxstamp): the
     // kernel turns them on a moment after the first socket asks.
-    let _stamping = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None)
-        .ok()
-        .filter(|s| sweepkit::rxstamp::enable(std::os::fd::AsRawFd::as_raw_fd(s)));
+    let _stamping = sweepkit::rxstamp::keep_on();
     loop {
         let (tcp, _) = match listener.accept().await {
             Ok(c) => c,
@@ -44,14 +42,10 @@ pub async fn serve(listener: TcpListener, state: Arc<State>) {
         };
         let _ = tcp.set_nodelay(true);
         state.metrics.connections.fetch_add(1, Relaxed);
-        sweepkit::rxstamp::enable(std::os::fd::AsRawFd::as_raw_fd(&tcp));
         let state = state.clone();
         tokio::spawn(async move {
             let wire = Wire::new();
-            let io = WireIo {
-                tcp,
-                wire: wire.clone(),
-            };
+            let io = WireIo::new(tcp, wire.clone());
             let svc =
                 hyper::service::service_fn(move |req| handle(state.clone(), req, wire.clone()));
             let _ = hyper::server::conn::http1::Builder::new()

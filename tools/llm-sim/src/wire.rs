@@ -6,15 +6,9 @@
 //! llm-sim's tasks got round to the request: a benchmark can then tell
 //! client error from server lateness on a machine the two share.
 
-use std::io;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
 
 pub struct Wire {
     epoch: Instant,
@@ -61,74 +55,19 @@ impl Wire {
     pub fn first_write(&self) -> Option<Instant> {
         self.at(self.first_write.load(Relaxed))
     }
+}
+
+/// The connection's stream: reads note arrival, writes the first token.
+pub type WireIo = sweepkit::rxstamp::Stamped<Arc<Wire>>;
+
+impl sweepkit::rxstamp::Clock for Wire {
+    fn read(&self, at: Instant) {
+        self.last_read.store(self.ns(at), Relaxed);
+    }
 
     fn wrote(&self) {
         if self.armed.swap(false, Relaxed) {
             self.first_write.store(self.ns(Instant::now()), Relaxed);
         }
-    }
-}
-
-/// A TCP stream that keeps its connection's [`Wire`] clock.
-pub struct WireIo {
-    pub tcp: TcpStream,
-    pub wire: Arc<Wire>,
-}
-
-impl AsyncRead for WireIo {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        match sweepkit::rxstamp::poll_read(&this.tcp, cx, buf) {
-            Poll::Ready(Ok(at)) => {
-                if let Some(at) = at {
-                    this.wire.last_read.store(this.wire.ns(at), Relaxed);
-                }
-                Poll::Ready(Ok(()))
-            }
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => Poll::Pending,
-        }
-    }
-}
-
-impl AsyncWrite for WireIo {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let r = Pin::new(&mut self.tcp).poll_write(cx, buf);
-        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
-            self.wire.wrote();
-        }
-        r
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let r = Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs);
-        if matches!(r, Poll::Ready(Ok(n)) if n > 0) {
-            self.wire.wrote();
-        }
-        r
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.tcp.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.tcp).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.tcp).poll_shutdown(cx)
     }
 }

@@ -24,7 +24,6 @@ use hyper::client::conn::http1;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, Uri};
 use hyper_util::rt::TokioIo;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::Sleep;
 
@@ -148,7 +147,7 @@ pub struct Target {
     /// A socket with kernel stamping on from the start: the kernel turns
     /// stamping on a moment after the first socket asks, and keeps it on
     /// while one does, so the first requests are stamped too.
-    _stamping: Option<socket2::Socket>,
+    _stamping: Option<std::net::UdpSocket>,
 }
 
 impl Target {
@@ -220,12 +219,7 @@ impl Target {
             connect_timeout,
             idle: Mutex::new(Vec::new()),
             epoch: Instant::now(),
-            _stamping: socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::DGRAM, None)
-                .ok()
-                .filter(|s| {
-                    use std::os::fd::AsRawFd;
-                    sweepkit::rxstamp::enable(s.as_raw_fd())
-                }),
+            _stamping: sweepkit::rxstamp::keep_on(),
         })
     }
 
@@ -263,17 +257,14 @@ impl Target {
             match tokio::time::timeout(self.connect_timeout, TcpStream::connect(addr)).await {
                 Ok(Ok(tcp)) => {
                     let _ = tcp.set_nodelay(true);
-                    let kernel_stamps = {
-                        use std::os::fd::AsRawFd;
-                        sweepkit::rxstamp::enable(tcp.as_raw_fd())
-                    };
                     let last_read = Arc::new(AtomicU64::new(0));
-                    let io = TimedIo {
+                    let io = TimedIo::new(
                         tcp,
-                        epoch: self.epoch,
-                        last_read: last_read.clone(),
-                        kernel_stamps,
-                    };
+                        ReadClock {
+                            epoch: self.epoch,
+                            last_read: last_read.clone(),
+                        },
+                    );
                     let (sender, driver) = http1::Builder::new()
                         .handshake(TokioIo::new(io))
                         .await
@@ -332,18 +323,17 @@ impl Conn {
     }
 }
 
-/// A TCP stream that notes when the bytes of each read arrived: the
-/// kernel's receive timestamp ([`sweepkit::rxstamp`]), or the clock right
-/// after the read where the kernel gives none.
-struct TimedIo {
-    tcp: TcpStream,
+/// A connection's read clock: when the bytes of the last read that
+/// returned any arrived (the kernel's receive stamp, [`sweepkit::rxstamp`],
+/// else the clock right after the read), in nanoseconds after the
+/// target's epoch.
+struct ReadClock {
     epoch: Instant,
     last_read: Arc<AtomicU64>,
-    kernel_stamps: bool,
 }
 
-impl TimedIo {
-    fn note(&self, at: Instant) {
+impl sweepkit::rxstamp::Clock for ReadClock {
+    fn read(&self, at: Instant) {
         let ns = at
             .saturating_duration_since(self.epoch)
             .as_nanos()
@@ -352,64 +342,7 @@ impl TimedIo {
     }
 }
 
-impl AsyncRead for TimedIo {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let this = self.get_mut();
-        if !this.kernel_stamps {
-            let before = buf.filled().len();
-            let r = Pin::new(&mut this.tcp).poll_read(cx, buf);
-            if matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-                this.note(Instant::now());
-            }
-            return r;
-        }
-        let r = sweepkit::rxstamp::poll_read(&this.tcp, cx, buf);
-        match r {
-            Poll::Ready(Ok(at)) => {
-                if let Some(at) = at {
-                    this.note(at);
-                }
-                Poll::Ready(Ok(()))
-            }
-            Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
-            Poll::Pending => Poll::Pending,
-        }
-    }
-}
-
-impl AsyncWrite for TimedIo {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.tcp).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.tcp.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.tcp).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.tcp).poll_shutdown(cx)
-    }
-}
+type TimedIo = sweepkit::rxstamp::Stamped<ReadClock>;
 
 /// Poll the connection's driver, then `fut`, then the timer, in one task;
 /// None when the timer fired first.
