@@ -412,6 +412,9 @@ fn stale(e: &hyper::Error) -> bool {
 /// server never saw it, so a retry on a fresh connection is the same request.
 const STALE_RETRIES: u32 = 3;
 
+/// How long the body's end may take after `[DONE]`.
+const DRAIN: Duration = Duration::from_millis(500);
+
 /// When the next byte must have come by: the request deadline or the idle
 /// timeout from `now`, whichever is first.
 fn next_deadline(t: &Target, s: &Sample, now: Instant) -> tokio::time::Instant {
@@ -516,7 +519,15 @@ async fn read_response(
                 }
             }
         }
-        timer.as_mut().reset(next_deadline(t, s, Instant::now()));
+        let now = Instant::now();
+        let mut next = next_deadline(t, s, now);
+        if matches!(&state, Reader::Stream(st) if st.done_at.is_some()) {
+            // Complete: wait only briefly for the body's end, so a server
+            // that keeps the stream open after [DONE] costs a connection,
+            // not an idle timeout per request.
+            next = next.min(tokio::time::Instant::from_std(now + DRAIN));
+        }
+        timer.as_mut().reset(next);
     }
     match state {
         Reader::Status(buf) => {
@@ -769,6 +780,46 @@ mod tests {
             "first chunk stamped at {first} us; the loop was blocked until 205 ms"
         );
         assert!(s.chunks[1].at_us >= 300_000);
+    }
+
+    #[test]
+    fn a_stream_left_open_after_done_completes_without_waiting_for_the_idle_timeout() {
+        use std::io::{Read, Write};
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut c, _) = l.accept().unwrap();
+            let mut buf = [0u8; 4096];
+            let _ = c.read(&mut buf).unwrap();
+            let body = "data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n";
+            write!(
+                c,
+                "HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n{:x}\r\n{body}\r\n",
+                body.len()
+            )
+            .unwrap();
+            // Never the terminating chunk; hold the connection open.
+            std::thread::sleep(Duration::from_secs(2));
+        });
+        let rt = runtime(1).unwrap();
+        let long = Duration::from_secs(30);
+        let t = Target::new(&format!("http://{addr}/x"), None, true, long, long, long).unwrap();
+        let t0 = Instant::now();
+        let mut s = Sample::new(0, t0, t0);
+        let mut conn = None;
+        rt.block_on(execute(&t, &mut conn, Bytes::from_static(b"{}"), &mut s));
+        assert!(s.error.is_none(), "{:?}", s.detail);
+        assert_eq!(s.chunks.len(), 1);
+        assert!(
+            t0.elapsed() < Duration::from_millis(1500),
+            "{:?}",
+            t0.elapsed()
+        );
+        assert!(
+            conn.is_none(),
+            "an unfinished body cannot carry another request"
+        );
+        server.join().unwrap();
     }
 
     #[test]
