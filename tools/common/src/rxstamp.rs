@@ -13,10 +13,9 @@
 use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, RawFd};
-use std::task::{Context, Poll};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
 use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::{Duration, Instant, SystemTime};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
@@ -147,7 +146,16 @@ pub fn poll_read(
 }
 
 /// Ask the kernel to stamp received data on this socket. False when the
+/// kernel refuses, or is not Linux (callers then read the clock after the
+/// read).
+#[cfg(not(target_os = "linux"))]
+pub fn enable(_fd: RawFd) -> bool {
+    false
+}
+
+/// Ask the kernel to stamp received data on this socket. False when the
 /// kernel refuses (callers fall back to reading the clock after the read).
+#[cfg(target_os = "linux")]
 pub fn enable(fd: RawFd) -> bool {
     let on: libc::c_int = 1;
     // SAFETY: a valid socket fd and a c_int option value of the right size.
@@ -184,10 +192,12 @@ pub fn recv(fd: RawFd, buf: &mut [MaybeUninit<u8>]) -> io::Result<(usize, Option
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
+    #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
     let mut stamp = None;
     // SAFETY: the CMSG_* walkers stay within msg_control/msg_controllen,
     // which the kernel set; the data of an SCM_TIMESTAMPNS message is a
     // timespec (possibly unaligned, hence read_unaligned).
+    #[cfg(target_os = "linux")]
     unsafe {
         let mut c = libc::CMSG_FIRSTHDR(&msg);
         while !c.is_null() {
@@ -195,7 +205,7 @@ pub fn recv(fd: RawFd, buf: &mut [MaybeUninit<u8>]) -> io::Result<(usize, Option
                 let ts: libc::timespec = std::ptr::read_unaligned(libc::CMSG_DATA(c).cast());
                 if ts.tv_sec > 0 {
                     stamp = Some(
-                        UNIX_EPOCH
+                        std::time::UNIX_EPOCH
                             + Duration::new(
                                 ts.tv_sec as u64,
                                 ts.tv_nsec.clamp(0, 999_999_999) as u32,
@@ -226,6 +236,7 @@ mod tests {
     use std::os::fd::AsRawFd;
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn kernel_stamps_data_when_it_arrives_not_when_it_is_read() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let mut a = std::net::TcpStream::connect(l.local_addr().unwrap()).unwrap();
