@@ -14,6 +14,7 @@ use std::io;
 use std::mem::MaybeUninit;
 use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -26,6 +27,52 @@ pub trait Clock: Unpin {
     fn read(&self, at: Instant);
     /// A write handed bytes to the kernel.
     fn wrote(&self) {}
+}
+
+/// An instant that one task stores and another reads without a lock
+/// (nanoseconds after a reference instant in an atomic; 0 is "none").
+pub struct AtomicInstant {
+    epoch: Instant,
+    ns: AtomicU64,
+}
+
+impl Default for AtomicInstant {
+    fn default() -> Self {
+        AtomicInstant {
+            epoch: Instant::now(),
+            ns: AtomicU64::new(0),
+        }
+    }
+}
+
+impl AtomicInstant {
+    /// Store `t` (an instant before the reference counts as the reference).
+    pub fn store(&self, t: Instant) {
+        let ns = t
+            .saturating_duration_since(self.epoch)
+            .as_nanos()
+            .clamp(1, u64::MAX as u128) as u64;
+        self.ns.store(ns, Relaxed);
+    }
+
+    /// The instant stored last, if any.
+    pub fn load(&self) -> Option<Instant> {
+        match self.ns.load(Relaxed) {
+            0 => None,
+            ns => Some(self.epoch + Duration::from_nanos(ns)),
+        }
+    }
+
+    pub fn clear(&self) {
+        self.ns.store(0, Relaxed);
+    }
+}
+
+/// The simplest clock: when the last read's bytes arrived.
+impl Clock for AtomicInstant {
+    fn read(&self, at: Instant) {
+        self.store(at);
+    }
 }
 
 /// A clock shared with whoever reads it (the request handler).

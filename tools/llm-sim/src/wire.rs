@@ -6,54 +6,41 @@
 //! llm-sim's tasks got round to the request: a benchmark can then tell
 //! client error from server lateness on a machine the two share.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
+use sweepkit::rxstamp::AtomicInstant;
+
+#[derive(Default)]
 pub struct Wire {
-    epoch: Instant,
-    /// Nanoseconds after `epoch` (0: never) of the last read with bytes.
-    last_read: AtomicU64,
+    /// When the last read with bytes on this connection arrived.
+    last_read: AtomicInstant,
     /// The next write that completes carries the first token.
     armed: AtomicBool,
-    first_write: AtomicU64,
+    first_write: AtomicInstant,
 }
 
 impl Wire {
     pub fn new() -> Arc<Wire> {
-        Arc::new(Wire {
-            epoch: Instant::now(),
-            last_read: AtomicU64::new(0),
-            armed: AtomicBool::new(false),
-            first_write: AtomicU64::new(0),
-        })
-    }
-
-    fn ns(&self, t: Instant) -> u64 {
-        t.saturating_duration_since(self.epoch)
-            .as_nanos()
-            .clamp(1, u64::MAX as u128) as u64
-    }
-
-    fn at(&self, ns: u64) -> Option<Instant> {
-        (ns > 0).then(|| self.epoch + Duration::from_nanos(ns))
+        Arc::new(Wire::default())
     }
 
     /// When the last bytes read on this connection arrived: after a
     /// request's body is read, the request's arrival.
     pub fn arrived(&self) -> Option<Instant> {
-        self.at(self.last_read.load(Relaxed))
+        self.last_read.load()
     }
 
     /// The next chunk handed to the connection carries the first token.
     pub fn arm(&self) {
-        self.first_write.store(0, Relaxed);
+        self.first_write.clear();
         self.armed.store(true, Relaxed);
     }
 
     /// When the write carrying the first token completed, once it has.
     pub fn first_write(&self) -> Option<Instant> {
-        self.at(self.first_write.load(Relaxed))
+        self.first_write.load()
     }
 }
 
@@ -62,12 +49,12 @@ pub type WireIo = sweepkit::rxstamp::Stamped<Arc<Wire>>;
 
 impl sweepkit::rxstamp::Clock for Wire {
     fn read(&self, at: Instant) {
-        self.last_read.store(self.ns(at), Relaxed);
+        self.last_read.store(at);
     }
 
     fn wrote(&self) {
         if self.armed.swap(false, Relaxed) {
-            self.first_write.store(self.ns(Instant::now()), Relaxed);
+            self.first_write.store(Instant::now());
         }
     }
 }

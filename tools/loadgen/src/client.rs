@@ -4,15 +4,14 @@
 //! Timing: the connection's driver (hyper's `Connection` future) and the
 //! request's own future are polled by the same task, driver first, so a
 //! frame reaches the request in the poll that read it off the socket, and
-//! its timestamp is the instant that socket read returned ([`TimedIo`]),
-//! not when the task got round to parsing it. One event loop serves every
+//! its timestamp is when that read's bytes reached the socket (the kernel's
+//! receive stamp, [`TimedIo`]), not when the task got round to parsing it. One event loop serves every
 //! request in flight: no thread per request, no context switch per chunk.
 
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -24,6 +23,7 @@ use hyper::client::conn::http1;
 use hyper::header::{self, HeaderMap, HeaderValue};
 use hyper::{Method, Request, Response, Uri};
 use hyper_util::rt::TokioIo;
+use sweepkit::rxstamp::AtomicInstant;
 use tokio::net::TcpStream;
 use tokio::time::Sleep;
 
@@ -142,8 +142,6 @@ pub struct Target {
     pub idle_timeout: Duration,
     pub connect_timeout: Duration,
     idle: Mutex<Vec<Conn>>,
-    /// Reference for the read timestamps the connections store.
-    epoch: Instant,
     /// A socket with kernel stamping on from the start: the kernel turns
     /// stamping on a moment after the first socket asks, and keeps it on
     /// while one does, so the first requests are stamped too.
@@ -218,7 +216,6 @@ impl Target {
             idle_timeout,
             connect_timeout,
             idle: Mutex::new(Vec::new()),
-            epoch: Instant::now(),
             _stamping: sweepkit::rxstamp::keep_on(),
         })
     }
@@ -257,14 +254,8 @@ impl Target {
             match tokio::time::timeout(self.connect_timeout, TcpStream::connect(addr)).await {
                 Ok(Ok(tcp)) => {
                     let _ = tcp.set_nodelay(true);
-                    let last_read = Arc::new(AtomicU64::new(0));
-                    let io = TimedIo::new(
-                        tcp,
-                        ReadClock {
-                            epoch: self.epoch,
-                            last_read: last_read.clone(),
-                        },
-                    );
+                    let last_read = Arc::new(AtomicInstant::default());
+                    let io = TimedIo::new(tcp, last_read.clone());
                     let (sender, driver) = http1::Builder::new()
                         .handshake(TokioIo::new(io))
                         .await
@@ -285,14 +276,6 @@ impl Target {
             last.unwrap_or_else(|| "no address to connect to".into()),
         ))
     }
-
-    fn stamp(&self, c: &Conn) -> Instant {
-        let now = Instant::now();
-        match c.last_read.load(Relaxed) {
-            0 => now,
-            ns => (self.epoch + Duration::from_nanos(ns)).min(now),
-        }
-    }
 }
 
 type Driver = http1::Connection<TokioIo<TimedIo>, Full<Bytes>>;
@@ -302,9 +285,10 @@ pub struct Conn {
     sender: http1::SendRequest<Full<Bytes>>,
     /// None once the connection has ended (closed by either side).
     driver: Option<Pin<Box<Driver>>>,
-    /// Nanoseconds after `Target::epoch` at which the last socket read
-    /// that returned bytes did so.
-    last_read: Arc<AtomicU64>,
+    /// When the bytes of the last read that returned any arrived (the
+    /// kernel's receive stamp, [`sweepkit::rxstamp`], else the clock right
+    /// after the read).
+    last_read: Arc<AtomicInstant>,
     /// Has it carried a request already (a stale close is then possible)?
     reused: bool,
 }
@@ -321,28 +305,16 @@ impl Conn {
         }
         self.driver.is_some() && !self.sender.is_closed()
     }
-}
 
-/// A connection's read clock: when the bytes of the last read that
-/// returned any arrived (the kernel's receive stamp, [`sweepkit::rxstamp`],
-/// else the clock right after the read), in nanoseconds after the
-/// target's epoch.
-struct ReadClock {
-    epoch: Instant,
-    last_read: Arc<AtomicU64>,
-}
-
-impl sweepkit::rxstamp::Clock for ReadClock {
-    fn read(&self, at: Instant) {
-        let ns = at
-            .saturating_duration_since(self.epoch)
-            .as_nanos()
-            .clamp(1, u64::MAX as u128) as u64;
-        self.last_read.store(ns, Relaxed);
+    /// When the bytes just handed over arrived (never later than now).
+    fn stamp(&self) -> Instant {
+        let now = Instant::now();
+        self.last_read.load().map_or(now, |t| t.min(now))
     }
 }
 
-type TimedIo = sweepkit::rxstamp::Stamped<ReadClock>;
+/// A connection's stream: each read notes when its bytes arrived.
+type TimedIo = sweepkit::rxstamp::Stamped<Arc<AtomicInstant>>;
 
 /// Poll the connection's driver, then `fut`, then the timer, in one task;
 /// None when the timer fired first.
@@ -508,7 +480,7 @@ async fn read_response(
         let Ok(data) = frame.into_data() else {
             continue; // trailers
         };
-        let at = t.stamp(c);
+        let at = c.stamp();
         match &mut state {
             Reader::Status(buf) | Reader::Whole(buf) => buf.extend_from_slice(&data),
             Reader::Stream(st) => {
@@ -537,7 +509,7 @@ async fn read_response(
             );
         }
         Reader::Whole(buf) => {
-            let now = t.stamp(c).max(s.sent);
+            let now = c.stamp().max(s.sent);
             whole(&buf, now, s);
         }
         Reader::Stream(st) => st.finish(s),
