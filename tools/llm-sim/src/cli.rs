@@ -57,6 +57,34 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub speculative_num_steps: u32,
 
+    /// Which real server to imitate: sglang, vllm or llama.cpp.
+    #[arg(long, value_name = "NAME", default_value = "sglang")]
+    pub personality: String,
+
+    /// SGLang's speculative algorithm (EAGLE, EAGLE3, NEXTN, STANDALONE).
+    #[arg(long, value_name = "NAME")]
+    pub speculative_algorithm: Option<String>,
+
+    /// SGLang's draft tree branching factor.
+    #[arg(long, value_name = "N")]
+    pub speculative_eagle_topk: Option<u32>,
+
+    /// SGLang's draft tokens verified per step.
+    #[arg(long, value_name = "N")]
+    pub speculative_num_draft_tokens: Option<u32>,
+
+    /// vLLM's speculative settings as JSON (num_speculative_tokens, method).
+    #[arg(long, value_name = "JSON")]
+    pub speculative_config: Option<String>,
+
+    /// API key the server requires (and, like SGLang, reports about itself).
+    #[arg(long, value_name = "KEY")]
+    pub api_key: Option<String>,
+
+    /// Export /metrics (SGLang needs it; llm-sim always serves /metrics).
+    #[arg(long)]
+    pub enable_metrics: bool,
+
     /// Probability P that a draft token is accepted (greedy sampling).
     #[arg(long, value_name = "P", default_value_t = 0.9)]
     pub speculative_accept_rate: f64,
@@ -177,6 +205,12 @@ impl Args {
             if !(0.0..=1.0).contains(&v) {
                 return Err(format!("{name}: {v} is not in [0, 1]"));
             }
+        }
+        if !["sglang", "vllm", "llama.cpp"].contains(&self.personality.as_str()) {
+            return Err(format!(
+                "--personality: {:?} is not one of sglang, vllm, llama.cpp",
+                self.personality
+            ));
         }
         if self.max_running_requests == 0 {
             return Err("--max-running-requests: must be at least 1".into());
