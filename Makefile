@@ -31,7 +31,8 @@ lint: ## cargo fmt --check, clippy -D warnings, shellcheck
 unit: build ## Every Rust test (needs deps and real-peer for the full set)
 	$(CARGO) test --workspace --no-fail-fast
 
-test: deps lint real-peer unit ## Lint and every test (what CI runs)
+test: deps lint real-peer ## Lint and every test (what CI runs); a missing prerequisite fails
+	$(MAKE) unit SWEEPKIT_REQUIRE_ALL=1
 
 man: ## Regenerate man/ from clap plus man/src/*.roff
 	SWEEPKIT_UPDATE_MAN=1 $(CARGO) test --workspace man_page -- --quiet

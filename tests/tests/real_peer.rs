@@ -32,11 +32,11 @@ fn cache() -> Option<Cache> {
         });
     let manifest = dir.join("manifest.json");
     let Ok(text) = std::fs::read_to_string(&manifest) else {
-        eprintln!(
-            "\n*** real_peer: SKIPPED: {} missing: llama-server and its models are not built.\n\
-             *** Run `make real-peer` (scripts/real-peer.sh; ~10 min once per machine). ***\n",
+        testkit::skip(&format!(
+            "{} missing: llama-server and its models are not built; run `make real-peer` \
+             (scripts/real-peer.sh; ~10 min once per machine)",
             manifest.display()
-        );
+        ));
         return None;
     };
     let m: Value = serde_json::from_str(&text).expect("manifest.json");

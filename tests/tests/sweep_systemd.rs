@@ -34,7 +34,7 @@ fn swap_of(r: &Value) -> Option<&Value> {
 #[test]
 fn sweep_a_systemd_unit_through_an_exec_prefix_with_a_crash_and_a_slow_stop() {
     if let Some(why) = nspawn::unavailable() {
-        eprintln!("SKIPPED: {why}");
+        testkit::skip(&why);
         return;
     }
     let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());

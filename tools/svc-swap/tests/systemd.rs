@@ -20,7 +20,7 @@ const SIM: &str = "/opt/sweepkit/bin/llm-sim --host 127.0.0.1 --port 8000 --load
 
 fn boot() -> Option<(Container, MutexGuard<'static, ()>)> {
     if let Some(why) = nspawn::unavailable() {
-        eprintln!("SKIPPED: {why}");
+        testkit::skip(&why);
         return None;
     }
     let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());

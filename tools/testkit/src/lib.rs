@@ -28,6 +28,26 @@ pub fn bin(name: &str) -> PathBuf {
     path
 }
 
+/// A test cannot run for want of `what` (sshd, nspawn, llama-server, ...).
+/// Where every prerequisite is installed on purpose (CI sets `CI`; `make
+/// test` sets `SWEEPKIT_REQUIRE_ALL=1`), that is a failure, never a silent
+/// pass: panic. Elsewhere (a developer's `cargo test`) print one `SKIPPED:`
+/// line on stderr, and the caller returns early.
+pub fn skip(what: &str) {
+    if require_all() {
+        panic!(
+            "missing prerequisite: {what} (CI/SWEEPKIT_REQUIRE_ALL=1 require every test to run)"
+        );
+    }
+    eprintln!("SKIPPED: {what}");
+}
+
+/// Whether a missing prerequisite must fail the test (see [`skip`]).
+pub fn require_all() -> bool {
+    let set = |k: &str| std::env::var(k).map(|v| !v.is_empty() && v != "0" && v != "false");
+    set("SWEEPKIT_REQUIRE_ALL").unwrap_or(false) || set("CI").unwrap_or(false)
+}
+
 /// The repository root (for fixtures and scripts).
 pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -93,10 +93,10 @@ impl Netns {
         let n = COUNTER.fetch_add(1, Ordering::SeqCst);
         let name = format!("sk-{pid}-{n}");
         if let Err(e) = ip(&["netns", "add", &name]) {
-            eprintln!(
-                "skipping: `ip netns add {name}` failed: {e} (needs iproute2, \
+            crate::skip(&format!(
+                "`ip netns add {name}` failed: {e} (needs iproute2, \
                  installed by scripts/deps.sh, and CAP_SYS_ADMIN)"
-            );
+            ));
             return None;
         }
         // Interface names are limited to 15 bytes: "skh" + pid + "x" + n.
@@ -104,7 +104,7 @@ impl Netns {
         let ns_veth = format!("skn{pid}x{n}");
         let Some((octet, lock)) = lock_subnet(pid.wrapping_mul(31).wrapping_add(n)) else {
             let _ = ip(&["netns", "del", &name]);
-            eprintln!("skipping: no free 10.213.N.0/30 test subnet");
+            crate::skip("no free 10.213.N.0/30 test subnet");
             return None;
         };
         let ns = Netns {
@@ -137,7 +137,7 @@ impl Netns {
         ];
         for step in &steps {
             if let Err(e) = ip(step) {
-                eprintln!("skipping: `ip {}` failed: {e}", step.join(" "));
+                crate::skip(&format!("`ip {}` failed: {e}", step.join(" ")));
                 return None;
             }
         }

@@ -101,10 +101,10 @@ impl Sshd {
     /// exec NAME`, which execs sshd itself, so killing the child kills it).
     fn start_at(host: &str, prefix: &[String]) -> Option<Sshd> {
         if !available() {
-            eprintln!(
-                "skipping: {SSHD} or ssh-keygen not installed \
+            crate::skip(&format!(
+                "{SSHD} or ssh-keygen not installed \
                  (scripts/deps.sh installs openssh-server)"
-            );
+            ));
             return None;
         }
         // Privilege separation directory; sshd refuses to start without it.
@@ -246,7 +246,7 @@ impl Agent {
     /// that order). None when ssh-agent is not installed.
     pub fn start(dir: &Path, keys: &[&Path]) -> Option<Agent> {
         if !which("ssh-agent") || !which("ssh-add") {
-            eprintln!("skipping: ssh-agent not installed");
+            crate::skip("ssh-agent not installed");
             return None;
         }
         let socket = dir.join("agent.sock");

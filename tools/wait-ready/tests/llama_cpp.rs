@@ -26,7 +26,7 @@ fn peer() -> Option<(PathBuf, PathBuf)> {
     match (get("LLAMA_SERVER"), get("SMOLLM2_GGUF")) {
         (Some(s), Some(m)) => Some((s, m)),
         _ => {
-            eprintln!("skipping: llama-server not built (run scripts/real-peer.sh)");
+            testkit::skip("llama-server not built (run scripts/real-peer.sh)");
             None
         }
     }
