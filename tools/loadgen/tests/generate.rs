@@ -105,10 +105,16 @@ fn serve_one(mut s: std::net::TcpStream, st: &Stub) {
             *st.last_body.lock().unwrap() = serde_json::from_str(&body).ok();
             let n = st.generate_calls.fetch_add(1, Ordering::SeqCst);
             let name = if n % 2 == 0 { "a" } else { "b" };
-            stream(
-                &mut s,
-                &fixture(&format!("sglang_generate_stream_{name}.txt")),
-            );
+            let text = fixture(&format!("sglang_generate_stream_{name}.txt"));
+            if body.contains("\"stream\":false") {
+                // Not streamed: http_server.py returns the final output
+                // object itself, the last data line of the stream.
+                let last = text.lines().rfind(|l| l.starts_with("data: {"));
+                let last = last.unwrap().trim_start_matches("data: ");
+                reply(&mut s, "200 OK", "application/json", last);
+            } else {
+                stream(&mut s, &text);
+            }
         }
         "/v1/completions" => stream(&mut s, &completions_stream()),
         _ => reply(&mut s, "404 Not Found", "application/json", "{}"),
@@ -309,4 +315,37 @@ fn concurrency_above_max_running_requests_warns_at_that_level_only() {
         .contains("max_running_requests"));
     assert!(b[1]["warnings"].to_string().contains(want), "{}", b[1]);
     assert_eq!(b[1]["server"]["max_running_requests"], 48);
+}
+
+#[test]
+fn generate_without_stream_reads_meta_info_from_the_whole_response() {
+    let (url, stub) = sglang_stub(None);
+    let r = run(
+        loadgen(&[
+            &url,
+            "--endpoint",
+            "generate",
+            "--no-stream",
+            "-c",
+            "2",
+            "-n",
+            "4",
+            "--warmup",
+            "0",
+            "--max-tokens",
+            "7",
+            "--no-tokenize",
+        ]),
+        "",
+    );
+    let b = benches(&r);
+    assert_eq!(b.len(), 1, "{}", r.stderr());
+    assert_eq!(
+        stub.last_body.lock().unwrap().as_ref().unwrap()["stream"],
+        false
+    );
+    assert_eq!(b[0]["counts"]["output_tokens"], 24, "{}", b[0]);
+    assert_eq!(b[0]["counts"]["usage_missing"], 0);
+    assert_eq!(b[0]["spec"]["source"], "per_request");
+    assert_eq!(b[0]["spec"]["accept_length"], 1.714);
 }

@@ -76,6 +76,32 @@ pub fn lines(a: &Analysis) -> Vec<String> {
         .collect()
 }
 
+/// The text table's "not per-level" section (empty when there is none).
+pub fn text_section(a: &Analysis) -> String {
+    let lines = lines(a);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\nnot per-level (left out of the table):\n");
+    for l in lines {
+        out += &format!("  {l}\n");
+    }
+    out
+}
+
+/// The Markdown section, escaped with `escape`.
+pub fn markdown_section(a: &Analysis, escape: fn(&str) -> String) -> String {
+    let lines = lines(a);
+    if lines.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("\n**Not per-level** (left out of the table)\n\n");
+    for l in lines {
+        out += &format!("- {}\n", escape(&l));
+    }
+    out
+}
+
 /// The asides for the JSON summary's `details.not_per_level`.
 pub fn json(a: &Analysis) -> Value {
     let m = &a.model;

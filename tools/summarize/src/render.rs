@@ -359,13 +359,7 @@ pub fn text(a: &Analysis) -> String {
             let _ = writeln!(out, "  {f}");
         }
     }
-    let asides = crate::aside::lines(a);
-    if !asides.is_empty() {
-        let _ = writeln!(out, "\nnot per-level (left out of the table):");
-        for l in asides {
-            let _ = writeln!(out, "  {l}");
-        }
-    }
+    out += &crate::aside::text_section(a);
     if !a.warnings.is_empty() {
         let _ = writeln!(out, "\nwarnings:");
         for w in &a.warnings {
@@ -467,13 +461,7 @@ pub fn markdown(a: &Analysis) -> String {
             let _ = writeln!(out, "- {}", f.replace('*', "\\*"));
         }
     }
-    let asides = crate::aside::lines(a);
-    if !asides.is_empty() {
-        let _ = writeln!(out, "\n**Not per-level** (left out of the table)\n");
-        for l in asides {
-            let _ = writeln!(out, "- {}", md_escape(&l));
-        }
-    }
+    out += &crate::aside::markdown_section(a, md_escape);
     if !a.warnings.is_empty() {
         let _ = writeln!(out, "\n**Warnings**\n");
         for w in &a.warnings {
