@@ -214,19 +214,7 @@ fn warnings(
             100.0 * cpu / el / usable
         ));
     }
-    match spec.map(|s| s.source.as_str()) {
-        Some("lifetime_average") => w.push(
-            "spec accept_length is SGLang's lifetime average (includes warmup and earlier \
-             levels), not this level's: use --endpoint generate for per-level acceptance"
-                .into(),
-        ),
-        Some("gauge") => w.push(
-            "spec accept_length is SGLang's /metrics gauge (its last logging window), not \
-             this level's: use --endpoint generate for per-level acceptance"
-                .into(),
-        ),
-        _ => {}
-    }
+    w.extend(spec.and_then(spec::not_per_level_warning));
     if let (Shape::Closed { concurrency }, Some(cap)) = (shape, ctx.server.max_running_requests) {
         w.extend(crate::generate::over_cap(concurrency, cap));
     }

@@ -168,6 +168,19 @@ pub fn from_lifetime(info: &Value) -> Option<SpecStats> {
     })
 }
 
+/// The warning for a figure that is not the level's own, or None.
+pub fn not_per_level_warning(s: &SpecStats) -> Option<String> {
+    let what = match s.source.as_str() {
+        "lifetime_average" => "SGLang's lifetime average (includes warmup and earlier levels)",
+        "gauge" => "SGLang's /metrics gauge (its last logging window)",
+        _ => return None,
+    };
+    Some(format!(
+        "spec accept_length is {what}, not this level's: use --endpoint generate for \
+         per-level acceptance"
+    ))
+}
+
 /// SGLang `/server_info`: `avg_spec_accept_length` at the top level or in
 /// `internal_states[0]` (newer versions), or under `decode[0]` (PD mode).
 pub fn server_info_accept_length(info: &Value) -> Option<f64> {

@@ -349,3 +349,41 @@ fn generate_without_stream_reads_meta_info_from_the_whole_response() {
     assert_eq!(b[0]["spec"]["source"], "per_request");
     assert_eq!(b[0]["spec"]["accept_length"], 1.714);
 }
+
+#[test]
+fn the_cap_comes_from_the_ready_record_when_server_info_is_not_read() {
+    // --no-scrape: no /server_info call; wait-ready's record carries the
+    // server's args (max_running_requests resolved to 48).
+    let (url, _stub) = sglang_stub(None);
+    let up = format!(
+        r#"{{"type":"ready","schema":1,"config":{{"speculative-num-steps":"3"}},"provenance":{{"tool":"wait-ready","version":"0.1.0","started_at":"2026-11-30T05:00:00.000Z","finished_at":"2026-11-30T05:00:01.000Z"}},"outcome":"ready","reason":"ready","targets":[],"elapsed_s":1.0,"attempts":3,"server":{{"kind":"sglang","base_url":"{url}","args":{{"max_running_requests":48,"speculative_algorithm":"EAGLE"}}}}}}"#
+    );
+    let r = run(
+        loadgen(&[
+            "--endpoint",
+            "generate",
+            "-c",
+            "50",
+            "-n",
+            "50",
+            "--warmup",
+            "0",
+            "--max-tokens",
+            "7",
+            "--no-tokenize",
+            "--no-scrape",
+        ]),
+        &up,
+    );
+    let b = benches(&r);
+    assert_eq!(b.len(), 1, "{}", r.stderr());
+    assert_eq!(b[0]["server"]["max_running_requests"], 48);
+    assert!(
+        r.stderr()
+            .contains("concurrency 50 exceeds the server's max_running_requests 48: 2 requests"),
+        "{}",
+        r.stderr()
+    );
+    // meta_info needs no scrape: the level's own acceptance is still there.
+    assert_eq!(b[0]["spec"]["source"], "per_request");
+}
