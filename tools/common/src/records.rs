@@ -106,6 +106,11 @@ pub struct ServerInfo {
     /// The live server arguments as the server reported them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Value>,
+    /// Most requests the server runs at once (SGLang `max_running_requests`
+    /// from `/server_info`; 48 when speculation is on and it was not set):
+    /// concurrency above it queues in the server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_running_requests: Option<u64>,
 }
 
 /// One launch-argument change made by svc-swap.
@@ -349,9 +354,18 @@ pub struct Load {
 /// Speculative-decoding figures for one level, whatever the server.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct SpecStats {
-    /// Where the figures came from: `metrics` (/metrics deltas),
-    /// `per_request` (final-chunk fields), `server_info`.
+    /// Where the figures came from. The level's own: `metrics` (/metrics
+    /// counter deltas over the level), `per_request` (per-request fields
+    /// summed over the level: SGLang `/generate` `meta_info`, llama.cpp
+    /// `timings`). Not the level's own: `gauge` (SGLang's
+    /// `sglang:spec_accept_length` gauge, a recent window),
+    /// `lifetime_average` (SGLang `/server_info` `avg_spec_accept_length`
+    /// since server start; older records say `server_info`).
     pub source: String,
+    /// The exact fields read, e.g. `/generate meta_info.spec_verify_ct,
+    /// completion_tokens`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_tokens: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -366,6 +380,12 @@ pub struct SpecStats {
     /// `spec_verify_ct`), when the server reports them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drafts: Option<u64>,
+}
+
+/// Is a `SpecStats.source` a figure of the level itself? `gauge`,
+/// `lifetime_average` and the older `server_info` are not.
+pub fn spec_source_is_per_level(source: &str) -> bool {
+    matches!(source, "metrics" | "per_request")
 }
 
 /// Throughput figures for one level.

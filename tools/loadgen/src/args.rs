@@ -22,6 +22,8 @@ pub enum Endpoint {
     Completions,
     /// /v1/chat/completions
     Chat,
+    /// SGLang's native /generate (per-request acceptance from meta_info)
+    Generate,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

@@ -141,6 +141,9 @@ pub struct Target {
     pub request_timeout: Duration,
     pub idle_timeout: Duration,
     pub connect_timeout: Duration,
+    /// Each chunk's text is the whole text so far (SGLang `/generate`),
+    /// not the new part: a chunk's own text is what grew.
+    pub cumulative_text: bool,
     idle: Mutex<Vec<Conn>>,
     /// A socket with kernel stamping on from the start: the kernel turns
     /// stamping on a moment after the first socket asks, and keeps it on
@@ -215,6 +218,7 @@ impl Target {
             request_timeout,
             idle_timeout,
             connect_timeout,
+            cumulative_text: false,
             idle: Mutex::new(Vec::new()),
             _stamping: sweepkit::rxstamp::keep_on(),
         })
@@ -447,7 +451,10 @@ async fn read_response(
     let mut state = if !status.is_success() {
         Reader::Status(Vec::new())
     } else if t.stream {
-        Reader::Stream(StreamState::default())
+        Reader::Stream(StreamState {
+            cumulative_text: t.cumulative_text,
+            ..StreamState::default()
+        })
     } else {
         Reader::Whole(Vec::with_capacity(4096))
     };
@@ -546,6 +553,10 @@ pub struct StreamState {
     lines: LineSplitter,
     /// When the `[DONE]` line arrived.
     pub done_at: Option<Instant>,
+    /// See [`Target::cumulative_text`].
+    pub cumulative_text: bool,
+    /// Text length so far, when it is cumulative.
+    seen_text: usize,
 }
 
 impl StreamState {
@@ -561,6 +572,7 @@ impl StreamState {
         }
         let sent = s.sent;
         let done_at = &mut self.done_at;
+        let (cumulative, seen) = (self.cumulative_text, &mut self.seen_text);
         self.lines.feed(data, |line| {
             match sse::classify(line) {
                 Line::Done => {
@@ -569,9 +581,14 @@ impl StreamState {
                 }
                 Line::Other => {}
                 Line::Data(d) => {
-                    let c = sse::parse_chunk(d).map_err(|e| (ErrorKind::Malformed, e))?;
+                    let mut c = sse::parse_chunk(d).map_err(|e| (ErrorKind::Malformed, e))?;
                     if let Some(err) = &c.error {
                         return Err((ErrorKind::StreamError, err.clone()));
+                    }
+                    if cumulative {
+                        let whole = c.text_len;
+                        c.text_len = whole.saturating_sub(*seen);
+                        *seen = (*seen).max(whole);
                     }
                     if c.generated() {
                         let us = at.saturating_duration_since(sent).as_micros();
@@ -669,6 +686,28 @@ mod tests {
         assert!(s.error.is_none());
         assert_eq!(s.done, d);
         assert_eq!(s.finish_reason.as_deref(), Some("length"));
+    }
+
+    #[test]
+    fn cumulative_text_counts_only_what_grew() {
+        // SGLang /generate: each chunk's text is the whole text so far.
+        let t0 = Instant::now();
+        let mut s = Sample::new(0, t0, t0);
+        let mut st = StreamState {
+            cumulative_text: true,
+            ..StreamState::default()
+        };
+        st.feed(
+            b"data: {\"text\":\"ab\",\"meta_info\":{\"completion_tokens\":1}}\n\n\
+              data: {\"text\":\"ab\",\"meta_info\":{\"completion_tokens\":1}}\n\n\
+              data: {\"text\":\"abcde\",\"meta_info\":{\"completion_tokens\":3}}\n\n",
+            t0,
+            &mut s,
+        )
+        .unwrap();
+        let lens: Vec<u32> = s.chunks.iter().map(|c| c.text_len).collect();
+        assert_eq!(lens, [2, 3], "a chunk that added nothing is no token");
+        assert_eq!(s.chunks[1].cum_tokens, Some(3));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 pub mod args;
 pub mod client;
 pub mod death;
+pub mod generate;
 pub mod level;
 pub mod metrics;
 pub mod output;

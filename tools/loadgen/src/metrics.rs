@@ -204,8 +204,24 @@ pub struct Aggregate {
     pub tokens_per_chunk: Option<f64>,
     pub draft_n: Option<u64>,
     pub draft_accepted: Option<u64>,
-    pub sglang_verify_ct: Option<u64>,
-    pub sglang_tokens: u64,
+    /// SGLang `/generate` `meta_info` sums, when any request had them.
+    pub sglang: Option<crate::spec::SglangSums>,
+}
+
+/// Add one request's SGLang `meta_info` to the level's sums: draft counts
+/// only while every request so far had them.
+fn add_sglang(a: &mut Aggregate, m: crate::sse::MetaInfo, output_tokens: u64) {
+    let first = a.sglang.is_none();
+    let sums = a.sglang.get_or_insert_with(Default::default);
+    sums.verify_ct += m.spec_verify_ct.unwrap_or(0);
+    sums.completion_tokens += m.completion_tokens.unwrap_or(output_tokens);
+    let add = |acc: Option<u64>, x: Option<u64>| match (first, acc, x) {
+        (true, _, Some(x)) => Some(x),
+        (false, Some(acc), Some(x)) => Some(acc + x),
+        _ => None,
+    };
+    sums.accepted = add(sums.accepted, m.spec_accept_token_num);
+    sums.drafted = add(sums.drafted, m.spec_draft_token_num);
 }
 
 /// Aggregate a level. `window`: the steady-state window, if any.
@@ -264,12 +280,8 @@ pub fn aggregate(
                 *a.draft_accepted.get_or_insert(0) += acc;
             }
         }
-        if let Some(v) = s.meta_info.and_then(|m| m.spec_verify_ct) {
-            *a.sglang_verify_ct.get_or_insert(0) += v;
-            a.sglang_tokens += s
-                .meta_info
-                .and_then(|m| m.completion_tokens)
-                .unwrap_or(d.output_tokens);
+        if let Some(m) = s.meta_info.filter(|m| m.spec_verify_ct.is_some()) {
+            add_sglang(&mut a, m, d.output_tokens);
         }
         derived.push(Some(d));
     }

@@ -379,6 +379,8 @@ fn sharegpt(text: &str) -> anyhow::Result<Vec<Prompt>> {
 pub struct BodySpec<'a> {
     pub model: &'a str,
     pub chat: bool,
+    /// SGLang's native `/generate` instead of an OpenAI API.
+    pub native: bool,
     pub stream: bool,
     pub continuous_usage: bool,
     pub max_tokens: Option<u64>,
@@ -388,6 +390,9 @@ pub struct BodySpec<'a> {
 }
 
 pub fn body(spec: &BodySpec, p: &Prompt) -> Vec<u8> {
+    if spec.native {
+        return crate::generate::body(spec, p);
+    }
     let mut b = serde_json::Map::new();
     b.insert("model".into(), json!(spec.model));
     if spec.chat {
@@ -503,6 +508,7 @@ mod tests {
         let spec = BodySpec {
             model: "m",
             chat: true,
+            native: false,
             stream: true,
             continuous_usage: true,
             max_tokens: Some(8),

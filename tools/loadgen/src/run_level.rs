@@ -77,17 +77,21 @@ fn scrape(ctx: &Context, a: &Args) -> Option<spec::SpecCounters> {
         .map(|t| spec::parse_metrics(&t))
 }
 
-/// Pick the spec figures: /metrics deltas, else per-request fields, else
-/// SGLang's lifetime /server_info average.
+/// Pick the spec figures, the level's own first: SGLang `/generate`
+/// `meta_info` sums, /metrics counter deltas, `timings` sums; else, marked
+/// as not the level's own, SGLang's /metrics gauge (a recent window) or
+/// its lifetime /server_info average (see spec.rs for each source).
 fn spec_stats(
     ctx: &Context,
     a: &Args,
     agg: &Aggregate,
     before: Option<spec::SpecCounters>,
 ) -> Option<SpecStats> {
-    let mut counters_present = false;
-    if let (Some(b), Some(after)) = (before, scrape(ctx, a)) {
-        counters_present = after.present;
+    if let Some(s) = agg.sglang.and_then(spec::from_sglang) {
+        return Some(s);
+    }
+    let after = before.and_then(|_| scrape(ctx, a));
+    if let (Some(b), Some(after)) = (before, after) {
         if let Some(s) = spec::from_deltas(b, after) {
             return Some(s);
         }
@@ -97,25 +101,18 @@ fn spec_stats(
             return Some(s);
         }
     }
-    if let Some(v) = agg.sglang_verify_ct {
-        if let Some(s) = spec::from_sglang(v, agg.sglang_tokens) {
-            return Some(s);
-        }
-    }
     // Counters that did not move mean no drafts this level: a lifetime
     // average from /server_info would only mislead.
-    if a.no_scrape || counters_present {
+    if a.no_scrape || after.is_some_and(|c| c.present) {
         return None;
     }
     let info = ctx.probe.server_info()?;
     if !spec::server_speculates(&info) {
         return None;
     }
-    spec::server_info_accept_length(&info).map(|len| SpecStats {
-        source: "server_info".into(),
-        accept_length: Some(len),
-        ..SpecStats::default()
-    })
+    after
+        .and_then(spec::from_gauge)
+        .or_else(|| spec::from_lifetime(&info))
 }
 
 fn load_of(a: &Args, ctx: &Context, plan: &Plan, shape: Shape, bound: Bound) -> Load {
@@ -170,6 +167,7 @@ fn warnings(
     agg: &Aggregate,
     cpu: f64,
     spec: Option<&SpecStats>,
+    shape: Shape,
 ) -> Vec<String> {
     let mut w = Vec::new();
     if agg.counts.usage_missing > 0 {
@@ -216,11 +214,9 @@ fn warnings(
             100.0 * cpu / el / usable
         ));
     }
-    if spec.is_some_and(|s| s.source == "server_info") {
-        w.push(
-            "spec accept_length is SGLang's lifetime average (includes warmup and earlier levels)"
-                .into(),
-        );
+    w.extend(spec.and_then(spec::not_per_level_warning));
+    if let (Shape::Closed { concurrency }, Some(cap)) = (shape, ctx.server.max_running_requests) {
+        w.extend(crate::generate::over_cap(concurrency, cap));
     }
     w
 }
@@ -344,7 +340,7 @@ pub fn run_all<W: Write>(
             .flatten();
         answered_before |= out.samples.iter().any(death::answered);
         let spec = spec_stats(ctx, a, &agg, before);
-        let mut warns = warnings(a, ctx, &agg, cpu, spec.as_ref());
+        let mut warns = warnings(a, ctx, &agg, cpu, spec.as_ref(), shape);
         if let Some(why) = &out.cut_short {
             warns.push(format!("level cut short: {why}"));
         }

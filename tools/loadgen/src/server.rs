@@ -123,6 +123,12 @@ pub fn describe(
     if s.args.is_none() {
         s.args = info.cloned().map(redact);
     }
+    if s.max_running_requests.is_none() {
+        // The live /server_info, else the args the ready record carried.
+        s.max_running_requests = info
+            .or(s.args.as_ref())
+            .and_then(crate::generate::max_running_requests);
+    }
     s
 }
 

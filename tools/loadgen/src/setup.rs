@@ -113,6 +113,7 @@ impl Plan {
         let endpoint_path = match a.endpoint {
             Endpoint::Completions => "/v1/completions",
             Endpoint::Chat => "/v1/chat/completions",
+            Endpoint::Generate => "/generate",
         };
         Ok(Plan {
             base_url,
@@ -205,6 +206,7 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
     let spec = BodySpec {
         model: &model,
         chat: a.endpoint == Endpoint::Chat,
+        native: a.endpoint == Endpoint::Generate,
         stream: !a.no_stream,
         continuous_usage: !a.no_continuous_usage,
         max_tokens: Some(a.max_tokens),
@@ -230,7 +232,7 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
             input_tokens: p.input_tokens,
         })
         .collect();
-    let target = Target::new(
+    let mut target = Target::new(
         &format!("{}{}", plan.base_url, plan.endpoint_path),
         auth.as_deref(),
         !a.no_stream,
@@ -239,6 +241,8 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
         a.idle_timeout.min(std::time::Duration::from_secs(10)),
     )
     .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!(e)))?;
+    target.cumulative_text = a.endpoint == Endpoint::Generate
+        && crate::generate::cumulative_text(info.as_ref().or(server.args.as_ref()));
     let rt = client::runtime(a.client_threads as usize).map_err(|e| {
         Exit::new(
             exit::FAILURE,

@@ -1,9 +1,20 @@
-//! Speculative decoding, the same fields whatever the server: counters from
-//! Prometheus `/metrics` scraped before and after a level (vLLM `vllm:`,
-//! llama.cpp `llamacpp:`, llm-sim), per-request fields summed over the
-//! level (llama.cpp/llm-sim `timings.draft_n`/`draft_n_accepted`, SGLang
-//! `meta_info.spec_verify_ct`), or SGLang's `/server_info`
-//! `avg_spec_accept_length` (a lifetime average: warmup included).
+//! Speculative decoding, the same fields whatever the server, and where
+//! each figure came from (`SpecStats.source`, `origin`):
+//! - `metrics`: Prometheus counter deltas scraped before and after the
+//!   level (vLLM `vllm:spec_decode_num_*_total`, llama.cpp, llm-sim): the
+//!   level's own figure (any other traffic on the server counts too).
+//! - `per_request`: per-request fields summed over the level's requests:
+//!   llama.cpp/llm-sim `timings.draft_n`/`draft_n_accepted`, SGLang
+//!   `/generate` `meta_info.spec_verify_ct` (the level's own figure).
+//! - `gauge`: SGLang's `/metrics` gauge `sglang:spec_accept_length` read
+//!   after the level (python/sglang/srt/metrics/collector.py
+//!   `SchedulerMetricsCollector`, a Gauge set by the scheduler's decode log
+//!   from the steps since its last log line): a recent window, not the
+//!   level's own.
+//! - `lifetime_average`: SGLang's `/server_info`
+//!   `internal_states[].avg_spec_accept_length` (http_server.py
+//!   `get_server_info`): an average since the server started, warm-up and
+//!   earlier levels included.
 
 use serde_json::Value;
 use sweepkit::records::SpecStats;
@@ -19,12 +30,15 @@ pub struct SpecCounters {
     pub drafts: f64,
     /// True when any of the counters was present.
     pub present: bool,
+    /// SGLang's gauge `sglang:spec_accept_length` (mean over label sets).
+    pub accept_length_gauge: Option<f64>,
 }
 
 /// Parse Prometheus text exposition for the spec-decode counters, whatever
 /// the prefix (`vllm:`, `llamacpp:`, `sglang:`, none).
 pub fn parse_metrics(text: &str) -> SpecCounters {
     let mut c = SpecCounters::default();
+    let (mut gauge_sum, mut gauges) = (0.0, 0u32);
     for line in text.lines() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -51,11 +65,17 @@ pub fn parse_metrics(text: &str) -> SpecCounters {
             "spec_decode_num_draft_tokens_total" => &mut c.draft_tokens,
             "spec_decode_num_accepted_tokens_total" => &mut c.accepted_tokens,
             "spec_decode_num_drafts_total" => &mut c.drafts,
+            "spec_accept_length" if name.starts_with("sglang:") => {
+                gauge_sum += v;
+                gauges += 1;
+                continue;
+            }
             _ => continue,
         };
         *slot += v;
         c.present = true;
     }
+    c.accept_length_gauge = (gauges > 0).then(|| round3(gauge_sum / f64::from(gauges)));
     c
 }
 
@@ -72,6 +92,7 @@ pub fn from_deltas(before: SpecCounters, after: SpecCounters) -> Option<SpecStat
     }
     Some(SpecStats {
         source: "metrics".into(),
+        origin: Some("/metrics spec_decode_num_*_total counter deltas over the level".into()),
         draft_tokens: Some(draft as u64),
         accepted_tokens: Some(acc as u64),
         acceptance_rate: Some(round3(acc / draft)),
@@ -86,6 +107,7 @@ pub fn from_deltas(before: SpecCounters, after: SpecCounters) -> Option<SpecStat
 pub fn from_timings(draft_n: u64, accepted: u64) -> Option<SpecStats> {
     (draft_n > 0).then(|| SpecStats {
         source: "per_request".into(),
+        origin: Some("timings.draft_n, timings.draft_n_accepted".into()),
         draft_tokens: Some(draft_n),
         accepted_tokens: Some(accepted),
         acceptance_rate: Some(round3(accepted as f64 / draft_n as f64)),
@@ -94,15 +116,69 @@ pub fn from_timings(draft_n: u64, accepted: u64) -> Option<SpecStats> {
     })
 }
 
-/// Spec figures from SGLang per-request `spec_verify_ct`: accept length =
-/// completion tokens / verify steps (SGLang's own formula).
-pub fn from_sglang(verify_ct: u64, tokens: u64) -> Option<SpecStats> {
-    (verify_ct > 0).then(|| SpecStats {
+/// Level sums of SGLang's per-request `meta_info` (native `/generate`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SglangSums {
+    pub verify_ct: u64,
+    pub completion_tokens: u64,
+    /// Accepted and proposed draft tokens, when every request had them.
+    pub accepted: Option<u64>,
+    pub drafted: Option<u64>,
+}
+
+/// Spec figures from SGLang per-request `meta_info`: accept length =
+/// completion tokens / verify steps, SGLang's own formula
+/// (tokenizer_manager.py `_calculate_spec_decoding_metrics`:
+/// `spec_accept_length = completion_tokens / spec_verify_ct`), over the
+/// level's sums; acceptance rate = accepted / proposed draft tokens
+/// (`spec_accept_rate` there).
+pub fn from_sglang(s: SglangSums) -> Option<SpecStats> {
+    (s.verify_ct > 0).then(|| SpecStats {
         source: "per_request".into(),
-        accept_length: Some(round3(tokens as f64 / verify_ct as f64)),
-        drafts: Some(verify_ct),
+        origin: Some("/generate meta_info.spec_verify_ct, completion_tokens".into()),
+        accept_length: Some(round3(s.completion_tokens as f64 / s.verify_ct as f64)),
+        drafts: Some(s.verify_ct),
+        draft_tokens: s.drafted,
+        accepted_tokens: s.accepted,
+        acceptance_rate: s
+            .drafted
+            .filter(|&d| d > 0)
+            .zip(s.accepted)
+            .map(|(d, a)| round3(a as f64 / d as f64)),
+    })
+}
+
+/// SGLang's `/metrics` gauge read after the level: a recent window.
+pub fn from_gauge(c: SpecCounters) -> Option<SpecStats> {
+    c.accept_length_gauge.map(|len| SpecStats {
+        source: "gauge".into(),
+        origin: Some("/metrics sglang:spec_accept_length after the level".into()),
+        accept_length: Some(len),
         ..SpecStats::default()
     })
+}
+
+/// SGLang's lifetime average from `/server_info`.
+pub fn from_lifetime(info: &Value) -> Option<SpecStats> {
+    server_info_accept_length(info).map(|len| SpecStats {
+        source: "lifetime_average".into(),
+        origin: Some("/server_info internal_states[].avg_spec_accept_length".into()),
+        accept_length: Some(len),
+        ..SpecStats::default()
+    })
+}
+
+/// The warning for a figure that is not the level's own, or None.
+pub fn not_per_level_warning(s: &SpecStats) -> Option<String> {
+    let what = match s.source.as_str() {
+        "lifetime_average" => "SGLang's lifetime average (includes warmup and earlier levels)",
+        "gauge" => "SGLang's /metrics gauge (its last logging window)",
+        _ => return None,
+    };
+    Some(format!(
+        "spec accept_length is {what}, not this level's: use --endpoint generate for \
+         per-level acceptance"
+    ))
 }
 
 /// SGLang `/server_info`: `avg_spec_accept_length` at the top level or in

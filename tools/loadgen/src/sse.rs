@@ -104,17 +104,82 @@ pub struct Timings {
     pub prompt_ms: Option<f64>,
 }
 
-/// SGLang's per-request `meta_info`, the speculative fields.
-#[derive(Debug, Default, Clone, Copy, Deserialize, PartialEq)]
+/// SGLang's per-request `meta_info` (native `/generate`), the fields we
+/// use. Built in the tokenizer manager's `_handle_batch_output`
+/// (python/sglang/srt/managers/tokenizer_manager.py; newer versions:
+/// tokenizer_manager_components/output_processor.py): every chunk carries
+/// the running `completion_tokens` and `prompt_tokens`; the last one adds
+/// `spec_verify_ct` and the draft counts (`_calculate_spec_decoding_metrics`,
+/// newer `spec_decoding_meta.fill_spec_decoding_meta`) when the server
+/// speculates. The OpenAI adapters (serving_completions.py,
+/// serving_chat.py) build their chunks without it.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct MetaInfo {
-    #[serde(default)]
     pub spec_verify_ct: Option<u64>,
-    #[serde(default)]
     pub completion_tokens: Option<u64>,
-    #[serde(default)]
+    pub prompt_tokens: Option<u64>,
+    /// Accepted draft tokens: `spec_accept_token_num` (older) or
+    /// `spec_num_correct_drafts` (newer).
     pub spec_accept_token_num: Option<u64>,
-    #[serde(default)]
+    /// Draft tokens proposed: `spec_draft_token_num` (older) or
+    /// `spec_num_proposed_drafts` (newer).
     pub spec_draft_token_num: Option<u64>,
+}
+
+/// `meta_info.finish_reason`: an object such as `{"type": "length",
+/// "length": 7}` (SGLang's `FINISH_LENGTH.to_json`), or null while running.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum FinishReason {
+    Text(String),
+    Typed {
+        #[serde(rename = "type")]
+        kind: String,
+    },
+    Other(serde::de::IgnoredAny),
+}
+
+/// `meta_info` as sent; both spellings of the draft counts are separate
+/// fields (newer SGLang sends old and new names side by side, which a
+/// serde alias would reject as a duplicate).
+#[derive(Deserialize, Default)]
+struct RawMeta {
+    #[serde(default)]
+    spec_verify_ct: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    spec_accept_token_num: Option<u64>,
+    #[serde(default)]
+    spec_draft_token_num: Option<u64>,
+    #[serde(default)]
+    spec_num_correct_drafts: Option<u64>,
+    #[serde(default)]
+    spec_num_proposed_drafts: Option<u64>,
+    #[serde(default)]
+    finish_reason: Option<FinishReason>,
+}
+
+impl RawMeta {
+    fn meta(&self) -> MetaInfo {
+        MetaInfo {
+            spec_verify_ct: self.spec_verify_ct,
+            completion_tokens: self.completion_tokens,
+            prompt_tokens: self.prompt_tokens,
+            spec_accept_token_num: self.spec_accept_token_num.or(self.spec_num_correct_drafts),
+            spec_draft_token_num: self.spec_draft_token_num.or(self.spec_num_proposed_drafts),
+        }
+    }
+
+    fn finish(&self) -> Option<String> {
+        match self.finish_reason.as_ref()? {
+            FinishReason::Text(s) => Some(s.clone()),
+            FinishReason::Typed { kind } => Some(kind.clone()),
+            FinishReason::Other(_) => None,
+        }
+    }
 }
 
 /// The byte length of a JSON string (after unescaping), read without
@@ -164,19 +229,23 @@ struct Choice {
     #[serde(default)]
     finish_reason: Option<String>,
     #[serde(default)]
-    meta_info: Option<MetaInfo>,
+    meta_info: Option<RawMeta>,
 }
 
 #[derive(Deserialize)]
 struct RawChunk {
     #[serde(default)]
     choices: Vec<Choice>,
+    /// SGLang `/generate`: the text so far (or since the last chunk with
+    /// `--incremental-streaming-output`).
+    #[serde(default)]
+    text: Option<TextLen>,
     #[serde(default)]
     usage: Option<Usage>,
     #[serde(default)]
     timings: Option<Timings>,
     #[serde(default)]
-    meta_info: Option<MetaInfo>,
+    meta_info: Option<RawMeta>,
     #[serde(default)]
     error: Option<serde_json::Value>,
 }
@@ -212,9 +281,11 @@ fn len_of(s: &Option<TextLen>) -> usize {
 pub fn parse_chunk(data: &[u8]) -> Result<Chunk, String> {
     let raw: RawChunk = serde_json::from_slice(data).map_err(|e| e.to_string())?;
     let mut c = Chunk {
+        text_len: len_of(&raw.text),
         usage: raw.usage,
         timings: raw.timings,
-        meta_info: raw.meta_info,
+        meta_info: raw.meta_info.as_ref().map(RawMeta::meta),
+        finish_reason: raw.meta_info.as_ref().and_then(RawMeta::finish),
         error: raw.error.map(|e| match e {
             serde_json::Value::String(s) => s,
             other => other
@@ -235,7 +306,18 @@ pub fn parse_chunk(data: &[u8]) -> Result<Chunk, String> {
             c.finish_reason.clone_from(&ch.finish_reason);
         }
         if c.meta_info.is_none() {
-            c.meta_info = ch.meta_info;
+            c.meta_info = ch.meta_info.as_ref().map(RawMeta::meta);
+        }
+    }
+    // SGLang's `/generate` has no `usage`: its `meta_info` counts are the
+    // server's own (cumulative on every chunk, like vLLM's
+    // continuous_usage_stats).
+    if c.usage.is_none() {
+        if let Some(m) = c.meta_info.filter(|m| m.completion_tokens.is_some()) {
+            c.usage = Some(Usage {
+                prompt_tokens: m.prompt_tokens,
+                completion_tokens: m.completion_tokens,
+            });
         }
     }
     Ok(c)

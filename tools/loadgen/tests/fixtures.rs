@@ -105,6 +105,16 @@ fn sglang_server_info_and_meta_info_parse() {
     let c = sse::parse_chunk(fixture("sglang_generate.json").trim().as_bytes()).unwrap();
     let m = c.meta_info.unwrap();
     assert_eq!(m.spec_verify_ct, Some(3));
-    let s = spec::from_sglang(3, m.completion_tokens.unwrap()).unwrap();
+    assert_eq!(c.finish_reason.as_deref(), Some("length"));
+    // /generate has no usage: the counts come from meta_info.
+    assert_eq!(c.usage.unwrap().completion_tokens, Some(7));
+    assert_eq!(c.usage.unwrap().prompt_tokens, Some(9));
+    let s = spec::from_sglang(spec::SglangSums {
+        verify_ct: 3,
+        completion_tokens: m.completion_tokens.unwrap(),
+        ..Default::default()
+    })
+    .unwrap();
     assert_eq!(s.accept_length, Some(2.333));
+    assert_eq!(s.source, "per_request");
 }

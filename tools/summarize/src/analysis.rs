@@ -67,6 +67,7 @@ pub struct Analysis {
 pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, String> {
     let better = opts.metric.better;
     let mut warnings = Vec::new();
+    warnings.extend(crate::aside::warning(&model, &opts.metric.path));
     let grid = cell_stats(&model, obs, &opts, &mut warnings);
     let failed: Vec<Vec<bool>> = (0..model.rows.len())
         .map(|r| {

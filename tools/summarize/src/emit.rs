@@ -64,6 +64,12 @@ fn cell_rows(a: &Analysis) -> Vec<Value> {
             }
             let labels: Vec<String> = failures.iter().map(|f| failure_label(f)).collect();
             o.insert("failure".into(), json!(labels.join("/")));
+            if crate::aside::any(m) {
+                // Not the level's own figure: beside the cell, never in it.
+                let (v, src) = crate::aside::cell_columns(a, r, c);
+                o.insert("not_per_level".into(), v);
+                o.insert("not_per_level_source".into(), src);
+            }
             rows.push(row);
         }
     }
@@ -149,6 +155,10 @@ pub fn summary(a: &Analysis, started: std::time::SystemTime) -> SummaryRecord {
         },
         "cells": cell_rows(a),
     });
+    let mut details = details;
+    if crate::aside::any(m) {
+        details["not_per_level"] = crate::aside::json(a);
+    }
     SummaryRecord {
         schema: SCHEMA_VERSION,
         provenance: Provenance::new("summarize", started),

@@ -32,6 +32,29 @@ pub struct Cell {
     /// A value came from a partial record (a level cut short with no
     /// complete record for it).
     pub partial: bool,
+    /// Figures at the metric's path that are not this level's own (see
+    /// [`Aside`]): never in `values`, shown apart.
+    pub asides: Vec<Aside>,
+}
+
+/// A speculative-decoding figure whose record says it is not the level's
+/// own: `spec.source` `lifetime_average` (SGLang's `/server_info`
+/// `avg_spec_accept_length`, since server start, warm-up included; older
+/// records say `server_info`) or `gauge` (SGLang's `/metrics` gauge, a
+/// recent window). Presenting it as a per-level figure would mislead.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Aside {
+    pub value: f64,
+    pub source: String,
+}
+
+/// The `spec.source` of a record whose figure at `path` is not per-level.
+fn aside_source(rec: &serde_json::Value, path: &str) -> Option<String> {
+    if !path.starts_with("spec.") {
+        return None;
+    }
+    let src = rec.get("spec")?.get("source")?.as_str()?;
+    (!sweepkit::records::spec_source_is_per_level(src)).then(|| src.to_string())
 }
 
 /// The grouped results.
@@ -123,6 +146,12 @@ pub fn build(obs: &[Obs], metric: &Metric, notes: &mut Vec<String>) -> Model {
         match (&o.body, col) {
             (Body::Bench(rec), Some(c)) => {
                 bench_records += 1;
+                if let (Some(source), Some(value)) =
+                    (aside_source(rec, &metric.path), lookup(rec, &metric.path))
+                {
+                    cells[r][c].asides.push(Aside { value, source });
+                    continue;
+                }
                 match lookup(rec, &metric.path) {
                     Some(v) => {
                         cells[r][c].values.push(v);

@@ -4,6 +4,7 @@
 //! parameter, a plot, and a `summary` record a script can apply.
 
 pub mod analysis;
+pub mod aside;
 pub mod decide;
 pub mod emit;
 pub mod group;

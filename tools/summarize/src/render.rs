@@ -65,6 +65,9 @@ pub struct CellText {
     pub measured: bool,
     /// The value comes from a level cut short (a partial record).
     pub partial: bool,
+    /// The cell has only figures that are not the level's own (listed
+    /// apart, see `aside`).
+    pub aside: bool,
 }
 
 /// The text of cell (row, col).
@@ -90,6 +93,7 @@ pub fn cell_text(a: &Analysis, r: usize, c: usize) -> CellText {
                 some_failed: !failures.is_empty(),
                 measured: true,
                 partial: a.model.cells[r][c].partial,
+                aside: false,
             }
         }
         None => CellText {
@@ -104,6 +108,7 @@ pub fn cell_text(a: &Analysis, r: usize, c: usize) -> CellText {
             some_failed: false,
             measured: false,
             partial: false,
+            aside: !a.model.cells[r][c].asides.is_empty(),
         },
     }
 }
@@ -224,7 +229,7 @@ fn failure_detail(f: &FailureInfo) -> String {
     s
 }
 
-fn legend(a: &Analysis, change: &str, partial: &str) -> String {
+fn legend(a: &Analysis, change: &str, partial: &str, aside: &str) -> String {
     let mut s = format!(
         "* best at that level (within {}% the smaller value wins); {change}: median vs baseline",
         trim_float(a.opts.tolerance * 100.0)
@@ -234,6 +239,9 @@ fn legend(a: &Analysis, change: &str, partial: &str) -> String {
     }
     if a.grid.iter().flatten().flatten().any(|c| !c.slo_ok) && !a.opts.slo.is_empty() {
         s += "; x: misses the SLO";
+    }
+    if crate::aside::any(&a.model) {
+        s += &format!("; {aside}: only a figure that is not the level's own, listed apart");
     }
     if a.model.cells.iter().flatten().any(|c| c.partial) {
         s += &format!("; {partial}: from a level cut short (partial record, no complete one)");
@@ -296,6 +304,9 @@ pub fn text(a: &Analysis) -> String {
             if t.partial {
                 mark.push('~');
             }
+            if t.aside {
+                mark.push('#');
+            }
             if let Some(n) = t.runs {
                 mark += &format!(" n={n}");
             }
@@ -337,7 +348,7 @@ pub fn text(a: &Analysis) -> String {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
-    let _ = writeln!(out, "\n{}\n", legend(a, "chg", "~"));
+    let _ = writeln!(out, "\n{}\n", legend(a, "chg", "~", "#"));
     for (k, v) in decisions(a) {
         let _ = writeln!(out, "{k}: {v}");
     }
@@ -348,6 +359,7 @@ pub fn text(a: &Analysis) -> String {
             let _ = writeln!(out, "  {f}");
         }
     }
+    out += &crate::aside::text_section(a);
     if !a.warnings.is_empty() {
         let _ = writeln!(out, "\nwarnings:");
         for w in &a.warnings {
@@ -416,6 +428,9 @@ pub fn markdown(a: &Analysis) -> String {
             if t.partial {
                 notes.push("partial".into());
             }
+            if t.aside {
+                notes.push("not per-level, see below".into());
+            }
             if a.grid[r][c].as_ref().is_some_and(|s| !s.slo_ok) && !a.opts.slo.is_empty() {
                 notes.push("misses SLO".into());
             }
@@ -434,7 +449,7 @@ pub fn markdown(a: &Analysis) -> String {
         }
         let _ = writeln!(out, "{line}");
     }
-    let legend = legend(a, "(+N%)", "partial").replace('*', "\\*");
+    let legend = legend(a, "(+N%)", "partial", "not per-level").replace('*', "\\*");
     let _ = writeln!(out, "\n{legend}\n");
     for (k, v) in decisions(a) {
         let _ = writeln!(out, "- **{k}**: {}", v.replace('*', "\\*"));
@@ -446,6 +461,7 @@ pub fn markdown(a: &Analysis) -> String {
             let _ = writeln!(out, "- {}", f.replace('*', "\\*"));
         }
     }
+    out += &crate::aside::markdown_section(a, md_escape);
     if !a.warnings.is_empty() {
         let _ = writeln!(out, "\n**Warnings**\n");
         for w in &a.warnings {
