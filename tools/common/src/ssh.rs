@@ -235,7 +235,9 @@ impl Ssh {
     fn forwarder(&self) -> Result<MutexGuard<'_, Option<forward::Forwarder>>, TransportError> {
         let mut g = self.fwd.lock().unwrap_or_else(|p| p.into_inner());
         if g.is_none() {
-            *g = Some(forward::Forwarder::start(self.cfg.clone())?);
+            // Rides out an outage like a command's connect does.
+            let conn = connect::open_retrying(&self.cfg, Instant::now() + self.cfg.retry)?;
+            *g = Some(forward::Forwarder::start_on(self.cfg.clone(), conn)?);
         }
         Ok(g)
     }

@@ -137,7 +137,8 @@ pub trait Transport: Send + Sync {
     /// `mv -f` onto it, so a reader (or a kill) sees the old or the new file.
     /// The temp file is moved only when every byte arrived: a writer killed
     /// mid-transfer gives `cat` an early EOF, and a truncated file must not
-    /// replace the real one. The old file's permissions are kept.
+    /// replace the real one. The old file's permissions are kept. Writing
+    /// the same bytes twice converges, so it is run as idempotent.
     fn write_file(&self, path: &str, contents: &[u8], timeout: Duration) -> Result<(), String> {
         let script = r#"t="$1.sweepkit-tmp.$$"
 cat > "$t" || { rm -f -- "$t"; exit 1; }
@@ -148,7 +149,7 @@ mv -f -- "$t" "$1""#;
         let len = contents.len().to_string();
         let argv = ["sh", "-c", script, "sh", path, &len].map(String::from);
         let out = self
-            .run(&argv, Some(contents), timeout)
+            .run_idempotent(&argv, Some(contents), timeout)
             .map_err(|e| e.to_string())?;
         if out.success() {
             Ok(())
