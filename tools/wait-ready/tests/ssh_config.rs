@@ -76,3 +76,36 @@ fn malformed_ssh_config_line_exits_27_naming_file_and_line() {
         "{err}"
     );
 }
+
+#[test]
+fn swap_record_alias_is_resolved_through_the_env_named_config() {
+    let (target, j) = (started(Sshd::start()), started(Sshd::start_jump()));
+    let cfg = write_config(&target, &j);
+    let sim = Sim::start(&["--load-time", "200ms", "--warmup-time", "200ms"]);
+    // As svc-swap --ssh gpu1 writes it: the alias, not the resolved host.
+    let line = serde_json::json!({
+        "type": "swap", "schema": 1,
+        "config": {"speculative-num-steps": "3"},
+        "provenance": {"tool": "svc-swap", "version": "0.1.0",
+                       "started_at": "2026-11-30T05:00:00Z", "finished_at": "2026-11-30T05:00:01Z"},
+        "target": {"manager": "process", "unit": "sim.spec", "port": sim.port, "ssh": "gpu1"},
+        "changes": [], "exec_start": ["llm-sim"],
+        "stop": {"result": "clean", "duration_s": 0.1},
+        "start": {"started_at": "2026-11-30T05:00:01Z", "main_pid": sim.pid()},
+        "method": "spec"
+    })
+    .to_string()
+        + "\n";
+    let mut c = wr(&["--timeout", "20s"]);
+    c.env("SWEEPKIT_SSH_CONFIG", &cfg);
+    let (r, _) = run_timed(c, &line);
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["outcome"], "ready", "{rec}");
+    assert!(rec["via"].as_str().unwrap().starts_with("ssh "), "{rec}");
+    assert!(
+        j.log_text()
+            .contains(&format!("target 127.0.0.1 port {}", target.port)),
+        "not through the jump host"
+    );
+}

@@ -322,6 +322,22 @@ Host *
     }
 
     #[test]
+    fn strict_host_key_checking_is_never_weakened() {
+        for (v, accept_new) in [
+            ("yes", false),
+            ("ask", false),
+            ("accept-new", true),
+            // `no` would take a changed key too: read as accept-new.
+            ("no", true),
+            ("off", true),
+        ] {
+            let f = file(&format!("Host a\n  StrictHostKeyChecking {v}\n")).unwrap();
+            let c = f.resolve(&dest("a")).unwrap();
+            assert_eq!(c.accept_new_host_key, accept_new, "{v}");
+        }
+    }
+
+    #[test]
     fn jump_loops_are_refused() {
         let f = file("Host a\n ProxyJump b\nHost b\n ProxyJump a\n").unwrap();
         let e = f.resolve(&dest("a")).unwrap_err();
