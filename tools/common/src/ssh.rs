@@ -343,15 +343,16 @@ impl Transport for Ssh {
     }
 
     fn describe(&self) -> String {
-        if self.cfg.prefix.is_empty() {
-            format!("ssh {}", self.cfg.target)
-        } else {
-            format!(
-                "ssh {} via '{}'",
-                self.cfg.target,
-                shell_join(&self.cfg.prefix)
-            )
+        let mut d = format!("ssh {}", self.cfg.target);
+        let mut hop = self.cfg.jump.as_deref();
+        while let Some(j) = hop {
+            d += &format!(" (ProxyJump {})", j.target);
+            hop = j.jump.as_deref();
         }
+        if !self.cfg.prefix.is_empty() {
+            d += &format!(" via '{}'", shell_join(&self.cfg.prefix));
+        }
+        d
     }
 
     fn connect_tcp(

@@ -39,17 +39,20 @@ pub struct TransportArgs {
     pub ssh_config: Option<PathBuf>,
 
     /// Private key for --ssh, after agent keys
-    /// (repeatable) [default: ~/.ssh/id_ed25519, id_ecdsa, id_rsa]
+    /// (repeatable) [default: the config's IdentityFile, else
+    /// ~/.ssh/id_ed25519, id_ecdsa, id_rsa]
     #[arg(long, value_name = "FILE", requires = "ssh")]
     pub ssh_key: Vec<PathBuf>,
 
-    /// Check the host key against FILE
-    /// [default: ~/.ssh/known_hosts]
+    /// Check the host key against FILE, for every
+    /// ProxyJump hop too [default: the config's UserKnownHostsFile,
+    /// else ~/.ssh/known_hosts]
     #[arg(long, value_name = "FILE", requires = "ssh")]
     pub known_hosts: Option<PathBuf>,
 
     /// Record an unknown host's key (OpenSSH's
-    /// accept-new); a changed key is still refused
+    /// accept-new, also set by StrictHostKeyChecking in the config); a
+    /// changed key is still refused
     #[arg(long, requires = "ssh")]
     pub accept_new_host_key: bool,
 

@@ -115,6 +115,8 @@ fn alias_with_proxy_jump_runs_commands_and_tunnels() {
         out.stdout_str()
     );
     assert!(through_jump(&j, &target), "jump log:\n{}", j.log_text());
+    let via = format!("(ProxyJump {}@127.0.0.1:{})", j.user, j.port);
+    assert!(t.describe().contains(&via), "{}", t.describe());
     // A tunnel to a far-side port rides the jump too.
     let echo = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = echo.local_addr().unwrap().port();
