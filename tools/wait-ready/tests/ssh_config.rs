@@ -109,3 +109,27 @@ fn swap_record_alias_is_resolved_through_the_env_named_config() {
         "not through the jump host"
     );
 }
+
+#[test]
+fn sshd_down_for_five_seconds_at_start_costs_a_pause_not_the_run() {
+    let mut s = started(Sshd::start());
+    let sim = Sim::start(&["--load-time", "200ms", "--warmup-time", "200ms"]);
+    let pid = sim.pid().to_string();
+    let (key, kh) = (s.client_key.clone(), s.known_hosts.clone());
+    let mut c = wr(&["--ssh", &s.target(), "--ssh-config", "/dev/null"]);
+    c.arg("--ssh-key").arg(&key).arg("--known-hosts").arg(&kh);
+    c.args(["--server", "llm-sim", "--pid", &pid, "--timeout", "30s"]);
+    c.arg(sim.base_url());
+    s.stop();
+    let back = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        s.restart();
+        s
+    });
+    let (r, wall) = run_timed(c, "");
+    r.expect_code(0);
+    assert_eq!(record(&r)["outcome"], "ready");
+    assert!(wall >= 4.5, "connected during the outage? {wall:.1}s");
+    assert!(r.stderr().contains("retrying"), "{}", r.stderr());
+    back.join().unwrap();
+}
