@@ -45,6 +45,7 @@ impl ConfigFile {
             }
             Err(e) => return Err(cfg_err(format!("ssh config {}: {e}", path.display()))),
         };
+        let text = fence_match_blocks(&path, &text);
         let parsed = parse(&text).map_err(|e| {
             let line = bad_line(&text);
             cfg_err(format!("{}:{line}: {e}", path.display()))
@@ -196,6 +197,36 @@ fn parse(text: &str) -> Result<Parsed, ssh2_config::SshParserError> {
         .parse(&mut text.as_bytes(), ParseRule::ALLOW_UNSUPPORTED_FIELDS)
 }
 
+/// A Host pattern no real host name can match (it has a space-free,
+/// dot-free, impossible form).
+const NO_HOST: &str = "__sweepkit_match_block__";
+
+/// ssh2-config rejects `Match` (an unknown keyword to it). Rather than fail
+/// on a valid file, or let a Match block's options fall into the Host block
+/// before it, each `Match` line becomes a Host block that matches nothing:
+/// its options are ignored (with a warning), never applied to the wrong
+/// host. Line numbers stay as they were.
+fn fence_match_blocks(path: &Path, text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, line) in text.lines().enumerate() {
+        let first = line.split([' ', '\t', '=']).find(|w| !w.is_empty());
+        if first.is_some_and(|w| w.eq_ignore_ascii_case("match")) {
+            eprintln!(
+                "sweepkit: warning: {}:{}: Match blocks are not supported; \
+                 their options are ignored",
+                path.display(),
+                i + 1
+            );
+            out.push_str("Host ");
+            out.push_str(NO_HOST);
+        } else {
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// The 1-based line at which parsing first fails: the shortest prefix of
 /// the file that does not parse ends there. Client configs are short.
 fn bad_line(text: &str) -> usize {
@@ -335,6 +366,15 @@ Host *
             let c = f.resolve(&dest("a")).unwrap();
             assert_eq!(c.accept_new_host_key, accept_new, "{v}");
         }
+    }
+
+    #[test]
+    fn match_blocks_are_fenced_off_not_misapplied() {
+        let f =
+            file("Host a\n  Port 2201\nMatch host a exec true\n  User evil\n  Port 1\n").unwrap();
+        let c = f.resolve(&dest("a")).unwrap();
+        assert_eq!(c.target.port, 2201);
+        assert_ne!(c.target.user, "evil", "Match options leaked into Host a");
     }
 
     #[test]
