@@ -3,22 +3,32 @@
 //! only (every agent identity, then key files; never a password prompt), and
 //! TCP tunnels over direct-tcpip for probes of ports that listen only on the
 //! far side's localhost. ANCHORS.md's "ssh2 (0.9) pitfalls" are the spec.
+//! `~/.ssh/config` (config.rs) and ProxyJump (connect.rs) as OpenSSH does
+//! them; transient faults retried within `SshConfig::retry`.
 
 mod auth;
+mod config;
+mod connect;
+mod dest;
 mod exec;
 mod forward;
 mod known_hosts;
 mod nb;
 
 use std::fmt;
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::os::unix::io::AsRawFd;
+use std::net::{SocketAddr, TcpStream};
+use std::os::unix::io::{AsRawFd, RawFd};
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use ssh2::{CheckResult, HashType, MethodType, Session};
+use ssh2::Session;
+
+pub use config::ConfigFile;
+pub(crate) use connect::open_session;
+pub use dest::{local_user, SshDest};
 
 use crate::transport::{shell_join, CmdOutput, Stream, Transport, TransportError};
 
@@ -33,52 +43,18 @@ pub struct SshTarget {
 impl FromStr for SshTarget {
     type Err = String;
 
-    /// Parse `user@host[:port]`; without `user@`, `$USER` (as ssh does).
+    /// Parse `[user@]host[:port]` as written, without a config file:
+    /// the local user and port 22 when not given (as ssh does).
     fn from_str(s: &str) -> Result<Self, String> {
-        let (user, rest) = match s.rsplit_once('@') {
-            Some((u, r)) => (u.to_string(), r),
-            None => (
-                std::env::var("USER")
-                    .or_else(|_| std::env::var("LOGNAME"))
-                    .map_err(|_| format!("'{s}': no user: write USER@HOST"))?,
-                s,
-            ),
-        };
-        let (host, port) = if let Some(r) = rest.strip_prefix('[') {
-            let (h, after) = r
-                .split_once(']')
-                .ok_or_else(|| format!("'{s}': missing ']' after IPv6 address"))?;
-            match after {
-                "" => (h, None),
-                p => (
-                    h,
-                    Some(p.strip_prefix(':').ok_or_else(|| {
-                        format!("'{s}': expected ':PORT' after ']', found '{p}'")
-                    })?),
-                ),
-            }
-        } else if rest.matches(':').count() == 1 {
-            let (h, p) = rest.split_once(':').expect("one colon");
-            (h, Some(p))
-        } else {
-            (rest, None) // a bare IPv6 address has several colons and no port
-        };
-        let port = match port {
-            None => 22,
-            Some(p) => p
-                .parse::<u16>()
-                .ok()
-                .filter(|&p| p != 0)
-                .ok_or_else(|| format!("'{s}': port '{p}' is not a number in 1..65535"))?,
-        };
-        let bad = |w: &str| w.is_empty() || w.starts_with('-') || w.contains(char::is_whitespace);
-        if bad(&user) || bad(host) {
-            return Err(format!("'{s}': expected USER@HOST[:PORT]"));
-        }
+        let d: SshDest = s.parse()?;
+        let user = d
+            .user
+            .or_else(local_user)
+            .ok_or_else(|| format!("'{s}': no user: write USER@HOST"))?;
         Ok(SshTarget {
             user,
-            host: host.to_string(),
-            port,
+            host: d.host,
+            port: d.port.unwrap_or(22),
         })
     }
 }
@@ -97,6 +73,10 @@ impl fmt::Display for SshTarget {
         }
     }
 }
+
+/// Default budget for retrying transient faults: rides out an sshd
+/// restart or a short network outage.
+pub const DEFAULT_RETRY: Duration = Duration::from_secs(30);
 
 /// Everything needed to open (and reopen) a session.
 #[derive(Debug, Clone)]
@@ -119,6 +99,13 @@ pub struct SshConfig {
     pub agent_socket: Option<PathBuf>,
     /// Words run before every argv on the far side (`pct exec 129 --`).
     pub prefix: Vec<String>,
+    /// ProxyJump: reach `target` through a direct-tcpip channel of a
+    /// session to this host (itself perhaps behind another jump).
+    pub jump: Option<Box<SshConfig>>,
+    /// Total time spent retrying transient faults (connect refused, reset
+    /// or timed out; a session lost) before giving up; zero: one attempt,
+    /// and one reconnect for a session found dead before a command started.
+    pub retry: Duration,
 }
 
 impl SshConfig {
@@ -132,6 +119,8 @@ impl SshConfig {
             use_agent: true,
             agent_socket: None,
             prefix: Vec::new(),
+            jump: None,
+            retry: DEFAULT_RETRY,
         }
     }
 
@@ -153,15 +142,48 @@ pub(crate) fn home() -> PathBuf {
     std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from)
 }
 
+/// A session's socket: TCP, or our end of a socketpair whose other end a
+/// ProxyJump host's channel is pumped onto.
+pub(crate) enum Sock {
+    Tcp(TcpStream),
+    Unix(UnixStream),
+}
+
+impl Sock {
+    pub fn try_clone(&self) -> std::io::Result<Sock> {
+        Ok(match self {
+            Sock::Tcp(s) => Sock::Tcp(s.try_clone()?),
+            Sock::Unix(s) => Sock::Unix(s.try_clone()?),
+        })
+    }
+    fn shutdown(&self) {
+        let _ = match self {
+            Sock::Tcp(s) => s.shutdown(std::net::Shutdown::Both),
+            Sock::Unix(s) => s.shutdown(std::net::Shutdown::Both),
+        };
+    }
+}
+
+impl AsRawFd for Sock {
+    fn as_raw_fd(&self) -> RawFd {
+        match self {
+            Sock::Tcp(s) => s.as_raw_fd(),
+            Sock::Unix(s) => s.as_raw_fd(),
+        }
+    }
+}
+
 /// An authenticated session and a handle on its socket (for poll and
-/// shutdown); the session itself owns another handle.
+/// shutdown); the session itself owns another handle. Through a ProxyJump
+/// it also owns the jump host's session and pump (dropped after it).
 pub(crate) struct Conn {
     pub sess: Session,
-    pub sock: TcpStream,
+    pub sock: Sock,
+    pub _jump: Option<forward::Forwarder>,
 }
 
 impl Conn {
-    pub fn fd(&self) -> std::os::unix::io::RawFd {
+    pub fn fd(&self) -> RawFd {
         self.sock.as_raw_fd()
     }
 }
@@ -170,7 +192,7 @@ impl Drop for Conn {
     fn drop(&mut self) {
         // Close the socket first so nothing in libssh2's teardown can wait
         // on a dead or stuck peer.
-        let _ = self.sock.shutdown(std::net::Shutdown::Both);
+        self.sock.shutdown();
     }
 }
 
@@ -186,8 +208,9 @@ pub struct Ssh {
 impl Ssh {
     /// Connect, check the host key and authenticate now, so a wrong key or
     /// host shows up before any work starts.
+    /// Transient faults are retried for up to `cfg.retry`.
     pub fn connect(cfg: SshConfig) -> Result<Ssh, TransportError> {
-        let conn = open_session(&cfg)?;
+        let conn = connect::open_retrying(&cfg, Instant::now() + cfg.retry)?;
         Ok(Ssh {
             cfg,
             conn: Mutex::new(Some(conn)),
@@ -212,7 +235,9 @@ impl Ssh {
     fn forwarder(&self) -> Result<MutexGuard<'_, Option<forward::Forwarder>>, TransportError> {
         let mut g = self.fwd.lock().unwrap_or_else(|p| p.into_inner());
         if g.is_none() {
-            *g = Some(forward::Forwarder::start(self.cfg.clone())?);
+            // Rides out an outage like a command's connect does.
+            let conn = connect::open_retrying(&self.cfg, Instant::now() + self.cfg.retry)?;
+            *g = Some(forward::Forwarder::start_on(self.cfg.clone(), conn)?);
         }
         Ok(g)
     }
@@ -225,6 +250,70 @@ impl Ssh {
     pub fn forward(&self, host: &str, port: u16) -> Result<SocketAddr, TransportError> {
         let g = self.forwarder()?;
         g.as_ref().expect("started").listen(host, port)
+    }
+
+    /// Run on the shared session, reconnecting (within `cfg.retry`) when it
+    /// is found dead; a command lost mid-run is run again only when
+    /// `idempotent`.
+    fn run_with(
+        &self,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+        idempotent: bool,
+    ) -> Result<CmdOutput, TransportError> {
+        let line = self.command_line(argv);
+        let until = Instant::now() + self.cfg.retry;
+        let mut g = self.conn();
+        let mut pause = Duration::from_millis(250);
+        for attempt in 0.. {
+            if g.is_none() {
+                // The last command broke or timed out the session: start
+                // afresh, riding out an outage within the budget.
+                *g = Some(connect::open_retrying(&self.cfg, until)?);
+            }
+            let conn = g.as_ref().expect("just set");
+            let mut started = false;
+            let deadline = Instant::now() + timeout;
+            let e = match exec::run(conn, &line, stdin, deadline, timeout, &mut started) {
+                Ok(out) => return Ok(out),
+                Err(e) => e,
+            };
+            // After a timeout or a transport error the channel may still be
+            // open on a session libssh2 is half-way through using; dropping
+            // the whole session is the one state that is certainly clean.
+            // (A timed-out far-side command is not killed: like ssh without a
+            // pty, it runs on until it exits or writes to its closed pipes.)
+            *g = None;
+            let lost = matches!(e, TransportError::Connect(_));
+            // An idle session the server dropped fails before anything ran:
+            // reconnect at once. Lost mid-command: again only if the command
+            // is safe to repeat, and only within the budget.
+            let again = lost
+                && ((!started && attempt == 0)
+                    || ((!started || idempotent) && Instant::now() + pause < until));
+            if !again {
+                return Err(match e {
+                    TransportError::Connect(m) => {
+                        TransportError::Connect(format!("ssh {}: {m}", self.cfg.target))
+                    }
+                    other => other,
+                });
+            }
+            if started {
+                eprintln!(
+                    "sweepkit: warning: ssh {}: session lost while running {}; \
+                     reconnecting to run it again ({e})",
+                    self.cfg.target,
+                    argv.first().map_or("", String::as_str)
+                );
+            }
+            if attempt > 0 {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_secs(2));
+            }
+        }
+        unreachable!("the loop returns")
     }
 }
 
@@ -241,52 +330,29 @@ impl Transport for Ssh {
         stdin: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<CmdOutput, TransportError> {
-        let deadline = Instant::now() + timeout;
-        let line = self.command_line(argv);
-        let mut g = self.conn();
-        let mut res = Err(TransportError::Timeout(timeout));
-        for attempt in 0..2 {
-            if g.is_none() {
-                // The last command broke or timed out the session: start
-                // afresh.
-                *g = Some(open_session(&self.cfg)?);
-            }
-            let conn = g.as_ref().expect("just set");
-            let mut started = false;
-            res = exec::run(conn, &line, stdin, deadline, timeout, &mut started);
-            match &res {
-                // An idle session the server dropped fails before anything
-                // ran: reconnect and try once more.
-                Err(TransportError::Connect(_)) if !started && attempt == 0 => *g = None,
-                _ => break,
-            }
-        }
-        if res.is_err() {
-            // After a timeout or a transport error the channel may still be
-            // open on a session libssh2 is half-way through using; dropping
-            // the whole session is the one state that is certainly clean.
-            // (A timed-out far-side command is not killed: like ssh without a
-            // pty, it runs on until it exits or writes to its closed pipes.)
-            *g = None;
-        }
-        res.map_err(|e| match e {
-            TransportError::Connect(m) => {
-                TransportError::Connect(format!("ssh {}: {m}", self.cfg.target))
-            }
-            other => other,
-        })
+        self.run_with(argv, stdin, timeout, false)
+    }
+
+    fn run_idempotent(
+        &self,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<CmdOutput, TransportError> {
+        self.run_with(argv, stdin, timeout, true)
     }
 
     fn describe(&self) -> String {
-        if self.cfg.prefix.is_empty() {
-            format!("ssh {}", self.cfg.target)
-        } else {
-            format!(
-                "ssh {} via '{}'",
-                self.cfg.target,
-                shell_join(&self.cfg.prefix)
-            )
+        let mut d = format!("ssh {}", self.cfg.target);
+        let mut hop = self.cfg.jump.as_deref();
+        while let Some(j) = hop {
+            d += &format!(" (ProxyJump {})", j.target);
+            hop = j.jump.as_deref();
         }
+        if !self.cfg.prefix.is_empty() {
+            d += &format!(" via '{}'", shell_join(&self.cfg.prefix));
+        }
+        d
     }
 
     fn connect_tcp(
@@ -304,141 +370,5 @@ impl Transport for Ssh {
 
     fn forward(&self, host: &str, port: u16) -> Result<SocketAddr, TransportError> {
         Ssh::forward(self, host, port)
-    }
-}
-
-/// Connect, pin the host-key method, handshake, check known_hosts,
-/// authenticate; the session comes back non-blocking.
-pub(crate) fn open_session(cfg: &SshConfig) -> Result<Conn, TransportError> {
-    let t = &cfg.target;
-    let deadline = Instant::now() + cfg.connect_timeout;
-    let sock = tcp_connect(t, cfg.connect_timeout)?;
-    let _ = sock.set_nodelay(true);
-    let mut sess = Session::new().map_err(|e| TransportError::Connect(format!("ssh: {e}")))?;
-    sess.set_tcp_stream(sock.try_clone()?);
-    sess.set_timeout(ms(cfg.connect_timeout));
-    let files = cfg.host_key_files();
-    let on_file = known_hosts::load(&sess, &files, &t.host, t.port)
-        .map_err(|e| TransportError::HostKey(format!("{t}: reading known_hosts: {e}")))?;
-    let pinned = pin_host_key_methods(&sess, &on_file.types);
-    if let Err(e) = sess.handshake() {
-        let why = if e.code() == ssh2::ErrorCode::Session(nb::TIMEOUT) {
-            format!(
-                "ssh {t}: handshake timed out after {:?}",
-                cfg.connect_timeout
-            )
-        } else {
-            format!("ssh {t}: handshake failed: {e}")
-        };
-        if pinned && e.code() == ssh2::ErrorCode::Session(-5) {
-            // KEX failure with the methods pinned: the server no longer has a
-            // key of the type on file, which is a changed host key.
-            return Err(TransportError::HostKey(format!(
-                "{t}: the server offers no host key of the type on file ({}) in {}; \
-                 if the host was reinstalled, remove its line (ssh-keygen -R '{}' -f {})",
-                on_file.types.join(", "),
-                files.user.display(),
-                known_hosts::host_pattern(&t.host, t.port),
-                files.user.display()
-            )));
-        }
-        return Err(TransportError::Connect(why));
-    }
-    check_host_key(cfg, &sess, &on_file, &files)?;
-    auth::authenticate(cfg, &sess, deadline)?;
-    sess.set_timeout(0);
-    sess.set_blocking(false);
-    Ok(Conn { sess, sock })
-}
-
-fn ms(d: Duration) -> u32 {
-    d.as_millis().clamp(1, u32::MAX as u128) as u32
-}
-
-fn tcp_connect(t: &SshTarget, timeout: Duration) -> Result<TcpStream, TransportError> {
-    let addrs: Vec<SocketAddr> = (t.host.as_str(), t.port)
-        .to_socket_addrs()
-        .map_err(|e| TransportError::Connect(format!("ssh {t}: cannot resolve host: {e}")))?
-        .collect();
-    let mut last = None;
-    for a in &addrs {
-        match TcpStream::connect_timeout(a, timeout) {
-            Ok(s) => return Ok(s),
-            Err(e) => last = Some(e),
-        }
-    }
-    Err(TransportError::Connect(match last {
-        Some(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-            format!("ssh {t}: connect timed out after {timeout:?}")
-        }
-        Some(e) => format!("ssh {t}: connect: {e}"),
-        None => format!("ssh {t}: host has no address"),
-    }))
-}
-
-/// Restrict the host-key methods to the key types on file, so the server
-/// offers a key `check_port` can compare (it ignores types). Returns whether
-/// anything was pinned.
-fn pin_host_key_methods(sess: &Session, types: &[String]) -> bool {
-    let supported = sess.supported_algs(MethodType::HostKey).unwrap_or_default();
-    let prefs: Vec<&str> = types
-        .iter()
-        .flat_map(|t| known_hosts::methods_for_type(t))
-        .filter(|m| supported.contains(m))
-        .collect();
-    !prefs.is_empty()
-        && sess
-            .method_pref(MethodType::HostKey, &prefs.join(","))
-            .is_ok()
-}
-
-/// OpenSSH's form of the server's key fingerprint (`SHA256:...`).
-fn fingerprint(sess: &Session) -> String {
-    match sess.host_key_hash(HashType::Sha256) {
-        Some(h) => format!(
-            "SHA256:{}",
-            known_hosts::base64_encode(h).trim_end_matches('=')
-        ),
-        None => "(no fingerprint)".into(),
-    }
-}
-
-fn check_host_key(
-    cfg: &SshConfig,
-    sess: &Session,
-    on_file: &known_hosts::OnFile,
-    files: &known_hosts::HostKeyFiles,
-) -> Result<(), TransportError> {
-    let t = &cfg.target;
-    let (blob, _) = sess
-        .host_key()
-        .ok_or_else(|| TransportError::HostKey(format!("{t}: the server sent no host key")))?;
-    let ktype = known_hosts::key_type(blob).unwrap_or_else(|| "unknown".into());
-    let fp = fingerprint(sess);
-    let pattern = known_hosts::host_pattern(&t.host, t.port);
-    let file = files.user.display();
-    match on_file.check(&t.host, t.port, blob) {
-        CheckResult::Match => Ok(()),
-        CheckResult::Mismatch => Err(TransportError::HostKey(format!(
-            "{t}: HOST KEY MISMATCH: the server's {ktype} key {fp} differs from the one \
-             on file in {file}; refusing to connect (possible man-in-the-middle; if the \
-             host was reinstalled, remove its line: ssh-keygen -R '{pattern}' -f {file})"
-        ))),
-        CheckResult::NotFound if cfg.accept_new_host_key => {
-            known_hosts::append(&files.user, &t.host, t.port, blob).map_err(|e| {
-                TransportError::HostKey(format!("{t}: recording the new host key: {e}"))
-            })?;
-            eprintln!("sweepkit: warning: added {pattern} ({ktype} {fp}) to {file}");
-            Ok(())
-        }
-        CheckResult::NotFound => Err(TransportError::HostKey(format!(
-            "{t}: unknown host: its {ktype} key {fp} is not in {file}; check the \
-             fingerprint and add it (ssh-keyscan -p {} {} >> {file}), or pass \
-             --accept-new-host-key",
-            t.port, t.host
-        ))),
-        CheckResult::Failure => Err(TransportError::HostKey(format!(
-            "{t}: cannot check the host key against {file}"
-        ))),
     }
 }

@@ -47,6 +47,35 @@ pub enum TransportError {
     HostKey(String),
     #[error("{0}")]
     Io(#[from] std::io::Error),
+    /// The SSH client config (`~/.ssh/config`, `--ssh-config`) is
+    /// malformed or names something impossible; says FILE:LINE.
+    #[error("{0}")]
+    Config(String),
+    /// The host name does not resolve (a typo more often than a blip, so
+    /// not retried, as ssh's ConnectionAttempts does not).
+    #[error("{0}")]
+    Resolve(String),
+}
+
+impl TransportError {
+    /// True for faults of the network or the far side's sshd (refused,
+    /// reset, timed-out connects; a session lost mid-command): trying again
+    /// later may succeed, and a record should say `transport` rather than
+    /// blame the config under test. Authentication, host keys, a bad ssh
+    /// config, an unresolvable name, a command's own timeout and a program
+    /// that cannot be spawned are permanent.
+    pub fn is_transient(&self) -> bool {
+        matches!(self, TransportError::Connect(_) | TransportError::Io(_))
+    }
+
+    /// The exit code a tool ends with when this stops it: SSH_CONFIG_ERROR
+    /// for a bad ssh config, else TRANSPORT_ERROR.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            TransportError::Config(_) => crate::exit::SSH_CONFIG_ERROR,
+            _ => crate::exit::TRANSPORT_ERROR,
+        }
+    }
 }
 
 /// A byte stream to a TCP port on the far side.
@@ -62,6 +91,19 @@ pub trait Transport: Send + Sync {
         stdin: Option<&[u8]>,
         timeout: Duration,
     ) -> Result<CmdOutput, TransportError>;
+
+    /// As `run`, for a command that is safe to run twice (a read, a check,
+    /// an edit that converges): if the session is lost while it runs, the
+    /// transport reconnects within its retry budget and runs it again.
+    /// `run` never re-runs a command that may have started.
+    fn run_idempotent(
+        &self,
+        argv: &[String],
+        stdin: Option<&[u8]>,
+        timeout: Duration,
+    ) -> Result<CmdOutput, TransportError> {
+        self.run(argv, stdin, timeout)
+    }
 
     /// A short description for messages and records (`local`, `ssh root@gpu1`).
     fn describe(&self) -> String;
@@ -95,7 +137,8 @@ pub trait Transport: Send + Sync {
     /// `mv -f` onto it, so a reader (or a kill) sees the old or the new file.
     /// The temp file is moved only when every byte arrived: a writer killed
     /// mid-transfer gives `cat` an early EOF, and a truncated file must not
-    /// replace the real one. The old file's permissions are kept.
+    /// replace the real one. The old file's permissions are kept. Writing
+    /// the same bytes twice converges, so it is run as idempotent.
     fn write_file(&self, path: &str, contents: &[u8], timeout: Duration) -> Result<(), String> {
         let script = r#"t="$1.sweepkit-tmp.$$"
 cat > "$t" || { rm -f -- "$t"; exit 1; }
@@ -106,7 +149,7 @@ mv -f -- "$t" "$1""#;
         let len = contents.len().to_string();
         let argv = ["sh", "-c", script, "sh", path, &len].map(String::from);
         let out = self
-            .run(&argv, Some(contents), timeout)
+            .run_idempotent(&argv, Some(contents), timeout)
             .map_err(|e| e.to_string())?;
         if out.success() {
             Ok(())

@@ -1,13 +1,14 @@
 //! The transport flags every far-side tool shares (feature `cli`), spelled
-//! the same in svc-swap and wait-ready: `--ssh`, `--ssh-key`,
-//! `--known-hosts`, `--accept-new-host-key`, `--exec-prefix`,
-//! `--connect-timeout`. Flatten `TransportArgs` into a tool's clap Args and
-//! call `open()`.
+//! the same in svc-swap and wait-ready: `--ssh`, `--ssh-config`,
+//! `--ssh-key`, `--known-hosts`, `--accept-new-host-key`, `--ssh-retry`,
+//! `--exec-prefix`, `--connect-timeout`. Flatten `TransportArgs` into a
+//! tool's clap Args and call `open()`. `--ssh HOST` is looked up in the
+//! ssh client config as ssh does; flags given beat the file.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::ssh::{Ssh, SshConfig, SshTarget};
+use crate::ssh::{ConfigFile, Ssh, SshConfig, SshDest, SshTarget, DEFAULT_RETRY};
 use crate::time::parse_duration;
 use crate::transport::{Local, Transport, TransportError};
 
@@ -26,22 +27,32 @@ fn parse_prefix(s: &str) -> Result<ExecPrefix, String> {
 /// Where far-side commands run: here, behind a prefix, or over SSH.
 #[derive(clap::Args, Debug, Clone)]
 pub struct TransportArgs {
-    /// Run far-side commands over SSH
-    #[arg(long, value_name = "USER@HOST[:PORT]", value_parser = SshTarget::from_str_clap)]
-    pub ssh: Option<SshTarget>,
+    /// Run far-side commands over SSH; HOST may be a Host
+    /// alias of the ssh config (HostName, User, Port, IdentityFile,
+    /// ProxyJump, ...); the user defaults to the config's, then the local one
+    #[arg(long, value_name = "[USER@]HOST[:PORT]", value_parser = SshDest::from_str_clap)]
+    pub ssh: Option<SshDest>,
+
+    /// OpenSSH client config to read for --ssh
+    /// [default: ~/.ssh/config]
+    #[arg(long, value_name = "FILE", env = "SWEEPKIT_SSH_CONFIG")]
+    pub ssh_config: Option<PathBuf>,
 
     /// Private key for --ssh, after agent keys
-    /// (repeatable) [default: ~/.ssh/id_ed25519, id_ecdsa, id_rsa]
+    /// (repeatable) [default: the config's IdentityFile, else
+    /// ~/.ssh/id_ed25519, id_ecdsa, id_rsa]
     #[arg(long, value_name = "FILE", requires = "ssh")]
     pub ssh_key: Vec<PathBuf>,
 
-    /// Check the host key against FILE
-    /// [default: ~/.ssh/known_hosts]
+    /// Check the host key against FILE, for every
+    /// ProxyJump hop too [default: the config's UserKnownHostsFile,
+    /// else ~/.ssh/known_hosts]
     #[arg(long, value_name = "FILE", requires = "ssh")]
     pub known_hosts: Option<PathBuf>,
 
     /// Record an unknown host's key (OpenSSH's
-    /// accept-new); a changed key is still refused
+    /// accept-new, also set by StrictHostKeyChecking in the config); a
+    /// changed key is still refused
     #[arg(long, requires = "ssh")]
     pub accept_new_host_key: bool,
 
@@ -53,18 +64,33 @@ pub struct TransportArgs {
     /// Limit for SSH connect and authentication
     #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_duration)]
     pub connect_timeout: Duration,
+
+    /// Keep retrying SSH connects that are refused,
+    /// reset or time out, and sessions lost mid-command (re-checkable
+    /// steps only), for up to DUR with backoff; 0 for one attempt
+    #[arg(long, value_name = "DUR", default_value = "30s", value_parser = parse_duration)]
+    pub ssh_retry: Duration,
 }
 
 impl Default for TransportArgs {
     fn default() -> Self {
         TransportArgs {
             ssh: None,
+            ssh_config: None,
             ssh_key: Vec::new(),
             known_hosts: None,
             accept_new_host_key: false,
             exec_prefix: None,
             connect_timeout: Duration::from_secs(10),
+            ssh_retry: DEFAULT_RETRY,
         }
+    }
+}
+
+impl SshDest {
+    /// clap's value parser (the error text becomes clap's usage error).
+    pub fn from_str_clap(s: &str) -> Result<SshDest, String> {
+        s.parse()
     }
 }
 
@@ -86,22 +112,52 @@ impl TransportArgs {
         self.exec_prefix.clone().map(|p| p.0).unwrap_or_default()
     }
 
-    /// The SSH settings these flags describe, if `--ssh` was given.
-    pub fn ssh_config(&self) -> Option<SshConfig> {
-        let target = self.ssh.clone()?;
-        let mut c = SshConfig::new(target);
-        c.key_files = self.ssh_key.clone();
-        c.known_hosts = self.known_hosts.clone();
-        c.accept_new_host_key = self.accept_new_host_key;
-        c.connect_timeout = self.connect_timeout;
+    /// The SSH settings these flags describe, if `--ssh` was given: the
+    /// destination looked up in the ssh config, then the flags applied over
+    /// it. Errs (kind `Config`) on an unreadable or malformed config.
+    pub fn ssh_config(&self) -> Result<Option<SshConfig>, TransportError> {
+        match &self.ssh {
+            None => Ok(None),
+            Some(d) => self.resolve(d).map(Some),
+        }
+    }
+
+    /// As `ssh_config`, for a destination from elsewhere (an upstream
+    /// record's `target.ssh`), with these flags' key, known_hosts, retry,
+    /// timeout and prefix.
+    pub fn ssh_config_for(&self, dest: &str) -> Result<SshConfig, TransportError> {
+        let d: SshDest = dest
+            .parse()
+            .map_err(|e: String| TransportError::Config(format!("ssh destination {e}")))?;
+        self.resolve(&d)
+    }
+
+    fn resolve(&self, d: &SshDest) -> Result<SshConfig, TransportError> {
+        let mut c = ConfigFile::load(self.ssh_config.as_deref())?.resolve(d)?;
+        // Flags beat the file. Keys are the target's own; known_hosts and
+        // the host-key policy hold for every hop.
+        if !self.ssh_key.is_empty() {
+            c.key_files = self.ssh_key.clone();
+        }
+        let mut hop = Some(&mut c);
+        while let Some(h) = hop {
+            if let Some(k) = &self.known_hosts {
+                h.known_hosts = Some(k.clone());
+            }
+            h.accept_new_host_key |= self.accept_new_host_key;
+            h.connect_timeout = self.connect_timeout;
+            h.retry = self.ssh_retry;
+            hop = h.jump.as_deref_mut();
+        }
         c.prefix = self.prefix();
-        Some(c)
+        Ok(c)
     }
 
     /// Open the transport: `Local` (with the prefix) or an authenticated
-    /// `Ssh` session (connect, host key and auth errors surface here).
+    /// `Ssh` session (config, connect, host key and auth errors surface
+    /// here; `TransportError::exit_code` maps them).
     pub fn open(&self) -> Result<Box<dyn Transport>, TransportError> {
-        match self.ssh_config() {
+        match self.ssh_config()? {
             None => Ok(Box::new(Local::with_prefix(self.prefix()))),
             Some(c) => Ok(Box::new(Ssh::connect(c)?)),
         }
@@ -159,9 +215,11 @@ mod tests {
             "pct exec '1 29' --",
             "--connect-timeout",
             "3s",
+            "--ssh-config",
+            "/dev/null",
         ])
         .unwrap();
-        let c = a.ssh_config().unwrap();
+        let c = a.ssh_config().unwrap().unwrap();
         assert_eq!(c.target.user, "root");
         assert_eq!(c.target.host, "gpu1");
         assert_eq!(c.target.port, 2222);
@@ -175,6 +233,7 @@ mod tests {
         let d = parse(&[]).unwrap();
         assert!(!d.is_remote());
         assert_eq!(d.connect_timeout, Duration::from_secs(10));
+        assert_eq!(d.ssh_retry, DEFAULT_RETRY);
     }
 
     #[test]
@@ -182,6 +241,8 @@ mod tests {
         for args in [
             &["--ssh", "root@gpu1:99999"][..],
             &["--ssh", "root@"],
+            &["--ssh", "-oProxyCommand=x"],
+            &["--ssh-retry", "forever"],
             &["--exec-prefix", "pct 'unbalanced"],
             &["--exec-prefix", ""],
             &["--connect-timeout", "soon"],

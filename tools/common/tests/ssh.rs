@@ -22,6 +22,8 @@ fn cfg(s: &Sshd) -> SshConfig {
     c.key_files = vec![s.client_key.clone()];
     c.known_hosts = Some(s.known_hosts.clone());
     c.use_agent = false; // the tests must not depend on the caller's agent
+                         // One attempt: these tests time errors; ssh_config.rs tests the retry.
+    c.retry = Duration::ZERO;
     c
 }
 
@@ -467,6 +469,8 @@ fn transport_args_open_ssh_with_exec_prefix() {
         "env 'SWEEPKIT_P=far side'",
         "--connect-timeout",
         "5s",
+        "--ssh-config",
+        "/dev/null",
     ])
     .unwrap();
     let t = a.t.open().unwrap();

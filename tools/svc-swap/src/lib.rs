@@ -169,7 +169,7 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
 fn make_transport(args: &Args) -> Result<Box<dyn Transport>, Exit> {
     args.transport
         .open()
-        .map_err(|e| Exit::new(exit::TRANSPORT_ERROR, anyhow::anyhow!("{e}")))
+        .map_err(|e| Exit::new(e.exit_code(), anyhow::anyhow!("{e}")))
 }
 
 trait ContextCode<T> {

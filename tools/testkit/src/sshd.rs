@@ -32,6 +32,8 @@ pub struct Sshd {
     pub wrong_type_known_hosts: PathBuf,
     /// sshd's log (`-e` output).
     pub log: PathBuf,
+    /// The command line before sshd's own arguments (for `restart`).
+    prefix: Vec<String>,
     child: Child,
 }
 
@@ -88,18 +90,28 @@ fn current_user() -> String {
 impl Sshd {
     /// Start sshd, or None (with a line on stderr) when it is not installed.
     pub fn start() -> Option<Sshd> {
-        Self::start_at("127.0.0.1", &[])
+        Self::start_at("127.0.0.1", &[], "")
+    }
+
+    /// A second sshd on 127.0.0.1 to act as a ProxyJump host: it logs at
+    /// DEBUG1, so its log names every direct-tcpip channel it opens
+    /// ("originator ... target HOST port N"), which proves a connection
+    /// went through it.
+    pub fn start_jump() -> Option<Sshd> {
+        Self::start_at("127.0.0.1", &[], "LogLevel DEBUG1\n")
     }
 
     /// Start sshd inside a network namespace, listening on the namespace's
     /// address (`ns.addr`): a "remote host" whose loopback is its own.
     pub fn start_in(ns: &crate::netns::Netns) -> Option<Sshd> {
-        Self::start_at(&ns.addr, &ns.prefix())
+        Self::start_at(&ns.addr, &ns.prefix(), "")
     }
 
     /// Start sshd listening on `host`, run behind `prefix` (e.g. `ip netns
     /// exec NAME`, which execs sshd itself, so killing the child kills it).
-    fn start_at(host: &str, prefix: &[String]) -> Option<Sshd> {
+    /// `extra` lines come first in sshd_config (sshd keeps the first value
+    /// of each keyword, so they override the defaults).
+    fn start_at(host: &str, prefix: &[String], extra: &str) -> Option<Sshd> {
         if !available() {
             crate::skip(&format!(
                 "{SSHD} or ssh-keygen not installed \
@@ -129,19 +141,11 @@ impl Sshd {
             kh("wrong_known_hosts", &other);
             kh("wrong_type_known_hosts", &ecdsa);
             let config = k("sshd_config");
-            std::fs::write(&config, config_text(&dir, host, port)).unwrap();
+            let text = format!("{extra}{}", config_text(&dir, host, port));
+            std::fs::write(&config, text).unwrap();
             let log = k("sshd.log");
-            let mut argv: Vec<&str> = prefix.iter().map(String::as_str).collect();
-            argv.push(SSHD);
-            let mut child = Command::new(argv[0])
-                .args(&argv[1..])
-                .args(["-D", "-e", "-f"])
-                .arg(&config)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(std::fs::File::create(&log).unwrap())
-                .spawn()
-                .expect("spawn sshd");
+            std::fs::File::create(&log).unwrap();
+            let mut child = spawn(prefix, &config, &log);
             if wait_listening(&mut child, host, port, Duration::from_secs(10)) {
                 return Some(Sshd {
                     host: host.into(),
@@ -155,6 +159,7 @@ impl Sshd {
                     wrong_type_known_hosts: k("wrong_type_known_hosts"),
                     log,
                     dir,
+                    prefix: prefix.to_vec(),
                     child,
                 });
             }
@@ -180,11 +185,46 @@ impl Sshd {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// Stop listening (a server outage): the listener is killed, so new
+    /// connections are refused; sessions already open live on in their own
+    /// processes, as when sshd is restarted.
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Listen again on the same address and port after `stop`.
+    pub fn restart(&mut self) {
+        self.stop();
+        let config = self.dir.join("sshd_config");
+        self.child = spawn(&self.prefix, &config, &self.log);
+        let limit = Duration::from_secs(10);
+        if !wait_listening(&mut self.child, &self.host, self.port, limit) {
+            panic!("sshd did not restart; its log:\n{}", self.log_text());
+        }
+    }
+
     /// A path in the server's dir for a file the test creates (a fresh
     /// known_hosts for accept-new tests, canaries).
     pub fn path(&self, name: &str) -> PathBuf {
         self.dir.join(name)
     }
+}
+
+/// sshd in the foreground, logging to stderr, appended to `log`.
+fn spawn(prefix: &[String], config: &Path, log: &Path) -> Child {
+    let mut argv: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    argv.push(SSHD);
+    let out = std::fs::OpenOptions::new().append(true).open(log).unwrap();
+    Command::new(argv[0])
+        .args(&argv[1..])
+        .args(["-D", "-e", "-f"])
+        .arg(config)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(out)
+        .spawn()
+        .expect("spawn sshd")
 }
 
 /// Wait until `port` accepts connections; false if sshd exited first.

@@ -22,7 +22,7 @@ use regex::Regex;
 use sweepkit::exit;
 use sweepkit::records::ReadyOutcome;
 use sweepkit::report::{Exit, WithCode};
-use sweepkit::ssh::{Ssh, SshConfig};
+use sweepkit::ssh::Ssh;
 use sweepkit::transport::{Local, Transport};
 
 pub use cli::Args;
@@ -261,24 +261,28 @@ fn open_transport(
         })?,
         (None, None) => Vec::new(),
     };
-    let ssh_cfg = match (ta.ssh_config(), &up.ssh) {
+    let flagged = ta
+        .ssh_config()
+        .map_err(|e| Exit::new(e.exit_code(), anyhow::anyhow!("{e}")))?;
+    let ssh_cfg = match (flagged, &up.ssh) {
         (Some(mut c), _) => {
             c.prefix = prefix.clone();
             Some(c)
         }
         (None, Some(s)) => {
-            let target = s.parse().map_err(|e: String| {
-                Exit::new(exit::BAD_INPUT, anyhow::anyhow!("<stdin>: target.ssh: {e}"))
+            // Resolved through the same ssh config as --ssh would be.
+            let mut c = ta.ssh_config_for(s).map_err(|e| {
+                Exit::new(e.exit_code(), anyhow::anyhow!("<stdin>: target.ssh: {e}"))
             })?;
-            let mut c = SshConfig::new(target);
-            c.connect_timeout = ta.connect_timeout;
             c.prefix = prefix.clone();
             Some(c)
         }
         (None, None) => None,
     };
     if let Some(c) = ssh_cfg {
-        let t: Arc<dyn Transport> = Arc::new(Ssh::connect(c).code(exit::TRANSPORT_ERROR)?);
+        let t: Arc<dyn Transport> = Arc::new(
+            Ssh::connect(c).map_err(|e| Exit::new(e.exit_code(), anyhow::anyhow!("{e}")))?,
+        );
         return Ok((Some(t.clone()), Some(t)));
     }
     if prefix.is_empty() {

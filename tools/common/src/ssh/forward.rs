@@ -111,6 +111,12 @@ impl Forwarder {
     /// the pump.
     pub fn start(cfg: SshConfig) -> Result<Forwarder, TransportError> {
         let conn = open_session(&cfg)?;
+        Self::start_on(cfg, conn)
+    }
+
+    /// Start the pump on a session already opened for `cfg` (reopened
+    /// from `cfg` when it breaks).
+    pub fn start_on(cfg: SshConfig, conn: Conn) -> Result<Forwarder, TransportError> {
         let (tx, rx) = mpsc::channel();
         let (wake, wake_rx) = UnixStream::pair()?;
         wake_rx.set_nonblocking(true)?;

@@ -1,6 +1,7 @@
 //! known_hosts for the SSH transport: which key types are on file for a host
 //! (so the host-key method can be pinned before the handshake), the check
 //! after it, and OpenSSH's `accept-new` (append an unknown host's key).
+//! Through a ProxyJump each hop is checked under its own name.
 //!
 //! libssh2's `check_port` ignores the key type: with an RSA key on file and
 //! an ed25519 key offered it says "mismatch". Pinning the method preference to
@@ -9,7 +10,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use ssh2::{CheckResult, KnownHostFileKind, KnownHosts, Session};
+use ssh2::{CheckResult, HashType, KnownHostFileKind, KnownHosts, MethodType, Session};
+
+use super::SshConfig;
+use crate::transport::TransportError;
 
 /// The known_hosts files consulted for one connection.
 #[derive(Debug, Clone)]
@@ -177,6 +181,70 @@ pub(crate) fn base64_decode(s: &str) -> Option<Vec<u8>> {
         }
     }
     Some(out)
+}
+
+/// Restrict the host-key methods to the key types on file, so the server
+/// offers a key `check_port` can compare (it ignores types). Returns whether
+/// anything was pinned.
+pub(crate) fn pin_host_key_methods(sess: &Session, types: &[String]) -> bool {
+    let supported = sess.supported_algs(MethodType::HostKey).unwrap_or_default();
+    let prefs: Vec<&str> = types
+        .iter()
+        .flat_map(|t| methods_for_type(t))
+        .filter(|m| supported.contains(m))
+        .collect();
+    !prefs.is_empty()
+        && sess
+            .method_pref(MethodType::HostKey, &prefs.join(","))
+            .is_ok()
+}
+
+/// OpenSSH's form of the server's key fingerprint (`SHA256:...`).
+fn fingerprint(sess: &Session) -> String {
+    match sess.host_key_hash(HashType::Sha256) {
+        Some(h) => format!("SHA256:{}", base64_encode(h).trim_end_matches('=')),
+        None => "(no fingerprint)".into(),
+    }
+}
+
+pub(crate) fn check_host_key(
+    cfg: &SshConfig,
+    sess: &Session,
+    on_file: &OnFile,
+    files: &HostKeyFiles,
+) -> Result<(), TransportError> {
+    let t = &cfg.target;
+    let (blob, _) = sess
+        .host_key()
+        .ok_or_else(|| TransportError::HostKey(format!("{t}: the server sent no host key")))?;
+    let ktype = key_type(blob).unwrap_or_else(|| "unknown".into());
+    let fp = fingerprint(sess);
+    let pattern = host_pattern(&t.host, t.port);
+    let file = files.user.display();
+    match on_file.check(&t.host, t.port, blob) {
+        CheckResult::Match => Ok(()),
+        CheckResult::Mismatch => Err(TransportError::HostKey(format!(
+            "{t}: HOST KEY MISMATCH: the server's {ktype} key {fp} differs from the one \
+             on file in {file}; refusing to connect (possible man-in-the-middle; if the \
+             host was reinstalled, remove its line: ssh-keygen -R '{pattern}' -f {file})"
+        ))),
+        CheckResult::NotFound if cfg.accept_new_host_key => {
+            append(&files.user, &t.host, t.port, blob).map_err(|e| {
+                TransportError::HostKey(format!("{t}: recording the new host key: {e}"))
+            })?;
+            eprintln!("sweepkit: warning: added {pattern} ({ktype} {fp}) to {file}");
+            Ok(())
+        }
+        CheckResult::NotFound => Err(TransportError::HostKey(format!(
+            "{t}: unknown host: its {ktype} key {fp} is not in {file}; check the \
+             fingerprint and add it (ssh-keyscan -p {} {} >> {file}), or pass \
+             --accept-new-host-key",
+            t.port, t.host
+        ))),
+        CheckResult::Failure => Err(TransportError::HostKey(format!(
+            "{t}: cannot check the host key against {file}"
+        ))),
+    }
 }
 
 #[cfg(test)]

@@ -99,7 +99,7 @@ impl LogWatch {
             Place::Local => std::fs::metadata(&self.path).ok().map(|m| m.len()),
             Place::Remote(t) => {
                 let argv = ["wc", "-c", &self.path].map(String::from);
-                let o = t.run(&argv, None, CMD_TIMEOUT).ok()?;
+                let o = t.run_idempotent(&argv, None, CMD_TIMEOUT).ok()?;
                 o.stdout_str().split_whitespace().next()?.parse().ok()
             }
         }
@@ -130,7 +130,7 @@ impl LogWatch {
                     &len.to_string(),
                 ]
                 .map(String::from);
-                let o = t.run(&argv, None, CMD_TIMEOUT).ok()?;
+                let o = t.run_idempotent(&argv, None, CMD_TIMEOUT).ok()?;
                 o.success().then_some(o.stdout)
             }
         }

@@ -43,7 +43,7 @@ impl PidWatch {
             Place::Local => (local_state(self.pid), LOCAL_EVERY),
             Place::Remote(t) => {
                 let argv = ["cat".to_string(), format!("/proc/{}/stat", self.pid)];
-                let st = match t.run(&argv, None, CMD_TIMEOUT) {
+                let st = match t.run_idempotent(&argv, None, CMD_TIMEOUT) {
                     Ok(o) if o.success() => parse_stat(&o.stdout_str()),
                     Ok(o) if o.stderr_str().contains("No such file") => State::Dead(None),
                     // The transport hiccuped: no verdict this time.

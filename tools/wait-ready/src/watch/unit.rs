@@ -56,7 +56,7 @@ impl UnitWatch {
         let argv = ["systemctl", "show", "-p", PROPS, &self.unit].map(String::from);
         let out = self
             .transport
-            .run(&argv, None, CMD_TIMEOUT)
+            .run_idempotent(&argv, None, CMD_TIMEOUT)
             .map_err(|e| transport_error(&*self.transport, e))?;
         if !out.success() {
             return Err((
@@ -165,7 +165,7 @@ impl UnitWatch {
             "cat",
         ]
         .map(String::from);
-        match self.transport.run(&argv, None, CMD_TIMEOUT) {
+        match self.transport.run_idempotent(&argv, None, CMD_TIMEOUT) {
             Ok(o) => o
                 .stdout_str()
                 .lines()
