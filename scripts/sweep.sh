@@ -61,9 +61,8 @@ Other:
   -q, --quiet           no progress lines on stderr
   -h, --help            this help
 
-svc-swap's pre-flight refuses SGLang configs SGLang would reject at start
-(steps without topk, ...): each is a failure record (preflight_rejected),
-the server is not touched; --swap-arg --no-preflight lets them through.
+Configs svc-swap's pre-flight refuses (SGLang steps without topk, ...) are
+recorded as failures untouched; --swap-arg --no-preflight lets them through.
 
 Exit status: 0 every config measured; 2 usage; 40 some configs failed
 (recorded as failure records); 41 every config failed; 42 the final
@@ -138,8 +137,8 @@ for p in "${params[@]}"; do
   [[ $p != *, && ${#ns[@]} -gt 0 ]] || die $EXIT_USAGE "--param '$p': not a flag name"
   for n in "${ns[@]}"; do
     [[ $n =~ ^-{0,2}[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die $EXIT_USAGE "--param '$p': '$n' is not a flag name"
-    names+=("$n")
   done
+  names+=("${ns[@]}")
 done
 
 # ---- tools ------------------------------------------------------------
@@ -181,16 +180,12 @@ load+=("${load_args[@]}")
 readonly SEP=$'\x1f'
 # NAME=VALUE words of one value of --param NAMES ("A,B" with "1:2").
 assign() { # NAMES VALUE
-  local -a ns vs
-  local out="" j
+  local -a ns vs; local out="" j
   IFS=, read -r -a ns <<<"$1"
-  if ((${#ns[@]} == 1)); then
-    printf '%s' "$1=$2" # one flag: a colon in its value is just a colon
-    return
-  fi
+  # One flag: a colon in its value is just a colon.
+  ((${#ns[@]} > 1)) || { printf '%s' "$1=$2"; return; }
   IFS=: read -r -a vs <<<"$2"
-  [[ $2 != *: && ${#vs[@]} -eq ${#ns[@]} ]] ||
-    die $EXIT_USAGE "--param $1 --values ...$2...: expected ${#ns[@]} values joined by ':'"
+  [[ $2 != *: && ${#vs[@]} -eq ${#ns[@]} ]] || die $EXIT_USAGE "--param $1 --values ...$2...: expected ${#ns[@]} values joined by ':'"
   for j in "${!ns[@]}"; do out+="${out:+$SEP}${ns[$j]}=${vs[$j]}"; done
   printf '%s' "$out"
 }
@@ -362,11 +357,9 @@ run_config() { # CONFIG INDEX
   if ((rc_swap == 130 || rc_ready == 130 || rc_load == 130)) || ((interrupted)); then
     interrupted=1
   fi
-  # Refused by pre-flight: the server was not touched, so it does not
-  # count as a swap (with none left, the final restore is skipped).
-  if [[ $fail == "swap preflight_rejected" ]]; then
-    swaps=$((swaps - 1))
-  fi
+  # Refused by pre-flight: the server was not touched, not a swap (with
+  # none left, the final restore is skipped).
+  [[ $fail != "swap preflight_rejected" ]] || swaps=$((swaps - 1))
   if [[ -n $fail ]]; then
     n_failed=$((n_failed + 1))
     say "  failed at ${fail% *}: ${fail#* } (recorded)"
@@ -404,7 +397,8 @@ restore() {
   if ((!keep_winner || rc != 0)); then
     ((keep_winner)) && warn "applying the winner failed; restoring the original config"
     say "restoring the original config"
-    "$SVC_SWAP" "${target[@]}" "${orig_set[@]}" </dev/null |
+    # What ran before is put back as it was, even if pre-flight would balk.
+    "$SVC_SWAP" "${target[@]}" --no-preflight "${orig_set[@]}" </dev/null |
       "$WAIT_READY" "${ready[@]}" --quiet
     local -a st2=("${PIPESTATUS[@]}")
     rc=$((st2[0] | st2[1]))
