@@ -161,7 +161,8 @@ fn cap_note(argv: &[String], f: &mut Findings) {
     if flag(argv, MAX_RUNNING).is_none() {
         f.notes.push(format!(
             "SGLang sets max_running_requests to 48 when speculation is on and \
-             --{MAX_RUNNING} is unset: concurrency above 48 queues"
+             --{MAX_RUNNING} is unset: concurrency above 48 queues (set \
+             --{MAX_RUNNING} to choose)"
         ));
     }
 }
@@ -199,7 +200,8 @@ fn eagle_rules(
     let forced = steps + 1;
     match (topk, draft) {
         (1, Some(d)) if d != forced => f.notes.push(format!(
-            "--{DRAFT} {d} is overridden: SGLang forces {forced} (steps + 1) at --{TOPK} 1"
+            "--{DRAFT} {d} is overridden: SGLang forces {forced} (steps + 1) at --{TOPK} 1; \
+             vary --{STEPS} alone, or draft tokens with --{TOPK} above 1"
         )),
         (1, None) => f.notes.push(format!(
             "SGLang sets speculative_num_draft_tokens to {forced} (steps + 1) at --{TOPK} 1"
