@@ -28,6 +28,8 @@ the original config back (or apply the winner) and print summarize's table.
 Sweep:
   --param NAME          launch flag to vary (speculative-num-steps or
                         --speculative-num-steps); repeatable
+  --param A,B           flags that move together: each value of --values
+                        is A:B (--values 1:2,2:3 sets A=1 B=2, then A=2 B=3)
   --values LIST         comma-separated values for the --param before it
   --results FILE        JSON Lines results, appended as records arrive
   --resume              skip configs that already have records in FILE
@@ -58,6 +60,9 @@ Other:
                         then the repository's target/release or debug)
   -q, --quiet           no progress lines on stderr
   -h, --help            this help
+
+Configs svc-swap's pre-flight refuses (SGLang steps without topk, ...) are
+recorded as failures untouched; --swap-arg --no-preflight lets them through.
 
 Exit status: 0 every config measured; 2 usage; 40 some configs failed
 (recorded as failure records); 41 every config failed; 42 the final
@@ -125,8 +130,15 @@ done
 [[ -n $url ]] || die $EXIT_USAGE "give the server's base URL: --url URL"
 [[ -n $results ]] || die $EXIT_USAGE "give the results file: --results FILE"
 ((!keep_winner || !no_restore)) || die $EXIT_USAGE "--keep-winner and --no-restore exclude each other"
+# --param A,B: coupled flags; names holds every flag name, one each.
+names=()
 for p in "${params[@]}"; do
-  [[ $p =~ ^-{0,2}[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die $EXIT_USAGE "--param '$p': not a flag name"
+  IFS=, read -r -a ns <<<"$p"
+  [[ $p != *, && ${#ns[@]} -gt 0 ]] || die $EXIT_USAGE "--param '$p': not a flag name"
+  for n in "${ns[@]}"; do
+    [[ $n =~ ^-{0,2}[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die $EXIT_USAGE "--param '$p': '$n' is not a flag name"
+  done
+  names+=("${ns[@]}")
 done
 
 # ---- tools ------------------------------------------------------------
@@ -166,13 +178,25 @@ load+=("${load_args[@]}")
 # Each config is one string of NAME=VALUE words separated by \x1f (values
 # may hold spaces but not commas, which separate --values).
 readonly SEP=$'\x1f'
+# NAME=VALUE words of one value of --param NAMES ("A,B" with "1:2").
+assign() { # NAMES VALUE
+  local -a ns vs; local out="" j
+  IFS=, read -r -a ns <<<"$1"
+  # One flag: a colon in its value is just a colon.
+  ((${#ns[@]} > 1)) || { printf '%s' "$1=$2"; return; }
+  IFS=: read -r -a vs <<<"$2"
+  [[ $2 != *: && ${#vs[@]} -eq ${#ns[@]} ]] || die $EXIT_USAGE "--param $1 --values ...$2...: expected ${#ns[@]} values joined by ':'"
+  for j in "${!ns[@]}"; do out+="${out:+$SEP}${ns[$j]}=${vs[$j]}"; done
+  printf '%s' "$out"
+}
 configs=("")
 for i in "${!params[@]}"; do
   IFS=, read -r -a vs <<<"${values[$i]}"
   next=()
   for c in "${configs[@]}"; do
     for v in "${vs[@]}"; do
-      next+=("${c:+$c$SEP}${params[$i]}=$v")
+      a=$(assign "${params[$i]}" "$v") || exit $EXIT_USAGE
+      next+=("${c:+$c$SEP}$a")
     done
   done
   configs=("${next[@]}")
@@ -201,7 +225,7 @@ config_key_of_line() { # LINE -> the swept params' values, or fail
   local line=$1 cfg_c key="" p v rest
   [[ $line =~ \"config\":\{([^{}]*)\} ]] || return 1
   cfg_c=",${BASH_REMATCH[1]}"
-  for p in "${params[@]}"; do
+  for p in "${names[@]}"; do
     p=$(key_of "$p")
     # Glob match with $p quoted: taken literally, no regex escaping.
     rest=${cfg_c#*,\""$p"\":\"}
@@ -243,12 +267,14 @@ originals() {
   local -a sets=()
   IFS=$SEP read -r -a kvs <<<"${configs[0]}"
   for p in "${kvs[@]}"; do sets+=(--set "$p"); done
-  rec=$("$SVC_SWAP" "${target[@]}" --dry-run "${sets[@]}" 2>/dev/null </dev/null) || rc=$?
+  # --no-preflight: this only reads the old values; each config is checked
+  # when it is swapped in.
+  rec=$("$SVC_SWAP" "${target[@]}" --dry-run --no-preflight "${sets[@]}" 2>/dev/null </dev/null) || rc=$?
   if ((rc)); then
-    "$SVC_SWAP" "${target[@]}" --dry-run "${sets[@]}" </dev/null >/dev/null || true
+    "$SVC_SWAP" "${target[@]}" --dry-run --no-preflight "${sets[@]}" </dev/null >/dev/null || true
     die "$rc" "svc-swap --dry-run failed (exit $rc); the target was not touched"
   fi
-  for p in "${params[@]}"; do
+  for p in "${names[@]}"; do
     k=$(key_of "$p")
     if [[ $rec =~ \{\"flag\":\"(-{1,2}$k)\",\"old\":(null|\"(([^\"\\]|\\.)*)\") ]]; then
       flag=${BASH_REMATCH[1]} old=${BASH_REMATCH[3]}
@@ -331,6 +357,9 @@ run_config() { # CONFIG INDEX
   if ((rc_swap == 130 || rc_ready == 130 || rc_load == 130)) || ((interrupted)); then
     interrupted=1
   fi
+  # Refused by pre-flight: the server was not touched, not a swap (with
+  # none left, the final restore is skipped).
+  [[ $fail != "swap preflight_rejected" ]] || swaps=$((swaps - 1))
   if [[ -n $fail ]]; then
     n_failed=$((n_failed + 1))
     say "  failed at ${fail% *}: ${fail#* } (recorded)"
@@ -368,7 +397,8 @@ restore() {
   if ((!keep_winner || rc != 0)); then
     ((keep_winner)) && warn "applying the winner failed; restoring the original config"
     say "restoring the original config"
-    "$SVC_SWAP" "${target[@]}" "${orig_set[@]}" </dev/null |
+    # What ran before is put back as it was, even if pre-flight would balk.
+    "$SVC_SWAP" "${target[@]}" --no-preflight "${orig_set[@]}" </dev/null |
       "$WAIT_READY" "${ready[@]}" --quiet
     local -a st2=("${PIPESTATUS[@]}")
     rc=$((st2[0] | st2[1]))

@@ -38,6 +38,9 @@ pub const STOP_FAILED: u8 = 23;
 pub const START_FAILED: u8 = 24;
 /// svc-swap: the new config never became ready; the old one was restored.
 pub const ROLLED_BACK: u8 = 25;
+/// svc-swap: pre-flight refused a config the server would reject at
+/// start-up (SGLang's speculative flags); nothing was stopped or written.
+pub const PREFLIGHT_REJECTED: u8 = 26;
 /// svc-swap/wait-ready: the SSH client config (`~/.ssh/config`,
 /// `--ssh-config`) is malformed or unusable; the message names FILE:LINE.
 pub const SSH_CONFIG_ERROR: u8 = 27;

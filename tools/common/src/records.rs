@@ -217,6 +217,10 @@ pub struct SwapRecord {
     /// Warnings a human should act on (duplicate flags, skipped checks).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// What pre-flight says the server will force or ignore (SGLang's
+    /// draft tokens = steps + 1 at topk 1, its 48-request cap).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preflight: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
 }
@@ -498,6 +502,8 @@ pub enum FailureKind {
     ConfigMismatch,
     /// svc-swap could not stop, edit or start the service.
     SwapFailed,
+    /// svc-swap's pre-flight refused the config before touching the server.
+    PreflightRejected,
     /// Every request of the benchmark failed.
     BenchFailed,
     Interrupted,

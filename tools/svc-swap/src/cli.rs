@@ -29,7 +29,8 @@ pub enum Manager {
     max_term_width = 79,
     after_help = "Writes one swap record (JSON line) on stdout, or a failure record.\n\
                   Exit codes: 20 target, 21 transport, 22 not applied, 23 stop,\n\
-                  24 start, 25 rolled back. See svc-swap(1)."
+                  24 start, 25 rolled back, 26 refused by pre-flight.\n\
+                  See svc-swap(1)."
 )]
 pub struct Args {
     /// systemd unit to swap (".service" is added when NAME has no suffix)
@@ -105,6 +106,11 @@ pub struct Args {
     /// or --ready-cmd fails (exit 25)
     #[arg(long)]
     pub rollback_on_fail: bool,
+
+    /// Skip the pre-flight of SGLang's speculative flags (exit 26): let the
+    /// server itself refuse a bad config, after its model load
+    #[arg(long)]
+    pub no_preflight: bool,
 
     #[command(flatten)]
     pub transport: TransportArgs,

@@ -7,6 +7,7 @@ pub mod diff;
 pub mod execstart;
 pub mod far;
 pub mod flags;
+pub mod preflight;
 pub mod process;
 pub mod ready;
 pub mod settle;
@@ -100,7 +101,11 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
             .error
             .as_ref()
             .map_or("failed".into(), |e| format!("{e:#}"));
-        let kind = FailureKind::SwapFailed;
+        let kind = if f.exit.code == exit::PREFLIGHT_REJECTED {
+            FailureKind::PreflightRejected
+        } else {
+            FailureKind::SwapFailed
+        };
         let mut rec = failure(TOOL, started, f.config, Stage::Swap, kind, reason, upstream);
         rec.exit_code = Some(i32::from(f.exit.code));
         rec.log_tail = f.log_tail;
@@ -135,8 +140,15 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         Ok(x) => x,
         Err(e) => return fail_out(&mut stdout, early(e), upstream),
     };
+    // Before anything is written or stopped: a config SGLang would refuse
+    // after its model load is refused here, and the old server keeps running.
+    let notes = match preflight_gate(&args, &req, target.current()) {
+        Ok(n) => n,
+        Err(f) => return fail_out(&mut stdout, f, upstream),
+    };
     match swap::run(t, target.as_mut(), &req, started, upstream.clone()) {
         Ok(mut rec) => {
+            rec.preflight = notes;
             let prefix = args.transport.prefix();
             rec.target.exec_prefix = (!prefix.is_empty()).then(|| shell_join(&prefix));
             rec.target.ssh = args.transport.ssh.as_ref().map(|s| s.to_string());
@@ -163,6 +175,39 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
             Ok(())
         }
         Err(f) => fail_out(&mut stdout, f, upstream),
+    }
+}
+
+/// Check the edited command line with `preflight` when it starts SGLang
+/// (or llm-sim); the notes go to stderr now and into the swap record.
+fn preflight_gate(
+    args: &Args,
+    req: &swap::Request,
+    cur: &execstart::ExecLine,
+) -> Result<Vec<String>, swap::Failed> {
+    if args.no_preflight || req.restore {
+        return Ok(Vec::new());
+    }
+    let edited = flags::apply(cur, &req.ops);
+    let argv = edited.line.logical_argv();
+    if !preflight::is_sglang(&argv) {
+        return Ok(Vec::new());
+    }
+    match preflight::check(&argv) {
+        Ok(found) => {
+            for n in &found.notes {
+                sweepkit::report::warning(TOOL, format!("pre-flight: {n}"));
+            }
+            Ok(found.notes)
+        }
+        Err(reason) => Err(swap::Failed {
+            exit: Exit::new(
+                exit::PREFLIGHT_REJECTED,
+                anyhow::anyhow!("pre-flight: {reason}; nothing was stopped"),
+            ),
+            config: edited.config,
+            log_tail: Vec::new(),
+        }),
     }
 }
 

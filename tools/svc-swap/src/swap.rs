@@ -124,6 +124,7 @@ pub fn run(
         path: Some(plan.path.clone()),
         backup: None,
         warnings,
+        preflight: Vec::new(),
         upstream,
     };
     // Nothing to write (no edits, or edits that change nothing): a plain

@@ -296,10 +296,12 @@ fn rollback_on_fail_restores_the_old_config() {
         "old config running again"
     );
     // A start that fails at once (bad flag value) without rollback: exit 24.
+    // (--no-preflight: pre-flight would refuse the non-integer with 26.)
     let r = swap(
         &[
             "--spec",
             &f.spec,
+            "--no-preflight",
             "--set",
             "speculative-num-steps=not-a-number",
         ],
