@@ -10,8 +10,15 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 pub use testkit::Sim;
 
-/// Flags that skip the load and warm-up delays.
-pub const FAST: [&str; 4] = ["--load-time", "0s", "--warmup-time", "0s"];
+/// Flags that skip the load, warm-up and health-probe delays.
+pub const FAST: [&str; 6] = [
+    "--load-time",
+    "0s",
+    "--warmup-time",
+    "0s",
+    "--health-probe-time",
+    "0s",
+];
 
 /// Start a ready llm-sim with FAST plus `args`.
 pub fn sim(args: &[&str]) -> Sim {
@@ -95,7 +102,7 @@ impl Streamed {
         self.events
             .iter()
             .filter_map(Event::json)
-            .find(|v| v.get("usage").is_some())
+            .find(|v| v["usage"].is_object())
     }
 
     pub fn done(&self) -> bool {
