@@ -195,3 +195,38 @@ pub fn wait_exit(sim: &mut Sim, limit: Duration) -> Option<i32> {
     }
     None
 }
+
+/// GET or POST (with a JSON body) with an optional `Authorization: Bearer`
+/// key; (status, body text).
+pub fn call(port: u16, path: &str, body: Option<&Value>, key: Option<&str>) -> (u16, String) {
+    let url = format!("http://127.0.0.1:{port}{path}");
+    let mut req = match body {
+        Some(_) => agent().post(&url).set("content-type", "application/json"),
+        None => agent().get(&url),
+    };
+    if let Some(k) = key {
+        req = req.set("authorization", &format!("Bearer {k}"));
+    }
+    let r = match body {
+        Some(b) => req.send_string(&b.to_string()),
+        None => req.call(),
+    };
+    let resp = match r {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("{path}: {e}"),
+    };
+    (resp.status(), resp.into_string().unwrap_or_default())
+}
+
+/// SGLang's speculative flags as SGLang accepts them (topk 1).
+pub fn eagle(steps: &str) -> [&str; 6] {
+    [
+        "--speculative-algorithm",
+        "EAGLE",
+        "--speculative-eagle-topk",
+        "1",
+        "--speculative-num-steps",
+        steps,
+    ]
+}
