@@ -6,10 +6,11 @@
 //! and `python/sglang/srt/managers/tokenizer_manager.py`
 //! `_handle_batch_output` (`meta_info`: `id`, `finish_reason`,
 //! `prompt_tokens`, `completion_tokens`, `cached_tokens`, `e2e_latency` at
-//! the end, and `spec_verify_ct` when a speculative algorithm is set: one
-//! per verify step, so `completion_tokens / spec_verify_ct` is the
-//! request's accept length). Text is cumulative: `stream_output` is off
-//! by default.
+//! the end, and, when a speculative algorithm is set,
+//! `_calculate_spec_decoding_metrics`' `spec_verify_ct` (one per verify
+//! step), `spec_accept_length` (`completion_tokens / spec_verify_ct`) and
+//! `spec_accept_rate`). Text is cumulative: `stream_output` is off by
+//! default.
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -98,7 +99,17 @@ impl Out {
             "cached_tokens": 0,
         });
         if self.spec {
+            // `_calculate_spec_decoding_metrics`: zeros until a verify ran.
+            let (len, rate) = match self.verify_ct {
+                0 => (0.0, 0.0),
+                v => (
+                    self.stats.completion_tokens as f64 / v as f64,
+                    self.stats.draft_n_accepted as f64 / self.stats.draft_n.max(1) as f64,
+                ),
+            };
             meta["spec_verify_ct"] = json!(self.verify_ct);
+            meta["spec_accept_length"] = json!(len);
+            meta["spec_accept_rate"] = json!(rate);
         }
         if finish.is_some() {
             meta["e2e_latency"] = json!(self.t0.elapsed().as_secs_f64());

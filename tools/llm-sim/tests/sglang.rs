@@ -365,6 +365,8 @@ fn native_generate_streams_meta_info_with_spec_verify_ct() {
         json!({"type": "length", "length": 50})
     );
     assert!(last["e2e_latency"].as_f64().unwrap() > 0.0);
+    let len = last["spec_accept_length"].as_f64().unwrap();
+    assert!((len - 50.0 / last["spec_verify_ct"].as_f64().unwrap()).abs() < 1e-9);
     let plain = common::sim(&[]);
     let (code, whole) = call(
         plain.port,
