@@ -22,7 +22,7 @@ fn sim_spec(tag: &str) -> (SpecFile, String) {
     let exec = format!(
         "{} --host 127.0.0.1 --port {port} --load-time 200ms --warmup-time 100ms \
          --seed 1 --kv-capacity-tokens 8192 \
-         --speculative-algorithm EAGLE --speculative-eagle-topk 1",
+         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
         testkit::bin("llm-sim").display()
     );
     (

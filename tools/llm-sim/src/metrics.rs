@@ -133,7 +133,35 @@ impl Metrics {
             "Number of requests processed.",
             c(&self.requests_success),
         );
+        self.render_own(&mut s, &l);
         s
+    }
+
+    /// llm-sim's own counters (not SGLang's), for clients' own tests.
+    fn render_own(&self, s: &mut String, labels: &str) {
+        let c = |a: &AtomicU64| a.load(Relaxed);
+        for (name, help, v) in [
+            (
+                "llm_sim_connections_total",
+                "TCP connections accepted.",
+                c(&self.connections),
+            ),
+            (
+                "llm_sim_requests_received_total",
+                "Generation requests received.",
+                c(&self.requests_received),
+            ),
+            (
+                "llm_sim_requests_error_total",
+                "Requests answered with an error.",
+                c(&self.requests_error),
+            ),
+        ] {
+            let _ = writeln!(
+                s,
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name}{{{labels}}} {v}"
+            );
+        }
     }
 
     /// SGLang's avg_spec_accept_length: tokens per verify step, lifetime.

@@ -244,7 +244,8 @@ fn connections(s: &Sim) -> u64 {
 #[test]
 fn workers_keep_their_connections_from_warmup_through_the_level() {
     for threads in ["1", "2"] {
-        let s = sim(&["--zero-delay"]);
+        // SGLang's /metrics needs --enable-metrics.
+        let s = sim(&["--zero-delay", "--enable-metrics"]);
         let before = connections(&s);
         let r = run(
             loadgen(&[
