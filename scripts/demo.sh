@@ -44,7 +44,7 @@ trap stop_server EXIT
 # The seed makes the simulated numbers the same on every run.
 cat >"$spec" <<EOF
 # llm-sim as a supervised process (svc-swap's process manager)
-ExecStart=$bin/llm-sim --host 127.0.0.1 --port $port --model-name sim-llama-8b --load-time 1s --warmup-time 500ms --seed 42
+ExecStart=$bin/llm-sim --host 127.0.0.1 --port $port --model-name sim-llama-8b --load-time 1s --warmup-time 500ms --seed 42 --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1
 TimeoutStopSec=10
 Port=$port
 EOF

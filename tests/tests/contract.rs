@@ -61,7 +61,8 @@ fn every_tool_writes_documented_records_through_a_real_pipeline() {
         &spec,
         format!(
             "[Service]\nExecStart={} --host 127.0.0.1 --port {port} --load-time 100ms \
-             --warmup-time 100ms --speculative-num-steps 1\nLogFile={}\nPidFile={}\n\
+             --warmup-time 100ms --speculative-algorithm EAGLE --speculative-eagle-topk 1 \
+             --speculative-num-steps 1\nLogFile={}\nPidFile={}\n\
              TimeoutStopSec=5\nPort={port}\n",
             testkit::bin("llm-sim").display(),
             dir.join("sim.log").display(),

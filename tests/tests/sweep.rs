@@ -21,7 +21,8 @@ fn sim_spec(tag: &str) -> (SpecFile, String) {
     let port = testkit::free_port();
     let exec = format!(
         "{} --host 127.0.0.1 --port {port} --load-time 200ms --warmup-time 100ms \
-         --seed 1 --kv-capacity-tokens 8192",
+         --seed 1 --kv-capacity-tokens 8192 \
+         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
         testkit::bin("llm-sim").display()
     );
     (

@@ -44,7 +44,8 @@ fn sweep_a_systemd_unit_through_an_exec_prefix_with_a_crash_and_a_slow_stop() {
     // with TimeoutStopSec=2: every stop of a running server is a SIGKILL
     // after 2 s, the reference campaign's stale-stop trouble.
     let exec = "/opt/sweepkit/bin/llm-sim --host 127.0.0.1 --port 8000 --load-time 200ms \
-                --warmup-time 100ms --seed 1 --kv-capacity-tokens 8192 --ignore-sigterm 30s";
+                --warmup-time 100ms --seed 1 --kv-capacity-tokens 8192 --ignore-sigterm 30s \
+                --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4";
     c.write_file(
         "/etc/systemd/system/sim.service",
         &format!("[Unit]\nDescription=llm-sim\n[Service]\nExecStart={exec}\nTimeoutStopSec=2\n"),

@@ -160,6 +160,15 @@ impl Stats {
         })
     }
 
+    /// SGLang's `UsageInfo` (`python/sglang/srt/entrypoints/openai/protocol.py`):
+    /// the OpenAI fields plus `prompt_tokens_details` and `reasoning_tokens`.
+    fn sglang_usage(&self) -> Value {
+        let mut u = self.usage();
+        u["prompt_tokens_details"] = Value::Null;
+        u["reasoning_tokens"] = json!(0);
+        u
+    }
+
     /// llama.cpp's `timings` object, with its speculative counters.
     pub fn timings(&self) -> Value {
         let per_s = if self.decode_ms > 0.0 {
@@ -186,6 +195,9 @@ pub struct Ids {
     pub created: u64,
     pub model: String,
     pub chat: bool,
+    /// SGLang's shapes: every chunk serialised with `"usage": null` (its
+    /// pydantic models are dumped without exclude_none), richer usage.
+    pub sglang: bool,
 }
 
 impl Ids {
@@ -220,16 +232,27 @@ impl Ids {
             json!({"index": 0, "text": text, "logprobs": null, "finish_reason": finish})
         };
         let mut v = self.envelope(true, json!([choice]));
+        if self.sglang {
+            v["usage"] = Value::Null;
+        }
         if let Some(s) = stats {
             v["timings"] = s.timings();
         }
         v
     }
 
+    fn usage_of(&self, stats: &Stats) -> Value {
+        if self.sglang {
+            stats.sglang_usage()
+        } else {
+            stats.usage()
+        }
+    }
+
     /// The `stream_options.include_usage` chunk: no choices, usage, timings.
     pub fn usage_chunk(&self, stats: &Stats) -> Value {
         let mut v = self.envelope(true, json!([]));
-        v["usage"] = stats.usage();
+        v["usage"] = self.usage_of(stats);
         v["timings"] = stats.timings();
         v
     }
@@ -243,7 +266,7 @@ impl Ids {
             json!({"index": 0, "text": text, "logprobs": null, "finish_reason": finish})
         };
         let mut v = self.envelope(false, json!([choice]));
-        v["usage"] = stats.usage();
+        v["usage"] = self.usage_of(stats);
         v["timings"] = stats.timings();
         v
     }

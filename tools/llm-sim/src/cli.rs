@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 use sweepkit::time::parse_duration as dur;
 
 const SHORT: &str = "A labelled stand-in LLM inference server (simulated: no model runs)";
@@ -16,10 +16,13 @@ and faults on demand, so the sweepkit loop can be run and tested without a
 GPU. Every response carries `x-simulated: llm-sim`.";
 
 const AFTER: &str = "\
-Lifecycle: prints {\"event\":\"bound\",...} on stdout at once; the port is
-bound but refuses connections for --load-time; then it listens, /health
-answers 503 for --warmup-time (while /v1/models already answers 200), then
-200.
+Lifecycle: prints {\"event\":\"bound\",...} on stdout at once. sglang: the
+port refuses connections for --load-time, then listens with /health and
+/health_generate 503 for --warmup-time (/v1/models, /server_info already
+200), then 200, each probe taking --health-probe-time. vllm: the port
+refuses for --load-time + --warmup-time, then everything answers at once.
+llama.cpp: listens at once, every route 503 \"Loading model\" until ready.
+SGLang's speculative flags are resolved as SGLang does (see llm-sim(1)).
 
 Performance model (see llm-sim(1) for the whole of it):
   step time = step-time + per-seq-time x batch + draft-step-time x N
@@ -40,6 +43,9 @@ Exit status: 0 after SIGTERM/SIGINT, 1 on a (simulated) crash or error,
 /// llm-sim's flags.
 #[derive(Debug, Clone, Parser)]
 #[command(name = "llm-sim", version, about = SHORT, long_about = ABOUT, after_help = AFTER)]
+// A unit file or sweep appends its own flags after the defaults: the last
+// occurrence wins, as with SGLang's and vLLM's argparse.
+#[command(args_override_self = true)]
 pub struct Args {
     /// Address to bind (keep it on loopback for tests).
     #[arg(long, value_name = "HOST", default_value = "127.0.0.1")]
@@ -53,13 +59,13 @@ pub struct Args {
     #[arg(long, value_name = "NAME", default_value = "sim-llama-8b")]
     pub model_name: String,
 
-    /// Draft tokens proposed per decode step (0 = speculative decoding off).
-    #[arg(long, value_name = "N", default_value_t = 0)]
-    pub speculative_num_steps: u32,
+    /// Draft steps per decode step (sglang: with algorithm and topk).
+    #[arg(long, value_name = "N")]
+    pub speculative_num_steps: Option<u32>,
 
-    /// Which real server to imitate: sglang, vllm or llama.cpp.
-    #[arg(long, value_name = "NAME", default_value = "sglang")]
-    pub personality: String,
+    /// Which real server to imitate.
+    #[arg(long, value_name = "NAME", value_enum, default_value_t = Personality::Sglang)]
+    pub personality: Personality,
 
     /// SGLang's speculative algorithm (EAGLE, EAGLE3, NEXTN, STANDALONE).
     #[arg(long, value_name = "NAME")]
@@ -81,9 +87,21 @@ pub struct Args {
     #[arg(long, value_name = "KEY")]
     pub api_key: Option<String>,
 
-    /// Export /metrics (SGLang needs it; llm-sim always serves /metrics).
+    /// SGLang's admin API key (reported in /server_info, as SGLang does).
+    #[arg(long, value_name = "KEY")]
+    pub admin_api_key: Option<String>,
+
+    /// SGLang's TLS key password (reported in /server_info; no TLS).
+    #[arg(long, value_name = "PASSWORD")]
+    pub ssl_keyfile_password: Option<String>,
+
+    /// Serve /metrics (sglang needs it; vllm and llama.cpp always serve it).
     #[arg(long)]
     pub enable_metrics: bool,
+
+    /// Time one sglang /health probe takes (SGLang: a token and 1 s).
+    #[arg(long, value_name = "DUR", default_value = "1s", value_parser = dur)]
+    pub health_probe_time: Duration,
 
     /// Probability P that a draft token is accepted (greedy sampling).
     #[arg(long, value_name = "P", default_value_t = 0.9)]
@@ -97,9 +115,9 @@ pub struct Args {
     #[arg(long, value_name = "TOKENS", default_value_t = 512)]
     pub speculative_kv_per_step: u64,
 
-    /// Most requests decoded at once; the rest queue.
-    #[arg(long, value_name = "N", default_value_t = 128)]
-    pub max_running_requests: usize,
+    /// Most requests decoded at once (default 128; sglang+spec: 48).
+    #[arg(long, value_name = "N")]
+    pub max_running_requests: Option<usize>,
 
     /// KV cache size in tokens shared by running requests.
     #[arg(long, value_name = "TOKENS", default_value_t = 36864)]
@@ -206,13 +224,7 @@ impl Args {
                 return Err(format!("{name}: {v} is not in [0, 1]"));
             }
         }
-        if !["sglang", "vllm", "llama.cpp"].contains(&self.personality.as_str()) {
-            return Err(format!(
-                "--personality: {:?} is not one of sglang, vllm, llama.cpp",
-                self.personality
-            ));
-        }
-        if self.max_running_requests == 0 {
+        if self.max_running_requests == Some(0) {
             return Err("--max-running-requests: must be at least 1".into());
         }
         Ok(())
@@ -226,6 +238,18 @@ impl Args {
             _ => Mode::Model,
         }
     }
+}
+
+/// The real server llm-sim imitates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Personality {
+    /// SGLang (python -m sglang.launch_server).
+    Sglang,
+    /// vLLM (vllm serve).
+    Vllm,
+    /// llama.cpp's llama-server.
+    #[value(name = "llama.cpp")]
+    LlamaCpp,
 }
 
 /// How generated tokens are timed.

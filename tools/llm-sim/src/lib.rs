@@ -5,8 +5,12 @@
 mod api;
 mod cli;
 mod engine;
+mod info;
 mod metrics;
 mod model;
+mod native;
+mod resolve;
+mod routes;
 mod server;
 mod state;
 mod stream;
@@ -16,7 +20,7 @@ mod wire;
 
 use std::io::{BufRead, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
-use std::sync::atomic::Ordering::Relaxed;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,8 +29,9 @@ use socket2::{Domain, Protocol, Socket, Type};
 use sweepkit::exit;
 use sweepkit::report::{Exit, WithCode};
 
-pub use cli::{Args, Mode};
+pub use cli::{Args, Mode, Personality};
 pub use model::Model;
+use resolve::{Failure, Resolved};
 
 /// Listen backlog: room for loadgen's 1024 simultaneous connects.
 const BACKLOG: i32 = 4096;
@@ -36,6 +41,17 @@ const BACKLOG: i32 = 4096;
 pub fn run(args: Args, _stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {
     args.validate()
         .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
+    // The real server's own argparse rejects these before anything starts.
+    let spec = match resolve::resolve(&args) {
+        Err(Failure::Usage(lines)) => {
+            for l in &lines {
+                eprintln!("{l}");
+            }
+            let why = "flags the imitated server's argparse rejects (lines above; simulated)";
+            return Err(Exit::new(exit::USAGE, anyhow!(why)));
+        }
+        r => r,
+    };
     let addr = resolve(&args.host, args.port).code(exit::USAGE)?;
     let socket = bind(addr).with_context(|| format!("binding {addr}"))?;
     let port = socket
@@ -52,15 +68,14 @@ pub fn run(args: Args, _stdin: impl BufRead, mut stdout: impl Write) -> Result<(
 
     let seed = args.seed.unwrap_or_else(clock_seed);
     eprintln!(
-        "llm-sim: SIMULATED server (no model runs): model {:?}, port {port}, \
-         speculative_num_steps {}, seed {seed}",
-        args.model_name, args.speculative_num_steps
+        "llm-sim: SIMULATED {:?} server (no model runs): model {:?}, port {port}, seed {seed}",
+        args.personality, args.model_name
     );
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .context("starting the tokio runtime")?;
-    rt.block_on(lifecycle(args, socket, seed, port))
+    rt.block_on(lifecycle(args, spec, socket, seed, port))
 }
 
 fn resolve(host: &str, port: u16) -> anyhow::Result<SocketAddr> {
@@ -86,14 +101,73 @@ fn clock_seed() -> u64 {
         .unwrap_or(0)
 }
 
-async fn lifecycle(args: Args, socket: Socket, seed: u64, port: u16) -> Result<(), Exit> {
-    signals::install(args.ignore_sigterm);
-    eprintln!(
-        "llm-sim: loading simulated weights for {:?}",
-        args.load_time
-    );
-    tokio::time::sleep(args.load_time).await;
-    let model = Model::from_args(&args);
+async fn lifecycle(
+    args: Args,
+    spec: Result<Resolved, Failure>,
+    socket: Socket,
+    seed: u64,
+    port: u16,
+) -> Result<(), Exit> {
+    let loading = Arc::new(AtomicBool::new(true));
+    let lose_first = args.personality == Personality::Vllm;
+    signals::install(args.ignore_sigterm, lose_first.then(|| loading.clone()));
+    if args.personality == Personality::LlamaCpp {
+        // llama-server listens at once and answers 503 while loading.
+        return serve_now(args, spec, socket, seed, port, loading).await;
+    }
+    // vLLM's API server binds only once its engine is built: its warm-up
+    // happens behind a closed port too.
+    let closed = match args.personality {
+        Personality::Vllm => args.load_time + args.warmup_time,
+        _ => args.load_time,
+    };
+    eprintln!("llm-sim: loading simulated weights for {closed:?} (port closed)");
+    tokio::time::sleep(closed).await;
+    let spec = loaded(&args, spec);
+    let (state, listener) = start(args, spec, socket, seed, port)?;
+    let ready_now = state.personality == Personality::Vllm;
+    tokio::spawn(warm_up(state.clone(), loading, ready_now));
+    server::serve(listener, state).await;
+    Ok(())
+}
+
+async fn serve_now(
+    args: Args,
+    spec: Result<Resolved, Failure>,
+    socket: Socket,
+    seed: u64,
+    port: u16,
+    loading: Arc<AtomicBool>,
+) -> Result<(), Exit> {
+    let spec = spec.unwrap_or_else(|f| fail(&f));
+    let (state, listener) = start(args, spec, socket, seed, port)?;
+    let st = state.clone();
+    tokio::spawn(async move {
+        let a = &st.args;
+        tokio::time::sleep(a.load_time + a.warmup_time).await;
+        check_load(a, st.spec.steps);
+        warm_up(st, loading, true).await;
+    });
+    server::serve(listener, state).await;
+    Ok(())
+}
+
+/// The end of loading: the start-up failures and simulated OOMs.
+fn loaded(args: &Args, spec: Result<Resolved, Failure>) -> Resolved {
+    let spec = spec.unwrap_or_else(|f| fail(&f));
+    check_load(args, spec.steps);
+    spec
+}
+
+fn fail(f: &Failure) -> ! {
+    match f {
+        Failure::Start(lines) => state::die(lines, "start-up argument check", 1),
+        Failure::Usage(lines) => state::die(lines, "argparse", exit::USAGE as i32),
+    }
+}
+
+fn check_load(args: &Args, steps: u32) {
+    let model = Model::from_args(args, steps);
     if args.crash_on_load {
         state::crash(state::OOM_LINE, "--crash-on-load");
     }
@@ -103,26 +177,51 @@ async fn lifecycle(args: Args, socket: Socket, seed: u64, port: u16) -> Result<(
             &format!("speculative KV does not fit: {why}"),
         );
     }
+}
+
+/// Listen, and build the shared state around the listener.
+fn start(
+    args: Args,
+    spec: Resolved,
+    socket: Socket,
+    seed: u64,
+    port: u16,
+) -> Result<(Arc<state::State>, tokio::net::TcpListener), Exit> {
+    for w in &spec.warnings {
+        eprintln!("llm-sim: warning (as the real server logs it): {w}");
+    }
     socket.listen(BACKLOG).context("listen")?;
     socket.set_nonblocking(true)?;
     let listener = tokio::net::TcpListener::from_std(socket.into()).context("listener")?;
-    let state = Arc::new(state::State::new(args, seed, port));
-    eprintln!(
-        "llm-sim: listening on port {port}; warming up for {:?} (/health 503)",
-        state.args.warmup_time
-    );
-    let st = state.clone();
-    tokio::spawn(async move {
+    Ok((
+        Arc::new(state::State::new(args, spec, seed, port)),
+        listener,
+    ))
+}
+
+/// Warm up (SGLang: /health 503 meanwhile), then ready; then the timed
+/// crash fault.
+async fn warm_up(st: Arc<state::State>, loading: Arc<AtomicBool>, now: bool) {
+    if !now {
+        eprintln!(
+            "llm-sim: listening on port {}; warming up for {:?} (/health 503)",
+            st.port, st.args.warmup_time
+        );
         tokio::time::sleep(st.args.warmup_time).await;
-        st.ready.store(true, Relaxed);
-        eprintln!("llm-sim: ready (/health 200); SIMULATED, not a real model");
-        if let Some(after) = st.args.crash_after {
-            tokio::time::sleep(after).await;
-            state::crash(state::CRASH_LINE, "--crash-after");
+        if let Some(lines) = &st.spec.warmup_failure {
+            state::die(lines, "the warm-up request's first draft", 1);
         }
-    });
-    server::serve(listener, state).await;
-    Ok(())
+    }
+    st.ready.store(true, Relaxed);
+    loading.store(false, Relaxed);
+    eprintln!(
+        "llm-sim: ready (port {}); SIMULATED, not a real model",
+        st.port
+    );
+    if let Some(after) = st.args.crash_after {
+        tokio::time::sleep(after).await;
+        state::crash(state::CRASH_LINE, "--crash-after");
+    }
 }
 
 mod signals {
@@ -130,7 +229,13 @@ mod signals {
     use super::Duration;
     use tokio::signal::unix::{signal, SignalKind};
 
-    pub fn install(ignore: Option<Duration>) {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    use std::sync::Arc;
+
+    /// `lose_first`: vLLM's CPU build loses a SIGTERM that arrives while it
+    /// loads (issue 13: it came up anyway, or its API server and engine
+    /// deadlocked); a second SIGTERM ends it. The flag is true while loading.
+    pub fn install(ignore: Option<Duration>, lose_first: Option<Arc<AtomicBool>>) {
         tokio::spawn(async move {
             let Ok(mut int) = signal(SignalKind::interrupt()) else {
                 return;
@@ -144,6 +249,15 @@ mod signals {
                 return;
             };
             term.recv().await;
+            if lose_first.is_some_and(|loading| loading.load(Relaxed)) {
+                eprintln!(
+                    "llm-sim: received SIGTERM while loading; lost, as on vLLM's CPU build \
+                     (simulated; a second SIGTERM ends it)"
+                );
+                term.recv().await;
+                eprintln!("llm-sim: received a second SIGTERM, exiting");
+                std::process::exit(0);
+            }
             let Some(d) = ignore else {
                 eprintln!("llm-sim: received SIGTERM, exiting");
                 std::process::exit(0);

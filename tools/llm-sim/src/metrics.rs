@@ -1,11 +1,26 @@
-//! Live counters and their Prometheus text, under the names vLLM uses, so a
-//! client that diffs `/metrics` before and after a run works unchanged.
+//! Live counters and their Prometheus text: vLLM's names (also served by
+//! the llama.cpp personality) and SGLang's, whose speculative figures are
+//! gauges over a window of recent verify steps, not counters.
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::Mutex;
 
 /// Draft positions with their own accepted-token counter.
 pub const MAX_POSITIONS: usize = 16;
+/// Verify steps per SGLang gauge update: the scheduler recomputes
+/// `spec_accept_length` every `decode_log_interval` (40) decode batches
+/// (`python/sglang/srt/managers/scheduler_metrics_mixin.py`
+/// `log_decode_stats`), then resets its window.
+pub const SGLANG_WINDOW: u64 = 40;
+
+/// The running window of SGLang's speculative gauges.
+#[derive(Debug, Default)]
+struct Window {
+    steps: u64,
+    drafted: u64,
+    accepted: u64,
+}
 
 #[derive(Debug, Default)]
 pub struct Metrics {
@@ -23,6 +38,11 @@ pub struct Metrics {
     pub running: AtomicU64,
     pub waiting: AtomicU64,
     pub kv_used: AtomicU64,
+    window: Mutex<Window>,
+    /// Last window's tokens per verify step (f64 bits; 0 before any).
+    accept_length_bits: AtomicU64,
+    /// Last window's accepted / proposed drafts (f64 bits).
+    accept_rate_bits: AtomicU64,
 }
 
 impl Metrics {
@@ -36,6 +56,111 @@ impl Metrics {
         self.accepted_tokens.fetch_add(accepted as u64, Relaxed);
         for pos in 0..(accepted as usize).min(MAX_POSITIONS) {
             self.accepted_per_pos[pos].fetch_add(1, Relaxed);
+        }
+        let mut w = self.window.lock().unwrap_or_else(|e| e.into_inner());
+        w.steps += 1;
+        w.drafted += drafted as u64;
+        w.accepted += accepted as u64;
+        if w.steps >= SGLANG_WINDOW {
+            let len = (w.steps + w.accepted) as f64 / w.steps as f64;
+            let rate = w.accepted as f64 / w.drafted.max(1) as f64;
+            self.accept_length_bits.store(len.to_bits(), Relaxed);
+            self.accept_rate_bits.store(rate.to_bits(), Relaxed);
+            *w = Window::default();
+        }
+    }
+
+    /// SGLang's Prometheus text (`python/sglang/srt/metrics/collector.py`
+    /// `SchedulerMetricsCollector`, `TokenizerMetricsCollector`): token and
+    /// request counters, load gauges, and `spec_accept_length` /
+    /// `spec_accept_rate` as gauges.
+    pub fn render_sglang(&self, model: &str, kv_capacity: u64) -> String {
+        let l =
+            format!("engine_type=\"unified\",model_name=\"{model}\",tp_rank=\"0\",dp_rank=\"0\"");
+        let mut s = String::from("# llm-sim: SIMULATED server, not a real model\n");
+        let mut put = |name: &str, kind: &str, help: &str, v: String| {
+            let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} {kind}");
+            let _ = writeln!(s, "{name}{{{l}}} {v}");
+        };
+        let c = |a: &AtomicU64| a.load(Relaxed).to_string();
+        let f = |a: &AtomicU64| format!("{}", f64::from_bits(a.load(Relaxed)));
+        put(
+            "sglang:num_running_reqs",
+            "gauge",
+            "The number of running requests.",
+            c(&self.running),
+        );
+        put(
+            "sglang:num_queue_reqs",
+            "gauge",
+            "The number of requests in the waiting queue.",
+            c(&self.waiting),
+        );
+        let usage = self.kv_used.load(Relaxed) as f64 / kv_capacity.max(1) as f64;
+        put(
+            "sglang:token_usage",
+            "gauge",
+            "The token usage.",
+            format!("{usage}"),
+        );
+        put(
+            "sglang:spec_accept_length",
+            "gauge",
+            "The average acceptance length of speculative decoding.",
+            f(&self.accept_length_bits),
+        );
+        put(
+            "sglang:spec_accept_rate",
+            "gauge",
+            "The average acceptance rate of speculative decoding.",
+            f(&self.accept_rate_bits),
+        );
+        put(
+            "sglang:prompt_tokens_total",
+            "counter",
+            "Number of prefill tokens processed.",
+            c(&self.prompt_tokens),
+        );
+        put(
+            "sglang:generation_tokens_total",
+            "counter",
+            "Number of generation tokens processed.",
+            c(&self.generation_tokens),
+        );
+        put(
+            "sglang:num_requests_total",
+            "counter",
+            "Number of requests processed.",
+            c(&self.requests_success),
+        );
+        self.render_own(&mut s, &l);
+        s
+    }
+
+    /// llm-sim's own counters (not SGLang's), for clients' own tests.
+    fn render_own(&self, s: &mut String, labels: &str) {
+        let c = |a: &AtomicU64| a.load(Relaxed);
+        for (name, help, v) in [
+            (
+                "llm_sim_connections_total",
+                "TCP connections accepted.",
+                c(&self.connections),
+            ),
+            (
+                "llm_sim_requests_received_total",
+                "Generation requests received.",
+                c(&self.requests_received),
+            ),
+            (
+                "llm_sim_requests_error_total",
+                "Requests answered with an error.",
+                c(&self.requests_error),
+            ),
+        ] {
+            let _ = writeln!(
+                s,
+                "# HELP {name} {help}\n# TYPE {name} counter\n{name}{{{labels}}} {v}"
+            );
         }
     }
 
@@ -166,5 +291,34 @@ mod tests {
         assert_eq!(m.avg_accept_length(), 3.0);
         let text = m.render("x", 4, 100);
         assert!(text.contains("vllm:spec_decode_num_accepted_tokens_total{model_name=\"x\"} 4\n"));
+    }
+
+    #[test]
+    fn sglang_gauges_cover_the_last_window() {
+        let m = Metrics::default();
+        let gauge = |m: &Metrics| {
+            let t = m.render_sglang("x", 100);
+            let line = t
+                .lines()
+                .find(|l| l.starts_with("sglang:spec_accept_length{"))
+                .unwrap()
+                .to_string();
+            line.rsplit(' ').next().unwrap().parse::<f64>().unwrap()
+        };
+        assert_eq!(gauge(&m), 0.0);
+        for _ in 0..SGLANG_WINDOW {
+            m.spec(4, 4);
+        }
+        assert_eq!(gauge(&m), 5.0);
+        for _ in 0..SGLANG_WINDOW {
+            m.spec(4, 0);
+        }
+        assert_eq!(
+            gauge(&m),
+            1.0,
+            "a gauge of the last window, not a lifetime average"
+        );
+        assert_eq!(m.avg_accept_length(), 3.0);
+        assert!(!m.render_sglang("x", 100).contains("spec_decode"));
     }
 }

@@ -32,13 +32,14 @@ pub struct Model {
 }
 
 impl Model {
-    pub fn from_args(a: &Args) -> Model {
+    /// The model of `a` with `steps` draft steps (as the server resolved them).
+    pub fn from_args(a: &Args, steps: u32) -> Model {
         Model {
             base: a.step_time,
             per_seq: a.per_seq_time,
             draft_step: a.draft_step_time,
             prefill_per_token: a.prefill_per_token,
-            steps: a.speculative_num_steps,
+            steps,
             accept_rate: a.speculative_accept_rate,
             horizon: a.speculative_draft_horizon,
             kv_per_step: a.speculative_kv_per_step,
@@ -200,8 +201,7 @@ mod tests {
     use clap::Parser;
 
     fn model(steps: u32) -> Model {
-        let a = Args::parse_from(["llm-sim", "--speculative-num-steps", &steps.to_string()]);
-        Model::from_args(&a)
+        Model::from_args(&Args::parse_from(["llm-sim"]), steps)
     }
 
     /// The default model's c=1 curve has the reference campaign's shape.

@@ -1,5 +1,6 @@
-//! The HTTP side: accept loop, routing, and the generation handler that
-//! picks a request's chunk source and faults.
+//! The HTTP side: accept loop, response helpers, and the generation
+//! handler that picks a request's chunk source and faults (routing per
+//! personality lives in routes.rs).
 
 use std::convert::Infallible;
 use std::sync::atomic::Ordering::Relaxed;
@@ -9,7 +10,7 @@ use std::time::Instant;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use hyper::{Method, Request, Response};
+use hyper::{Request, Response};
 use hyper_util::rt::TokioIo;
 use rand::Rng;
 use serde_json::{json, Value};
@@ -46,8 +47,10 @@ pub async fn serve(listener: TcpListener, state: Arc<State>) {
         tokio::spawn(async move {
             let wire = Wire::new();
             let io = WireIo::new(tcp, wire.clone());
-            let svc =
-                hyper::service::service_fn(move |req| handle(state.clone(), req, wire.clone()));
+            let svc = hyper::service::service_fn(move |req| {
+                let (state, wire) = (state.clone(), wire.clone());
+                async move { Ok::<_, Infallible>(crate::routes::handle(state, req, wire).await) }
+            });
             let _ = hyper::server::conn::http1::Builder::new()
                 .serve_connection(TokioIo::new(io), svc)
                 .await;
@@ -55,7 +58,7 @@ pub async fn serve(listener: TcpListener, state: Arc<State>) {
     }
 }
 
-fn respond(status: u16, ctype: &str, body: HttpBody) -> Response<HttpBody> {
+pub fn respond(status: u16, ctype: &str, body: HttpBody) -> Response<HttpBody> {
     Response::builder()
         .status(status)
         .header("content-type", ctype)
@@ -64,74 +67,15 @@ fn respond(status: u16, ctype: &str, body: HttpBody) -> Response<HttpBody> {
         .expect("valid response")
 }
 
-fn json_resp(status: u16, v: &Value) -> Response<HttpBody> {
+pub fn json_resp(status: u16, v: &Value) -> Response<HttpBody> {
     respond(status, "application/json", stream::full(v.to_string()))
 }
 
-fn error(e: &ApiError) -> Response<HttpBody> {
+pub fn error(e: &ApiError) -> Response<HttpBody> {
     json_resp(e.status, &e.body())
 }
 
-fn warming_up() -> ApiError {
-    ApiError {
-        status: 503,
-        kind: "ServiceUnavailableError",
-        message: "server is warming up (simulated)".into(),
-    }
-}
-
-async fn handle(
-    state: Arc<State>,
-    req: Request<Incoming>,
-    wire: Arc<Wire>,
-) -> Result<Response<HttpBody>, Infallible> {
-    let ready = state.ready.load(Relaxed);
-    let path = req.uri().path().to_string();
-    let resp = match (req.method().clone(), path.as_str()) {
-        (Method::GET, "/health") if ready => {
-            json_resp(200, &json!({"status": "ok", "simulated": true}))
-        }
-        (Method::GET, "/health") => error(&warming_up()),
-        (Method::GET, "/health_generate") if ready => health_generate(&state).await,
-        (Method::GET, "/health_generate") => error(&warming_up()),
-        (Method::GET, "/v1/models") => json_resp(200, &models(&state)),
-        (Method::GET, "/server_info" | "/get_server_info") => json_resp(200, &state.server_info()),
-        (Method::GET, "/metrics") => {
-            let a = &state.args;
-            let text =
-                state
-                    .metrics
-                    .render(&a.model_name, a.speculative_num_steps, a.kv_capacity_tokens);
-            respond(200, "text/plain; version=0.0.4", stream::full(text))
-        }
-        (Method::POST, "/tokenize") => tokenize_route(&state, req).await,
-        (Method::POST, "/v1/completions" | "/v1/chat/completions") if !ready => {
-            error(&warming_up())
-        }
-        (Method::POST, "/v1/completions") => generate(state, req, false, wire).await,
-        (Method::POST, "/v1/chat/completions") => generate(state, req, true, wire).await,
-        _ => error(&ApiError {
-            status: 404,
-            kind: "NotFoundError",
-            message: format!("no route {} {path}", req.method()),
-        }),
-    };
-    Ok(resp)
-}
-
-fn models(state: &State) -> Value {
-    json!({
-        "object": "list",
-        "data": [{
-            "id": state.args.model_name, "object": "model", "created": unix_now(),
-            "owned_by": "llm-sim (simulated)", "root": format!("simulated/{}", state.args.model_name),
-            "max_model_len": state.args.context_length, "simulated": true,
-        }],
-        "simulated": true,
-    })
-}
-
-async fn body_bytes(req: Request<Incoming>) -> Result<Bytes, ApiError> {
+pub async fn body_bytes(req: Request<Incoming>) -> Result<Bytes, ApiError> {
     req.into_body()
         .collect()
         .await
@@ -139,7 +83,7 @@ async fn body_bytes(req: Request<Incoming>) -> Result<Bytes, ApiError> {
         .map_err(|e| ApiError::bad(format!("reading body: {e}")))
 }
 
-async fn tokenize_route(state: &State, req: Request<Incoming>) -> Response<HttpBody> {
+pub async fn tokenize_route(state: &State, req: Request<Incoming>) -> Response<HttpBody> {
     let body = match body_bytes(req).await {
         Ok(b) => b,
         Err(e) => return error(&e),
@@ -172,7 +116,7 @@ async fn tokenize_route(state: &State, req: Request<Incoming>) -> Response<HttpB
 }
 
 /// SGLang's /health_generate: one token through the engine.
-async fn health_generate(state: &Arc<State>) -> Response<HttpBody> {
+pub async fn health_generate(state: &Arc<State>) -> Response<HttpBody> {
     let req = GenReq {
         chat: false,
         prompt_tokens: 1,
@@ -199,7 +143,46 @@ async fn health_generate(state: &Arc<State>) -> Response<HttpBody> {
     )
 }
 
-fn source(state: &Arc<State>, req: &GenReq, gen: Gen, t0: Instant) -> Source {
+/// Count a parsed generation request, apply the crash and error faults,
+/// and draw its faults and generator: (request number, faults, generator).
+pub fn admit(state: &State, r: &GenReq) -> Result<(u64, Faults, Gen), ApiError> {
+    let n = state.counter.fetch_add(1, Relaxed) + 1;
+    let m = &state.metrics;
+    m.requests_received.fetch_add(1, Relaxed);
+    if state
+        .args
+        .crash_after_requests
+        .is_some_and(|limit| n >= limit)
+    {
+        crash(CRASH_LINE, &format!("--crash-after-requests, request {n}"));
+    }
+    let mut frng = state.rng(n, SALT_FAULT);
+    let a = &state.args;
+    let is_error = frng.gen_bool(a.error_rate);
+    let faults = Faults {
+        cut: frng.gen_bool(a.cut_stream_rate),
+        malformed: frng.gen_bool(a.malformed_sse_rate),
+        stall: frng.gen_bool(a.stall_rate),
+    };
+    if is_error {
+        m.requests_error.fetch_add(1, Relaxed);
+        return Err(ApiError {
+            status: 500,
+            kind: "InternalServerError",
+            message: "simulated internal error (--error-rate)".into(),
+        });
+    }
+    m.prompt_tokens.fetch_add(r.prompt_tokens, Relaxed);
+    let gen = Gen::new(
+        state.rng(n, SALT_GEN).gen(),
+        r.max_tokens,
+        r.ignore_eos,
+        state.model.accept_prob(r.temperature),
+    );
+    Ok((n, faults, gen))
+}
+
+pub fn source(state: &Arc<State>, req: &GenReq, gen: Gen, t0: Instant) -> Source {
     let (model, schedule) = match state.mode {
         Mode::ZeroDelay => (state.model.clone(), None),
         Mode::Exact { ttft, itl } => (
@@ -227,7 +210,7 @@ fn source(state: &Arc<State>, req: &GenReq, gen: Gen, t0: Instant) -> Source {
     }
 }
 
-async fn generate(
+pub async fn generate(
     state: Arc<State>,
     req: Request<Incoming>,
     chat: bool,
@@ -245,44 +228,16 @@ async fn generate(
         Ok(r) => r,
         Err(e) => return error(&e),
     };
-    let n = state.counter.fetch_add(1, Relaxed) + 1;
-    let m = &state.metrics;
-    m.requests_received.fetch_add(1, Relaxed);
-    if state
-        .args
-        .crash_after_requests
-        .is_some_and(|limit| n >= limit)
-    {
-        crash(CRASH_LINE, &format!("--crash-after-requests, request {n}"));
-    }
-    let mut frng = state.rng(n, SALT_FAULT);
-    let a = &state.args;
-    let is_error = frng.gen_bool(a.error_rate);
-    let faults = Faults {
-        cut: frng.gen_bool(a.cut_stream_rate),
-        malformed: frng.gen_bool(a.malformed_sse_rate),
-        stall: frng.gen_bool(a.stall_rate),
+    let (n, faults, gen) = match admit(&state, &r) {
+        Ok(x) => x,
+        Err(e) => return error(&e),
     };
-    if is_error {
-        m.requests_error.fetch_add(1, Relaxed);
-        return error(&ApiError {
-            status: 500,
-            kind: "InternalServerError",
-            message: "simulated internal error (--error-rate)".into(),
-        });
-    }
-    m.prompt_tokens.fetch_add(r.prompt_tokens, Relaxed);
-    let gen = Gen::new(
-        state.rng(n, SALT_GEN).gen(),
-        r.max_tokens,
-        r.ignore_eos,
-        state.model.accept_prob(r.temperature),
-    );
     let ids = Ids {
         id: format!("{}-sim-{n}", if chat { "chatcmpl" } else { "cmpl" }),
-        created: unix_now(),
+        created: crate::info::unix_now(),
         model: state.args.model_name.clone(),
         chat,
+        sglang: state.personality == crate::cli::Personality::Sglang,
     };
     let source = source(&state, &r, gen, t0);
     let stream = r.stream;
@@ -302,11 +257,4 @@ async fn generate(
         Ok(v) => json_resp(200, &v),
         Err(()) => respond(200, "application/json", stream::aborted()),
     }
-}
-
-fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0)
 }

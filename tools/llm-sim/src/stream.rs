@@ -59,7 +59,7 @@ pub enum Source {
 }
 
 impl Source {
-    async fn next(&mut self) -> Option<Chunk> {
+    pub async fn next(&mut self) -> Option<Chunk> {
         match self {
             Source::Engine(rx) => rx.recv().await,
             Source::Local {
@@ -111,7 +111,18 @@ pub fn streaming(job: Job) -> HttpBody {
     ChannelBody(rx).boxed()
 }
 
-fn sse(v: &Value) -> Bytes {
+/// A body fed by `fill`, which gets the sending end of its channel.
+pub fn channel_body<F, Fut>(fill: F) -> HttpBody
+where
+    F: FnOnce(mpsc::Sender<Result<Bytes, io::Error>>) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel(32);
+    tokio::spawn(fill(tx));
+    ChannelBody(rx).boxed()
+}
+
+pub fn sse(v: &Value) -> Bytes {
     Bytes::from(format!("data: {v}\n\n"))
 }
 
@@ -207,7 +218,13 @@ pub fn aborted() -> HttpBody {
 }
 
 /// Add one chunk to the request's stats and the server's counters.
-fn account(stats: &mut Stats, first_at: &mut Option<Instant>, t0: Instant, c: &Chunk, s: &State) {
+pub fn account(
+    stats: &mut Stats,
+    first_at: &mut Option<Instant>,
+    t0: Instant,
+    c: &Chunk,
+    s: &State,
+) {
     let now = Instant::now();
     let first = *first_at.get_or_insert(now);
     stats.completion_tokens += c.tokens.len() as u64;

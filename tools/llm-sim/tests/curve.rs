@@ -24,7 +24,16 @@ fn measure_with(
     max_tokens: u64,
 ) -> f64 {
     let s = steps.to_string();
-    let mut args = vec!["--speculative-num-steps", &s, "--seed", "7"];
+    let mut args = vec![
+        "--speculative-algorithm",
+        "EAGLE",
+        "--speculative-eagle-topk",
+        "1",
+        "--speculative-num-steps",
+        &s,
+        "--seed",
+        "7",
+    ];
     args.extend_from_slice(extra);
     let sim = sim(&args);
     let rate = throughput(sim.port, concurrency, requests, max_tokens);

@@ -91,7 +91,15 @@ fn stall_pauses_mid_stream() {
 
 #[test]
 fn zero_delay_is_fast() {
-    let sim = sim(&["--zero-delay", "--speculative-num-steps", "4"]);
+    let sim = sim(&[
+        "--zero-delay",
+        "--speculative-algorithm",
+        "EAGLE",
+        "--speculative-eagle-topk",
+        "1",
+        "--speculative-num-steps",
+        "4",
+    ]);
     let t0 = Instant::now();
     let s = stream(sim.port, "/v1/completions", &completion(2000, true));
     assert!(s.done());
@@ -112,6 +120,10 @@ fn exact_timing_one_token_per_chunk_on_schedule() {
         "40ms",
         "--exact-itl",
         "8ms",
+        "--speculative-algorithm",
+        "EAGLE",
+        "--speculative-eagle-topk",
+        "1",
         "--speculative-num-steps",
         "4",
     ]);

@@ -7,9 +7,12 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn speculative_fields_from_metrics_deltas_and_multi_token_chunks() {
+    // vLLM's personality: the one whose /metrics has the spec counters.
     let s = sim(&[
-        "--speculative-num-steps",
-        "3",
+        "--personality",
+        "vllm",
+        "--speculative-config",
+        r#"{"method": "eagle", "num_speculative_tokens": 3}"#,
         "--speculative-accept-rate",
         "0.7",
         "--step-time",
@@ -241,7 +244,8 @@ fn connections(s: &Sim) -> u64 {
 #[test]
 fn workers_keep_their_connections_from_warmup_through_the_level() {
     for threads in ["1", "2"] {
-        let s = sim(&["--zero-delay"]);
+        // SGLang's /metrics needs --enable-metrics.
+        let s = sim(&["--zero-delay", "--enable-metrics"]);
         let before = connections(&s);
         let r = run(
             loadgen(&[

@@ -32,7 +32,7 @@ impl Fixture {
         let sim = testkit::bin("llm-sim");
         let spec = dir.join("sim.spec");
         let text = format!(
-            "# test spec\n[Service]\nExecStart={} --host 127.0.0.1 --port {port} \\\n  --load-time 10ms --warmup-time 10ms --speculative-num-steps 1{extra}\n\
+            "# test spec\n[Service]\nExecStart={} --host 127.0.0.1 --port {port} \\\n  --load-time 10ms --warmup-time 10ms --speculative-algorithm EAGLE \\\n  --speculative-eagle-topk 1 --speculative-num-steps 1{extra}\n\
              Environment=SIM_TAG=\"x y\"\nTimeoutStopSec={timeout_stop}\nPort={port}\n",
             sim.display()
         );

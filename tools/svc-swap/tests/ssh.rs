@@ -26,7 +26,9 @@ impl Spec {
         std::fs::write(
             &path,
             format!(
-                "ExecStart={} --host 127.0.0.1 --port {port} --load-time 10ms --warmup-time 10ms\nTimeoutStopSec=10\nPort={port}\n",
+                "ExecStart={} --host 127.0.0.1 --port {port} --load-time 10ms --warmup-time 10ms \
+                 --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1\n\
+                 TimeoutStopSec=10\nPort={port}\n",
                 testkit::bin("llm-sim").display()
             ),
         )

@@ -16,7 +16,8 @@ use testkit::Run;
 static LOCK: Mutex<()> = Mutex::new(());
 
 const SIM: &str = "/opt/sweepkit/bin/llm-sim --host 127.0.0.1 --port 8000 --load-time 10ms \
-                   --warmup-time 10ms --speculative-num-steps 1";
+                   --warmup-time 10ms --speculative-algorithm EAGLE --speculative-eagle-topk 1 \
+                   --speculative-num-steps 1";
 
 fn boot() -> Option<(Container, MutexGuard<'static, ()>)> {
     if let Some(why) = nspawn::unavailable() {

@@ -139,8 +139,12 @@ impl Sim {
     /// `bound` line that reports the port (the port may still be closed while
     /// the simulated model loads).
     pub fn start(args: &[&str]) -> Sim {
+        // SGLang's generating /health takes 1 s a probe (llm-sim's faithful
+        // default); tests wanting that pass their own --health-probe-time,
+        // which wins (llm-sim lets the last occurrence of a flag win).
         let mut child = Command::new(bin("llm-sim"))
             .args(["--host", "127.0.0.1", "--port", "0"])
+            .args(["--health-probe-time", "0s"])
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

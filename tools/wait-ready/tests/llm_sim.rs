@@ -140,7 +140,16 @@ fn sglang_preset_is_not_fooled_by_early_v1_models() {
 
 #[test]
 fn config_mismatch_is_its_own_outcome() {
-    let sim = Sim::start_ready(&["--speculative-num-steps", "3", "--warmup-time", "0s"]);
+    let sim = Sim::start_ready(&[
+        "--speculative-algorithm",
+        "EAGLE",
+        "--speculative-eagle-topk",
+        "1",
+        "--speculative-num-steps",
+        "3",
+        "--warmup-time",
+        "0s",
+    ]);
     let url = sim.base_url();
     let (r, _) = run_timed(
         wr(&[

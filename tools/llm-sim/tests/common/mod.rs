@@ -10,8 +10,15 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 pub use testkit::Sim;
 
-/// Flags that skip the load and warm-up delays.
-pub const FAST: [&str; 4] = ["--load-time", "0s", "--warmup-time", "0s"];
+/// Flags that skip the load, warm-up and health-probe delays.
+pub const FAST: [&str; 6] = [
+    "--load-time",
+    "0s",
+    "--warmup-time",
+    "0s",
+    "--health-probe-time",
+    "0s",
+];
 
 /// Start a ready llm-sim with FAST plus `args`.
 pub fn sim(args: &[&str]) -> Sim {
@@ -95,7 +102,7 @@ impl Streamed {
         self.events
             .iter()
             .filter_map(Event::json)
-            .find(|v| v.get("usage").is_some())
+            .find(|v| v["usage"].is_object())
     }
 
     pub fn done(&self) -> bool {
@@ -187,4 +194,39 @@ pub fn wait_exit(sim: &mut Sim, limit: Duration) -> Option<i32> {
         std::thread::sleep(Duration::from_millis(10));
     }
     None
+}
+
+/// GET or POST (with a JSON body) with an optional `Authorization: Bearer`
+/// key; (status, body text).
+pub fn call(port: u16, path: &str, body: Option<&Value>, key: Option<&str>) -> (u16, String) {
+    let url = format!("http://127.0.0.1:{port}{path}");
+    let mut req = match body {
+        Some(_) => agent().post(&url).set("content-type", "application/json"),
+        None => agent().get(&url),
+    };
+    if let Some(k) = key {
+        req = req.set("authorization", &format!("Bearer {k}"));
+    }
+    let r = match body {
+        Some(b) => req.send_string(&b.to_string()),
+        None => req.call(),
+    };
+    let resp = match r {
+        Ok(r) => r,
+        Err(ureq::Error::Status(_, r)) => r,
+        Err(e) => panic!("{path}: {e}"),
+    };
+    (resp.status(), resp.into_string().unwrap_or_default())
+}
+
+/// SGLang's speculative flags as SGLang accepts them (topk 1).
+pub fn eagle(steps: &str) -> [&str; 6] {
+    [
+        "--speculative-algorithm",
+        "EAGLE",
+        "--speculative-eagle-topk",
+        "1",
+        "--speculative-num-steps",
+        steps,
+    ]
 }
