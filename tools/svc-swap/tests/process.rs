@@ -295,7 +295,8 @@ fn rollback_on_fail_restores_the_old_config() {
         2,
         "old config running again"
     );
-    // A start that fails at once (bad flag value) without rollback: exit 24.
+    // A start that fails at once (bad flag value): the far-side job puts
+    // the old config back itself, without --rollback-on-fail: exit 25.
     let r = swap(
         &[
             "--spec",
@@ -305,12 +306,17 @@ fn rollback_on_fail_restores_the_old_config() {
         ],
         "",
     );
-    r.expect_code(24);
+    r.expect_code(25);
+    let rec = record(&r);
     assert!(
-        !record(&r)["log_tail"].as_array().unwrap().is_empty(),
+        !rec["log_tail"].as_array().unwrap().is_empty(),
         "{}",
         r.stdout()
     );
+    assert_eq!(rec["running"], "old", "{rec}");
+    assert_eq!(rec["config"]["speculative-num-steps"], "not-a-number");
+    assert_eq!(f.text(), before);
+    assert_eq!(f.server_info()["speculative_num_steps"], 2);
 }
 
 #[test]

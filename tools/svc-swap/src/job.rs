@@ -1,0 +1,275 @@
+//! The far-side job: one swap's install-reload-stop-start(-restore) as a
+//! shell script that runs detached from svc-swap and its session (under
+//! `systemd-run --collect` for systemd units, `setsid` for process specs),
+//! so a lost SSH session or a killed svc-swap leaves the old or the new
+//! config running, never neither. The job appends its progress to
+//! `DIR/ID.state`; svc-swap follows that file and can reattach by ID.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use sweepkit::exit;
+use sweepkit::records::SwapRecord;
+use sweepkit::report::Exit;
+use sweepkit::transport::Transport;
+
+use crate::far;
+
+const COMMON: &str = include_str!("job/common.sh");
+const MAIN: &str = include_str!("job/main.sh");
+pub const SYSTEMD: &str = include_str!("job/systemd.sh");
+pub const PROCESS: &str = include_str!("job/process.sh");
+
+/// Detach with setsid: the job outlives the command (and SSH channel) that
+/// started it; its stdio is its own log, set by the script.
+const LAUNCH: &str = r#"s=$1; shift; setsid sh -c "$s" sh "$@" >/dev/null 2>&1 </dev/null &"#;
+
+/// How long the job waits for svc-swap's verdict on the installed file.
+pub const GO_WAIT_S: u32 = 30;
+
+/// What the manager adds to the job: its shell functions and their args.
+pub struct ManagerJob {
+    pub script: &'static str,
+    pub args: Vec<String>,
+    /// Run under `systemd-run` (a transient unit named after the job).
+    pub systemd_run: bool,
+}
+
+/// The file change the job makes.
+pub struct FileJob {
+    pub path: String,
+    /// `write` (the staged `PATH.sweepkit-new.ID`), `remove` or `keep`.
+    pub mode: &'static str,
+    pub backup: Option<String>,
+    pub restores: Option<String>,
+    /// Backups of `path` to keep after a successful swap (0: all).
+    pub keep: u32,
+    /// Seconds to wait for svc-swap's verdict (0: no verdict needed).
+    pub go_wait_s: u32,
+}
+
+/// What svc-swap knew when it started the job: enough to write the record
+/// later, from this run or from a reattaching one (`DIR/ID.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Pending {
+    pub record: SwapRecord,
+    /// The new ExecStart (prefix and unit-file words), for the argv check.
+    pub prefix: String,
+    pub words: Vec<String>,
+    /// A rollback job (after a failed --ready-cmd), not the swap itself.
+    #[serde(default)]
+    pub rollback: bool,
+}
+
+/// `20261130T142100123Z-4242`: sorts by time, valid in a unit name.
+pub fn new_id() -> String {
+    let stamp: String = sweepkit::time::rfc3339(SystemTime::now())
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    format!("{stamp}-{}", std::process::id())
+}
+
+pub fn file(dir: &str, id: &str, ext: &str) -> String {
+    format!("{dir}/{id}.{ext}")
+}
+
+/// Record what is pending, then start the job.
+pub fn launch(
+    t: &dyn Transport,
+    dir: &str,
+    id: &str,
+    pending: &Pending,
+    f: &FileJob,
+    m: &ManagerJob,
+) -> Result<(), Exit> {
+    let json = serde_json::to_string(pending).expect("pending serializes");
+    far::write_file(t, &file(dir, id, "json"), &json)?;
+    let script = format!("{COMMON}{}{MAIN}", m.script);
+    let mut argv: Vec<String> = if m.systemd_run {
+        [
+            "systemd-run",
+            &format!("--unit=sweepkit-swap-{id}"),
+            "--collect",
+            "--quiet",
+            "--",
+            "sh",
+            "-c",
+            &script,
+            "sh",
+        ]
+        .map(String::from)
+        .to_vec()
+    } else {
+        vec!["sh".into(), "-c".into(), LAUNCH.into(), "sh".into(), script]
+    };
+    argv.extend([
+        dir.to_string(),
+        id.to_string(),
+        f.path.clone(),
+        f.mode.to_string(),
+        f.backup.clone().unwrap_or_default(),
+        f.restores.clone().unwrap_or_default(),
+        f.keep.to_string(),
+        f.go_wait_s.to_string(),
+    ]);
+    argv.extend(m.args.iter().cloned());
+    let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
+    far::check(t, &refs, far::SHORT, exit::FAILURE)?;
+    Ok(())
+}
+
+/// The job's `key=value` progress lines.
+#[derive(Debug, Default, Clone)]
+pub struct State {
+    pub kv: Vec<(String, String)>,
+}
+
+impl State {
+    pub fn parse(text: &str) -> State {
+        let kv = text
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        State { kv }
+    }
+    /// The last value of `k`.
+    pub fn get(&self, k: &str) -> Option<&str> {
+        self.kv
+            .iter()
+            .rev()
+            .find(|(x, _)| x == k)
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn has(&self, k: &str, v: &str) -> bool {
+        self.kv.iter().any(|(x, y)| x == k && y == v)
+    }
+    /// `new`, `old` or `none` once the job is done.
+    pub fn result(&self) -> Option<&str> {
+        self.get("result")
+    }
+    /// Every error line, in order.
+    pub fn errors(&self) -> String {
+        let v: Vec<&str> = self
+            .kv
+            .iter()
+            .filter(|(k, _)| k == "error")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        v.join("; ")
+    }
+    /// Seconds between two `date +%s%N` stamps.
+    pub fn span_s(&self, from: &str, to: &str) -> Option<f64> {
+        let a: u128 = self.get(from)?.parse().ok()?;
+        let b: u128 = self.get(to)?.parse().ok()?;
+        Some(b.saturating_sub(a) as f64 / 1e9)
+    }
+}
+
+pub fn read_state(t: &dyn Transport, dir: &str, id: &str) -> Result<State, Exit> {
+    let text = far::read_file(t, &file(dir, id, "state"))?.unwrap_or_default();
+    Ok(State::parse(&text))
+}
+
+pub fn read_pending(t: &dyn Transport, dir: &str, id: &str) -> Result<Option<Pending>, Exit> {
+    let Some(text) = far::read_file(t, &file(dir, id, "json"))? else {
+        return Ok(None);
+    };
+    serde_json::from_str(&text).map(Some).map_err(|e| {
+        Exit::new(
+            exit::TARGET_ERROR,
+            anyhow::anyhow!("{}: {e}", file(dir, id, "json")),
+        )
+    })
+}
+
+/// Follow the job until it is done. Once the file is installed, `verify`
+/// decides whether it may go on; its error comes back beside the state.
+pub fn follow(
+    t: &dyn Transport,
+    dir: &str,
+    id: &str,
+    verify: &mut dyn FnMut() -> Result<(), Exit>,
+    limit: Duration,
+) -> Result<(State, Option<Exit>), Exit> {
+    let t0 = Instant::now();
+    let mut decided = false;
+    let mut refused = None;
+    loop {
+        let st = read_state(t, dir, id)?;
+        if st.result().is_some() {
+            return Ok((st, refused));
+        }
+        if !decided && st.has("phase", "installed") {
+            let verdict = match verify() {
+                Ok(()) => "go".to_string(),
+                Err(e) => {
+                    let why = e.error.as_ref().map_or(String::new(), |e| format!("{e:#}"));
+                    refused = Some(e);
+                    why.replace('\n', " ")
+                }
+            };
+            far::write_file(t, &file(dir, id, "go"), &verdict)?;
+            decided = true;
+        }
+        if t0.elapsed() >= limit {
+            return Err(Exit::new(
+                exit::FAILURE,
+                anyhow::anyhow!(
+                    "swap job {id} still running after {:.0}s; `svc-swap --reattach {id}` follows it",
+                    limit.as_secs_f64()
+                ),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(40));
+    }
+}
+
+/// IDs of jobs whose record was never written, oldest first.
+pub fn unreported(t: &dyn Transport, dir: &str) -> Result<Vec<String>, Exit> {
+    let script = r#"for f in "$1"/*.json; do [ -e "$f" ] && printf '%s\n' "$f"; done; exit 0"#;
+    let out = far::check(
+        t,
+        &["sh", "-c", script, "sh", dir],
+        far::SHORT,
+        exit::FAILURE,
+    )?;
+    let mut v: Vec<String> = out
+        .lines()
+        .filter_map(|l| l.rsplit('/').next()?.strip_suffix(".json"))
+        .map(String::from)
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Forget a job once its record is written.
+pub fn cleanup(t: &dyn Transport, dir: &str, id: &str) {
+    let script = r#"rm -f -- "$1/$2".state "$1/$2".log "$1/$2".json "$1/$2".go "$1/$2".old"#;
+    let _ = far::run(t, &["sh", "-c", script, "sh", dir, id], far::SHORT);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_lines() {
+        let s = State::parse("phase=installing\nerror=a=b\nphase=installed\nt_stop=1000000000\nt_start=3500000000\nerror=c\nresult=old\n");
+        assert_eq!(s.get("phase"), Some("installed"));
+        assert_eq!(s.errors(), "a=b; c");
+        assert_eq!(s.result(), Some("old"));
+        assert_eq!(s.span_s("t_stop", "t_start"), Some(2.5));
+        assert!(s.has("phase", "installing"));
+    }
+
+    #[test]
+    fn ids_sort_by_time_and_fit_unit_names() {
+        let a = new_id();
+        std::thread::sleep(Duration::from_millis(2));
+        let b = new_id();
+        assert!(a < b, "{a} {b}");
+        assert!(a.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    }
+}
