@@ -140,19 +140,72 @@ pub fn alive(t: &dyn Transport, pid: u32) -> Result<Option<ProcStat>, Exit> {
     Ok(parse_stat(&out.stdout_str()).filter(|s| s.state != 'Z' && s.state != 'X'))
 }
 
+/// Bytes from lowercase hex (`od -An -v -tx1` output, spaces removed).
+pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// NUL-separated argv bytes as words.
+pub fn argv_of(bytes: &[u8]) -> Vec<String> {
+    let s = String::from_utf8_lossy(bytes);
+    s.trim_end_matches('\0')
+        .split('\0')
+        .map(String::from)
+        .collect()
+}
+
+/// A live process named by a pid file.
+#[derive(Debug, Clone)]
+pub struct Live {
+    pub pid: u32,
+    pub stat: ProcStat,
+    pub argv: Option<Vec<String>>,
+}
+
+/// The pid file's PID, its state and argv in one round trip; `None` when
+/// there is no pid file, or its process is gone or a zombie.
+pub fn pidfile_process(t: &dyn Transport, pid_file: &str) -> Result<Option<Live>, Exit> {
+    let script = r#"p=$(cat -- "$1" 2>/dev/null) || exit 0
+case $p in "" | *[!0-9]*) exit 0 ;; esac
+s=$(od -An -v -tx1 <"/proc/$p/stat" 2>/dev/null | tr -d ' \n') || exit 0
+printf '%s\n%s\n' "$p" "$s"
+od -An -v -tx1 <"/proc/$p/cmdline" 2>/dev/null | tr -d ' \n'
+exit 0"#;
+    let text = check(
+        t,
+        &["sh", "-c", script, "sh", pid_file],
+        SHORT,
+        exit::FAILURE,
+    )?;
+    let mut lines = text.lines();
+    let (Some(pid), Some(stat)) = (lines.next(), lines.next()) else {
+        return Ok(None);
+    };
+    let Some(pid) = pid.trim().parse().ok() else {
+        return Ok(None);
+    };
+    let stat = from_hex(stat).and_then(|b| parse_stat(&String::from_utf8_lossy(&b)));
+    let Some(stat) = stat.filter(|s| s.state != 'Z' && s.state != 'X') else {
+        return Ok(None);
+    };
+    let argv = lines
+        .next()
+        .and_then(from_hex)
+        .filter(|b| !b.is_empty())
+        .map(|b: Vec<u8>| argv_of(&b));
+    Ok(Some(Live { pid, stat, argv }))
+}
+
 /// The argv of a live process, `None` when it cannot be read.
 pub fn cmdline(t: &dyn Transport, pid: u32) -> Result<Option<Vec<String>>, Exit> {
     let out = run(t, &["cat", &format!("/proc/{pid}/cmdline")], SHORT)?;
     if !out.success() || out.stdout.is_empty() {
         return Ok(None);
     }
-    let s = String::from_utf8_lossy(&out.stdout);
-    Ok(Some(
-        s.trim_end_matches('\0')
-            .split('\0')
-            .map(String::from)
-            .collect(),
-    ))
+    Ok(Some(argv_of(&out.stdout)))
 }
 
 /// Send `sig` (`TERM`, `KILL`) to `target` (a PID, or `-PGID`).
@@ -260,6 +313,12 @@ mod tests {
         assert!(backups(&t, p).unwrap()[0].ends_with(".1"));
         let me = std::process::id();
         assert!(alive(&t, me).unwrap().is_some());
+        let pf = format!("{p}.pid");
+        assert!(pidfile_process(&t, &pf).unwrap().is_none(), "no pid file");
+        write_file(&t, &pf, &format!("{me}\n")).unwrap();
+        let live = pidfile_process(&t, &pf).unwrap().unwrap();
+        assert_eq!(live.pid, me);
+        assert_eq!(Some(live.argv.unwrap()), cmdline(&t, me).unwrap());
         assert!(cmdline(&t, me).unwrap().is_some());
         std::fs::remove_dir_all(dir).unwrap();
     }

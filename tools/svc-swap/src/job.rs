@@ -40,6 +40,8 @@ pub struct FileJob {
     pub path: String,
     /// `write` (the staged `PATH.sweepkit-new.ID`), `remove` or `keep`.
     pub mode: &'static str,
+    /// What `write` writes.
+    pub new_text: Option<String>,
     pub backup: Option<String>,
     pub restores: Option<String>,
     /// Backups of `path` to keep after a successful swap (0: all).
@@ -74,7 +76,18 @@ pub fn file(dir: &str, id: &str, ext: &str) -> String {
     format!("{dir}/{id}.{ext}")
 }
 
-/// Record what is pending, then start the job.
+/// Record what is pending, stage the new file and start the job, in one
+/// far-side command (each round trip over SSH costs a fork on a loaded
+/// host). Killed before its last step, it leaves a record of a job that
+/// never started, which `follow` reports as such.
+const PREP: &str = r#"dir=$1 id=$2 json=$3 staged=$4 text=$5; shift 5
+mkdir -p -- "$dir" || exit 1
+printf '%s' "$json" >"$dir/$id.json.tmp" && mv -f -- "$dir/$id.json.tmp" "$dir/$id.json" || exit 1
+if [ -n "$staged" ]; then
+  mkdir -p -- "${staged%/*}" && printf '%s' "$text" >"$staged" || exit 1
+fi
+exec "$@""#;
+
 pub fn launch(
     t: &dyn Transport,
     dir: &str,
@@ -84,25 +97,33 @@ pub fn launch(
     m: &ManagerJob,
 ) -> Result<(), Exit> {
     let json = serde_json::to_string(pending).expect("pending serializes");
-    far::write_file(t, &file(dir, id, "json"), &json)?;
-    let script = format!("{COMMON}{}{MAIN}", m.script);
-    let mut argv: Vec<String> = if m.systemd_run {
-        [
-            "systemd-run",
-            &format!("--unit=sweepkit-swap-{id}"),
-            "--collect",
-            "--quiet",
-            "--",
-            "sh",
-            "-c",
-            &script,
-            "sh",
-        ]
-        .map(String::from)
-        .to_vec()
-    } else {
-        vec!["sh".into(), "-c".into(), LAUNCH.into(), "sh".into(), script]
+    let staged = match &f.new_text {
+        Some(_) => format!("{}.sweepkit-new.{id}", f.path),
+        None => String::new(),
     };
+    let script = format!("{COMMON}{}{MAIN}", m.script);
+    let mut argv: Vec<String> = ["sh", "-c", PREP, "sh", dir, id, &json, &staged]
+        .map(String::from)
+        .to_vec();
+    argv.push(f.new_text.clone().unwrap_or_default());
+    if m.systemd_run {
+        argv.extend(
+            [
+                "systemd-run",
+                &format!("--unit=sweepkit-swap-{id}"),
+                "--collect",
+                "--quiet",
+                "--",
+                "sh",
+                "-c",
+                &script,
+                "sh",
+            ]
+            .map(String::from),
+        );
+    } else {
+        argv.extend(["sh".into(), "-c".into(), LAUNCH.into(), "sh".into(), script]);
+    }
     argv.extend([
         dir.to_string(),
         id.to_string(),
@@ -159,17 +180,18 @@ impl State {
             .collect();
         v.join("; ")
     }
+    /// The new main PID's argv as the job read it (`cmdline_hex`).
+    pub fn cmdline(&self) -> Option<Vec<String>> {
+        let hex = self.get("cmdline_hex").filter(|h| !h.is_empty())?;
+        Some(far::argv_of(&far::from_hex(hex)?))
+    }
+
     /// Seconds between two `date +%s%N` stamps.
     pub fn span_s(&self, from: &str, to: &str) -> Option<f64> {
         let a: u128 = self.get(from)?.parse().ok()?;
         let b: u128 = self.get(to)?.parse().ok()?;
         Some(b.saturating_sub(a) as f64 / 1e9)
     }
-}
-
-pub fn read_state(t: &dyn Transport, dir: &str, id: &str) -> Result<State, Exit> {
-    let text = far::read_file(t, &file(dir, id, "state"))?.unwrap_or_default();
-    Ok(State::parse(&text))
 }
 
 pub fn read_pending(t: &dyn Transport, dir: &str, id: &str) -> Result<Option<Pending>, Exit> {
@@ -184,25 +206,55 @@ pub fn read_pending(t: &dyn Transport, dir: &str, id: &str) -> Result<Option<Pen
     })
 }
 
+/// Wait on the far side (one round trip, not one per poll) until the job
+/// is done, or (with $2 = 1) waits for a verdict, or 20 s passed; a job
+/// with no state and no lock after 5 s never started (`nolock=1`).
+const WAIT: &str = r#"f=$1 want=$2 lock=$3 i=0
+while [ $i -lt 400 ]; do
+  grep -q '^result=' "$f" 2>/dev/null && break
+  [ "$want" = 1 ] && grep -qx 'phase=installed' "$f" 2>/dev/null && break
+  [ $i -ge 100 ] && [ ! -s "$f" ] && [ ! -d "$lock" ] && { echo nolock=1; break; }
+  sleep 0.05
+  i=$((i + 1))
+done
+cat -- "$f" 2>/dev/null
+exit 0"#;
+
+fn wait_state(t: &dyn Transport, dir: &str, id: &str, want: bool) -> Result<State, Exit> {
+    let (f, lock) = (file(dir, id, "state"), file(dir, id, "lock"));
+    let want = if want { "1" } else { "0" };
+    let argv = ["sh", "-c", WAIT, "sh", &f, want, &lock];
+    let out = far::check(t, &argv, far::SHORT, exit::FAILURE)?;
+    Ok(State::parse(&out))
+}
+
 /// Follow the job until it is done. Once the file is installed, `verify`
-/// decides whether it may go on; its error comes back beside the state.
+/// (when the job waits for a verdict) decides whether it may go on; its
+/// error comes back beside the state.
 pub fn follow(
     t: &dyn Transport,
     dir: &str,
     id: &str,
-    verify: &mut dyn FnMut() -> Result<(), Exit>,
+    verify: Option<&mut dyn FnMut() -> Result<(), Exit>>,
     limit: Duration,
 ) -> Result<(State, Option<Exit>), Exit> {
     let t0 = Instant::now();
-    let mut decided = false;
+    let mut decided = verify.is_none();
+    let mut verify = verify;
     let mut refused = None;
     loop {
-        let st = read_state(t, dir, id)?;
+        let st = wait_state(t, dir, id, !decided)?;
         if st.result().is_some() {
             return Ok((st, refused));
         }
+        if st.has("nolock", "1") {
+            // Its starter was killed between recording and launching it.
+            let st = State::parse("error=the swap job never started\nresult=old\n");
+            return Ok((st, refused));
+        }
         if !decided && st.has("phase", "installed") {
-            let verdict = match verify() {
+            let check = verify.as_mut().expect("undecided means a verifier");
+            let verdict = match check() {
                 Ok(()) => "go".to_string(),
                 Err(e) => {
                     let why = e.error.as_ref().map_or(String::new(), |e| format!("{e:#}"));
@@ -210,7 +262,14 @@ pub fn follow(
                     why.replace('\n', " ")
                 }
             };
-            far::write_file(t, &file(dir, id, "go"), &verdict)?;
+            let go = file(dir, id, "go");
+            let put = r#"printf '%s' "$2" >"$1.tmp" && mv -f -- "$1.tmp" "$1""#;
+            far::check(
+                t,
+                &["sh", "-c", put, "sh", &go, &verdict],
+                far::SHORT,
+                exit::FAILURE,
+            )?;
             decided = true;
         }
         if t0.elapsed() >= limit {
@@ -222,7 +281,6 @@ pub fn follow(
                 ),
             ));
         }
-        std::thread::sleep(Duration::from_millis(40));
     }
 }
 
@@ -246,7 +304,8 @@ pub fn unreported(t: &dyn Transport, dir: &str) -> Result<Vec<String>, Exit> {
 
 /// Forget a job once its record is written.
 pub fn cleanup(t: &dyn Transport, dir: &str, id: &str) {
-    let script = r#"rm -f -- "$1/$2".state "$1/$2".log "$1/$2".json "$1/$2".go "$1/$2".old"#;
+    let script = r#"rm -f -- "$1/$2".state "$1/$2".log "$1/$2".json "$1/$2".go "$1/$2".old
+rmdir -- "$1/$2".lock 2>/dev/null; exit 0"#;
     let _ = far::run(t, &["sh", "-c", script, "sh", dir, id], far::SHORT);
 }
 
@@ -262,6 +321,8 @@ mod tests {
         assert_eq!(s.result(), Some("old"));
         assert_eq!(s.span_s("t_stop", "t_start"), Some(2.5));
         assert!(s.has("phase", "installing"));
+        let s = State::parse("cmdline_hex=7368002d630061200a6200\n");
+        assert_eq!(s.cmdline().unwrap(), ["sh", "-c", "a \nb"]);
     }
 
     #[test]

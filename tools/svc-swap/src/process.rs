@@ -42,11 +42,6 @@ impl<'t> Process<'t> {
             new_pid: None,
         })
     }
-
-    fn read_pid(&self) -> Result<Option<u32>, Exit> {
-        let text = far::read_file(self.t, &self.spec.pid_file)?;
-        Ok(text.and_then(|s| s.trim().parse().ok()))
-    }
 }
 
 impl Target for Process<'_> {
@@ -117,19 +112,20 @@ impl Target for Process<'_> {
         Ok(())
     }
 
+    fn needs_verdict(&self) -> bool {
+        false
+    }
+
     fn state_dir(&self) -> String {
         format!("{}.sweepkit-swap", self.path)
     }
 
     fn live_matches(&mut self, line: &ExecLine) -> Result<bool, Exit> {
-        let Some(pid) = self.read_pid()? else {
+        let Some(live) = far::pidfile_process(self.t, &self.spec.pid_file)? else {
             return Ok(false);
         };
-        if far::alive(self.t, pid)?.is_none() {
-            return Ok(false);
-        }
-        self.new_pid = Some(pid);
-        Ok(cmdline_matches(line, far::cmdline(self.t, pid)?.as_deref()) == Some(true))
+        self.new_pid = Some(live.pid);
+        Ok(cmdline_matches(line, live.argv.as_deref()) == Some(true))
     }
 
     fn job(
@@ -139,22 +135,19 @@ impl Target for Process<'_> {
         old: &ExecLine,
     ) -> Result<(ManagerJob, StopInfo), Exit> {
         let mut info = StopInfo::default();
-        let (pid, target) = match self.read_pid()? {
-            Some(pid) => match far::alive(self.t, pid)? {
-                Some(stat) => {
-                    check_program(self, pid)?;
-                    info.old_main_pid = Some(pid);
-                    info.old_pids = vec![pid];
-                    // setsid made the server a group leader: signal its group.
-                    let target = if stat.pgid == i64::from(pid) {
-                        format!("-{pid}")
-                    } else {
-                        pid.to_string()
-                    };
-                    (pid, target)
-                }
-                None => (0, String::new()),
-            },
+        let (pid, target) = match far::pidfile_process(self.t, &self.spec.pid_file)? {
+            Some(live) => {
+                check_program(self, live.pid, live.argv.as_deref())?;
+                info.old_main_pid = Some(live.pid);
+                info.old_pids = vec![live.pid];
+                // setsid made the server a group leader: signal its group.
+                let target = if live.stat.pgid == i64::from(live.pid) {
+                    format!("-{}", live.pid)
+                } else {
+                    live.pid.to_string()
+                };
+                (live.pid, target)
+            }
             None => (0, String::new()),
         };
         let s = &self.spec;
@@ -199,8 +192,8 @@ impl Target for Process<'_> {
         info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
         let pid: Option<u32> = st.get("main_pid").and_then(|p| p.parse().ok());
         self.new_pid = pid;
-        let mut verified = None;
-        if let Some(pid) = pid {
+        let mut verified = cmdline_matches(line, st.cmdline().as_deref());
+        if let (Some(pid), false) = (pid, verified == Some(true)) {
             // The exec chain (sh -> env -> server) may still be on its way.
             for _ in 0..20 {
                 verified = cmdline_matches(line, far::cmdline(self.t, pid)?.as_deref());
@@ -240,10 +233,10 @@ impl Target for Process<'_> {
 
 /// A stale pid file may name a recycled PID: signal only what runs the
 /// spec's program.
-fn check_program(p: &Process, pid: u32) -> Result<(), Exit> {
+fn check_program(p: &Process, pid: u32, argv: Option<&[String]>) -> Result<(), Exit> {
     let prog = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
     let want = prog(&p.spec.exec.logical_argv()[0]);
-    if let Some(argv) = far::cmdline(p.t, pid)? {
+    if let Some(argv) = argv {
         if prog(&argv[0]) != want {
             return Err(Exit::new(
                 exit::STOP_FAILED,

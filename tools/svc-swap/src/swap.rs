@@ -15,7 +15,7 @@ use sweepkit::transport::Transport;
 use crate::execstart::ExecLine;
 use crate::flags::{self, Op};
 use crate::target::{Opts, Plan, Target};
-use crate::{diff, far, job, ready};
+use crate::{diff, job, ready};
 
 /// What the caller asked for.
 pub struct Request {
@@ -158,14 +158,10 @@ pub fn run(
         f.swap_id = Some(id.clone());
         f
     };
-    let mode = if unchanged {
-        "keep"
-    } else if let Some(text) = &plan.new {
-        let staged = format!("{}.sweepkit-new.{id}", plan.path);
-        far::write_file(t, &staged, text).map_err(|e| fail(e, &config))?;
-        "write"
-    } else {
-        "remove"
+    let mode = match (&plan.new, unchanged) {
+        (_, true) => "keep",
+        (Some(_), false) => "write",
+        (None, false) => "remove",
     };
     if !unchanged && plan.old.is_some() && plan.restores.is_none() {
         rec.backup = Some(backup_path(&plan.path));
@@ -178,10 +174,15 @@ pub fn run(
     let f = job::FileJob {
         path: plan.path.clone(),
         mode,
+        new_text: plan.new.clone().filter(|_| !unchanged),
         backup: rec.backup.clone(),
         restores: plan.restores.clone(),
         keep: req.keep_backups,
-        go_wait_s: if unchanged { 0 } else { job::GO_WAIT_S },
+        go_wait_s: if unchanged || !target.needs_verdict() {
+            0
+        } else {
+            job::GO_WAIT_S
+        },
     };
     let pending = job::Pending {
         record: rec,
@@ -211,6 +212,7 @@ pub fn conclude(
         words: pending.words,
     };
     let limit = req.opts.start_timeout + req.opts.wait * 2 + Duration::from_secs(900);
+    let verdict = target.needs_verdict();
     // A job still waiting for its verdict when a later run (not --reattach)
     // finds it is called off: that run has a swap of its own to do.
     let mut verify = || {
@@ -222,8 +224,9 @@ pub fn conclude(
         }
         target.verify(&line)
     };
-    let (st, refused) =
-        job::follow(t, dir, id, &mut verify, limit).map_err(|e| fail(e, &rec.config))?;
+    let v: Option<&mut dyn FnMut() -> Result<(), Exit>> =
+        if verdict { Some(&mut verify) } else { None };
+    let (st, refused) = job::follow(t, dir, id, v, limit).map_err(|e| fail(e, &rec.config))?;
     let running = st.result().unwrap_or("none");
     if running == "new" {
         let mut stop = rec.stop.clone();
@@ -330,13 +333,10 @@ fn rollback(
 ) -> Result<(), Failed> {
     let id = job::new_id();
     let dir = target.state_dir();
-    let mode = match &plan.old {
-        Some(text) => {
-            let staged = format!("{}.sweepkit-new.{id}", plan.path);
-            far::write_file(t, &staged, text).map_err(|e| fail(e, &rec.config))?;
-            "write"
-        }
-        None => "remove",
+    let mode = if plan.old.is_some() {
+        "write"
+    } else {
+        "remove"
     };
     let (m, stop) = target
         .job(&req.opts, old, &plan.line)
@@ -347,11 +347,16 @@ fn rollback(
     let f = job::FileJob {
         path: plan.path.clone(),
         mode,
+        new_text: plan.old.clone(),
         backup: None,
         // The backup of the old text is the old text itself: drop it.
         restores: rec.backup.clone(),
         keep: 0,
-        go_wait_s: job::GO_WAIT_S,
+        go_wait_s: if target.needs_verdict() {
+            job::GO_WAIT_S
+        } else {
+            0
+        },
     };
     let pending = job::Pending {
         record: back,

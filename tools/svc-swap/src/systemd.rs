@@ -302,6 +302,10 @@ impl Target for Systemd<'_> {
         Ok(())
     }
 
+    fn needs_verdict(&self) -> bool {
+        true
+    }
+
     fn state_dir(&self) -> String {
         format!("/run/sweepkit-swap/{}", self.unit)
     }
@@ -400,7 +404,8 @@ impl Target for Systemd<'_> {
             reset_failed: st.has("reset_failed", "1"),
             ..Default::default()
         };
-        if pid != 0 {
+        s.cmdline_verified = cmdline_matches(line, st.cmdline().as_deref());
+        if pid != 0 && s.cmdline_verified != Some(true) {
             s.cmdline_verified = cmdline_matches(line, far::cmdline(self.t, pid)?.as_deref());
         }
         Ok(s)

@@ -54,6 +54,9 @@ pub trait Target {
     fn reload(&mut self) -> Result<(), Exit>;
     /// Check the manager now carries `line`; `Err` says what differs.
     fn verify(&mut self, line: &ExecLine) -> Result<(), Exit>;
+    /// True when the job must wait for `verify` before it stops anything
+    /// (systemd: another drop-in may override ours).
+    fn needs_verdict(&self) -> bool;
     /// Where the far-side jobs keep their state (`job.rs`).
     fn state_dir(&self) -> String;
     /// True when the live instance already runs `line` (a no-op swap).

@@ -10,6 +10,8 @@ main() {
     say phase=starting
     say "t_start=$(date +%s%N)"
     if m_start new; then
+      # The new argv, for svc-swap's check without another round trip.
+      say "cmdline_hex=$(od -An -v -tx1 <"/proc/$pid/cmdline" 2>/dev/null | tr -d ' \n')"
       [ -z "$restores" ] || rm -f -- "$restores"
       prune
       say result=new

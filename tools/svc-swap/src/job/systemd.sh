@@ -26,7 +26,8 @@ m_start() {
     active | activating | reloading) ;;
     *) say "error=$unit is $(prop ActiveState) ($(prop Result)) right after start"; return 1 ;;
   esac
-  say "main_pid=$(prop MainPID)"
+  pid=$(prop MainPID)
+  say "main_pid=$pid"
   say "invocation_id=$(prop InvocationID)"
 }
 m_restart_old() { m_start old; }
