@@ -226,7 +226,16 @@ pub fn conclude(
     };
     let v: Option<&mut dyn FnMut() -> Result<(), Exit>> =
         if verdict { Some(&mut verify) } else { None };
-    let (st, refused) = job::follow(t, dir, id, v, limit).map_err(|e| fail(e, &rec.config))?;
+    let (st, refused) = job::follow(t, dir, id, v, limit).map_err(|e| {
+        let why = e.error.map_or(String::new(), |e| format!("{e:#}"));
+        let e = Exit::new(
+            e.code,
+            anyhow::anyhow!(
+                "{why}; swap job {id} goes on over there: `svc-swap --reattach {id}` says how it ended"
+            ),
+        );
+        fail(e, &rec.config)
+    })?;
     let running = st.result().unwrap_or("none");
     if running == "new" {
         let mut stop = rec.stop.clone();
