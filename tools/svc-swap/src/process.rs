@@ -167,6 +167,8 @@ impl Target for Process<'_> {
         args.push(shell_join(&env));
         args.push(shell_join(&new.logical_argv()));
         args.push(shell_join(&old.logical_argv()));
+        args.push(argv_hex(&new.logical_argv()));
+        args.push(argv_hex(&old.logical_argv()));
         let m = ManagerJob {
             script: job::PROCESS,
             args,
@@ -229,6 +231,15 @@ impl Target for Process<'_> {
     fn log_tail(&self) -> Vec<String> {
         far::tail(self.t, &self.spec.log_file, 20)
     }
+}
+
+/// The argv as /proc/PID/cmdline holds it (NUL after each word), in the
+/// hex `od -An -v -tx1` writes.
+fn argv_hex(argv: &[String]) -> String {
+    argv.iter()
+        .flat_map(|w| w.bytes().chain(std::iter::once(0)))
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// A stale pid file may name a recycled PID: signal only what runs the

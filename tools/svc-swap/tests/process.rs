@@ -499,3 +499,41 @@ fn noop_swap_and_bounded_backups() {
         "job files left"
     );
 }
+
+/// A run killed once its job started leaves the job unreported: the next
+/// run waits for it, says how it ended, then does its own swap.
+#[test]
+fn next_run_reports_a_job_an_earlier_run_lost() {
+    use std::os::unix::process::CommandExt;
+    let s = support::Sleeper::new("earlier");
+    s.start(&[]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_svc-swap"))
+        .process_group(0)
+        .args(["--spec", &s.spec, "--set", "k=1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !support::job_ids(&s.state_dir())
+        .iter()
+        .any(|id| s.state_dir().join(format!("{id}.lock")).exists())
+    {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no job started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .status();
+    let _ = child.wait();
+    let r = swap(&["--spec", &s.spec, "--set", "k=2"], "");
+    r.expect_code(0);
+    let rec = record(&r);
+    let w = rec["warnings"].to_string();
+    assert!(
+        w.contains("an earlier swap (job") && w.contains("new config running"),
+        "{rec}"
+    );
+    assert_eq!(s.running_k().as_deref(), Some("2"));
+    assert!(support::job_ids(&s.state_dir()).is_empty());
+}

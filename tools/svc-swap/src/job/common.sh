@@ -43,6 +43,7 @@ settle() {
       if [ -n "$left" ] && [ "$force" = 1 ] && [ -z "$killed" ]; then
         killed=1 n=0
         say "force_killed=${left# }"
+        # shellcheck disable=SC2086 # $left: numeric PIDs, one word each
         env kill -s KILL -- $left 2>/dev/null
         continue
       fi
