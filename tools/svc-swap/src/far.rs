@@ -1,7 +1,7 @@
 //! Far-side primitives over a `Transport`: read, back up and remove files,
-//! inspect and signal PIDs, check a TCP port and the GPU. Every value is an
-//! argv word or a positional parameter of a constant `sh -c` script, never
-//! spliced into shell text.
+//! inspect PIDs. (Signals, the port and GPU checks run inside the far-side
+//! job, `job/*.sh`.) Every value is an argv word or a positional parameter
+//! of a constant `sh -c` script, never spliced into shell text.
 
 use std::time::Duration;
 
@@ -97,10 +97,6 @@ pub fn write_file(t: &dyn Transport, path: &str, text: &str) -> Result<(), Exit>
     }
     t.write_file(path, text.as_bytes(), SHORT)
         .map_err(|e| Exit::new(exit::FAILURE, anyhow::anyhow!(e)))
-}
-
-pub fn remove(t: &dyn Transport, path: &str) -> Result<(), Exit> {
-    check(t, &["rm", "-f", "--", path], SHORT, exit::FAILURE).map(|_| ())
 }
 
 /// Backups of `path` (`PATH.sweepkit-bak.STAMP`), oldest first.
@@ -208,54 +204,6 @@ pub fn cmdline(t: &dyn Transport, pid: u32) -> Result<Option<Vec<String>>, Exit>
     Ok(Some(argv_of(&out.stdout)))
 }
 
-/// Send `sig` (`TERM`, `KILL`) to `target` (a PID, or `-PGID`).
-pub fn kill(t: &dyn Transport, sig: &str, target: &str) -> Result<bool, Exit> {
-    Ok(run(t, &["kill", &format!("-{sig}"), "--", target], SHORT)?.success())
-}
-
-/// True when something listens on TCP `port` (IPv4 or IPv6) over there.
-pub fn port_listening(t: &dyn Transport, port: u16) -> Result<bool, Exit> {
-    let script = "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; exit 0";
-    let out = check(t, &["sh", "-c", script], SHORT, exit::FAILURE)?;
-    Ok(listening_in(&out, port))
-}
-
-/// Parse `/proc/net/tcp` text: a LISTEN (0A) socket on local `port`.
-pub fn listening_in(table: &str, port: u16) -> bool {
-    table.lines().any(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        f.len() > 3
-            && f[3] == "0A"
-            && f[1]
-                .rsplit_once(':')
-                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok())
-                == Some(port)
-    })
-}
-
-/// PIDs holding GPU memory, or `None` when nvidia-smi is not there.
-pub fn gpu_pids(t: &dyn Transport) -> Result<Option<Vec<u32>>, Exit> {
-    let script = "command -v nvidia-smi >/dev/null || exit 127; \
-                  exec nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader";
-    let out = run(t, &["sh", "-c", script], SHORT)?;
-    match out.status {
-        Some(0) => Ok(Some(parse_gpu_pids(&out.stdout_str()))),
-        Some(127) => Ok(None),
-        _ => Err(Exit::new(
-            exit::STOP_FAILED,
-            anyhow::anyhow!("nvidia-smi failed: {}", out.stderr_str().trim()),
-        )),
-    }
-}
-
-/// PIDs from `nvidia-smi --query-compute-apps=pid,used_memory
-/// --format=csv,noheader` lines like `12345, 70000 MiB`.
-pub fn parse_gpu_pids(text: &str) -> Vec<u32> {
-    text.lines()
-        .filter_map(|l| l.split(',').next()?.trim().parse().ok())
-        .collect()
-}
-
 /// The last `n` lines of a far-side file (for crash reports).
 pub fn tail(t: &dyn Transport, path: &str, n: usize) -> Vec<String> {
     run(t, &["tail", "-n", &n.to_string(), "--", path], SHORT)
@@ -278,19 +226,6 @@ mod tests {
             }
         );
         assert_eq!(parse_stat("garbage"), None);
-    }
-
-    #[test]
-    fn nvidia_smi_lines() {
-        let t = "12345, 70000 MiB\n678, 1 MiB\nNo running processes found\n";
-        assert_eq!(parse_gpu_pids(t), [12345, 678]);
-    }
-
-    #[test]
-    fn tcp_table_listen_only() {
-        let t = "  sl  local_address rem_address   st\n   0: 0100007F:1F90 00000000:0000 0A 0\n   1: 0100007F:1F91 0100007F:9999 01 0\n";
-        assert!(listening_in(t, 8080));
-        assert!(!listening_in(t, 8081), "ESTABLISHED is not a listener");
     }
 
     #[test]

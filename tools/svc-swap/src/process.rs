@@ -89,10 +89,6 @@ impl Target for Process<'_> {
         })
     }
 
-    fn reload(&mut self) -> Result<(), Exit> {
-        Ok(())
-    }
-
     fn verify(&mut self, line: &ExecLine) -> Result<(), Exit> {
         let text = far::read_file(self.t, &self.path)?.unwrap_or_default();
         let spec = spec::parse(&self.path, &text)

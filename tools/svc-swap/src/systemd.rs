@@ -270,16 +270,6 @@ impl Target for Systemd<'_> {
         })
     }
 
-    fn reload(&mut self) -> Result<(), Exit> {
-        far::check(
-            self.t,
-            &["systemctl", "daemon-reload"],
-            Duration::from_secs(120),
-            exit::NOT_APPLIED,
-        )?;
-        Ok(())
-    }
-
     fn verify(&mut self, line: &ExecLine) -> Result<(), Exit> {
         self.refresh()?;
         if self.prop("NeedDaemonReload") != "no" {

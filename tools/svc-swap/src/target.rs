@@ -50,8 +50,6 @@ pub trait Target {
     fn plan_edit(&self, line: &ExecLine, in_place: bool) -> Result<Plan, Exit>;
     /// The file change that puts the previous config back.
     fn plan_restore(&self, in_place: bool) -> Result<Plan, Exit>;
-    /// Make the manager see the written files (daemon-reload).
-    fn reload(&mut self) -> Result<(), Exit>;
     /// Check the manager now carries `line`; `Err` says what differs.
     fn verify(&mut self, line: &ExecLine) -> Result<(), Exit>;
     /// True when the job must wait for `verify` before it stops anything
