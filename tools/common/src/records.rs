@@ -223,6 +223,19 @@ pub struct SwapRecord {
     pub preflight: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
+    /// True when the live instance already ran the requested config (its
+    /// manager's ExecStart and its own argv): nothing was stopped or
+    /// restarted (`svc-swap --force-restart` restarts anyway).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub noop: bool,
+    /// The far-side job that did the stop and start: `svc-swap --reattach
+    /// ID` follows it when the session was lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_id: Option<String>,
+    /// True when this record was written by a later run that reattached
+    /// to the job (the run that started it was lost).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reattached: bool,
 }
 
 /// wait-ready's verdict.
@@ -525,6 +538,13 @@ pub struct FailureRecord {
     pub log_tail: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
+    /// svc-swap: which config serves after the failure (`old`, `new`, or
+    /// `none` when neither could be started); absent when unknown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub running: Option<String>,
+    /// svc-swap: the far-side job that ran the stop and start, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swap_id: Option<String>,
 }
 
 /// summarize's decisions, as a record a script can act on.
@@ -577,6 +597,8 @@ pub fn failure(
         exit_code: None,
         log_tail: Vec::new(),
         upstream,
+        running: None,
+        swap_id: None,
     }
 }
 

@@ -112,6 +112,21 @@ pub struct Args {
     #[arg(long)]
     pub no_preflight: bool,
 
+    /// Restart even when the live instance already runs the requested
+    /// config (by default such a swap is a no-op, recorded as noop: true)
+    #[arg(long)]
+    pub force_restart: bool,
+
+    /// Keep the newest N backups of the edited file, delete older ones
+    /// (0 keeps all)
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub keep_backups: u32,
+
+    /// Follow swap job ID (a run that lost its session) to its end and
+    /// write its record: which config runs now
+    #[arg(long, value_name = "ID", conflicts_with_all = ["set", "unset", "apply_from", "restore", "dry_run"])]
+    pub reattach: Option<String>,
+
     #[command(flatten)]
     pub transport: TransportArgs,
 }
@@ -150,6 +165,8 @@ impl Args {
             ready_cmd: self.ready_cmd.clone(),
             ready_timeout: self.ready_timeout,
             rollback_on_fail: self.rollback_on_fail,
+            force_restart: self.force_restart,
+            keep_backups: self.keep_backups,
         }
     }
 }

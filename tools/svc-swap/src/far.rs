@@ -1,7 +1,7 @@
 //! Far-side primitives over a `Transport`: read, back up and remove files,
-//! inspect and signal PIDs, check a TCP port and the GPU. Every value is an
-//! argv word or a positional parameter of a constant `sh -c` script, never
-//! spliced into shell text.
+//! inspect PIDs. (Signals, the port and GPU checks run inside the far-side
+//! job, `job/*.sh`.) Every value is an argv word or a positional parameter
+//! of a constant `sh -c` script, never spliced into shell text.
 
 use std::time::Duration;
 
@@ -99,10 +99,6 @@ pub fn write_file(t: &dyn Transport, path: &str, text: &str) -> Result<(), Exit>
         .map_err(|e| Exit::new(exit::FAILURE, anyhow::anyhow!(e)))
 }
 
-pub fn remove(t: &dyn Transport, path: &str) -> Result<(), Exit> {
-    check(t, &["rm", "-f", "--", path], SHORT, exit::FAILURE).map(|_| ())
-}
-
 /// Backups of `path` (`PATH.sweepkit-bak.STAMP`), oldest first.
 pub fn backups(t: &dyn Transport, path: &str) -> Result<Vec<String>, Exit> {
     let script =
@@ -140,67 +136,72 @@ pub fn alive(t: &dyn Transport, pid: u32) -> Result<Option<ProcStat>, Exit> {
     Ok(parse_stat(&out.stdout_str()).filter(|s| s.state != 'Z' && s.state != 'X'))
 }
 
+/// Bytes from lowercase hex (`od -An -v -tx1` output, spaces removed).
+pub fn from_hex(hex: &str) -> Option<Vec<u8>> {
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+/// NUL-separated argv bytes as words.
+pub fn argv_of(bytes: &[u8]) -> Vec<String> {
+    let s = String::from_utf8_lossy(bytes);
+    s.trim_end_matches('\0')
+        .split('\0')
+        .map(String::from)
+        .collect()
+}
+
+/// A live process named by a pid file.
+#[derive(Debug, Clone)]
+pub struct Live {
+    pub pid: u32,
+    pub stat: ProcStat,
+    pub argv: Option<Vec<String>>,
+}
+
+/// The pid file's PID, its state and argv in one round trip; `None` when
+/// there is no pid file, or its process is gone or a zombie.
+pub fn pidfile_process(t: &dyn Transport, pid_file: &str) -> Result<Option<Live>, Exit> {
+    let script = r#"p=$(cat -- "$1" 2>/dev/null) || exit 0
+case $p in "" | *[!0-9]*) exit 0 ;; esac
+s=$(od -An -v -tx1 <"/proc/$p/stat" 2>/dev/null | tr -d ' \n') || exit 0
+printf '%s\n%s\n' "$p" "$s"
+od -An -v -tx1 <"/proc/$p/cmdline" 2>/dev/null | tr -d ' \n'
+exit 0"#;
+    let text = check(
+        t,
+        &["sh", "-c", script, "sh", pid_file],
+        SHORT,
+        exit::FAILURE,
+    )?;
+    let mut lines = text.lines();
+    let (Some(pid), Some(stat)) = (lines.next(), lines.next()) else {
+        return Ok(None);
+    };
+    let Some(pid) = pid.trim().parse().ok() else {
+        return Ok(None);
+    };
+    let stat = from_hex(stat).and_then(|b| parse_stat(&String::from_utf8_lossy(&b)));
+    let Some(stat) = stat.filter(|s| s.state != 'Z' && s.state != 'X') else {
+        return Ok(None);
+    };
+    let argv = lines
+        .next()
+        .and_then(from_hex)
+        .filter(|b| !b.is_empty())
+        .map(|b: Vec<u8>| argv_of(&b));
+    Ok(Some(Live { pid, stat, argv }))
+}
+
 /// The argv of a live process, `None` when it cannot be read.
 pub fn cmdline(t: &dyn Transport, pid: u32) -> Result<Option<Vec<String>>, Exit> {
     let out = run(t, &["cat", &format!("/proc/{pid}/cmdline")], SHORT)?;
     if !out.success() || out.stdout.is_empty() {
         return Ok(None);
     }
-    let s = String::from_utf8_lossy(&out.stdout);
-    Ok(Some(
-        s.trim_end_matches('\0')
-            .split('\0')
-            .map(String::from)
-            .collect(),
-    ))
-}
-
-/// Send `sig` (`TERM`, `KILL`) to `target` (a PID, or `-PGID`).
-pub fn kill(t: &dyn Transport, sig: &str, target: &str) -> Result<bool, Exit> {
-    Ok(run(t, &["kill", &format!("-{sig}"), "--", target], SHORT)?.success())
-}
-
-/// True when something listens on TCP `port` (IPv4 or IPv6) over there.
-pub fn port_listening(t: &dyn Transport, port: u16) -> Result<bool, Exit> {
-    let script = "cat /proc/net/tcp /proc/net/tcp6 2>/dev/null; exit 0";
-    let out = check(t, &["sh", "-c", script], SHORT, exit::FAILURE)?;
-    Ok(listening_in(&out, port))
-}
-
-/// Parse `/proc/net/tcp` text: a LISTEN (0A) socket on local `port`.
-pub fn listening_in(table: &str, port: u16) -> bool {
-    table.lines().any(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        f.len() > 3
-            && f[3] == "0A"
-            && f[1]
-                .rsplit_once(':')
-                .and_then(|(_, p)| u16::from_str_radix(p, 16).ok())
-                == Some(port)
-    })
-}
-
-/// PIDs holding GPU memory, or `None` when nvidia-smi is not there.
-pub fn gpu_pids(t: &dyn Transport) -> Result<Option<Vec<u32>>, Exit> {
-    let script = "command -v nvidia-smi >/dev/null || exit 127; \
-                  exec nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader";
-    let out = run(t, &["sh", "-c", script], SHORT)?;
-    match out.status {
-        Some(0) => Ok(Some(parse_gpu_pids(&out.stdout_str()))),
-        Some(127) => Ok(None),
-        _ => Err(Exit::new(
-            exit::STOP_FAILED,
-            anyhow::anyhow!("nvidia-smi failed: {}", out.stderr_str().trim()),
-        )),
-    }
-}
-
-/// PIDs from `nvidia-smi --query-compute-apps=pid,used_memory
-/// --format=csv,noheader` lines like `12345, 70000 MiB`.
-pub fn parse_gpu_pids(text: &str) -> Vec<u32> {
-    text.lines()
-        .filter_map(|l| l.split(',').next()?.trim().parse().ok())
-        .collect()
+    Ok(Some(argv_of(&out.stdout)))
 }
 
 /// The last `n` lines of a far-side file (for crash reports).
@@ -228,19 +229,6 @@ mod tests {
     }
 
     #[test]
-    fn nvidia_smi_lines() {
-        let t = "12345, 70000 MiB\n678, 1 MiB\nNo running processes found\n";
-        assert_eq!(parse_gpu_pids(t), [12345, 678]);
-    }
-
-    #[test]
-    fn tcp_table_listen_only() {
-        let t = "  sl  local_address rem_address   st\n   0: 0100007F:1F90 00000000:0000 0A 0\n   1: 0100007F:1F91 0100007F:9999 01 0\n";
-        assert!(listening_in(t, 8080));
-        assert!(!listening_in(t, 8081), "ESTABLISHED is not a listener");
-    }
-
-    #[test]
     fn local_file_helpers() {
         let t = sweepkit::transport::Local::new();
         let dir = std::env::temp_dir().join(format!("svc-swap-far-{}", std::process::id()));
@@ -260,6 +248,12 @@ mod tests {
         assert!(backups(&t, p).unwrap()[0].ends_with(".1"));
         let me = std::process::id();
         assert!(alive(&t, me).unwrap().is_some());
+        let pf = format!("{p}.pid");
+        assert!(pidfile_process(&t, &pf).unwrap().is_none(), "no pid file");
+        write_file(&t, &pf, &format!("{me}\n")).unwrap();
+        let live = pidfile_process(&t, &pf).unwrap().unwrap();
+        assert_eq!(live.pid, me);
+        assert_eq!(Some(live.argv.unwrap()), cmdline(&t, me).unwrap());
         assert!(cmdline(&t, me).unwrap().is_some());
         std::fs::remove_dir_all(dir).unwrap();
     }

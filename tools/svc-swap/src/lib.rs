@@ -7,10 +7,11 @@ pub mod diff;
 pub mod execstart;
 pub mod far;
 pub mod flags;
+pub mod job;
 pub mod preflight;
 pub mod process;
 pub mod ready;
-pub mod settle;
+pub mod retry;
 pub mod show;
 pub mod spec;
 pub mod swap;
@@ -25,7 +26,7 @@ use serde_json::Value;
 
 use sweepkit::exit;
 use sweepkit::io::{write_record, RecordReader};
-use sweepkit::records::{failure, FailureKind, Record, Stage};
+use sweepkit::records::{failure, FailureKind, Record, Stage, SwapRecord};
 use sweepkit::report::{Exit, WithCode};
 use sweepkit::transport::{shell_join, Transport};
 
@@ -109,6 +110,8 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         let mut rec = failure(TOOL, started, f.config, Stage::Swap, kind, reason, upstream);
         rec.exit_code = Some(i32::from(f.exit.code));
         rec.log_tail = f.log_tail;
+        rec.running = f.running.map(String::from);
+        rec.swap_id = f.swap_id;
         write_record(stdout, &Record::Failure(rec))?;
         Err::<(), Exit>(f.exit)
     };
@@ -119,63 +122,123 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
             words: vec!["x".into()],
         };
         let config = flags::apply(&any, &req.ops).config;
-        swap::Failed {
-            exit,
-            config,
-            log_tail: Vec::new(),
-        }
+        swap::fail(exit, &config)
     };
     let transport = match make_transport(&args) {
         Ok(t) => t,
         Err(e) => return fail_out(&mut stdout, early(e), upstream),
     };
     let t: &dyn Transport = transport.as_ref();
-    let loaded: Result<Box<dyn target::Target>, Exit> = match manager {
-        Manager::Systemd => systemd::Systemd::load(t, args.unit.as_deref().unwrap_or_default())
-            .map(|s| Box::new(s) as Box<dyn target::Target>),
-        Manager::Process => process::Process::load(t, args.spec.as_deref().unwrap_or_default())
-            .map(|s| Box::new(s) as Box<dyn target::Target>),
+    let load = || -> Result<Box<dyn target::Target + '_>, Exit> {
+        Ok(match manager {
+            Manager::Systemd => Box::new(systemd::Systemd::load(
+                t,
+                args.unit.as_deref().unwrap_or_default(),
+            )?),
+            Manager::Process => Box::new(process::Process::load(
+                t,
+                args.spec.as_deref().unwrap_or_default(),
+            )?),
+        })
     };
-    let mut target = match loaded {
+    let mut target = match load() {
         Ok(x) => x,
         Err(e) => return fail_out(&mut stdout, early(e), upstream),
     };
-    // Before anything is written or stopped: a config SGLang would refuse
-    // after its model load is refused here, and the old server keeps running.
-    let notes = match preflight_gate(&args, &req, target.current()) {
-        Ok(n) => n,
-        Err(f) => return fail_out(&mut stdout, f, upstream),
-    };
-    match swap::run(t, target.as_mut(), &req, started, upstream.clone()) {
-        Ok(mut rec) => {
-            rec.preflight = notes;
-            let prefix = args.transport.prefix();
-            rec.target.exec_prefix = (!prefix.is_empty()).then(|| shell_join(&prefix));
-            rec.target.ssh = args.transport.ssh.as_ref().map(|s| s.to_string());
-            rec.target.port = args.port.or(rec.target.port);
-            sweepkit::report::info(
-                TOOL,
-                format!(
-                    "{} {}: {} (stop: {})",
-                    rec.method,
-                    rec.target.unit,
-                    if rec.changes.is_empty() {
-                        "no flag changes".into()
-                    } else {
-                        swap::describe(&rec.changes)
-                    },
-                    if rec.stop.result.is_empty() {
-                        "-"
-                    } else {
-                        &rec.stop.result
-                    },
-                ),
-            );
-            write_record(&mut stdout, &Record::Swap(rec))?;
-            Ok(())
+    let dir = target.state_dir();
+    let outcome = if let Some(id) = &args.reattach {
+        swap::reattach(t, target.as_mut(), &req, id, false)
+    } else {
+        // A job an earlier run lost track of must end before this one
+        // starts: two jobs on one service would undo each other.
+        let earlier = match settle_earlier(t, target.as_mut(), &req) {
+            Ok(w) => w,
+            Err(e) => return fail_out(&mut stdout, early(e), upstream),
+        };
+        if !earlier.is_empty() {
+            target = match load() {
+                Ok(x) => x,
+                Err(e) => return fail_out(&mut stdout, early(e), upstream),
+            };
         }
+        // Before anything is written or stopped: a config SGLang would
+        // refuse after its model load is refused here, and the old server
+        // keeps running.
+        let notes = match preflight_gate(&args, &req, target.current()) {
+            Ok(n) => n,
+            Err(f) => return fail_out(&mut stdout, f, upstream),
+        };
+        swap::run(t, target.as_mut(), &req, started, upstream.clone()).map(|mut r| {
+            r.warnings.extend(earlier);
+            r.preflight = notes;
+            r
+        })
+    };
+    let id = match &outcome {
+        Ok(r) => r.swap_id.clone(),
+        Err(f) => f.swap_id.clone(),
+    };
+    let res = match outcome {
+        Ok(rec) => write_swap(&args, &mut stdout, rec),
         Err(f) => fail_out(&mut stdout, f, upstream),
+    };
+    // Only once the record is out: until then a reattach can still tell.
+    if let Some(id) = id {
+        job::cleanup(t, &dir, &id);
     }
+    res
+}
+
+fn write_swap(args: &Args, stdout: &mut dyn Write, mut rec: SwapRecord) -> Result<(), Exit> {
+    let prefix = args.transport.prefix();
+    rec.target.exec_prefix = (!prefix.is_empty()).then(|| shell_join(&prefix));
+    rec.target.ssh = args.transport.ssh.as_ref().map(|s| s.to_string());
+    rec.target.port = args.port.or(rec.target.port);
+    let what = if rec.noop {
+        "already running the requested config; not restarted".to_string()
+    } else if rec.changes.is_empty() {
+        "no flag changes".into()
+    } else {
+        swap::describe(&rec.changes)
+    };
+    let stop = if rec.stop.result.is_empty() {
+        "-"
+    } else {
+        &rec.stop.result
+    };
+    sweepkit::report::info(
+        TOOL,
+        format!("{} {}: {what} (stop: {stop})", rec.method, rec.target.unit),
+    );
+    write_record(stdout, &Record::Swap(rec))?;
+    Ok(())
+}
+
+/// Follow jobs earlier runs left unreported; say how each ended.
+fn settle_earlier(
+    t: &dyn Transport,
+    target: &mut dyn target::Target,
+    req: &swap::Request,
+) -> Result<Vec<String>, Exit> {
+    let dir = target.state_dir();
+    let mut said = Vec::new();
+    for id in job::unreported(t, &dir)? {
+        let line = match swap::reattach(t, target, req, &id, true) {
+            Ok(r) => format!(
+                "an earlier swap (job {id}) ended with the new config running: {}",
+                swap::describe(&r.changes)
+            ),
+            Err(f) => format!(
+                "an earlier swap (job {id}) ended with {} config running: {}",
+                f.running.unwrap_or("an unknown"),
+                f.exit.error.map_or(String::new(), |e| format!("{e:#}"))
+            ),
+        };
+        sweepkit::report::warning(TOOL, &line);
+        said.push(line);
+        job::cleanup(t, &dir, &id);
+    }
+    Ok(said)
 }
 
 /// Check the edited command line with `preflight` when it starts SGLang
@@ -200,21 +263,29 @@ fn preflight_gate(
             }
             Ok(found.notes)
         }
-        Err(reason) => Err(swap::Failed {
-            exit: Exit::new(
-                exit::PREFLIGHT_REJECTED,
-                anyhow::anyhow!("pre-flight: {reason}; nothing was stopped"),
-            ),
-            config: edited.config,
-            log_tail: Vec::new(),
-        }),
+        Err(reason) => {
+            let mut f = swap::fail(
+                Exit::new(
+                    exit::PREFLIGHT_REJECTED,
+                    anyhow::anyhow!("pre-flight: {reason}; nothing was stopped"),
+                ),
+                &edited.config,
+            );
+            f.running = Some("old");
+            Err(f)
+        }
     }
 }
 
 fn make_transport(args: &Args) -> Result<Box<dyn Transport>, Exit> {
-    args.transport
+    let t = args
+        .transport
         .open()
-        .map_err(|e| Exit::new(e.exit_code(), anyhow::anyhow!("{e}")))
+        .map_err(|e| Exit::new(e.exit_code(), anyhow::anyhow!("{e}")))?;
+    if !args.transport.is_remote() {
+        return Ok(t);
+    }
+    Ok(Box::new(retry::Retrying::new(t, retry::BUDGET)))
 }
 
 trait ContextCode<T> {

@@ -3,15 +3,16 @@
 //! group, wait TimeoutStopSec, SIGKILL only with `--force-kill`. Start:
 //! `setsid`, output appended to LogFile, pid file written by the child.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sweepkit::exit;
 use sweepkit::records::{ServiceTarget, StartInfo, StopInfo};
 use sweepkit::report::Exit;
-use sweepkit::transport::Transport;
+use sweepkit::transport::{shell_join, Transport};
 
 use crate::execstart::{self, ExecLine};
 use crate::far;
+use crate::job::{self, ManagerJob, State};
 use crate::spec::{self, Spec};
 use crate::target::{cmdline_matches, Opts, Plan, Target};
 use crate::unitfile;
@@ -41,37 +42,7 @@ impl<'t> Process<'t> {
             new_pid: None,
         })
     }
-
-    fn read_pid(&self) -> Result<Option<u32>, Exit> {
-        let text = far::read_file(self.t, &self.spec.pid_file)?;
-        Ok(text.and_then(|s| s.trim().parse().ok()))
-    }
-
-    fn wait_gone(&self, pid: u32, limit: Duration) -> Result<bool, Exit> {
-        let t0 = Instant::now();
-        loop {
-            if far::alive(self.t, pid)?.is_none() {
-                return Ok(true);
-            }
-            if t0.elapsed() >= limit {
-                return Ok(false);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
 }
-
-/// The start script: data arrive as positional parameters only. The child
-/// writes its own PID (temp + mv) before exec, so the pid file names the
-/// server itself, whatever `setsid` does about forking.
-const START: &str = r#"wd=$1 log=$2 pidf=$3; shift 3
-rm -f -- "$pidf"
-cd "$wd" || exit 96
-off=0; [ -f "$log" ] && off=$(wc -c < "$log")
-setsid sh -c 'echo $$ > "$0.sweepkit-tmp" && mv -f -- "$0.sweepkit-tmp" "$0" && exec "$@"' "$pidf" "$@" >>"$log" 2>&1 </dev/null &
-i=0
-while [ ! -s "$pidf" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done
-printf '%s %s\n' "$(cat -- "$pidf")" "$off""#;
 
 impl Target for Process<'_> {
     fn info(&self) -> ServiceTarget {
@@ -118,10 +89,6 @@ impl Target for Process<'_> {
         })
     }
 
-    fn reload(&mut self) -> Result<(), Exit> {
-        Ok(())
-    }
-
     fn verify(&mut self, line: &ExecLine) -> Result<(), Exit> {
         let text = far::read_file(self.t, &self.path)?.unwrap_or_default();
         let spec = spec::parse(&self.path, &text)
@@ -141,79 +108,104 @@ impl Target for Process<'_> {
         Ok(())
     }
 
-    fn stop(&mut self, o: &Opts) -> Result<StopInfo, Exit> {
-        let t0 = Instant::now();
-        let mut info = StopInfo::default();
-        let port = o.port.or(self.spec.port);
-        match self.read_pid()? {
-            Some(pid) if far::alive(self.t, pid)?.is_some() => {
-                stop_pid(self, pid, o, &mut info)?;
-            }
-            _ => info.result = "already_stopped".into(),
-        }
-        crate::settle::wait_port_and_gpu(self.t, port, o, &info.old_pids.clone(), &mut info)?;
-        far::remove(self.t, &self.spec.pid_file)?;
-        info.duration_s = t0.elapsed().as_secs_f64();
-        Ok(info)
+    fn needs_verdict(&self) -> bool {
+        false
     }
 
-    fn start(&mut self, _o: &Opts, line: &ExecLine) -> Result<StartInfo, Exit> {
-        let started = std::time::SystemTime::now();
+    fn state_dir(&self) -> String {
+        format!("{}.sweepkit-swap", self.path)
+    }
+
+    fn live_matches(&mut self, line: &ExecLine) -> Result<bool, Exit> {
+        let Some(live) = far::pidfile_process(self.t, &self.spec.pid_file)? else {
+            return Ok(false);
+        };
+        self.new_pid = Some(live.pid);
+        Ok(cmdline_matches(line, live.argv.as_deref()) == Some(true))
+    }
+
+    fn job(
+        &mut self,
+        o: &Opts,
+        new: &ExecLine,
+        old: &ExecLine,
+    ) -> Result<(ManagerJob, StopInfo), Exit> {
+        let mut info = StopInfo::default();
+        let (pid, target) = match far::pidfile_process(self.t, &self.spec.pid_file)? {
+            Some(live) => {
+                check_program(self, live.pid, live.argv.as_deref())?;
+                info.old_main_pid = Some(live.pid);
+                info.old_pids = vec![live.pid];
+                // setsid made the server a group leader: signal its group.
+                let target = if live.stat.pgid == i64::from(live.pid) {
+                    format!("-{}", live.pid)
+                } else {
+                    live.pid.to_string()
+                };
+                (live.pid, target)
+            }
+            None => (0, String::new()),
+        };
         let s = &self.spec;
-        let mut argv: Vec<String> = [
-            "sh",
-            "-c",
-            START,
-            "sh",
-            &s.working_dir,
-            &s.log_file,
-            &s.pid_file,
-        ]
-        .map(String::from)
-        .to_vec();
-        argv.push("env".into());
-        argv.extend(s.env.iter().map(|(k, v)| format!("{k}={v}")));
-        let words = line.logical_argv();
-        argv.extend(words.iter().cloned());
-        let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
-        let out = far::check(self.t, &refs, far::SHORT, exit::START_FAILED)?;
-        // "PID LOG_OFFSET": the log's size before the server wrote to it.
-        let mut words = out.split_whitespace();
-        let pid = words.next().and_then(|w| w.parse::<u32>().ok());
-        let log_offset = words.next().and_then(|w| w.parse::<u64>().ok());
-        let pid: u32 = pid.ok_or(()).map_err(|_| {
-            Exit::new(
-                exit::START_FAILED,
-                anyhow::anyhow!(
-                    "{}: no pid file after start (see {})",
-                    s.pid_file,
-                    s.log_file
-                ),
-            )
-        })?;
-        self.new_pid = Some(pid);
-        // Wait for the exec chain (sh -> env -> server) to reach the server.
-        let t0 = Instant::now();
-        let mut verified = None;
-        while t0.elapsed() < Duration::from_secs(3) {
-            if far::alive(self.t, pid)?.is_none() {
-                return Err(Exit::new(
-                    exit::START_FAILED,
-                    anyhow::anyhow!("PID {pid} exited at once (see {})", s.log_file),
-                ));
+        let grace = o.stop_timeout.unwrap_or(s.timeout_stop);
+        let env: Vec<String> = std::iter::once("env".to_string())
+            .chain(s.env.iter().map(|(k, v)| format!("{k}={v}")))
+            .collect();
+        let mut args = vec![
+            s.working_dir.clone(),
+            s.log_file.clone(),
+            s.pid_file.clone(),
+            grace.as_millis().to_string(),
+            pid.to_string(),
+            target,
+        ];
+        args.extend(crate::target::settle_args(o, o.port.or(s.port)));
+        args.push(shell_join(&env));
+        args.push(shell_join(&new.logical_argv()));
+        args.push(shell_join(&old.logical_argv()));
+        args.push(argv_hex(&new.logical_argv()));
+        args.push(argv_hex(&old.logical_argv()));
+        let m = ManagerJob {
+            script: job::PROCESS,
+            args,
+            systemd_run: false,
+        };
+        Ok((m, info))
+    }
+
+    fn finish(
+        &mut self,
+        st: &State,
+        line: &ExecLine,
+        info: &mut StopInfo,
+    ) -> Result<StartInfo, Exit> {
+        info.result = st.get("stop_result").unwrap_or("already_stopped").into();
+        if info.result == "sigkill_after_timeout" {
+            info.detail = Some(format!(
+                "PID {} ignored SIGTERM for TimeoutStopSec; sent SIGKILL to its group",
+                info.old_main_pid.unwrap_or(0)
+            ));
+        }
+        info.gpu = st.get("gpu").map(String::from);
+        info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
+        let pid: Option<u32> = st.get("main_pid").and_then(|p| p.parse().ok());
+        self.new_pid = pid;
+        let mut verified = cmdline_matches(line, st.cmdline().as_deref());
+        if let (Some(pid), false) = (pid, verified == Some(true)) {
+            // The exec chain (sh -> env -> server) may still be on its way.
+            for _ in 0..20 {
+                verified = cmdline_matches(line, far::cmdline(self.t, pid)?.as_deref());
+                if verified == Some(true) || far::alive(self.t, pid)?.is_none() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
             }
-            let got = far::cmdline(self.t, pid)?;
-            verified = cmdline_matches(line, got.as_deref());
-            if verified == Some(true) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
         }
         Ok(StartInfo {
-            started_at: sweepkit::time::rfc3339(started),
-            main_pid: Some(pid),
+            started_at: crate::target::stamp_of(st, "t_start"),
+            main_pid: pid,
             cmdline_verified: verified,
-            log_offset,
+            log_offset: st.get("log_offset").and_then(|v| v.parse().ok()),
             ..Default::default()
         })
     }
@@ -237,14 +229,21 @@ impl Target for Process<'_> {
     }
 }
 
-/// SIGTERM, wait TimeoutStopSec, then SIGKILL only with `--force-kill`.
-fn stop_pid(p: &Process, pid: u32, o: &Opts, info: &mut StopInfo) -> Result<(), Exit> {
-    let stat = far::alive(p.t, pid)?;
-    // A stale pid file may name a recycled PID: signal only what runs the
-    // spec's program.
+/// The argv as /proc/PID/cmdline holds it (NUL after each word), in the
+/// hex `od -An -v -tx1` writes.
+fn argv_hex(argv: &[String]) -> String {
+    argv.iter()
+        .flat_map(|w| w.bytes().chain(std::iter::once(0)))
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A stale pid file may name a recycled PID: signal only what runs the
+/// spec's program.
+fn check_program(p: &Process, pid: u32, argv: Option<&[String]>) -> Result<(), Exit> {
     let prog = |s: &str| s.rsplit('/').next().unwrap_or(s).to_string();
     let want = prog(&p.spec.exec.logical_argv()[0]);
-    if let Some(argv) = far::cmdline(p.t, pid)? {
+    if let Some(argv) = argv {
         if prog(&argv[0]) != want {
             return Err(Exit::new(
                 exit::STOP_FAILED,
@@ -255,41 +254,6 @@ fn stop_pid(p: &Process, pid: u32, o: &Opts, info: &mut StopInfo) -> Result<(), 
                 ),
             ));
         }
-    }
-    info.old_main_pid = Some(pid);
-    info.old_pids = vec![pid];
-    // setsid made the server a group leader: signal its whole group.
-    let target = match stat {
-        Some(s) if s.pgid == i64::from(pid) => format!("-{pid}"),
-        _ => pid.to_string(),
-    };
-    far::kill(p.t, "TERM", &target)?;
-    let limit = o.stop_timeout.unwrap_or(p.spec.timeout_stop);
-    if p.wait_gone(pid, limit)? {
-        info.result = "clean".into();
-        return Ok(());
-    }
-    if !o.force_kill {
-        return Err(Exit::new(
-            exit::STOP_FAILED,
-            anyhow::anyhow!(
-                "PID {pid} still running {:.1}s after SIGTERM (TimeoutStopSec); \
-                 --force-kill sends SIGKILL",
-                limit.as_secs_f64()
-            ),
-        ));
-    }
-    far::kill(p.t, "KILL", &target)?;
-    info.result = "sigkill_after_timeout".into();
-    info.detail = Some(format!(
-        "PID {pid} ignored SIGTERM for {:.1}s; sent SIGKILL to {target}",
-        limit.as_secs_f64()
-    ));
-    if !p.wait_gone(pid, o.wait)? {
-        return Err(Exit::new(
-            exit::STOP_FAILED,
-            anyhow::anyhow!("PID {pid} survived SIGKILL"),
-        ));
     }
     Ok(())
 }

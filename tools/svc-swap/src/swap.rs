@@ -1,8 +1,10 @@
 //! The swap itself, written once for every manager: plan the file change,
-//! write it (backup first), reload, verify, stop, start, run the ready
-//! command, and undo the change on the way out of any failure.
+//! skip it when the live instance already runs it, hand the install,
+//! reload, stop and start to a far-side job (`job.rs`) that puts the old
+//! config back itself when the new one fails, verify before it stops
+//! anything, run the ready command, roll back on request.
 
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use sweepkit::exit;
@@ -10,9 +12,10 @@ use sweepkit::records::{Change, Config, StartInfo, StopInfo, SwapRecord, SCHEMA_
 use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
+use crate::execstart::ExecLine;
 use crate::flags::{self, Op};
 use crate::target::{Opts, Plan, Target};
-use crate::{diff, far, ready};
+use crate::{diff, job, ready};
 
 /// What the caller asked for.
 pub struct Request {
@@ -24,6 +27,10 @@ pub struct Request {
     pub ready_cmd: Option<String>,
     pub ready_timeout: std::time::Duration,
     pub rollback_on_fail: bool,
+    /// Restart even when the live config already is the requested one.
+    pub force_restart: bool,
+    /// Backups of the edited file to keep (0: all).
+    pub keep_backups: u32,
 }
 
 /// A failed swap: the exit, plus what the failure record needs.
@@ -31,13 +38,20 @@ pub struct Failed {
     pub exit: Exit,
     pub config: Config,
     pub log_tail: Vec<String>,
+    /// Which config serves after the failure: `old`, `new` or `none`
+    /// (unknown when the far side could not be asked).
+    pub running: Option<&'static str>,
+    /// The far-side job, when one ran.
+    pub swap_id: Option<String>,
 }
 
-fn fail(exit: Exit, config: &Config) -> Failed {
+pub fn fail(exit: Exit, config: &Config) -> Failed {
     Failed {
         exit,
         config: config.clone(),
         log_tail: Vec::new(),
+        running: None,
+        swap_id: None,
     }
 }
 
@@ -50,36 +64,39 @@ fn backup_path(path: &str) -> String {
     format!("{path}.sweepkit-bak.{stamp}")
 }
 
-/// Write the plan; returns the backup made, if any.
-fn write(t: &dyn Transport, plan: &Plan) -> Result<Option<String>, Exit> {
-    let mut backup = None;
-    if let (Some(old), None) = (&plan.old, &plan.restores) {
-        let b = backup_path(&plan.path);
-        far::write_file(t, &b, old)?;
-        backup = Some(b);
+/// The plan, its changes, the config it gives and warnings.
+fn plan(
+    target: &mut dyn Target,
+    req: &Request,
+    cur: &ExecLine,
+) -> Result<(Plan, Vec<Change>, Config, Vec<String>), Failed> {
+    if req.restore {
+        let plan = target
+            .plan_restore(req.in_place)
+            .map_err(|e| fail(e, &Config::new()))?;
+        let changes = flags::diff(cur, &plan.line);
+        let config = flags::config_of(&plan.line, &changes);
+        return Ok((plan, changes, config, Vec::new()));
     }
-    match &plan.new {
-        Some(text) => far::write_file(t, &plan.path, text)?,
-        None => far::remove(t, &plan.path)?,
-    }
-    Ok(backup)
+    let e = flags::apply(cur, &req.ops);
+    let plan = target
+        .plan_edit(&e.line, req.in_place)
+        .map_err(|x| fail(x, &e.config))?;
+    Ok((plan, e.changes, e.config, e.warnings))
 }
 
-/// Put the file back as it was before `write`.
-fn undo(
-    t: &dyn Transport,
-    target: &mut dyn Target,
-    plan: &Plan,
-    backup: &Option<String>,
-) -> Result<(), Exit> {
-    match &plan.old {
-        Some(text) => far::write_file(t, &plan.path, text)?,
-        None => far::remove(t, &plan.path)?,
-    }
-    if let Some(b) = backup {
-        far::remove(t, b)?;
-    }
-    target.reload()
+fn dry_run(plan: &Plan) {
+    let name = |p: &Option<String>| {
+        if p.is_some() {
+            plan.path.as_str()
+        } else {
+            "/dev/null"
+        }
+    };
+    let old = plan.old.as_deref().unwrap_or("");
+    let new = plan.new.as_deref().unwrap_or("");
+    let (from, to) = (name(&plan.old), name(&plan.new));
+    eprint!("{}", diff::unified(old, new, from, to));
 }
 
 pub fn run(
@@ -90,20 +107,7 @@ pub fn run(
     upstream: Option<Value>,
 ) -> Result<SwapRecord, Failed> {
     let cur = target.current().clone();
-    let (plan, changes, config, warnings) = if req.restore {
-        let plan = target
-            .plan_restore(req.in_place)
-            .map_err(|e| fail(e, &Config::new()))?;
-        let changes = flags::diff(&cur, &plan.line);
-        let config = flags::config_of(&plan.line, &changes);
-        (plan, changes, config, Vec::new())
-    } else {
-        let e = flags::apply(&cur, &req.ops);
-        let plan = target
-            .plan_edit(&e.line, req.in_place)
-            .map_err(|x| fail(x, &e.config))?;
-        (plan, e.changes, e.config, e.warnings)
-    };
+    let (plan, changes, config, warnings) = plan(target, req, &cur)?;
     for w in &warnings {
         sweepkit::report::warning("svc-swap", w);
     }
@@ -126,120 +130,296 @@ pub fn run(
         warnings,
         preflight: Vec::new(),
         upstream,
+        ..Default::default()
     };
-    // Nothing to write (no edits, or edits that change nothing): a plain
-    // verified restart, without a drop-in that repeats the unit's line.
-    let unchanged = plan.old == plan.new || (!req.restore && plan.line == cur);
     if req.dry_run {
-        let old = plan.old.as_deref().unwrap_or("");
-        let new = plan.new.as_deref().unwrap_or("");
-        let from = if plan.old.is_some() {
-            plan.path.as_str()
-        } else {
-            "/dev/null"
-        };
-        let to = if plan.new.is_some() {
-            plan.path.as_str()
-        } else {
-            "/dev/null"
-        };
-        eprint!("{}", diff::unified(old, new, from, to));
+        dry_run(&plan);
         rec.method = "dry-run".into();
         return Ok(rec);
     }
-    let backup = if unchanged {
+    // Nothing to write (no edits, or edits that change nothing): a plain
+    // restart, without a drop-in that repeats the unit's line; none at all
+    // when the live instance already runs the line (checked against the
+    // manager's ExecStart and the process's own argv).
+    let unchanged = plan.old == plan.new || (!req.restore && plan.line == cur);
+    if unchanged {
         rec.path = None;
-        None
-    } else {
-        let b = write(t, &plan).map_err(|e| fail(e, &config))?;
-        target.reload().map_err(|e| fail(e, &config))?;
-        if let Err(e) = target.verify(&plan.line) {
-            let _ = undo(t, target, &plan, &b);
-            return Err(fail(e, &config));
+        let live = target
+            .live_matches(&plan.line)
+            .map_err(|e| fail(e, &config))?;
+        if live && !req.force_restart {
+            rec.noop = true;
+            ready_check(target, req, &rec).map_err(|e| fail(e, &config))?;
+            return Ok(rec);
         }
-        b
-    };
-    rec.backup = backup.clone();
-    let undo_all = |target: &mut dyn Target| {
-        if unchanged {
-            Ok(())
-        } else {
-            undo(t, target, &plan, &backup)
-        }
-    };
-    rec.stop = match target.stop(&req.opts) {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = undo_all(target);
-            return Err(fail(e, &config));
-        }
-    };
-    let started_ok = target.start(&req.opts, &plan.line).and_then(|s| {
-        rec.start = s;
-        let Some(cmd) = &req.ready_cmd else {
-            return Ok(());
-        };
-        let line =
-            serde_json::to_vec(&sweepkit::records::Record::Swap(rec.clone())).unwrap_or_default();
-        ready::run(
-            cmd,
-            &target.ready_env(),
-            &[line, b"\n".to_vec()].concat(),
-            req.ready_timeout,
-        )
-        .map_err(|m| Exit::new(exit::START_FAILED, anyhow::anyhow!(m)))
-    });
-    if let Err(e) = started_ok {
-        let log_tail = target.log_tail();
-        let e = if req.rollback_on_fail && !unchanged {
-            rollback(target, req, &plan, &cur, e, &undo_all)
-        } else {
-            e
-        };
-        return Err(Failed {
-            exit: e,
-            config,
-            log_tail,
-        });
     }
-    if let Some(b) = &plan.restores {
-        far::remove(t, b).map_err(|e| fail(e, &config))?;
+    let id = job::new_id();
+    let dir = target.state_dir();
+    let tagged = |mut f: Failed| {
+        f.swap_id = Some(id.clone());
+        f
+    };
+    let mode = match (&plan.new, unchanged) {
+        (_, true) => "keep",
+        (Some(_), false) => "write",
+        (None, false) => "remove",
+    };
+    if !unchanged && plan.old.is_some() && plan.restores.is_none() {
+        rec.backup = Some(backup_path(&plan.path));
     }
-    Ok(rec)
+    let (m, stop) = target
+        .job(&req.opts, &plan.line, &cur)
+        .map_err(|e| fail(e, &config))?;
+    rec.stop = stop;
+    rec.swap_id = Some(id.clone());
+    let f = job::FileJob {
+        path: plan.path.clone(),
+        mode,
+        new_text: plan.new.clone().filter(|_| !unchanged),
+        backup: rec.backup.clone(),
+        restores: plan.restores.clone(),
+        keep: req.keep_backups,
+        go_wait_s: if unchanged || !target.needs_verdict() {
+            0
+        } else {
+            job::GO_WAIT_S
+        },
+    };
+    let pending = job::Pending {
+        record: rec,
+        prefix: plan.line.prefix.clone(),
+        words: plan.line.words.clone(),
+        rollback: false,
+    };
+    job::launch(t, &dir, &id, &pending, &f, &m).map_err(|e| tagged(fail(e, &config)))?;
+    sweepkit::report::info("svc-swap", format!("swap job {id} started"));
+    let rec = conclude(t, target, req, &dir, &id, pending, false).map_err(tagged)?;
+    ready_or_rollback(t, target, req, rec, &plan, &cur).map_err(tagged)
 }
 
-/// Restore the old config and restart it; exit 25 when that worked.
-fn rollback(
+/// Follow job `id` to its end and turn its state into the record.
+pub fn conclude(
+    t: &dyn Transport,
     target: &mut dyn Target,
     req: &Request,
-    plan: &Plan,
-    old: &crate::execstart::ExecLine,
-    why: Exit,
-    undo_all: &dyn Fn(&mut dyn Target) -> Result<(), Exit>,
-) -> Exit {
-    let why_text = why
-        .error
-        .as_ref()
-        .map_or(String::new(), |e| format!("{e:#}"));
-    let res = undo_all(target)
-        .and_then(|_| target.stop(&req.opts))
-        .and_then(|_| target.start(&req.opts, old));
-    match res {
-        Ok(_) => Exit::new(
-            exit::ROLLED_BACK,
+    dir: &str,
+    id: &str,
+    pending: job::Pending,
+    superseded: bool,
+) -> Result<SwapRecord, Failed> {
+    let mut rec = pending.record;
+    let line = ExecLine {
+        prefix: pending.prefix,
+        words: pending.words,
+    };
+    let limit = req.opts.start_timeout + req.opts.wait * 2 + Duration::from_secs(900);
+    let verdict = target.needs_verdict();
+    // A job still waiting for its verdict when a later run (not --reattach)
+    // finds it is called off: that run has a swap of its own to do.
+    let mut verify = || {
+        if superseded {
+            return Err(Exit::new(
+                exit::FAILURE,
+                anyhow::anyhow!("superseded by a later svc-swap run"),
+            ));
+        }
+        target.verify(&line)
+    };
+    let v: Option<&mut dyn FnMut() -> Result<(), Exit>> =
+        if verdict { Some(&mut verify) } else { None };
+    let (st, refused) = job::follow(t, dir, id, v, limit).map_err(|e| {
+        let why = e.error.map_or(String::new(), |e| format!("{e:#}"));
+        let e = Exit::new(
+            e.code,
             anyhow::anyhow!(
-                "{why_text}; rolled back: {} restored and restarted",
-                plan.path
+                "{why}; swap job {id} goes on over there: `svc-swap --reattach {id}` says how it ended"
             ),
-        ),
-        Err(e) => Exit::new(
-            exit::START_FAILED,
-            anyhow::anyhow!(
-                "{why_text}; rollback failed too: {}",
-                e.error.map_or(String::new(), |e| format!("{e:#}"))
-            ),
-        ),
+        );
+        fail(e, &rec.config)
+    })?;
+    let running = st.result().unwrap_or("none");
+    if running == "new" {
+        let mut stop = rec.stop.clone();
+        rec.start = target
+            .finish(&st, &line, &mut stop)
+            .map_err(|e| fail(e, &rec.config))?;
+        rec.stop = stop;
+        return Ok(rec);
     }
+    let errors = st.errors();
+    let (code, what) = match (&refused, running) {
+        (Some(e), _) => (e.code, "nothing stopped"),
+        (None, "old") if st.has("phase", "starting") => (
+            exit::ROLLED_BACK,
+            "the far side restored the old config and restarted it",
+        ),
+        (None, "old") if st.has("phase", "stopping") => {
+            (exit::STOP_FAILED, "the old config is still running")
+        }
+        (None, "old") => (exit::FAILURE, "nothing stopped"),
+        _ => (exit::START_FAILED, "the old config failed to start too"),
+    };
+    let mut f = fail(
+        Exit::new(code, anyhow::anyhow!("swap job {id}: {errors}; {what}")),
+        &rec.config,
+    );
+    if st.has("phase", "starting") {
+        f.log_tail = target.log_tail();
+    }
+    f.running = Some(match running {
+        "old" => "old",
+        _ => "none",
+    });
+    Err(f)
+}
+
+/// `--ready-cmd` with the record on stdin; `Err` says why it failed.
+fn ready_check(target: &dyn Target, req: &Request, rec: &SwapRecord) -> Result<(), Exit> {
+    let Some(cmd) = &req.ready_cmd else {
+        return Ok(());
+    };
+    let line =
+        serde_json::to_vec(&sweepkit::records::Record::Swap(rec.clone())).unwrap_or_default();
+    ready::run(
+        cmd,
+        &target.ready_env(),
+        &[line, b"\n".to_vec()].concat(),
+        req.ready_timeout,
+    )
+    .map_err(|m| Exit::new(exit::START_FAILED, anyhow::anyhow!(m)))
+}
+
+fn ready_or_rollback(
+    t: &dyn Transport,
+    target: &mut dyn Target,
+    req: &Request,
+    rec: SwapRecord,
+    plan: &Plan,
+    old: &ExecLine,
+) -> Result<SwapRecord, Failed> {
+    let Err(e) = ready_check(target, req, &rec) else {
+        return Ok(rec);
+    };
+    let log_tail = target.log_tail();
+    let why = e.error.as_ref().map_or(String::new(), |e| format!("{e:#}"));
+    let changed = rec.path.is_some();
+    let (exit, running) = if req.rollback_on_fail && changed {
+        match rollback(t, target, req, &rec, plan, old) {
+            Ok(()) => (
+                Exit::new(
+                    exit::ROLLED_BACK,
+                    anyhow::anyhow!("{why}; rolled back: {} restored and restarted", plan.path),
+                ),
+                "old",
+            ),
+            Err(f) => (
+                Exit::new(
+                    exit::START_FAILED,
+                    anyhow::anyhow!(
+                        "{why}; rollback failed too: {}",
+                        f.exit.error.map_or(String::new(), |e| format!("{e:#}"))
+                    ),
+                ),
+                f.running.unwrap_or("none"),
+            ),
+        }
+    } else {
+        (e, "new")
+    };
+    let mut f = fail(exit, &rec.config);
+    f.log_tail = log_tail;
+    f.running = Some(running);
+    Err(f)
+}
+
+/// Put the old file back and restart the old config, as a job of its own.
+fn rollback(
+    t: &dyn Transport,
+    target: &mut dyn Target,
+    req: &Request,
+    rec: &SwapRecord,
+    plan: &Plan,
+    old: &ExecLine,
+) -> Result<(), Failed> {
+    let id = job::new_id();
+    let dir = target.state_dir();
+    let mode = if plan.old.is_some() {
+        "write"
+    } else {
+        "remove"
+    };
+    let (m, stop) = target
+        .job(&req.opts, old, &plan.line)
+        .map_err(|e| fail(e, &rec.config))?;
+    let mut back = rec.clone();
+    back.stop = stop;
+    back.swap_id = Some(id.clone());
+    let f = job::FileJob {
+        path: plan.path.clone(),
+        mode,
+        new_text: plan.old.clone(),
+        backup: None,
+        // The backup of the old text is the old text itself: drop it.
+        restores: rec.backup.clone(),
+        keep: 0,
+        go_wait_s: if target.needs_verdict() {
+            job::GO_WAIT_S
+        } else {
+            0
+        },
+    };
+    let pending = job::Pending {
+        record: back,
+        prefix: old.prefix.clone(),
+        words: old.words.clone(),
+        rollback: true,
+    };
+    job::launch(t, &dir, &id, &pending, &f, &m).map_err(|e| fail(e, &rec.config))?;
+    let r = conclude(t, target, req, &dir, &id, pending, false).map(|_| ());
+    job::cleanup(t, &dir, &id);
+    r
+}
+
+/// `--reattach ID`, or a job an earlier run left unreported: follow it to
+/// its end and say which config runs.
+pub fn reattach(
+    t: &dyn Transport,
+    target: &mut dyn Target,
+    req: &Request,
+    id: &str,
+    superseded: bool,
+) -> Result<SwapRecord, Failed> {
+    let dir = target.state_dir();
+    let pending = match job::read_pending(t, &dir, id) {
+        Ok(Some(p)) => p,
+        Ok(None) => {
+            let e = Exit::new(
+                exit::TARGET_ERROR,
+                anyhow::anyhow!("no swap job {id} in {dir} (reported and cleaned up already?)"),
+            );
+            return Err(fail(e, &Config::new()));
+        }
+        Err(e) => return Err(fail(e, &Config::new())),
+    };
+    let rollback = pending.rollback;
+    let mut r = conclude(t, target, req, &dir, id, pending, superseded).map_err(|mut f| {
+        f.swap_id = Some(id.to_string());
+        f
+    });
+    if let Ok(rec) = &mut r {
+        rec.reattached = true;
+        if rollback {
+            let e = Exit::new(
+                exit::ROLLED_BACK,
+                anyhow::anyhow!("swap job {id} was a rollback; the old config runs again"),
+            );
+            let mut f = fail(e, &rec.config);
+            f.running = Some("old");
+            f.swap_id = Some(id.to_string());
+            return Err(f);
+        }
+    }
+    r
 }
 
 /// The changes as `flag: old -> new` for the human line on stderr.

@@ -4,7 +4,7 @@
 //! must carry the new ExecStart with NeedDaemonReload=no.
 
 use std::collections::BTreeMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use sweepkit::exit;
 use sweepkit::records::{ServiceTarget, StartInfo, StopInfo};
@@ -13,6 +13,7 @@ use sweepkit::transport::Transport;
 
 use crate::execstart::{self, ExecLine};
 use crate::far;
+use crate::job::{self, ManagerJob, State};
 use crate::show;
 use crate::spec::parse_timespan;
 use crate::target::{cmdline_matches, Opts, Plan, Target};
@@ -148,13 +149,6 @@ impl<'t> Systemd<'t> {
         format!("/etc/systemd/system/{}.d/{DROP_IN}", self.unit)
     }
 
-    fn is_active(&self) -> bool {
-        matches!(
-            self.prop("ActiveState"),
-            "active" | "activating" | "reloading" | "deactivating"
-        )
-    }
-
     fn cgroup_pids(&self) -> Result<Vec<u32>, Exit> {
         let cg = self.prop("ControlGroup");
         if cg.is_empty() {
@@ -182,15 +176,6 @@ if [ -r "$d$1/cgroup.procs" ]; then exec find "$d$1" -name cgroup.procs -exec ca
         let text = out.stdout_str();
         let hit = text.lines().find(|l| l.contains("timed out. Killing"));
         hit.map(String::from)
-    }
-
-    fn systemctl(&self, verb: &str, timeout: Duration, code: u8) -> Result<String, Exit> {
-        far::check(
-            self.t,
-            &["systemctl", verb, "--", &self.unit],
-            timeout,
-            code,
-        )
     }
 }
 
@@ -285,16 +270,6 @@ impl Target for Systemd<'_> {
         })
     }
 
-    fn reload(&mut self) -> Result<(), Exit> {
-        far::check(
-            self.t,
-            &["systemctl", "daemon-reload"],
-            Duration::from_secs(120),
-            exit::NOT_APPLIED,
-        )?;
-        Ok(())
-    }
-
     fn verify(&mut self, line: &ExecLine) -> Result<(), Exit> {
         self.refresh()?;
         if self.prop("NeedDaemonReload") != "no" {
@@ -317,11 +292,35 @@ impl Target for Systemd<'_> {
         Ok(())
     }
 
-    fn stop(&mut self, o: &Opts) -> Result<StopInfo, Exit> {
-        let t0 = Instant::now();
+    fn needs_verdict(&self) -> bool {
+        true
+    }
+
+    fn state_dir(&self) -> String {
+        format!("/run/sweepkit-swap/{}", self.unit)
+    }
+
+    fn live_matches(&mut self, line: &ExecLine) -> Result<bool, Exit> {
+        self.refresh()?;
+        if !matches!(self.prop("ActiveState"), "active" | "activating")
+            || self.verify(line).is_err()
+        {
+            return Ok(false);
+        }
+        let pid: u32 = self.prop("MainPID").parse().unwrap_or(0);
+        // `%` specifiers and `$` variables cannot be compared with the argv
+        // (None): systemd's own ExecStart, checked above, decides.
+        Ok(pid != 0 && cmdline_matches(line, far::cmdline(self.t, pid)?.as_deref()) != Some(false))
+    }
+
+    fn job(
+        &mut self,
+        o: &Opts,
+        _new: &ExecLine,
+        _old: &ExecLine,
+    ) -> Result<(ManagerJob, StopInfo), Exit> {
         self.refresh()?;
         let mut info = StopInfo::default();
-        let was_active = self.is_active();
         let main: u32 = self.prop("MainPID").parse().unwrap_or(0);
         info.old_main_pid = (main != 0).then_some(main);
         info.old_invocation_id =
@@ -332,56 +331,41 @@ impl Target for Systemd<'_> {
         }
         info.old_pids = pids.clone();
         let limit = parse_timespan(self.prop("TimeoutStopUSec")).unwrap_or(Duration::from_secs(90));
-        self.systemctl(
-            "stop",
-            limit.saturating_add(Duration::from_secs(60)),
-            exit::STOP_FAILED,
-        )?;
-        // Wait until inactive and every old PID is gone.
-        let deadline = Instant::now() + o.wait;
-        loop {
-            self.refresh()?;
-            let mut left = Vec::new();
-            for &p in &pids {
-                if far::alive(self.t, p)?.is_some() {
-                    left.push(p);
-                }
-            }
-            if !self.is_active() && left.is_empty() {
-                break;
-            }
-            if Instant::now() >= deadline {
-                if !o.force_kill || left.is_empty() {
-                    return Err(err(
-                        exit::STOP_FAILED,
-                        format!(
-                            "{} stopped but is {} with old PIDs {left:?} still running{}",
-                            self.unit,
-                            self.prop("ActiveState"),
-                            if o.force_kill {
-                                ""
-                            } else {
-                                "; --force-kill sends them SIGKILL"
-                            }
-                        ),
-                    ));
-                }
-                for p in &left {
-                    far::kill(self.t, "KILL", &p.to_string())?;
-                }
-                info.result = "force_killed".into();
-                info.detail = Some(format!("sent SIGKILL to the unit's leftover PIDs {left:?}"));
-                pids = left;
-                continue;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let result = self.prop("Result").to_string();
+        let secs = |d: Duration| d.as_secs().max(1).to_string();
+        let mut args = vec![
+            self.unit.clone(),
+            secs(limit.saturating_add(Duration::from_secs(60))),
+            secs(o.start_timeout),
+        ];
+        args.extend(crate::target::settle_args(o, o.port));
+        args.extend(pids.iter().map(u32::to_string));
+        let m = ManagerJob {
+            script: job::SYSTEMD,
+            args,
+            systemd_run: true,
+        };
+        Ok((m, info))
+    }
+
+    fn finish(
+        &mut self,
+        st: &State,
+        line: &ExecLine,
+        info: &mut StopInfo,
+    ) -> Result<StartInfo, Exit> {
+        let result = st.get("stop_result").unwrap_or_default().to_string();
         let journal = info
             .old_invocation_id
             .as_deref()
             .and_then(|id| self.stop_journal(id));
-        if info.result.is_empty() {
+        if let Some(left) = st.get("force_killed") {
+            info.result = "force_killed".into();
+            info.detail = Some(format!("sent SIGKILL to the unit's leftover PIDs [{left}]"));
+        } else {
+            let was_active = matches!(
+                st.get("stop_was").unwrap_or_default(),
+                "active" | "activating" | "reloading" | "deactivating"
+            );
             info.result = if !was_active {
                 "already_stopped"
             } else if result == "timeout" || journal.is_some() {
@@ -392,63 +376,29 @@ impl Target for Systemd<'_> {
                 "failed"
             }
             .into();
-            info.detail = journal.or_else(|| {
-                (info.result == "failed").then(|| {
-                    format!(
-                        "Result={result} ExecMainCode={} ExecMainStatus={}",
-                        self.prop("ExecMainCode"),
-                        self.prop("ExecMainStatus")
-                    )
-                })
-            });
+            info.detail =
+                journal.or_else(|| (info.result == "failed").then(|| format!("Result={result}")));
         }
         info.systemd_result = Some(result);
-        crate::settle::wait_port_and_gpu(self.t, o.port, o, &pids, &mut info)?;
-        info.duration_s = t0.elapsed().as_secs_f64();
-        Ok(info)
-    }
-
-    fn start(&mut self, o: &Opts, line: &ExecLine) -> Result<StartInfo, Exit> {
-        let started = std::time::SystemTime::now();
+        info.gpu = st.get("gpu").map(String::from);
+        info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
         self.refresh()?;
-        let mut info = StartInfo::default();
-        if self.prop("ActiveState") == "failed" || self.prop("Result") == "start-limit-hit" {
-            self.systemctl("reset-failed", far::SHORT, exit::START_FAILED)?;
-            info.reset_failed = true;
+        let pid: u32 = st.get("main_pid").and_then(|p| p.parse().ok()).unwrap_or(0);
+        let mut s = StartInfo {
+            started_at: crate::target::stamp_of(st, "t_start"),
+            main_pid: (pid != 0).then_some(pid),
+            invocation_id: st
+                .get("invocation_id")
+                .filter(|s| !s.is_empty())
+                .map(String::from),
+            reset_failed: st.has("reset_failed", "1"),
+            ..Default::default()
+        };
+        s.cmdline_verified = cmdline_matches(line, st.cmdline().as_deref());
+        if pid != 0 && s.cmdline_verified != Some(true) {
+            s.cmdline_verified = cmdline_matches(line, far::cmdline(self.t, pid)?.as_deref());
         }
-        let mut res = self.systemctl("start", o.start_timeout, exit::START_FAILED);
-        if res.is_err() {
-            self.refresh()?;
-            if self.prop("Result") == "start-limit-hit" {
-                self.systemctl("reset-failed", far::SHORT, exit::START_FAILED)?;
-                info.reset_failed = true;
-                res = self.systemctl("start", o.start_timeout, exit::START_FAILED);
-            }
-        }
-        res?;
-        self.refresh()?;
-        if !matches!(
-            self.prop("ActiveState"),
-            "active" | "activating" | "reloading"
-        ) {
-            return Err(err(
-                exit::START_FAILED,
-                format!(
-                    "{} is {} ({}) right after start",
-                    self.unit,
-                    self.prop("ActiveState"),
-                    self.prop("Result")
-                ),
-            ));
-        }
-        let pid: u32 = self.prop("MainPID").parse().unwrap_or(0);
-        info.started_at = sweepkit::time::rfc3339(started);
-        info.main_pid = (pid != 0).then_some(pid);
-        info.invocation_id = Some(self.prop("InvocationID").to_string()).filter(|s| !s.is_empty());
-        if pid != 0 {
-            info.cmdline_verified = cmdline_matches(line, far::cmdline(self.t, pid)?.as_deref());
-        }
-        Ok(info)
+        Ok(s)
     }
 
     fn ready_env(&self) -> Vec<(String, String)> {

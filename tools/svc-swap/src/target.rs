@@ -7,6 +7,7 @@ use sweepkit::records::{ServiceTarget, StartInfo, StopInfo};
 use sweepkit::report::Exit;
 
 use crate::execstart::ExecLine;
+use crate::job::{ManagerJob, State};
 
 /// Knobs of the stop and start steps.
 #[derive(Debug, Clone, Default)]
@@ -49,16 +50,57 @@ pub trait Target {
     fn plan_edit(&self, line: &ExecLine, in_place: bool) -> Result<Plan, Exit>;
     /// The file change that puts the previous config back.
     fn plan_restore(&self, in_place: bool) -> Result<Plan, Exit>;
-    /// Make the manager see the written files (daemon-reload).
-    fn reload(&mut self) -> Result<(), Exit>;
     /// Check the manager now carries `line`; `Err` says what differs.
     fn verify(&mut self, line: &ExecLine) -> Result<(), Exit>;
-    fn stop(&mut self, o: &Opts) -> Result<StopInfo, Exit>;
-    fn start(&mut self, o: &Opts, line: &ExecLine) -> Result<StartInfo, Exit>;
+    /// True when the job must wait for `verify` before it stops anything
+    /// (systemd: another drop-in may override ours).
+    fn needs_verdict(&self) -> bool;
+    /// Where the far-side jobs keep their state (`job.rs`).
+    fn state_dir(&self) -> String;
+    /// True when the live instance already runs `line` (a no-op swap).
+    fn live_matches(&mut self, line: &ExecLine) -> Result<bool, Exit>;
+    /// The manager's part of a far-side job that stops the old instance and
+    /// starts `new` (restarting `old` when `new` fails), and what is known
+    /// of the old instance before it stops.
+    fn job(
+        &mut self,
+        o: &Opts,
+        new: &ExecLine,
+        old: &ExecLine,
+    ) -> Result<(ManagerJob, StopInfo), Exit>;
+    /// How the stop and the start went, from the job's state; `line` is
+    /// what should be running now.
+    fn finish(
+        &mut self,
+        st: &State,
+        line: &ExecLine,
+        stop: &mut StopInfo,
+    ) -> Result<StartInfo, Exit>;
     /// Environment for `--ready-cmd` (main PID, unit, port).
     fn ready_env(&self) -> Vec<(String, String)>;
     /// Last log lines for a failure record.
     fn log_tail(&self) -> Vec<String>;
+}
+
+/// The job's settle arguments: wait (s), port, gpu, force-kill.
+pub fn settle_args(o: &Opts, port: Option<u16>) -> Vec<String> {
+    vec![
+        o.wait.as_secs().max(1).to_string(),
+        port.map_or(String::new(), |p| p.to_string()),
+        u8::from(o.gpu).to_string(),
+        u8::from(o.force_kill).to_string(),
+    ]
+}
+
+/// RFC 3339 of a `date +%s%N` stamp in the job's state (now if absent).
+pub fn stamp_of(st: &State, key: &str) -> String {
+    let t = st
+        .get(key)
+        .and_then(|v| v.parse::<u64>().ok())
+        .map_or(std::time::SystemTime::now(), |ns| {
+            std::time::UNIX_EPOCH + Duration::from_nanos(ns)
+        });
+    sweepkit::time::rfc3339(t)
 }
 
 /// Compare a process's argv with the expected one; `None` when the line has

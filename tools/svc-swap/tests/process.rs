@@ -2,13 +2,14 @@
 //! a SIGTERM-ignoring server, rollback, restore, bad input, injection
 //! attempts, and SIGKILL of svc-swap mid-write. Needs `cargo build -p llm-sim`.
 
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use testkit::{http_get, Run};
+
+mod support;
 
 fn swap(args: &[&str], stdin: &str) -> Run {
     let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
@@ -295,7 +296,8 @@ fn rollback_on_fail_restores_the_old_config() {
         2,
         "old config running again"
     );
-    // A start that fails at once (bad flag value) without rollback: exit 24.
+    // A start that fails at once (bad flag value): the far-side job puts
+    // the old config back itself, without --rollback-on-fail: exit 25.
     // (--no-preflight: pre-flight would refuse the non-integer with 26.)
     let r = swap(
         &[
@@ -307,12 +309,17 @@ fn rollback_on_fail_restores_the_old_config() {
         ],
         "",
     );
-    r.expect_code(24);
+    r.expect_code(25);
+    let rec = record(&r);
     assert!(
-        !record(&r)["log_tail"].as_array().unwrap().is_empty(),
+        !rec["log_tail"].as_array().unwrap().is_empty(),
         "{}",
         r.stdout()
     );
+    assert_eq!(rec["running"], "old", "{rec}");
+    assert_eq!(rec["config"]["speculative-num-steps"], "not-a-number");
+    assert_eq!(f.text(), before);
+    assert_eq!(f.server_info()["speculative_num_steps"], 2);
 }
 
 #[test]
@@ -428,74 +435,107 @@ fn dry_run_apply_from_and_bad_input() {
     r.expect_code(21);
 }
 
-/// SIGKILL svc-swap at random moments: the spec always parses and carries
-/// the old or the new value, never a torn file.
+/// SIGKILL svc-swap (its whole process group) at random moments of a
+/// swap: the far-side job carries on, the spec parses, the live process runs
+/// the spec's config, old or new, and `--reattach` says which.
 #[test]
-fn killed_mid_write_leaves_old_or_new() {
-    let dir = testkit::temp_dir("kill");
-    let spec = dir.join("k.spec");
-    let spec_s = spec.to_str().unwrap().to_string();
-    std::fs::write(
-        &spec,
-        "ExecStart=/bin/sh -c \"exec sleep 30\" sleeper --k 0\nTimeoutStopSec=1\n",
-    )
-    .unwrap();
-    let mut seed = std::process::id() as u64;
-    let mut seen = [0usize; 2];
-    for i in 0..40u32 {
-        // Its own process group, killed whole (as Ctrl-C or systemd would):
-        // killing only svc-swap's PID would orphan its write script, whose
-        // whole, untorn write could then land after this test's reset below.
-        let mut child = Command::new(env!("CARGO_BIN_EXE_svc-swap"))
-            .process_group(0)
-            .args([
+fn killed_at_random_moments_leaves_old_or_new_running() {
+    let seen = support::kill_rounds(&[], 12, 600, Duration::ZERO);
+    eprintln!("rounds ending old / new: {seen:?}");
+    assert_eq!(seen[0] + seen[1], 12);
+}
+
+/// Swapping to what already runs does not restart it (same PID), unless
+/// --force-restart; backups are pruned to --keep-backups.
+#[test]
+fn noop_swap_and_bounded_backups() {
+    let s = support::Sleeper::new("noop");
+    let spec = s.spec.as_str();
+    swap(&["--spec", spec, "--set", "k=1"], "").expect_code(0);
+    let pid = s.pid().unwrap();
+    let r = swap(&["--spec", spec, "--set", "k=1"], "");
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["noop"], true, "{rec}");
+    assert_eq!(s.pid(), Some(pid), "a no-op swap restarted the server");
+    assert!(alive(pid));
+    let r = swap(&["--spec", spec, "--set", "k=1", "--force-restart"], "");
+    r.expect_code(0);
+    assert!(record(&r).get("noop").is_none());
+    assert_ne!(s.pid(), Some(pid), "--force-restart did not restart");
+    assert_eq!(s.running_k().as_deref(), Some("1"));
+    for k in 2..=6 {
+        swap(
+            &[
                 "--spec",
-                &spec_s,
+                spec,
                 "--set",
-                &format!("k={}", i + 1),
-                "--force-kill",
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        std::thread::sleep(Duration::from_micros((seed >> 33) % 40_000));
-        let _ = Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", child.id())])
-            .status();
-        let _ = child.wait();
-        let text = std::fs::read_to_string(&spec).unwrap();
-        let parsed = svc_swap::spec::parse(&spec_s, &text)
-            .unwrap_or_else(|e| panic!("torn spec: {e}\n{text}"));
-        let k = parsed.exec.words.last().unwrap().clone();
-        // Old is what the previous round's reset wrote; new is this round's.
-        assert!(
-            k == i.to_string() || k == (i + 1).to_string(),
-            "round {i}: k={k}"
-        );
-        seen[usize::from(k == (i + 1).to_string())] += 1;
-        // Put the file in a known state for the next round.
-        std::fs::write(
-            &spec,
-            format!(
-                "ExecStart=/bin/sh -c \"exec sleep 30\" sleeper --k {}\nTimeoutStopSec=1\n",
-                i + 1
-            ),
+                &format!("k={k}"),
+                "--keep-backups",
+                "2",
+            ],
+            "",
         )
-        .unwrap();
-        if let Some(pid) = std::fs::read_to_string(format!("{spec_s}.pid"))
-            .ok()
-            .and_then(|s| s.trim().parse::<i32>().ok())
-        {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{pid}")])
-                .stderr(std::process::Stdio::null())
-                .status();
-        }
+        .expect_code(0);
     }
-    assert_eq!(seen[0] + seen[1], 40);
-    let _ = std::fs::remove_dir_all(dir);
+    let backups: Vec<String> = std::fs::read_dir(&s.dir)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| n.contains(".sweepkit-bak."))
+        .collect();
+    assert_eq!(backups.len(), 2, "{backups:?}");
+    // The newest two: the texts of k=4 and k=5.
+    let mut texts: Vec<String> = backups
+        .iter()
+        .map(|n| std::fs::read_to_string(s.dir.join(n)).unwrap())
+        .collect();
+    texts.sort();
+    assert!(
+        texts[0].contains("--k 4") && texts[1].contains("--k 5"),
+        "{texts:?}"
+    );
+    assert_eq!(s.running_k().as_deref(), Some("6"));
+    assert!(
+        support::job_ids(&s.state_dir()).is_empty(),
+        "job files left"
+    );
+}
+
+/// A run killed once its job started leaves the job unreported: the next
+/// run waits for it, says how it ended, then does its own swap.
+#[test]
+fn next_run_reports_a_job_an_earlier_run_lost() {
+    use std::os::unix::process::CommandExt;
+    let s = support::Sleeper::new("earlier");
+    s.start(&[]);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_svc-swap"))
+        .process_group(0)
+        .args(["--spec", &s.spec, "--set", "k=1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while !support::job_ids(&s.state_dir())
+        .iter()
+        .any(|id| s.state_dir().join(format!("{id}.lock")).exists())
+    {
+        assert!(t0.elapsed() < Duration::from_secs(20), "no job started");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .status();
+    let _ = child.wait();
+    let r = swap(&["--spec", &s.spec, "--set", "k=2"], "");
+    r.expect_code(0);
+    let rec = record(&r);
+    let w = rec["warnings"].to_string();
+    assert!(
+        w.contains("an earlier swap (job") && w.contains("new config running"),
+        "{rec}"
+    );
+    assert_eq!(s.running_k().as_deref(), Some("2"));
+    assert!(support::job_ids(&s.state_dir()).is_empty());
 }

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 use testkit::sshd::Sshd;
 
+mod support;
+
 struct Spec {
     dir: PathBuf,
     path: String,
@@ -165,4 +167,156 @@ fn host_key_mismatch_and_bad_key_are_refused() {
         !std::path::Path::new(&format!("{}.pid", spec.path)).exists(),
         "nothing started"
     );
+}
+
+fn ssh_base(sshd: &Sshd) -> Vec<String> {
+    vec![
+        "--ssh".into(),
+        sshd.target(),
+        "--ssh-key".into(),
+        sshd.client_key.to_str().unwrap().into(),
+        "--known-hosts".into(),
+        sshd.known_hosts.to_str().unwrap().into(),
+    ]
+}
+
+/// svc-swap over SSH killed (its whole process group, SSH session with it)
+/// at random moments: the old or the new config runs, never neither, and
+/// `--reattach` over a new session says which.
+#[test]
+fn killed_over_ssh_at_random_moments_leaves_old_or_new_running() {
+    let Some(sshd) = Sshd::start() else { return };
+    let seen = support::kill_rounds(&ssh_base(&sshd), 10, 2000, Duration::from_millis(1500));
+    eprintln!("rounds ending old / new: {seen:?}");
+    assert_eq!(seen[0] + seen[1], 10);
+}
+
+/// sshd and its session processes (found through /proc by parent PID).
+fn sshd_pids(master: u32) -> Vec<u32> {
+    let mut all = vec![master];
+    let mut i = 0;
+    while i < all.len() {
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let Some((name, rest)) = stat.split_once(") ") else {
+                continue;
+            };
+            let ppid: u32 = rest
+                .split(' ')
+                .nth(1)
+                .and_then(|p| p.parse().ok())
+                .unwrap_or(0);
+            if ppid == all[i] && name.contains("(sshd") && !all.contains(&pid) {
+                all.push(pid);
+            }
+        }
+        i += 1;
+    }
+    all
+}
+
+fn sshd_master(config: &std::path::Path) -> u32 {
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let argv = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+        let argv = String::from_utf8_lossy(&argv);
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        if comm.starts_with("sshd") && argv.contains(config.to_str().unwrap()) {
+            return pid;
+        }
+    }
+    panic!("no sshd running {}", config.display());
+}
+
+/// sshd (and every sshd session process) killed mid-swap and back 2 s
+/// later on the same port: svc-swap reconnects, follows its far-side job
+/// and reports how it ended; the old or the new config runs.
+#[test]
+fn sshd_killed_mid_swap_reconnects_and_reports() {
+    let Some(sshd) = Sshd::start() else { return };
+    let config = sshd.path("sshd_config");
+    let s = support::Sleeper::new("sshdkill");
+    let base = ssh_base(&sshd);
+    let mut seed = u64::from(std::process::id());
+    let mut restarted = Vec::new();
+    let mut cur = "0".to_string();
+    s.start(&base);
+    for i in 1..=3u32 {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
+        c.env_remove("SSH_AUTH_SOCK")
+            .args(&base)
+            .args(["--spec", &s.spec, "--set", &format!("k={i}")])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let child = c.spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(100 + support::next(&mut seed) % 400));
+        for p in sshd_pids(sshd_master(&config)).iter().rev() {
+            let _ = Command::new("kill")
+                .args(["-KILL", &p.to_string()])
+                .status();
+        }
+        std::thread::sleep(Duration::from_secs(2));
+        restarted.push(
+            Command::new("/usr/sbin/sshd")
+                .args(["-D", "-e", "-f"])
+                .arg(&config)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let recs: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(recs.len(), 1, "{stderr}");
+        let rec = &recs[0];
+        let k = s.file_k();
+        let new = i.to_string();
+        assert_eq!(
+            s.running_k().as_deref(),
+            Some(k.as_str()),
+            "round {i}: {rec}"
+        );
+        match rec["type"].as_str() {
+            Some("swap") => assert_eq!(k, new, "{rec}"),
+            _ => {
+                assert_eq!(rec["config"]["k"], new.as_str(), "{rec}");
+                assert_eq!(rec["running"], "old", "{rec}");
+                assert_eq!(k, cur, "{rec}");
+            }
+        }
+        cur = k;
+        // The restarted sshd is this test's own: stop it for the next round.
+        let mut last = restarted.pop().unwrap();
+        for p in sshd_pids(last.id()).iter().rev() {
+            let _ = Command::new("kill")
+                .args(["-KILL", &p.to_string()])
+                .status();
+        }
+        let _ = last.wait();
+        restarted.push(
+            Command::new("/usr/sbin/sshd")
+                .args(["-D", "-e", "-f"])
+                .arg(&config)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap(),
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    for mut r in restarted {
+        let _ = r.kill();
+        let _ = r.wait();
+    }
 }

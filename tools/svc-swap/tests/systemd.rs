@@ -390,3 +390,112 @@ fn rollback_on_fail_restores_and_restarts() {
     );
     assert_ne!(prop(&c, "sim", "MainPID"), before, "restarted");
 }
+
+/// svc-swap killed (its whole process group) at random moments of swaps of
+/// a real unit: the far-side job (a transient systemd unit) carries on; the
+/// unit is active afterwards with the old or the new config, never stopped
+/// or failed, and `--reattach` says which.
+#[test]
+fn killed_at_random_moments_leaves_the_unit_active_old_or_new() {
+    use std::os::unix::process::CommandExt;
+    let Some((c, _g)) = boot() else { return };
+    install(&c, "", "TimeoutStopSec=10", "");
+    server_info(&c);
+    let dir = "/run/sweepkit-swap/sim.service";
+    let mut seed = u64::from(std::process::id());
+    let mut cur = 1u64;
+    let mut seen = [0usize; 2];
+    for i in 2..=7u64 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_svc-swap"))
+            .process_group(0)
+            .args(["--exec-prefix", &c.exec_prefix(), "--unit", "sim"])
+            .args(["--set", &format!("speculative-num-steps={i}")])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis((seed >> 33) % 1500));
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", child.id())])
+            .status();
+        let _ = child.wait();
+        let ids = c.sh(&format!(
+            "ls {dir} 2>/dev/null | sed -n 's/[.]json$//p'; true"
+        ));
+        let mut reported = None;
+        for id in ids.split_whitespace() {
+            let r = swap(&c, &["--unit", "sim", "--reattach", id]);
+            let rec = record(&r);
+            reported = Some(match rec["type"].as_str() {
+                Some("swap") => {
+                    r.expect_code(0);
+                    assert_eq!(rec["reattached"], true);
+                    i
+                }
+                _ => {
+                    assert_eq!(rec["running"], "old", "{rec}");
+                    cur
+                }
+            });
+        }
+        assert_eq!(prop(&c, "sim", "ActiveState"), "active", "round {i}");
+        let k = server_info(&c)["speculative_num_steps"].as_u64().unwrap();
+        assert!(k == cur || k == i, "round {i}: running {k}, was {cur}");
+        if let Some(said) = reported {
+            assert_eq!(said, k, "round {i}: the record says {said}, {k} runs");
+        }
+        seen[usize::from(k == i)] += 1;
+        cur = k;
+        assert_eq!(prop(&c, "sim", "NeedDaemonReload"), "no");
+    }
+    eprintln!("rounds ending old / new: {seen:?}");
+}
+
+/// A swap to the config that runs does not restart the unit (same MainPID
+/// and InvocationID); --force-restart does; backups are bounded.
+#[test]
+fn noop_swap_keeps_the_instance_and_backups_are_bounded() {
+    let Some((c, _g)) = boot() else { return };
+    install(&c, "", "TimeoutStopSec=10", "");
+    let r = swap(&c, &["--unit", "sim", "--set", "speculative-num-steps=2"]);
+    r.expect_code(0);
+    server_info(&c);
+    let (pid, inv) = (prop(&c, "sim", "MainPID"), prop(&c, "sim", "InvocationID"));
+    let r = swap(&c, &["--unit", "sim", "--set", "speculative-num-steps=2"]);
+    r.expect_code(0);
+    assert_eq!(record(&r)["noop"], true);
+    assert_eq!(prop(&c, "sim", "MainPID"), pid);
+    assert_eq!(prop(&c, "sim", "InvocationID"), inv);
+    let r = swap(
+        &c,
+        &[
+            "--unit",
+            "sim",
+            "--set",
+            "speculative-num-steps=2",
+            "--force-restart",
+        ],
+    );
+    r.expect_code(0);
+    assert_ne!(prop(&c, "sim", "InvocationID"), inv);
+    for k in 3..=7 {
+        let r = swap(
+            &c,
+            &[
+                "--unit",
+                "sim",
+                "--set",
+                &format!("speculative-num-steps={k}"),
+            ],
+        );
+        r.expect_code(0);
+    }
+    let n = c.sh("ls /etc/systemd/system/sim.service.d/ | grep -c sweepkit-bak; true");
+    assert_eq!(n.trim(), "3", "default --keep-backups 3");
+    assert_eq!(server_info(&c)["speculative_num_steps"], 7);
+    let left = c.sh("ls /run/sweepkit-swap/sim.service/ 2>/dev/null; true");
+    assert!(left.trim().is_empty(), "job files left: {left}");
+}

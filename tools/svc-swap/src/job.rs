@@ -1,0 +1,341 @@
+//! The far-side job: one swap's install-reload-stop-start(-restore) as a
+//! shell script that runs detached from svc-swap and its session (under
+//! `systemd-run --collect` for systemd units, `setsid` for process specs),
+//! so a lost SSH session or a killed svc-swap leaves the old or the new
+//! config running, never neither. The job appends its progress to
+//! `DIR/ID.state`; svc-swap follows that file and can reattach by ID.
+
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use sweepkit::exit;
+use sweepkit::records::SwapRecord;
+use sweepkit::report::Exit;
+use sweepkit::transport::Transport;
+
+use crate::far;
+
+const COMMON: &str = include_str!("job/common.sh");
+const MAIN: &str = include_str!("job/main.sh");
+pub const SYSTEMD: &str = include_str!("job/systemd.sh");
+pub const PROCESS: &str = include_str!("job/process.sh");
+
+/// Detach with setsid: the job outlives the command (and SSH channel) that
+/// started it; its stdio is its own log, set by the script.
+const LAUNCH: &str = r#"s=$1; shift; setsid sh -c "$s" sh "$@" >/dev/null 2>&1 </dev/null &"#;
+
+/// How long the job waits for svc-swap's verdict on the installed file.
+pub const GO_WAIT_S: u32 = 30;
+
+/// What the manager adds to the job: its shell functions and their args.
+pub struct ManagerJob {
+    pub script: &'static str,
+    pub args: Vec<String>,
+    /// Run under `systemd-run` (a transient unit named after the job).
+    pub systemd_run: bool,
+}
+
+/// The file change the job makes.
+pub struct FileJob {
+    pub path: String,
+    /// `write` (the staged `PATH.sweepkit-new.ID`), `remove` or `keep`.
+    pub mode: &'static str,
+    /// What `write` writes.
+    pub new_text: Option<String>,
+    pub backup: Option<String>,
+    pub restores: Option<String>,
+    /// Backups of `path` to keep after a successful swap (0: all).
+    pub keep: u32,
+    /// Seconds to wait for svc-swap's verdict (0: no verdict needed).
+    pub go_wait_s: u32,
+}
+
+/// What svc-swap knew when it started the job: enough to write the record
+/// later, from this run or from a reattaching one (`DIR/ID.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Pending {
+    pub record: SwapRecord,
+    /// The new ExecStart (prefix and unit-file words), for the argv check.
+    pub prefix: String,
+    pub words: Vec<String>,
+    /// A rollback job (after a failed --ready-cmd), not the swap itself.
+    #[serde(default)]
+    pub rollback: bool,
+}
+
+/// `20261130T142100123Z-4242`: sorts by time, valid in a unit name.
+pub fn new_id() -> String {
+    let stamp: String = sweepkit::time::rfc3339(SystemTime::now())
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    format!("{stamp}-{}", std::process::id())
+}
+
+pub fn file(dir: &str, id: &str, ext: &str) -> String {
+    format!("{dir}/{id}.{ext}")
+}
+
+/// Record what is pending, stage the new file and start the job, in one
+/// far-side command (each round trip over SSH costs a fork on a loaded
+/// host). Killed before its last step, it leaves a record of a job that
+/// never started, which `follow` reports as such.
+const PREP: &str = r#"dir=$1 id=$2 json=$3 staged=$4 text=$5; shift 5
+mkdir -p -- "$dir" || exit 1
+printf '%s' "$json" >"$dir/$id.json.tmp" && mv -f -- "$dir/$id.json.tmp" "$dir/$id.json" || exit 1
+if [ -n "$staged" ]; then
+  mkdir -p -- "${staged%/*}" && printf '%s' "$text" >"$staged" || exit 1
+fi
+"$@" && exit 0
+rc=$?
+# A launch repeated after a lost reply finds its job already there.
+sleep 0.5
+[ -d "$dir/$id.lock" ] && exit 0
+exit $rc"#;
+
+pub fn launch(
+    t: &dyn Transport,
+    dir: &str,
+    id: &str,
+    pending: &Pending,
+    f: &FileJob,
+    m: &ManagerJob,
+) -> Result<(), Exit> {
+    let json = serde_json::to_string(pending).expect("pending serializes");
+    let staged = match &f.new_text {
+        Some(_) => format!("{}.sweepkit-new.{id}", f.path),
+        None => String::new(),
+    };
+    let script = format!("{COMMON}{}{MAIN}", m.script);
+    let mut argv: Vec<String> = ["sh", "-c", PREP, "sh", dir, id, &json, &staged]
+        .map(String::from)
+        .to_vec();
+    argv.push(f.new_text.clone().unwrap_or_default());
+    if m.systemd_run {
+        argv.extend(
+            [
+                "systemd-run",
+                &format!("--unit=sweepkit-swap-{id}"),
+                "--collect",
+                "--quiet",
+                "--",
+                "sh",
+                "-c",
+                &script,
+                "sh",
+            ]
+            .map(String::from),
+        );
+    } else {
+        argv.extend(["sh".into(), "-c".into(), LAUNCH.into(), "sh".into(), script]);
+    }
+    argv.extend([
+        dir.to_string(),
+        id.to_string(),
+        f.path.clone(),
+        f.mode.to_string(),
+        f.backup.clone().unwrap_or_default(),
+        f.restores.clone().unwrap_or_default(),
+        f.keep.to_string(),
+        f.go_wait_s.to_string(),
+    ]);
+    argv.extend(m.args.iter().cloned());
+    let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
+    far::check(t, &refs, far::SHORT, exit::FAILURE)?;
+    Ok(())
+}
+
+/// The job's `key=value` progress lines.
+#[derive(Debug, Default, Clone)]
+pub struct State {
+    pub kv: Vec<(String, String)>,
+}
+
+impl State {
+    pub fn parse(text: &str) -> State {
+        let kv = text
+            .lines()
+            .filter_map(|l| l.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        State { kv }
+    }
+    /// The last value of `k`.
+    pub fn get(&self, k: &str) -> Option<&str> {
+        self.kv
+            .iter()
+            .rev()
+            .find(|(x, _)| x == k)
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn has(&self, k: &str, v: &str) -> bool {
+        self.kv.iter().any(|(x, y)| x == k && y == v)
+    }
+    /// `new`, `old` or `none` once the job is done.
+    pub fn result(&self) -> Option<&str> {
+        self.get("result")
+    }
+    /// Every error line, in order.
+    pub fn errors(&self) -> String {
+        let v: Vec<&str> = self
+            .kv
+            .iter()
+            .filter(|(k, _)| k == "error")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        v.join("; ")
+    }
+    /// The new main PID's argv as the job read it (`cmdline_hex`).
+    pub fn cmdline(&self) -> Option<Vec<String>> {
+        let hex = self.get("cmdline_hex").filter(|h| !h.is_empty())?;
+        Some(far::argv_of(&far::from_hex(hex)?))
+    }
+
+    /// Seconds between two `date +%s%N` stamps.
+    pub fn span_s(&self, from: &str, to: &str) -> Option<f64> {
+        let a: u128 = self.get(from)?.parse().ok()?;
+        let b: u128 = self.get(to)?.parse().ok()?;
+        Some(b.saturating_sub(a) as f64 / 1e9)
+    }
+}
+
+pub fn read_pending(t: &dyn Transport, dir: &str, id: &str) -> Result<Option<Pending>, Exit> {
+    let Some(text) = far::read_file(t, &file(dir, id, "json"))? else {
+        return Ok(None);
+    };
+    serde_json::from_str(&text).map(Some).map_err(|e| {
+        Exit::new(
+            exit::TARGET_ERROR,
+            anyhow::anyhow!("{}: {e}", file(dir, id, "json")),
+        )
+    })
+}
+
+/// Wait on the far side (one round trip, not one per poll) until the job
+/// is done, or (with $2 = 1) waits for a verdict, or 20 s passed; a job
+/// with no state and no lock after 5 s never started (`nolock=1`).
+const WAIT: &str = r#"f=$1 want=$2 lock=$3 i=0
+while [ $i -lt 400 ]; do
+  grep -q '^result=' "$f" 2>/dev/null && break
+  [ "$want" = 1 ] && grep -qx 'phase=installed' "$f" 2>/dev/null && break
+  [ $i -ge 100 ] && [ ! -s "$f" ] && [ ! -d "$lock" ] && { echo nolock=1; break; }
+  sleep 0.05
+  i=$((i + 1))
+done
+cat -- "$f" 2>/dev/null
+exit 0"#;
+
+fn wait_state(t: &dyn Transport, dir: &str, id: &str, want: bool) -> Result<State, Exit> {
+    let (f, lock) = (file(dir, id, "state"), file(dir, id, "lock"));
+    let want = if want { "1" } else { "0" };
+    let argv = ["sh", "-c", WAIT, "sh", &f, want, &lock];
+    let out = far::check(t, &argv, far::SHORT, exit::FAILURE)?;
+    Ok(State::parse(&out))
+}
+
+/// Follow the job until it is done. Once the file is installed, `verify`
+/// (when the job waits for a verdict) decides whether it may go on; its
+/// error comes back beside the state.
+pub fn follow(
+    t: &dyn Transport,
+    dir: &str,
+    id: &str,
+    verify: Option<&mut dyn FnMut() -> Result<(), Exit>>,
+    limit: Duration,
+) -> Result<(State, Option<Exit>), Exit> {
+    let t0 = Instant::now();
+    let mut decided = verify.is_none();
+    let mut verify = verify;
+    let mut refused = None;
+    loop {
+        let st = wait_state(t, dir, id, !decided)?;
+        if st.result().is_some() {
+            return Ok((st, refused));
+        }
+        if st.has("nolock", "1") {
+            // Its starter was killed between recording and launching it.
+            let st = State::parse("error=the swap job never started\nresult=old\n");
+            return Ok((st, refused));
+        }
+        if !decided && st.has("phase", "installed") {
+            let check = verify.as_mut().expect("undecided means a verifier");
+            let verdict = match check() {
+                Ok(()) => "go".to_string(),
+                Err(e) => {
+                    let why = e.error.as_ref().map_or(String::new(), |e| format!("{e:#}"));
+                    refused = Some(e);
+                    why.replace('\n', " ")
+                }
+            };
+            let go = file(dir, id, "go");
+            let put = r#"printf '%s' "$2" >"$1.tmp" && mv -f -- "$1.tmp" "$1""#;
+            far::check(
+                t,
+                &["sh", "-c", put, "sh", &go, &verdict],
+                far::SHORT,
+                exit::FAILURE,
+            )?;
+            decided = true;
+        }
+        if t0.elapsed() >= limit {
+            return Err(Exit::new(
+                exit::FAILURE,
+                anyhow::anyhow!(
+                    "swap job {id} still running after {:.0}s; `svc-swap --reattach {id}` follows it",
+                    limit.as_secs_f64()
+                ),
+            ));
+        }
+    }
+}
+
+/// IDs of jobs whose record was never written, oldest first.
+pub fn unreported(t: &dyn Transport, dir: &str) -> Result<Vec<String>, Exit> {
+    let script = r#"for f in "$1"/*.json; do [ -e "$f" ] && printf '%s\n' "$f"; done; exit 0"#;
+    let out = far::check(
+        t,
+        &["sh", "-c", script, "sh", dir],
+        far::SHORT,
+        exit::FAILURE,
+    )?;
+    let mut v: Vec<String> = out
+        .lines()
+        .filter_map(|l| l.rsplit('/').next()?.strip_suffix(".json"))
+        .map(String::from)
+        .collect();
+    v.sort();
+    Ok(v)
+}
+
+/// Forget a job once its record is written.
+pub fn cleanup(t: &dyn Transport, dir: &str, id: &str) {
+    let script = r#"rm -f -- "$1/$2".state "$1/$2".log "$1/$2".json "$1/$2".go "$1/$2".old
+rmdir -- "$1/$2".lock 2>/dev/null; exit 0"#;
+    let _ = far::run(t, &["sh", "-c", script, "sh", dir, id], far::SHORT);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_lines() {
+        let s = State::parse("phase=installing\nerror=a=b\nphase=installed\nt_stop=1000000000\nt_start=3500000000\nerror=c\nresult=old\n");
+        assert_eq!(s.get("phase"), Some("installed"));
+        assert_eq!(s.errors(), "a=b; c");
+        assert_eq!(s.result(), Some("old"));
+        assert_eq!(s.span_s("t_stop", "t_start"), Some(2.5));
+        assert!(s.has("phase", "installing"));
+        let s = State::parse("cmdline_hex=7368002d630061200a6200\n");
+        assert_eq!(s.cmdline().unwrap(), ["sh", "-c", "a \nb"]);
+    }
+
+    #[test]
+    fn ids_sort_by_time_and_fit_unit_names() {
+        let a = new_id();
+        std::thread::sleep(Duration::from_millis(2));
+        let b = new_id();
+        assert!(a < b, "{a} {b}");
+        assert!(a.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
+    }
+}
