@@ -142,7 +142,8 @@ pub fn run(
         } else {
             "/dev/null"
         };
-        eprint!("{}", diff::unified(old, new, from, to));
+        let d = diff::unified(old, new, from, to);
+        eprint!("{}", sweepkit::redact::text(&d));
         rec.method = "dry-run".into();
         return Ok(rec);
     }
@@ -178,15 +179,13 @@ pub fn run(
         let Some(cmd) = &req.ready_cmd else {
             return Ok(());
         };
-        let line =
-            serde_json::to_vec(&sweepkit::records::Record::Swap(rec.clone())).unwrap_or_default();
-        ready::run(
-            cmd,
-            &target.ready_env(),
-            &[line, b"\n".to_vec()].concat(),
-            req.ready_timeout,
-        )
-        .map_err(|m| Exit::new(exit::START_FAILED, anyhow::anyhow!(m)))
+        // Through the one record writer, so the ready command's stdin is
+        // redacted like stdout (`sweepkit::redact`).
+        let mut line = Vec::new();
+        let _ =
+            sweepkit::io::write_record(&mut line, &sweepkit::records::Record::Swap(rec.clone()));
+        ready::run(cmd, &target.ready_env(), &line, req.ready_timeout)
+            .map_err(|m| Exit::new(exit::START_FAILED, anyhow::anyhow!(m)))
     });
     if let Err(e) = started_ok {
         let log_tail = target.log_tail();
