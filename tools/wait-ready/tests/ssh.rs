@@ -159,7 +159,16 @@ fn expect_config_reads_argv_over_ssh() {
     let p = common::ArgvProc::start(&["vllm", "serve", "tiny", "--speculative-config", spec]);
     let pid = p.pid();
     let url = format!("http://127.0.0.1:{port}");
-    let args = ["--pid", &pid, "--no-stdin", "--timeout", "20s", &url];
+    let args = [
+        "--server",
+        "vllm",
+        "--pid",
+        &pid,
+        "--no-stdin",
+        "--timeout",
+        "20s",
+        &url,
+    ];
     let ok = "speculative-config.num_speculative_tokens=3";
     let (r, _) = run_timed(
         wr_ssh(&sshd, &[&args[..], &["--expect-config", ok]].concat()),
