@@ -99,8 +99,11 @@ fn is_unset(v: &str) -> bool {
 pub fn value(v: &mut Value) {
     match v {
         Value::Object(m) => {
+            let about_secret = names_a_secret(m);
             for (k, x) in m.iter_mut() {
-                if is_secret_key(k) && !matches!(x, Value::Null | Value::Bool(_)) {
+                let secret =
+                    is_secret_key(k) || (about_secret && !NAME_FIELDS.contains(&k.as_str()));
+                if secret && !matches!(x, Value::Null | Value::Bool(_)) {
                     if let Value::String(s) = x {
                         if is_unset(s) {
                             continue;
@@ -134,6 +137,18 @@ pub fn value(v: &mut Value) {
         Value::String(s) => *s = text(s),
         _ => {}
     }
+}
+
+/// Fields that name a setting rather than hold its value.
+const NAME_FIELDS: [&str; 3] = ["flag", "name", "key"];
+
+/// An object that describes a secret setting by name, like svc-swap's
+/// change `{"flag": "--api-key", "old": "...", "new": "..."}`: all its
+/// other values are the secret's.
+fn names_a_secret(m: &serde_json::Map<String, Value>) -> bool {
+    NAME_FIELDS
+        .iter()
+        .any(|f| m.get(*f).and_then(Value::as_str).is_some_and(is_secret_key))
 }
 
 /// A redacted copy of `v`.
@@ -330,6 +345,23 @@ mod tests {
         assert_eq!(v["version"], "0.5.23");
         // Unset secrets stay visibly unset.
         assert_eq!(redacted(json!({"api_key": null}))["api_key"], Value::Null);
+    }
+
+    #[test]
+    fn a_change_of_a_secret_flag_is_redacted() {
+        let v = redacted(json!({"changes": [
+            {"flag": "--api-key", "old": "sk-old-1", "new": "sk-new-1"},
+            {"flag": "--max-running-requests", "old": "8", "new": "16"},
+            {"flag": "--hf-token", "old": null, "new": "hf_abcd"}
+        ]}));
+        let c = &v["changes"];
+        assert_eq!(
+            c[0],
+            json!({"flag": "--api-key", "old": REDACTED, "new": REDACTED})
+        );
+        assert_eq!(c[1]["new"], "16");
+        assert_eq!(c[2]["old"], Value::Null);
+        assert_eq!(c[2]["new"], REDACTED);
     }
 
     #[test]

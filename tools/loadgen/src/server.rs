@@ -101,7 +101,9 @@ pub fn describe(
         s.kind = Some(
             if simulated {
                 "llm-sim"
-            } else if info.is_some() {
+            } else if info.is_some_and(|i| i.get("internal_states").is_some()) {
+                // SGLang's /server_info carries internal_states; a
+                // /server_info alone does not make a server SGLang.
                 "sglang"
             } else {
                 match owner {

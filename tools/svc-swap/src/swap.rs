@@ -251,9 +251,16 @@ pub fn describe(changes: &[Change]) -> String {
             }
         })
     };
+    // A secret flag's values are never shown (`sweepkit::redact`).
+    let shown = |c: &sweepkit::records::Change, o: &Option<String>| match o {
+        Some(s) if !s.is_empty() && sweepkit::redact::is_secret_key(&c.flag) => {
+            sweepkit::redact::REDACTED.to_string()
+        }
+        _ => v(o),
+    };
     changes
         .iter()
-        .map(|c| format!("{}: {} -> {}", c.flag, v(&c.old), v(&c.new)))
+        .map(|c| format!("{}: {} -> {}", c.flag, shown(c, &c.old), shown(c, &c.new)))
         .collect::<Vec<_>>()
         .join(", ")
 }
