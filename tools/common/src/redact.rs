@@ -25,7 +25,7 @@ pub const REDACTED: &str = "<redacted>";
 static KNOWN: Mutex<BTreeSet<String>> = Mutex::new(BTreeSet::new());
 
 /// Shorter values are too likely to be ordinary text ("1", "yes").
-const MIN_KNOWN_LEN: usize = 4;
+const MIN_KNOWN_LEN: usize = 6;
 
 /// Remember `secret` so it is scrubbed from all later output.
 pub fn remember(secret: &str) {

@@ -142,6 +142,18 @@ fn kind_of_owner(owner: &str) -> Option<&'static str> {
     }
 }
 
+/// Fill `info` from the server's report of itself, kept whole as `args`.
+fn take_report(info: &mut ServerInfo, v: Value) {
+    let s = |k: &str| v.get(k).and_then(Value::as_str).map(String::from);
+    info.simulated = v.get("simulated").and_then(Value::as_bool) == Some(true);
+    info.model = s("served_model_name")
+        .or_else(|| s("model_alias"))
+        .or_else(|| s("model_path"))
+        .or_else(|| s("model"));
+    info.version = s("version");
+    info.args = Some(v);
+}
+
 /// Ask the server about itself; every failure just leaves fields empty.
 pub fn fetch(base: &Url, kind: Option<ServerKind>, req: &RequestSpec, t: Duration) -> ServerInfo {
     let get_req = RequestSpec {
@@ -162,22 +174,14 @@ pub fn fetch(base: &Url, kind: Option<ServerKind>, req: &RequestSpec, t: Duratio
         base_url: Some(base.as_str().trim_end_matches('/').to_string()),
         ..Default::default()
     };
-    let mut seen = None;
-    for p in info_paths(kind) {
-        let Some(v) = get(p).filter(Value::is_object) else {
-            continue;
-        };
-        let s = |k: &str| v.get(k).and_then(Value::as_str).map(String::from);
-        info.simulated = v.get("simulated").and_then(Value::as_bool) == Some(true);
-        info.model = s("served_model_name")
-            .or_else(|| s("model_alias"))
-            .or_else(|| s("model_path"))
-            .or_else(|| s("model"));
-        info.version = s("version");
-        seen = kind_of(p, &v);
-        info.args = Some(v);
-        break;
-    }
+    let seen = info_paths(kind)
+        .iter()
+        .find_map(|p| Some((*p, get(p).filter(Value::is_object)?)))
+        .and_then(|(p, v)| {
+            let seen = kind_of(p, &v);
+            take_report(&mut info, v);
+            seen
+        });
     let models = get("/v1/models");
     let first = models.as_ref().and_then(|m| m.pointer("/data/0"));
     if info.model.is_none() {
