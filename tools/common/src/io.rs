@@ -138,12 +138,16 @@ pub fn read_all(mut r: impl Read) -> io::Result<String> {
 }
 
 /// Write `value` as one JSON line and flush, so the line is whole downstream.
+/// Secrets are redacted here (`crate::redact`): every record of every tool
+/// passes through this one function, so no call site can forget.
 pub fn write_json_line<W: Write + ?Sized, T: Serialize + ?Sized>(
     w: &mut W,
     value: &T,
 ) -> io::Result<()> {
     // Serialize fully first: a serialization error must not leave half a line.
-    let mut line = serde_json::to_vec(value).map_err(io::Error::other)?;
+    let mut v = serde_json::to_value(value).map_err(io::Error::other)?;
+    crate::redact::value(&mut v);
+    let mut line = serde_json::to_vec(&v).map_err(io::Error::other)?;
     line.push(b'\n');
     w.write_all(&line)?;
     w.flush()
@@ -181,6 +185,20 @@ mod tests {
         let line = r#"{"type":"failure","schema":"one","config":{},"provenance":{}}"#;
         let err = parse_record(line).unwrap_err();
         assert!(err.contains("bad record"), "{err}");
+    }
+
+    #[test]
+    fn written_lines_carry_no_secret() {
+        let mut out = Vec::new();
+        let v = serde_json::json!({"type": "ready", "server": {"args": {"api_key": "sk-io-1",
+            "internal_states": [{"admin_api_key": "adm-io-1"}], "max_total_tokens": 7}},
+            "exec_start": ["srv", "--api-key", "sk-io-2"]});
+        write_json_line(&mut out, &v).unwrap();
+        let line = String::from_utf8(out).unwrap();
+        for s in ["sk-io-1", "adm-io-1", "sk-io-2"] {
+            assert!(!line.contains(s), "{line}");
+        }
+        assert!(line.contains("\"max_total_tokens\":7"), "{line}");
     }
 
     #[test]

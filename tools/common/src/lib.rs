@@ -5,6 +5,7 @@ pub mod exit;
 pub mod flat;
 pub mod io;
 pub mod records;
+pub mod redact;
 pub mod report;
 #[cfg(feature = "rxstamp")]
 pub mod rxstamp;

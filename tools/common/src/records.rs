@@ -111,6 +111,10 @@ pub struct ServerInfo {
     /// concurrency above it queues in the server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_running_requests: Option<u64>,
+    /// The live process's own argument vector (`/proc/PID/cmdline`), read
+    /// when the server reports no `args` (vLLM, llama.cpp); secrets redacted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argv: Option<Vec<String>>,
 }
 
 /// One launch-argument change made by svc-swap.
@@ -305,6 +309,12 @@ pub struct ReadyRecord {
     pub attempts: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerInfo>,
+    /// Where the live config (`--expect-config`, `server.args`/`argv`) was
+    /// read: `server_info` (the server's own report: SGLang's
+    /// `/server_info`, llama.cpp's `/props`), `argv` (the process's
+    /// `/proc/PID/cmdline`), or `none`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config_source: Option<String>,
     /// Last log lines (journal or `--log`) when the server crashed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_tail: Vec<String>,

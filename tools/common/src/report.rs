@@ -65,16 +65,19 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
 pub fn error(tool: &str, e: &anyhow::Error) {
     let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
     let line = chain.join(": ").replace('\n', " ");
+    let line = crate::redact::text(&line);
     let _ = writeln!(io::stderr(), "{tool}: error: {line}");
 }
 
 /// Print `tool: warning: msg` on stderr.
 pub fn warning(tool: &str, msg: impl std::fmt::Display) {
+    let msg = crate::redact::text(&msg.to_string());
     let _ = writeln!(io::stderr(), "{tool}: warning: {msg}");
 }
 
 /// Print `tool: msg` on stderr (human progress).
 pub fn info(tool: &str, msg: impl std::fmt::Display) {
+    let msg = crate::redact::text(&msg.to_string());
     let _ = writeln!(io::stderr(), "{tool}: {msg}");
 }
 

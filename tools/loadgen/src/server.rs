@@ -101,7 +101,9 @@ pub fn describe(
         s.kind = Some(
             if simulated {
                 "llm-sim"
-            } else if info.is_some() {
+            } else if info.is_some_and(|i| i.get("internal_states").is_some()) {
+                // SGLang's /server_info carries internal_states; a
+                // /server_info alone does not make a server SGLang.
                 "sglang"
             } else {
                 match owner {
@@ -121,7 +123,9 @@ pub fn describe(
             .map(str::to_string);
     }
     if s.args.is_none() {
-        s.args = info.cloned().map(redact);
+        // The shared redaction (io redacts again on writing; this keeps the
+        // in-memory copy clean too).
+        s.args = info.cloned().map(sweepkit::redact::redacted);
     }
     if s.max_running_requests.is_none() {
         // The live /server_info, else the args the ready record carried.
@@ -130,38 +134,6 @@ pub fn describe(
             .and_then(crate::generate::max_running_requests);
     }
     s
-}
-
-/// Is this server-args key a secret? SGLang's `/server_info` includes its
-/// `api_key`; records are shared, so secrets never enter them.
-fn secret_key(k: &str) -> bool {
-    let k = k.to_ascii_lowercase();
-    k.ends_with("key")
-        || k.ends_with("_token")
-        || k == "token"
-        || k.contains("secret")
-        || k.contains("password")
-}
-
-/// Replace secret string values (at any depth) with `"<redacted>"`.
-pub fn redact(mut v: Value) -> Value {
-    fn walk(v: &mut Value) {
-        match v {
-            Value::Object(m) => {
-                for (k, x) in m.iter_mut() {
-                    if secret_key(k) && x.is_string() {
-                        *x = Value::String("<redacted>".into());
-                    } else {
-                        walk(x);
-                    }
-                }
-            }
-            Value::Array(a) => a.iter_mut().for_each(walk),
-            _ => {}
-        }
-    }
-    walk(&mut v);
-    v
 }
 
 /// The server's tokenizer over `/tokenize`: vLLM (`prompt` -> `count`),
@@ -197,7 +169,7 @@ mod tests {
     fn server_args_secrets_are_redacted() {
         let v = serde_json::json!({"api_key": "sk-1", "admin_api_key": "a", "hf_token": "h",
             "tokenizer_path": "t", "max_total_num_tokens": 5, "nested": [{"ssl_keyfile_password": "p"}]});
-        let r = super::redact(v);
+        let r = sweepkit::redact::redacted(v);
         assert_eq!(r["api_key"], "<redacted>");
         assert_eq!(r["admin_api_key"], "<redacted>");
         assert_eq!(r["hf_token"], "<redacted>");

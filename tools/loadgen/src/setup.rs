@@ -162,6 +162,10 @@ fn pool_size(a: &Args, plan: &Plan) -> usize {
 }
 
 pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectError> {
+    if let Some(k) = &a.api_key {
+        // Never echoed: scrubbed from every record and message from here on.
+        sweepkit::redact::remember(k);
+    }
     let auth = a.api_key.as_ref().map(|k| format!("Bearer {k}"));
     let probe = Probe::new(&plan.base_url, auth.clone());
     let (model, owner) = match &a.model {

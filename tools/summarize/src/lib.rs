@@ -24,6 +24,7 @@ use anyhow::{anyhow, Context};
 use clap::{Parser, ValueEnum};
 use sweepkit::exit;
 use sweepkit::records::Record;
+use sweepkit::redact;
 use sweepkit::report::{Exit, WithCode};
 
 /// How the overall winner is chosen.
@@ -239,8 +240,9 @@ pub fn run_with(
             .code(exit::FAILURE)?;
     }
     match format {
-        Format::Text => stdout.write_all(render::text(&a).as_bytes())?,
-        Format::Markdown => stdout.write_all(render::markdown(&a).as_bytes())?,
+        // Tables quote config values: no secret in them (`sweepkit::redact`).
+        Format::Text => stdout.write_all(redact::text(&render::text(&a)).as_bytes())?,
+        Format::Markdown => stdout.write_all(redact::text(&render::markdown(&a)).as_bytes())?,
         Format::Csv => emit::csv(&a, &mut stdout)?,
         Format::Json => {
             let rec = Record::Summary(emit::summary(&a, started));
@@ -251,7 +253,7 @@ pub fn run_with(
     if matches!(format, Format::Csv | Format::Json) {
         // These formats carry no prose; say the warnings where people look.
         for w in &a.warnings {
-            let _ = writeln!(stderr, "summarize: warning: {w}");
+            let _ = writeln!(stderr, "summarize: warning: {}", redact::text(w));
         }
     }
     if a.overall.is_none() {
@@ -267,7 +269,7 @@ pub fn run_with(
 fn print_notes(stderr: &mut impl Write, notes: &[String]) {
     const CAP: usize = 20;
     for n in notes.iter().take(CAP) {
-        let _ = writeln!(stderr, "summarize: warning: {n}");
+        let _ = writeln!(stderr, "summarize: warning: {}", redact::text(n));
     }
     if notes.len() > CAP {
         let _ = writeln!(

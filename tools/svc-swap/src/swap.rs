@@ -96,7 +96,10 @@ fn dry_run(plan: &Plan) {
     let old = plan.old.as_deref().unwrap_or("");
     let new = plan.new.as_deref().unwrap_or("");
     let (from, to) = (name(&plan.old), name(&plan.new));
-    eprint!("{}", diff::unified(old, new, from, to));
+    eprint!(
+        "{}",
+        sweepkit::redact::text(&diff::unified(old, new, from, to))
+    );
 }
 
 pub fn run(
@@ -278,15 +281,12 @@ fn ready_check(target: &dyn Target, req: &Request, rec: &SwapRecord) -> Result<(
     let Some(cmd) = &req.ready_cmd else {
         return Ok(());
     };
-    let line =
-        serde_json::to_vec(&sweepkit::records::Record::Swap(rec.clone())).unwrap_or_default();
-    ready::run(
-        cmd,
-        &target.ready_env(),
-        &[line, b"\n".to_vec()].concat(),
-        req.ready_timeout,
-    )
-    .map_err(|m| Exit::new(exit::START_FAILED, anyhow::anyhow!(m)))
+    // Through the one record writer, so the ready command's stdin is
+    // redacted like stdout (`sweepkit::redact`).
+    let mut line = Vec::new();
+    let _ = sweepkit::io::write_record(&mut line, &sweepkit::records::Record::Swap(rec.clone()));
+    ready::run(cmd, &target.ready_env(), &line, req.ready_timeout)
+        .map_err(|m| Exit::new(exit::START_FAILED, anyhow::anyhow!(m)))
 }
 
 fn ready_or_rollback(
@@ -433,9 +433,16 @@ pub fn describe(changes: &[Change]) -> String {
             }
         })
     };
+    // A secret flag's values are never shown (`sweepkit::redact`).
+    let shown = |c: &sweepkit::records::Change, o: &Option<String>| match o {
+        Some(s) if !s.is_empty() && sweepkit::redact::is_secret_key(&c.flag) => {
+            sweepkit::redact::REDACTED.to_string()
+        }
+        _ => v(o),
+    };
     changes
         .iter()
-        .map(|c| format!("{}: {} -> {}", c.flag, v(&c.old), v(&c.new)))
+        .map(|c| format!("{}: {} -> {}", c.flag, shown(c, &c.old), shown(c, &c.new)))
         .collect::<Vec<_>>()
         .join(", ")
 }

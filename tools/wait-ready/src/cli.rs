@@ -34,9 +34,11 @@ pub struct Args {
     #[arg(long, value_name = "DUR", default_value = "10m", value_parser = parse_duration)]
     pub timeout: Duration,
 
-    /// Limit for one probe (connect plus response).
-    #[arg(long, value_name = "DUR", default_value = "2s", value_parser = parse_duration)]
-    pub attempt_timeout: Duration,
+    /// Limit for one probe (connect plus response) [default: 25s with
+    /// --server sglang, whose /health generates a token and may take 20 s;
+    /// else 2s]
+    #[arg(long, value_name = "DUR", value_parser = parse_duration)]
+    pub attempt_timeout: Option<Duration>,
 
     /// First pause between probes; also the pause after any change seen.
     #[arg(long, value_name = "DUR", default_value = "50ms", value_parser = parse_duration)]
@@ -50,10 +52,11 @@ pub struct Args {
     #[arg(long, value_name = "DUR", default_value = "100ms", value_parser = parse_duration)]
     pub max_interval: Duration,
 
-    /// With nothing watched (no --pid, --unit, --log), a target refused
-    /// this long is unreachable (exit 12); `never` (or 0) waits for
-    /// --timeout.
-    #[arg(long, value_name = "DUR", default_value = "2s", value_parser = parse_grace)]
+    /// Fail fast: a target that never accepted a connection for this long
+    /// is unreachable (exit 12), refused ones only with nothing watched
+    /// (no --pid, --unit, --log). By default a refused port is a server
+    /// still starting, probed until --timeout: exit 12 if it never opened.
+    #[arg(long, value_name = "DUR", default_value = "never", value_parser = parse_grace)]
     pub unreachable_after: Duration,
 
     /// Accepted HTTP statuses: codes, ranges and classes (200,204 2xx
@@ -158,6 +161,18 @@ pub enum ServerKind {
 }
 
 impl ServerKind {
+    /// The per-probe limit the preset needs. SGLang's `/health` and
+    /// `/health_generate` are one handler that generates a token, polling
+    /// once a second for up to `SGLANG_HEALTH_CHECK_TIMEOUT` (20 s)
+    /// (sgl-project/sglang `python/sglang/srt/entrypoints/http_server.py`
+    /// `health_generate`): 25 s leaves it room to answer.
+    pub fn attempt_timeout(kind: Option<Self>) -> Duration {
+        match kind {
+            Some(ServerKind::Sglang) => Duration::from_secs(25),
+            _ => Duration::from_secs(2),
+        }
+    }
+
     /// The name used in records (`server.kind`).
     pub fn name(self) -> &'static str {
         match self {

@@ -1,10 +1,12 @@
 //! wait-ready: wait until an inference server is ready, telling loading from
 //! crashed from unreachable, and write a `ready` or `failure` record.
 
+pub mod argv;
 pub mod check;
 pub mod cli;
 pub mod command;
 pub mod info;
+pub mod live;
 pub mod output;
 pub mod probe;
 pub mod target;
@@ -15,7 +17,7 @@ pub mod watch;
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use anyhow::Context;
 use regex::Regex;
@@ -84,7 +86,7 @@ fn check_args(a: &Args) -> Result<Checked, Exit> {
             a.method
         )));
     }
-    if a.attempt_timeout.is_zero() || a.interval.is_zero() {
+    if a.attempt_timeout.is_some_and(|d| d.is_zero()) || a.interval.is_zero() {
         return Err(usage("--attempt-timeout and --interval must be above zero"));
     }
     Ok(Checked {
@@ -170,6 +172,10 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
             .then(|| std::env::var("OPENAI_API_KEY").ok())
             .flatten()
     });
+    if let Some(k) = &bearer {
+        // Never echoed: scrubbed from every record and message from here on.
+        sweepkit::redact::remember(k);
+    }
     let req = probe::RequestSpec {
         method: args.method.to_ascii_uppercase(),
         headers: c.headers.clone(),
@@ -182,7 +188,9 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         targets,
         req,
         timeout: args.timeout,
-        attempt_timeout: args.attempt_timeout,
+        attempt_timeout: args
+            .attempt_timeout
+            .unwrap_or_else(|| ServerKind::attempt_timeout(args.server)),
         schedule: wait::Schedule {
             interval: args.interval,
             max_interval: args.max_interval,
@@ -198,22 +206,24 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         .map_err(|(code, msg)| Exit::new(code, anyhow::anyhow!(msg)))?;
 
     let mut server = None;
+    let mut config_source = None;
     if verdict.outcome == ReadyOutcome::Ready {
         if let Some(base) = plan.targets.iter().find_map(|t| t.base_url()) {
-            let info = info::fetch(&base, args.server, &plan.req, Duration::from_secs(2));
-            if !c.configs.is_empty() {
-                let why: Vec<String> = match &info.args {
-                    Some(a) => c.configs.iter().filter_map(|e| e.check(a)).collect(),
-                    None => vec!["the server reports no arguments (no /server_info, \
-                         /get_server_info or /props)"
-                        .into()],
-                };
-                if !why.is_empty() {
-                    verdict.outcome = ReadyOutcome::ConfigMismatch;
-                    verdict.reason = format!("config mismatch: {}", why.join("; "));
-                }
+            let unit_pid = watchers.unit.as_ref().and_then(|u| u.main_pid);
+            let live = live::inspect(&live::Ask {
+                base: &base,
+                kind: args.server,
+                req: &plan.req,
+                configs: &c.configs,
+                pid: args.pid.or(unit_pid).or(up.pid),
+                place: &place,
+            });
+            if !live.mismatches.is_empty() {
+                verdict.outcome = ReadyOutcome::ConfigMismatch;
+                verdict.reason = format!("config mismatch: {}", live.mismatches.join("; "));
             }
-            server = Some(info);
+            server = Some(live.server);
+            config_source = Some(live.source.to_string());
         } else if !c.configs.is_empty() {
             return Err(usage("--expect-config needs an http:// target"));
         }
@@ -222,7 +232,10 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
     output::report(&verdict);
     if !args.quiet {
         let via = transport.as_ref().map(|t| t.describe());
-        let rec = output::record(&verdict, started, &up, server, via.as_deref());
+        let mut rec = output::record(&verdict, started, &up, server, via.as_deref());
+        if let sweepkit::Record::Ready(r) = &mut rec {
+            r.config_source = config_source;
+        }
         sweepkit::io::write_record(&mut stdout, &rec).context("writing stdout")?;
     }
     let code = verdict.outcome.exit_code();

@@ -7,6 +7,7 @@ use std::time::SystemTime;
 use sweepkit::records::{
     self, FailureKind, ReadyOutcome, ReadyRecord, Record, ServerInfo, Stage, SCHEMA_VERSION,
 };
+use sweepkit::redact;
 use sweepkit::Provenance;
 
 use crate::upstream::Upstream;
@@ -49,6 +50,7 @@ pub fn record(
             elapsed_s: round_ms(v.elapsed_s),
             attempts: v.attempts,
             server,
+            config_source: None,
             log_tail: v.log_tail.clone(),
             upstream: up.raw.clone(),
         }),
@@ -78,15 +80,17 @@ fn round_ms(s: f64) -> f64 {
 /// `wait-ready: error: crashed after ...`, plus the log tail's last lines.
 pub fn report(v: &Verdict) {
     let mut e = std::io::stderr().lock();
+    // The reason and the log tail may quote a command line or server args.
+    let reason = redact::text(&v.reason);
     match v.outcome {
         ReadyOutcome::Ready | ReadyOutcome::Down => {
-            let _ = writeln!(e, "{TOOL}: {}", v.reason);
+            let _ = writeln!(e, "{TOOL}: {reason}");
         }
         _ => {
-            let _ = writeln!(e, "{TOOL}: error: {}", v.reason);
+            let _ = writeln!(e, "{TOOL}: error: {reason}");
             let n = v.log_tail.len();
             for l in &v.log_tail[n.saturating_sub(5)..] {
-                let _ = writeln!(e, "{TOOL}:   | {l}");
+                let _ = writeln!(e, "{TOOL}:   | {}", redact::text(l));
             }
         }
     }

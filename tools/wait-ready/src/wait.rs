@@ -186,7 +186,8 @@ pub fn wait(
                         changed = true;
                         if plan.verbose {
                             let t = &plan.targets[i].label;
-                            eprintln!("wait-ready: {:.3}s {t}: {}", secs(done), p.detail);
+                            let d = sweepkit::redact::text(&p.detail);
+                            eprintln!("wait-ready: {:.3}s {t}: {d}", secs(done));
                         }
                     }
                     if p.port_open && port_open_at.is_none() {
@@ -227,6 +228,10 @@ pub fn wait(
             Err(mpsc::RecvTimeoutError::Disconnected) => unreachable!("sender kept"),
         }
         if Instant::now() >= deadline {
+            if let Some(why) = never_opened(plan, &st, watchers.any()) {
+                let v = verdict(ReadyOutcome::Unreachable, why, &st, attempts, port_open_at);
+                return Ok(v);
+            }
             let r = timeout_reason(plan, &st);
             return Ok(verdict(
                 ReadyOutcome::Timeout,
@@ -270,6 +275,28 @@ fn unreachable(plan: &Plan, st: &[State], watched: bool, elapsed: Duration) -> O
         }
     }
     None
+}
+
+/// At the timeout, with nothing watched: a target whose port never opened
+/// is unreachable (exit 12), not a slow load (124). A refused connection
+/// meanwhile was a server still starting, as wait4x and
+/// `curl --retry-connrefused` assume: SGLang and vLLM keep their port
+/// closed while loading (SGLang's engine starts before uvicorn).
+fn never_opened(plan: &Plan, st: &[State], watched: bool) -> Option<String> {
+    if plan.invert || watched {
+        return None;
+    }
+    let (t, s) = plan
+        .targets
+        .iter()
+        .zip(st)
+        .find(|(_, s)| !s.ok && !s.ever_open)?;
+    let d = s.last.as_ref().map_or("no answer", |p| p.detail.as_str());
+    Some(format!(
+        "unreachable: {}: {d}; the port never opened in {}",
+        t.label,
+        humantime::format_duration(plan.timeout)
+    ))
 }
 
 fn timeout_reason(plan: &Plan, st: &[State]) -> String {

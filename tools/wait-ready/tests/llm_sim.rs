@@ -90,17 +90,30 @@ fn crash_found_by_pid_alone_is_crashed_at_load() {
 }
 
 #[test]
-fn wrong_port_is_unreachable_quickly() {
+fn wrong_port_is_unreachable_quickly_with_unreachable_after() {
     let port = testkit::free_port();
     let url = format!("http://127.0.0.1:{port}/health");
-    let (r, wall) = run_timed(wr(&[&url]), "");
+    // By default a refused port is a server still starting (tests/defaults.rs);
+    // --unreachable-after opts into failing fast.
+    let (r, wall) = run_timed(wr(&[&url, "--unreachable-after", "2s"]), "");
     r.expect_code(12);
     assert!(wall < 3.0, "took {wall:.2}s");
     assert_eq!(record(&r)["kind"], "unreachable");
     assert!(r.stderr().contains("connection refused"), "{}", r.stderr());
     // With a live process watched, refused means loading: wait to timeout.
     let me = std::process::id().to_string();
-    let (r, _) = run_timed(wr(&["--pid", &me, "--timeout", "500ms", &url]), "");
+    let (r, _) = run_timed(
+        wr(&[
+            "--pid",
+            &me,
+            "--timeout",
+            "500ms",
+            "--unreachable-after",
+            "2s",
+            &url,
+        ]),
+        "",
+    );
     r.expect_code(124);
     assert_eq!(record(&r)["kind"], "timeout");
 }

@@ -144,3 +144,44 @@ fn unit_is_watched_on_the_far_side_behind_the_prefix() {
         "journal over ssh"
     );
 }
+
+#[test]
+fn expect_config_reads_argv_over_ssh() {
+    let Some(sshd) = Sshd::start() else { return };
+    let port = testkit::free_port();
+    common::stub_server(
+        port,
+        std::time::Duration::ZERO,
+        200,
+        std::time::Duration::ZERO,
+    );
+    let spec = r#"{"method":"eagle","num_speculative_tokens":3}"#;
+    let p = common::ArgvProc::start(&["vllm", "serve", "tiny", "--speculative-config", spec]);
+    let pid = p.pid();
+    let url = format!("http://127.0.0.1:{port}");
+    let args = [
+        "--server",
+        "vllm",
+        "--pid",
+        &pid,
+        "--no-stdin",
+        "--timeout",
+        "20s",
+        &url,
+    ];
+    let ok = "speculative-config.num_speculative_tokens=3";
+    let (r, _) = run_timed(
+        wr_ssh(&sshd, &[&args[..], &["--expect-config", ok]].concat()),
+        "",
+    );
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["config_source"], "argv", "{rec}");
+    assert!(rec["via"].as_str().unwrap().starts_with("ssh "), "{rec}");
+    let bad = "speculative-config.num_speculative_tokens=2";
+    let (r, _) = run_timed(
+        wr_ssh(&sshd, &[&args[..], &["--expect-config", bad]].concat()),
+        "",
+    );
+    r.expect_code(13);
+}

@@ -106,3 +106,77 @@ esac
     .unwrap();
     format!("sh {}", script.display())
 }
+
+/// A stand-in HTTP server on `port` that binds only after `delay` (the
+/// port refused until then, as SGLang and vLLM keep it while loading), then
+/// answers like vLLM without `VLLM_SERVER_DEV_MODE`: `/health` with
+/// `health` after `health_delay`, `/version`, `/v1/models` owned by
+/// `vllm`, and 404 for `/server_info`.
+pub fn stub_server(
+    port: u16,
+    delay: std::time::Duration,
+    health: u16,
+    health_delay: std::time::Duration,
+) {
+    use std::io::{Read, Write};
+    std::thread::spawn(move || {
+        std::thread::sleep(delay);
+        let l = std::net::TcpListener::bind(("127.0.0.1", port)).expect("bind stub");
+        for s in l.incoming().flatten() {
+            std::thread::spawn(move || {
+                let mut s = s;
+                let mut buf = [0u8; 4096];
+                let n = s.read(&mut buf).unwrap_or(0);
+                let req = String::from_utf8_lossy(&buf[..n]).into_owned();
+                let path = req.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let (code, body) = match path.as_str() {
+                    "/health" => {
+                        std::thread::sleep(health_delay);
+                        (health, String::new())
+                    }
+                    "/version" => (200, r#"{"version":"0.32.0"}"#.to_string()),
+                    "/v1/models" => (
+                        200,
+                        r#"{"object":"list","data":[{"id":"tiny","object":"model","owned_by":"vllm"}]}"#
+                            .to_string(),
+                    ),
+                    _ => (404, r#"{"detail":"Not Found"}"#.to_string()),
+                };
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 {code} X\r\nContent-Type: application/json\r\n\
+                     Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+}
+
+/// A process whose `/proc/PID/cmdline` is a vLLM command line: `sh -c`
+/// keeps its own words and blocks in its `read` builtin (no child left
+/// behind when it is killed). Killed on drop.
+pub struct ArgvProc(pub Child);
+
+impl ArgvProc {
+    pub fn start(words: &[&str]) -> ArgvProc {
+        let child = Command::new("sh")
+            .args(["-c", "read x"])
+            .args(words)
+            .stdin(Stdio::piped())
+            .spawn()
+            .expect("spawn sh");
+        ArgvProc(child)
+    }
+
+    pub fn pid(&self) -> String {
+        self.0.id().to_string()
+    }
+}
+
+impl Drop for ArgvProc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
