@@ -242,12 +242,14 @@ fn no_preflight_lets_the_refused_config_through() {
     assert_ne!(r.code(), 26, "{}", r.stderr());
     assert!(!r.stderr().contains("pre-flight"), "{}", r.stderr());
     assert!(!r.stdout().contains("preflight_rejected"), "{}", r.stdout());
-    // The server was stopped and the new line written: what happens next
-    // is the server's own business (SGLang dies in its argument check).
+    // The server was stopped and the new line started: it dies in its
+    // argument check as SGLang does, and the far-side job puts the old
+    // config back (exit 25), with the server's own error in the record.
     assert!(!sim.alive(pid), "the old server was stopped");
-    let text = sim.text();
-    assert!(
-        text.contains("--speculative-num-steps 2") && !text.contains("eagle-topk"),
-        "{text}"
-    );
+    r.expect_code(25);
+    let rec = one_record(&r);
+    assert_eq!(rec["kind"], "swap_failed", "{rec}");
+    assert_eq!(rec["running"], "old", "{rec}");
+    assert!(rec["log_tail"].to_string().contains("TypeError"), "{rec}");
+    assert!(!sim.text().contains("--speculative-num-steps 2"), "{}", sim.text());
 }
