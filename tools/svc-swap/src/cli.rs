@@ -144,6 +144,7 @@ impl Args {
             ready_cmd: self.ready_cmd.clone(),
             ready_timeout: self.ready_timeout,
             rollback_on_fail: self.rollback_on_fail,
+            transport: self.transport.clone(),
         }
     }
 }

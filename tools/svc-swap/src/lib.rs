@@ -26,7 +26,7 @@ use sweepkit::exit;
 use sweepkit::io::{write_record, RecordReader};
 use sweepkit::records::{failure, FailureKind, Record, Stage};
 use sweepkit::report::{Exit, WithCode};
-use sweepkit::transport::{shell_join, Transport};
+use sweepkit::transport::Transport;
 
 pub use cli::{Args, Manager};
 use flags::Op;
@@ -37,6 +37,12 @@ const TOOL: &str = "svc-swap";
 pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {
     let started = SystemTime::now();
     let manager = args.manager()?;
+    // --ssh-key and friends no longer require --ssh at parse time (a later
+    // stage takes the destination from the record); here nothing does.
+    args.transport
+        .clone()
+        .fill_from(None)
+        .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!(e)))?;
     // --apply-from: the config of an upstream record becomes --set edits.
     let mut ops = Vec::new();
     let mut upstream = None;
@@ -74,6 +80,14 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
                 })?);
             }
         }
+        // A sweep's origin record: flags absent originally are removed.
+        if let Record::Origin(o) = &rec {
+            for k in &o.unset {
+                ops.push(Op::parse_unset(k).map_err(|e| {
+                    Exit::new(exit::BAD_INPUT, anyhow::anyhow!("{name}: unset {e}"))
+                })?);
+            }
+        }
         if ops.is_empty() {
             return Err(Exit::new(
                 exit::BAD_INPUT,
@@ -102,6 +116,11 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
             .map_or("failed".into(), |e| format!("{e:#}"));
         let kind = FailureKind::SwapFailed;
         let mut rec = failure(TOOL, started, f.config, Stage::Swap, kind, reason, upstream);
+        // SSH connect, authentication or a lost session: a later try may
+        // well work, so a sweep retries it rather than record a result.
+        if f.exit.code == exit::TRANSPORT_ERROR {
+            rec.class = Some(sweepkit::records::FailureClass::Transport);
+        }
         rec.exit_code = Some(i32::from(f.exit.code));
         rec.log_tail = f.log_tail;
         write_record(stdout, &Record::Failure(rec))?;
@@ -136,11 +155,7 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         Err(e) => return fail_out(&mut stdout, early(e), upstream),
     };
     match swap::run(t, target.as_mut(), &req, started, upstream.clone()) {
-        Ok(mut rec) => {
-            let prefix = args.transport.prefix();
-            rec.target.exec_prefix = (!prefix.is_empty()).then(|| shell_join(&prefix));
-            rec.target.ssh = args.transport.ssh.as_ref().map(|s| s.to_string());
-            rec.target.port = args.port.or(rec.target.port);
+        Ok(rec) => {
             sweepkit::report::info(
                 TOOL,
                 format!(

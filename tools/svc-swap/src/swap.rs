@@ -24,6 +24,9 @@ pub struct Request {
     pub ready_cmd: Option<String>,
     pub ready_timeout: std::time::Duration,
     pub rollback_on_fail: bool,
+    /// How the far side is reached: recorded in `target` (and so in the
+    /// record the ready command reads) and given to it as SWEEPKIT_*.
+    pub transport: sweepkit::transport_args::TransportArgs,
 }
 
 /// A failed swap: the exit, plus what the failure record needs.
@@ -126,6 +129,8 @@ pub fn run(
         warnings,
         upstream,
     };
+    req.transport.describe_into(&mut rec.target);
+    rec.target.port = req.opts.port.or(rec.target.port);
     // Nothing to write (no edits, or edits that change nothing): a plain
     // verified restart, without a drop-in that repeats the unit's line.
     let unchanged = plan.old == plan.new || (!req.restore && plan.line == cur);
@@ -178,20 +183,12 @@ pub fn run(
         let Some(cmd) = &req.ready_cmd else {
             return Ok(());
         };
-        let line =
-            serde_json::to_vec(&sweepkit::records::Record::Swap(rec.clone())).unwrap_or_default();
-        ready::run(
-            cmd,
-            &target.ready_env(),
-            &[line, b"\n".to_vec()].concat(),
-            req.ready_timeout,
-        )
-        .map_err(|m| Exit::new(exit::START_FAILED, anyhow::anyhow!(m)))
+        run_ready(cmd, target, req, &rec)
     });
     if let Err(e) = started_ok {
         let log_tail = target.log_tail();
         let e = if req.rollback_on_fail && !unchanged {
-            rollback(target, req, &plan, &cur, e, &undo_all)
+            rollback(target, req, (&plan, &rec), &cur, e, &undo_all)
         } else {
             e
         };
@@ -207,11 +204,50 @@ pub fn run(
     Ok(rec)
 }
 
-/// Restore the old config and restart it; exit 25 when that worked.
+/// Run `--ready-cmd` with `rec` on its stdin and the instance and transport
+/// in its environment, so `wait-ready URL` alone works on every topology.
+fn run_ready(cmd: &str, target: &dyn Target, req: &Request, rec: &SwapRecord) -> Result<(), Exit> {
+    let line =
+        serde_json::to_vec(&sweepkit::records::Record::Swap(rec.clone())).unwrap_or_default();
+    let mut env = target.ready_env();
+    env.extend(ready::context_env(&rec.target));
+    ready::run(
+        cmd,
+        &env,
+        &[line, b"\n".to_vec()].concat(),
+        req.ready_timeout,
+    )
+    .map_err(|m| Exit::new(exit::START_FAILED, anyhow::anyhow!(m)))
+}
+
+/// The record of a rollback: the changes undone, the old values as config.
+fn rollback_record(rec: &SwapRecord, start: StartInfo) -> SwapRecord {
+    let mut r = rec.clone();
+    r.changes = rec
+        .changes
+        .iter()
+        .map(|c| Change {
+            flag: c.flag.clone(),
+            old: c.new.clone(),
+            new: c.old.clone(),
+        })
+        .collect();
+    r.config = rec
+        .changes
+        .iter()
+        .filter_map(|c| Some((c.flag.trim_start_matches('-').to_string(), c.old.clone()?)))
+        .collect();
+    r.method = "rollback".into();
+    r.start = start;
+    r
+}
+
+/// Restore the old config, restart it and, with a ready command, check it
+/// is ready again by the same rule; exit 25 when all that worked.
 fn rollback(
     target: &mut dyn Target,
     req: &Request,
-    plan: &Plan,
+    (plan, rec): (&Plan, &SwapRecord),
     old: &crate::execstart::ExecLine,
     why: Exit,
     undo_all: &dyn Fn(&mut dyn Target) -> Result<(), Exit>,
@@ -222,7 +258,17 @@ fn rollback(
         .map_or(String::new(), |e| format!("{e:#}"));
     let res = undo_all(target)
         .and_then(|_| target.stop(&req.opts))
-        .and_then(|_| target.start(&req.opts, old));
+        .and_then(|_| target.start(&req.opts, old))
+        .and_then(|s| match &req.ready_cmd {
+            Some(cmd) => run_ready(cmd, target, req, &rollback_record(rec, s)).map_err(|e| {
+                let m = e.error.map_or(String::new(), |e| format!("{e:#}"));
+                Exit::new(
+                    exit::START_FAILED,
+                    anyhow::anyhow!("the old config restarted but is not ready: {m}"),
+                )
+            }),
+            None => Ok(()),
+        });
     match res {
         Ok(_) => Exit::new(
             exit::ROLLED_BACK,

@@ -180,6 +180,42 @@ impl Sshd {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
+    /// Stop listening (an sshd outage): kill the listener; sessions it
+    /// already forked live on, as with a real `systemctl stop ssh`.
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Listen again on the same address, port, keys and config (after
+    /// `stop`); panics when sshd does not come back within 10 s.
+    pub fn restart(&mut self) {
+        let child = Command::new(SSHD)
+            .args(["-D", "-e", "-f"])
+            .arg(self.dir.join("sshd_config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(&self.log)
+                    .unwrap(),
+            )
+            .spawn()
+            .expect("spawn sshd");
+        self.child = child;
+        assert!(
+            wait_listening(
+                &mut self.child,
+                &self.host,
+                self.port,
+                Duration::from_secs(10)
+            ),
+            "sshd did not come back; its log:\n{}",
+            self.log_text()
+        );
+    }
+
     /// A path in the server's dir for a file the test creates (a fresh
     /// known_hosts for accept-new tests, canaries).
     pub fn path(&self, name: &str) -> PathBuf {

@@ -22,7 +22,7 @@ use regex::Regex;
 use sweepkit::exit;
 use sweepkit::records::ReadyOutcome;
 use sweepkit::report::{Exit, WithCode};
-use sweepkit::ssh::{Ssh, SshConfig};
+use sweepkit::ssh::Ssh;
 use sweepkit::transport::{Local, Transport};
 
 pub use cli::Args;
@@ -134,7 +134,16 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
     let targets =
         target::build(&target_args, args.server, args.deep, &c.user_expect).map_err(usage)?;
 
-    let (transport, ssh) = open_transport(&args, &up)?;
+    let (transport, ssh) = match open_transport(&args, &up) {
+        Ok(x) => x,
+        Err(e) if e.code == exit::TRANSPORT_ERROR => {
+            if !args.quiet {
+                transport_failure(&e, started, &up, &mut stdout)?;
+            }
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     let place = match &transport {
         Some(t) => Place::Remote(t.clone()),
         None => Place::Local,
@@ -242,50 +251,58 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
     Ok(())
 }
 
-/// The transport for far-side commands: `--ssh`/`--exec-prefix` from the
-/// flags, else the swap record's target.ssh/target.exec_prefix; None when
-/// everything is local. The second value is the SSH transport, if any.
+/// The transport for far-side commands: the transport flags, each filled
+/// from the swap record's target when not given (`--ssh-key K` alone works
+/// when the record names the destination); None when everything is local.
+/// The second value is the SSH transport, if any.
 #[allow(clippy::type_complexity)]
 fn open_transport(
     args: &Args,
     up: &Upstream,
 ) -> Result<(Option<Arc<dyn Transport>>, Option<Arc<dyn Transport>>), Exit> {
-    let ta = &args.transport;
-    let prefix = match (&ta.exec_prefix, &up.exec_prefix) {
-        (Some(p), _) => p.0.clone(),
-        (None, Some(p)) => shell_words::split(p).map_err(|e| {
-            Exit::new(
-                exit::BAD_INPUT,
-                anyhow::anyhow!("<stdin>: target.exec_prefix '{p}': {e}"),
-            )
-        })?,
-        (None, None) => Vec::new(),
-    };
-    let ssh_cfg = match (ta.ssh_config(), &up.ssh) {
-        (Some(mut c), _) => {
-            c.prefix = prefix.clone();
-            Some(c)
+    let mut ta = args.transport.clone();
+    ta.fill_from(up.target.as_ref()).map_err(|e| {
+        if e.starts_with("target.") {
+            Exit::new(exit::BAD_INPUT, anyhow::anyhow!("<stdin>: {e}"))
+        } else {
+            usage(e)
         }
-        (None, Some(s)) => {
-            let target = s.parse().map_err(|e: String| {
-                Exit::new(exit::BAD_INPUT, anyhow::anyhow!("<stdin>: target.ssh: {e}"))
-            })?;
-            let mut c = SshConfig::new(target);
-            c.connect_timeout = ta.connect_timeout;
-            c.prefix = prefix.clone();
-            Some(c)
-        }
-        (None, None) => None,
-    };
-    if let Some(c) = ssh_cfg {
+    })?;
+    if let Some(c) = ta.ssh_config() {
         let t: Arc<dyn Transport> = Arc::new(Ssh::connect(c).code(exit::TRANSPORT_ERROR)?);
         return Ok((Some(t.clone()), Some(t)));
     }
+    let prefix = ta.prefix();
     if prefix.is_empty() {
         Ok((None, None))
     } else {
         Ok((Some(Arc::new(Local::with_prefix(prefix))), None))
     }
+}
+
+/// Write a failure record for an SSH connect that failed before any probe,
+/// so the config is not lost: class `transport`, the caller's exit code.
+fn transport_failure(
+    e: &Exit,
+    started: SystemTime,
+    up: &Upstream,
+    stdout: &mut impl Write,
+) -> Result<(), Exit> {
+    use sweepkit::records::{self, FailureClass, FailureKind, Record, Stage};
+    let reason = e.error.as_ref().map_or(String::new(), |e| format!("{e:#}"));
+    let mut f = records::failure(
+        output::TOOL,
+        started,
+        up.config.clone(),
+        Stage::Ready,
+        FailureKind::Unreachable,
+        format!("transport: {reason}"),
+        up.raw.clone(),
+    );
+    f.class = Some(FailureClass::Transport);
+    f.exit_code = Some(i32::from(e.code));
+    sweepkit::io::write_record(stdout, &Record::Failure(f)).context("writing stdout")?;
+    Ok(())
 }
 
 /// Resolve `host:port` to a local forwarder that tunnels to it over SSH;
