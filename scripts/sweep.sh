@@ -371,10 +371,11 @@ final_rc=0
 # wait-ready arguments as every config, or say why not (exit 42). A
 # transport failure on the way is retried like a config's.
 restore() {
-  if ((no_restore || swaps == 0)); then
+  # --resume restores even if nothing ran (a swept value may be left).
+  if ((no_restore || (swaps == 0 && !resume))); then
     return 0
   fi
-  local rc=0 why=""
+  local rc=0 why="" attempt
   set +e
   if ((keep_winner)); then
     say "applying summarize's pick"
@@ -387,7 +388,6 @@ restore() {
   fi
   if ((!keep_winner || rc != 0)); then
     ((keep_winner)) && warn "applying the winner failed ($why); restoring the original config"
-    local attempt
     for ((attempt = 0; ; attempt++)); do
       say "restoring the original config"
       "$SVC_SWAP" "${target[@]}" "${orig_set[@]}" </dev/null |
