@@ -203,8 +203,18 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
     };
     // A second handler cannot be set (tests run `run` more than once).
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
-    let mut verdict = wait::wait(&plan, &mut watchers, &STOP)
-        .map_err(|(code, msg)| Exit::new(code, anyhow::anyhow!(msg)))?;
+    let mut verdict = match wait::wait(&plan, &mut watchers, &STOP) {
+        Ok(v) => v,
+        Err((code, msg)) => {
+            // The SSH session (or the prefix) failed while watching: still
+            // a record, so the config is not lost and a sweep retries it.
+            let e = Exit::new(code, anyhow::anyhow!(msg));
+            if code == exit::TRANSPORT_ERROR && !args.quiet {
+                transport_failure(&e, started, &up, &mut stdout)?;
+            }
+            return Err(e);
+        }
+    };
 
     let mut server = None;
     if verdict.outcome == ReadyOutcome::Ready {
