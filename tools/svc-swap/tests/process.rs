@@ -385,6 +385,18 @@ fn dry_run_apply_from_and_bad_input() {
         .iter()
         .any(|w| w == "--warmup-time"));
 
+    // A sweep's origin record: its values set, its absent flags removed.
+    let origin = r#"{"type":"origin","schema":1,"config":{"speculative-num-steps":"3"},"provenance":{"tool":"summarize","version":"0","started_at":"x","finished_at":"y"},"unset":["--warmup-time"],"set":{"--speculative-num-steps":"3"}}"#;
+    let r = swap(
+        &["--spec", &f.spec, "--apply-from", "-", "--dry-run"],
+        origin,
+    );
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["config"]["speculative-num-steps"], "3", "{rec}");
+    let argv = rec["exec_start"].as_array().unwrap();
+    assert!(!argv.iter().any(|w| w == "--warmup-time"), "{rec}");
+
     let failure = r#"{"type":"failure","schema":1,"config":{"a":"1"},"provenance":{"tool":"t","version":"0","started_at":"x","finished_at":"y"},"stage":"ready","kind":"oom","reason":"r"}"#;
     let r = swap(&["--spec", &f.spec, "--apply-from", "-"], failure);
     r.expect_code(4);
