@@ -188,7 +188,8 @@ impl Sshd {
     }
 
     /// Listen again on the same address, port, keys and config (after
-    /// `stop`); panics when sshd does not come back within 10 s.
+    /// `stop`); panics when sshd does not come back within 10 s. For an
+    /// sshd from `start()` only: it is not run behind a namespace prefix.
     pub fn restart(&mut self) {
         let child = Command::new(SSHD)
             .args(["-D", "-e", "-f"])
