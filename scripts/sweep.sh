@@ -33,14 +33,26 @@ Sweep:
   --values LIST         comma-separated values for the --param before it
   --results FILE        JSON Lines results, appended as records arrive
   --resume              skip configs that already have records in FILE
+                        (a config whose last record is a transport
+                        failure or an interruption is run again)
+  --retries N           run a config again after a transport failure (SSH
+                        lost, host unreachable) up to N times, backing off
+                        2s, 4s, 8s... (default 3)
   --keep-winner         apply summarize's pick at the end (default: restore
                         the original config)
-  --no-restore          leave the last config running
+  --no-restore          leave the last config running (the original is
+                        the one recorded when FILE was first started: its
+                        origin record, kept across --resume)
   --dry-run             print the configs and the commands; run nothing
-Target (passed to svc-swap; wait-ready reads them from the swap record):
+Target (given once, to svc-swap; wait-ready reads them from the swap
+record, so no --ready-arg is needed for them):
   --unit NAME           systemd unit
   --spec FILE           process spec (svc-swap's process manager)
   --ssh USER@HOST[:PORT]  reach the unit over SSH
+  --ssh-key FILE        private key for --ssh (repeatable)
+  --known-hosts FILE    check the host key against FILE
+  --accept-new-host-key record an unknown host key (a changed one is
+                        refused)
   --exec-prefix 'CMD'   run far-side commands behind CMD ('pct exec 129 --')
 Server:
   --url URL             server base URL, as reachable from here
@@ -82,6 +94,7 @@ die() {
 # ---- arguments --------------------------------------------------------
 params=() values=() swap_args=() ready_args=() load_args=() sum_args=()
 unit="" spec="" ssh="" exec_prefix="" url="" server="" results=""
+ssh_opts=() retries=3
 ready_timeout=10m concurrency="" bin_dir=${SWEEPKIT_BIN:-}
 resume=0 keep_winner=0 no_restore=0 dry_run=0 quiet=0 expect_config=0
 
@@ -105,6 +118,12 @@ while (($#)); do
     --unit) need "$@"; unit=$2; shift ;;
     --spec) need "$@"; spec=$2; shift ;;
     --ssh) need "$@"; ssh=$2; shift ;;
+    --ssh-key | --known-hosts) need "$@"; ssh_opts+=("$1" "$2"); shift ;;
+    --accept-new-host-key) ssh_opts+=("$1") ;;
+    --retries)
+      need "$@"
+      [[ $2 =~ ^[0-9]+$ ]] || die $EXIT_USAGE "--retries '$2': expected a whole number"
+      retries=$2; shift ;;
     --exec-prefix) need "$@"; exec_prefix=$2; shift ;;
     --url) need "$@"; url=$2; shift ;;
     --server) need "$@"; server=$2; shift ;;
@@ -129,6 +148,7 @@ done
 [[ -z $unit || -z $spec ]] || die $EXIT_USAGE "--unit and --spec exclude each other"
 [[ -n $url ]] || die $EXIT_USAGE "give the server's base URL: --url URL"
 [[ -n $results ]] || die $EXIT_USAGE "give the results file: --results FILE"
+((${#ssh_opts[@]} == 0)) || [[ -n $ssh ]] || die $EXIT_USAGE "--ssh-key, --known-hosts and --accept-new-host-key need --ssh"
 ((!keep_winner || !no_restore)) || die $EXIT_USAGE "--keep-winner and --no-restore exclude each other"
 # --param A,B: coupled flags; names holds every flag name, one each.
 names=()
@@ -164,7 +184,7 @@ SUMMARIZE=$(find_tool summarize)
 target=()
 [[ -n $unit ]] && target+=(--unit "$unit")
 [[ -n $spec ]] && target+=(--spec "$spec")
-[[ -n $ssh ]] && target+=(--ssh "$ssh")
+[[ -n $ssh ]] && target+=(--ssh "$ssh" "${ssh_opts[@]}")
 [[ -n $exec_prefix ]] && target+=(--exec-prefix "$exec_prefix")
 target+=("${swap_args[@]}")
 ready=("$url" --timeout "$ready_timeout")
@@ -209,61 +229,39 @@ label() { # "a=1 b=2" for messages
   for kv in "${kvs[@]}"; do out+="${out:+ }$(key_of "$kv")"; done
   printf '%s' "$out"
 }
-json_escape() {
-  local s=${1//\\/\\\\}
-  printf '%s' "${s//\"/\\\"}"
-}
 
 # ---- --resume: what the results file already has ----------------------
-# A config counts as done when the last record carrying it is a complete
-# bench record or a failure other than an interruption: a config cut short
-# by Ctrl-C is measured again. Records are read with bash regexes on the
-# top-level "config" object (the first one on the line: tools write type,
-# schema, config first), so no jq is needed on the host.
-declare -A done_state=()
-config_key_of_line() { # LINE -> the swept params' values, or fail
-  local line=$1 cfg_c key="" p v rest
-  [[ $line =~ \"config\":\{([^{}]*)\} ]] || return 1
-  cfg_c=",${BASH_REMATCH[1]}"
-  for p in "${names[@]}"; do
-    p=$(key_of "$p")
-    # Glob match with $p quoted: taken literally, no regex escaping.
-    rest=${cfg_c#*,\""$p"\":\"}
-    [[ $rest != "$cfg_c" && $rest =~ ^(([^\"\\]|\\.)*)\" ]] || return 1
-    v=${BASH_REMATCH[1]}
-    key+="$p=$v$SEP"
-  done
-  printf '%s' "$key"
-}
-config_key() { # CONFIG -> the same key as config_key_of_line
+# summarize answers in plain text (STATE<TAB>KEY=VALUE...), so no JSON is
+# parsed here. A config is done when its last record is a complete bench
+# record or a failure of the config's own; one cut short by Ctrl-C or
+# stopped by a transport failure (SSH lost) is measured again.
+swept_keys=""
+for p in "${names[@]}"; do swept_keys+="${swept_keys:+,}$(key_of "$p")"; done
+config_key() { # CONFIG -> KEY=VALUE words joined by TABs, as summarize prints
   local key="" kv
   IFS=$SEP read -r -a kvs <<<"$1"
   for kv in "${kvs[@]}"; do
-    key+="$(key_of "${kv%%=*}")=$(json_escape "${kv#*=}")$SEP"
+    key+="${key:+$'\t'}$(key_of "${kv%%=*}")=${kv#*=}"
   done
   printf '%s' "$key"
 }
+declare -A done_state=()
 if ((resume)) && [[ -s $results ]]; then
-  while IFS= read -r line || [[ -n $line ]]; do
-    case $line in
-      '{"type":"bench"'* | '{"type":"failure"'*) ;;
-      *) continue ;;
-    esac
-    k=$(config_key_of_line "$line") || continue
-    if [[ $line == *'"partial":true'* || $line == '{"type":"failure"'*'"kind":"interrupted"'* ]]; then
-      done_state[$k]=incomplete
-    else
-      done_state[$k]=complete
-    fi
-  done <"$results"
+  while IFS=$'\t' read -r state k; do
+    done_state[$k]=$state
+  done < <("$SUMMARIZE" --config-states "$swept_keys" "$results")
 fi
 
 # ---- originals, for the restore ----------------------------------------
-# A dry-run swap changes nothing but reports each flag's current value
-# (changes[].old), and checks the target before any server is touched.
+# The original config is recorded once, as an origin record at the first
+# start of the results file, and every restore (after Ctrl-C, after
+# --resume) puts that one back, not whatever runs when a resumed sweep
+# starts. A dry-run swap changes nothing but reports each flag's current
+# value (changes[].old) and checks the target before a server is touched;
+# summarize turns it into the origin record and reads the record back.
 orig_set=() # --set/--unset arguments that put the original values back
 originals() {
-  local rec rc=0 p k flag old
+  local rec rc=0 p k w found
   local -a sets=()
   IFS=$SEP read -r -a kvs <<<"${configs[0]}"
   for p in "${kvs[@]}"; do sets+=(--set "$p"); done
@@ -274,19 +272,21 @@ originals() {
     "$SVC_SWAP" "${target[@]}" --dry-run --no-preflight "${sets[@]}" </dev/null >/dev/null || true
     die "$rc" "svc-swap --dry-run failed (exit $rc); the target was not touched"
   fi
+  mapfile -t orig_set < <("$SUMMARIZE" --origin "$results")
+  if ((${#orig_set[@]} == 0)); then
+    printf '%s\n' "$rec" | "$SUMMARIZE" --new-origin >>"$results" ||
+      die 1 "summarize --new-origin failed; the target was not touched"
+    mapfile -t orig_set < <("$SUMMARIZE" --origin "$results")
+  else
+    say "restores will put back the original recorded in $results"
+  fi
   for p in "${names[@]}"; do
-    k=$(key_of "$p")
-    if [[ $rec =~ \{\"flag\":\"(-{1,2}$k)\",\"old\":(null|\"(([^\"\\]|\\.)*)\") ]]; then
-      flag=${BASH_REMATCH[1]} old=${BASH_REMATCH[3]}
-      if [[ ${BASH_REMATCH[2]} == null ]]; then
-        orig_set+=(--unset "$flag")
-      else
-        old=${old//\\\"/\"}
-        orig_set+=(--set "$flag=${old//\\\\/\\}")
-      fi
-    else
-      die 1 "svc-swap --dry-run reported no change for $p; cannot tell its original value"
-    fi
+    k=$(key_of "$p") found=0
+    for w in "${orig_set[@]}"; do
+      w=${w%%=*}
+      [[ $(key_of "$w") == "$k" ]] && found=1
+    done
+    ((found)) || die 1 "$results: its origin record has no original value for $k (a results file is for one set of --param); use a new --results FILE"
   done
 }
 
@@ -297,7 +297,7 @@ status_file=""
 swaps=0
 n_ok=0 n_failed=0 n_skipped=0
 run_config() { # CONFIG INDEX
-  local cfg=$1 idx=$2 kv before after new rc_swap rc_ready rc_load
+  local cfg=$1 idx=$2 kv before after rc_swap rc_ready rc_load
   local -a sets=() expect=()
   IFS=$SEP read -r -a kvs <<<"$cfg"
   for kv in "${kvs[@]}"; do
@@ -316,33 +316,24 @@ run_config() { # CONFIG INDEX
     return 0
   fi
   say "[$idx/${#configs[@]}] $(label "$cfg")"
-  before=$(wc -l <"$results")
-  swaps=$((swaps + 1))
-  # The pipe: each tool passes the upstream record (or a failure record)
-  # down, so whatever happens, the last record lands in the results file.
-  # It runs in a background subshell that we `wait` for, so a signal sent
-  # to this script alone (timeout(1), kill PID) is handled at once rather
-  # than when the pipeline ends: the trap forwards it to the tools.
-  rm -f "$status_file"
-  (
-    set +e
-    "$SVC_SWAP" "${target[@]}" "${sets[@]}" </dev/null |
-      "$WAIT_READY" "${ready[@]}" "${expect[@]}" |
-      "$LOADGEN" "${load[@]}" >>"$results"
-    echo "${PIPESTATUS[*]}" >"$status_file"
-  ) &
-  pipe_sub=$!
-  wait "$pipe_sub" || true
-  pipe_sub=""
-  rc_swap=1 rc_ready=1 rc_load=1
-  [[ -s $status_file ]] && read -r rc_swap rc_ready rc_load <"$status_file"
+  local attempt state
+  for ((attempt = 0; ; attempt++)); do
+    run_pipe
+    # A transport failure (SSH lost, host unreachable) says nothing about
+    # the config: run it again, backing off, before moving on.
+    state=$(tail -n "+$((before + 1))" "$results" |
+      "$SUMMARIZE" --config-states "$swept_keys" - | cut -f1 | tail -n 1) || state=""
+    if [[ $state != transport ]] || ((attempt >= retries || interrupted)); then break; fi
+    local pause=$((2 << attempt))
+    ((pause > 30)) && pause=30
+    say "  transport failure (recorded, not a result); retry $((attempt + 1))/$retries in ${pause}s"
+    sleep "$pause" &
+    wait $! || true
+    ((interrupted)) && break
+  done
   after=$(wc -l <"$results")
-  new=$(tail -n "+$((before + 1))" "$results")
-  local benches fail=""
-  benches=$(grep -c '^{"type":"bench"' <<<"$new" || true)
-  if [[ $new =~ \{\"type\":\"failure\".*\"stage\":\"([a-z_]+)\",\"kind\":\"([a-z_]+)\" ]]; then
-    fail="${BASH_REMATCH[1]} ${BASH_REMATCH[2]}"
-  fi
+  local benches
+  benches=$(grep -c '^{"type":"bench"' <<<"$(tail -n "+$((before + 1))" "$results")" || true)
   if ((after == before)); then
     warn "$(label "$cfg"): no record arrived (exit codes: svc-swap $rc_swap, wait-ready $rc_ready, loadgen $rc_load)"
   fi
@@ -357,12 +348,12 @@ run_config() { # CONFIG INDEX
   if ((rc_swap == 130 || rc_ready == 130 || rc_load == 130)) || ((interrupted)); then
     interrupted=1
   fi
-  # Refused by pre-flight: the server was not touched, not a swap (with
-  # none left, the final restore is skipped).
-  [[ $fail != "swap preflight_rejected" ]] || swaps=$((swaps - 1))
-  if [[ -n $fail ]]; then
+  # Refused by pre-flight (svc-swap exit 26): the server was not touched,
+  # not a swap (with none left, the final restore is skipped).
+  ((rc_swap != 26)) || swaps=$((swaps - 1))
+  if [[ $state == failed || $state == transport ]]; then
     n_failed=$((n_failed + 1))
-    say "  failed at ${fail% *}: ${fail#* } (recorded)"
+    say "  failed$([[ $state == transport ]] && printf ' (transport, after %d retries)' "$retries") (recorded)"
   elif ((benches > 0 && rc_load == 0)); then
     n_ok=$((n_ok + 1))
     say "  $benches bench record(s)"
@@ -378,13 +369,42 @@ run_config() { # CONFIG INDEX
   return 0
 }
 
+# One try of the pipe for run_config's cfg (sets before, rc_*). Each tool
+# passes the upstream record (or a failure record) down, so whatever
+# happens, the last record lands in the results file. It runs in a
+# background subshell that we `wait` for, so a signal sent to this script
+# alone (timeout(1), kill PID) is handled at once rather than when the
+# pipeline ends: the trap forwards it to the tools.
+run_pipe() {
+  before=$(wc -l <"$results")
+  swaps=$((swaps + 1))
+  rm -f "$status_file"
+  (
+    set +e
+    "$SVC_SWAP" "${target[@]}" "${sets[@]}" </dev/null |
+      "$WAIT_READY" "${ready[@]}" "${expect[@]}" |
+      "$LOADGEN" "${load[@]}" >>"$results"
+    echo "${PIPESTATUS[*]}" >"$status_file"
+  ) &
+  pipe_sub=$!
+  wait "$pipe_sub" || true
+  pipe_sub=""
+  rc_swap=1 rc_ready=1 rc_load=1
+  [[ -s $status_file ]] && read -r rc_swap rc_ready rc_load <"$status_file"
+  return 0
+}
+
 # ---- the end: restore or apply the winner, print the table -------------
 final_rc=0
+# Rollback and restore end with a ready server, checked by the same
+# wait-ready arguments as every config, or say why not (exit 42). A
+# transport failure on the way is retried like a config's.
 restore() {
-  if ((no_restore || swaps == 0)); then
+  # --resume restores even if nothing ran (a swept value may be left).
+  if ((no_restore || (swaps == 0 && !resume))); then
     return 0
   fi
-  local rc=0
+  local rc=0 why="" attempt
   set +e
   if ((keep_winner)); then
     say "applying summarize's pick"
@@ -393,19 +413,27 @@ restore() {
       "$WAIT_READY" "${ready[@]}" --quiet
     local -a st=("${PIPESTATUS[@]}")
     rc=$((st[0] | st[1] | st[2]))
+    why="summarize exit ${st[0]}, svc-swap exit ${st[1]}, wait-ready exit ${st[2]}"
   fi
   if ((!keep_winner || rc != 0)); then
-    ((keep_winner)) && warn "applying the winner failed; restoring the original config"
-    say "restoring the original config"
-    # What ran before is put back as it was, even if pre-flight would balk.
-    "$SVC_SWAP" "${target[@]}" --no-preflight "${orig_set[@]}" </dev/null |
-      "$WAIT_READY" "${ready[@]}" --quiet
-    local -a st2=("${PIPESTATUS[@]}")
-    rc=$((st2[0] | st2[1]))
+    ((keep_winner)) && warn "applying the winner failed ($why); restoring the original config"
+    for ((attempt = 0; ; attempt++)); do
+      say "restoring the original config"
+      # What ran before is put back as it was, even if pre-flight would balk.
+      "$SVC_SWAP" "${target[@]}" --no-preflight "${orig_set[@]}" </dev/null |
+        "$WAIT_READY" "${ready[@]}" --quiet
+      local -a st2=("${PIPESTATUS[@]}")
+      rc=$((st2[0] | st2[1]))
+      why="svc-swap exit ${st2[0]}, wait-ready exit ${st2[1]}"
+      # 21: SSH connect, authentication or session lost (exit.rs).
+      if ((st2[0] != 21 && st2[1] != 21)) || ((attempt >= retries)); then break; fi
+      say "  transport failure; retry $((attempt + 1))/$retries in $((2 << attempt))s"
+      sleep $((2 << attempt))
+    done
   fi
   set -e
   if ((rc != 0)); then
-    warn "the final swap did not end ready; check the server"
+    printf '%s: error: %s\n' "$PROG" "the final swap did not end with a ready server ($why); check the server" >&2
     final_rc=$EXIT_RESTORE_FAILED
   fi
 }
@@ -478,7 +506,7 @@ trap on_signal INT TERM
 say "${#configs[@]} config(s); results: $results"
 for i in "${!configs[@]}"; do
   cfg=${configs[$i]}
-  if ((resume)) && [[ ${done_state[$(config_key "$cfg")]:-} == complete ]]; then
+  if ((resume)) && [[ ${done_state[$(config_key "$cfg")]:-} =~ ^(complete|failed)$ ]]; then
     say "[$((i + 1))/${#configs[@]}] $(label "$cfg"): already in $results, skipped"
     n_skipped=$((n_skipped + 1))
     continue

@@ -125,12 +125,13 @@ fn inner_type(ty: &str) -> &str {
 }
 
 /// The five record types and the struct each is.
-pub const RECORDS: [(&str, &str); 5] = [
+pub const RECORDS: [(&str, &str); 6] = [
     ("swap", "SwapRecord"),
     ("ready", "ReadyRecord"),
     ("bench", "BenchRecord"),
     ("failure", "FailureRecord"),
     ("summary", "SummaryRecord"),
+    ("origin", "OriginRecord"),
 ];
 
 /// Every documented dotted path of a record type: (path, type, doc).

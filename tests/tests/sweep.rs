@@ -277,6 +277,10 @@ fn resume_counts_failures_as_done_and_a_grid_covers_every_pair() {
         "failures count as measured: {}",
         dump(&out)
     );
+    // The origin (what every restore puts back) was written once, first.
+    let all = sweep_support::all_records(&results);
+    assert_eq!(all[0]["type"], "origin", "{}", all[0]);
+    assert_eq!(all.iter().filter(|r| r["type"] == "origin").count(), 1);
 }
 
 #[test]

@@ -152,3 +152,69 @@ fn sweep_a_systemd_unit_through_an_exec_prefix_with_a_crash_and_a_slow_stop() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The documented rollback example on the prefix topology: `--ready-cmd`
+/// is a plain `wait-ready URL`; the record on its stdin carries the exec
+/// prefix, so it watches the unit inside the container (before, the record
+/// lacked it and systemctl ran on the host). svc-swap returns with the old
+/// server ready, not loading.
+#[test]
+fn a_rollback_through_an_exec_prefix_returns_with_the_old_server_ready() {
+    assert!(
+        nspawn::unavailable().is_none(),
+        "{:?}",
+        nspawn::unavailable()
+    );
+    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let bin = testkit::bin("llm-sim");
+    let c = Container::boot(&[(bin.parent().unwrap(), "/opt/sweepkit/bin")]).expect("boot");
+    // Steps 9 is an OOM at load (KV capacity 8192); the old server takes
+    // 1.5 s to load, so returning before it is ready would show.
+    let exec = "/opt/sweepkit/bin/llm-sim --host 127.0.0.1 --port 8000 --load-time 1500ms \
+                --warmup-time 100ms --seed 1 --kv-capacity-tokens 8192 \
+                --speculative-algorithm EAGLE --speculative-eagle-topk 1 \
+                --speculative-num-steps 2";
+    c.write_file(
+        "/etc/systemd/system/sim.service",
+        &format!("[Unit]\nDescription=llm-sim\n[Service]\nExecStart={exec}\n"),
+    );
+    c.sh("systemctl daemon-reload && systemctl start sim.service");
+    let pid = c.pid1.to_string();
+    let wait_ready = testkit::bin("wait-ready");
+    let ready_cmd = format!(
+        "test -n \"$SWEEPKIT_EXEC_PREFIX\" && {} http://127.0.0.1:8000 --server llm-sim --timeout 30s",
+        wait_ready.display()
+    );
+    let prefix = c.exec_prefix();
+    let out = std::process::Command::new("nsenter")
+        .args(["-t", &pid, "-n", "--"])
+        .arg(testkit::bin("svc-swap"))
+        .args(["--unit", "sim", "--exec-prefix", &prefix])
+        .args(["--set", "speculative-num-steps=9", "--rollback-on-fail"])
+        .args(["--ready-cmd", &ready_cmd])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(25), "{}", dump(&out));
+    // Ready now: a probe with a 1 s budget, from the container's network.
+    let now = std::process::Command::new("nsenter")
+        .args(["-t", &pid, "-n", "--"])
+        .arg(&wait_ready)
+        .args([
+            "http://127.0.0.1:8000",
+            "--server",
+            "llm-sim",
+            "--timeout",
+            "1s",
+        ])
+        .args(["--no-stdin", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        now.status.code(),
+        Some(0),
+        "not ready at return: {}",
+        dump(&now)
+    );
+    let line = c.sh("systemctl show -P ExecStart sim.service");
+    assert!(line.contains("--speculative-num-steps 2"), "{line}");
+}

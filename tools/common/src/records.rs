@@ -30,6 +30,7 @@ pub enum Record {
     Bench(BenchRecord),
     Failure(FailureRecord),
     Summary(SummaryRecord),
+    Origin(OriginRecord),
 }
 
 impl Record {
@@ -41,6 +42,7 @@ impl Record {
             Record::Bench(_) => "bench",
             Record::Failure(_) => "failure",
             Record::Summary(_) => "summary",
+            Record::Origin(_) => "origin",
         }
     }
 
@@ -52,6 +54,7 @@ impl Record {
             Record::Bench(r) => &r.config,
             Record::Failure(r) => &r.config,
             Record::Summary(r) => &r.best_config,
+            Record::Origin(r) => &r.config,
         }
     }
 }
@@ -147,6 +150,22 @@ pub struct ServiceTarget {
     /// TCP port the service listens on, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
+    /// Private key files `ssh` was reached with (`--ssh-key`, in order):
+    /// paths only, never key material, so later stages reconnect alike.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ssh_key: Vec<String>,
+    /// The known_hosts file the host key was checked against
+    /// (`--known-hosts`); absent: `~/.ssh/known_hosts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub known_hosts: Option<String>,
+    /// True when an unknown host key was to be recorded (OpenSSH's
+    /// accept-new, `--accept-new-host-key`); a changed key is refused.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub accept_new_host_key: bool,
+    /// The ssh config file read for `ssh` (`--ssh-config`), when not the
+    /// default one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ssh_config: Option<String>,
 }
 
 /// How the old instance stopped.
@@ -532,6 +551,31 @@ pub enum FailureKind {
     Interrupted,
 }
 
+impl FailureKind {
+    /// The class a failure of this kind has unless the tool knows better:
+    /// `unreachable` is the transport's (the server's port or host could
+    /// not be reached), every other kind is the config's own.
+    pub fn default_class(self) -> FailureClass {
+        match self {
+            FailureKind::Unreachable => FailureClass::Transport,
+            _ => FailureClass::Config,
+        }
+    }
+}
+
+/// Whose fault a failure was: a sweep retries `transport` failures and
+/// never uses them as results; `config` failures are results.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureClass {
+    /// Transient: SSH connect or session lost, the far side unreachable.
+    /// Running the same config again may well succeed.
+    Transport,
+    /// The config's own: crash, OOM, timeout at load, config mismatch,
+    /// a pre-flight refusal, every request failing.
+    Config,
+}
+
 /// A config that could not be measured, and why.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FailureRecord {
@@ -540,6 +584,10 @@ pub struct FailureRecord {
     pub provenance: Provenance,
     pub stage: Stage,
     pub kind: FailureKind,
+    /// `transport` or `config` (see `FailureClass`). Absent in records of
+    /// older tools: read it as `kind`'s default class.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub class: Option<FailureClass>,
     pub reason: String,
     /// The failing tool's exit code.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -587,6 +635,32 @@ pub struct SummaryRecord {
     pub details: Option<Value>,
 }
 
+/// What ran before a sweep first touched the server: written once, as the
+/// first record of a results file, so every later restore (after Ctrl-C,
+/// after `--resume`) puts back this config and not whatever runs when a
+/// resumed sweep starts. `summarize --origin` reads it back.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct OriginRecord {
+    pub schema: u32,
+    /// The swept parameters' original values (a parameter the original
+    /// command line lacked is absent here and listed in `unset`).
+    pub config: Config,
+    pub provenance: Provenance,
+    /// Flags (as written, e.g. `--speculative-num-steps`) that were absent
+    /// originally: a restore removes them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unset: Vec<String>,
+    /// Flags as written, with their original values: a restore sets them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub set: BTreeMap<String, String>,
+    /// Where the service lives (from the dry-run swap record).
+    #[serde(default)]
+    pub target: ServiceTarget,
+    /// The dry-run swap record the origin was read from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upstream: Option<Value>,
+}
+
 /// Build a failure record for `config` that carries `upstream` along.
 pub fn failure(
     tool: &str,
@@ -603,6 +677,7 @@ pub fn failure(
         provenance: Provenance::new(tool, started),
         stage,
         kind,
+        class: Some(kind.default_class()),
         reason: reason.into(),
         exit_code: None,
         log_tail: Vec::new(),

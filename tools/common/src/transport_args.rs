@@ -3,11 +3,15 @@
 //! `--ssh-key`, `--known-hosts`, `--accept-new-host-key`, `--ssh-retry`,
 //! `--exec-prefix`, `--connect-timeout`. Flatten `TransportArgs` into a
 //! tool's clap Args and call `open()`. `--ssh HOST` is looked up in the
-//! ssh client config as ssh does; flags given beat the file.
+//! ssh client config as ssh does; flags given beat the file. A later stage
+//! of a pipe calls `fill_from()` first, so the target recorded by the first
+//! stage (`target` in the swap record) is reached the same way without
+//! repeating the flags.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::records::ServiceTarget;
 use crate::ssh::{ConfigFile, Ssh, SshConfig, SshDest, SshTarget, DEFAULT_RETRY};
 use crate::time::parse_duration;
 use crate::transport::{Local, Transport, TransportError};
@@ -38,22 +42,22 @@ pub struct TransportArgs {
     #[arg(long, value_name = "FILE", env = "SWEEPKIT_SSH_CONFIG")]
     pub ssh_config: Option<PathBuf>,
 
-    /// Private key for --ssh, after agent keys
-    /// (repeatable) [default: the config's IdentityFile, else
-    /// ~/.ssh/id_ed25519, id_ecdsa, id_rsa]
-    #[arg(long, value_name = "FILE", requires = "ssh")]
+    /// Private key for --ssh (or the upstream record's SSH
+    /// target), after agent keys (repeatable) [default: the config's
+    /// IdentityFile, else ~/.ssh/id_ed25519, id_ecdsa, id_rsa]
+    #[arg(long, value_name = "FILE")]
     pub ssh_key: Vec<PathBuf>,
 
     /// Check the host key against FILE, for every
     /// ProxyJump hop too [default: the config's UserKnownHostsFile,
     /// else ~/.ssh/known_hosts]
-    #[arg(long, value_name = "FILE", requires = "ssh")]
+    #[arg(long, value_name = "FILE")]
     pub known_hosts: Option<PathBuf>,
 
     /// Record an unknown host's key (OpenSSH's
     /// accept-new, also set by StrictHostKeyChecking in the config); a
     /// changed key is still refused
-    #[arg(long, requires = "ssh")]
+    #[arg(long)]
     pub accept_new_host_key: bool,
 
     /// Run every far-side command behind this
@@ -105,6 +109,67 @@ impl TransportArgs {
     /// True with `--ssh`.
     pub fn is_remote(&self) -> bool {
         self.ssh.is_some()
+    }
+
+    /// Fill what the command line left out from an upstream record's
+    /// target: destination, key paths, known_hosts, accept-new, prefix.
+    /// Flags given here win, each on its own (`--ssh-key K` with the
+    /// record's destination works). Then check that SSH-only flags have a
+    /// destination. `Err` names the bad field or flag.
+    pub fn fill_from(&mut self, t: Option<&ServiceTarget>) -> Result<(), String> {
+        if let Some(t) = t {
+            if self.ssh.is_none() {
+                if let Some(s) = &t.ssh {
+                    self.ssh = Some(s.parse().map_err(|e| format!("target.ssh: {e}"))?);
+                }
+            }
+            // Key, host-key file and policy belong to the record's
+            // destination: take them only when that destination is ours.
+            let same = self.ssh.as_ref().map(|s| s.to_string()) == t.ssh;
+            if same && self.ssh_key.is_empty() {
+                self.ssh_key = t.ssh_key.iter().map(PathBuf::from).collect();
+            }
+            if same && self.known_hosts.is_none() {
+                self.known_hosts = t.known_hosts.as_ref().map(PathBuf::from);
+            }
+            if same && self.ssh_config.is_none() {
+                self.ssh_config = t.ssh_config.as_ref().map(PathBuf::from);
+            }
+            self.accept_new_host_key |= same && t.accept_new_host_key;
+            if self.exec_prefix.is_none() {
+                if let Some(p) = &t.exec_prefix {
+                    self.exec_prefix =
+                        Some(parse_prefix(p).map_err(|e| format!("target.exec_prefix: {e}"))?);
+                }
+            }
+        }
+        let ssh_only =
+            !self.ssh_key.is_empty() || self.known_hosts.is_some() || self.accept_new_host_key;
+        if ssh_only && self.ssh.is_none() {
+            return Err(
+                "--ssh-key, --known-hosts and --accept-new-host-key need --ssh \
+                        (or an upstream record whose target has ssh)"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Record how the far side was reached in `t` (paths, never secrets).
+    pub fn describe_into(&self, t: &mut ServiceTarget) {
+        let prefix = self.prefix();
+        t.exec_prefix = (!prefix.is_empty()).then(|| crate::transport::shell_join(&prefix));
+        t.ssh = self.ssh.as_ref().map(|s| s.to_string());
+        if t.ssh.is_some() {
+            t.ssh_key = self
+                .ssh_key
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect();
+            t.known_hosts = self.known_hosts.as_ref().map(|p| p.display().to_string());
+            t.accept_new_host_key = self.accept_new_host_key;
+            t.ssh_config = self.ssh_config.as_ref().map(|p| p.display().to_string());
+        }
     }
 
     /// The exec prefix words (empty without `--exec-prefix`).
@@ -246,11 +311,51 @@ mod tests {
             &["--exec-prefix", "pct 'unbalanced"],
             &["--exec-prefix", ""],
             &["--connect-timeout", "soon"],
-            &["--ssh-key", "/k"], // requires --ssh
         ] {
             let e = parse(args).unwrap_err();
             assert_eq!(e.exit_code(), 2, "{args:?}: {e}");
         }
+    }
+
+    #[test]
+    fn fill_from_takes_what_the_flags_left_out() {
+        let t = ServiceTarget {
+            ssh: Some("root@gpu1:2222".into()),
+            ssh_key: vec!["/k1".into()],
+            known_hosts: Some("/kh".into()),
+            accept_new_host_key: true,
+            exec_prefix: Some("pct exec '1 29' --".into()),
+            ..Default::default()
+        };
+        // `--ssh-key` alone: the record gives the destination.
+        let mut a = parse(&["--ssh-key", "/mine"]).unwrap();
+        a.ssh_config = Some(PathBuf::from("/dev/null"));
+        a.fill_from(Some(&t)).unwrap();
+        let c = a.ssh_config().unwrap().unwrap();
+        assert_eq!(c.target.to_string(), "root@gpu1:2222");
+        assert_eq!(c.key_files, vec![PathBuf::from("/mine")]);
+        assert_eq!(c.known_hosts, Some(PathBuf::from("/kh")));
+        assert!(c.accept_new_host_key);
+        assert_eq!(c.prefix, ["pct", "exec", "1 29", "--"]);
+        // Round trip: what a stage records is what the next one reads.
+        let mut back = ServiceTarget::default();
+        a.describe_into(&mut back);
+        assert_eq!(back.ssh, t.ssh);
+        assert_eq!(back.exec_prefix, t.exec_prefix);
+        // Another destination on the command line: not the record's key.
+        let mut b = parse(&["--ssh", "me@other"]).unwrap();
+        b.fill_from(Some(&t)).unwrap();
+        assert!(b.ssh_key.is_empty() && b.known_hosts.is_none());
+        // SSH-only flags with no destination anywhere.
+        let mut d = parse(&["--ssh-key", "/k"]).unwrap();
+        let e = d.fill_from(None).unwrap_err();
+        assert!(e.contains("need --ssh"), "{e}");
+        let bad = ServiceTarget {
+            ssh: Some("root@".into()),
+            ..Default::default()
+        };
+        let e = parse(&[]).unwrap().fill_from(Some(&bad)).unwrap_err();
+        assert!(e.starts_with("target.ssh: "), "{e}");
     }
 
     #[test]

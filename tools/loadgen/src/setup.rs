@@ -51,6 +51,9 @@ impl Plan {
                 }
             }
         }
+        if let Some(url) = &given {
+            check_against_target(url, up);
+        }
         let base_url = given.or(from_upstream).ok_or_else(|| {
             usage("no server URL: give URL or --url, or pipe a ready record".into())
         })?;
@@ -273,6 +276,12 @@ pub fn failure_record(
     kind: FailureKind,
     reason: &str,
 ) -> FailureRecord {
+    // Without an upstream record loadgen cannot know the config: say so in
+    // the record rather than let `config: {}` pass for a config.
+    let reason = match &up.raw {
+        Some(_) => reason.to_string(),
+        None => format!("{reason} (no upstream record: config unknown)"),
+    };
     let mut f = sweepkit::records::failure(
         "loadgen",
         plan.started,
@@ -291,6 +300,45 @@ pub fn failure_record(
 fn tunnelled_via(up: &Upstream) -> Option<String> {
     let via = up.raw.as_ref()?.get("via")?.as_str()?;
     via.starts_with("ssh").then(|| via.to_string())
+}
+
+/// The swap record's target, wherever it sits in the upstream chain.
+fn upstream_target(up: &Upstream) -> Option<&Value> {
+    let mut cur = up.raw.as_ref()?;
+    for _ in 0..4 {
+        if cur.get("type").and_then(Value::as_str) == Some("swap") {
+            return cur.get("target");
+        }
+        cur = cur.get("upstream")?;
+    }
+    None
+}
+
+/// Warn when a URL given here cannot be the server the records describe:
+/// a loopback URL with another port than a local target's. (Over SSH or a
+/// forward, ports legitimately differ; the tunnel case is refused above.)
+fn check_against_target(url: &str, up: &Upstream) {
+    let Some(t) = upstream_target(up) else { return };
+    let port = t.get("port").and_then(Value::as_u64);
+    let remote = t.get("ssh").is_some_and(|s| !s.is_null());
+    let url_port = url
+        .split_once("://")
+        .map_or(url, |(_, r)| r)
+        .split(['/', '?'])
+        .next()
+        .and_then(|h| h.rsplit_once(':'))
+        .and_then(|(_, p)| p.parse::<u64>().ok());
+    if let (Some(p), Some(u), false, true) = (port, url_port, remote, is_loopback_url(url)) {
+        if p != u {
+            sweepkit::report::warning(
+                "loadgen",
+                format!(
+                    "{url}: port {u}, but the upstream record's target listens on {p}; \
+                     is this the server that was swapped?"
+                ),
+            );
+        }
+    }
 }
 
 /// True when the URL's host is this machine's loopback.

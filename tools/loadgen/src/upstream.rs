@@ -40,13 +40,14 @@ pub fn read(r: impl BufRead) -> Result<Upstream, Exit> {
         Record::Ready(r) => up.server = r.server.clone(),
         Record::Bench(b) => up.server = Some(b.server.clone()),
         Record::Swap(_) => {}
-        Record::Summary(_) => {
+        Record::Summary(_) | Record::Origin(_) => {
             return Err(Exit::new(
                 exit::BAD_INPUT,
                 anyhow::anyhow!(
-                    "<stdin>: line {}: a summary record is not an upstream for loadgen \
+                    "<stdin>: line {}: a {} record is not an upstream for loadgen \
                      (expected ready, swap or failure)",
-                    reader.line()
+                    reader.line(),
+                    rec.kind()
                 ),
             ))
         }

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use sweepkit::records::{Config, SCHEMA_VERSION};
+use sweepkit::records::{Config, FailureClass, SCHEMA_VERSION};
 
 use crate::level::Level;
 
@@ -189,6 +189,8 @@ fn take_record(
     let at = format!("{name}: line {line}");
     match kind.as_str() {
         "bench" | "failure" => {}
+        // A sweep's bookkeeping (sweep(1)), not results: no note.
+        "origin" => return,
         "swap" | "ready" | "summary" => {
             *skipped.entry(kind).or_default() += 1;
             return;
@@ -222,6 +224,14 @@ fn take_record(
             Config::new()
         }
     };
+    if kind == "failure" && crate::sweepq::failure_class(&rec) == FailureClass::Transport {
+        // Transient (SSH lost, host unreachable): says nothing about the
+        // config, so it is neither a data point nor a baseline.
+        input.notes.push(format!(
+            "{at}: transport failure (not the config's own); not a result, ignored"
+        ));
+        return;
+    }
     let simulated = any_simulated(&rec);
     let partial = kind == "bench" && rec.get("partial").and_then(Value::as_bool) == Some(true);
     let level = Level::of_record(&rec);
@@ -262,6 +272,28 @@ fn take_record(
         simulated,
         partial,
     });
+}
+
+/// Drop failure records with an empty config when other records have one:
+/// they cannot be placed in any row (an empty config would read as
+/// "every parameter unset", i.e. a baseline that was never measured).
+pub fn drop_unplaceable(input: &mut Input) {
+    if input.obs.iter().all(|o| o.config.is_empty()) {
+        return;
+    }
+    let mut notes = Vec::new();
+    input.obs.retain(|o| {
+        let drop = o.config.is_empty() && matches!(o.body, Body::Failure(_));
+        if drop {
+            notes.push(format!(
+                "{}: failure record with an empty config; cannot tell which config \
+                 failed, ignored",
+                o.at()
+            ));
+        }
+        !drop
+    });
+    input.notes.extend(notes);
 }
 
 /// True when the record or anything it carries (its `upstream` chain, its
@@ -306,6 +338,40 @@ mod tests {
             .notes
             .iter()
             .any(|n| n.contains("skipped 1 swap record")));
+    }
+
+    #[test]
+    fn transport_failures_and_configless_failures_are_not_results() {
+        // The issue-12 file: an SSH outage left a transport failure and a
+        // loadgen failure with `config: {}`; neither may become a row (the
+        // empty one read as "unset", the baseline "speculation off").
+        let text = r#"{"type":"origin","config":{"k":"1"}}
+{"type":"bench","config":{"k":"1"},"load":{"mode":"closed","concurrency":4}}
+{"type":"failure","config":{"k":"2"},"stage":"ready","kind":"unreachable","class":"transport","reason":"ssh"}
+{"type":"failure","config":{},"stage":"bench","kind":"bench_failed","reason":"connect"}
+{"type":"failure","config":{"k":"3"},"stage":"ready","kind":"oom","class":"config","reason":"CUDA"}
+"#;
+        let mut input = read("r.jsonl", text).unwrap();
+        drop_unplaceable(&mut input);
+        let keys: Vec<_> = input
+            .obs
+            .iter()
+            .map(|o| o.config.get("k").cloned())
+            .collect();
+        assert_eq!(keys, [Some("1".into()), Some("3".into())]);
+        assert!(input
+            .notes
+            .iter()
+            .any(|n| n.contains("line 3: transport failure")));
+        assert!(input
+            .notes
+            .iter()
+            .any(|n| n.contains("line 4: failure record with an empty config")));
+        assert!(
+            !input.notes.iter().any(|n| n.contains("origin")),
+            "{:?}",
+            input.notes
+        );
     }
 
     #[test]

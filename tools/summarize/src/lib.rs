@@ -16,6 +16,7 @@ pub mod plot;
 pub mod render;
 pub mod spec;
 pub mod stats;
+pub mod sweepq;
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -133,6 +134,82 @@ pub struct Args {
     /// Also draw the metric by level and by parameter into this SVG file
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+
+    /// For sweep(1): print each config's state (complete, failed,
+    /// transport, incomplete), a TAB and KEY=VALUE per comma-separated KEY
+    #[arg(long, value_name = "KEYS", help_heading = "Sweep bookkeeping")]
+    pub config_states: Option<String>,
+
+    /// For sweep(1): print the restore arguments of the input's origin
+    /// record, one per line (nothing when it has none)
+    #[arg(
+        long,
+        help_heading = "Sweep bookkeeping",
+        conflicts_with = "config_states"
+    )]
+    pub origin: bool,
+
+    /// For sweep(1): read a dry-run swap record, write an origin record
+    #[arg(
+        long,
+        help_heading = "Sweep bookkeeping",
+        conflicts_with_all = ["config_states", "origin"]
+    )]
+    pub new_origin: bool,
+}
+
+/// `--config-states`, `--origin`, `--new-origin`: answer and return.
+fn bookkeeping(
+    (config_states, origin): (Option<String>, bool),
+    text: &str,
+    stdout: &mut impl Write,
+) -> Result<(), Exit> {
+    let started = std::time::SystemTime::now();
+    if let Some(keys) = &config_states {
+        let keys: Vec<String> = keys
+            .split(',')
+            .map(|k| k.trim_start_matches('-').to_string())
+            .collect();
+        stdout.write_all(sweepq::config_states(text, &keys).as_bytes())?;
+    } else if origin {
+        stdout.write_all(sweepq::origin_args(text).as_bytes())?;
+    } else {
+        let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let v: serde_json::Value = serde_json::from_str(line)
+            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("--new-origin: not JSON: {e}")))?;
+        let o = sweepq::new_origin(&v, started)
+            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("--new-origin: {e}")))?;
+        sweepkit::io::write_record(stdout, &Record::Origin(o))?;
+    }
+    stdout.flush()?;
+    Ok(())
+}
+
+/// Read every FILE (`-`: stdin, once) as text.
+fn read_all(files: &[String], stdin: &mut impl BufRead) -> Result<Vec<(String, String)>, Exit> {
+    let mut out = Vec::new();
+    let mut stdin_used = false;
+    for f in files {
+        if f == "-" {
+            let mut s = String::new();
+            if !std::mem::replace(&mut stdin_used, true) {
+                stdin
+                    .read_to_string(&mut s)
+                    .context("<stdin>: not UTF-8 text")
+                    .code(exit::BAD_INPUT)?;
+            }
+            out.push(("<stdin>".to_string(), s));
+        } else {
+            let bytes = std::fs::read(f)
+                .with_context(|| f.clone())
+                .code(exit::BAD_INPUT)?;
+            let text = String::from_utf8(bytes)
+                .map_err(|_| anyhow!("{f}: not UTF-8 text"))
+                .code(exit::BAD_INPUT)?;
+            out.push((f.clone(), text));
+        }
+    }
+    Ok(out)
 }
 
 /// Run summarize; messages about ignored input go to the process's stderr.
@@ -148,6 +225,8 @@ pub fn run_with(
     mut stderr: impl Write,
 ) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
+    let book = (args.config_states.clone(), args.origin);
+    let booking = book.0.is_some() || args.origin || args.new_origin;
     let better = args.better.map(|b| match b {
         BetterArg::Higher => metric::Better::Higher,
         BetterArg::Lower => metric::Better::Lower,
@@ -172,30 +251,21 @@ pub fn run_with(
     } else {
         args.files.clone()
     };
+    let sources = read_all(&files, &mut stdin)?;
+    if booking {
+        let all: String = sources
+            .iter()
+            .map(|(_, t)| t.as_str())
+            .collect::<Vec<_>>()
+            .join("\n");
+        return bookkeeping(book, &all, &mut stdout);
+    }
     let mut inp = input::Input::default();
-    let mut stdin_used = false;
-    for f in &files {
-        let (name, text) = if f == "-" {
-            let mut s = String::new();
-            if !std::mem::replace(&mut stdin_used, true) {
-                stdin
-                    .read_to_string(&mut s)
-                    .context("<stdin>: not UTF-8 text")
-                    .code(exit::BAD_INPUT)?;
-            }
-            ("<stdin>".to_string(), s)
-        } else {
-            let bytes = std::fs::read(f)
-                .with_context(|| f.clone())
-                .code(exit::BAD_INPUT)?;
-            let text = String::from_utf8(bytes)
-                .map_err(|_| anyhow!("{f}: not UTF-8 text"))
-                .code(exit::BAD_INPUT)?;
-            (f.clone(), text)
-        };
-        input::read_source(&name, &text, &mut inp)
+    for (name, text) in &sources {
+        input::read_source(name, text, &mut inp)
             .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!(e)))?;
     }
+    input::drop_unplaceable(&mut inp);
     if inp.obs.is_empty() {
         print_notes(&mut stderr, &inp.notes);
         return Err(Exit::new(

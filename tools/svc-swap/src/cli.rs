@@ -167,6 +167,7 @@ impl Args {
             rollback_on_fail: self.rollback_on_fail,
             force_restart: self.force_restart,
             keep_backups: self.keep_backups,
+            transport: self.transport.clone(),
         }
     }
 }

@@ -28,7 +28,7 @@ use sweepkit::exit;
 use sweepkit::io::{write_record, RecordReader};
 use sweepkit::records::{failure, FailureKind, Record, Stage, SwapRecord};
 use sweepkit::report::{Exit, WithCode};
-use sweepkit::transport::{shell_join, Transport};
+use sweepkit::transport::Transport;
 
 pub use cli::{Args, Manager};
 use flags::Op;
@@ -39,6 +39,12 @@ const TOOL: &str = "svc-swap";
 pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {
     let started = SystemTime::now();
     let manager = args.manager()?;
+    // --ssh-key and friends no longer require --ssh at parse time (a later
+    // stage takes the destination from the record); here nothing does.
+    args.transport
+        .clone()
+        .fill_from(None)
+        .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!(e)))?;
     // --apply-from: the config of an upstream record becomes --set edits.
     let mut ops = Vec::new();
     let mut upstream = None;
@@ -76,6 +82,14 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
                 })?);
             }
         }
+        // A sweep's origin record: flags absent originally are removed.
+        if let Record::Origin(o) = &rec {
+            for k in &o.unset {
+                ops.push(Op::parse_unset(k).map_err(|e| {
+                    Exit::new(exit::BAD_INPUT, anyhow::anyhow!("{name}: unset {e}"))
+                })?);
+            }
+        }
         if ops.is_empty() {
             return Err(Exit::new(
                 exit::BAD_INPUT,
@@ -108,6 +122,11 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
             FailureKind::SwapFailed
         };
         let mut rec = failure(TOOL, started, f.config, Stage::Swap, kind, reason, upstream);
+        // SSH connect, authentication or a lost session: a later try may
+        // well work, so a sweep retries it rather than record a result.
+        if f.exit.code == exit::TRANSPORT_ERROR {
+            rec.class = Some(sweepkit::records::FailureClass::Transport);
+        }
         rec.exit_code = Some(i32::from(f.exit.code));
         rec.log_tail = f.log_tail;
         rec.running = f.running.map(String::from);
@@ -190,9 +209,8 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
 }
 
 fn write_swap(args: &Args, stdout: &mut dyn Write, mut rec: SwapRecord) -> Result<(), Exit> {
-    let prefix = args.transport.prefix();
-    rec.target.exec_prefix = (!prefix.is_empty()).then(|| shell_join(&prefix));
-    rec.target.ssh = args.transport.ssh.as_ref().map(|s| s.to_string());
+    // swap::run already described the transport into the target (before
+    // the ready command ran); a reattach's record carries it from then.
     rec.target.port = args.port.or(rec.target.port);
     let what = if rec.noop {
         "already running the requested config; not restarted".to_string()

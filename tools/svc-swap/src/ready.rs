@@ -8,6 +8,25 @@ use std::io::Write;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The transport context a ready command needs to reach what svc-swap
+/// reached: SWEEPKIT_SSH, SWEEPKIT_SSH_KEY (first key), SWEEPKIT_KNOWN_HOSTS,
+/// SWEEPKIT_EXEC_PREFIX, SWEEPKIT_PORT. The record on stdin carries the
+/// same in `target`, which is what wait-ready reads.
+pub fn context_env(t: &sweepkit::records::ServiceTarget) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    let mut put = |k: &str, val: Option<String>| {
+        if let Some(val) = val {
+            v.push((format!("SWEEPKIT_{k}"), val));
+        }
+    };
+    put("SSH", t.ssh.clone());
+    put("SSH_KEY", t.ssh_key.first().cloned());
+    put("KNOWN_HOSTS", t.known_hosts.clone());
+    put("EXEC_PREFIX", t.exec_prefix.clone());
+    put("PORT", t.port.map(|p| p.to_string()));
+    v
+}
+
 /// Run `cmd`; `Ok(())` when it exits 0, else why not.
 pub fn run(
     cmd: &str,

@@ -31,6 +31,9 @@ pub struct Request {
     pub force_restart: bool,
     /// Backups of the edited file to keep (0: all).
     pub keep_backups: u32,
+    /// How the far side is reached: recorded in `target` (and so in the
+    /// record the ready command reads) and given to it as SWEEPKIT_*.
+    pub transport: sweepkit::transport_args::TransportArgs,
 }
 
 /// A failed swap: the exit, plus what the failure record needs.
@@ -135,6 +138,8 @@ pub fn run(
         upstream,
         ..Default::default()
     };
+    req.transport.describe_into(&mut rec.target);
+    rec.target.port = req.opts.port.or(rec.target.port);
     if req.dry_run {
         dry_run(&plan);
         rec.method = "dry-run".into();
@@ -285,8 +290,36 @@ fn ready_check(target: &dyn Target, req: &Request, rec: &SwapRecord) -> Result<(
     // redacted like stdout (`sweepkit::redact`).
     let mut line = Vec::new();
     let _ = sweepkit::io::write_record(&mut line, &sweepkit::records::Record::Swap(rec.clone()));
-    ready::run(cmd, &target.ready_env(), &line, req.ready_timeout)
+    // The instance and the transport in its environment, so `wait-ready
+    // URL` alone works on every topology.
+    let mut env = target.ready_env();
+    env.extend(ready::context_env(&rec.target));
+    ready::run(cmd, &env, &line, req.ready_timeout)
         .map_err(|m| Exit::new(exit::START_FAILED, anyhow::anyhow!(m)))
+}
+
+/// The record of a rollback: the changes undone, the old values as config.
+fn rollback_record(rec: &SwapRecord, back: SwapRecord) -> SwapRecord {
+    let mut r = rec.clone();
+    r.changes = rec
+        .changes
+        .iter()
+        .map(|c| Change {
+            flag: c.flag.clone(),
+            old: c.new.clone(),
+            new: c.old.clone(),
+        })
+        .collect();
+    r.config = rec
+        .changes
+        .iter()
+        .filter_map(|c| Some((c.flag.trim_start_matches('-').to_string(), c.old.clone()?)))
+        .collect();
+    r.method = "rollback".into();
+    r.start = back.start;
+    r.stop = back.stop;
+    r.swap_id = back.swap_id;
+    r
 }
 
 fn ready_or_rollback(
@@ -304,7 +337,23 @@ fn ready_or_rollback(
     let why = e.error.as_ref().map_or(String::new(), |e| format!("{e:#}"));
     let changed = rec.path.is_some();
     let (exit, running) = if req.rollback_on_fail && changed {
-        match rollback(t, target, req, &rec, plan, old) {
+        // The old config back is not enough: it must be ready again by the
+        // same rule as the sweep's (the ready command on a rollback record).
+        let back = rollback(t, target, req, &rec, plan, old).and_then(|b| {
+            ready_check(target, req, &rollback_record(&rec, b)).map_err(|e| {
+                let m = e.error.map_or(String::new(), |e| format!("{e:#}"));
+                let mut f = fail(
+                    Exit::new(
+                        exit::START_FAILED,
+                        anyhow::anyhow!("the old config restarted but is not ready: {m}"),
+                    ),
+                    &rec.config,
+                );
+                f.running = Some("old");
+                f
+            })
+        });
+        match back {
             Ok(()) => (
                 Exit::new(
                     exit::ROLLED_BACK,
@@ -340,7 +389,7 @@ fn rollback(
     rec: &SwapRecord,
     plan: &Plan,
     old: &ExecLine,
-) -> Result<(), Failed> {
+) -> Result<SwapRecord, Failed> {
     let id = job::new_id();
     let dir = target.state_dir();
     let mode = if plan.old.is_some() {
@@ -375,7 +424,7 @@ fn rollback(
         rollback: true,
     };
     job::launch(t, &dir, &id, &pending, &f, &m).map_err(|e| fail(e, &rec.config))?;
-    let r = conclude(t, target, req, &dir, &id, pending, false).map(|_| ());
+    let r = conclude(t, target, req, &dir, &id, pending, false);
     job::cleanup(t, &dir, &id);
     r
 }

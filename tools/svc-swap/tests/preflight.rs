@@ -251,5 +251,9 @@ fn no_preflight_lets_the_refused_config_through() {
     assert_eq!(rec["kind"], "swap_failed", "{rec}");
     assert_eq!(rec["running"], "old", "{rec}");
     assert!(rec["log_tail"].to_string().contains("TypeError"), "{rec}");
-    assert!(!sim.text().contains("--speculative-num-steps 2"), "{}", sim.text());
+    assert!(
+        !sim.text().contains("--speculative-num-steps 2"),
+        "{}",
+        sim.text()
+    );
 }

@@ -267,7 +267,10 @@ fn rollback_on_fail_restores_the_old_config() {
     swap(&["--spec", &f.spec, "--set", "speculative-num-steps=2"], "").expect_code(0);
     f.server_info();
     let before = f.text();
-    let ready = "read rec; echo \"$rec\" | grep -q '\"type\":\"swap\"' && [ -n \"$SWEEPKIT_MAIN_PID\" ] && exit 9";
+    // Fails for the new config; the rollback runs it again on the old one
+    // (a record with method "rollback"), where it passes.
+    let ready = "read rec; case \"$rec\" in *'\"method\":\"rollback\"'*) exit 0;; esac; \
+                 echo \"$rec\" | grep -q '\"type\":\"swap\"' && [ -n \"$SWEEPKIT_MAIN_PID\" ] && exit 9";
     let r = swap(
         &[
             "--spec",
@@ -390,6 +393,18 @@ fn dry_run_apply_from_and_bad_input() {
         .unwrap()
         .iter()
         .any(|w| w == "--warmup-time"));
+
+    // A sweep's origin record: its values set, its absent flags removed.
+    let origin = r#"{"type":"origin","schema":1,"config":{"speculative-num-steps":"3"},"provenance":{"tool":"summarize","version":"0","started_at":"x","finished_at":"y"},"unset":["--warmup-time"],"set":{"--speculative-num-steps":"3"}}"#;
+    let r = swap(
+        &["--spec", &f.spec, "--apply-from", "-", "--dry-run"],
+        origin,
+    );
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["config"]["speculative-num-steps"], "3", "{rec}");
+    let argv = rec["exec_start"].as_array().unwrap();
+    assert!(!argv.iter().any(|w| w == "--warmup-time"), "{rec}");
 
     let failure = r#"{"type":"failure","schema":1,"config":{"a":"1"},"provenance":{"tool":"t","version":"0","started_at":"x","finished_at":"y"},"stage":"ready","kind":"oom","reason":"r"}"#;
     let r = swap(&["--spec", &f.spec, "--apply-from", "-"], failure);

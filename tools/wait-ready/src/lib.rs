@@ -136,7 +136,16 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
     let targets =
         target::build(&target_args, args.server, args.deep, &c.user_expect).map_err(usage)?;
 
-    let (transport, ssh) = open_transport(&args, &up)?;
+    let (transport, ssh) = match open_transport(&args, &up) {
+        Ok(x) => x,
+        Err(e) if e.code == exit::TRANSPORT_ERROR => {
+            if !args.quiet {
+                transport_failure(&e, started, &up, &mut stdout)?;
+            }
+            return Err(e);
+        }
+        Err(e) => return Err(e),
+    };
     let place = match &transport {
         Some(t) => Place::Remote(t.clone()),
         None => Place::Local,
@@ -202,8 +211,18 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
     };
     // A second handler cannot be set (tests run `run` more than once).
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
-    let mut verdict = wait::wait(&plan, &mut watchers, &STOP)
-        .map_err(|(code, msg)| Exit::new(code, anyhow::anyhow!(msg)))?;
+    let mut verdict = match wait::wait(&plan, &mut watchers, &STOP) {
+        Ok(v) => v,
+        Err((code, msg)) => {
+            // The SSH session (or the prefix) failed while watching: still
+            // a record, so the config is not lost and a sweep retries it.
+            let e = Exit::new(code, anyhow::anyhow!(msg));
+            if code == exit::TRANSPORT_ERROR && !args.quiet {
+                transport_failure(&e, started, &up, &mut stdout)?;
+            }
+            return Err(e);
+        }
+    };
 
     let mut server = None;
     let mut config_source = None;
@@ -255,54 +274,70 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
     Ok(())
 }
 
-/// The transport for far-side commands: `--ssh`/`--exec-prefix` from the
-/// flags, else the swap record's target.ssh/target.exec_prefix; None when
-/// everything is local. The second value is the SSH transport, if any.
+/// The transport for far-side commands: the transport flags, each filled
+/// from the swap record's target when not given (`--ssh-key K` alone works
+/// when the record names the destination); None when everything is local.
+/// The second value is the SSH transport, if any.
 #[allow(clippy::type_complexity)]
 fn open_transport(
     args: &Args,
     up: &Upstream,
 ) -> Result<(Option<Arc<dyn Transport>>, Option<Arc<dyn Transport>>), Exit> {
-    let ta = &args.transport;
-    let prefix = match (&ta.exec_prefix, &up.exec_prefix) {
-        (Some(p), _) => p.0.clone(),
-        (None, Some(p)) => shell_words::split(p).map_err(|e| {
-            Exit::new(
-                exit::BAD_INPUT,
-                anyhow::anyhow!("<stdin>: target.exec_prefix '{p}': {e}"),
-            )
-        })?,
-        (None, None) => Vec::new(),
-    };
-    let flagged = ta
-        .ssh_config()
-        .map_err(|e| Exit::new(e.exit_code(), anyhow::anyhow!("{e}")))?;
-    let ssh_cfg = match (flagged, &up.ssh) {
-        (Some(mut c), _) => {
-            c.prefix = prefix.clone();
-            Some(c)
+    let mut ta = args.transport.clone();
+    ta.fill_from(up.target.as_ref()).map_err(|e| {
+        if e.starts_with("target.") {
+            Exit::new(exit::BAD_INPUT, anyhow::anyhow!("<stdin>: {e}"))
+        } else {
+            usage(e)
         }
-        (None, Some(s)) => {
-            // Resolved through the same ssh config as --ssh would be.
-            let mut c = ta.ssh_config_for(s).map_err(|e| {
-                Exit::new(e.exit_code(), anyhow::anyhow!("<stdin>: target.ssh: {e}"))
-            })?;
-            c.prefix = prefix.clone();
-            Some(c)
-        }
-        (None, None) => None,
-    };
+    })?;
+    // Resolved through the ssh config as --ssh would be, also for a
+    // destination that came from the record.
+    let ssh_cfg = ta.ssh_config().map_err(|e| {
+        let from = if args.transport.ssh.is_none() {
+            "<stdin>: target.ssh: "
+        } else {
+            ""
+        };
+        Exit::new(e.exit_code(), anyhow::anyhow!("{from}{e}"))
+    })?;
     if let Some(c) = ssh_cfg {
         let t: Arc<dyn Transport> = Arc::new(
             Ssh::connect(c).map_err(|e| Exit::new(e.exit_code(), anyhow::anyhow!("{e}")))?,
         );
         return Ok((Some(t.clone()), Some(t)));
     }
+    let prefix = ta.prefix();
     if prefix.is_empty() {
         Ok((None, None))
     } else {
         Ok((Some(Arc::new(Local::with_prefix(prefix))), None))
     }
+}
+
+/// Write a failure record for an SSH connect that failed before any probe,
+/// so the config is not lost: class `transport`, the caller's exit code.
+fn transport_failure(
+    e: &Exit,
+    started: SystemTime,
+    up: &Upstream,
+    stdout: &mut impl Write,
+) -> Result<(), Exit> {
+    use sweepkit::records::{self, FailureClass, FailureKind, Record, Stage};
+    let reason = e.error.as_ref().map_or(String::new(), |e| format!("{e:#}"));
+    let mut f = records::failure(
+        output::TOOL,
+        started,
+        up.config.clone(),
+        Stage::Ready,
+        FailureKind::Unreachable,
+        format!("transport: {reason}"),
+        up.raw.clone(),
+    );
+    f.class = Some(FailureClass::Transport);
+    f.exit_code = Some(i32::from(e.code));
+    sweepkit::io::write_record(stdout, &Record::Failure(f)).context("writing stdout")?;
+    Ok(())
 }
 
 /// Resolve `host:port` to a local forwarder that tunnels to it over SSH;

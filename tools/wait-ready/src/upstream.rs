@@ -7,7 +7,7 @@ use std::io::BufRead;
 
 use serde_json::Value;
 use sweepkit::io::{InputError, RecordReader};
-use sweepkit::records::{Config, Record};
+use sweepkit::records::{Config, Record, ServiceTarget};
 
 /// What the upstream record tells wait-ready.
 #[derive(Debug, Default, Clone)]
@@ -25,6 +25,9 @@ pub struct Upstream {
     pub ssh: Option<String>,
     pub port: Option<u16>,
     pub invocation_id: Option<String>,
+    /// The swap record's whole target: how to reach the far side (SSH
+    /// destination, key paths, known_hosts, accept-new, exec prefix).
+    pub target: Option<ServiceTarget>,
 }
 
 /// What was on stdin.
@@ -63,6 +66,7 @@ pub fn read(stdin: impl BufRead) -> Result<Input, InputError> {
             up.exec_prefix = t.exec_prefix.clone();
             up.ssh = t.ssh.clone();
             up.port = t.port;
+            up.target = Some(t.clone());
         }
         // A ready record (a second wait in a chain): keep it, and its swap
         // record's facts, as upstream.
@@ -112,6 +116,8 @@ mod tests {
         assert_eq!(u.pid, Some(42));
         assert_eq!(u.port, Some(30000));
         assert_eq!(u.exec_prefix.as_deref(), Some("pct exec 129 --"));
+        let t = u.target.as_ref().expect("the whole target is kept");
+        assert_eq!(t.exec_prefix.as_deref(), Some("pct exec 129 --"));
         assert_eq!(u.config["speculative-num-steps"], "4");
         assert!(u.raw.is_some());
     }

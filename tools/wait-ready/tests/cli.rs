@@ -266,3 +266,25 @@ fn tcp_targets_and_several_targets_must_all_pass() {
     let (r, _) = run_timed(wr(&["--expect-body", "\"status\": ?\"ok\"", &health]), "");
     r.expect_code(0);
 }
+
+#[test]
+fn a_transport_error_while_watching_still_writes_a_failure_with_the_config() {
+    // The unit is watched behind a prefix that cannot run (as an SSH
+    // session lost mid-wait): exit 21, and a transport-class failure that
+    // keeps the swap record's config (it used to write nothing).
+    let swap = r#"{"type":"swap","schema":1,"config":{"speculative-num-steps":"4"},"provenance":{"tool":"svc-swap","version":"0","started_at":"x","finished_at":"y"},"target":{"manager":"systemd","unit":"sim.service"},"changes":[],"exec_start":[],"stop":{"result":"clean","duration_s":1.0},"start":{"started_at":"z"},"method":"drop-in"}"#;
+    let c = wr(&[
+        "--exec-prefix",
+        "/nonexistent/sweepkit-prefix",
+        "--timeout",
+        "5s",
+        "http://127.0.0.1:1/health",
+    ]);
+    let (r, _) = run_timed(c, &format!("{swap}\n"));
+    r.expect_code(21);
+    let rec = record(&r);
+    assert_eq!(rec["type"], "failure", "{rec}");
+    assert_eq!(rec["class"], "transport", "{rec}");
+    assert_eq!(rec["config"]["speculative-num-steps"], "4", "{rec}");
+    assert_eq!(rec["upstream"]["type"], "swap", "{rec}");
+}

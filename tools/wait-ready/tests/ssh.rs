@@ -98,7 +98,14 @@ fn bad_host_key_is_a_transport_error() {
     c.arg("http://127.0.0.1:1/health");
     let (r, _) = run_timed(c, "");
     r.expect_code(21);
-    assert!(r.stdout().is_empty());
+    // A failure record (class transport) so a pipeline keeps the config
+    // and a sweep knows to try again; no ready record.
+    let rec = record(&r);
+    assert_eq!(
+        (rec["type"].as_str(), rec["class"].as_str()),
+        (Some("failure"), Some("transport")),
+        "{rec}"
+    );
     assert!(r.stderr().contains("wait-ready: error:"), "{}", r.stderr());
 }
 

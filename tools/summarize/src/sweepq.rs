@@ -1,0 +1,204 @@
+//! The questions sweep(1) asks about a results file, answered in plain
+//! text so the script never parses JSON (issue 16): each config's state
+//! (`--config-states`), the original config to restore (`--origin`), and
+//! the origin record for a results file's first start (`--new-origin`).
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+use sweepkit::records::{Config, FailureClass, FailureKind, OriginRecord, Record, SCHEMA_VERSION};
+
+/// Where a config stands after its last record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    /// Bench records, the last one whole.
+    Complete,
+    /// A failure of the config's own (crash, OOM, mismatch...): a result.
+    Failed,
+    /// Only a transient failure so far: run it again.
+    Transport,
+    /// Cut short by an interrupt: run it again.
+    Incomplete,
+}
+
+impl State {
+    fn word(self) -> &'static str {
+        match self {
+            State::Complete => "complete",
+            State::Failed => "failed",
+            State::Transport => "transport",
+            State::Incomplete => "incomplete",
+        }
+    }
+}
+
+/// The state one bench or failure record gives its config.
+fn state_of(rec: &Value) -> Option<State> {
+    let s = |k: &str| rec.get(k).and_then(Value::as_str);
+    match s("type")? {
+        "bench" if rec.get("partial").and_then(Value::as_bool) == Some(true) => {
+            Some(State::Incomplete)
+        }
+        "bench" => Some(State::Complete),
+        "failure" => Some(match (s("kind"), failure_class(rec)) {
+            (Some("interrupted"), _) => State::Incomplete,
+            (_, FailureClass::Transport) => State::Transport,
+            _ => State::Failed,
+        }),
+        _ => None,
+    }
+}
+
+/// A failure record's class; records of older tools lack it: their kind's
+/// default class.
+pub fn failure_class(rec: &Value) -> FailureClass {
+    if let Some(c) = rec
+        .get("class")
+        .and_then(|c| serde_json::from_value(c.clone()).ok())
+    {
+        return c;
+    }
+    rec.get("kind")
+        .and_then(|k| serde_json::from_value::<FailureKind>(k.clone()).ok())
+        .map_or(FailureClass::Config, FailureKind::default_class)
+}
+
+/// `STATE<TAB>KEY=VALUE...` per config, in order of first appearance; the
+/// last record of a config decides its state. `keys` are the swept keys.
+pub fn config_states(text: &str, keys: &[String]) -> String {
+    let mut order: Vec<String> = Vec::new();
+    let mut last: BTreeMap<String, State> = BTreeMap::new();
+    for line in text.lines() {
+        let Ok(rec) = serde_json::from_str::<Value>(line) else {
+            continue;
+        };
+        let (Some(state), Some(cfg)) = (state_of(&rec), rec.get("config")) else {
+            continue;
+        };
+        let mut words = Vec::new();
+        for k in keys {
+            match cfg.get(k).and_then(Value::as_str) {
+                Some(v) => words.push(format!("{k}={v}")),
+                None => break,
+            }
+        }
+        if words.len() != keys.len() {
+            continue; // not one of this sweep's configs
+        }
+        let key = words.join("\t");
+        if last.insert(key.clone(), state).is_none() {
+            order.push(key);
+        }
+    }
+    order
+        .iter()
+        .map(|k| format!("{}\t{k}\n", last[k].word()))
+        .collect()
+}
+
+/// The restore arguments of the first origin record: `--set` and
+/// `FLAG=VALUE`, or `--unset` and `FLAG`, one per line. Empty: none.
+pub fn origin_args(text: &str) -> String {
+    let Some(o) = text
+        .lines()
+        .find_map(|l| match serde_json::from_str::<Record>(l) {
+            Ok(Record::Origin(o)) => Some(o),
+            _ => None,
+        })
+    else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for (flag, v) in &o.set {
+        out.push_str(&format!("--set\n{flag}={v}\n"));
+    }
+    for flag in &o.unset {
+        out.push_str(&format!("--unset\n{flag}\n"));
+    }
+    out
+}
+
+/// The origin record for a dry-run swap record: each changed flag's old
+/// value is the original (`null`: the flag was absent).
+pub fn new_origin(swap: &Value, started: std::time::SystemTime) -> Result<OriginRecord, String> {
+    let rec: Record =
+        serde_json::from_value(swap.clone()).map_err(|e| format!("not a record: {e}"))?;
+    let Record::Swap(s) = rec else {
+        return Err(format!(
+            "expected a swap record, got a {} record",
+            rec.kind()
+        ));
+    };
+    if s.changes.is_empty() {
+        return Err("the swap record lists no changes: nothing to restore".into());
+    }
+    let mut o = OriginRecord {
+        schema: SCHEMA_VERSION,
+        provenance: sweepkit::Provenance::new("summarize", started),
+        target: s.target.clone(),
+        upstream: Some(swap.clone()),
+        config: Config::new(),
+        ..OriginRecord::default()
+    };
+    for c in &s.changes {
+        match &c.old {
+            Some(v) => {
+                o.set.insert(c.flag.clone(), v.clone());
+                o.config
+                    .insert(c.flag.trim_start_matches('-').into(), v.clone());
+            }
+            None => o.unset.push(c.flag.clone()),
+        }
+    }
+    Ok(o)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_follow_the_last_record_and_transport_is_not_done() {
+        let text = [
+            r#"{"type":"origin","config":{}}"#,
+            r#"{"type":"bench","config":{"k":"1"}}"#,
+            r#"{"type":"failure","config":{"k":"2"},"kind":"unreachable","class":"transport"}"#,
+            r#"{"type":"failure","config":{"k":"3"},"kind":"oom"}"#,
+            r#"{"type":"failure","config":{"k":"4"},"kind":"unreachable"}"#,
+            r#"{"type":"bench","config":{"k":"5"},"partial":true}"#,
+            r#"{"type":"failure","config":{},"kind":"bench_failed"}"#,
+            r#"{"type":"failure","config":{"k":"2"},"kind":"timeout","class":"config"}"#,
+        ]
+        .join("\n");
+        let got = config_states(&text, &["k".into()]);
+        assert_eq!(
+            got,
+            "complete\tk=1\nfailed\tk=2\nfailed\tk=3\ntransport\tk=4\nincomplete\tk=5\n"
+        );
+    }
+
+    #[test]
+    fn origin_from_a_dry_run_and_back() {
+        let swap: Value = serde_json::from_str(
+            r#"{"type":"swap","schema":1,"config":{"a":"4","b":"x"},
+            "provenance":{"tool":"svc-swap","version":"0","started_at":"x","finished_at":"y"},
+            "target":{"manager":"process","unit":"/s"},
+            "changes":[{"flag":"--a","old":"2 3","new":"4"},{"flag":"--b","old":null,"new":"x"}],
+            "exec_start":[],"stop":{"result":"","duration_s":0.0},
+            "start":{"started_at":""},"method":"dry-run"}"#,
+        )
+        .unwrap();
+        let o = new_origin(&swap, std::time::SystemTime::now()).unwrap();
+        assert_eq!(o.config["a"], "2 3");
+        let line = serde_json::to_string(&Record::Origin(o)).unwrap();
+        assert!(line.starts_with(r#"{"type":"origin""#), "{line}");
+        let text = format!("{line}\n{{\"type\":\"bench\"}}\n");
+        assert_eq!(origin_args(&text), "--set\n--a=2 3\n--unset\n--b\n");
+        assert_eq!(origin_args("{\"type\":\"bench\"}\n"), "");
+        let e = new_origin(
+            &serde_json::json!({"type": "bench"}),
+            std::time::SystemTime::now(),
+        );
+        assert!(e.is_err());
+    }
+}
