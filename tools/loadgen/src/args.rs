@@ -66,7 +66,8 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub model: Option<String>,
 
-    /// API key sent as a Bearer token (never printed)
+    /// API key sent as a Bearer token (never printed); SWEEPKIT_API_KEY,
+    /// as wait-ready reads it, when neither this nor OPENAI_API_KEY is set
     #[arg(
         long,
         value_name = "KEY",

@@ -165,11 +165,18 @@ fn pool_size(a: &Args, plan: &Plan) -> usize {
 }
 
 pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectError> {
-    if let Some(k) = &a.api_key {
+    // SWEEPKIT_API_KEY too: wait-ready reads it, and a sweep sets one key
+    // for every tool (otherwise each level fails on HTTP 401).
+    let key = a.api_key.clone().or_else(|| {
+        std::env::var("SWEEPKIT_API_KEY")
+            .ok()
+            .filter(|k| !k.is_empty())
+    });
+    if let Some(k) = &key {
         // Never echoed: scrubbed from every record and message from here on.
         sweepkit::redact::remember(k);
     }
-    let auth = a.api_key.as_ref().map(|k| format!("Bearer {k}"));
+    let auth = key.as_ref().map(|k| format!("Bearer {k}"));
     let probe = Probe::new(&plan.base_url, auth.clone());
     let (model, owner) = match &a.model {
         Some(m) => (m.clone(), None),

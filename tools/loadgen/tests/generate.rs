@@ -104,7 +104,7 @@ fn serve_one(mut s: std::net::TcpStream, st: &Stub) {
         "/generate" => {
             *st.last_body.lock().unwrap() = serde_json::from_str(&body).ok();
             let n = st.generate_calls.fetch_add(1, Ordering::SeqCst);
-            let name = if n % 2 == 0 { "a" } else { "b" };
+            let name = if n.is_multiple_of(2) { "a" } else { "b" };
             let text = fixture(&format!("sglang_generate_stream_{name}.txt"));
             if body.contains("\"stream\":false") {
                 // Not streamed: http_server.py returns the final output

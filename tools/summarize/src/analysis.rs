@@ -242,8 +242,17 @@ fn weight_columns(
     if opts.weights.is_empty() {
         // Equal weights over the levels every config reached (measured or
         // failed there): a level only some configs ran cannot rank them all.
+        // A config with no figure at any level (its metric set aside as not
+        // per-level, e.g. an SGLang gauge) takes no part in that choice, or
+        // it would empty the weights and leave every config unranked.
+        let reached =
+            |r: usize| (0..model.levels.len()).any(|c| grid[r][c].is_some() || failed[r][c]);
         let cols: Vec<usize> = (0..model.levels.len())
-            .filter(|&c| (0..grid.len()).all(|r| grid[r][c].is_some() || failed[r][c]))
+            .filter(|&c| {
+                (0..grid.len())
+                    .filter(|&r| reached(r))
+                    .all(|r| grid[r][c].is_some() || failed[r][c])
+            })
             .collect();
         let w = 1.0 / cols.len().max(1) as f64;
         return Ok(cols.into_iter().map(|c| (c, w)).collect());

@@ -333,7 +333,7 @@ pub fn text(a: &Analysis) -> String {
             let w = widths[i];
             let sep = if i == 0 {
                 ""
-            } else if i < nk || (i - nk) % 3 == 0 {
+            } else if i < nk || (i - nk).is_multiple_of(3) {
                 "   "
             } else {
                 " "

@@ -167,3 +167,34 @@ fn per_level_figures_fill_the_table_and_the_others_are_listed_apart() {
     rec["provenance"] = json!("<provenance>");
     insta::assert_snapshot!("mixed_json", serde_json::to_string_pretty(&rec).unwrap());
 }
+
+/// Regression: with the default weighted objective, configs whose figure
+/// is only a gauge or lifetime average (no cell anywhere) emptied the
+/// default weights, and the per-level config measured at every level was
+/// reported "not measured at every weighted level" and nothing was picked.
+#[test]
+fn weighted_pick_ignores_configs_with_no_per_level_figure() {
+    let input = mixed_sources();
+    let js = summarize(
+        &["--format", "json", "--metric", "accept_length", &input],
+        "",
+    );
+    js.expect_code(0);
+    let rec = summary(&js);
+    assert_eq!(rec["objective"], "weighted", "{rec}");
+    assert_eq!(rec["best_config"]["speculative-num-steps"], "4", "{rec}");
+    let text = summarize(
+        &["--format", "text", "--metric", "accept_length", &input],
+        "",
+    );
+    text.expect_code(0);
+    let out = text.stdout();
+    assert!(
+        out.contains("best overall (weighted): speculative-num-steps=4"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("speculative-num-steps=4: not measured at every weighted level"),
+        "{out}"
+    );
+}

@@ -109,7 +109,9 @@ pub struct Args {
 
     /// Skip the pre-flight of SGLang's speculative flags (exit 26): let the
     /// server itself refuse a bad config, after its model load
-    #[arg(long)]
+    // Repeatable: sweep.sh adds it to its dry run and final restore, so a
+    // `--swap-arg --no-preflight` of the user's must not be a usage error.
+    #[arg(long, overrides_with = "no_preflight")]
     pub no_preflight: bool,
 
     /// Restart even when the live instance already runs the requested
