@@ -1,0 +1,210 @@
+//! The loop on a real SGLang (installed by `make real-peer` into
+//! $SWEEPKIT_CACHE, on CPU through its pure-torch paths, with a stand-in
+//! sgl_kernel that logs and raises on any call): a sweep over
+//! `--max-running-requests` with `--api-key` set, wait-ready through the
+//! closed port and the generating health check, the live config checked
+//! from /server_info with the key, loadgen's tokens equal to SGLang's own
+//! counter, the key in no record and no stderr, and steps-without-topk
+//! recorded as `crashed_at_load` with SGLang's own error line (no pre-flight
+//! on main yet: svc-swap starts it and wait-ready sees the crash).
+//! A missing cache fails the test.
+
+mod sweep_support;
+
+use std::path::{Path, PathBuf};
+
+use sweep_support::{dump, records, sweep, with_config, SpecFile};
+use testkit::realpeer::{http, metric_sum, tail, Peers};
+
+const KEY: &str = "sk-sweepkit-real-sglang-7f3a9c";
+const MRR: &str = "max-running-requests";
+const MAX_TOKENS: u64 = 32;
+
+/// The ExecStart line. `SGLANG_USE_CPU_ENGINE=1`: `--device cpu` alone is
+/// ignored; `--max-total-tokens`: without it SGLang reserves 15 GB of KV.
+fn exec_start(p: &Peers, port: u16, stub_log: &Path) -> String {
+    let python = p.get("sglang_python");
+    format!(
+        "env SGLANG_USE_CPU_ENGINE=1 PYTHONPATH={} SWEEPKIT_KERNEL_STUB_LOG={} \
+         {} -m sglang.launch_server --model-path {} --device cpu --host 127.0.0.1 \
+         --port {port} --max-total-tokens 32768 --api-key {KEY} --enable-metrics \
+         --{MRR} 4",
+        p.get("sgl_kernel_stub").display(),
+        stub_log.display(),
+        python.display(),
+        p.get("hf_target").display(),
+    )
+}
+
+/// The stand-in sgl_kernel logs every call: a called kernel fails the test.
+fn assert_no_kernel_called(stub_log: &Path, log: &str) {
+    let calls = std::fs::read_to_string(stub_log).unwrap_or_default();
+    assert!(
+        calls.is_empty() && !log.contains("sgl_kernel stand-in called"),
+        "SGLang reached the sgl_kernel stand-in:\n{calls}\n{}",
+        tail(log)
+    );
+}
+
+fn sweep_args<'a>(spec: &'a SpecFile, url: &'a str, results: &'a str) -> Vec<&'a str> {
+    vec![
+        "--spec",
+        spec.s(),
+        "--url",
+        url,
+        "--server",
+        "sglang",
+        "--results",
+        results,
+        "--ready-timeout",
+        "15m",
+        "--concurrency",
+        "2",
+        "--swap-arg",
+        "--force-kill",
+        "--ready-arg",
+        "--deep",
+        "--ready-arg",
+        "--api-key",
+        "--ready-arg",
+        KEY,
+        "--load-arg",
+        "--api-key",
+        "--load-arg",
+        KEY,
+        "--load-arg",
+        "-n",
+        "--load-arg",
+        "4",
+        "--load-arg",
+        "--max-tokens",
+        "--load-arg",
+        "32",
+        "--load-arg",
+        "--ignore-eos",
+        "--load-arg",
+        "--warmup",
+        "--load-arg",
+        "0",
+        "--no-restore",
+    ]
+}
+
+#[test]
+fn sweep_on_real_sglang_with_an_api_key() {
+    let p = Peers::load(&["sglang_python", "sgl_kernel_stub", "hf_target"]);
+    let port = testkit::free_port();
+    let dir = testkit::temp_dir("real-sglang-stub");
+    let stub_log: PathBuf = dir.join("sgl_kernel-calls.log");
+    let spec = SpecFile::new("real-sglang", &exec_start(&p, port, &stub_log), port);
+    let url = format!("http://127.0.0.1:{port}");
+    let results = spec.results();
+    let res = results.to_str().unwrap();
+    let mut args = sweep_args(&spec, &url, res);
+    args.extend(["--param", MRR, "--values", "2,6", "--expect-config"]);
+    let out = sweep(&args).output().unwrap();
+    let ctx = || format!("{}\n--- server log\n{}", dump(&out), tail(&spec.log()));
+    assert_eq!(out.status.code(), Some(0), "{}", ctx());
+    let recs = records(&results);
+    for v in ["2", "6"] {
+        let b = with_config(&recs, "bench", MRR, v);
+        assert_eq!(b.len(), 1, "{MRR}={v}: one bench record\n{}", ctx());
+        let r = b[0];
+        assert_eq!(r["server"]["kind"], "sglang", "{r}");
+        assert_eq!(r["counts"]["completed"], 4, "{r}");
+        assert_eq!(
+            r["counts"]["output_tokens"].as_u64(),
+            Some(4 * MAX_TOKENS),
+            "{r}"
+        );
+    }
+    for r in recs.iter().filter(|r| r["type"] == "ready") {
+        assert_eq!(r["outcome"], "ready", "{r}");
+        // SGLang's port stays refused while it loads (about 50 s here).
+        assert!(r["time_to_port_open_s"].as_f64().unwrap() > 1.0, "{r}");
+    }
+    tokens_match_the_server_counter(port);
+    // The key must appear nowhere sweepkit wrote: records, tables, stderr.
+    let text = std::fs::read_to_string(&results).unwrap();
+    assert!(!text.contains(KEY), "API key in the results:\n{text}");
+    assert!(
+        !String::from_utf8_lossy(&out.stdout).contains(KEY),
+        "key on stdout"
+    );
+    assert!(
+        !String::from_utf8_lossy(&out.stderr).contains(KEY),
+        "key on stderr"
+    );
+    assert_no_kernel_called(&stub_log, &spec.log());
+
+    // Steps without topk: no pre-flight on main, so the config reaches
+    // SGLang, whose argument check dies with a TypeError (issue 13).
+    let mut args = sweep_args(&spec, &url, res);
+    args.extend(["--param", "speculative-num-steps", "--values", "2"]);
+    let out = sweep(&args).output().unwrap();
+    let f = with_config(&records(&results), "failure", "speculative-num-steps", "2")
+        .into_iter()
+        .cloned()
+        .collect::<Vec<_>>();
+    assert_eq!(f.len(), 1, "{}\n{}", dump(&out), tail(&spec.log()));
+    assert_eq!(f[0]["kind"], "crashed_at_load", "{}", f[0]);
+    let said = format!("{} {}", f[0]["reason"], f[0]["log_tail"]);
+    assert!(
+        said.contains("TypeError"),
+        "SGLang's own error line: {}",
+        f[0]
+    );
+    let all = std::fs::read_to_string(&results).unwrap();
+    assert!(!all.contains(KEY) && !String::from_utf8_lossy(&out.stderr).contains(KEY));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// loadgen's output tokens equal the delta of SGLang's own counter.
+fn tokens_match_the_server_counter(port: u16) {
+    let auth = format!("Bearer {KEY}");
+    let scrape = || {
+        let (st, _, body) =
+            http(port, "GET", "/metrics", &[("Authorization", &auth)], None).expect("/metrics");
+        assert_eq!(st, 200, "{body}");
+        body
+    };
+    let before = scrape();
+    let url = format!("http://127.0.0.1:{port}");
+    let n = MAX_TOKENS.to_string();
+    let run = testkit::run(
+        testkit::cmd(
+            "loadgen",
+            &[
+                "--url",
+                &url,
+                "--api-key",
+                KEY,
+                "-n",
+                "3",
+                "-c",
+                "1",
+                "--max-tokens",
+                &n,
+                "--ignore-eos",
+                "--warmup",
+                "0",
+                "--endpoint",
+                "chat",
+            ],
+        ),
+        "",
+    );
+    run.expect_code(0);
+    assert!(!run.stderr().contains(KEY), "{}", run.stderr());
+    let after = scrape();
+    let r = &run.json_lines()[0];
+    let m = "sglang:generation_tokens_total";
+    let delta = metric_sum(&after, m).unwrap_or_else(|| panic!("{m}:\n{after}"))
+        - metric_sum(&before, m).unwrap_or(0.0);
+    assert_eq!(
+        r["counts"]["output_tokens"].as_u64(),
+        Some(3 * MAX_TOKENS),
+        "{r}"
+    );
+    assert_eq!(delta as u64, 3 * MAX_TOKENS, "SGLang's {m} delta");
+}
