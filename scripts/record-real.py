@@ -25,7 +25,8 @@ import urllib.error
 import urllib.request
 
 ENDPOINTS = ["/health", "/health_generate", "/v1/models", "/server_info", "/version", "/metrics"]
-REDACTED = "<redacted>"
+# Distinct from SGLang's own "<redacted>" (its watermark fields).
+REDACTED = "<redacted:api-key>"
 
 
 def request(port, path, key=None, body=None, timeout=30):
