@@ -20,20 +20,27 @@ const KEY: &str = "sk-sweepkit-real-sglang-7f3a9c";
 const MRR: &str = "max-running-requests";
 const MAX_TOKENS: u64 = 32;
 
-/// The ExecStart line. `SGLANG_USE_CPU_ENGINE=1`: `--device cpu` alone is
+/// The process spec. `SGLANG_USE_CPU_ENGINE=1`: `--device cpu` alone is
 /// ignored; `--max-total-tokens`: without it SGLang reserves 15 GB of KV.
-fn exec_start(p: &Peers, port: u16, stub_log: &Path) -> String {
-    let python = p.get("sglang_python");
-    format!(
-        "env SGLANG_USE_CPU_ENGINE=1 PYTHONPATH={} SWEEPKIT_KERNEL_STUB_LOG={} \
-         {} -m sglang.launch_server --model-path {} --device cpu --host 127.0.0.1 \
+/// The environment goes in `Environment=`, not `env` in ExecStart: svc-swap
+/// checks the pid's /proc cmdline against ExecStart.
+fn sglang_spec(p: &Peers, port: u16, stub_log: &Path) -> SpecFile {
+    let exec = format!(
+        "{} -m sglang.launch_server --model-path {} --device cpu --host 127.0.0.1 \
          --port {port} --max-total-tokens 32768 --api-key {KEY} --enable-metrics \
          --{MRR} 4",
-        p.get("sgl_kernel_stub").display(),
-        stub_log.display(),
-        python.display(),
+        p.get("sglang_python").display(),
         p.get("hf_target").display(),
-    )
+    );
+    let spec = SpecFile::new("real-sglang", &exec, port);
+    let mut text = std::fs::read_to_string(&spec.path).unwrap();
+    text.push_str(&format!(
+        "Environment=SGLANG_USE_CPU_ENGINE=1 PYTHONPATH={} SWEEPKIT_KERNEL_STUB_LOG={}\n",
+        p.get("sgl_kernel_stub").display(),
+        stub_log.display()
+    ));
+    std::fs::write(&spec.path, text).unwrap();
+    spec
 }
 
 /// The stand-in sgl_kernel logs every call: a called kernel fails the test.
@@ -96,7 +103,7 @@ fn sweep_on_real_sglang_with_an_api_key() {
     let port = testkit::free_port();
     let dir = testkit::temp_dir("real-sglang-stub");
     let stub_log: PathBuf = dir.join("sgl_kernel-calls.log");
-    let spec = SpecFile::new("real-sglang", &exec_start(&p, port, &stub_log), port);
+    let spec = sglang_spec(&p, port, &stub_log);
     let url = format!("http://127.0.0.1:{port}");
     let results = spec.results();
     let res = results.to_str().unwrap();

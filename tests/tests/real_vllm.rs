@@ -33,17 +33,30 @@ fn peers() -> Peers {
     Peers::load(&["vllm", "hf_loop_target", "hf_draft", "hf_bad_draft"])
 }
 
-/// The ExecStart line: a small KV cache, no torch.compile, draft-model
-/// speculation through the dotted JSON flag.
-fn exec_start(p: &Peers, port: u16, draft: &str, k: u32) -> String {
-    format!(
-        "env VLLM_CPU_KVCACHE_SPACE=1 {} serve {} --host 127.0.0.1 --port {port} \
+/// A process spec: a small KV cache, no torch.compile, draft-model
+/// speculation through the dotted JSON flag. `python -m` rather than the
+/// `vllm` script (or `env`): svc-swap checks the pid's /proc cmdline
+/// against ExecStart, and a script's cmdline starts with its interpreter.
+fn vllm_spec(tag: &str, p: &Peers, port: u16, draft: &str, k: u32) -> SpecFile {
+    let exec = format!(
+        "{} -m vllm.entrypoints.cli.main serve {} --host 127.0.0.1 --port {port} \
          --enforce-eager --max-model-len 2048 --max-num-seqs 8 \
          --{DRAFT} {} --{K} {k}",
-        p.get("vllm").display(),
+        p.get("vllm").with_file_name("python").display(),
         p.get("hf_loop_target").display(),
         p.get(draft).display(),
-    )
+    );
+    let spec = SpecFile::new(tag, &exec, port);
+    add_env(&spec, &[("VLLM_CPU_KVCACHE_SPACE", "1")]);
+    spec
+}
+
+/// Append `Environment=` to a process spec.
+fn add_env(spec: &SpecFile, env: &[(&str, &str)]) {
+    let words: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut text = std::fs::read_to_string(&spec.path).unwrap();
+    text.push_str(&format!("Environment={}\n", words.join(" ")));
+    std::fs::write(&spec.path, text).unwrap();
 }
 
 /// sweep.sh over one parameter on `spec`, leaving the last config running.
@@ -116,7 +129,7 @@ fn sweep_num_speculative_tokens_on_real_vllm_finds_the_rising_curve() {
     let p = peers();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let port = testkit::free_port();
-    let spec = SpecFile::new("real-vllm", &exec_start(&p, port, "hf_draft", 1), port);
+    let spec = vllm_spec("real-vllm", &p, port, "hf_draft", 1);
     let out = run_sweep(&spec, K, "1,2,4");
     let log = spec.log();
     let ctx = || {
@@ -248,7 +261,7 @@ fn real_vllm_with_a_wrong_draft_accepts_nothing() {
     let p = peers();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let port = testkit::free_port();
-    let spec = SpecFile::new("real-vllm-bad", &exec_start(&p, port, "hf_draft", 2), port);
+    let spec = vllm_spec("real-vllm-bad", &p, port, "hf_draft", 2);
     let bad = p.get("hf_bad_draft");
     let out = run_sweep(&spec, DRAFT, bad.to_str().unwrap());
     let log = spec.log();
