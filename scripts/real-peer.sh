@@ -42,6 +42,11 @@ while (($#)); do
     --only)
       (($# > 1)) || die "--only needs a comma-separated list of steps"
       only=,$2,
+      IFS=, read -r -a steps <<<"$2"
+      for s in "${steps[@]}"; do
+        [[ $s =~ ^(server|smollm|tiny|vllm|sglang|hf)$ ]] ||
+          die "--only: unknown step '$s' (server, smollm, tiny, vllm, sglang, hf)"
+      done
       shift
       ;;
     -h | --help)
@@ -222,4 +227,5 @@ say "ready in $CACHE:"
 say "  llama-server  $CACHE/bin/llama-server"
 say "  SmolLM2       $CACHE/models/smollm2-135m-instruct-q4_1.gguf"
 say "  tiny pair     $CACHE/models/tiny-target.gguf, $CACHE/models/tiny-draft.gguf"
+peers_env | while IFS= read -r line; do say "  $line"; done
 say "  manifest      $CACHE/manifest.json (source $CACHE/env for shell variables)"
