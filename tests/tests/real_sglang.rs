@@ -151,9 +151,14 @@ fn sweep_on_real_sglang_with_an_api_key() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    // Steps without topk: no pre-flight on main, so the config reaches
-    // SGLang, whose argument check dies with a TypeError (issue 13).
+    // EAGLE with steps but no topk: no pre-flight on main, so the config
+    // reaches SGLang, whose argument check compares the unset topk with 1
+    // (sglang/srt/arg_groups/speculative_hook.py _handle_eagle_family:
+    // `cfg.speculative_eagle_topk > 1`): TypeError, exit 1. Without
+    // --speculative-algorithm SGLang ignores the speculative flags
+    // (handle_speculative_decoding) and serves: seen here.
     let mut args = sweep_args(&spec, &url, res);
+    args.extend(["--param", "speculative-algorithm", "--values", "EAGLE"]);
     args.extend(["--param", "speculative-num-steps", "--values", "2"]);
     let out = sweep(&args).output().unwrap();
     let f = with_config(&records(&results), "failure", "speculative-num-steps", "2")
