@@ -14,7 +14,7 @@ mod sweep_support;
 use std::path::{Path, PathBuf};
 
 use sweep_support::{dump, records, sweep, with_config, SpecFile};
-use testkit::realpeer::{http, metric_sum, tail, Peers};
+use testkit::realpeer::{http, metric_sum, tail, KillGroupOnDrop, Peers};
 
 const KEY: &str = "sk-sweepkit-real-sglang-7f3a9c";
 const MRR: &str = "max-running-requests";
@@ -104,6 +104,7 @@ fn sweep_on_real_sglang_with_an_api_key() {
     let dir = testkit::temp_dir("real-sglang-stub");
     let stub_log: PathBuf = dir.join("sgl_kernel-calls.log");
     let spec = sglang_spec(&p, port, &stub_log);
+    let _group = KillGroupOnDrop(format!("{}.pid", spec.s()).into());
     let url = format!("http://127.0.0.1:{port}");
     let results = spec.results();
     let res = results.to_str().unwrap();

@@ -17,7 +17,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 use sweep_support::{dump, records, sweep, with_config, SpecFile};
-use testkit::realpeer::{http, metric_sum, Peers};
+use testkit::realpeer::{http, metric_sum, KillGroupOnDrop, Peers};
 
 /// One vLLM at a time: each takes about 4 GB and a core.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -130,6 +130,7 @@ fn sweep_num_speculative_tokens_on_real_vllm_finds_the_rising_curve() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let port = testkit::free_port();
     let spec = vllm_spec("real-vllm", &p, port, "hf_draft", 1);
+    let _group = KillGroupOnDrop(format!("{}.pid", spec.s()).into());
     let out = run_sweep(&spec, K, "1,2,4");
     let log = spec.log();
     let ctx = || {
@@ -294,6 +295,7 @@ fn real_vllm_with_a_wrong_draft_accepts_nothing() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let port = testkit::free_port();
     let spec = vllm_spec("real-vllm-bad", &p, port, "hf_draft", 2);
+    let _group = KillGroupOnDrop(format!("{}.pid", spec.s()).into());
     let bad = p.get("hf_bad_draft");
     let out = run_sweep(&spec, DRAFT, bad.to_str().unwrap());
     let log = spec.log();

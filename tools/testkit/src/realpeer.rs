@@ -1,14 +1,13 @@
 //! Real vLLM and SGLang for the tests: read what `make real-peer` built
-//! (scripts/real-peer.sh writes $SWEEPKIT_CACHE/manifest.json), start a
-//! server on 127.0.0.1 in its own process group with its output in a log
-//! file, and always kill the whole group at the end (vLLM's engine and
+//! (scripts/real-peer.sh writes $SWEEPKIT_CACHE/manifest.json), and always
+//! kill a server's whole process group at the end (vLLM's engine and
 //! SGLang's scheduler are child processes; a SIGTERM during vLLM's start-up
 //! can be lost, so a second signal and then SIGKILL follow).
 //! A missing cache fails the test: these tests never skip.
 
 use std::io::{Read, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -64,78 +63,19 @@ impl Peers {
     }
 }
 
-/// A real server started by a test; its process group dies on drop.
-pub struct RealServer {
-    pub child: Child,
-    pub port: u16,
-    pub log: PathBuf,
-    pub dir: PathBuf,
-}
+/// Kills, on drop, the process group whose leader a pid file names (svc-swap's
+/// process manager starts each server with `setsid`): whatever a test leaves
+/// running, children included, dies at its end.
+pub struct KillGroupOnDrop(pub PathBuf);
 
-impl RealServer {
-    /// Spawn `argv` with `env` in a new process group, output to a log file.
-    pub fn spawn(tag: &str, argv: &[String], env: &[(String, String)], port: u16) -> RealServer {
-        let dir = crate::temp_dir(tag);
-        let log = dir.join("server.log");
-        let out = std::fs::File::create(&log).unwrap();
-        let mut c = Command::new(&argv[0]);
-        c.args(&argv[1..])
-            .envs(env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::null())
-            .stdout(out.try_clone().unwrap())
-            .stderr(out);
-        std::os::unix::process::CommandExt::process_group(&mut c, 0);
-        let child = c
-            .spawn()
-            .unwrap_or_else(|e| panic!("spawn {}: {e}", argv[0]));
-        RealServer {
-            child,
-            port,
-            log,
-            dir,
-        }
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    pub fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    pub fn log_text(&self) -> String {
-        std::fs::read_to_string(&self.log).unwrap_or_default()
-    }
-
-    /// Wait until GET `path` answers 200; panic with the log's tail if the
-    /// server exits or `limit` passes.
-    pub fn wait_200(&mut self, path: &str, limit: Duration) {
-        let t0 = Instant::now();
-        while t0.elapsed() < limit {
-            if let Some((200, _)) = crate::http_get(self.port, path) {
-                return;
-            }
-            if let Ok(Some(st)) = self.child.try_wait() {
-                panic!(
-                    "server exited ({st}) before {path} was 200:\n{}",
-                    tail(&self.log_text())
-                );
-            }
-            std::thread::sleep(Duration::from_millis(250));
-        }
-        panic!(
-            "{path} not 200 after {limit:?}:\n{}",
-            tail(&self.log_text())
-        );
-    }
-}
-
-impl Drop for RealServer {
+impl Drop for KillGroupOnDrop {
     fn drop(&mut self) {
-        kill_group(self.child.id());
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        let pid = std::fs::read_to_string(&self.0)
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok());
+        if let Some(pid) = pid {
+            kill_group(pid);
+        }
     }
 }
 
@@ -218,9 +158,4 @@ pub fn metric_sum(text: &str, name: &str) -> Option<f64> {
         found = Some(found.unwrap_or(0.0) + v);
     }
     found
-}
-
-/// True when `p` exists and is not empty.
-pub fn nonempty(p: &Path) -> bool {
-    std::fs::metadata(p).map(|m| m.len() > 0).unwrap_or(false)
 }
