@@ -180,11 +180,17 @@ fn sweep_on_real_sglang_with_an_api_key() {
     // wrote (records, tables, stderr). On main, loadgen copies SGLang's
     // /server_info (which holds the key in clear) into `server.args`.
     let text = std::fs::read_to_string(&results).unwrap();
-    let leaks: Vec<&str> = text.lines().filter(|l| l.contains(KEY)).collect();
+    let mut leaks = vec![];
+    for (i, l) in text.lines().enumerate() {
+        key_paths(
+            &serde_json::from_str(l).unwrap(),
+            &format!("line {}: ", i + 1),
+            &mut leaks,
+        );
+    }
     assert!(
         leaks.is_empty(),
-        "API key in {} result line(s):\n{}",
-        leaks.len(),
+        "API key in the results at:\n{}",
         leaks.join("\n")
     );
     assert!(
@@ -241,4 +247,30 @@ fn tokens_match_the_server_counter(port: u16) {
         "{r}"
     );
     assert_eq!(delta as u64, 3 * MAX_TOKENS, "SGLang's {m} delta");
+}
+
+/// The JSON paths under `v` whose strings hold the API key.
+fn key_paths(v: &serde_json::Value, at: &str, out: &mut Vec<String>) {
+    match v {
+        serde_json::Value::String(s) if s.contains(KEY) => out.push(at.to_string()),
+        serde_json::Value::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                key_paths(x, &format!("{at}[{i}]"), out);
+            }
+        }
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                key_paths(x, &format!("{at}.{k}"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn key_paths_names_each_place_the_key_is() {
+    let v = serde_json::json!({"a": [1, format!("--api-key {KEY}")], "b": {"c": KEY, "d": "x"}});
+    let mut out = vec![];
+    key_paths(&v, "line 1: ", &mut out);
+    assert_eq!(out, ["line 1: .a[1]", "line 1: .b.c"]);
 }
