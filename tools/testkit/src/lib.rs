@@ -4,6 +4,7 @@
 
 pub mod netns;
 pub mod nspawn;
+pub mod realpeer;
 pub mod sshd;
 
 use std::io::{BufRead, BufReader, Read, Write};
