@@ -109,14 +109,6 @@ fn sglang(a: &Args) -> Result<Resolved, Failure> {
         }
     };
     let (steps, topk) = (a.speculative_num_steps, a.speculative_eagle_topk);
-    // `speculative_eagle_topk > 1` is evaluated with topk None: Python 3
-    // raises before anything else is checked (seen on SGLang 0.5.23).
-    if steps.is_some() && topk.is_none() {
-        return Err(Failure::Start(traceback(
-            "_handle_eagle_family",
-            "TypeError: '>' not supported between instances of 'NoneType' and 'int'",
-        )));
-    }
     let Some(algorithm) = algorithm else {
         let mut r = plain(a);
         if steps.is_some() {
@@ -128,6 +120,17 @@ fn sglang(a: &Args) -> Result<Resolved, Failure> {
         }
         return Ok(r);
     };
+    // Only with an EAGLE-family algorithm: `speculative_eagle_topk > 1` is
+    // then evaluated with topk None and Python 3 raises before anything
+    // else is checked (seen on SGLang 0.5.23 with EAGLE; without an
+    // algorithm the real server ignored the flags and served: issue 13,
+    // tests/tests/real_sglang.rs).
+    if algorithm != "NGRAM" && steps.is_some() && topk.is_none() {
+        return Err(Failure::Start(traceback(
+            "_handle_eagle_family",
+            "TypeError: '>' not supported between instances of 'NoneType' and 'int'",
+        )));
+    }
     eagle_family(a, algorithm)
 }
 
@@ -289,6 +292,18 @@ mod tests {
         match f {
             Failure::Usage(l) | Failure::Start(l) => l.last().unwrap().clone(),
         }
+    }
+
+    #[test]
+    fn sglang_steps_without_an_algorithm_are_ignored_not_a_crash() {
+        // Real SGLang 0.5.23 served with speculation off (real_sglang.rs).
+        let r = resolve(&args(&["--speculative-num-steps", "3"]))
+            .unwrap_or_else(|_| panic!("no algorithm: not a start-up failure"));
+        assert!(
+            r.warnings.iter().any(|w| w.contains("speculation is off")),
+            "{:?}",
+            r.warnings
+        );
     }
 
     #[test]
