@@ -467,6 +467,7 @@ fn scripts_pass_shellcheck() {
             "scripts/sweep.sh",
             "scripts/demo.sh",
             "scripts/real-peer.sh",
+            "scripts/real-peer-py.sh",
         ])
         .current_dir(&root)
         .output()
