@@ -366,10 +366,13 @@ impl Target for Systemd<'_> {
                 st.get("stop_was").unwrap_or_default(),
                 "active" | "activating" | "reloading" | "deactivating"
             );
+            info.term_resent = crate::target::term_resent(st);
             info.result = if !was_active {
                 "already_stopped"
             } else if result == "timeout" || journal.is_some() {
                 "sigkill_after_timeout"
+            } else if result == "success" && info.term_resent > 0 {
+                "clean_after_resend"
             } else if result == "success" {
                 "clean"
             } else {
