@@ -22,6 +22,7 @@ fn record(r: &Run) -> Value {
 }
 
 fn stop_s(rec: &Value) -> f64 {
+    eprintln!("stop: {}", rec["stop"]);
     rec["stop"]["duration_s"].as_f64().unwrap()
 }
 
@@ -226,6 +227,8 @@ fn systemd_swap_during_vllm_load_resends_and_ignorer_gets_sigkill() {
     let rec = record(&r);
     assert_eq!(rec["stop"]["result"], "clean_after_resend", "{rec}");
     assert_eq!(rec["stop"]["systemd_result"], "success", "{rec}");
+    let detail = rec["stop"]["detail"].as_str().unwrap_or("");
+    assert!(detail.contains("1 more"), "{rec}");
     assert_eq!(rec["stop"]["term_resent"], 1, "{rec}");
     assert!(stop_s(&rec) >= 1.5 && stop_s(&rec) < 10.0, "{rec}");
     assert_eq!(rec["start"]["cmdline_verified"], true, "{rec}");
