@@ -171,9 +171,16 @@ pub struct ServiceTarget {
 /// How the old instance stopped.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct StopInfo {
-    /// `clean`, `sigkill_after_timeout`, `already_stopped`, `force_killed`, `failed`.
+    /// `clean`, `clean_after_resend` (it ended only after SIGTERM was sent
+    /// again, see `term_resent`), `sigkill_after_timeout`, `already_stopped`,
+    /// `force_killed`, `failed`.
     pub result: String,
     pub duration_s: f64,
+    /// SIGTERMs sent after the first while the old instance outlived it
+    /// (svc-swap `--resend-term-after`; vLLM loses one that arrives while it
+    /// loads). Absent when none was needed.
+    #[serde(default, skip_serializing_if = "is_zero_u32")]
+    pub term_resent: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub old_main_pid: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -192,6 +199,12 @@ pub struct StopInfo {
     /// The `--gpu` check: `freed`, or why it was skipped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
+}
+
+/// Serde's skip test for `StopInfo::term_resent`: records of stops that
+/// needed one SIGTERM read as before.
+fn is_zero_u32(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The new instance.

@@ -86,6 +86,11 @@ pub struct Args {
     #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "30s")]
     pub wait: Duration,
 
+    /// Send SIGTERM again every DUR while the old server outlives it (a
+    /// vLLM that is still loading loses the first); 0 never re-sends
+    #[arg(long, value_name = "DUR", value_parser = parse_duration, default_value = "5s")]
+    pub resend_term_after: Duration,
+
     /// SIGTERM grace before SIGKILL (process spec; default TimeoutStopSec)
     #[arg(long, value_name = "DUR", value_parser = parse_duration)]
     pub stop_timeout: Option<Duration>,
@@ -163,6 +168,7 @@ impl Args {
                 wait: self.wait,
                 stop_timeout: self.stop_timeout,
                 start_timeout: self.start_timeout,
+                resend_term: self.resend_term_after,
             },
             ready_cmd: self.ready_cmd.clone(),
             ready_timeout: self.ready_timeout,

@@ -309,7 +309,7 @@ pub fn unreported(t: &dyn Transport, dir: &str) -> Result<Vec<String>, Exit> {
 
 /// Forget a job once its record is written.
 pub fn cleanup(t: &dyn Transport, dir: &str, id: &str) {
-    let script = r#"rm -f -- "$1/$2".state "$1/$2".log "$1/$2".json "$1/$2".go "$1/$2".old
+    let script = r#"rm -f -- "$1/$2".state "$1/$2".log "$1/$2".json "$1/$2".go "$1/$2".old "$1/$2".stoprc
 rmdir -- "$1/$2".lock 2>/dev/null; exit 0"#;
     let _ = far::run(t, &["sh", "-c", script, "sh", dir, id], far::SHORT);
 }

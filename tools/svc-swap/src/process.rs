@@ -180,12 +180,18 @@ impl Target for Process<'_> {
         info: &mut StopInfo,
     ) -> Result<StartInfo, Exit> {
         info.result = st.get("stop_result").unwrap_or("already_stopped").into();
-        if info.result == "sigkill_after_timeout" {
-            info.detail = Some(format!(
-                "PID {} ignored SIGTERM for TimeoutStopSec; sent SIGKILL to its group",
-                info.old_main_pid.unwrap_or(0)
-            ));
-        }
+        info.term_resent = crate::target::term_resent(st);
+        let pid = info.old_main_pid.unwrap_or(0);
+        info.detail = match info.result.as_str() {
+            "sigkill_after_timeout" => Some(format!(
+                "PID {pid} ignored SIGTERM for TimeoutStopSec; sent SIGKILL to its group"
+            )),
+            "clean_after_resend" => Some(format!(
+                "PID {pid} outlived the first SIGTERM; ended after {} more",
+                info.term_resent
+            )),
+            _ => None,
+        };
         info.gpu = st.get("gpu").map(String::from);
         info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
         let pid: Option<u32> = st.get("main_pid").and_then(|p| p.parse().ok());

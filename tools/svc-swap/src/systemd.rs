@@ -358,27 +358,7 @@ impl Target for Systemd<'_> {
             .old_invocation_id
             .as_deref()
             .and_then(|id| self.stop_journal(id));
-        if let Some(left) = st.get("force_killed") {
-            info.result = "force_killed".into();
-            info.detail = Some(format!("sent SIGKILL to the unit's leftover PIDs [{left}]"));
-        } else {
-            let was_active = matches!(
-                st.get("stop_was").unwrap_or_default(),
-                "active" | "activating" | "reloading" | "deactivating"
-            );
-            info.result = if !was_active {
-                "already_stopped"
-            } else if result == "timeout" || journal.is_some() {
-                "sigkill_after_timeout"
-            } else if result == "success" {
-                "clean"
-            } else {
-                "failed"
-            }
-            .into();
-            info.detail =
-                journal.or_else(|| (info.result == "failed").then(|| format!("Result={result}")));
-        }
+        classify_stop(st, &result, journal, info);
         info.systemd_result = Some(result);
         info.gpu = st.get("gpu").map(String::from);
         info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
@@ -427,5 +407,76 @@ impl Target for Systemd<'_> {
         far::run(self.t, &argv, far::SHORT)
             .map(|o| o.stdout_str().lines().map(String::from).collect())
             .unwrap_or_default()
+    }
+}
+
+/// The stop report from the job's state, systemd's `Result=` after the
+/// stop and the journal's kill line for the old invocation (if any).
+fn classify_stop(st: &State, result: &str, journal: Option<String>, info: &mut StopInfo) {
+    info.term_resent = crate::target::term_resent(st);
+    if let Some(left) = st.get("force_killed") {
+        info.result = "force_killed".into();
+        info.detail = Some(format!("sent SIGKILL to the unit's leftover PIDs [{left}]"));
+        return;
+    }
+    let was_active = matches!(
+        st.get("stop_was").unwrap_or_default(),
+        "active" | "activating" | "reloading" | "deactivating"
+    );
+    info.result = if !was_active {
+        "already_stopped"
+    } else if result == "timeout" || journal.is_some() {
+        "sigkill_after_timeout"
+    } else if result == "success" && info.term_resent > 0 {
+        "clean_after_resend"
+    } else if result == "success" {
+        "clean"
+    } else {
+        "failed"
+    }
+    .into();
+    info.detail = journal.or_else(|| match info.result.as_str() {
+        "failed" => Some(format!("Result={result}")),
+        "clean_after_resend" => Some(format!(
+            "the unit outlived systemd's SIGTERM; stopped after {} more (systemctl kill)",
+            info.term_resent
+        )),
+        _ => None,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stop(state: &str, result: &str, journal: Option<&str>) -> StopInfo {
+        let mut info = StopInfo::default();
+        let j = journal.map(String::from);
+        classify_stop(&State::parse(state), result, j, &mut info);
+        info
+    }
+
+    #[test]
+    fn resent_sigterm_is_told_apart() {
+        let i = stop("stop_was=activating\nterm_resent=1\n", "success", None);
+        assert_eq!(
+            (i.result.as_str(), i.term_resent),
+            ("clean_after_resend", 1)
+        );
+        assert!(i.detail.unwrap().contains("1 more"));
+        let i = stop("stop_was=active\n", "success", None);
+        assert_eq!(
+            (i.result.as_str(), i.term_resent, i.detail),
+            ("clean", 0, None)
+        );
+        let i = stop(
+            "stop_was=active\nterm_resent=1\nterm_resent=2\n",
+            "timeout",
+            Some("timed out. Killing."),
+        );
+        assert_eq!(
+            (i.result.as_str(), i.term_resent),
+            ("sigkill_after_timeout", 2)
+        );
     }
 }

@@ -24,6 +24,9 @@ pub struct Opts {
     pub stop_timeout: Option<Duration>,
     /// Bound on the start command (systemd start blocks on ExecStartPost).
     pub start_timeout: Duration,
+    /// Re-send SIGTERM this often while the old instance outlives it
+    /// (zero: never); vLLM loses a SIGTERM that arrives while it loads.
+    pub resend_term: Duration,
 }
 
 /// A file change: write `new` to `path` (or remove it when `None`).
@@ -89,7 +92,24 @@ pub fn settle_args(o: &Opts, port: Option<u16>) -> Vec<String> {
         port.map_or(String::new(), |p| p.to_string()),
         u8::from(o.gpu).to_string(),
         u8::from(o.force_kill).to_string(),
+        resend_ms(o.resend_term).to_string(),
     ]
+}
+
+/// The job polls every 50 ms: a shorter non-zero period would re-send on
+/// every poll.
+fn resend_ms(d: Duration) -> u128 {
+    match d.as_millis() {
+        0 => 0,
+        ms => ms.max(50),
+    }
+}
+
+/// `term_resent` in the stop report: how many SIGTERMs followed the first.
+pub fn term_resent(st: &State) -> u32 {
+    st.get("term_resent")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
 /// RFC 3339 of a `date +%s%N` stamp in the job's state (now if absent).

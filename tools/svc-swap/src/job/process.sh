@@ -1,10 +1,11 @@
 # process spec: work dir, log, pid file, stop grace (ms), the old PID and
-# what to signal, then the env words, new and old argv (each shell-quoted
+# what to signal, the settle knobs (common.sh), then the env words, new and old argv (each shell-quoted
 # by svc-swap, every word single-quoted). Signals go through `env kill`:
 # dash's builtin takes neither `--` nor a -PGID.
 wd=$1 log=$2 pidf=$3 stopms=$4 oldpid=$5 sig=$6 wait=$7 port=$8 gpu=$9
-force=${10} envq=${11} newq=${12} oldq=${13} newhex=${14} oldhex=${15}
-shift 15
+force=${10} resendms=${11} envq=${12} newq=${13} oldq=${14} newhex=${15}
+oldhex=${16}
+shift 16
 pids=
 [ "$oldpid" -gt 0 ] && pids=$oldpid
 m_reload() { :; }
@@ -14,7 +15,7 @@ m_stop() {
     return 0
   fi
   env kill -s TERM -- "$sig"
-  n=0
+  n=0 resent=0 next=$((resendms / 50))
   while alive "$oldpid"; do
     if [ $n -ge $((stopms / 50)) ]; then
       if [ "$force" != 1 ]; then
@@ -26,10 +27,15 @@ m_stop() {
       say stop_result=sigkill_after_timeout
       return 0
     fi
+    # A server that lost the SIGTERM (vLLM while loading) gets another.
+    if [ "$resendms" -gt 0 ] && [ $n -ge "$next" ]; then
+      env kill -s TERM -- "$sig" && resent=$((resent + 1)) && say "term_resent=$resent"
+      next=$((next + resendms / 50))
+    fi
     sleep 0.05
     n=$((n + 1))
   done
-  say stop_result=clean
+  if [ "$resent" -gt 0 ]; then say stop_result=clean_after_resend; else say stop_result=clean; fi
 }
 m_start() {
   want=$oldhex
