@@ -133,7 +133,12 @@ fn the_pipeline_needs_the_ssh_flags_once() {
     swap.expect_code(0);
     let target = &swap.json_lines()[0]["target"];
     assert_eq!(target["ssh"], s.target());
-    assert_eq!(target["ssh_key"][0], s.client_key.display().to_string());
+    assert_eq!(
+        target["ssh_key"][0],
+        s.client_key.display().to_string(),
+        "{}",
+        swap.stdout()
+    );
     assert_eq!(target["known_hosts"], s.known_hosts.display().to_string());
 
     // wait-ready with no SSH flag: the record says how to get there (its

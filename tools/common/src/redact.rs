@@ -65,7 +65,9 @@ pub fn is_secret_key(name: &str) -> bool {
     match *last {
         "key" | "keys" | "apikey" => !matches!(
             prev,
-            Some("sort" | "cache" | "hash" | "partition" | "routing" | "group" | "public")
+            // `ssh_key` (sweepkit's own target block and flag) holds paths
+            // to identity files, never key material.
+            Some("sort" | "cache" | "hash" | "partition" | "routing" | "group" | "public" | "ssh")
         ),
         // Special tokens of a tokenizer (llama.cpp's /props) are text.
         "token" => !matches!(
@@ -315,6 +317,8 @@ mod tests {
             "output_tokens",
             "tokenizer_path",
             "ssl_keyfile",
+            "ssh_key",
+            "--ssh-key",
             "bos_token",
             "tokens_per_chunk",
             "token_usage",
