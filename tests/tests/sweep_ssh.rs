@@ -239,8 +239,11 @@ fn an_sshd_outage_during_a_load_costs_a_retry_not_a_result() {
             dump(&out)
         );
     }
+    // The SSH layer's own reconnect (--ssh-retry, 30 s) usually rides out
+    // a 5 s outage with no record at all; when a stage gives up first, its
+    // transport failure is for the config that was loading and is retried
+    // (the resume test below forces that path with --retries 0).
     let t = transport_failures(&recs);
-    assert!(!t.is_empty(), "the outage left no trace\n{}", dump(&out));
     assert!(t.iter().all(|f| f["config"][KEY] == "3"), "{t:?}");
     let all = sweep_support::all_records(&results);
     assert_eq!(all.iter().filter(|r| r["type"] == "origin").count(), 1);
