@@ -171,7 +171,7 @@ fn a_rollback_through_an_exec_prefix_returns_with_the_old_server_ready() {
     // Steps 9 is an OOM at load (KV capacity 8192); the old server takes
     // 1.5 s to load, so returning before it is ready would show.
     let exec = "/opt/sweepkit/bin/llm-sim --host 127.0.0.1 --port 8000 --load-time 1500ms \
-                --warmup-time 100ms --seed 1 --kv-capacity-tokens 8192 \
+                --warmup-time 100ms --health-probe-time 0s --seed 1 --kv-capacity-tokens 8192 \
                 --speculative-algorithm EAGLE --speculative-eagle-topk 1 \
                 --speculative-num-steps 2";
     c.write_file(
@@ -212,8 +212,10 @@ fn a_rollback_through_an_exec_prefix_returns_with_the_old_server_ready() {
     assert_eq!(
         now.status.code(),
         Some(0),
-        "not ready at return: {}",
-        dump(&now)
+        "not ready at return: {}\nsvc-swap: {}\n{}",
+        dump(&now),
+        dump(&out),
+        c.sh("systemctl status --no-pager sim.service; journalctl --no-pager -n 30")
     );
     let line = c.sh("systemctl show -P ExecStart sim.service");
     assert!(line.contains("--speculative-num-steps 2"), "{line}");

@@ -201,7 +201,14 @@ pub fn run(
     };
     job::launch(t, &dir, &id, &pending, &f, &m).map_err(|e| tagged(fail(e, &config)))?;
     sweepkit::report::info("svc-swap", format!("swap job {id} started"));
-    let rec = conclude(t, target, req, &dir, &id, pending, false).map_err(tagged)?;
+    let base = pending.record.clone();
+    let rec = match conclude(t, target, req, &dir, &id, pending, false) {
+        Ok(r) => r,
+        Err(f) if f.exit.code == exit::ROLLED_BACK => {
+            return Err(tagged(rolled_back_ready(target, req, &base, f)))
+        }
+        Err(f) => return Err(tagged(f)),
+    };
     ready_or_rollback(t, target, req, rec, &plan, &cur).map_err(tagged)
 }
 
@@ -296,6 +303,28 @@ fn ready_check(target: &dyn Target, req: &Request, rec: &SwapRecord) -> Result<(
     env.extend(ready::context_env(&rec.target));
     ready::run(cmd, &env, &line, req.ready_timeout)
         .map_err(|m| Exit::new(exit::START_FAILED, anyhow::anyhow!(m)))
+}
+
+/// The far side put the old config back after the new one failed to start:
+/// with a ready command it must be ready again by the same rule (exit 25
+/// only then; 24 saying so when it is not).
+fn rolled_back_ready(target: &dyn Target, req: &Request, rec: &SwapRecord, f: Failed) -> Failed {
+    let Err(e) = ready_check(target, req, &rollback_record(rec, rec.clone())) else {
+        return f;
+    };
+    let why = f
+        .exit
+        .error
+        .as_ref()
+        .map_or(String::new(), |e| format!("{e:#}"));
+    let m = e.error.map_or(String::new(), |e| format!("{e:#}"));
+    Failed {
+        exit: Exit::new(
+            exit::START_FAILED,
+            anyhow::anyhow!("{why}; the old config restarted but is not ready: {m}"),
+        ),
+        ..f
+    }
 }
 
 /// The record of a rollback: the changes undone, the old values as config.
