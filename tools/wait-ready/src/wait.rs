@@ -290,7 +290,9 @@ fn never_opened(plan: &Plan, st: &[State], watched: bool) -> Option<String> {
         .targets
         .iter()
         .zip(st)
-        .find(|(_, s)| !s.ok && !s.ever_open)?;
+        // No probe finished at all (the first one was still waiting for an
+        // answer at the timeout): nothing says the port never opened.
+        .find(|(_, s)| !s.ok && !s.ever_open && s.last.is_some())?;
     let d = s.last.as_ref().map_or("no answer", |p| p.detail.as_str());
     Some(format!(
         "unreachable: {}: {d}; the port never opened in {}",
