@@ -152,20 +152,29 @@ fn sweep_on_real_sglang_with_an_api_key() {
         String::from_utf8_lossy(&out.stderr)
     );
 
-    // EAGLE with steps but no topk: no pre-flight on main, so the config
+    // EAGLE with steps but no topk, pre-flight bypassed, so the config
     // reaches SGLang, whose argument check compares the unset topk with 1
     // (sglang/srt/arg_groups/speculative_hook.py _handle_eagle_family:
     // `cfg.speculative_eagle_topk > 1`): TypeError, exit 1. Without
     // --speculative-algorithm SGLang ignores the speculative flags
-    // (handle_speculative_decoding) and serves: seen here.
-    let mut args = sweep_args(&spec, &url, res);
+    // (handle_speculative_decoding) and serves: seen here. Another set of
+    // --param is another results file (its origin record is per file).
+    let crash_results = results.with_extension("crash.jsonl");
+    let crash_res = crash_results.to_str().unwrap();
+    let mut args = sweep_args(&spec, &url, crash_res);
+    args.extend(["--swap-arg", "--no-preflight"]);
     args.extend(["--param", "speculative-algorithm", "--values", "EAGLE"]);
     args.extend(["--param", "speculative-num-steps", "--values", "2"]);
     let out = sweep(&args).output().unwrap();
-    let f = with_config(&records(&results), "failure", "speculative-num-steps", "2")
-        .into_iter()
-        .cloned()
-        .collect::<Vec<_>>();
+    let f = with_config(
+        &records(&crash_results),
+        "failure",
+        "speculative-num-steps",
+        "2",
+    )
+    .into_iter()
+    .cloned()
+    .collect::<Vec<_>>();
     assert_eq!(f.len(), 1, "{}\n{}", dump(&out), tail(&spec.log()));
     assert_eq!(f[0]["kind"], "crashed_at_load", "{}", f[0]);
     let said = format!("{} {}", f[0]["reason"], f[0]["log_tail"]);
@@ -179,7 +188,8 @@ fn sweep_on_real_sglang_with_an_api_key() {
     // Last, so every check above runs: the key must appear nowhere sweepkit
     // wrote (records, tables, stderr). On main, loadgen copies SGLang's
     // /server_info (which holds the key in clear) into `server.args`.
-    let text = std::fs::read_to_string(&results).unwrap();
+    let text = std::fs::read_to_string(&results).unwrap()
+        + &std::fs::read_to_string(&crash_results).unwrap();
     let mut leaks = vec![];
     for (i, l) in text.lines().enumerate() {
         key_paths(
