@@ -22,11 +22,6 @@ impl Retrying {
     }
 }
 
-/// A lost connection, not a refused key or a command that ran too long.
-fn transient(e: &TransportError) -> bool {
-    matches!(e, TransportError::Connect(_) | TransportError::Io(_))
-}
-
 impl Transport for Retrying {
     fn run(
         &self,
@@ -39,7 +34,7 @@ impl Transport for Retrying {
         let mut said = false;
         loop {
             match self.inner.run(argv, stdin, timeout) {
-                Err(e) if transient(&e) && t0.elapsed() + delay < self.budget => {
+                Err(e) if e.is_transient() && t0.elapsed() + delay < self.budget => {
                     if !said {
                         sweepkit::report::warning(
                             "svc-swap",
