@@ -124,15 +124,8 @@ fn inner_type(ty: &str) -> &str {
     t
 }
 
-/// The five record types and the struct each is.
-pub const RECORDS: [(&str, &str); 6] = [
-    ("swap", "SwapRecord"),
-    ("ready", "ReadyRecord"),
-    ("bench", "BenchRecord"),
-    ("failure", "FailureRecord"),
-    ("summary", "SummaryRecord"),
-    ("origin", "OriginRecord"),
-];
+/// The record types and the struct each is: the core crate's one list.
+pub use sweepkit::records::RECORD_TYPES as RECORDS;
 
 /// Every documented dotted path of a record type: (path, type, doc).
 pub fn paths(items: &BTreeMap<String, Item>, root: &str) -> Vec<(String, String, String)> {

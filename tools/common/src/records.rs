@@ -33,17 +33,36 @@ pub enum Record {
     Origin(OriginRecord),
 }
 
+/// Every record type: its `type` tag and the struct it is, listed once.
+/// io.rs's reader, summarize and the man page generator read this list; a
+/// test checks it against the tags serde derives for [`Record`].
+pub const RECORD_TYPES: [(&str, &str); 6] = [
+    ("swap", "SwapRecord"),
+    ("ready", "ReadyRecord"),
+    ("bench", "BenchRecord"),
+    ("failure", "FailureRecord"),
+    ("summary", "SummaryRecord"),
+    ("origin", "OriginRecord"),
+];
+
+/// True when `tag` is a record type this version knows.
+pub fn is_record_type(tag: &str) -> bool {
+    RECORD_TYPES.iter().any(|(t, _)| *t == tag)
+}
+
 impl Record {
     /// The record's `type` tag.
     pub fn kind(&self) -> &'static str {
-        match self {
-            Record::Swap(_) => "swap",
-            Record::Ready(_) => "ready",
-            Record::Bench(_) => "bench",
-            Record::Failure(_) => "failure",
-            Record::Summary(_) => "summary",
-            Record::Origin(_) => "origin",
-        }
+        // The match is exhaustive, so a new variant must be given a place.
+        let i = match self {
+            Record::Swap(_) => 0,
+            Record::Ready(_) => 1,
+            Record::Bench(_) => 2,
+            Record::Failure(_) => 3,
+            Record::Summary(_) => 4,
+            Record::Origin(_) => 5,
+        };
+        RECORD_TYPES[i].0
     }
 
     /// The config this record describes.
@@ -366,6 +385,12 @@ pub struct Stats {
     pub max: f64,
 }
 
+impl Stats {
+    /// Every field, in order: the metric names under each latency block
+    /// (`ttft_ms.p99`). A test checks it against the struct.
+    pub const FIELDS: [&'static str; 7] = ["count", "mean", "p50", "p90", "p95", "p99", "max"];
+}
+
 /// The load shape of one level.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Load {
@@ -441,6 +466,17 @@ pub struct SpecStats {
     pub drafts: Option<u64>,
 }
 
+impl SpecStats {
+    /// The numeric fields (metrics such as `spec.acceptance_rate`).
+    pub const NUMBERS: [&'static str; 5] = [
+        "draft_tokens",
+        "accepted_tokens",
+        "acceptance_rate",
+        "accept_length",
+        "drafts",
+    ];
+}
+
 /// Is a `SpecStats.source` a figure of the level itself? `gauge`,
 /// `lifetime_average` and the older `server_info` are not.
 pub fn spec_source_is_per_level(source: &str) -> bool {
@@ -464,6 +500,19 @@ pub struct Throughput {
     pub slo_attainment: Option<f64>,
 }
 
+impl Throughput {
+    /// Every field (all numbers): metrics such as `throughput.output_tok_per_s`.
+    pub const FIELDS: [&'static str; 7] = [
+        "elapsed_s",
+        "requests_per_s",
+        "output_tok_per_s",
+        "total_tok_per_s",
+        "goodput_req_per_s",
+        "achieved_concurrency",
+        "slo_attainment",
+    ];
+}
+
 /// Request counts for one level.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Counts {
@@ -475,6 +524,18 @@ pub struct Counts {
     pub usage_missing: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
+}
+
+impl Counts {
+    /// Every field (all integers): metrics such as `counts.failed`.
+    pub const FIELDS: [&'static str; 6] = [
+        "completed",
+        "failed",
+        "early_stops",
+        "usage_missing",
+        "input_tokens",
+        "output_tokens",
+    ];
 }
 
 /// One load level's results: loadgen writes one per level.
@@ -529,6 +590,24 @@ pub struct BenchRecord {
     pub partial: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
+}
+
+impl BenchRecord {
+    /// The latency blocks (each a [`Stats`]).
+    pub const STATS_BLOCKS: [&'static str; 8] = [
+        "ttft_ms",
+        "tpot_ms",
+        "itl_ms",
+        "chunk_gap_ms",
+        "e2e_ms",
+        "queue_ms",
+        "start_lag_ms",
+        "e2e_incl_queue_ms",
+    ];
+    /// The blocks of [`Throughput`] figures.
+    pub const THROUGHPUT_BLOCKS: [&'static str; 2] = ["throughput", "steady"];
+    /// Numbers at the top level.
+    pub const NUMBERS: [&'static str; 2] = ["tokens_per_chunk", "client_cpu_s"];
 }
 
 /// The pipeline stage a failure happened at.
@@ -721,6 +800,146 @@ mod tests {
         assert!(line.starts_with(r#"{"type":"failure""#), "{line}");
         let back: Record = serde_json::from_str(&line).unwrap();
         assert_eq!(back, Record::Failure(f));
+    }
+
+    /// serde names every tag of `Record` when it meets an unknown one:
+    /// RECORD_TYPES must list exactly those, in order.
+    #[test]
+    fn record_types_are_the_tags_serde_derives() {
+        let e = serde_json::from_str::<Record>(r#"{"type":"no_such_type"}"#).unwrap_err();
+        let msg = e.to_string();
+        let list = msg
+            .split("expected one of ")
+            .nth(1)
+            .expect("serde lists the tags");
+        let tags: Vec<&str> = list
+            .split(", ")
+            .map(|t| t.trim_matches(|c: char| c == '`' || !c.is_ascii_graphic()))
+            .map(|t| t.split('`').next().unwrap_or(t))
+            .collect();
+        let ours: Vec<&str> = RECORD_TYPES.iter().map(|(t, _)| *t).collect();
+        assert_eq!(tags, ours, "{msg}");
+        assert!(is_record_type("origin") && !is_record_type("nope"));
+        let b = Record::Bench(BenchRecord::default());
+        let line = serde_json::to_string(&b).unwrap();
+        assert!(line.starts_with(&format!(r#"{{"type":"{}""#, b.kind())));
+    }
+
+    /// The top-level keys of `v` (a serialized struct).
+    fn keys(v: impl Serialize) -> Vec<String> {
+        let v = serde_json::to_value(v).unwrap();
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    }
+
+    fn sorted(xs: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = xs.iter().map(|x| x.to_string()).collect();
+        v.sort();
+        v
+    }
+
+    /// The field lists summarize's metrics come from match the structs.
+    /// The literals name every field (no `..`), so a new field does not
+    /// compile here until it is listed.
+    #[test]
+    fn field_lists_match_the_structs() {
+        let st = Stats {
+            count: 1,
+            mean: 1.0,
+            p50: 1.0,
+            p90: 1.0,
+            p95: 1.0,
+            p99: 1.0,
+            max: 1.0,
+        };
+        assert_eq!(keys(&st), sorted(&Stats::FIELDS));
+        let t = Throughput {
+            elapsed_s: 1.0,
+            requests_per_s: 1.0,
+            output_tok_per_s: 1.0,
+            total_tok_per_s: 1.0,
+            goodput_req_per_s: Some(1.0),
+            achieved_concurrency: 1.0,
+            slo_attainment: Some(1.0),
+        };
+        assert_eq!(keys(&t), sorted(&Throughput::FIELDS));
+        let c = Counts {
+            completed: 1,
+            failed: 1,
+            early_stops: 1,
+            usage_missing: 1,
+            input_tokens: 1,
+            output_tokens: 1,
+        };
+        assert_eq!(keys(&c), sorted(&Counts::FIELDS));
+        let sp = SpecStats {
+            source: "metrics".into(),
+            origin: Some("x".into()),
+            draft_tokens: Some(1),
+            accepted_tokens: Some(1),
+            acceptance_rate: Some(1.0),
+            accept_length: Some(1.0),
+            drafts: Some(1),
+        };
+        let mut n = sorted(&SpecStats::NUMBERS);
+        n.extend(["origin".to_string(), "source".to_string()]);
+        n.sort();
+        assert_eq!(keys(&sp), n);
+        bench_lists_match(st, t, sp);
+    }
+
+    fn bench_lists_match(st: Stats, t: Throughput, sp: SpecStats) {
+        let b = BenchRecord {
+            schema: 1,
+            config: Config::new(),
+            provenance: Provenance::default(),
+            server: ServerInfo::default(),
+            load: Load::default(),
+            counts: Counts::default(),
+            errors: BTreeMap::new(),
+            throughput: t.clone(),
+            ttft_ms: st.clone(),
+            tpot_ms: st.clone(),
+            itl_ms: st.clone(),
+            chunk_gap_ms: st.clone(),
+            e2e_ms: st.clone(),
+            queue_ms: st.clone(),
+            start_lag_ms: st.clone(),
+            e2e_incl_queue_ms: Some(st),
+            itl_method: Some("x".into()),
+            tokens_per_chunk: Some(1.0),
+            client_cpu_s: Some(1.0),
+            steady: Some(t),
+            spec: Some(sp),
+            warnings: vec!["w".into()],
+            partial: true,
+            upstream: Some(Value::Null),
+        };
+        let v = serde_json::to_value(&b).unwrap();
+        let obj = v.as_object().unwrap();
+        let is = |k: &str, fields: &[&str]| {
+            obj[k].as_object().is_some_and(|o| o.len() == fields.len())
+                && fields.iter().all(|f| obj[k].get(f).is_some())
+        };
+        let blocks: Vec<&str> = obj
+            .keys()
+            .map(String::as_str)
+            .filter(|k| is(k, &Stats::FIELDS))
+            .collect();
+        assert_eq!(sorted(&blocks), sorted(&BenchRecord::STATS_BLOCKS));
+        let tput: Vec<&str> = obj
+            .keys()
+            .map(String::as_str)
+            .filter(|k| is(k, &Throughput::FIELDS))
+            .collect();
+        assert_eq!(sorted(&tput), sorted(&BenchRecord::THROUGHPUT_BLOCKS));
+        let top: Vec<&str> = obj
+            .iter()
+            .filter(|(k, x)| x.is_f64() && *k != "schema")
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(sorted(&top), sorted(&BenchRecord::NUMBERS));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::analysis::Analysis;
 use crate::group::{Aside, Model};
-use crate::render::num;
+use crate::words::num;
 
 /// What a source means, in a few words.
 pub fn meaning(source: &str) -> &'static str {

@@ -9,8 +9,9 @@ use sweepkit::records::{Config, Provenance, SummaryRecord, SCHEMA_VERSION};
 
 use crate::analysis::Analysis;
 use crate::level::trim_float;
-use crate::render::{cell_text, failure_label};
+use crate::render::cell_text;
 use crate::stats;
+use crate::words::failure_label;
 
 fn objective_name(a: &Analysis) -> &'static str {
     match a.opts.objective {

@@ -17,6 +17,7 @@ pub mod render;
 pub mod spec;
 pub mod stats;
 pub mod sweepq;
+pub mod words;
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
