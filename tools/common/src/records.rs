@@ -36,17 +36,36 @@ pub enum Record {
     Origin(OriginRecord),
 }
 
+/// Every record type: its `type` tag and the struct it is, listed once.
+/// io.rs's reader, summarize and the man page generator read this list; a
+/// test checks it against the tags serde derives for [`Record`].
+pub const RECORD_TYPES: [(&str, &str); 6] = [
+    ("swap", "SwapRecord"),
+    ("ready", "ReadyRecord"),
+    ("bench", "BenchRecord"),
+    ("failure", "FailureRecord"),
+    ("summary", "SummaryRecord"),
+    ("origin", "OriginRecord"),
+];
+
+/// True when `tag` is a record type this version knows.
+pub fn is_record_type(tag: &str) -> bool {
+    RECORD_TYPES.iter().any(|(t, _)| *t == tag)
+}
+
 impl Record {
     /// The record's `type` tag.
     pub fn kind(&self) -> &'static str {
-        match self {
-            Record::Swap(_) => "swap",
-            Record::Ready(_) => "ready",
-            Record::Bench(_) => "bench",
-            Record::Failure(_) => "failure",
-            Record::Summary(_) => "summary",
-            Record::Origin(_) => "origin",
-        }
+        // The match is exhaustive, so a new variant must be given a place.
+        let i = match self {
+            Record::Swap(_) => 0,
+            Record::Ready(_) => 1,
+            Record::Bench(_) => 2,
+            Record::Failure(_) => 3,
+            Record::Summary(_) => 4,
+            Record::Origin(_) => 5,
+        };
+        RECORD_TYPES[i].0
     }
 
     /// The config this record describes.
@@ -342,6 +361,12 @@ pub struct Stats {
     pub max: f64,
 }
 
+impl Stats {
+    /// Every field, in order: the metric names under each latency block
+    /// (`ttft_ms.p99`). A test checks it against the struct.
+    pub const FIELDS: [&'static str; 7] = ["count", "mean", "p50", "p90", "p95", "p99", "max"];
+}
+
 /// The load shape of one level.
 #[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -400,6 +425,17 @@ pub struct SpecStats {
     pub drafts: Option<u64>,
 }
 
+impl SpecStats {
+    /// The numeric fields (metrics such as `spec.acceptance_rate`).
+    pub const NUMBERS: [&'static str; 5] = [
+        "draft_tokens",
+        "accepted_tokens",
+        "acceptance_rate",
+        "accept_length",
+        "drafts",
+    ];
+}
+
 /// Is a `SpecStats.source` a figure of the level itself? `gauge`,
 /// `lifetime_average` and the older `server_info` are not.
 pub fn spec_source_is_per_level(source: &str) -> bool {
@@ -422,6 +458,19 @@ pub struct Throughput {
     pub slo_attainment: Option<f64>,
 }
 
+impl Throughput {
+    /// Every field (all numbers): metrics such as `throughput.output_tok_per_s`.
+    pub const FIELDS: [&'static str; 7] = [
+        "elapsed_s",
+        "requests_per_s",
+        "output_tok_per_s",
+        "total_tok_per_s",
+        "goodput_req_per_s",
+        "achieved_concurrency",
+        "slo_attainment",
+    ];
+}
+
 /// Request counts for one level.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Counts {
@@ -433,6 +482,18 @@ pub struct Counts {
     pub usage_missing: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
+}
+
+impl Counts {
+    /// Every field (all integers): metrics such as `counts.failed`.
+    pub const FIELDS: [&'static str; 6] = [
+        "completed",
+        "failed",
+        "early_stops",
+        "usage_missing",
+        "input_tokens",
+        "output_tokens",
+    ];
 }
 
 /// One load level's results: loadgen writes one per level.
@@ -481,6 +542,24 @@ pub struct BenchRecord {
     #[serde(default)]
     pub partial: bool,
     pub upstream: Option<Value>,
+}
+
+impl BenchRecord {
+    /// The latency blocks (each a [`Stats`]).
+    pub const STATS_BLOCKS: [&'static str; 8] = [
+        "ttft_ms",
+        "tpot_ms",
+        "itl_ms",
+        "chunk_gap_ms",
+        "e2e_ms",
+        "queue_ms",
+        "start_lag_ms",
+        "e2e_incl_queue_ms",
+    ];
+    /// The blocks of [`Throughput`] figures.
+    pub const THROUGHPUT_BLOCKS: [&'static str; 2] = ["throughput", "steady"];
+    /// Numbers at the top level.
+    pub const NUMBERS: [&'static str; 2] = ["tokens_per_chunk", "client_cpu_s"];
 }
 
 /// The pipeline stage a failure happened at.
@@ -621,6 +700,143 @@ pub struct OriginRecord {
     pub upstream: Option<Value>,
 }
 
+/// The line formats that are not records (no `type` tag): the struct each
+/// is, listed once for the man page (section LINE FORMATS).
+pub const LINE_FORMATS: [(&str, &str); 2] = [
+    ("loadgen --requests-out line", "RequestLine"),
+    ("summarize --format csv row", "SummaryRow"),
+];
+
+/// One request, as `loadgen --requests-out FILE` writes it: one JSON line
+/// per request, each level's lines written when the level ends.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct RequestLine {
+    /// The level's label (`c=16`, `rate=4`; `c=16#2` under `--repeat`).
+    pub level: String,
+    /// The request's number in the run (0-based, counted across levels).
+    pub index: u64,
+    /// True when the request completed without error.
+    pub ok: bool,
+    /// Seconds from the level's start to the send.
+    pub sent_s: f64,
+    /// Time the request waited in the client before it was sent.
+    pub queue_ms: f64,
+    /// Send to last byte (or to the failure).
+    pub e2e_ms: f64,
+    /// Content chunks received.
+    pub chunks: u64,
+    /// Present when the request failed.
+    #[serde(flatten)]
+    pub failed: Option<RequestFailure>,
+    /// Present when the request completed.
+    #[serde(flatten)]
+    pub completed: Option<RequestFigures>,
+}
+
+/// Why one request failed (`--requests-out`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct RequestFailure {
+    /// The failure kind, as counted in the bench record's `errors`.
+    pub error: String,
+    /// What was seen (HTTP body, connect error); `null` when nothing more.
+    pub detail: Option<String>,
+}
+
+/// One completed request's figures (`--requests-out`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct RequestFigures {
+    /// Send to first content chunk; `null` without streaming.
+    pub ttft_ms: Option<f64>,
+    /// (E2E - TTFT) / (output tokens - 1); `null` below two tokens.
+    pub tpot_ms: Option<f64>,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// True when the token count was not from the server's usage.
+    pub usage_missing: bool,
+    /// True when it stopped before max_tokens.
+    pub early_stop: bool,
+    /// The server's `finish_reason` (`length`, `stop`), `null` if none.
+    pub finish_reason: Option<String>,
+    /// Present when the server reported per-request timings (llama.cpp's
+    /// and llm-sim's `timings`).
+    #[serde(flatten)]
+    pub timings: Option<RequestTimings>,
+}
+
+/// A server's own per-request timings (llama.cpp `timings`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct RequestTimings {
+    /// Draft tokens proposed (`timings.draft_n`).
+    pub draft_n: Option<u64>,
+    /// Draft tokens accepted (`timings.draft_n_accepted`).
+    pub draft_n_accepted: Option<u64>,
+    /// Prompt processing time as the server measured it.
+    pub server_prompt_ms: Option<f64>,
+}
+
+/// One row of `summarize --format csv`: one per (config, level) cell, in
+/// long form; CSV columns are these fields flattened with dots
+/// (`config.speculative-num-steps`). The summary record's `details.cells`
+/// holds the same rows as JSON.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct SummaryRow {
+    /// The config's varying parameters (`null`: the config did not set it).
+    pub config: BTreeMap<String, Option<String>>,
+    /// The config as the table labels it.
+    pub label: String,
+    /// The level (`c=16`, `rate=4`).
+    pub level: String,
+    /// The metric's dotted path.
+    pub metric: String,
+    /// Measured runs of this cell (repeats); 0: none measured.
+    pub runs: u64,
+    /// Present when the cell was measured.
+    #[serde(flatten)]
+    pub measured: Option<SummaryCell>,
+    /// What failed in this cell (`OOM at load`; several joined by `/`);
+    /// empty when nothing failed.
+    pub failure: String,
+    /// A figure that is not the level's own (SGLang's lifetime acceptance
+    /// average), beside the cell; `null` when there is none. Present only
+    /// when some cell has one.
+    #[serde(flatten)]
+    pub aside: Option<SummaryAside>,
+    /// True when any input came from llm-sim (CSV only; the summary
+    /// record's `details.cells` are these rows without it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub simulated: Option<bool>,
+}
+
+/// A measured cell's figures (`summarize --format csv`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct SummaryCell {
+    /// Median of the runs.
+    pub median: f64,
+    /// The conservative score: the median moved against the user by
+    /// 1.4826 x MAD (one run: the value).
+    pub score: f64,
+    /// Spread of the runs: max - min (0 for one run).
+    pub spread: f64,
+    /// Change against the baseline in percent; `null` when none.
+    pub change_pct: Option<f64>,
+    /// True when this config is the best at this level.
+    pub best: bool,
+    /// True when a run was cut short (absent otherwise).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    /// Whether the cell met every `--slo` (absent without `--slo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slo_ok: Option<bool>,
+}
+
+/// A figure beside a cell (`summarize --format csv`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct SummaryAside {
+    pub not_per_level: Option<f64>,
+    /// Where it came from (`lifetime_average`, `gauge`).
+    pub not_per_level_source: Option<String>,
+}
+
 /// Build a failure record for `config` that carries `upstream` along.
 pub fn failure(
     tool: &str,
@@ -668,6 +884,146 @@ mod tests {
         assert!(line.starts_with(r#"{"type":"failure""#), "{line}");
         let back: Record = serde_json::from_str(&line).unwrap();
         assert_eq!(back, Record::Failure(f));
+    }
+
+    /// serde names every tag of `Record` when it meets an unknown one:
+    /// RECORD_TYPES must list exactly those, in order.
+    #[test]
+    fn record_types_are_the_tags_serde_derives() {
+        let e = serde_json::from_str::<Record>(r#"{"type":"no_such_type"}"#).unwrap_err();
+        let msg = e.to_string();
+        let list = msg
+            .split("expected one of ")
+            .nth(1)
+            .expect("serde lists the tags");
+        let tags: Vec<&str> = list
+            .split(", ")
+            .map(|t| t.trim_matches(|c: char| c == '`' || !c.is_ascii_graphic()))
+            .map(|t| t.split('`').next().unwrap_or(t))
+            .collect();
+        let ours: Vec<&str> = RECORD_TYPES.iter().map(|(t, _)| *t).collect();
+        assert_eq!(tags, ours, "{msg}");
+        assert!(is_record_type("origin") && !is_record_type("nope"));
+        let b = Record::Bench(BenchRecord::default());
+        let line = serde_json::to_string(&b).unwrap();
+        assert!(line.starts_with(&format!(r#"{{"type":"{}""#, b.kind())));
+    }
+
+    /// The top-level keys of `v` (a serialized struct).
+    fn keys(v: impl Serialize) -> Vec<String> {
+        let v = serde_json::to_value(v).unwrap();
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    }
+
+    fn sorted(xs: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = xs.iter().map(|x| x.to_string()).collect();
+        v.sort();
+        v
+    }
+
+    /// The field lists summarize's metrics come from match the structs.
+    /// The literals name every field (no `..`), so a new field does not
+    /// compile here until it is listed.
+    #[test]
+    fn field_lists_match_the_structs() {
+        let st = Stats {
+            count: 1,
+            mean: 1.0,
+            p50: 1.0,
+            p90: 1.0,
+            p95: 1.0,
+            p99: 1.0,
+            max: 1.0,
+        };
+        assert_eq!(keys(&st), sorted(&Stats::FIELDS));
+        let t = Throughput {
+            elapsed_s: 1.0,
+            requests_per_s: 1.0,
+            output_tok_per_s: 1.0,
+            total_tok_per_s: 1.0,
+            goodput_req_per_s: Some(1.0),
+            achieved_concurrency: 1.0,
+            slo_attainment: Some(1.0),
+        };
+        assert_eq!(keys(&t), sorted(&Throughput::FIELDS));
+        let c = Counts {
+            completed: 1,
+            failed: 1,
+            early_stops: 1,
+            usage_missing: 1,
+            input_tokens: 1,
+            output_tokens: 1,
+        };
+        assert_eq!(keys(&c), sorted(&Counts::FIELDS));
+        let sp = SpecStats {
+            source: "metrics".into(),
+            origin: Some("x".into()),
+            draft_tokens: Some(1),
+            accepted_tokens: Some(1),
+            acceptance_rate: Some(1.0),
+            accept_length: Some(1.0),
+            drafts: Some(1),
+        };
+        let mut n = sorted(&SpecStats::NUMBERS);
+        n.extend(["origin".to_string(), "source".to_string()]);
+        n.sort();
+        assert_eq!(keys(&sp), n);
+        bench_lists_match(st, t, sp);
+    }
+
+    fn bench_lists_match(st: Stats, t: Throughput, sp: SpecStats) {
+        let b = BenchRecord {
+            schema: 1,
+            config: Config::new(),
+            provenance: Provenance::default(),
+            server: ServerInfo::default(),
+            load: Load::default(),
+            counts: Counts::default(),
+            errors: BTreeMap::new(),
+            throughput: t.clone(),
+            ttft_ms: st.clone(),
+            tpot_ms: st.clone(),
+            itl_ms: st.clone(),
+            chunk_gap_ms: st.clone(),
+            e2e_ms: st.clone(),
+            queue_ms: st.clone(),
+            start_lag_ms: st.clone(),
+            e2e_incl_queue_ms: Some(st),
+            itl_method: Some("x".into()),
+            tokens_per_chunk: Some(1.0),
+            client_cpu_s: Some(1.0),
+            steady: Some(t),
+            spec: Some(sp),
+            warnings: vec!["w".into()],
+            partial: true,
+            upstream: Some(Value::Null),
+        };
+        let v = serde_json::to_value(&b).unwrap();
+        let obj = v.as_object().unwrap();
+        let is = |k: &str, fields: &[&str]| {
+            obj[k].as_object().is_some_and(|o| o.len() == fields.len())
+                && fields.iter().all(|f| obj[k].get(f).is_some())
+        };
+        let blocks: Vec<&str> = obj
+            .keys()
+            .map(String::as_str)
+            .filter(|k| is(k, &Stats::FIELDS))
+            .collect();
+        assert_eq!(sorted(&blocks), sorted(&BenchRecord::STATS_BLOCKS));
+        let tput: Vec<&str> = obj
+            .keys()
+            .map(String::as_str)
+            .filter(|k| is(k, &Throughput::FIELDS))
+            .collect();
+        assert_eq!(sorted(&tput), sorted(&BenchRecord::THROUGHPUT_BLOCKS));
+        let top: Vec<&str> = obj
+            .iter()
+            .filter(|(k, x)| x.is_f64() && *k != "schema")
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(sorted(&top), sorted(&BenchRecord::NUMBERS));
     }
 
     #[test]

@@ -17,6 +17,7 @@ pub mod render;
 pub mod spec;
 pub mod stats;
 pub mod sweepq;
+pub mod words;
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -156,16 +157,30 @@ pub struct Args {
         conflicts_with_all = ["config_states", "origin"]
     )]
     pub new_origin: bool,
+
+    /// For sweep(1): print how many records of TYPE the input holds (swap,
+    /// ready, bench, failure, summary, origin)
+    #[arg(
+        long,
+        value_name = "TYPE",
+        help_heading = "Sweep bookkeeping",
+        value_parser = sweepq::parse_record_type,
+        conflicts_with_all = ["config_states", "origin", "new_origin"]
+    )]
+    pub count: Option<String>,
 }
 
-/// `--config-states`, `--origin`, `--new-origin`: answer and return.
+/// `--config-states`, `--origin`, `--new-origin`, `--count`: answer and
+/// return.
 fn bookkeeping(
-    (config_states, origin): (Option<String>, bool),
+    (config_states, origin, count): (Option<String>, bool, Option<String>),
     text: &str,
     stdout: &mut impl Write,
 ) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
-    if let Some(keys) = &config_states {
+    if let Some(tag) = &count {
+        writeln!(stdout, "{}", sweepq::count(text, tag))?;
+    } else if let Some(keys) = &config_states {
         let keys: Vec<String> = keys
             .split(',')
             .map(|k| k.trim_start_matches('-').to_string())
@@ -225,8 +240,8 @@ pub fn run_with(
     mut stderr: impl Write,
 ) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
-    let book = (args.config_states.clone(), args.origin);
-    let booking = book.0.is_some() || args.origin || args.new_origin;
+    let book = (args.config_states.clone(), args.origin, args.count.clone());
+    let booking = book.0.is_some() || args.origin || args.new_origin || book.2.is_some();
     let better = args.better.map(|b| match b {
         BetterArg::Higher => metric::Better::Higher,
         BetterArg::Lower => metric::Better::Lower,
