@@ -31,6 +31,7 @@ pub enum Record {
     Failure(FailureRecord),
     Summary(SummaryRecord),
     Origin(OriginRecord),
+    Skipped(SkippedRecord),
 }
 
 impl Record {
@@ -43,6 +44,7 @@ impl Record {
             Record::Failure(_) => "failure",
             Record::Summary(_) => "summary",
             Record::Origin(_) => "origin",
+            Record::Skipped(_) => "skipped",
         }
     }
 
@@ -55,6 +57,7 @@ impl Record {
             Record::Failure(r) => &r.config,
             Record::Summary(r) => &r.best_config,
             Record::Origin(r) => &r.config,
+            Record::Skipped(r) => &r.config,
         }
     }
 }
@@ -740,4 +743,27 @@ mod tests {
         assert_eq!(codes.len(), all.len());
         assert_eq!(Ready.exit_code(), 0);
     }
+}
+
+/// A value of an adaptive sweep (`sweep --adaptive`) that was never
+/// measured, and why: when the search stops, `summarize --next
+/// --emit-skipped` writes one per untried value, appended to the results
+/// file, so the file explains the whole grid. summarize lists them under
+/// its table; a resumed adaptive sweep reaches the same decision again
+/// (it is a function of the file), and a grid `--resume` measures them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct SkippedRecord {
+    pub schema: u32,
+    /// The untried config: the swept parameter and its value.
+    pub config: Config,
+    pub provenance: Provenance,
+    /// The rule that stopped the search: `plateau` (K further values
+    /// gained less than the plateau threshold at every level and lost at
+    /// one), `peaked` (the weighted score fell clearly below the best) or
+    /// `failed` (the values after the best failed).
+    pub rule: String,
+    /// One line for people: which values decided it, against which best.
+    pub reason: String,
+    /// The best config when the search stopped.
+    pub best_config: Config,
 }
