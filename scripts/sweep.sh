@@ -88,7 +88,9 @@ recorded as failures untouched; --swap-arg --no-preflight lets them through.
 
 Exit status: 0 every config measured; 2 usage; 40 some configs failed
 (recorded as failure records); 41 every config failed; 42 the final
-restore or apply failed; 130 interrupted (results whole, config restored).
+restore or apply failed; 50-52 --adaptive: summarize --next refused the
+results file (no records, another sweep's, a non-numeric value); 130
+interrupted (results whole, config restored).
 EOF
 }
 

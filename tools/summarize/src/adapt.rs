@@ -133,7 +133,10 @@ type Explored = Result<(Rule, String), (usize, String)>;
 
 fn explore(rows: &[RowData], k: &Knobs, label: &dyn Fn(usize) -> String) -> Explored {
     let open = (0..rows.len()).find(|&i| !rows[i].done);
-    let Some(r) = best_row(rows, k.tolerance) else {
+    // The reference is the smallest value within the plateau threshold of
+    // the best: on a flat, noisy stretch the best moves about by chance,
+    // and a gain below the threshold is no gain.
+    let Some(r) = best_row(rows, k.threshold.max(k.tolerance)) else {
         return match open {
             Some(i) => Err((i, "nothing measured yet".into())),
             None => Ok((Rule::Exhausted, "every value was measured".into())),
@@ -194,7 +197,7 @@ fn plateau_vs(j: &RowData, r: &RowData, k: &Knobs) -> bool {
         if g >= k.threshold {
             return false;
         }
-        lost |= g < 0.0;
+        lost |= g <= 0.0; // a tie is no gain either
     }
     lost
 }
@@ -258,8 +261,17 @@ fn repeats(rows: &[RowData], k: &Knobs, label: &dyn Fn(usize) -> String) -> Repe
         round = close.clone();
     }
     let used: usize = rows.iter().map(|r| r.runs.saturating_sub(1)).sum();
+    let left = k.repeat_budget.saturating_sub(used);
+    if round.len() > left && left >= 2 {
+        // More close calls than the budget: halve towards the best scores
+        // (successive halving keeps the top of the field), interleaved in
+        // parameter order.
+        round.sort_by(|&x, &y| rows[y].weighted.partial_cmp(&rows[x].weighted).unwrap());
+        round.truncate(left);
+        round.sort_unstable();
+    }
     let names: Vec<String> = close.iter().map(|&j| label(j)).collect();
-    if used + round.len() > k.repeat_budget {
+    if round.len() > left {
         let why = format!(
             "repeat budget spent ({used} of {}); {} still within noise, {} picked",
             k.repeat_budget,
@@ -300,3 +312,7 @@ fn noise(rows: &[RowData]) -> Option<f64> {
 pub fn pct(x: f64) -> String {
     format!("{}%", crate::level::trim_float((x * 1000.0).round() / 10.0))
 }
+
+#[cfg(test)]
+#[path = "adapt_tests.rs"]
+mod tests;

@@ -50,7 +50,7 @@ impl Space {
                 return Err(Exit::new(
                     exit::NEXT_NOT_NUMERIC,
                     anyhow!(
-                        "--space {}: value '{v}' is not a number; the adaptive search needs an ordered numeric parameter (use the grid)",
+                        "--next {}: value '{v}' is not a number; the adaptive search needs an ordered numeric parameter (use the grid)",
                         self.key
                     ),
                 ));
@@ -79,7 +79,8 @@ impl Space {
 /// (exit 51). `sources` are (name, text).
 pub fn check_input(space: &Space, sources: &[(String, String)]) -> Result<(), Exit> {
     let mut any = false;
-    let mut others: Option<(String, BTreeMap<String, Value>)> = None;
+    // value -> (where first seen, the other parameters)
+    let mut others: BTreeMap<String, (String, BTreeMap<String, Value>)> = BTreeMap::new();
     for (name, text) in sources {
         for (i, line) in text.lines().enumerate() {
             let Ok(rec) = serde_json::from_str::<Value>(line) else {
@@ -110,11 +111,18 @@ pub fn check_input(space: &Space, sources: &[(String, String)]) -> Result<(), Ex
                 .filter(|(k, _)| **k != space.key)
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect();
-            match &others {
-                None => others = Some((at, rest)),
+            // Other keys may follow from the swept one (SGLang's algorithm
+            // is set exactly when steps > 0), but one value with two sets of
+            // other parameters is a grid over more than one.
+            let v = cfg[&space.key].to_string();
+            match others.get(&v) {
+                None => {
+                    others.insert(v, (at, rest));
+                }
                 Some((first, o)) if *o != rest => {
                     return Err(mixed(format!(
-                        "{at}: its other parameters differ from {first}'s: records of more than one parameter vary; the adaptive search walks one"
+                        "{at}: {}={v} again with other parameters than at {first}: more than one parameter varies; the adaptive search walks one",
+                        space.key
                     )))
                 }
                 Some(_) => {}
@@ -153,6 +161,7 @@ pub fn rows(space: &Space, all: &str, a: Option<&Analysis>) -> Vec<RowData> {
         }
     }
     let Some(a) = a else { return rows };
+    let weighted = median_weighted(a);
     for (r, row) in a.model.rows.iter().enumerate() {
         let Some(i) = row.config.get(&space.key).and_then(|v| space.index(v)) else {
             continue;
@@ -168,7 +177,7 @@ pub fn rows(space: &Space, all: &str, a: Option<&Analysis>) -> Vec<RowData> {
             .map(|c| c.values.len())
             .max()
             .unwrap_or(0);
-        d.weighted = a.weighted.get(r).copied().flatten();
+        d.weighted = weighted.get(r).copied().flatten();
         let mut rel: Vec<f64> = a.grid[r]
             .iter()
             .flatten()
@@ -179,6 +188,39 @@ pub fn rows(space: &Space, all: &str, a: Option<&Analysis>) -> Vec<RowData> {
         d.sigma_rel = (!rel.is_empty()).then(|| rel[rel.len() / 2]);
     }
     rows
+}
+
+/// Weighted scores on the cells' medians: the search compares values by
+/// their typical figure and handles noise itself (repeats of close calls),
+/// where the conservative score would favour a value measured once over
+/// one whose repeats showed its spread.
+fn median_weighted(a: &Analysis) -> Vec<Option<f64>> {
+    let grid: crate::decide::Grid = a
+        .grid
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|c| {
+                    c.clone().map(|c| crate::decide::CellStat {
+                        score: c.median,
+                        ..c
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let failed: Vec<Vec<bool>> = (0..a.model.rows.len())
+        .map(|r| {
+            (0..a.model.levels.len())
+                .map(|c| !a.model.failures_at(r, c).is_empty())
+                .collect()
+        })
+        .collect();
+    let Ok(w) = crate::analysis::weight_columns(&a.model, &a.opts, &grid, &failed) else {
+        return a.weighted.clone();
+    };
+    let slo = !a.opts.slo.is_empty();
+    crate::decide::weighted_scores(&grid, &failed, &w, a.opts.metric.better, slo)
 }
 
 /// The plain-text answer: `measure`, or `done` + `skip` + `cost` lines,
