@@ -34,18 +34,20 @@ pub enum Record {
     Failure(FailureRecord),
     Summary(SummaryRecord),
     Origin(OriginRecord),
+    Skipped(SkippedRecord),
 }
 
 /// Every record type: its `type` tag and the struct it is, listed once.
 /// io.rs's reader, summarize and the man page generator read this list; a
 /// test checks it against the tags serde derives for [`Record`].
-pub const RECORD_TYPES: [(&str, &str); 6] = [
+pub const RECORD_TYPES: [(&str, &str); 7] = [
     ("swap", "SwapRecord"),
     ("ready", "ReadyRecord"),
     ("bench", "BenchRecord"),
     ("failure", "FailureRecord"),
     ("summary", "SummaryRecord"),
     ("origin", "OriginRecord"),
+    ("skipped", "SkippedRecord"),
 ];
 
 /// True when `tag` is a record type this version knows.
@@ -64,6 +66,7 @@ impl Record {
             Record::Failure(_) => 3,
             Record::Summary(_) => 4,
             Record::Origin(_) => 5,
+            Record::Skipped(_) => 6,
         };
         RECORD_TYPES[i].0
     }
@@ -77,6 +80,7 @@ impl Record {
             Record::Failure(r) => &r.config,
             Record::Summary(r) => &r.best_config,
             Record::Origin(r) => &r.config,
+            Record::Skipped(r) => &r.config,
         }
     }
 }
@@ -1043,4 +1047,27 @@ mod tests {
         assert_eq!(codes.len(), all.len());
         assert_eq!(Ready.exit_code(), 0);
     }
+}
+
+/// A value of an adaptive sweep (`sweep --adaptive`) that was never
+/// measured, and why: when the search stops, `summarize --next
+/// --emit-skipped` writes one per untried value, appended to the results
+/// file, so the file explains the whole grid. summarize lists them under
+/// its table; a resumed adaptive sweep reaches the same decision again
+/// (it is a function of the file), and a grid `--resume` measures them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct SkippedRecord {
+    pub schema: u32,
+    /// The untried config: the swept parameter and its value.
+    pub config: Config,
+    pub provenance: Provenance,
+    /// The rule that stopped the search: `plateau` (K further values
+    /// gained less than the plateau threshold at every level and lost at
+    /// one), `peaked` (the weighted score fell clearly below the best) or
+    /// `failed` (the values after the best failed).
+    pub rule: String,
+    /// One line for people: which values decided it, against which best.
+    pub reason: String,
+    /// The best config when the search stopped.
+    pub best_config: Config,
 }
