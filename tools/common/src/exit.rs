@@ -59,6 +59,11 @@ pub const ALL_CONFIGS_FAILED: u8 = 41;
 /// sweep.sh: the final restore (or --keep-winner apply) did not end ready.
 pub const RESTORE_FAILED: u8 = 42;
 
+// summarize outcomes.
+/// summarize: the results come from hosts of different hardware and one
+/// pick (json, csv) was asked for without `--pool-hosts` or `--per-host`.
+pub const MIXED_HARDWARE: u8 = 55;
+
 /// timeout(1)'s code, used by wait-ready when the server is still loading.
 pub const TIMEOUT: u8 = 124;
 /// Interrupted by SIGINT/SIGTERM (128 + SIGINT).

@@ -82,13 +82,18 @@ fn round2(x: f64) -> f64 {
 
 /// CSV of the table in long form.
 pub fn csv(a: &Analysis, w: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    sweepkit::flat::write_csv(w, &csv_rows(a))?;
+    Ok(())
+}
+
+/// The CSV's rows, before writing (per-host output adds a `host` column).
+pub fn csv_rows(a: &Analysis) -> Vec<Value> {
     let mut rows = cell_rows(a);
     let sim = a.model.simulated_records > 0;
     for r in &mut rows {
         r["simulated"] = json!(sim);
     }
-    sweepkit::flat::write_csv(w, &rows)?;
-    Ok(())
+    rows
 }
 
 /// The decisions as one `summary` record.
@@ -184,6 +189,7 @@ pub fn summary(a: &Analysis, started: std::time::SystemTime) -> SummaryRecord {
         warnings: a.warnings.clone(),
         simulated: m.simulated_records > 0,
         details: Some(details),
+        host: None,
     }
 }
 

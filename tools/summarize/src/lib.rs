@@ -8,6 +8,7 @@ pub mod aside;
 pub mod decide;
 pub mod emit;
 pub mod group;
+pub mod hosts;
 pub mod input;
 pub mod level;
 pub mod metric;
@@ -130,6 +131,16 @@ pub struct Args {
     /// Output format [default: text on a terminal, else json]
     #[arg(short, long, value_name = "FORMAT", value_enum)]
     pub format: Option<Format>,
+
+    /// Rank results from hosts of different hardware together (without
+    /// it: one table per host, and json/csv refuse, exit 55)
+    #[arg(long, conflicts_with = "per_host")]
+    pub pool_hosts: bool,
+
+    /// One table (json: one summary record) per host, even when the
+    /// hosts' hardware is identical
+    #[arg(long)]
+    pub per_host: bool,
 
     /// Also draw the metric by level and by parameter into this SVG file
     #[arg(long, value_name = "FILE.svg")]
@@ -282,15 +293,20 @@ pub fn run_with(
     }
     partial::resolve(&mut inp);
     let mut notes = std::mem::take(&mut inp.notes);
-    let model = group::build(&inp.obs, &metric, &mut notes);
-    if model.levels.iter().any(|l| l.is_open()) && model.levels.iter().any(|l| !l.is_open()) {
-        notes.push(
-            "input mixes closed-loop (c=N) and open-loop (rate=R) levels; \
-             they are separate columns"
-                .into(),
-        );
-    }
-    print_notes(&mut stderr, &notes);
+    let format = args.format.unwrap_or(Format::Json);
+    let machine = matches!(format, Format::Csv | Format::Json);
+    let (plan, obs) =
+        match hosts::plan(inp.obs, args.pool_hosts, args.per_host, machine, &mut notes) {
+            Ok(x) => x,
+            Err(e) => {
+                print_notes(&mut stderr, &notes);
+                return Err(Exit::new(exit::MIXED_HARDWARE, anyhow!(e)));
+            }
+        };
+    let groups = match plan {
+        hosts::Plan::Together => vec![(None, obs)],
+        hosts::Plan::PerHost(g) => g.into_iter().map(|(h, o)| (Some(h), o)).collect(),
+    };
     let opts = analysis::Options {
         metric,
         objective,
@@ -301,36 +317,97 @@ pub fn run_with(
         tolerance: args.tolerance,
         plateau_threshold: args.plateau_threshold,
     };
-    let a =
-        analysis::analyse(model, &inp.obs, opts).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
-    let format = args.format.unwrap_or(Format::Json);
+    let mut models = Vec::new();
+    for (host, obs) in groups {
+        let model = group::build(&obs, &opts.metric, &mut notes);
+        if model.levels.iter().any(|l| l.is_open()) && model.levels.iter().any(|l| !l.is_open()) {
+            notes.push(
+                "input mixes closed-loop (c=N) and open-loop (rate=R) levels; \
+                 they are separate columns"
+                    .into(),
+            );
+        }
+        models.push((host, model, obs));
+    }
+    notes.dedup();
+    print_notes(&mut stderr, &notes);
+    let mut analyses = Vec::new();
+    for (host, model, obs) in models {
+        let a = analysis::analyse(model, &obs, opts.clone())
+            .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
+        analyses.push((host, a));
+    }
     if let Some(path) = &args.plot {
-        std::fs::write(path, plot::svg(&a))
+        // One plot: of the first host's table when split per host.
+        std::fs::write(path, plot::svg(&analyses[0].1))
             .with_context(|| format!("--plot {}", path.display()))
             .code(exit::FAILURE)?;
     }
-    match format {
-        // Tables quote config values: no secret in them (`sweepkit::redact`).
-        Format::Text => stdout.write_all(redact::text(&render::text(&a)).as_bytes())?,
-        Format::Markdown => stdout.write_all(redact::text(&render::markdown(&a)).as_bytes())?,
-        Format::Csv => emit::csv(&a, &mut stdout)?,
-        Format::Json => {
-            let rec = Record::Summary(emit::summary(&a, started));
-            sweepkit::io::write_record(&mut stdout, &rec)?;
-        }
-    }
+    emit_all(&analyses, format, started, &mut stdout)?;
     stdout.flush()?;
-    if matches!(format, Format::Csv | Format::Json) {
+    if machine {
         // These formats carry no prose; say the warnings where people look.
-        for w in &a.warnings {
-            let _ = writeln!(stderr, "summarize: warning: {}", redact::text(w));
+        for (_, a) in &analyses {
+            for w in &a.warnings {
+                let _ = writeln!(stderr, "summarize: warning: {}", redact::text(w));
+            }
         }
     }
-    if a.overall.is_none() {
+    if analyses.iter().any(|(_, a)| a.overall.is_none()) {
         return Err(Exit::new(
             exit::FAILURE,
             anyhow!("no config was picked; see the warnings"),
         ));
+    }
+    Ok(())
+}
+
+/// Write every analysis in `format`: per host, each table under a line
+/// naming the host, each summary record with its `host`, each CSV row
+/// with a `host` column (one header for all).
+fn emit_all(
+    analyses: &[(Option<hosts::HostId>, analysis::Analysis)],
+    format: Format,
+    started: std::time::SystemTime,
+    stdout: &mut impl Write,
+) -> Result<(), Exit> {
+    let title = |h: &hosts::HostId| format!("{} ({})", h.label, h.key);
+    let mut csv_rows = Vec::new();
+    for (i, (host, a)) in analyses.iter().enumerate() {
+        // Tables quote config values: no secret in them (`sweepkit::redact`).
+        match format {
+            Format::Text => {
+                if let Some(h) = host {
+                    let gap = if i > 0 { "\n" } else { "" };
+                    writeln!(stdout, "{gap}== host {} ==", redact::text(&title(h)))?;
+                }
+                stdout.write_all(redact::text(&render::text(a)).as_bytes())?;
+            }
+            Format::Markdown => {
+                if let Some(h) = host {
+                    let gap = if i > 0 { "\n" } else { "" };
+                    writeln!(stdout, "{gap}### host `{}`\n", redact::text(&title(h)))?;
+                }
+                stdout.write_all(redact::text(&render::markdown(a)).as_bytes())?;
+            }
+            Format::Csv => {
+                let mut rows = emit::csv_rows(a);
+                if let Some(h) = host {
+                    for r in &mut rows {
+                        r["host"] = serde_json::json!(h.label);
+                    }
+                }
+                csv_rows.extend(rows);
+            }
+            Format::Json => {
+                let mut rec = emit::summary(a, started);
+                rec.host = host.as_ref().map(title);
+                sweepkit::io::write_record(stdout, &Record::Summary(rec))?;
+            }
+        }
+    }
+    if format == Format::Csv {
+        sweepkit::flat::write_csv(&mut *stdout, &csv_rows).context("writing stdout")?;
     }
     Ok(())
 }
