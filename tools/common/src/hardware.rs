@@ -250,6 +250,19 @@ mod tests {
             e.starts_with("nvidia-smi exit 9: NVIDIA-SMI has failed"),
             "{e}"
         );
+        // With the driver loaded and no GPU, nvidia-smi says "No devices
+        // were found" and exits 6: no GPU, and the fingerprint says so.
+        let h = parse(
+            &out("gpu-status: 6\ngpu: No devices were found\n"),
+            "h",
+            None,
+        );
+        assert!(h.gpus.is_empty());
+        assert!(h.fingerprint.starts_with("no GPU; "), "{}", h.fingerprint);
+        assert_eq!(
+            h.gpu_error.as_deref(),
+            Some("nvidia-smi exit 6: No devices were found")
+        );
         // Exit 0 with something that is not the CSV is an error too.
         let h = parse(
             &out("gpu-status: 0\ngpu: No devices were found\n"),

@@ -22,14 +22,9 @@ pub struct HostId {
     pub key: String,
 }
 
-/// How the observations are to be summarized.
-#[derive(Debug)]
-pub enum Plan {
-    /// One table over everything.
-    Together,
-    /// One table per host (label, key), observations in input order.
-    PerHost(Vec<(HostId, Vec<Obs>)>),
-}
+/// Observations summarized together, and the host they are for (`None`:
+/// every host's, ranked together).
+pub type Group = (Option<HostId>, Vec<Obs>);
 
 /// The host of a record, if it (or any record it carries upstream) says.
 pub fn of_record(rec: &Value) -> Option<HostId> {
@@ -65,23 +60,23 @@ fn id(h: &Value, server: Option<&Value>) -> HostId {
     HostId { label, key }
 }
 
-/// Decide, from the flags and the hosts in `obs`. `machine` is true for
-/// the formats a script acts on (one pick): those refuse mixed hardware
-/// with `Err` (exit 55) where a person's table splits per host. Notes for
-/// stderr go to `notes`.
+/// Decide, from the flags and the hosts in `obs`, which groups are
+/// summarized. `machine` is true for the formats a script acts on (one
+/// pick): those refuse mixed hardware with `Err` (exit 55) where a
+/// person's table splits per host. Notes for stderr go to `notes`.
 pub fn plan(
     obs: Vec<Obs>,
     pool: bool,
     per_host: bool,
     machine: bool,
     notes: &mut Vec<String>,
-) -> Result<(Plan, Vec<Obs>), String> {
+) -> Result<Vec<Group>, String> {
     let hosts = hardware_by_host(&obs);
     if per_host {
-        return Ok((Plan::PerHost(split(obs)), Vec::new()));
+        return Ok(split(obs));
     }
     if hosts.len() < 2 {
-        return Ok((Plan::Together, obs));
+        return Ok(vec![(None, obs)]);
     }
     let mut keys: Vec<&String> = hosts.values().collect();
     keys.sort();
@@ -94,14 +89,14 @@ pub fn plan(
             hosts.len(),
             keys[0]
         ));
-        return Ok((Plan::Together, obs));
+        return Ok(vec![(None, obs)]);
     }
     if pool {
         notes.push(format!(
             "ranking hosts of different hardware together, as --pool-hosts \
              asks: {list}"
         ));
-        return Ok((Plan::Together, obs));
+        return Ok(vec![(None, obs)]);
     }
     if machine {
         return Err(format!(
@@ -114,7 +109,7 @@ pub fn plan(
         "hosts differ in hardware ({list}): one table per host \
          (--pool-hosts ranks them together)"
     ));
-    Ok((Plan::PerHost(split(obs)), Vec::new()))
+    Ok(split(obs))
 }
 
 /// Each host's comparable key, from the measured (bench) records; records
@@ -139,7 +134,7 @@ fn describe(hosts: &BTreeMap<String, String>) -> String {
 /// measurement; failures alone that name no host (older tools) cannot be
 /// placed, and a config that failed somewhere stays failed in every
 /// host's table rather than look unmeasured.
-fn split(obs: Vec<Obs>) -> Vec<(HostId, Vec<Obs>)> {
+fn split(obs: Vec<Obs>) -> Vec<Group> {
     let unknown = HostId {
         label: "unknown host".into(),
         key: "records name no host".into(),
@@ -163,7 +158,7 @@ fn split(obs: Vec<Obs>) -> Vec<(HostId, Vec<Obs>)> {
             v.extend(orphans.iter().cloned());
         }
     }
-    groups
+    groups.into_iter().map(|(h, o)| (Some(h), o)).collect()
 }
 
 #[cfg(test)]

@@ -295,17 +295,12 @@ pub fn run_with(
     let mut notes = std::mem::take(&mut inp.notes);
     let format = args.format.unwrap_or(Format::Json);
     let machine = matches!(format, Format::Csv | Format::Json);
-    let (plan, obs) =
-        match hosts::plan(inp.obs, args.pool_hosts, args.per_host, machine, &mut notes) {
-            Ok(x) => x,
-            Err(e) => {
-                print_notes(&mut stderr, &notes);
-                return Err(Exit::new(exit::MIXED_HARDWARE, anyhow!(e)));
-            }
-        };
-    let groups = match plan {
-        hosts::Plan::Together => vec![(None, obs)],
-        hosts::Plan::PerHost(g) => g.into_iter().map(|(h, o)| (Some(h), o)).collect(),
+    let groups = match hosts::plan(inp.obs, args.pool_hosts, args.per_host, machine, &mut notes) {
+        Ok(g) => g,
+        Err(e) => {
+            print_notes(&mut stderr, &notes);
+            return Err(Exit::new(exit::MIXED_HARDWARE, anyhow!(e)));
+        }
     };
     let opts = analysis::Options {
         metric,
@@ -317,26 +312,7 @@ pub fn run_with(
         tolerance: args.tolerance,
         plateau_threshold: args.plateau_threshold,
     };
-    let mut models = Vec::new();
-    for (host, obs) in groups {
-        let model = group::build(&obs, &opts.metric, &mut notes);
-        if model.levels.iter().any(|l| l.is_open()) && model.levels.iter().any(|l| !l.is_open()) {
-            notes.push(
-                "input mixes closed-loop (c=N) and open-loop (rate=R) levels; \
-                 they are separate columns"
-                    .into(),
-            );
-        }
-        models.push((host, model, obs));
-    }
-    notes.dedup();
-    print_notes(&mut stderr, &notes);
-    let mut analyses = Vec::new();
-    for (host, model, obs) in models {
-        let a = analysis::analyse(model, &obs, opts.clone())
-            .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
-        analyses.push((host, a));
-    }
+    let analyses = analyse_groups(groups, &opts, notes, &mut stderr)?;
     if let Some(path) = &args.plot {
         // One plot: of the first host's table when split per host.
         std::fs::write(path, plot::svg(&analyses[0].1))
@@ -360,6 +336,37 @@ pub fn run_with(
         ));
     }
     Ok(())
+}
+
+/// Build and analyse each group's table; the notes (input, grouping) are
+/// printed once every table is built, before any decision.
+fn analyse_groups(
+    groups: Vec<hosts::Group>,
+    opts: &analysis::Options,
+    mut notes: Vec<String>,
+    stderr: &mut impl Write,
+) -> Result<Vec<(Option<hosts::HostId>, analysis::Analysis)>, Exit> {
+    let mut models = Vec::new();
+    for (host, obs) in groups {
+        let model = group::build(&obs, &opts.metric, &mut notes);
+        if model.levels.iter().any(|l| l.is_open()) && model.levels.iter().any(|l| !l.is_open()) {
+            notes.push(
+                "input mixes closed-loop (c=N) and open-loop (rate=R) levels; \
+                 they are separate columns"
+                    .into(),
+            );
+        }
+        models.push((host, model, obs));
+    }
+    notes.dedup();
+    print_notes(stderr, &notes);
+    let mut analyses = Vec::new();
+    for (host, model, obs) in models {
+        let a = analysis::analyse(model, &obs, opts.clone())
+            .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
+        analyses.push((host, a));
+    }
+    Ok(analyses)
 }
 
 /// Write every analysis in `format`: per host, each table under a line
