@@ -100,13 +100,14 @@ pub fn plan(
     }
     if machine {
         return Err(format!(
-            "results come from hosts of different hardware ({list}): one pick \
+            "results come from hosts of different hardware or server version \
+             ({list}): one pick \
              would compare the hardware, not the configs; give --per-host for \
              one summary per host, or --pool-hosts to rank them together"
         ));
     }
     notes.push(format!(
-        "hosts differ in hardware ({list}): one table per host \
+        "hosts differ in hardware or server version ({list}): one table per host \
          (--pool-hosts ranks them together)"
     ));
     Ok(split(obs))
