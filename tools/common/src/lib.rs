@@ -3,6 +3,7 @@
 
 pub mod exit;
 pub mod flat;
+pub mod hardware;
 pub mod io;
 pub mod records;
 pub mod redact;

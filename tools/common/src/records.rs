@@ -138,6 +138,54 @@ pub struct ServerInfo {
     /// The live process's own argument vector (`/proc/PID/cmdline`), read
     /// when the server reports no `args` (vLLM, llama.cpp); secrets redacted.
     pub argv: Option<Vec<String>>,
+    /// Where the server ran and on what hardware (wait-ready reads it once
+    /// per run through the transport; loadgen keeps it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostInfo>,
+}
+
+/// The machine a server ran on, as seen through the transport: one
+/// far-side command (`nvidia-smi --query-gpu=name,memory.total
+/// --format=csv,noheader`, `/proc/cpuinfo`, `uname -n`) per run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct HostInfo {
+    /// The SSH destination (`root@gpu1`, as given) or `localhost`.
+    pub name: String,
+    /// Command prefix the far side was reached through (`pct exec 129 --`):
+    /// with `name`, what tells two containers on one host apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_prefix: Option<String>,
+    /// The far side's own host name (`uname -n`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    /// One entry per GPU `nvidia-smi` listed; empty when it is absent or
+    /// listed none (then `gpu_error` says why, if it failed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<Gpu>,
+    /// Why `nvidia-smi` gave no GPUs when it was present but failed (e.g.
+    /// no driver); absent when it listed GPUs or is not installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_error: Option<String>,
+    /// `model name` of the first processor in `/proc/cpuinfo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_model: Option<String>,
+    /// Logical CPUs (`processor` lines in `/proc/cpuinfo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_count: Option<u32>,
+    /// The hardware in one comparable line, e.g. `8x NVIDIA H200 (143771
+    /// MiB); 192x AMD EPYC 9654`: summarize treats hosts whose
+    /// fingerprints (and server kind and version) are equal as identical.
+    pub fingerprint: String,
+}
+
+/// One GPU as `nvidia-smi --query-gpu=name,memory.total` lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Gpu {
+    /// e.g. `NVIDIA H200`.
+    pub name: String,
+    /// Total memory in MiB, when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mib: Option<u64>,
 }
 
 /// One launch-argument change made by svc-swap.
@@ -647,6 +695,9 @@ pub struct FailureRecord {
     pub running: Option<String>,
     /// svc-swap: the far-side job that ran the stop and start, if any.
     pub swap_id: Option<String>,
+    /// wait-ready: where the server ran and on what hardware, when read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostInfo>,
 }
 
 /// summarize's decisions, as a record a script can act on.
@@ -676,6 +727,11 @@ pub struct SummaryRecord {
     pub simulated: bool,
     /// Any decision detail beyond the fields above.
     pub details: Option<Value>,
+    /// `summarize --per-host`: the host these decisions are for (its
+    /// `name`, exec prefix and hardware fingerprint); absent when the
+    /// results were ranked together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// What ran before a sweep first touched the server: written once, as the
@@ -809,6 +865,10 @@ pub struct SummaryRow {
     /// record's `details.cells` are these rows without it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub simulated: Option<bool>,
+    /// The host the cell was measured on, when summarize shows per-host
+    /// tables (results from hosts of different hardware); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// A measured cell's figures (`summarize --format csv`).
@@ -864,6 +924,7 @@ pub fn failure(
         upstream,
         running: None,
         swap_id: None,
+        host: None,
     }
 }
 

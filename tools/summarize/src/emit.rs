@@ -48,6 +48,7 @@ fn cell_rows(a: &Analysis) -> Vec<SummaryRow> {
                 // Not the level's own figure: beside the cell, never in it.
                 aside: crate::aside::any(m).then(|| crate::aside::cell_columns(a, r, c)),
                 simulated: None,
+                host: None,
             });
         }
     }
@@ -78,17 +79,23 @@ fn round2(x: f64) -> f64 {
 
 /// CSV of the table in long form (rows documented in sweepkit-records(5)).
 pub fn csv(a: &Analysis, w: &mut dyn std::io::Write) -> anyhow::Result<()> {
+    sweepkit::flat::write_csv(w, &csv_rows(a, None)?)?;
+    Ok(())
+}
+
+/// The CSV's rows, before writing (per-host output sets each row's `host`).
+pub fn csv_rows(a: &Analysis, host: Option<&str>) -> anyhow::Result<Vec<serde_json::Value>> {
     let sim = a.model.simulated_records > 0;
     let rows = cell_rows(a)
         .into_iter()
         .map(|r| SummaryRow {
             simulated: Some(sim),
+            host: host.map(str::to_string),
             ..r
         })
         .map(|r| serde_json::to_value(&r))
         .collect::<Result<Vec<_>, _>>()?;
-    sweepkit::flat::write_csv(w, &rows)?;
-    Ok(())
+    Ok(rows)
 }
 
 /// The decisions as one `summary` record.
@@ -184,6 +191,7 @@ pub fn summary(a: &Analysis, started: std::time::SystemTime) -> SummaryRecord {
         warnings: a.warnings.clone(),
         simulated: m.simulated_records > 0,
         details: Some(details),
+        host: None,
     }
 }
 

@@ -45,6 +45,8 @@ pub struct Obs {
     pub simulated: bool,
     /// A bench record of a level cut short (`"partial": true`).
     pub partial: bool,
+    /// The host the record ran on, when it says (see `hosts`).
+    pub host: Option<crate::hosts::HostId>,
 }
 
 impl Obs {
@@ -236,6 +238,7 @@ fn take_record(
     let simulated = any_simulated(&rec);
     let partial = kind == "bench" && rec.get("partial").and_then(Value::as_bool) == Some(true);
     let level = Level::of_record(&rec);
+    let host = crate::hosts::of_record(&rec);
     let body = if kind == "bench" {
         if level.is_none() {
             input.notes.push(format!(
@@ -272,6 +275,7 @@ fn take_record(
         body,
         simulated,
         partial,
+        host,
     });
 }
 

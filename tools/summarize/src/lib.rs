@@ -10,6 +10,7 @@ pub mod cost;
 pub mod decide;
 pub mod emit;
 pub mod group;
+pub mod hosts;
 pub mod input;
 pub mod level;
 pub mod metric;
@@ -134,6 +135,16 @@ pub struct Args {
     /// Output format [default: text on a terminal, else json]
     #[arg(short, long, value_name = "FORMAT", value_enum)]
     pub format: Option<Format>,
+
+    /// Rank results from hosts of different hardware together (without
+    /// it: one table per host, and json/csv refuse, exit 55)
+    #[arg(long, conflicts_with = "per_host")]
+    pub pool_hosts: bool,
+
+    /// One table (json: one summary record) per host, even when the
+    /// hosts' hardware is identical
+    #[arg(long)]
+    pub per_host: bool,
 
     /// Also draw the metric by level and by parameter into this SVG file
     #[arg(long, value_name = "FILE.svg")]
@@ -369,15 +380,15 @@ pub fn run_with(
     }
     partial::resolve(&mut inp);
     let mut notes = std::mem::take(&mut inp.notes);
-    let model = group::build(&inp.obs, &metric, &mut notes);
-    if model.levels.iter().any(|l| l.is_open()) && model.levels.iter().any(|l| !l.is_open()) {
-        notes.push(
-            "input mixes closed-loop (c=N) and open-loop (rate=R) levels; \
-             they are separate columns"
-                .into(),
-        );
-    }
-    print_notes(&mut stderr, &notes);
+    let format = args.format.unwrap_or(Format::Json);
+    let machine = matches!(format, Format::Csv | Format::Json);
+    let groups = match hosts::plan(inp.obs, args.pool_hosts, args.per_host, machine, &mut notes) {
+        Ok(g) => g,
+        Err(e) => {
+            print_notes(&mut stderr, &notes);
+            return Err(Exit::new(exit::MIXED_HARDWARE, anyhow!(e)));
+        }
+    };
     let opts = analysis::Options {
         metric,
         objective,
@@ -388,36 +399,28 @@ pub fn run_with(
         tolerance: args.tolerance,
         plateau_threshold: args.plateau_threshold,
     };
-    let a =
-        analysis::analyse(model, &inp.obs, opts).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
-    let format = args.format.unwrap_or(Format::Json);
+    let analyses = analyse_groups(groups, &opts, notes, &mut stderr)?;
     if let Some(path) = &args.plot {
-        std::fs::write(path, plot::svg(&a))
+        // One plot: of the first host's table when split per host.
+        std::fs::write(path, plot::svg(&analyses[0].1))
             .with_context(|| format!("--plot {}", path.display()))
             .code(exit::FAILURE)?;
     }
-    match format {
-        // Tables quote config values: no secret in them (`sweepkit::redact`).
-        Format::Text => {
-            let notes = next::table_notes(&a, &all_text(&sources));
-            let text = render::text(&a) + &notes;
-            stdout.write_all(redact::text(&text).as_bytes())?
-        }
-        Format::Markdown => stdout.write_all(redact::text(&render::markdown(&a)).as_bytes())?,
-        Format::Csv => emit::csv(&a, &mut stdout)?,
-        Format::Json => {
-            let rec = Record::Summary(emit::summary(&a, started));
-            sweepkit::io::write_record(&mut stdout, &rec)?;
-        }
-    }
+    let notes = analyses
+        .last()
+        .map(|(_, a)| next::table_notes(a, &all_text(&sources)))
+        .unwrap_or_default();
+    emit_all(&analyses, format, started, &notes, &mut stdout)?;
     stdout.flush()?;
-    if matches!(format, Format::Csv | Format::Json) {
+    if machine {
         // These formats carry no prose; say the warnings where people look.
-        for w in &a.warnings {
-            let _ = writeln!(stderr, "summarize: warning: {}", redact::text(w));
+        for (_, a) in &analyses {
+            for w in &a.warnings {
+                let _ = writeln!(stderr, "summarize: warning: {}", redact::text(w));
+            }
         }
     }
-    if a.overall.is_none() {
+    if analyses.iter().any(|(_, a)| a.overall.is_none()) {
         return Err(Exit::new(
             exit::FAILURE,
             anyhow!("no config was picked; see the warnings"),
@@ -452,6 +455,86 @@ fn analyse_quietly(
     analysis::analyse(model, &inp.obs, opts)
         .map(Some)
         .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))
+}
+
+/// Build and analyse each group's table; the notes (input, grouping) are
+/// printed once every table is built, before any decision.
+fn analyse_groups(
+    groups: Vec<hosts::Group>,
+    opts: &analysis::Options,
+    mut notes: Vec<String>,
+    stderr: &mut impl Write,
+) -> Result<Vec<(Option<hosts::HostId>, analysis::Analysis)>, Exit> {
+    let mut models = Vec::new();
+    for (host, obs) in groups {
+        let model = group::build(&obs, &opts.metric, &mut notes);
+        if model.levels.iter().any(|l| l.is_open()) && model.levels.iter().any(|l| !l.is_open()) {
+            notes.push(
+                "input mixes closed-loop (c=N) and open-loop (rate=R) levels; \
+                 they are separate columns"
+                    .into(),
+            );
+        }
+        models.push((host, model, obs));
+    }
+    notes.dedup();
+    print_notes(stderr, &notes);
+    let mut analyses = Vec::new();
+    for (host, model, obs) in models {
+        let a = analysis::analyse(model, &obs, opts.clone())
+            .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
+        analyses.push((host, a));
+    }
+    Ok(analyses)
+}
+
+/// Write every analysis in `format`: per host, each table under a line
+/// naming the host, each summary record with its `host`, each CSV row
+/// with a `host` column (one header for all).
+fn emit_all(
+    analyses: &[(Option<hosts::HostId>, analysis::Analysis)],
+    format: Format,
+    started: std::time::SystemTime,
+    table_notes: &str,
+    stdout: &mut impl Write,
+) -> Result<(), Exit> {
+    let title = |h: &hosts::HostId| format!("{} ({})", h.label, h.key);
+    let mut csv_rows = Vec::new();
+    for (i, (host, a)) in analyses.iter().enumerate() {
+        // Tables quote config values: no secret in them (`sweepkit::redact`).
+        match format {
+            Format::Text => {
+                if let Some(h) = host {
+                    let gap = if i > 0 { "\n" } else { "" };
+                    writeln!(stdout, "{gap}== host {} ==", redact::text(&title(h)))?;
+                }
+                // The adaptive sweep's notes (skipped, repeated cells) once, last.
+                let notes = if i + 1 == analyses.len() { table_notes } else { "" };
+                let text = render::text(a) + notes;
+                stdout.write_all(redact::text(&text).as_bytes())?;
+            }
+            Format::Markdown => {
+                if let Some(h) = host {
+                    let gap = if i > 0 { "\n" } else { "" };
+                    writeln!(stdout, "{gap}### host `{}`\n", redact::text(&title(h)))?;
+                }
+                stdout.write_all(redact::text(&render::markdown(a)).as_bytes())?;
+            }
+            Format::Csv => {
+                let label = host.as_ref().map(|h| h.label.as_str());
+                csv_rows.extend(emit::csv_rows(a, label)?);
+            }
+            Format::Json => {
+                let mut rec = emit::summary(a, started);
+                rec.host = host.as_ref().map(title);
+                sweepkit::io::write_record(stdout, &Record::Summary(rec))?;
+            }
+        }
+    }
+    if format == Format::Csv {
+        sweepkit::flat::write_csv(&mut *stdout, &csv_rows).context("writing stdout")?;
+    }
+    Ok(())
 }
 
 /// Notes about ignored input, capped so a huge file cannot flood stderr.

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod command;
 pub mod info;
 pub mod live;
+pub mod machine;
 pub mod output;
 pub mod probe;
 pub mod target;
@@ -254,6 +255,12 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         let mut rec = output::record(&verdict, started, &up, server, via.as_deref());
         if let sweepkit::Record::Ready(r) = &mut rec {
             r.config_source = config_source;
+        }
+        // Once per run, after the wait: it never delays readiness (nor a
+        // Ctrl-C, which should end the run at once).
+        if verdict.outcome != ReadyOutcome::Interrupted {
+            let host = machine::read(transport.as_ref(), machine::identity(&args, &up));
+            machine::attach(&mut rec, host);
         }
         sweepkit::io::write_record(&mut stdout, &rec).context("writing stdout")?;
     }
