@@ -11,6 +11,8 @@ pub struct Field {
     pub name: String,
     pub ty: String,
     pub doc: String,
+    /// `#[serde(flatten)]`: its fields sit at this level of the record.
+    pub flatten: bool,
 }
 
 /// A struct or enum from records.rs.
@@ -56,6 +58,7 @@ pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
         let mut fields = Vec::new();
         let mut variants = Vec::new();
         let mut fdoc: Vec<String> = Vec::new();
+        let mut flatten = false;
         for inner in lines.by_ref() {
             let t = inner.trim();
             if t == "}" {
@@ -64,6 +67,7 @@ pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
             if let Some(d) = t.strip_prefix("///") {
                 fdoc.push(d.trim().to_string());
             } else if t.starts_with("#[") || t.starts_with("//") || t.is_empty() {
+                flatten |= t.starts_with("#[serde(flatten");
                 continue;
             } else if is_struct {
                 if let Some((n, ty)) = t.strip_prefix("pub ").and_then(|r| r.split_once(':')) {
@@ -72,9 +76,11 @@ pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
                         name: n.trim().to_string(),
                         ty,
                         doc: fdoc.join(" "),
+                        flatten,
                     });
                 }
                 fdoc.clear();
+                flatten = false;
             } else {
                 let v = t.trim_end_matches(',');
                 let v = v.split('(').next().unwrap_or(v).trim();
@@ -156,8 +162,12 @@ fn walk(
         return;
     };
     for f in fields {
-        let path = format!("{prefix}{}", f.name);
         let inner = inner_type(&f.ty);
+        if f.flatten {
+            walk(items, inner, prefix, out, depth);
+            continue;
+        }
+        let path = format!("{prefix}{}", f.name);
         let mut doc = f.doc.clone();
         if doc.is_empty() && prefix.is_empty() {
             doc = shared_doc(&f.name).unwrap_or("").to_string();

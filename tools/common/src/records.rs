@@ -477,19 +477,11 @@ pub struct Counts {
     pub output_tokens: u64,
 }
 
-/// One load level's results: loadgen writes one per level.
+/// A level's latency statistics, in milliseconds: one type filled while
+/// loadgen aggregates and written as is (its fields sit at the top level
+/// of a bench record).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct BenchRecord {
-    pub schema: u32,
-    pub config: Config,
-    pub provenance: Provenance,
-    pub server: ServerInfo,
-    pub load: Load,
-    pub counts: Counts,
-    /// Failed requests by kind: `http_500`, `connect`, `timeout`,
-    /// `malformed_stream`, `cut_stream`, ...
-    pub errors: BTreeMap<String, u64>,
-    pub throughput: Throughput,
+pub struct Latency {
     pub ttft_ms: Stats,
     pub tpot_ms: Stats,
     /// Inter-token latency: each chunk gap spread over the chunk's tokens.
@@ -505,6 +497,24 @@ pub struct BenchRecord {
     /// service sees (vLLM issue 54101).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub e2e_incl_queue_ms: Option<Stats>,
+}
+
+/// One load level's results: loadgen writes one per level.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct BenchRecord {
+    pub schema: u32,
+    pub config: Config,
+    pub provenance: Provenance,
+    pub server: ServerInfo,
+    pub load: Load,
+    pub counts: Counts,
+    /// Failed requests by kind: `http_500`, `connect`, `timeout`,
+    /// `malformed_stream`, `cut_stream`, ...
+    pub errors: BTreeMap<String, u64>,
+    pub throughput: Throughput,
+    /// The latency blocks (flattened: each is a top-level field).
+    #[serde(flatten)]
+    pub latency: Latency,
     /// How ITL assigned tokens to chunks: `usage_per_chunk`,
     /// `one_per_chunk` or `apportioned_by_text` (least exact one used).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -721,6 +731,31 @@ mod tests {
         assert!(line.starts_with(r#"{"type":"failure""#), "{line}");
         let back: Record = serde_json::from_str(&line).unwrap();
         assert_eq!(back, Record::Failure(f));
+    }
+
+    #[test]
+    fn bench_latency_blocks_stay_top_level_fields_in_order() {
+        let mut b = BenchRecord::default();
+        b.latency.ttft_ms.p50 = 12.5;
+        b.latency.e2e_incl_queue_ms = Some(Stats::default());
+        let line = serde_json::to_string(&Record::Bench(b.clone())).unwrap();
+        let keys = [
+            "\"throughput\"",
+            "\"ttft_ms\"",
+            "\"tpot_ms\"",
+            "\"itl_ms\"",
+            "\"chunk_gap_ms\"",
+            "\"e2e_ms\"",
+            "\"queue_ms\"",
+            "\"start_lag_ms\"",
+            "\"e2e_incl_queue_ms\"",
+            "\"partial\"",
+        ];
+        let at: Vec<usize> = keys.iter().map(|k| line.find(k).unwrap()).collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{line}");
+        assert!(!line.contains("latency"), "{line}");
+        let back: Record = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, Record::Bench(b));
     }
 
     #[test]

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use sweepkit::records::{Counts, Stats, Throughput};
+use sweepkit::records::{Counts, Latency, Throughput};
 
 use crate::client::{kind_name, ChunkMark, Sample};
 use crate::stats::{round3, summarize, summarize_weighted};
@@ -192,14 +192,8 @@ pub struct Aggregate {
     pub errors: BTreeMap<String, u64>,
     pub throughput: Throughput,
     pub steady: Option<Throughput>,
-    pub ttft: Stats,
-    pub tpot: Stats,
-    pub itl: Stats,
-    pub gaps: Stats,
-    pub e2e: Stats,
-    pub queue: Stats,
-    pub e2e_incl_queue: Stats,
-    pub start_lag: Stats,
+    /// The record's own latency block, filled here and moved into it.
+    pub latency: Latency,
     pub itl_method: Option<&'static str>,
     pub tokens_per_chunk: Option<f64>,
     pub draft_n: Option<u64>,
@@ -292,14 +286,16 @@ pub fn aggregate(
     if chunk_n > 0 {
         a.tokens_per_chunk = Some(round3(tok_n / chunk_n as f64));
     }
-    a.ttft = summarize(&ttft);
-    a.tpot = summarize(&tpot);
-    a.e2e = summarize(&e2e);
-    a.e2e_incl_queue = summarize(&e2eq);
-    a.gaps = summarize(&gaps);
-    a.itl = summarize_weighted(&itl);
-    a.queue = summarize(&queue);
-    a.start_lag = summarize(&lag);
+    a.latency = Latency {
+        ttft_ms: summarize(&ttft),
+        tpot_ms: summarize(&tpot),
+        itl_ms: summarize_weighted(&itl),
+        chunk_gap_ms: summarize(&gaps),
+        e2e_ms: summarize(&e2e),
+        queue_ms: summarize(&queue),
+        start_lag_ms: summarize(&lag),
+        e2e_incl_queue_ms: Some(summarize(&e2eq)),
+    };
     if let (Some(f), Some(l)) = (first, last) {
         let el = ms(f, l) / 1000.0;
         a.throughput = rates(
@@ -475,8 +471,8 @@ mod tests {
         assert_eq!(a.counts.completed, 1);
         assert_eq!(a.counts.failed, 1);
         assert_eq!(a.errors.get("http_500"), Some(&1));
-        assert_eq!(a.ttft.count, 1);
-        assert_eq!(a.e2e.count, 1);
+        assert_eq!(a.latency.ttft_ms.count, 1);
+        assert_eq!(a.latency.e2e_ms.count, 1);
     }
 
     #[test]

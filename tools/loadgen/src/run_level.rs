@@ -201,7 +201,7 @@ fn warnings(
     // at most, however many the machine has.
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let usable = cores.min(a.client_threads as usize).max(1) as f64;
-    let lag99 = agg.start_lag.p99;
+    let lag99 = agg.latency.start_lag_ms.p99;
     if el > 0.0 && (cpu / el > 0.8 * usable || lag99 > 10.0) {
         let more = if (a.client_threads as usize) < cores {
             "raise --client-threads, "
@@ -359,7 +359,7 @@ pub fn run_all<W: Write>(
                     agg.counts.failed,
                     agg.throughput.requests_per_s,
                     agg.throughput.output_tok_per_s,
-                    agg.ttft.p50
+                    agg.latency.ttft_ms.p50
                 ),
             );
         }
@@ -396,14 +396,7 @@ pub fn run_all<W: Write>(
             counts: agg.counts.clone(),
             errors: agg.errors.clone(),
             throughput: agg.throughput.clone(),
-            ttft_ms: agg.ttft.clone(),
-            tpot_ms: agg.tpot.clone(),
-            itl_ms: agg.itl.clone(),
-            chunk_gap_ms: agg.gaps.clone(),
-            e2e_ms: agg.e2e.clone(),
-            queue_ms: agg.queue.clone(),
-            start_lag_ms: agg.start_lag.clone(),
-            e2e_incl_queue_ms: Some(agg.e2e_incl_queue.clone()),
+            latency: agg.latency.clone(),
             itl_method: agg.itl_method.map(str::to_string),
             tokens_per_chunk: agg.tokens_per_chunk,
             client_cpu_s: Some(crate::stats::round3(cpu)),
