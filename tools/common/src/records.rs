@@ -499,6 +499,48 @@ pub struct Latency {
     pub e2e_incl_queue_ms: Option<Stats>,
 }
 
+/// How `loadgen --until-stable` ended a level: a 95% confidence interval
+/// of its steady-state output throughput by non-overlapping batch means
+/// (Law & Kelton, Simulation Modeling and Analysis, ch. 9; see loadgen(1)),
+/// and why the level stopped.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Stability {
+    /// The half-width asked for (`--until-stable`), percent of the mean.
+    pub pct_target: f64,
+    /// The half-width reached, percent of the mean: when the level became
+    /// stable, else over every steady-state request. Absent when too few
+    /// completed to form the batches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_width_pct: Option<f64>,
+    /// Steady-state output tokens/s over the batches, the interval's centre.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_output_tok_per_s: Option<f64>,
+    /// Batches the steady-state requests were cut into (fixed).
+    pub batches: u64,
+    /// Completed requests per batch (grows with the level).
+    pub batch_size: u64,
+    /// Why the level ended.
+    pub stopped: StopReason,
+}
+
+/// Why an `--until-stable` level ended.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The interval came within the target.
+    Stable,
+    /// `--max-requests` (or its default) were sent first.
+    MaxRequests,
+    /// `--duration` ran out first.
+    Duration,
+    /// `--level-timeout` ran out first.
+    LevelTimeout,
+    /// Ctrl-C.
+    Interrupted,
+    /// The server stopped accepting connections.
+    ServerGone,
+}
+
 /// One load level's results: loadgen writes one per level.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct BenchRecord {
@@ -529,6 +571,10 @@ pub struct BenchRecord {
     /// Steady-state window (closed loop: ramp-up and drain excluded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<Throughput>,
+    /// `loadgen --until-stable`: the throughput interval and why the
+    /// level stopped. Absent without the flag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stability: Option<Stability>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<SpecStats>,
     /// Warnings a human should act on.

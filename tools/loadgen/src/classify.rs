@@ -2,7 +2,9 @@
 //! record when every request failed, or a bench record followed by a
 //! failure when the server died during the level.
 
-use sweepkit::records::{BenchRecord, FailureKind, Record, SpecStats, SCHEMA_VERSION};
+use sweepkit::records::{
+    BenchRecord, FailureKind, Record, SpecStats, Stability, StopReason, SCHEMA_VERSION,
+};
 use sweepkit::report;
 
 use crate::death;
@@ -90,7 +92,27 @@ fn level_warnings(lp: &LevelPlan, ctx: &Context, m: &Measured, died: Option<&str
         warns.push(format!("level cut short: {why}"));
     }
     warns.extend(died.map(str::to_string));
+    warns.extend(m.stability.as_ref().and_then(unstable));
     warns
+}
+
+/// `--until-stable` ran into a bound before the interval was narrow enough.
+fn unstable(s: &Stability) -> Option<String> {
+    if s.stopped == StopReason::Stable {
+        return None;
+    }
+    let reached = s
+        .half_width_pct
+        .map_or("no interval yet (too few requests)".into(), |h| {
+            format!("the interval is +-{h:.1}%")
+        });
+    let stopped = serde_json::to_value(s.stopped).unwrap_or_default();
+    Some(format!(
+        "not stable within {}%: {reached} when the level stopped ({}); \
+         raise --max-requests or --duration, or accept a wider --until-stable",
+        s.pct_target,
+        stopped.as_str().unwrap_or("")
+    ))
 }
 
 /// The level's warnings and, unless quiet, its one-line summary.
@@ -139,6 +161,7 @@ fn bench_record(
         client_cpu_s: Some(crate::stats::round3(m.cpu)),
         steady: agg.steady,
         spec: m.spec,
+        stability: m.stability,
         warnings,
         partial,
         upstream: up.raw.clone(),

@@ -66,6 +66,22 @@ pub struct Outcome {
     pub cut_short: Option<String>,
     /// The server refused connections until we gave up.
     pub server_gone: bool,
+    /// What ended the level.
+    pub ended: Ended,
+}
+
+/// What ended a level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// Its bound: the request count was sent or the duration was over.
+    Bound,
+    /// `on_sample` said it had seen enough (`--until-stable`).
+    Enough,
+    Interrupted,
+    /// `--level-timeout`.
+    Deadline,
+    /// The server refused connections until we gave up.
+    ServerGone,
 }
 
 enum Msg {
@@ -96,8 +112,10 @@ pub struct Env<'a> {
     pub interrupted: &'a AtomicBool,
     pub deadline: Instant,
     pub seed: u64,
-    /// Called once per finished request (progress bar).
-    pub on_sample: &'a dyn Fn(),
+    /// Called once per finished request with the start of the steady
+    /// state (None while ramping up): progress, and `--until-stable`,
+    /// which returns true once it has seen enough (the level then ends).
+    pub on_sample: &'a dyn Fn(&Sample, Option<Instant>) -> bool,
 }
 
 fn new_sample(
@@ -191,6 +209,7 @@ async fn run_async(env: &Env<'_>, shape: Shape, bound: Bound) -> Outcome {
         abandoned: 0,
         cut_short: None,
         server_gone: false,
+        ended: Ended::Bound,
     };
     collect(env, &ctl, &mut rx, shape, workers, &mut out).await;
     ctl.stop.store(true, SeqCst);
@@ -243,9 +262,10 @@ async fn collect(
                         refused_in_a_row = 0;
                     }
                     out.samples.push(*s);
-                    (env.on_sample)();
+                    offer(env, ctl, shape, out);
                     if refused_in_a_row >= give_up && !out.server_gone {
                         out.server_gone = true;
+                        out.ended = Ended::ServerGone;
                         out.cut_short = Some(format!(
                             "the server refused {refused_in_a_row} connections in a row"
                         ));
@@ -266,6 +286,7 @@ async fn collect(
         if env.interrupted.load(SeqCst) && grace_until.is_none() {
             ctl.stop.store(true, SeqCst);
             out.cut_short = Some("interrupted".into());
+            out.ended = Ended::Interrupted;
             grace_until = Some(now + INTERRUPT_GRACE);
         }
         if grace_until.is_some_and(|g| now >= g) {
@@ -273,10 +294,26 @@ async fn collect(
         }
         if now >= env.deadline {
             ctl.stop.store(true, SeqCst);
-            out.cut_short
-                .get_or_insert_with(|| "level timeout reached".into());
+            if out.cut_short.is_none() {
+                out.cut_short = Some("level timeout reached".into());
+                out.ended = Ended::Deadline;
+            }
             return;
         }
+    }
+}
+
+/// Show the newest sample to `on_sample`; when it has seen enough, stop
+/// sending (requests in flight finish) and close the steady window now.
+fn offer(env: &Env<'_>, ctl: &Ctl, shape: Shape, out: &mut Outcome) {
+    let Some(s) = out.samples.last() else { return };
+    let from = match shape {
+        Shape::Closed { .. } => ctl.win_open.get().copied(),
+        Shape::Open { .. } => Some(out.started),
+    };
+    if (env.on_sample)(s, from) && !ctl.stop.swap(true, SeqCst) {
+        let _ = ctl.win_close.set(Instant::now());
+        out.ended = Ended::Enough;
     }
 }
 

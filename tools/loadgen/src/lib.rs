@@ -22,6 +22,7 @@ pub mod server;
 pub mod setup;
 pub mod spec;
 pub mod sse;
+pub mod stability;
 pub mod stats;
 pub mod upstream;
 

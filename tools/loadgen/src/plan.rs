@@ -54,6 +54,17 @@ pub struct LevelPlan {
     pub requests_out: Option<PathBuf>,
     /// `--model` was given: setup asked the server nothing yet.
     pub model_given: bool,
+    /// `--until-stable`, when given.
+    pub until_stable: Option<UntilStable>,
+}
+
+/// `--until-stable PCT` and its bounds.
+#[derive(Debug, Clone, Copy)]
+pub struct UntilStable {
+    /// Target half-width, percent of the mean.
+    pub pct: f64,
+    /// `--min-requests` (None: the level's default count, at least 20).
+    pub min_requests: Option<u64>,
 }
 
 fn usage(msg: String) -> Exit {
@@ -97,13 +108,13 @@ impl Plan {
             extra,
             started: SystemTime::now(),
             endpoint_path,
-            level: LevelPlan::from_args(a),
+            level: LevelPlan::from_args(a, until_stable(a)?),
         })
     }
 }
 
 impl LevelPlan {
-    fn from_args(a: &Args) -> LevelPlan {
+    fn from_args(a: &Args, until_stable: Option<UntilStable>) -> LevelPlan {
         LevelPlan {
             warmup: a.warmup,
             requests: a.requests,
@@ -121,6 +132,7 @@ impl LevelPlan {
             client_threads: a.client_threads,
             requests_out: a.requests_out.clone(),
             model_given: a.model.is_some(),
+            until_stable,
         }
     }
 }
@@ -156,6 +168,40 @@ fn base_url(a: &Args, up: &Upstream) -> Result<String, Exit> {
         .trim_end_matches('/')
         .trim_end_matches("/v1")
         .to_string())
+}
+
+/// `--until-stable PCT` (`5` or `5%`) with `--min-requests` and the cap.
+fn until_stable(a: &Args) -> Result<Option<UntilStable>, Exit> {
+    let Some(text) = &a.until_stable else {
+        return Ok(None);
+    };
+    let pct = text
+        .trim()
+        .strip_suffix('%')
+        .unwrap_or(text.trim())
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p > 0.0 && *p < 100.0)
+        .ok_or_else(|| {
+            usage(format!(
+                "--until-stable '{text}': expected a percentage above 0 and below 100 \
+                 (e.g. 5 or 5%)"
+            ))
+        })?;
+    if a.min_requests == Some(0) {
+        return Err(usage("--min-requests: must be above 0".into()));
+    }
+    if let (Some(min), Some(max)) = (a.min_requests, a.requests) {
+        if max < min {
+            return Err(usage(format!(
+                "--max-requests {max} is below --min-requests {min}"
+            )));
+        }
+    }
+    Ok(Some(UntilStable {
+        pct,
+        min_requests: a.min_requests,
+    }))
 }
 
 /// One shape per level: open loop per rate, else closed per concurrency.

@@ -3,6 +3,7 @@
 //! record, a failure, or a stop), record (write it and decide whether the
 //! run goes on).
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,17 +11,19 @@ use std::time::{Instant, SystemTime};
 
 use anyhow::{anyhow, Context as _};
 use sweepkit::exit;
-use sweepkit::records::{BenchRecord, Load, SpecStats};
+use sweepkit::records::{BenchRecord, Load, SpecStats, Stability, StopReason};
 use sweepkit::report::{Exit, WithCode};
 
 use crate::classify::{self, Verdict};
+use crate::client::Sample;
 use crate::death;
-use crate::level::{self, Bound, Env, Outcome, Shape};
+use crate::level::{self, Bound, Ended, Env, Outcome, Shape};
 use crate::metrics::{aggregate, Aggregate, Derived};
 use crate::output::{self, Sink};
-use crate::plan::{LevelPlan, Plan};
+use crate::plan::{LevelPlan, Plan, UntilStable};
 use crate::setup::Context;
 use crate::spec;
+use crate::stability::{Tracker, BATCHES};
 use crate::upstream::Upstream;
 
 /// Process CPU time (user + system) so far, in seconds.
@@ -64,6 +67,8 @@ pub struct Measured {
     /// Client CPU seconds during the measurement.
     pub cpu: f64,
     pub spec: Option<SpecStats>,
+    /// `--until-stable`: the interval and why the level stopped.
+    pub stability: Option<Stability>,
 }
 
 /// Run every level in turn; write records; map outcomes to the exit code.
@@ -130,7 +135,7 @@ fn measure(
         load: load.clone(),
         ..BenchRecord::default()
     });
-    let noop = || {};
+    let noop = |_: &Sample, _: Option<Instant>| false;
     let mut env = Env {
         rt: &ctx.rt,
         target: ctx.target.clone(),
@@ -143,10 +148,10 @@ fn measure(
     };
     p.answered |= warm_up(&mut env, lp, level.shape);
     let before = scrape(ctx, lp.scrape);
-    let (out, cpu) = run_measured(&env, lp, &label, level.shape, bound);
+    let (out, cpu, stability) = run_measured(&env, lp, &label, level.shape, bound);
     p.offset = env.offset + out.samples.len() as u64;
     let (agg, derived) = aggregate_level(plan, &out, level.shape);
-    if bound.duration.is_some() {
+    if bound.duration.is_some() || stability.is_some() {
         load.requests = Some(out.samples.len() as u64);
     }
     let spec = classify::spec_stats(ctx, lp.scrape, &agg, before);
@@ -160,6 +165,7 @@ fn measure(
         derived,
         cpu,
         spec,
+        stability,
     }
 }
 
@@ -184,19 +190,26 @@ fn warm_up(env: &mut Env, lp: &LevelPlan, shape: Shape) -> bool {
     warm.samples.iter().any(death::answered)
 }
 
-/// The measured run, with a progress bar on a terminal; its client CPU.
+/// The measured run, with a progress bar on a terminal and the
+/// `--until-stable` tracker; its client CPU and stability.
 fn run_measured(
     env: &Env,
     lp: &LevelPlan,
     label: &str,
     shape: Shape,
     bound: Bound,
-) -> (Outcome, f64) {
+) -> (Outcome, f64, Option<Stability>) {
     let pb = progress(lp.quiet, label, bound.count);
-    let tick = || {
+    let tracker = lp
+        .until_stable
+        .map(|u| RefCell::new(Tracker::new(u.pct, min_requests(u, shape))));
+    let tick = |s: &Sample, from: Option<Instant>| {
         if let Some(p) = &pb {
             p.inc(1);
         }
+        tracker
+            .as_ref()
+            .is_some_and(|t| t.borrow_mut().add(s, from))
     };
     let env = Env {
         target: env.target.clone(),
@@ -210,7 +223,46 @@ fn run_measured(
     if let Some(p) = &pb {
         p.finish_and_clear();
     }
-    (out, cpu)
+    let stability = lp
+        .until_stable
+        .zip(tracker)
+        .map(|(u, t)| stability(u, &t.into_inner(), out.ended, bound));
+    (out, cpu, stability)
+}
+
+/// The record's stability block: the interval and what ended the level.
+fn stability(u: UntilStable, t: &Tracker, ended: Ended, bound: Bound) -> Stability {
+    let stopped = match ended {
+        Ended::Enough => StopReason::Stable,
+        Ended::Bound if bound.duration.is_some() => StopReason::Duration,
+        Ended::Bound => StopReason::MaxRequests,
+        Ended::Deadline => StopReason::LevelTimeout,
+        Ended::Interrupted => StopReason::Interrupted,
+        Ended::ServerGone => StopReason::ServerGone,
+    };
+    let iv = t.interval();
+    Stability {
+        pct_target: u.pct,
+        half_width_pct: iv.map(|i| crate::stats::round3(i.half_width_pct)),
+        mean_output_tok_per_s: iv.map(|i| crate::stats::round3(i.mean)),
+        batches: BATCHES as u64,
+        batch_size: iv.map_or(0, |i| i.batch_size),
+        stopped,
+    }
+}
+
+/// The level's default request count (fixed mode).
+fn default_count(shape: Shape) -> u64 {
+    match shape {
+        Shape::Closed { concurrency } => (8 * concurrency as u64).max(16),
+        Shape::Open { rate, .. } => ((10.0 * rate).ceil() as u64).max(16),
+    }
+}
+
+/// `--min-requests`, or the level's default count, at least two per batch.
+fn min_requests(u: UntilStable, shape: Shape) -> u64 {
+    u.min_requests
+        .unwrap_or_else(|| default_count(shape).max(2 * BATCHES as u64))
 }
 
 fn aggregate_level(plan: &Plan, out: &Outcome, shape: Shape) -> (Aggregate, Vec<Option<Derived>>) {
@@ -240,12 +292,15 @@ fn bound_for(lp: &LevelPlan, shape: Shape) -> Bound {
             duration: Some(d),
         };
     }
-    let default = match shape {
-        Shape::Closed { concurrency } => (8 * concurrency as u64).max(16),
-        Shape::Open { rate, .. } => ((10.0 * rate).ceil() as u64).max(16),
+    // With --until-stable the count is a cap: ten times the fixed
+    // default, and never below --min-requests.
+    let count = match (lp.requests, lp.until_stable) {
+        (Some(n), _) => n,
+        (None, None) => default_count(shape),
+        (None, Some(u)) => (10 * default_count(shape)).max(min_requests(u, shape)),
     };
     Bound {
-        count: Some(lp.requests.unwrap_or(default)),
+        count: Some(count),
         duration: None,
     }
 }
