@@ -3,23 +3,24 @@
 //!
 //! Method: non-overlapping batch means (Law & Kelton, "Simulation Modeling
 //! and Analysis", ch. 9, output analysis of a single system: the method of
-//! batch means). The completed requests of the steady state, in completion
-//! order, form a fixed number of batches, `BATCHES`, whose size grows with
-//! the count (b = n / BATCHES, the remainder waits for the next look).
-//! Batch j holds b requests: its output tokens z_j over its time y_j,
-//! from the previous batch's last completion (the steady state's start for
-//! the first) to its own last one. The throughput is the ratio of the sums,
-//! R = sum z / sum y (what `steady` reports, not a mean of per-batch rates,
-//! which short batches would inflate), and its 95% interval is the batch
-//! means' ratio interval by the delta method (Law & Kelton, same chapter,
-//! ratio estimators): R +- t(0.975, BATCHES - 1) sqrt(sum (z_j - R y_j)^2 /
-//! (BATCHES (BATCHES - 1))) / mean y; the level is stable when that half-width, relative to the
-//! mean, is at most PCT. A fixed 10 batches follows Schmeiser (1982, "Batch
-//! size effects in the analysis of simulation output", Operations Research
-//! 30(3)), quoted by Law & Kelton: 10 to 30 batches, few enough that each
-//! is long and the batch means nearly independent. Warm-up and the
-//! closed-loop ramp are excluded as for `steady` (the window opens when
-//! in-flight first reaches 0.95 x concurrency).
+//! batch means). The n completed requests of the steady state, in
+//! completion order, form a fixed number of batches, `BATCHES`, whose size
+//! grows with n (batch j holds requests j n / BATCHES up to (j + 1) n /
+//! BATCHES, so every request counts). Batch j's output tokens z_j came in
+//! its time y_j, from the previous batch's last completion (the steady
+//! state's start for the first) to its own last one. The throughput is
+//! the ratio of the sums, R = sum z / sum y (what `steady` reports, not a
+//! mean of per-batch rates, which short batches would inflate), and its
+//! 95% interval the ratio estimator's by the delta method (Law & Kelton,
+//! same chapter): R +- t(0.975, BATCHES - 1) sqrt(sum (z_j - R y_j)^2 /
+//! (BATCHES (BATCHES - 1))) / mean y. The level is stable when that
+//! half-width is at most PCT percent of R. A fixed 10 batches follows
+//! Schmeiser (1982, "Batch size effects in the analysis of simulation
+//! output", Operations Research 30(3)), as Law & Kelton quote him: 10 to
+//! 30 batches, few enough that each is long and the batch means nearly
+//! independent. Warm-up and the closed-loop ramp are excluded as for
+//! `steady` (the window opens when in-flight first reaches 0.95 x
+//! concurrency).
 
 use std::time::Instant;
 
@@ -46,16 +47,17 @@ pub struct Interval {
 /// The interval over completions `(seconds since the steady state began,
 /// output tokens)` in completion order; None with fewer than one request
 /// per batch, or when a batch took no time (completions that coincide,
-/// as a closed loop's do, until batches span more than one round).
+/// as a lock-step closed loop's do, until batches span more than a round).
 pub fn batch_means(done: &[(f64, f64)]) -> Option<Interval> {
-    let b = done.len() / BATCHES;
-    if b == 0 {
+    let n = done.len();
+    if n < BATCHES {
         return None;
     }
     let (mut z, mut y) = ([0.0f64; BATCHES], [0.0f64; BATCHES]);
     let mut prev_end = 0.0;
-    for (j, batch) in done.chunks_exact(b).take(BATCHES).enumerate() {
-        let end = batch[b - 1].0;
+    for j in 0..BATCHES {
+        let batch = &done[j * n / BATCHES..(j + 1) * n / BATCHES];
+        let end = batch[batch.len() - 1].0;
         y[j] = end - prev_end;
         if y[j] <= 0.0 {
             return None;
@@ -71,8 +73,8 @@ pub fn batch_means(done: &[(f64, f64)]) -> Option<Interval> {
     (ratio > 0.0).then(|| Interval {
         mean: ratio,
         half_width_pct: 100.0 * hw / ratio,
-        batch_size: b as u64,
-        requests: (b * BATCHES) as u64,
+        batch_size: (n / BATCHES) as u64,
+        requests: n as u64,
     })
 }
 
@@ -85,8 +87,8 @@ pub struct Tracker {
     start: Option<Instant>,
     /// Steady-state completions: (seconds after `start`, output tokens).
     done: Vec<(f64, f64)>,
-    /// The interval that met the target, once one has.
-    pub stable: Option<Interval>,
+    /// When (seconds after `start`) the interval met the target.
+    stable_at: Option<f64>,
 }
 
 impl Tracker {
@@ -97,22 +99,19 @@ impl Tracker {
             completed: 0,
             start: None,
             done: Vec::new(),
-            stable: None,
+            stable_at: None,
         }
     }
 
     /// Take a finished request; `from`: when the steady state began (None
     /// while ramping up). True once the interval is within the target.
     pub fn add(&mut self, s: &Sample, from: Option<Instant>) -> bool {
-        if self.stable.is_some() {
-            return true;
-        }
         if s.error.is_some() {
-            return false;
+            return self.stable_at.is_some();
         }
         self.completed += 1;
         let Some(from) = from.filter(|f| s.done >= *f) else {
-            return false;
+            return self.stable_at.is_some();
         };
         let start = *self.start.get_or_insert(from);
         let at = s.done.saturating_duration_since(start).as_secs_f64();
@@ -121,19 +120,28 @@ impl Tracker {
             .and_then(|u| u.completion_tokens)
             .unwrap_or(s.chunks.len() as u64);
         // Completions reach the collector nearly in order; keep them sorted.
+        // Those after the stable point (the drain) are kept out; those
+        // stamped before it but collected after still count.
         let pos = self.done.partition_point(|d| d.0 <= at);
-        self.done.insert(pos, (at, tokens as f64));
-        if self.completed < self.min_requests || !self.done.len().is_multiple_of(BATCHES) {
-            return false;
+        if self.stable_at.is_none_or(|t| at <= t) {
+            self.done.insert(pos, (at, tokens as f64));
         }
-        let iv = batch_means(&self.done);
-        self.stable = iv.filter(|iv| iv.half_width_pct <= self.pct);
-        self.stable.is_some()
+        if self.stable_at.is_some()
+            || self.completed < self.min_requests
+            || !self.done.len().is_multiple_of(BATCHES)
+        {
+            return self.stable_at.is_some();
+        }
+        if batch_means(&self.done).is_some_and(|iv| iv.half_width_pct <= self.pct) {
+            self.stable_at = Some(start.elapsed().as_secs_f64());
+        }
+        self.stable_at.is_some()
     }
 
-    /// The interval that met the target, else the one over everything seen.
+    /// The interval over the steady state up to the stable point (or all
+    /// of it when the target was not met).
     pub fn interval(&self) -> Option<Interval> {
-        self.stable.or_else(|| batch_means(&self.done))
+        batch_means(&self.done)
     }
 }
 
@@ -149,6 +157,11 @@ mod tests {
         assert!((iv.mean - 100.0).abs() < 1e-9, "{iv:?}");
         assert!(iv.half_width_pct < 1e-6, "{iv:?}");
         assert_eq!((iv.batch_size, iv.requests), (4, 40));
+        // 45 requests: batches of 4 or 5, every request counted.
+        let done: Vec<(f64, f64)> = (1..=45).map(|i| (0.1 * i as f64, 10.0)).collect();
+        let iv = batch_means(&done).unwrap();
+        assert!((iv.mean - 100.0).abs() < 1e-9, "{iv:?}");
+        assert_eq!((iv.batch_size, iv.requests), (4, 45));
     }
 
     #[test]
