@@ -218,6 +218,40 @@ fn add_sglang(a: &mut Aggregate, m: crate::sse::MetaInfo, output_tokens: u64) {
     sums.drafted = add(sums.drafted, m.spec_draft_token_num);
 }
 
+/// The per-request values a level collects before summarizing them.
+#[derive(Default)]
+struct Acc {
+    ttft: Vec<f64>,
+    tpot: Vec<f64>,
+    e2e: Vec<f64>,
+    gaps: Vec<f64>,
+    itl: Vec<(f64, f64)>,
+    queue: Vec<f64>,
+    lag: Vec<f64>,
+    e2eq: Vec<f64>,
+    /// Requests that met every SLO.
+    good: u64,
+    chunk_n: usize,
+    tok_n: f64,
+    methods: BTreeMap<&'static str, u64>,
+    busy_ms: f64,
+}
+
+impl Acc {
+    fn latency(&self) -> Latency {
+        Latency {
+            ttft_ms: summarize(&self.ttft),
+            tpot_ms: summarize(&self.tpot),
+            itl_ms: summarize_weighted(&self.itl),
+            chunk_gap_ms: summarize(&self.gaps),
+            e2e_ms: summarize(&self.e2e),
+            queue_ms: summarize(&self.queue),
+            start_lag_ms: summarize(&self.lag),
+            e2e_incl_queue_ms: Some(summarize(&self.e2eq)),
+        }
+    }
+}
+
 /// Aggregate a level. `window`: the steady-state window, if any.
 pub fn aggregate(
     samples: &[Sample],
@@ -227,21 +261,13 @@ pub fn aggregate(
     window: Option<(Instant, Instant)>,
 ) -> (Aggregate, Vec<Option<Derived>>) {
     let mut a = Aggregate::default();
+    let mut acc = Acc::default();
     let mut derived = Vec::with_capacity(samples.len());
-    let (mut ttft, mut tpot, mut e2e, mut gaps, mut itl) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut queue, mut lag, mut e2eq) = (Vec::new(), Vec::new(), Vec::new());
-    let mut good = 0u64;
-    let (mut chunk_n, mut tok_n) = (0usize, 0.0f64);
-    let mut methods = BTreeMap::new();
-    let first = samples.iter().map(|s| s.sent).min();
-    let last = samples.iter().map(|s| s.done).max();
-    let mut busy_ms = 0.0;
     for s in samples {
         let q = ms(s.scheduled, s.sent);
-        queue.push(q);
-        lag.push(ms(s.slot.max(s.scheduled), s.sent));
-        busy_ms += ms(s.sent, s.done);
+        acc.queue.push(q);
+        acc.lag.push(ms(s.slot.max(s.scheduled), s.sent));
+        acc.busy_ms += ms(s.sent, s.done);
         if let Some(k) = &s.error {
             a.counts.failed += 1;
             *a.errors.entry(kind_name(k)).or_default() += 1;
@@ -249,83 +275,88 @@ pub fn aggregate(
             continue;
         }
         let d = derive(s, stream, ignore_eos);
-        a.counts.completed += 1;
-        a.counts.output_tokens += d.output_tokens;
-        a.counts.input_tokens += d.input_tokens;
-        a.counts.usage_missing += d.usage_missing as u64;
-        a.counts.early_stops += d.early_stop as u64;
-        ttft.extend(d.ttft_ms);
-        tpot.extend(d.tpot_ms);
-        e2e.push(d.e2e_ms);
-        e2eq.push(d.e2e_ms + q);
-        gaps.extend_from_slice(&d.gaps_ms);
-        itl.extend_from_slice(&d.itl);
-        chunk_n += d.ks.len();
-        tok_n += d.ks.iter().sum::<f64>();
-        if !d.ks.is_empty() {
-            *methods.entry(d.itl_method).or_insert(0u64) += 1;
-        }
-        if slo.is_some_and(|x| meets(x, &d)) {
-            good += 1;
-        }
-        if let Some(t) = s.timings {
-            if let (Some(n), Some(acc)) = (t.draft_n, t.draft_n_accepted) {
-                *a.draft_n.get_or_insert(0) += n;
-                *a.draft_accepted.get_or_insert(0) += acc;
-            }
-        }
-        if let Some(m) = s.meta_info.filter(|m| m.spec_verify_ct.is_some()) {
-            add_sglang(&mut a, m, d.output_tokens);
-        }
+        add_completed(&mut a, &mut acc, s, &d, q, slo);
         derived.push(Some(d));
     }
     // The least exact method used by any request names the level's.
     a.itl_method = [ITL_APPORTIONED, ITL_ONE, ITL_USAGE]
         .into_iter()
-        .find(|m| methods.contains_key(m));
-    if chunk_n > 0 {
-        a.tokens_per_chunk = Some(round3(tok_n / chunk_n as f64));
+        .find(|m| acc.methods.contains_key(m));
+    if acc.chunk_n > 0 {
+        a.tokens_per_chunk = Some(round3(acc.tok_n / acc.chunk_n as f64));
     }
-    a.latency = Latency {
-        ttft_ms: summarize(&ttft),
-        tpot_ms: summarize(&tpot),
-        itl_ms: summarize_weighted(&itl),
-        chunk_gap_ms: summarize(&gaps),
-        e2e_ms: summarize(&e2e),
-        queue_ms: summarize(&queue),
-        start_lag_ms: summarize(&lag),
-        e2e_incl_queue_ms: Some(summarize(&e2eq)),
-    };
+    a.latency = acc.latency();
+    let first = samples.iter().map(|s| s.sent).min();
+    let last = samples.iter().map(|s| s.done).max();
     if let (Some(f), Some(l)) = (first, last) {
-        let el = ms(f, l) / 1000.0;
-        a.throughput = rates(
-            el,
-            a.counts.completed,
-            a.counts.output_tokens,
-            a.counts.input_tokens,
-        );
-        a.throughput.achieved_concurrency = if el > 0.0 {
-            round3(busy_ms / 1000.0 / el)
-        } else {
-            0.0
-        };
-        if slo.is_some() {
-            a.throughput.goodput_req_per_s = Some(if el > 0.0 {
-                round3(good as f64 / el)
-            } else {
-                0.0
-            });
-            a.throughput.slo_attainment = Some(if a.counts.completed > 0 {
-                round3(good as f64 / samples.len() as f64)
-            } else {
-                0.0
-            });
-        }
+        a.throughput = level_throughput(&a.counts, &acc, ms(f, l) / 1000.0, slo, samples.len());
     }
     if let Some(w) = window {
         a.steady = steady(samples, &derived, w, slo);
     }
     (a, derived)
+}
+
+/// Add a completed request's figures to the level's.
+fn add_completed(
+    a: &mut Aggregate,
+    acc: &mut Acc,
+    s: &Sample,
+    d: &Derived,
+    q: f64,
+    slo: Option<&Slo>,
+) {
+    a.counts.completed += 1;
+    a.counts.output_tokens += d.output_tokens;
+    a.counts.input_tokens += d.input_tokens;
+    a.counts.usage_missing += d.usage_missing as u64;
+    a.counts.early_stops += d.early_stop as u64;
+    acc.ttft.extend(d.ttft_ms);
+    acc.tpot.extend(d.tpot_ms);
+    acc.e2e.push(d.e2e_ms);
+    acc.e2eq.push(d.e2e_ms + q);
+    acc.gaps.extend_from_slice(&d.gaps_ms);
+    acc.itl.extend_from_slice(&d.itl);
+    acc.chunk_n += d.ks.len();
+    acc.tok_n += d.ks.iter().sum::<f64>();
+    if !d.ks.is_empty() {
+        *acc.methods.entry(d.itl_method).or_insert(0u64) += 1;
+    }
+    if slo.is_some_and(|x| meets(x, d)) {
+        acc.good += 1;
+    }
+    if let Some(t) = s.timings {
+        if let (Some(n), Some(acc)) = (t.draft_n, t.draft_n_accepted) {
+            *a.draft_n.get_or_insert(0) += n;
+            *a.draft_accepted.get_or_insert(0) += acc;
+        }
+    }
+    if let Some(m) = s.meta_info.filter(|m| m.spec_verify_ct.is_some()) {
+        add_sglang(a, m, d.output_tokens);
+    }
+}
+
+/// Whole-level throughput over `el` seconds (first send to last finish).
+fn level_throughput(c: &Counts, acc: &Acc, el: f64, slo: Option<&Slo>, n: usize) -> Throughput {
+    let mut t = rates(el, c.completed, c.output_tokens, c.input_tokens);
+    t.achieved_concurrency = if el > 0.0 {
+        round3(acc.busy_ms / 1000.0 / el)
+    } else {
+        0.0
+    };
+    if slo.is_some() {
+        t.goodput_req_per_s = Some(if el > 0.0 {
+            round3(acc.good as f64 / el)
+        } else {
+            0.0
+        });
+        t.slo_attainment = Some(if c.completed > 0 {
+            round3(acc.good as f64 / n as f64)
+        } else {
+            0.0
+        });
+    }
+    t
 }
 
 fn rates(elapsed_s: f64, done: u64, out: u64, inp: u64) -> Throughput {
