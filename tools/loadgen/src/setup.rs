@@ -55,19 +55,10 @@ fn pool_size(plan: &Plan) -> usize {
     (per_level * plan.shapes.len()).clamp(1, PROMPT_POOL)
 }
 
+/// Find the server and model, build the prompts and the request bodies,
+/// and the event loop the load runs on.
 pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectError> {
-    // SWEEPKIT_API_KEY too: wait-ready reads it, and a sweep sets one key
-    // for every tool (otherwise each level fails on HTTP 401).
-    let key = a.api_key.clone().or_else(|| {
-        std::env::var("SWEEPKIT_API_KEY")
-            .ok()
-            .filter(|k| !k.is_empty())
-    });
-    if let Some(k) = &key {
-        // Never echoed: scrubbed from every record and message from here on.
-        sweepkit::redact::remember(k);
-    }
-    let auth = key.as_ref().map(|k| format!("Bearer {k}"));
+    let auth = api_key(a).map(|k| format!("Bearer {k}"));
     let probe = Probe::new(&plan.base_url, auth.clone());
     let (model, owner) = match &a.model {
         Some(m) => (m.clone(), None),
@@ -85,58 +76,8 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
         info.as_ref(),
         up.server.clone(),
     );
-    let n = pool_size(plan);
-    let (prompts, label, method, synth): (Vec<Prompt>, String, Option<String>, Option<u64>) =
-        match &a.prompts_file {
-            Some(path) => {
-                let fmt = format!("{:?}", a.prompts_format).to_lowercase();
-                let (ps, label) = prompts::from_file(path, &fmt)
-                    .map_err(|e| Exit::new(exit::BAD_INPUT, e.context("--prompts-file")))?;
-                (ps, label, Some(prompts::METHOD_APPROX.into()), None)
-            }
-            None => {
-                let tok = RemoteTokenizer {
-                    probe: &probe,
-                    model: &model,
-                };
-                let use_tok = !a.no_tokenize && {
-                    use crate::prompts::Tokenizer;
-                    tok.count("hello world").is_some()
-                };
-                let t: Option<&dyn prompts::Tokenizer> = if use_tok { Some(&tok) } else { None };
-                let (ps, m) = prompts::synthetic(n, a.input_tokens, a.seed, t);
-                (ps, "synthetic".into(), Some(m.into()), Some(a.input_tokens))
-            }
-        };
-    let spec = BodySpec {
-        model: &model,
-        chat: a.endpoint == Endpoint::Chat,
-        native: a.endpoint == Endpoint::Generate,
-        stream: !a.no_stream,
-        continuous_usage: !a.no_continuous_usage,
-        max_tokens: Some(a.max_tokens),
-        ignore_eos: a.ignore_eos,
-        temperature: a.temperature,
-        extra: plan.extra.as_ref(),
-    };
-    // An --extra-body max_tokens wins over the flag: early stops are judged
-    // against what was really asked.
-    let extra_max = plan
-        .extra
-        .as_ref()
-        .and_then(|m| {
-            m.get("max_tokens")
-                .or_else(|| m.get("max_completion_tokens"))
-        })
-        .and_then(Value::as_u64);
-    let prepared: Vec<Prepared> = prompts
-        .iter()
-        .map(|p| Prepared {
-            body: prompts::body(&spec, p).into(),
-            asked_tokens: Some(extra_max.or(p.output_tokens).unwrap_or(a.max_tokens)),
-            input_tokens: p.input_tokens,
-        })
-        .collect();
+    let pool = prompt_pool(a, &probe, &model, pool_size(plan))?;
+    let prepared = prepare(a, plan, &model, &pool.prompts);
     let mut target = Target::new(
         &format!("{}{}", plan.base_url, plan.endpoint_path),
         auth.as_deref(),
@@ -161,10 +102,96 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
         server,
         server_info: info,
         prepared: Arc::new(prepared),
-        prompts_label: label,
-        input_len_method: method,
-        synthetic_input_tokens: synth,
+        prompts_label: pool.label,
+        input_len_method: pool.method,
+        synthetic_input_tokens: pool.synthetic_input_tokens,
     })
+}
+
+/// The API key: `--api-key`/`OPENAI_API_KEY`, else `SWEEPKIT_API_KEY`
+/// (wait-ready reads it, and a sweep sets one key for every tool;
+/// otherwise each level fails on HTTP 401).
+fn api_key(a: &Args) -> Option<String> {
+    let key = a.api_key.clone().or_else(|| {
+        std::env::var("SWEEPKIT_API_KEY")
+            .ok()
+            .filter(|k| !k.is_empty())
+    });
+    if let Some(k) = &key {
+        // Never echoed: scrubbed from every record and message from here on.
+        sweepkit::redact::remember(k);
+    }
+    key
+}
+
+/// The prompts and how the record describes them.
+struct Pool {
+    prompts: Vec<Prompt>,
+    label: String,
+    method: Option<String>,
+    synthetic_input_tokens: Option<u64>,
+}
+
+/// `n` synthetic prompts (sized with the server's /tokenize when it has
+/// one) or the `--prompts-file`.
+fn prompt_pool(a: &Args, probe: &Probe, model: &str, n: usize) -> Result<Pool, Exit> {
+    if let Some(path) = &a.prompts_file {
+        let fmt = format!("{:?}", a.prompts_format).to_lowercase();
+        let (prompts, label) = prompts::from_file(path, &fmt)
+            .map_err(|e| Exit::new(exit::BAD_INPUT, e.context("--prompts-file")))?;
+        return Ok(Pool {
+            prompts,
+            label,
+            method: Some(prompts::METHOD_APPROX.into()),
+            synthetic_input_tokens: None,
+        });
+    }
+    let tok = RemoteTokenizer { probe, model };
+    let use_tok = !a.no_tokenize && {
+        use crate::prompts::Tokenizer;
+        tok.count("hello world").is_some()
+    };
+    let t: Option<&dyn prompts::Tokenizer> = if use_tok { Some(&tok) } else { None };
+    let (prompts, m) = prompts::synthetic(n, a.input_tokens, a.seed, t);
+    Ok(Pool {
+        prompts,
+        label: "synthetic".into(),
+        method: Some(m.into()),
+        synthetic_input_tokens: Some(a.input_tokens),
+    })
+}
+
+/// Each prompt's request body, built once.
+fn prepare(a: &Args, plan: &Plan, model: &str, prompts: &[Prompt]) -> Vec<Prepared> {
+    let spec = BodySpec {
+        model,
+        chat: a.endpoint == Endpoint::Chat,
+        native: a.endpoint == Endpoint::Generate,
+        stream: !a.no_stream,
+        continuous_usage: !a.no_continuous_usage,
+        max_tokens: Some(a.max_tokens),
+        ignore_eos: a.ignore_eos,
+        temperature: a.temperature,
+        extra: plan.extra.as_ref(),
+    };
+    // An --extra-body max_tokens wins over the flag: early stops are judged
+    // against what was really asked.
+    let extra_max = plan
+        .extra
+        .as_ref()
+        .and_then(|m| {
+            m.get("max_tokens")
+                .or_else(|| m.get("max_completion_tokens"))
+        })
+        .and_then(Value::as_u64);
+    prompts
+        .iter()
+        .map(|p| Prepared {
+            body: prompts::body(&spec, p).into(),
+            asked_tokens: Some(extra_max.or(p.output_tokens).unwrap_or(a.max_tokens)),
+            input_tokens: p.input_tokens,
+        })
+        .collect()
 }
 
 /// A failure record for this run (stage bench), carrying the upstream.
