@@ -24,6 +24,7 @@ pub mod spec;
 pub mod sse;
 pub mod stability;
 pub mod stats;
+pub mod throughput;
 pub mod upstream;
 
 use std::io::{BufRead, Write};

@@ -126,28 +126,9 @@ async fn read_response(
     };
     loop {
         let frame = match drive(&mut c.driver, timer.as_mut(), body.frame()).await {
-            None => {
-                if let Reader::Stream(st) = &state {
-                    if let Some(done) = st.done_at {
-                        // Complete at [DONE]; only the close is missing.
-                        s.done = done;
-                        return false;
-                    }
-                }
-                s.fail(ErrorKind::Timeout, "request timeout");
-                return false;
-            }
+            None => return cut(&state, s, ErrorKind::Timeout, "request timeout".into()),
             Some(None) => break,
-            Some(Some(Err(e))) => {
-                if let Reader::Stream(st) = &state {
-                    if let Some(done) = st.done_at {
-                        s.done = done; // a close after [DONE] is fine
-                        return false;
-                    }
-                }
-                s.fail(error_kind(&e), e.to_string());
-                return false;
-            }
+            Some(Some(Err(e))) => return cut(&state, s, error_kind(&e), e.to_string()),
             Some(Some(Ok(f))) => f,
         };
         let Ok(data) = frame.into_data() else {
@@ -188,6 +169,20 @@ async fn read_response(
         Reader::Stream(st) => st.finish(s),
     }
     true
+}
+
+/// The body stopped before its end (timer or error). A stream already
+/// complete at `[DONE]` only misses its close, which is fine; anything
+/// else fails. False: the connection cannot carry another request.
+fn cut(state: &Reader, s: &mut Sample, kind: ErrorKind, msg: String) -> bool {
+    match state {
+        Reader::Stream(StreamState {
+            done_at: Some(done),
+            ..
+        }) => s.done = *done,
+        _ => s.fail(kind, msg),
+    }
+    false
 }
 
 enum Reader {
