@@ -548,20 +548,12 @@ impl Counts {
     ];
 }
 
-/// One load level's results: loadgen writes one per level.
+/// A level's latency statistics, in milliseconds: one type filled while
+/// loadgen aggregates and written as is (its fields sit at the top level
+/// of a bench record).
 #[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct BenchRecord {
-    pub schema: u32,
-    pub config: Config,
-    pub provenance: Provenance,
-    pub server: ServerInfo,
-    pub load: Load,
-    pub counts: Counts,
-    /// Failed requests by kind: `http_500`, `connect`, `timeout`,
-    /// `malformed_stream`, `cut_stream`, ...
-    pub errors: BTreeMap<String, u64>,
-    pub throughput: Throughput,
+pub struct Latency {
     pub ttft_ms: Stats,
     pub tpot_ms: Stats,
     /// Inter-token latency: each chunk gap spread over the chunk's tokens.
@@ -576,6 +568,67 @@ pub struct BenchRecord {
     /// Client queue time plus E2E: the latency a caller of an open-loop
     /// service sees (vLLM issue 54101).
     pub e2e_incl_queue_ms: Option<Stats>,
+}
+
+/// How `loadgen --until-stable` ended a level: a 95% confidence interval
+/// of its steady-state output throughput by non-overlapping batch means
+/// (Law & Kelton, Simulation Modeling and Analysis, ch. 9; see loadgen(1)),
+/// and why the level stopped.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Stability {
+    /// The half-width asked for (`--until-stable`), percent of the mean.
+    pub pct_target: f64,
+    /// The half-width reached, percent of the mean: when the level became
+    /// stable, else over every steady-state request. Absent when too few
+    /// completed to form the batches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_width_pct: Option<f64>,
+    /// Steady-state output tokens/s over the batches, the interval's centre.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_output_tok_per_s: Option<f64>,
+    /// Batches the steady-state requests were cut into (fixed).
+    pub batches: u64,
+    /// Completed requests per batch (grows with the level).
+    pub batch_size: u64,
+    /// Why the level ended.
+    pub stopped: StopReason,
+}
+
+/// Why an `--until-stable` level ended.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The interval came within the target.
+    Stable,
+    /// `--max-requests` (or its default) were sent first.
+    MaxRequests,
+    /// `--duration` ran out first.
+    Duration,
+    /// `--level-timeout` ran out first.
+    LevelTimeout,
+    /// Ctrl-C.
+    Interrupted,
+    /// The server stopped accepting connections.
+    ServerGone,
+}
+
+/// One load level's results: loadgen writes one per level.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct BenchRecord {
+    pub schema: u32,
+    pub config: Config,
+    pub provenance: Provenance,
+    pub server: ServerInfo,
+    pub load: Load,
+    pub counts: Counts,
+    /// Failed requests by kind: `http_500`, `connect`, `timeout`,
+    /// `malformed_stream`, `cut_stream`, ...
+    pub errors: BTreeMap<String, u64>,
+    pub throughput: Throughput,
+    /// The latency blocks (flattened: each is a top-level field).
+    #[serde(flatten)]
+    pub latency: Latency,
     /// How ITL assigned tokens to chunks: `usage_per_chunk`,
     /// `one_per_chunk` or `apportioned_by_text` (least exact one used).
     pub itl_method: Option<String>,
@@ -586,6 +639,9 @@ pub struct BenchRecord {
     pub client_cpu_s: Option<f64>,
     /// Steady-state window (closed loop: ramp-up and drain excluded).
     pub steady: Option<Throughput>,
+    /// `loadgen --until-stable`: the throughput interval and why the
+    /// level stopped. Absent without the flag.
+    pub stability: Option<Stability>,
     pub spec: Option<SpecStats>,
     /// Warnings a human should act on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1048,14 +1104,18 @@ mod tests {
             counts: Counts::default(),
             errors: BTreeMap::new(),
             throughput: t.clone(),
-            ttft_ms: st.clone(),
-            tpot_ms: st.clone(),
-            itl_ms: st.clone(),
-            chunk_gap_ms: st.clone(),
-            e2e_ms: st.clone(),
-            queue_ms: st.clone(),
-            start_lag_ms: st.clone(),
-            e2e_incl_queue_ms: Some(st),
+            latency: Latency {
+                ttft_ms: st.clone(),
+                tpot_ms: st.clone(),
+                itl_ms: st.clone(),
+                chunk_gap_ms: st.clone(),
+                e2e_ms: st.clone(),
+                queue_ms: st.clone(),
+                start_lag_ms: st.clone(),
+                e2e_incl_queue_ms: Some(st),
+            },
+            // Not a metric: how the level ended (`loadgen --until-stable`).
+            stability: None,
             itl_method: Some("x".into()),
             tokens_per_chunk: Some(1.0),
             client_cpu_s: Some(1.0),
@@ -1089,6 +1149,31 @@ mod tests {
             .map(|(k, _)| k.as_str())
             .collect();
         assert_eq!(sorted(&top), sorted(&BenchRecord::NUMBERS));
+    }
+
+    #[test]
+    fn bench_latency_blocks_stay_top_level_fields_in_order() {
+        let mut b = BenchRecord::default();
+        b.latency.ttft_ms.p50 = 12.5;
+        b.latency.e2e_incl_queue_ms = Some(Stats::default());
+        let line = serde_json::to_string(&Record::Bench(b.clone())).unwrap();
+        let keys = [
+            "\"throughput\"",
+            "\"ttft_ms\"",
+            "\"tpot_ms\"",
+            "\"itl_ms\"",
+            "\"chunk_gap_ms\"",
+            "\"e2e_ms\"",
+            "\"queue_ms\"",
+            "\"start_lag_ms\"",
+            "\"e2e_incl_queue_ms\"",
+            "\"partial\"",
+        ];
+        let at: Vec<usize> = keys.iter().map(|k| line.find(k).unwrap()).collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{line}");
+        assert!(!line.contains("latency"), "{line}");
+        let back: Record = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, Record::Bench(b));
     }
 
     #[test]

@@ -8,19 +8,23 @@
 //! loadgen` for every metric's definition.
 
 pub mod args;
+pub mod classify;
 pub mod client;
 pub mod death;
 pub mod generate;
 pub mod level;
 pub mod metrics;
 pub mod output;
+pub mod plan;
 pub mod prompts;
 pub mod run_level;
 pub mod server;
 pub mod setup;
 pub mod spec;
 pub mod sse;
+pub mod stability;
 pub mod stats;
+pub mod throughput;
 pub mod upstream;
 
 use std::io::{BufRead, Write};
@@ -68,7 +72,7 @@ pub fn run_with(
         sweepkit::io::write_json_line(&mut sink.out, raw).context_write()?;
         return Err(Exit::silent(exit::UPSTREAM_FAILED));
     }
-    let plan = setup::Plan::from_args(&args, &up)?;
+    let plan = plan::Plan::from_args(&args, &up)?;
     let ctx = match setup::connect(&args, &plan, &up) {
         Ok(c) => c,
         Err(setup::ConnectError::Unreachable(reason)) => {
@@ -81,7 +85,7 @@ pub fn run_with(
         Err(setup::ConnectError::Other(e)) => return Err(e),
     };
     let ctx = Arc::new(ctx);
-    let result = run_level::run_all(&args, &plan, &ctx, &up, &mut sink, interrupted);
+    let result = run_level::run_all(&plan, &ctx, &up, &mut sink, interrupted);
     sink.finish().context_write()?;
     result
 }

@@ -82,12 +82,12 @@ const COLUMNS: [Column; 13] = [
     ("failed", |b| Some(b.counts.failed as f64)),
     ("req/s", |b| Some(b.throughput.requests_per_s)),
     ("out tok/s", |b| Some(b.throughput.output_tok_per_s)),
-    ("TTFT p50", |b| Some(b.ttft_ms.p50)),
-    ("TTFT p99", |b| Some(b.ttft_ms.p99)),
-    ("TPOT p50", |b| Some(b.tpot_ms.p50)),
-    ("ITL p50", |b| Some(b.itl_ms.p50)),
-    ("ITL p99", |b| Some(b.itl_ms.p99)),
-    ("E2E p50", |b| Some(b.e2e_ms.p50)),
+    ("TTFT p50", |b| Some(b.latency.ttft_ms.p50)),
+    ("TTFT p99", |b| Some(b.latency.ttft_ms.p99)),
+    ("TPOT p50", |b| Some(b.latency.tpot_ms.p50)),
+    ("ITL p50", |b| Some(b.latency.itl_ms.p50)),
+    ("ITL p99", |b| Some(b.latency.itl_ms.p99)),
+    ("E2E p50", |b| Some(b.latency.e2e_ms.p50)),
     ("accept", |b| {
         b.spec.as_ref().and_then(|s| s.acceptance_rate)
     }),
