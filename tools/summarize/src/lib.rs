@@ -225,16 +225,45 @@ pub fn run_with(
     mut stderr: impl Write,
 ) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
-    let book = (args.config_states.clone(), args.origin);
-    let booking = book.0.is_some() || args.origin || args.new_origin;
+    let opts = options(&args)?;
+    let files = if args.files.is_empty() {
+        vec!["-".to_string()]
+    } else {
+        args.files.clone()
+    };
+    let sources = read_all(&files, &mut stdin)?;
+    if args.config_states.is_some() || args.origin || args.new_origin {
+        let all: Vec<&str> = sources.iter().map(|(_, t)| t.as_str()).collect();
+        let book = (args.config_states.clone(), args.origin);
+        return bookkeeping(book, &all.join("\n"), &mut stdout);
+    }
+    let inp = observations(&files, &sources, &mut stderr)?;
+    let a = analyse(inp, opts, &mut stderr)?;
+    if let Some(path) = &args.plot {
+        std::fs::write(path, plot::svg(&a))
+            .with_context(|| format!("--plot {}", path.display()))
+            .code(exit::FAILURE)?;
+    }
+    let format = args.format.unwrap_or(Format::Json);
+    write_output(&a, format, started, &mut stdout, &mut stderr)?;
+    if a.overall.is_none() {
+        return Err(Exit::new(
+            exit::FAILURE,
+            anyhow!("no config was picked; see the warnings"),
+        ));
+    }
+    Ok(())
+}
+
+/// The analysis options from the flags; bad combinations are usage errors.
+fn options(args: &Args) -> Result<analysis::Options, Exit> {
     let better = args.better.map(|b| match b {
         BetterArg::Higher => metric::Better::Higher,
         BetterArg::Lower => metric::Better::Lower,
     });
     let metric = metric::metric(&args.metric, better)
         .map_err(|e| Exit::new(exit::USAGE, anyhow!("--metric: {e}")))?;
-    let slo = args.slo.map(|s| s.0).unwrap_or_default();
-    let weights = args.weights.map(|w| w.0).unwrap_or_default();
+    let slo = args.slo.clone().map(|s| s.0).unwrap_or_default();
     let objective = match (args.objective, slo.is_empty()) {
         (Some(Objective::Slo), true) => {
             return Err(Exit::new(
@@ -246,43 +275,56 @@ pub fn run_with(
         (None, false) => Objective::Slo,
         (None, true) => Objective::Weighted,
     };
-    let files = if args.files.is_empty() {
-        vec!["-".to_string()]
-    } else {
-        args.files.clone()
-    };
-    let sources = read_all(&files, &mut stdin)?;
-    if booking {
-        let all: String = sources
-            .iter()
-            .map(|(_, t)| t.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        return bookkeeping(book, &all, &mut stdout);
-    }
+    Ok(analysis::Options {
+        metric,
+        objective,
+        slo,
+        weights: args.weights.clone().map(|w| w.0).unwrap_or_default(),
+        baseline: args.baseline.clone(),
+        param: args.param.clone(),
+        tolerance: args.tolerance,
+        plateau_threshold: args.plateau_threshold,
+    })
+}
+
+/// Every source's bench and failure records; none at all is bad input.
+fn observations(
+    files: &[String],
+    sources: &[(String, String)],
+    stderr: &mut impl Write,
+) -> Result<input::Input, Exit> {
     let mut inp = input::Input::default();
-    for (name, text) in &sources {
-        input::read_source(name, text, &mut inp)
-            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!(e)))?;
+    for (name, text) in sources {
+        input::read_source(name, text, &mut inp).code(exit::BAD_INPUT)?;
     }
     input::drop_unplaceable(&mut inp);
-    if inp.obs.is_empty() {
-        print_notes(&mut stderr, &inp.notes);
-        return Err(Exit::new(
-            exit::BAD_INPUT,
-            anyhow!(
-                "{}: no bench or failure records to summarize",
-                files
-                    .iter()
-                    .map(|f| if f == "-" { "<stdin>" } else { f.as_str() })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
+    if !inp.obs.is_empty() {
+        return Ok(inp);
     }
+    print_notes(stderr, &inp.notes);
+    let names: Vec<&str> = files
+        .iter()
+        .map(|f| if f == "-" { "<stdin>" } else { f.as_str() })
+        .collect();
+    Err(Exit::new(
+        exit::BAD_INPUT,
+        anyhow!(
+            "{}: no bench or failure records to summarize",
+            names.join(", ")
+        ),
+    ))
+}
+
+/// Group the observations into configs x levels and analyse them; the
+/// notes about the input go to `stderr` first.
+fn analyse(
+    mut inp: input::Input,
+    opts: analysis::Options,
+    stderr: &mut impl Write,
+) -> Result<analysis::Analysis, Exit> {
     partial::resolve(&mut inp);
     let mut notes = std::mem::take(&mut inp.notes);
-    let model = group::build(&inp.obs, &metric, &mut notes);
+    let model = group::build(&inp.obs, &opts.metric, &mut notes);
     if model.levels.iter().any(|l| l.is_open()) && model.levels.iter().any(|l| !l.is_open()) {
         notes.push(
             "input mixes closed-loop (c=N) and open-loop (rate=R) levels; \
@@ -290,33 +332,27 @@ pub fn run_with(
                 .into(),
         );
     }
-    print_notes(&mut stderr, &notes);
-    let opts = analysis::Options {
-        metric,
-        objective,
-        slo,
-        weights,
-        baseline: args.baseline.clone(),
-        param: args.param.clone(),
-        tolerance: args.tolerance,
-        plateau_threshold: args.plateau_threshold,
-    };
-    let a =
-        analysis::analyse(model, &inp.obs, opts).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
-    let format = args.format.unwrap_or(Format::Json);
-    if let Some(path) = &args.plot {
-        std::fs::write(path, plot::svg(&a))
-            .with_context(|| format!("--plot {}", path.display()))
-            .code(exit::FAILURE)?;
-    }
+    print_notes(stderr, &notes);
+    analysis::analyse(model, &inp.obs, opts).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))
+}
+
+/// The analysis in `format` on stdout; the warnings on stderr where the
+/// format carries no prose.
+fn write_output(
+    a: &analysis::Analysis,
+    format: Format,
+    started: std::time::SystemTime,
+    stdout: &mut impl Write,
+    stderr: &mut impl Write,
+) -> Result<(), Exit> {
     match format {
         // Tables quote config values: no secret in them (`sweepkit::redact`).
-        Format::Text => stdout.write_all(redact::text(&render::text(&a)).as_bytes())?,
-        Format::Markdown => stdout.write_all(redact::text(&render::markdown(&a)).as_bytes())?,
-        Format::Csv => emit::csv(&a, &mut stdout)?,
+        Format::Text => stdout.write_all(redact::text(&render::text(a)).as_bytes())?,
+        Format::Markdown => stdout.write_all(redact::text(&render::markdown(a)).as_bytes())?,
+        Format::Csv => emit::csv(a, &mut *stdout)?,
         Format::Json => {
-            let rec = Record::Summary(emit::summary(&a, started));
-            sweepkit::io::write_record(&mut stdout, &rec)?;
+            let rec = Record::Summary(emit::summary(a, started));
+            sweepkit::io::write_record(stdout, &rec)?;
         }
     }
     stdout.flush()?;
@@ -325,12 +361,6 @@ pub fn run_with(
         for w in &a.warnings {
             let _ = writeln!(stderr, "summarize: warning: {}", redact::text(w));
         }
-    }
-    if a.overall.is_none() {
-        return Err(Exit::new(
-            exit::FAILURE,
-            anyhow!("no config was picked; see the warnings"),
-        ));
     }
     Ok(())
 }
