@@ -15,6 +15,7 @@ pub mod time;
 pub mod transport;
 #[cfg(feature = "cli")]
 pub mod transport_args;
+pub mod upstream;
 
 pub use records::{
     BenchRecord, Change, FailureKind, FailureRecord, Provenance, ReadyOutcome, ReadyRecord, Record,
