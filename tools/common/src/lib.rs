@@ -17,6 +17,7 @@ pub mod time;
 pub mod transport;
 #[cfg(feature = "cli")]
 pub mod transport_args;
+pub mod upstream;
 
 pub use records::{
     BenchRecord, Change, FailureKind, FailureRecord, Provenance, ReadyOutcome, ReadyRecord, Record,

@@ -31,10 +31,11 @@ use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use anyhow::Context as _;
 pub use args::Args;
 use sweepkit::exit;
 use sweepkit::records::Record;
-use sweepkit::report::{Exit, WithCode};
+use sweepkit::report::Exit;
 
 /// Set by the Ctrl-C handler; ends the current level.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -67,10 +68,11 @@ pub fn run_with(
     };
     let mut sink = output::Sink::new(stdout, args.format);
     if let Some(raw) = &up.failure {
-        // Pass the failure through unchanged: the pipeline's results file
-        // must say why this config has no numbers.
-        sweepkit::io::write_json_line(&mut sink.out, raw).context_write()?;
-        return Err(Exit::silent(exit::UPSTREAM_FAILED));
+        return Err(sweepkit::upstream::pass_through(
+            "loadgen",
+            raw,
+            &mut sink.out,
+        ));
     }
     let plan = plan::Plan::from_args(&args, &up)?;
     let ctx = match setup::connect(&args, &plan, &up) {
@@ -78,27 +80,17 @@ pub fn run_with(
         Err(setup::ConnectError::Unreachable(reason)) => {
             let rec =
                 setup::failure_record(&plan, &up, sweepkit::FailureKind::Unreachable, &reason);
-            sink.record(&Record::Failure(rec)).context_write()?;
-            sink.finish().context_write()?;
+            sink.record(&Record::Failure(rec))
+                .context("writing stdout")?;
+            sink.finish().context("writing stdout")?;
             return Err(Exit::new(exit::ALL_FAILED, anyhow::anyhow!("{reason}")));
         }
         Err(setup::ConnectError::Other(e)) => return Err(e),
     };
     let ctx = Arc::new(ctx);
     let result = run_level::run_all(&plan, &ctx, &up, &mut sink, interrupted);
-    sink.finish().context_write()?;
+    sink.finish().context("writing stdout")?;
     result
-}
-
-trait ContextWrite<T> {
-    fn context_write(self) -> Result<T, Exit>;
-}
-
-impl<T> ContextWrite<T> for std::io::Result<T> {
-    fn context_write(self) -> Result<T, Exit> {
-        use anyhow::Context;
-        self.context("writing stdout").code(exit::FAILURE)
-    }
 }
 
 #[cfg(test)]

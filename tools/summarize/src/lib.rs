@@ -300,27 +300,7 @@ pub fn run_with(
     mut stderr: impl Write,
 ) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
-    let book = (args.config_states.clone(), args.origin, args.count.clone());
-    let booking = book.0.is_some() || args.origin || args.new_origin || book.2.is_some();
-    let better = args.better.map(|b| match b {
-        BetterArg::Higher => metric::Better::Higher,
-        BetterArg::Lower => metric::Better::Lower,
-    });
-    let metric = metric::metric(&args.metric, better)
-        .map_err(|e| Exit::new(exit::USAGE, anyhow!("--metric: {e}")))?;
-    let slo = args.slo.clone().map(|s| s.0).unwrap_or_default();
-    let weights = args.weights.clone().map(|w| w.0).unwrap_or_default();
-    let objective = match (args.objective, slo.is_empty()) {
-        (Some(Objective::Slo), true) => {
-            return Err(Exit::new(
-                exit::USAGE,
-                anyhow!("--objective slo needs --slo"),
-            ))
-        }
-        (Some(o), _) => o,
-        (None, false) => Objective::Slo,
-        (None, true) => Objective::Weighted,
-    };
+    let opts = options(&args)?;
     let files = if args.files.is_empty() {
         vec!["-".to_string()]
     } else {
@@ -328,56 +308,13 @@ pub fn run_with(
     };
     let sources = read_all(&files, &mut stdin)?;
     if let Some(space) = args.next.clone() {
-        next::check_input(&space, &sources)?;
-        let space = space.ordered()?;
-        let opts = analysis::Options {
-            metric: metric.clone(),
-            objective: Objective::Weighted,
-            slo,
-            weights,
-            baseline: None,
-            param: Some(space.key.clone()),
-            tolerance: args.tolerance,
-            plateau_threshold: args.plateau_threshold,
-        };
-        let a = analyse_quietly(&sources, opts)?;
-        return next::run(
-            &args,
-            space,
-            &sources,
-            a.as_ref(),
-            metric.better,
-            &mut stdout,
-        );
+        return run_next(&args, space, opts, &sources, &mut stdout);
     }
-    if booking {
-        let all: String = sources
-            .iter()
-            .map(|(_, t)| t.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        return bookkeeping(book, &all, &mut stdout);
+    if args.config_states.is_some() || args.origin || args.new_origin || args.count.is_some() {
+        let book = (args.config_states.clone(), args.origin, args.count.clone());
+        return bookkeeping(book, &all_text(&sources), &mut stdout);
     }
-    let mut inp = input::Input::default();
-    for (name, text) in &sources {
-        input::read_source(name, text, &mut inp)
-            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!(e)))?;
-    }
-    input::drop_unplaceable(&mut inp);
-    if inp.obs.is_empty() {
-        print_notes(&mut stderr, &inp.notes);
-        return Err(Exit::new(
-            exit::BAD_INPUT,
-            anyhow!(
-                "{}: no bench or failure records to summarize",
-                files
-                    .iter()
-                    .map(|f| if f == "-" { "<stdin>" } else { f.as_str() })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
-    }
+    let mut inp = observations(&files, &sources, &mut stderr)?;
     partial::resolve(&mut inp);
     let mut notes = std::mem::take(&mut inp.notes);
     let format = args.format.unwrap_or(Format::Json);
@@ -388,16 +325,6 @@ pub fn run_with(
             print_notes(&mut stderr, &notes);
             return Err(Exit::new(exit::MIXED_HARDWARE, anyhow!(e)));
         }
-    };
-    let opts = analysis::Options {
-        metric,
-        objective,
-        slo,
-        weights,
-        baseline: args.baseline.clone(),
-        param: args.param.clone(),
-        tolerance: args.tolerance,
-        plateau_threshold: args.plateau_threshold,
     };
     let analyses = analyse_groups(groups, &opts, notes, &mut stderr)?;
     if let Some(path) = &args.plot {
@@ -412,9 +339,40 @@ pub fn run_with(
         .unwrap_or_default();
     emit_all(&analyses, format, started, &notes, &mut stdout)?;
     stdout.flush()?;
+    finish(&analyses, machine, &mut stderr)
+}
+
+/// `--next`: what the adaptive sweep measures next, decided on the
+/// weighted objective along the --next parameter.
+fn run_next(
+    args: &Args,
+    space: next::Space,
+    opts: analysis::Options,
+    sources: &[(String, String)],
+    stdout: &mut impl Write,
+) -> Result<(), Exit> {
+    next::check_input(&space, sources)?;
+    let space = space.ordered()?;
+    let better = opts.metric.better;
+    let opts = analysis::Options {
+        objective: Objective::Weighted,
+        baseline: None,
+        param: Some(space.key.clone()),
+        ..opts
+    };
+    let a = analyse_quietly(sources, opts)?;
+    next::run(args, space, sources, a.as_ref(), better, stdout)
+}
+
+/// The warnings on stderr where the format carries no prose; exit 1 when
+/// some table picked no config.
+fn finish(
+    analyses: &[(Option<hosts::HostId>, analysis::Analysis)],
+    machine: bool,
+    stderr: &mut impl Write,
+) -> Result<(), Exit> {
     if machine {
-        // These formats carry no prose; say the warnings where people look.
-        for (_, a) in &analyses {
+        for (_, a) in analyses {
             for w in &a.warnings {
                 let _ = writeln!(stderr, "summarize: warning: {}", redact::text(w));
             }
@@ -427,6 +385,66 @@ pub fn run_with(
         ));
     }
     Ok(())
+}
+
+/// The analysis options from the flags; bad combinations are usage errors.
+fn options(args: &Args) -> Result<analysis::Options, Exit> {
+    let better = args.better.map(|b| match b {
+        BetterArg::Higher => metric::Better::Higher,
+        BetterArg::Lower => metric::Better::Lower,
+    });
+    let metric = metric::metric(&args.metric, better)
+        .map_err(|e| Exit::new(exit::USAGE, anyhow!("--metric: {e}")))?;
+    let slo = args.slo.clone().map(|s| s.0).unwrap_or_default();
+    let objective = match (args.objective, slo.is_empty()) {
+        (Some(Objective::Slo), true) => {
+            return Err(Exit::new(
+                exit::USAGE,
+                anyhow!("--objective slo needs --slo"),
+            ))
+        }
+        (Some(o), _) => o,
+        (None, false) => Objective::Slo,
+        (None, true) => Objective::Weighted,
+    };
+    Ok(analysis::Options {
+        metric,
+        objective,
+        slo,
+        weights: args.weights.clone().map(|w| w.0).unwrap_or_default(),
+        baseline: args.baseline.clone(),
+        param: args.param.clone(),
+        tolerance: args.tolerance,
+        plateau_threshold: args.plateau_threshold,
+    })
+}
+
+/// Every source's bench and failure records; none at all is bad input.
+fn observations(
+    files: &[String],
+    sources: &[(String, String)],
+    stderr: &mut impl Write,
+) -> Result<input::Input, Exit> {
+    let mut inp = input::Input::default();
+    for (name, text) in sources {
+        input::read_source(name, text, &mut inp).code(exit::BAD_INPUT)?;
+    }
+    input::drop_unplaceable(&mut inp);
+    if !inp.obs.is_empty() {
+        return Ok(inp);
+    }
+    print_notes(stderr, &inp.notes);
+    let names: Vec<&str> = files
+        .iter()
+        .map(|f| if f == "-" { "<stdin>" } else { f.as_str() })
+        .collect();
+    Err(Exit::new(
+        exit::BAD_INPUT,
+        anyhow!(
+            "{}: no bench or failure records to summarize",
+            names.join(", ")
+        ),
+    ))
 }
 
 fn all_text(sources: &[(String, String)]) -> String {
@@ -509,7 +527,11 @@ fn emit_all(
                     writeln!(stdout, "{gap}== host {} ==", redact::text(&title(h)))?;
                 }
                 // The adaptive sweep's notes (skipped, repeated cells) once, last.
-                let notes = if i + 1 == analyses.len() { table_notes } else { "" };
+                let notes = if i + 1 == analyses.len() {
+                    table_notes
+                } else {
+                    ""
+                };
                 let text = render::text(a) + notes;
                 stdout.write_all(redact::text(&text).as_bytes())?;
             }

@@ -152,11 +152,11 @@ impl ConfigFile {
                 "accept-new" => true,
                 // `no` would also accept a changed key; never do that.
                 "no" | "false" | "off" => {
-                    eprintln!(
-                        "sweepkit: warning: {}: StrictHostKeyChecking {v} is treated as \
+                    crate::report::warn(format!(
+                        "{}: StrictHostKeyChecking {v} is treated as \
                          accept-new (a changed host key is still refused)",
                         self.path.display()
-                    );
+                    ));
                     true
                 }
                 _ => {
@@ -211,12 +211,12 @@ fn fence_match_blocks(path: &Path, text: &str) -> String {
     for (i, line) in text.lines().enumerate() {
         let first = line.split([' ', '\t', '=']).find(|w| !w.is_empty());
         if first.is_some_and(|w| w.eq_ignore_ascii_case("match")) {
-            eprintln!(
-                "sweepkit: warning: {}:{}: Match blocks are not supported; \
+            crate::report::warn(format!(
+                "{}:{}: Match blocks are not supported; \
                  their options are ignored",
                 path.display(),
                 i + 1
-            );
+            ));
             out.push_str("Host ");
             out.push_str(NO_HOST);
         } else {
