@@ -44,6 +44,16 @@ Sweep:
                         the one recorded when FILE was first started: its
                         origin record, kept across --resume)
   --dry-run             print the configs and the commands; run nothing
+Adaptive (one numeric --param; summarize --next decides, see sweep(1)):
+  --adaptive            measure the values in order and stop at the
+                        plateau or a clear peak; re-measure close calls;
+                        untried values get skipped records (continues
+                        what FILE holds, so --resume is implied)
+  --patience K          values past the best that must show the plateau
+                        (default 2)
+  --noise-margin PCT    weighted-score gap that counts as a close call
+                        until repeats measure the noise (default 5%)
+  --repeat-budget N     extra config starts for close calls (default 4)
 Target (given once, to svc-swap; wait-ready reads them from the swap
 record, so no --ready-arg is needed for them):
   --unit NAME           systemd unit
@@ -78,7 +88,9 @@ recorded as failures untouched; --swap-arg --no-preflight lets them through.
 
 Exit status: 0 every config measured; 2 usage; 40 some configs failed
 (recorded as failure records); 41 every config failed; 42 the final
-restore or apply failed; 130 interrupted (results whole, config restored).
+restore or apply failed; 50-52 --adaptive: summarize --next refused the
+results file (no records, another sweep's, a non-numeric value); 130
+interrupted (results whole, config restored).
 EOF
 }
 
@@ -97,6 +109,7 @@ unit="" spec="" ssh="" exec_prefix="" url="" server="" results=""
 ssh_opts=() retries=3
 ready_timeout=10m concurrency="" bin_dir=${SWEEPKIT_BIN:-}
 resume=0 keep_winner=0 no_restore=0 dry_run=0 quiet=0 expect_config=0
+adaptive=0 adaptive_args=()
 
 need() { (($# >= 2)) || die $EXIT_USAGE "$1: missing value (see --help)"; }
 while (($#)); do
@@ -115,6 +128,9 @@ while (($#)); do
     --keep-winner) keep_winner=1 ;;
     --no-restore) no_restore=1 ;;
     --dry-run) dry_run=1 ;;
+    --adaptive) adaptive=1 ;;
+    --patience | --noise-margin | --repeat-budget)
+      need "$@"; adaptive_args+=("$1" "$2"); shift ;;
     --unit) need "$@"; unit=$2; shift ;;
     --spec) need "$@"; spec=$2; shift ;;
     --ssh) need "$@"; ssh=$2; shift ;;
@@ -150,6 +166,11 @@ done
 [[ -n $results ]] || die $EXIT_USAGE "give the results file: --results FILE"
 ((${#ssh_opts[@]} == 0)) || [[ -n $ssh ]] || die $EXIT_USAGE "--ssh-key, --known-hosts and --accept-new-host-key need --ssh"
 ((!keep_winner || !no_restore)) || die $EXIT_USAGE "--keep-winner and --no-restore exclude each other"
+((${#adaptive_args[@]} == 0 || adaptive)) || die $EXIT_USAGE "${adaptive_args[0]} needs --adaptive"
+if ((adaptive)); then
+  [[ ${#params[@]} -eq 1 && ${params[0]} != *,* ]] ||
+    die $EXIT_USAGE "--adaptive walks one parameter: give one --param NAME (no grid, no A,B)"
+fi
 # --param A,B: coupled flags; names holds every flag name, one each.
 names=()
 for p in "${params[@]}"; do
@@ -296,6 +317,7 @@ pipe_sub=""
 status_file=""
 swaps=0
 n_ok=0 n_failed=0 n_skipped=0
+last_state="" # run_config's verdict on its config, for the adaptive loop
 run_config() { # CONFIG INDEX
   local cfg=$1 idx=$2 kv before after rc_swap rc_ready rc_load
   local -a sets=() expect=()
@@ -331,6 +353,7 @@ run_config() { # CONFIG INDEX
     wait $! || true
     ((interrupted)) && break
   done
+  last_state=$state
   after=$(wc -l <"$results")
   local benches
   benches=$(tail -n "+$((before + 1))" "$results" | "$SUMMARIZE" --count bench -) || benches=0
@@ -492,6 +515,49 @@ on_signal() {
   finish_and_exit $EXIT_INTERRUPTED
 }
 
+# ---- --adaptive: summarize --next decides, this loop measures ----------
+# Each round asks summarize what to measure next from the whole results
+# file (plain WORD<TAB>... lines, no JSON here), so a resumed sweep takes
+# the same decisions. When it is done, the untried values get skipped
+# records, and the cost against the full grid is reported.
+adaptive_next() { # [--emit-skipped]
+  "$SUMMARIZE" --next "$(key_of "${params[0]}")=${values[0]}" \
+    "${adaptive_args[@]}" "${sum_args[@]}" "$@" "$results"
+}
+adaptive_sweep() {
+  local -a lines todo
+  local line what a b rc round=0 step=0 kv
+  local max_rounds=$((${#configs[@]} * 3 + 10)) # a guard, never reached by design
+  while :; do
+    rc=0
+    mapfile -t lines < <(adaptive_next) || true
+    wait $! || rc=$?
+    ((rc == 0)) || finish_and_exit "$rc" "summarize --next failed (exit $rc)"
+    todo=()
+    for line in "${lines[@]}"; do
+      IFS=$'\t' read -r what a b <<<"$line"
+      case $what in
+        measure) todo+=("$a") ;;
+        why) say "next: $a" ;;
+        done) say "adaptive search done (${a}); best: ${b:-none}" ;;
+        skip) n_skipped=$((n_skipped + 1)) ;;
+        cost) a=${line#cost$'\t'}; say "cost: ${a//$'\t'/ }" ;;
+      esac
+    done
+    ((${#todo[@]})) || break
+    round=$((round + 1))
+    ((round <= max_rounds)) || finish_and_exit 1 "summarize --next keeps asking for ${todo[*]}; stopping"
+    for kv in "${todo[@]}"; do
+      step=$((step + 1))
+      run_config "${params[0]}=${kv#*=}" "$step"
+      ((interrupted)) && on_signal
+      # A value that only failed in transport would be asked for forever.
+      [[ $last_state != transport ]] || finish_and_exit 1 "$kv: transport failures after $retries retries; fix the target and rerun (the file resumes)"
+    done
+  done
+  adaptive_next --emit-skipped >>"$results" || warn "could not append the skipped records"
+}
+
 # ---- main ---------------------------------------------------------------
 if ((dry_run)); then
   for i in "${!configs[@]}"; do run_config "${configs[$i]}" $((i + 1)); done
@@ -503,7 +569,12 @@ status_file=$(mktemp "${TMPDIR:-/tmp}/sweep-status.XXXXXX")
 trap 'rm -f "$status_file"' EXIT
 originals
 trap on_signal INT TERM
-say "${#configs[@]} config(s); results: $results"
+if ((adaptive)); then
+  say "adaptive over ${#configs[@]} value(s); results: $results"
+  adaptive_sweep
+  configs=() # the grid loop below has nothing left to do
+fi
+((adaptive)) || say "${#configs[@]} config(s); results: $results"
 for i in "${!configs[@]}"; do
   cfg=${configs[$i]}
   if ((resume)) && [[ ${done_state[$(config_key "$cfg")]:-} =~ ^(complete|failed)$ ]]; then

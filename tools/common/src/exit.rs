@@ -59,6 +59,17 @@ pub const ALL_CONFIGS_FAILED: u8 = 41;
 /// sweep.sh: the final restore (or --keep-winner apply) did not end ready.
 pub const RESTORE_FAILED: u8 = 42;
 
+// summarize --next outcomes (the adaptive sweep's decision mode).
+/// summarize --next: the input holds no records at all (not even the
+/// origin record sweep(1) writes first).
+pub const NEXT_EMPTY: u8 = 50;
+/// summarize --next: records of another parameter set (a config without
+/// the --space parameter, or with more than one varying parameter).
+pub const NEXT_MIXED: u8 = 51;
+/// summarize --next: a --space value (or a recorded one) is not a number,
+/// so the parameter has no order to find a plateau along.
+pub const NEXT_NOT_NUMERIC: u8 = 52;
+
 /// timeout(1)'s code, used by wait-ready when the server is still loading.
 pub const TIMEOUT: u8 = 124;
 /// Interrupted by SIGINT/SIGTERM (128 + SIGINT).

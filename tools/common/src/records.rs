@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+// `#[skip_serializing_none]` leaves every `None` out of the JSON (each
+// struct it marks); `Change` keeps its `null`s, so it is not marked.
+use serde_with::skip_serializing_none;
 
 /// Bumped when a field changes meaning or is removed (adding fields is not).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -31,18 +34,20 @@ pub enum Record {
     Failure(FailureRecord),
     Summary(SummaryRecord),
     Origin(OriginRecord),
+    Skipped(SkippedRecord),
 }
 
 /// Every record type: its `type` tag and the struct it is, listed once.
 /// io.rs's reader, summarize and the man page generator read this list; a
 /// test checks it against the tags serde derives for [`Record`].
-pub const RECORD_TYPES: [(&str, &str); 6] = [
+pub const RECORD_TYPES: [(&str, &str); 7] = [
     ("swap", "SwapRecord"),
     ("ready", "ReadyRecord"),
     ("bench", "BenchRecord"),
     ("failure", "FailureRecord"),
     ("summary", "SummaryRecord"),
     ("origin", "OriginRecord"),
+    ("skipped", "SkippedRecord"),
 ];
 
 /// True when `tag` is a record type this version knows.
@@ -61,6 +66,7 @@ impl Record {
             Record::Failure(_) => 3,
             Record::Summary(_) => 4,
             Record::Origin(_) => 5,
+            Record::Skipped(_) => 6,
         };
         RECORD_TYPES[i].0
     }
@@ -74,11 +80,13 @@ impl Record {
             Record::Failure(r) => &r.config,
             Record::Summary(r) => &r.best_config,
             Record::Origin(r) => &r.config,
+            Record::Skipped(r) => &r.config,
         }
     }
 }
 
 /// Who wrote a record, with what, when.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Provenance {
     /// The tool that wrote the record (`svc-swap`, `loadgen`, ...).
@@ -86,7 +94,6 @@ pub struct Provenance {
     /// That tool's version.
     pub version: String,
     /// The machine the tool ran on (not the server's host).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
     /// RFC 3339 UTC time the tool started its work for this record.
     pub started_at: String,
@@ -108,34 +115,28 @@ impl Provenance {
 }
 
 /// What is known about the server under test.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ServerInfo {
     /// `sglang`, `vllm`, `llama.cpp`, `llm-sim`, or `openai` when unknown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Base URL the tools talked to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
     /// Served model name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Server version when it reports one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// True when the server is llm-sim: results are not measurements.
     #[serde(default)]
     pub simulated: bool,
     /// The live server arguments as the server reported them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Value>,
     /// Most requests the server runs at once (SGLang `max_running_requests`
     /// from `/server_info`; 48 when speculation is on and it was not set):
     /// concurrency above it queues in the server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_running_requests: Option<u64>,
     /// The live process's own argument vector (`/proc/PID/cmdline`), read
     /// when the server reports no `args` (vLLM, llama.cpp); secrets redacted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub argv: Option<Vec<String>>,
 }
 
@@ -151,6 +152,7 @@ pub struct Change {
 }
 
 /// Where the service lives and how it is managed.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ServiceTarget {
     /// `systemd` or `process`.
@@ -158,16 +160,12 @@ pub struct ServiceTarget {
     /// Unit name (systemd) or spec file path (process).
     pub unit: String,
     /// `user@host[:port]` when reached over SSH.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssh: Option<String>,
     /// Command prefix the far side was reached through (`pct exec 129 --`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_prefix: Option<String>,
     /// Log file of a process-managed service.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
     /// TCP port the service listens on, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
     /// Private key files `ssh` was reached with (`--ssh-key`, in order):
     /// paths only, never key material, so later stages reconnect alike.
@@ -175,7 +173,6 @@ pub struct ServiceTarget {
     pub ssh_key: Vec<String>,
     /// The known_hosts file the host key was checked against
     /// (`--known-hosts`); absent: `~/.ssh/known_hosts`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub known_hosts: Option<String>,
     /// True when an unknown host key was to be recorded (OpenSSH's
     /// accept-new, `--accept-new-host-key`); a changed key is refused.
@@ -183,11 +180,11 @@ pub struct ServiceTarget {
     pub accept_new_host_key: bool,
     /// The ssh config file read for `ssh` (`--ssh-config`), when not the
     /// default one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssh_config: Option<String>,
 }
 
 /// How the old instance stopped.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct StopInfo {
     /// `clean`, `clean_after_resend` (it ended only after SIGTERM was sent
@@ -200,12 +197,9 @@ pub struct StopInfo {
     /// loads). Absent when none was needed.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub term_resent: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub old_main_pid: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub old_invocation_id: Option<String>,
     /// systemd's `Result=` after the stop, when systemd manages the unit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub systemd_result: Option<String>,
     /// PIDs of the old instance when the stop began (its control group, or
     /// the pid file's PID); each was checked gone before the start.
@@ -213,10 +207,8 @@ pub struct StopInfo {
     pub old_pids: Vec<u32>,
     /// Why `result` is what it is, e.g. the journal's "State 'stop-sigterm'
     /// timed out. Killing." line.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// The `--gpu` check: `freed`, or why it was skipped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
 }
 
@@ -227,17 +219,15 @@ fn is_zero_u32(n: &u32) -> bool {
 }
 
 /// The new instance.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct StartInfo {
     pub started_at: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub main_pid: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invocation_id: Option<String>,
     /// True when `/proc/PID/cmdline` of the new main PID equals the new
     /// `exec_start`; `null` when it could not be compared (variables, `%`
     /// specifiers, or the process already gone).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmdline_verified: Option<bool>,
     /// True when `systemctl reset-failed` ran first (e.g. start-limit-hit).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -245,11 +235,11 @@ pub struct StartInfo {
     /// Size in bytes of the log file just before this instance started:
     /// its own lines begin there (the process manager appends every
     /// instance's output to one log).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_offset: Option<u64>,
 }
 
 /// What svc-swap did.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct SwapRecord {
     pub schema: u32,
@@ -264,10 +254,8 @@ pub struct SwapRecord {
     /// `drop-in`, `in-place`, `spec`, `restore` or `dry-run`.
     pub method: String,
     /// The file svc-swap wrote (drop-in, unit file or spec).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// The timestamped copy of that file's previous text, if it had one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backup: Option<String>,
     /// Warnings a human should act on (duplicate flags, skipped checks).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -276,7 +264,6 @@ pub struct SwapRecord {
     /// draft tokens = steps + 1 at topk 1, its 48-request cap).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preflight: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
     /// True when the live instance already ran the requested config (its
     /// manager's ExecStart and its own argv): nothing was stopped or
@@ -285,7 +272,6 @@ pub struct SwapRecord {
     pub noop: bool,
     /// The far-side job that did the stop and start: `svc-swap --reattach
     /// ID` follows it when the session was lost.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_id: Option<String>,
     /// True when this record was written by a later run that reattached
     /// to the job (the run that started it was lost).
@@ -325,17 +311,17 @@ impl ReadyOutcome {
 }
 
 /// One probe target's last state.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ProbeTarget {
     pub target: String,
     pub ok: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_status: Option<u16>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
 }
 
 /// What wait-ready saw.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ReadyRecord {
     pub schema: u32,
@@ -348,28 +334,22 @@ pub struct ReadyRecord {
     /// How targets and watchers were reached when not directly: e.g.
     /// `ssh root@gpu1` (HTTP through an SSH direct-tcpip tunnel) or
     /// `local via 'pct exec 129 --'`. Absent when everything was local.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
     /// Seconds from start of waiting until a TCP connect first succeeded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_to_port_open_s: Option<f64>,
     /// Seconds from start of waiting until every target passed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_to_ready_s: Option<f64>,
     pub elapsed_s: f64,
     pub attempts: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerInfo>,
     /// Where the live config (`--expect-config`, `server.args`/`argv`) was
     /// read: `server_info` (the server's own report: SGLang's
     /// `/server_info`, llama.cpp's `/props`), `argv` (the process's
     /// `/proc/PID/cmdline`), or `none`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_source: Option<String>,
     /// Last log lines (journal or `--log`) when the server crashed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_tail: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
 }
 
@@ -392,50 +372,39 @@ impl Stats {
 }
 
 /// The load shape of one level.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Load {
     /// `closed` (fixed concurrency) or `open` (arrival rate).
     pub mode: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_rps: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burstiness: Option<f64>,
     /// `/v1/completions` or `/v1/chat/completions`.
     pub endpoint: String,
     pub stream: bool,
     pub warmup_requests: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
     pub ignore_eos: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
     /// `synthetic`, `jsonl:PATH`, `sharegpt:PATH`.
     pub prompts: String,
     /// How synthetic input lengths were made exact: `tokenize` or `approx`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_len_method: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
     /// Open loop: the cap on requests in flight (`--max-inflight`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_inflight: Option<u32>,
     /// The `--slo` goodput is measured against, as given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<String>,
     /// Which repetition of this level (1-based) under `--repeat N`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
 }
 
 /// Speculative-decoding figures for one level, whatever the server.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct SpecStats {
     /// Where the figures came from. The level's own: `metrics` (/metrics
@@ -448,21 +417,15 @@ pub struct SpecStats {
     pub source: String,
     /// The exact fields read, e.g. `/generate meta_info.spec_verify_ct,
     /// completion_tokens`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_tokens: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accepted_tokens: Option<u64>,
     /// accepted / draft.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acceptance_rate: Option<f64>,
     /// Mean tokens emitted per decode step (1 + accepted per step).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accept_length: Option<f64>,
     /// Draft/verify steps in the level (vLLM `num_drafts`, SGLang
     /// `spec_verify_ct`), when the server reports them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drafts: Option<u64>,
 }
 
@@ -484,6 +447,7 @@ pub fn spec_source_is_per_level(source: &str) -> bool {
 }
 
 /// Throughput figures for one level.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Throughput {
     /// Wall time from first send to last finish.
@@ -491,12 +455,10 @@ pub struct Throughput {
     pub requests_per_s: f64,
     pub output_tok_per_s: f64,
     pub total_tok_per_s: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput_req_per_s: Option<f64>,
     /// Mean requests in flight (sum of E2E / elapsed).
     pub achieved_concurrency: f64,
     /// Fraction of sent requests that completed and met every `--slo`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo_attainment: Option<f64>,
 }
 
@@ -539,6 +501,7 @@ impl Counts {
 }
 
 /// One load level's results: loadgen writes one per level.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct BenchRecord {
     pub schema: u32,
@@ -564,23 +527,17 @@ pub struct BenchRecord {
     pub start_lag_ms: Stats,
     /// Client queue time plus E2E: the latency a caller of an open-loop
     /// service sees (vLLM issue 54101).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub e2e_incl_queue_ms: Option<Stats>,
     /// How ITL assigned tokens to chunks: `usage_per_chunk`,
     /// `one_per_chunk` or `apportioned_by_text` (least exact one used).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub itl_method: Option<String>,
     /// Mean output tokens per content chunk (above 1 under speculative
     /// decoding or server-side batching of tokens into chunks).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_per_chunk: Option<f64>,
     /// CPU seconds the load generator itself used during the level.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpu_s: Option<f64>,
     /// Steady-state window (closed loop: ramp-up and drain excluded).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<Throughput>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec: Option<SpecStats>,
     /// Warnings a human should act on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -588,7 +545,6 @@ pub struct BenchRecord {
     /// True when the level was cut short (Ctrl-C, server death).
     #[serde(default)]
     pub partial: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
 }
 
@@ -669,6 +625,7 @@ pub enum FailureClass {
 }
 
 /// A config that could not be measured, and why.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FailureRecord {
     pub schema: u32,
@@ -678,26 +635,22 @@ pub struct FailureRecord {
     pub kind: FailureKind,
     /// `transport` or `config` (see `FailureClass`). Absent in records of
     /// older tools: read it as `kind`'s default class.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<FailureClass>,
     pub reason: String,
     /// The failing tool's exit code.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_tail: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
     /// svc-swap: which config serves after the failure (`old`, `new`, or
     /// `none` when neither could be started); absent when unknown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub running: Option<String>,
     /// svc-swap: the far-side job that ran the stop and start, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_id: Option<String>,
 }
 
 /// summarize's decisions, as a record a script can act on.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct SummaryRecord {
     pub schema: u32,
@@ -715,7 +668,6 @@ pub struct SummaryRecord {
     /// Best config per level, keyed by level label (`c=16`, `rate=4`).
     pub best_per_level: BTreeMap<String, Config>,
     /// e.g. "below 2% gain beyond speculative-num-steps=4".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plateau: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -723,7 +675,6 @@ pub struct SummaryRecord {
     #[serde(default)]
     pub simulated: bool,
     /// Any decision detail beyond the fields above.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
 }
 
@@ -731,6 +682,7 @@ pub struct SummaryRecord {
 /// first record of a results file, so every later restore (after Ctrl-C,
 /// after `--resume`) puts back this config and not whatever runs when a
 /// resumed sweep starts. `summarize --origin` reads it back.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct OriginRecord {
     pub schema: u32,
@@ -749,7 +701,6 @@ pub struct OriginRecord {
     #[serde(default)]
     pub target: ServiceTarget,
     /// The dry-run swap record the origin was read from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
 }
 
@@ -959,4 +910,27 @@ mod tests {
         assert_eq!(codes.len(), all.len());
         assert_eq!(Ready.exit_code(), 0);
     }
+}
+
+/// A value of an adaptive sweep (`sweep --adaptive`) that was never
+/// measured, and why: when the search stops, `summarize --next
+/// --emit-skipped` writes one per untried value, appended to the results
+/// file, so the file explains the whole grid. summarize lists them under
+/// its table; a resumed adaptive sweep reaches the same decision again
+/// (it is a function of the file), and a grid `--resume` measures them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct SkippedRecord {
+    pub schema: u32,
+    /// The untried config: the swept parameter and its value.
+    pub config: Config,
+    pub provenance: Provenance,
+    /// The rule that stopped the search: `plateau` (K further values
+    /// gained less than the plateau threshold at every level and lost at
+    /// one), `peaked` (the weighted score fell clearly below the best) or
+    /// `failed` (the values after the best failed).
+    pub rule: String,
+    /// One line for people: which values decided it, against which best.
+    pub reason: String,
+    /// The best config when the search stopped.
+    pub best_config: Config,
 }

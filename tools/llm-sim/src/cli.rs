@@ -159,6 +159,16 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
+    /// Run-to-run noise: each start runs at a speed drawn uniformly in
+    /// 1 +/- PCT (from --seed and --noise-counter); 0 = none
+    #[arg(long, value_name = "PCT", default_value = "0", value_parser = pct)]
+    pub noise: f64,
+
+    /// File counting starts for --noise (read, then counted up), so each
+    /// start of a sweep draws anew and a rerun draws the same
+    #[arg(long, value_name = "FILE", requires = "noise")]
+    pub noise_counter: Option<std::path::PathBuf>,
+
     /// Crash at the end of loading with a CUDA-out-of-memory line, exit 1.
     #[arg(long)]
     pub crash_on_load: bool,
@@ -238,6 +248,19 @@ impl Args {
             _ => Mode::Model,
         }
     }
+}
+
+/// `5%` or `5` as the fraction 0.05, in [0, 90%].
+fn pct(s: &str) -> Result<f64, String> {
+    let x: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("'{s}': expected a percentage like 5%"))?;
+    if !(0.0..=90.0).contains(&x) {
+        return Err(format!("'{s}': must be between 0% and 90%"));
+    }
+    Ok(x / 100.0)
 }
 
 /// The real server llm-sim imitates.

@@ -9,6 +9,7 @@ mod info;
 mod metrics;
 mod model;
 mod native;
+mod noise;
 mod resolve;
 mod routes;
 mod server;
@@ -71,6 +72,18 @@ pub fn run(args: Args, _stdin: impl BufRead, mut stdout: impl Write) -> Result<(
         "llm-sim: SIMULATED {:?} server (no model runs): model {:?}, port {port}, seed {seed}",
         args.personality, args.model_name
     );
+    let mut args = args;
+    if args.noise > 0.0 {
+        let start = match &args.noise_counter {
+            Some(f) => {
+                noise::next_start(f).with_context(|| format!("--noise-counter {}", f.display()))?
+            }
+            None => 0,
+        };
+        let f = noise::speed_factor(args.noise, seed, start);
+        eprintln!("llm-sim: --noise: start {start} runs at {f:.4} x the modelled speed");
+        noise::apply(&mut args, f);
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

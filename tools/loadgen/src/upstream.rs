@@ -40,7 +40,7 @@ pub fn read(r: impl BufRead) -> Result<Upstream, Exit> {
         Record::Ready(r) => up.server = r.server.clone(),
         Record::Bench(b) => up.server = Some(b.server.clone()),
         Record::Swap(_) => {}
-        Record::Summary(_) | Record::Origin(_) => {
+        Record::Summary(_) | Record::Origin(_) | Record::Skipped(_) => {
             return Err(Exit::new(
                 exit::BAD_INPUT,
                 anyhow::anyhow!(

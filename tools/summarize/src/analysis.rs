@@ -233,7 +233,7 @@ fn baseline(model: &Model, opts: &Options) -> Result<(usize, String), String> {
     })
 }
 
-fn weight_columns(
+pub fn weight_columns(
     model: &Model,
     opts: &Options,
     grid: &Grid,

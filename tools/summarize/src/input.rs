@@ -190,7 +190,7 @@ fn take_record(
     match kind.as_str() {
         "bench" | "failure" => {}
         // A sweep's bookkeeping (sweep(1)), not results: no note.
-        "origin" => return,
+        "origin" | "skipped" => return,
         // Other tools' records (svc-swap's, wait-ready's, a summary).
         k if sweepkit::records::is_record_type(k) => {
             *skipped.entry(kind).or_default() += 1;

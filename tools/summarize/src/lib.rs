@@ -3,14 +3,17 @@
 //! the best overall under an objective, the plateau along an ordered
 //! parameter, a plot, and a `summary` record a script can apply.
 
+pub mod adapt;
 pub mod analysis;
 pub mod aside;
+pub mod cost;
 pub mod decide;
 pub mod emit;
 pub mod group;
 pub mod input;
 pub mod level;
 pub mod metric;
+pub mod next;
 pub mod partial;
 pub mod plot;
 pub mod render;
@@ -168,6 +171,52 @@ pub struct Args {
         conflicts_with_all = ["config_states", "origin", "new_origin"]
     )]
     pub count: Option<String>,
+
+    /// For sweep --adaptive: print what to measure next along KEY's
+    /// values (KEY=V1,V2,...), or that the search is done and why
+    #[arg(
+        long,
+        value_name = "KEY=VALUES",
+        help_heading = "Adaptive sweep",
+        value_parser = next::parse_space,
+        conflicts_with_all = ["config_states", "origin", "new_origin"]
+    )]
+    pub next: Option<next::Space>,
+
+    /// With --next: stop after K further values past the best showed the
+    /// plateau
+    #[arg(
+        long,
+        value_name = "K",
+        default_value_t = 2,
+        help_heading = "Adaptive sweep"
+    )]
+    pub patience: usize,
+
+    /// With --next: weighted-score gap that counts as a close call (and a
+    /// drop that counts as a clear peak) until repeats measure the noise
+    #[arg(
+        long,
+        value_name = "PCT",
+        default_value = "5%",
+        value_parser = spec::parse_pct,
+        help_heading = "Adaptive sweep"
+    )]
+    pub noise_margin: f64,
+
+    /// With --next: extra config starts allowed for re-measuring close calls
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = 4,
+        help_heading = "Adaptive sweep"
+    )]
+    pub repeat_budget: usize,
+
+    /// With --next: write a skipped record for each untried value of a
+    /// finished search (none twice), instead of the answer
+    #[arg(long, requires = "next", help_heading = "Adaptive sweep")]
+    pub emit_skipped: bool,
 }
 
 /// `--config-states`, `--origin`, `--new-origin`, `--count`: answer and
@@ -248,8 +297,8 @@ pub fn run_with(
     });
     let metric = metric::metric(&args.metric, better)
         .map_err(|e| Exit::new(exit::USAGE, anyhow!("--metric: {e}")))?;
-    let slo = args.slo.map(|s| s.0).unwrap_or_default();
-    let weights = args.weights.map(|w| w.0).unwrap_or_default();
+    let slo = args.slo.clone().map(|s| s.0).unwrap_or_default();
+    let weights = args.weights.clone().map(|w| w.0).unwrap_or_default();
     let objective = match (args.objective, slo.is_empty()) {
         (Some(Objective::Slo), true) => {
             return Err(Exit::new(
@@ -267,6 +316,29 @@ pub fn run_with(
         args.files.clone()
     };
     let sources = read_all(&files, &mut stdin)?;
+    if let Some(space) = args.next.clone() {
+        next::check_input(&space, &sources)?;
+        let space = space.ordered()?;
+        let opts = analysis::Options {
+            metric: metric.clone(),
+            objective: Objective::Weighted,
+            slo,
+            weights,
+            baseline: None,
+            param: Some(space.key.clone()),
+            tolerance: args.tolerance,
+            plateau_threshold: args.plateau_threshold,
+        };
+        let a = analyse_quietly(&sources, opts)?;
+        return next::run(
+            &args,
+            space,
+            &sources,
+            a.as_ref(),
+            metric.better,
+            &mut stdout,
+        );
+    }
     if booking {
         let all: String = sources
             .iter()
@@ -326,7 +398,11 @@ pub fn run_with(
     }
     match format {
         // Tables quote config values: no secret in them (`sweepkit::redact`).
-        Format::Text => stdout.write_all(redact::text(&render::text(&a)).as_bytes())?,
+        Format::Text => {
+            let notes = next::table_notes(&a, &all_text(&sources));
+            let text = render::text(&a) + &notes;
+            stdout.write_all(redact::text(&text).as_bytes())?
+        }
         Format::Markdown => stdout.write_all(redact::text(&render::markdown(&a)).as_bytes())?,
         Format::Csv => emit::csv(&a, &mut stdout)?,
         Format::Json => {
@@ -348,6 +424,34 @@ pub fn run_with(
         ));
     }
     Ok(())
+}
+
+fn all_text(sources: &[(String, String)]) -> String {
+    let texts: Vec<&str> = sources.iter().map(|(_, t)| t.as_str()).collect();
+    texts.join("\n")
+}
+
+/// The analysis `--next` decides on (`None`: nothing measured yet); notes
+/// about ignored input are not its business.
+fn analyse_quietly(
+    sources: &[(String, String)],
+    opts: analysis::Options,
+) -> Result<Option<analysis::Analysis>, Exit> {
+    let mut inp = input::Input::default();
+    for (name, text) in sources {
+        input::read_source(name, text, &mut inp)
+            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!(e)))?;
+    }
+    input::drop_unplaceable(&mut inp);
+    if inp.obs.is_empty() {
+        return Ok(None);
+    }
+    partial::resolve(&mut inp);
+    let mut notes = Vec::new();
+    let model = group::build(&inp.obs, &opts.metric, &mut notes);
+    analysis::analyse(model, &inp.obs, opts)
+        .map(Some)
+        .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))
 }
 
 /// Notes about ignored input, capped so a huge file cannot flood stderr.

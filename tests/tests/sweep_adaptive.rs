@@ -1,0 +1,225 @@
+//! `sweep --adaptive` end to end against llm-sim under svc-swap's process
+//! manager: the search stops early, every untried value gets a skipped
+//! record, the cost is reported, the decision is a function of the file
+//! (each prefix of the results asks for the config measured next, so a
+//! resumed sweep continues the same decisions) and a resumed sweep
+//! finishes from a cut file without measuring again what it holds.
+//! Needs `cargo build --workspace` first (the binaries beside the tests).
+
+mod sweep_support;
+
+use std::collections::BTreeSet;
+use std::process::Command;
+
+use serde_json::Value;
+use sweep_support::{all_records, dump, sweep, SpecFile};
+
+const KEY: &str = "speculative-num-steps";
+const VALUES: &str = "1,2,3,4,5,6,7,8";
+
+/// llm-sim where steps >= 4 crash at load (context 4096 + 4 x 512 > 6000
+/// KV tokens): the search must stop there whatever the noise of a busy
+/// machine does to steps 1..3.
+fn sim_spec(tag: &str) -> (SpecFile, String) {
+    let port = testkit::free_port();
+    let exec = format!(
+        "{} --host 127.0.0.1 --port {port} --load-time 100ms --warmup-time 50ms \
+         --health-probe-time 10ms --seed 1 --kv-capacity-tokens 6000 \
+         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1",
+        testkit::bin("llm-sim").display()
+    );
+    (
+        SpecFile::new(tag, &exec, port),
+        format!("http://127.0.0.1:{port}"),
+    )
+}
+
+fn args<'a>(spec: &'a SpecFile, url: &'a str, results: &'a str) -> Vec<&'a str> {
+    vec![
+        "--spec",
+        spec.s(),
+        "--url",
+        url,
+        "--server",
+        "llm-sim",
+        "--results",
+        results,
+        "--param",
+        KEY,
+        "--values",
+        VALUES,
+        "--adaptive",
+        "--repeat-budget",
+        "2",
+        "--concurrency",
+        "1,2",
+        "--load-arg",
+        "-n",
+        "--load-arg",
+        "4",
+        "--load-arg",
+        "--max-tokens",
+        "--load-arg",
+        "16",
+        "--load-arg",
+        "--seed",
+        "--load-arg",
+        "1",
+    ]
+}
+
+/// The swept value of a record.
+fn value(r: &Value) -> String {
+    r["config"][KEY].as_str().unwrap_or("?").to_string()
+}
+
+/// Records grouped by config start (bench records share their swap's id).
+fn starts(recs: &[Value]) -> Vec<(String, Vec<usize>)> {
+    let mut out: Vec<(String, Vec<usize>)> = Vec::new();
+    let id = |r: &Value| {
+        r.pointer("/upstream/upstream/swap_id")
+            .or_else(|| r.pointer("/swap_id"))
+            .or_else(|| r.pointer("/upstream/swap_id"))
+            .map(Value::to_string)
+            .unwrap_or_default()
+    };
+    let mut last = String::new();
+    for (i, r) in recs.iter().enumerate() {
+        if !matches!(r["type"].as_str(), Some("bench" | "failure")) {
+            continue;
+        }
+        if id(r) != last || out.is_empty() {
+            last = id(r);
+            out.push((value(r), Vec::new()));
+        }
+        out.last_mut().unwrap().1.push(i);
+    }
+    out
+}
+
+fn next(text: &str) -> String {
+    let mut c = Command::new(testkit::bin("summarize"));
+    c.args(["--next", &format!("{KEY}={VALUES}"), "--repeat-budget", "2"]);
+    let r = testkit::run(c, text);
+    assert_eq!(r.code(), 0, "{}", r.stderr());
+    r.stdout()
+}
+
+#[test]
+fn adaptive_sweep_stops_early_skips_the_rest_and_resumes_the_same_way() {
+    let (spec, url) = sim_spec("sweep-adaptive");
+    let results = spec.results();
+    let res = results.to_str().unwrap();
+    let out = sweep(&args(&spec, &url, res)).output().unwrap();
+    // steps=4 crashed at load: a failure of its own, so "some failed".
+    assert_eq!(out.status.code(), Some(40), "{}", dump(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("adaptive search done"), "{err}");
+    assert!(err.contains("cost: restarts="), "{err}");
+    let recs = all_records(&results);
+    let measured: BTreeSet<String> = recs
+        .iter()
+        .filter(|r| matches!(r["type"].as_str(), Some("bench" | "failure")))
+        .map(value)
+        .collect();
+    let skipped: Vec<String> = recs
+        .iter()
+        .filter(|r| r["type"] == "skipped")
+        .map(value)
+        .collect();
+    // The file explains the whole grid: each value measured or skipped.
+    let all: BTreeSet<String> = measured.iter().chain(&skipped).cloned().collect();
+    let want: BTreeSet<String> = VALUES.split(',').map(String::from).collect();
+    assert_eq!(all, want, "{}", dump(&out));
+    assert!(
+        measured.contains("4") && !skipped.is_empty(),
+        "{}",
+        dump(&out)
+    );
+    assert!(skipped.iter().all(|v| !measured.contains(v)));
+    assert!(skipped.iter().all(|v| v.parse::<u32>().unwrap() > 4));
+    for s in recs.iter().filter(|r| r["type"] == "skipped") {
+        assert!(!s["reason"].as_str().unwrap().is_empty(), "{s}");
+        assert!(
+            ["plateau", "peaked"].contains(&s["rule"].as_str().unwrap()),
+            "{s}"
+        );
+    }
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table.contains("skipped: speculative-num-steps=8"),
+        "{table}"
+    );
+
+    // Deterministic given the file: every prefix that ends with a whole
+    // config start asks for the config the sweep measured next.
+    let lines: Vec<String> = std::fs::read_to_string(&results)
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect();
+    let st = starts(&recs);
+    assert!(st.len() >= 4, "{st:?}");
+    for k in 1..st.len() {
+        let end = *st[k - 1].1.last().unwrap() + 1;
+        let ans = next(&lines[..end].join("\n"));
+        let first = ans.lines().next().unwrap_or("");
+        assert_eq!(
+            first,
+            format!("measure\t{KEY}={}", st[k].0),
+            "after {k} starts: {ans}"
+        );
+    }
+
+    // A cut file (two starts in) resumes: the two are not measured again,
+    // and the search ends with every value accounted for.
+    let cut = *st[1].1.last().unwrap() + 1;
+    std::fs::write(&results, lines[..cut].join("\n") + "\n").unwrap();
+    let out = sweep(&args(&spec, &url, res)).output().unwrap();
+    assert_eq!(out.status.code(), Some(40), "{}", dump(&out));
+    let recs = all_records(&results);
+    let again = starts(&recs);
+    assert_eq!(again[0].0, st[0].0);
+    assert_eq!(again[1].0, st[1].0);
+    assert_eq!(again[..2].iter().map(|s| s.1.len()).sum::<usize>(), cut - 1);
+    let all: BTreeSet<String> = recs
+        .iter()
+        .filter(|r| matches!(r["type"].as_str(), Some("bench" | "failure" | "skipped")))
+        .map(value)
+        .collect();
+    assert_eq!(all, want, "{}", dump(&out));
+}
+
+#[test]
+fn adaptive_refuses_a_grid_and_its_options_need_it() {
+    for a in [
+        &[
+            "--param",
+            KEY,
+            "--values",
+            "1,2",
+            "--param",
+            "x",
+            "--values",
+            "1",
+            "--adaptive",
+        ][..],
+        &["--param", "a,b", "--values", "1:2", "--adaptive"],
+        &["--param", KEY, "--values", "1,2", "--patience", "3"],
+    ] {
+        let mut full = vec![
+            "--spec",
+            "/nonexistent",
+            "--url",
+            "http://127.0.0.1:9",
+            "--results",
+            "/tmp/x",
+        ];
+        full.extend_from_slice(a);
+        let out = sweep(&full).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{a:?}: {}", dump(&out));
+        assert_eq!(err.lines().count(), 1, "{a:?}: {err}");
+        assert!(err.starts_with("sweep: error: "), "{err}");
+    }
+}
