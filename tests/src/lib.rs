@@ -267,7 +267,7 @@ fn line_formats(items: &BTreeMap<String, Item>) -> String {
          Their fields are listed the same way (a field that is absent is listed\n\
          as optional or says when it is present).\n",
     );
-    for (name, strukt) in sweepkit::records::LINE_FORMATS {
+    for (name, strukt) in sweepkit::lines::LINE_FORMATS {
         let doc = match items.get(strukt) {
             Some(Item::Struct { doc, .. }) => doc.clone(),
             _ => String::new(),

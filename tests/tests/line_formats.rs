@@ -8,11 +8,15 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sweepkit::records::RequestLine;
+use sweepkit::lines::RequestLine;
 use testkit::{cmd, run, temp_dir};
 
+/// The types the page is generated from: records.rs and lines.rs.
 fn records_rs() -> String {
-    std::fs::read_to_string(testkit::repo_root().join("tools/common/src/records.rs")).unwrap()
+    let read = |f: &str| {
+        std::fs::read_to_string(testkit::repo_root().join("tools/common/src").join(f)).unwrap()
+    };
+    format!("{}\n{}", read("records.rs"), read("lines.rs"))
 }
 
 struct Sim(Child);

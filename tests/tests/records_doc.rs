@@ -1,5 +1,5 @@
-//! `man/sweepkit-records.5` is generated from records.rs; this test fails when
-//! it is out of date (`make man` rewrites it).
+//! `man/sweepkit-records.5` is generated from records.rs and lines.rs; this
+//! test fails when it is out of date (`make man` rewrites it).
 
 use sweepkit_tests::{parse_items, paths, render_records_page, RECORDS};
 
@@ -10,8 +10,14 @@ fn read(rel: &str) -> String {
 
 #[test]
 fn man_page_records_up_to_date() {
+    // The line formats (lines.rs) are documented on the same page.
+    let types = format!(
+        "{}\n{}",
+        read("tools/common/src/records.rs"),
+        read("tools/common/src/lines.rs")
+    );
     let page = render_records_page(
-        &read("tools/common/src/records.rs"),
+        &types,
         &read("man/src/sweepkit-records.head.roff"),
         &read("man/src/sweepkit-records.tail.roff"),
     );

@@ -5,6 +5,7 @@ pub mod exit;
 pub mod flat;
 pub mod hardware;
 pub mod io;
+pub mod lines;
 pub mod records;
 pub mod redact;
 pub mod report;

@@ -5,9 +5,8 @@
 use std::io::Write;
 
 use serde_json::Value;
-use sweepkit::records::{
-    BenchRecord, Record, RequestFailure, RequestFigures, RequestLine, RequestTimings,
-};
+use sweepkit::lines::{RequestFailure, RequestFigures, RequestLine, RequestTimings};
+use sweepkit::records::{BenchRecord, Record};
 
 use crate::args::Format;
 use crate::client::{kind_name, Sample};

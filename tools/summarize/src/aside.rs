@@ -4,7 +4,7 @@
 //! listed apart with what they really are, in every format.
 
 use serde_json::{json, Value};
-use sweepkit::records::SummaryAside;
+use sweepkit::lines::SummaryAside;
 
 use crate::analysis::Analysis;
 use crate::group::{Aside, Model};

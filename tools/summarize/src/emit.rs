@@ -5,9 +5,8 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
-use sweepkit::records::{
-    Config, Provenance, SummaryCell, SummaryRecord, SummaryRow, SCHEMA_VERSION,
-};
+use sweepkit::lines::{SummaryCell, SummaryRow};
+use sweepkit::records::{Config, Provenance, SummaryRecord, SCHEMA_VERSION};
 
 use crate::analysis::Analysis;
 use crate::level::trim_float;
