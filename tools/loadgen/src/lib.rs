@@ -6,6 +6,18 @@
 //! timestamps taken when the socket read returned; an SSE line splitter
 //! without a line-length cap; statistics in a pure module. See `man
 //! loadgen` for every metric's definition.
+//!
+//! Two HTTP clients, on purpose. The load runs on hyper (`client.rs`): it
+//! owns each connection, so a request's timestamps come from the socket
+//! read that carried its bytes (kernel receive stamps, `sweepkit::rxstamp`)
+//! and thousands of streams share one thread. Everything outside the load
+//! (`server.rs`: model list, server info, `/tokenize`, `/metrics`) is a
+//! few blocking calls with short timeouts on ureq, the client wait-ready
+//! already uses (and llm-sim's tests: the workspace builds it once), on a
+//! separate unpooled agent that never rides a load connection. Moving the probes to
+//! hyper would put an event loop under code that runs before and between
+//! levels for no gain; moving the load to ureq would cost a thread per
+//! stream and the socket-level timestamps.
 
 pub mod args;
 pub mod classify;

@@ -257,13 +257,9 @@ mod tests {
     use super::*;
 
     fn file(text: &str) -> Result<ConfigFile, TransportError> {
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let dir = std::env::temp_dir().join(format!("sk-sshcfg-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(format!("config-{n}"));
-        std::fs::write(&p, text).unwrap();
-        ConfigFile::load(Some(&p))
+        let f = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(f.path(), text).unwrap();
+        ConfigFile::load(Some(f.path()))
     }
 
     fn dest(s: &str) -> SshDest {
