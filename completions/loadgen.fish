@@ -9,7 +9,9 @@ complete -c loadgen -s r -l rate -d 'Open loop: arrival rate in requests/s, one 
 complete -c loadgen -l burstiness -d 'Open loop: gamma shape of inter-arrival times (1 = Poisson; lower is burstier)' -r
 complete -c loadgen -l max-inflight -d 'Open loop: most requests in flight; later arrivals wait in the client (queue time)' -r
 complete -c loadgen -l warmup -d 'Requests per level before measuring (not counted)' -r
-complete -c loadgen -s n -l requests -d 'Measured requests per level [default: max(16, 8 x concurrency); open loop: max(16, 10 x rate)]' -r
+complete -c loadgen -s n -l requests -l max-requests -d 'Measured requests per level [default: max(16, 8 x concurrency); open loop: max(16, 10 x rate)]; with --until-stable, the most (--max-requests) [default: 10 times that]' -r
+complete -c loadgen -l until-stable -d 'End a level once its steady-state output throughput is known to within PCT percent (5 or 5%): 95% interval by batch means over completed requests (see man loadgen); bounded by --max-requests or --duration' -r
+complete -c loadgen -l min-requests -d 'With --until-stable: the fewest measured requests before a level may stop [default: max(20, the level\'s default request count)]' -r
 complete -c loadgen -s d -l duration -d 'Measure each level for this long instead of a request count' -r
 complete -c loadgen -l repeat -d 'Run each level N times in a row, one record each (run-to-run variance; summarize treats them as repeats of one cell)' -r
 complete -c loadgen -l max-tokens -d 'Output tokens asked for per request' -r
@@ -21,7 +23,7 @@ jsonl\t'One {"prompt": .., "output_tokens": ..} object per line'
 sharegpt\t'ShareGPT JSON: first human turn, reply length as output length'"
 complete -c loadgen -l seed -d 'Seed for prompts and the arrival schedule' -r
 complete -c loadgen -l extra-body -d 'Extra JSON fields merged into every request body (they win)' -r
-complete -c loadgen -l slo -d 'Goodput objectives, e.g. ttft=200ms,tpot=50ms,e2e=10s (bare numbers are ms)' -r
+complete -c loadgen -l slo -d 'Goodput objectives per request, e.g. \'ttft_ms<=200,tpot_ms<=50\' (summarize\'s syntax; ttft=200ms also works)' -r
 complete -c loadgen -l request-timeout -d 'Longest time one request may take' -r
 complete -c loadgen -l idle-timeout -d 'Longest silence between bytes of a response (a stalled stream)' -r
 complete -c loadgen -l level-timeout -d 'Longest time one level may take, warmup and drain included' -r
