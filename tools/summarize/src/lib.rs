@@ -172,8 +172,8 @@ pub struct Args {
     )]
     pub new_origin: bool,
 
-    /// For sweep(1): print how many records of TYPE the input holds (swap,
-    /// ready, bench, failure, summary, origin)
+    /// For sweep(1): print how many records of TYPE the input holds (a
+    /// type of sweepkit-records(5): bench, failure, ...)
     #[arg(
         long,
         value_name = "TYPE",
