@@ -208,18 +208,27 @@ EOF
 # shellcheck source=scripts/real-peer-py.sh
 source "$here/real-peer-py.sh"
 
+# The Python steps (downloads and unpacking: network and disk) run beside
+# the llama-server build (compiler: CPU): on a fresh machine that hides
+# about 6 of the build's 11 minutes. They hold their own lock and files.
+py_pid=""
+if wanted vllm || wanted sglang || wanted hf; then
+  (
+    lock 8 .lock-py
+    if wanted vllm; then vllm_step; fi
+    if wanted sglang; then sglang_step; fi
+    if wanted hf; then hf_step; fi
+  ) &
+  py_pid=$!
+fi
 if wanted server || wanted smollm || wanted tiny; then
   lock 9 .lock
   if wanted server; then server_step; fi
   if wanted smollm; then smollm_step; fi
   if wanted tiny; then tiny_step; fi
 fi
-if wanted vllm || wanted sglang || wanted hf; then
-  lock 8 .lock-py
-  if wanted vllm; then vllm_step; fi
-  if wanted sglang; then sglang_step; fi
-  if wanted hf; then hf_step; fi
-  exec 8>&-
+if [[ -n $py_pid ]]; then
+  wait "$py_pid" || die "installing vLLM/SGLang or making the HF models failed (see above)"
 fi
 lock 9 .lock
 manifest_step
