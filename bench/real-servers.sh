@@ -22,7 +22,15 @@ man() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv
 for t in loadgen wait-ready; do
   [[ -x $BIN/$t ]] || { log "error: $BIN/$t missing: run make release"; exit 1; }
 done
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+# Below the ephemeral range: nothing binding port 0 takes it while a server loads.
+port=$(python3 -c '
+import random, socket
+while True:
+    p = random.randrange(20000, 32000)
+    try:
+        socket.socket().bind(("127.0.0.1", p)); print(p); break
+    except OSError:
+        pass')
 URL=http://127.0.0.1:$port
 server_pid=""
 stop_server() {
