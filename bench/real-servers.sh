@@ -51,7 +51,7 @@ start() {
   log "starting $name on $URL (minutes here)"
   setsid env "$@" >"$OUT/$name.log" 2>&1 &
   server_pid=$!
-  "$BIN/wait-ready" --url "$URL" --server "$name" --timeout 15m >"$OUT/$name.ready" ||
+  "$BIN/wait-ready" --server "$name" --timeout 15m "$URL" >"$OUT/$name.ready" ||
     { log "error: $name never became ready"; tail -20 "$OUT/$name.log" >&2; exit 1; }
 }
 
