@@ -101,8 +101,6 @@ bench_vllm() {
     --host 127.0.0.1 --port "$port" --enforce-eager --max-model-len 2048 --max-num-seqs 8 \
     --speculative-config "{\"model\": \"$draft\", \"num_speculative_tokens\": 2}"
   loadgen_row vllm
-  # vllm bench serve sends one test request first (serve.py "initial single
-  # prompt test run"): the server's delta counts OUT_TOK more than the client.
   row "vllm bench serve" vllm parse_vllm -- "$vllm" bench serve --backend vllm --base-url "$URL" \
     --endpoint /v1/completions --model "$target" --tokenizer "$target" --dataset-name random \
     --random-input-len "$IN" --random-output-len "$OUT_TOK" --num-prompts "$N" --max-concurrency "$C" \
@@ -115,7 +113,9 @@ bench_sglang() {
   start sglang SGLANG_USE_CPU_ENGINE=1 PYTHONPATH="$(man sgl_kernel_stub)" "$py" -m sglang.launch_server \
     --model-path "$model" --device cpu --host 127.0.0.1 --port "$port" --max-total-tokens 32768 --enable-metrics
   loadgen_row sglang
-  # ignore_eos is bench_serving's default (--disable-ignore-eos turns it off).
+  # ignore_eos is bench_serving's default (--disable-ignore-eos turns it off);
+  # its one warmup request (--warmup-requests, default 1) shows in the
+  # server's delta: OUT_TOK more than the client counts.
   row "sglang.bench_serving" sglang parse_sglang -- env PYTHONPATH="$(man sgl_kernel_stub)" "$py" -m sglang.bench_serving \
     --backend sglang-oai --base-url "$URL" --model "$model" --tokenizer "$model" --dataset-name random-ids \
     --random-input-len "$IN" --random-output-len "$OUT_TOK" --random-range-ratio 1 --num-prompts "$N" \
