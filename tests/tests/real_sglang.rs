@@ -5,8 +5,10 @@
 //! closed port and the generating health check, the live config checked
 //! from /server_info with the key, loadgen's tokens equal to SGLang's own
 //! counter, the key in no record and no stderr, and steps-without-topk
-//! recorded as `crashed_at_load` with SGLang's own error line (no pre-flight
-//! on main yet: svc-swap starts it and wait-ready sees the crash).
+//! refused by svc-swap's pre-flight while the real server runs on, and,
+//! with pre-flight bypassed, recorded as `crashed_at_load` with SGLang's
+//! own error line. `loadgen --endpoint generate` (SGLang's native API) is
+//! checked against the server's counter as chat is.
 //! A missing cache fails the test.
 
 mod sweep_support;
@@ -100,7 +102,7 @@ fn sweep_args<'a>(spec: &'a SpecFile, url: &'a str, results: &'a str) -> Vec<&'a
 #[test]
 fn sweep_on_real_sglang_with_an_api_key() {
     let p = Peers::load(&["sglang_python", "sgl_kernel_stub", "hf_target"]);
-    let port = testkit::free_port();
+    let port = testkit::realpeer::server_port();
     let dir = testkit::temp_dir("real-sglang-stub");
     let stub_log: PathBuf = dir.join("sgl_kernel-calls.log");
     let spec = sglang_spec(&p, port, &stub_log);
@@ -144,8 +146,12 @@ fn sweep_on_real_sglang_with_an_api_key() {
             "{w}"
         );
     }
-    tokens_match_the_server_counter(port);
+    tokens_match_the_server_counter(port, "chat");
+    // SGLang's native /generate (loadgen --endpoint generate) counts the
+    // same tokens in the same counter.
+    tokens_match_the_server_counter(port, "generate");
     assert_no_kernel_called(&stub_log, &spec.log());
+    preflight_refuses_steps_without_topk(&spec, &url);
     let mut printed = format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -210,7 +216,7 @@ fn sweep_on_real_sglang_with_an_api_key() {
 }
 
 /// loadgen's output tokens equal the delta of SGLang's own counter.
-fn tokens_match_the_server_counter(port: u16) {
+fn tokens_match_the_server_counter(port: u16, endpoint: &str) {
     let auth = format!("Bearer {KEY}");
     let scrape = || {
         let (st, _, body) =
@@ -239,7 +245,7 @@ fn tokens_match_the_server_counter(port: u16) {
                 "--warmup",
                 "0",
                 "--endpoint",
-                "chat",
+                endpoint,
             ],
         ),
         "",
@@ -254,9 +260,36 @@ fn tokens_match_the_server_counter(port: u16) {
     assert_eq!(
         r["counts"]["output_tokens"].as_u64(),
         Some(3 * MAX_TOKENS),
-        "{r}"
+        "{endpoint}: {r}"
     );
-    assert_eq!(delta as u64, 3 * MAX_TOKENS, "SGLang's {m} delta");
+    assert_eq!(
+        delta as u64,
+        3 * MAX_TOKENS,
+        "{endpoint}: SGLang's {m} delta"
+    );
+}
+
+/// With pre-flight on, the steps-without-topk config is refused before
+/// svc-swap stops anything: the real server keeps running untouched.
+fn preflight_refuses_steps_without_topk(spec: &SpecFile, url: &str) {
+    let pid = spec.live_pid().expect("SGLang running after the sweep");
+    let original = spec.exec_start();
+    let results = spec.results().with_extension("preflight.jsonl");
+    let mut args = sweep_args(spec, url, results.to_str().unwrap());
+    args.extend(["--param", "speculative-algorithm", "--values", "EAGLE"]);
+    args.extend(["--param", "speculative-num-steps", "--values", "2"]);
+    let out = sweep(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(41), "{}", dump(&out));
+    let recs = records(&results);
+    assert_eq!(recs.len(), 1, "{}", dump(&out));
+    assert_eq!(recs[0]["kind"], "preflight_rejected", "{}", recs[0]);
+    let reason = recs[0]["reason"].as_str().unwrap_or("");
+    assert!(
+        reason.contains("without --speculative-eagle-topk"),
+        "{reason}"
+    );
+    assert_eq!(spec.live_pid(), Some(pid), "SGLang was never restarted");
+    assert_eq!(spec.exec_start(), original, "the spec was never edited");
 }
 
 /// The JSON paths under `v` whose strings hold the API key.

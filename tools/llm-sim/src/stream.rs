@@ -148,12 +148,25 @@ async fn produce(mut job: Job, tx: mpsc::Sender<Result<Bytes, io::Error>>) {
         }
         let finish = c.finish.map(|f| f.as_str());
         let text = detokenize(&c.tokens);
-        let mut v = job.ids.chunk(&text, finish, finish.map(|_| &stats));
+        // SGLang's chat stream ends the text, then sends finish_reason in a
+        // chunk of its own (tests/fixtures/real/sglang, the real server).
+        let apart = job.ids.sglang && job.req.chat;
+        let in_text = if apart { None } else { finish };
+        let mut v = job.ids.chunk(&text, in_text, in_text.map(|_| &stats));
         if job.req.continuous_usage {
             v["usage"] = stats.usage();
         }
         if tx.send(Ok(sse(&v))).await.is_err() {
             return; // client gone; dropping the source tells the engine
+        }
+        if let (true, Some(f)) = (apart, finish) {
+            if tx
+                .send(Ok(sse(&job.ids.finish_chunk(f, &stats))))
+                .await
+                .is_err()
+            {
+                return;
+            }
         }
         if !faulted && (stats.completion_tokens >= half || finish.is_some()) {
             faulted = true;

@@ -64,6 +64,27 @@ impl Peers {
     }
 }
 
+/// A port for a real server that restarts for minutes: free now and below
+/// Linux's ephemeral range (32768-60999), so that while the server is down
+/// no other test's bind to port 0 takes it (seen: an llm-sim got SGLang's
+/// port during its 2.5-minute restart, and wait-ready read llm-sim's
+/// /server_info). Random start so parallel tests rarely try the same one.
+pub fn server_port() -> u16 {
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0)
+        ^ std::process::id();
+    let (lo, span) = (20000u32, 12000u32);
+    for i in 0..span {
+        let port = (lo + (seed.wrapping_add(i * 7919)) % span) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port in {lo}..{}", lo + span)
+}
+
 /// Kills, on drop, the process group whose leader a pid file names (svc-swap's
 /// process manager starts each server with `setsid`): whatever a test leaves
 /// running, children included, dies at its end.

@@ -52,7 +52,7 @@ pub fn split_cmdline(bytes: &[u8]) -> Vec<String> {
 /// checks a server's reported args. The last of a repeated flag wins, as
 /// argparse does; positional words are skipped.
 pub fn to_args(argv: &[String]) -> Value {
-    let mut m = Map::new();
+    let (mut m, mut dotted) = (Map::new(), Map::new());
     let mut i = 0;
     while i < argv.len() {
         let w = &argv[i];
@@ -71,9 +71,48 @@ pub fn to_args(argv: &[String]) -> Value {
                 None => (flag, Value::Bool(true)),
             },
         };
-        m.insert(name.replace('-', "_").to_ascii_lowercase(), val);
+        let name = name.replace('-', "_").to_ascii_lowercase();
+        match name.split_once('.') {
+            Some((key, path)) => merge_dotted(&mut dotted, key, path, val),
+            None => {
+                m.insert(name, val);
+            }
+        }
+    }
+    // vLLM appends the merged dotted flags after every other word, so they
+    // replace a whole `--speculative-config JSON` given before them.
+    for (k, v) in dotted {
+        m.insert(k, v);
     }
     Value::Object(m)
+}
+
+/// vLLM's dotted form of a JSON-valued flag (`--speculative-config.model
+/// D --speculative-config.num_speculative_tokens 2`): each value parsed as
+/// JSON (falling back to the string) and merged into one object per flag,
+/// as vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args does.
+fn merge_dotted(dotted: &mut Map<String, Value>, key: &str, path: &str, val: Value) {
+    let val = match val {
+        Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
+        v => v,
+    };
+    let mut at = dotted
+        .entry(key.to_string())
+        .or_insert_with(|| Value::Object(Map::new()));
+    let mut steps = path.split('.').peekable();
+    while let Some(step) = steps.next() {
+        if !at.is_object() {
+            *at = Value::Object(Map::new());
+        }
+        let obj = at.as_object_mut().expect("made an object above");
+        if steps.peek().is_none() {
+            obj.insert(step.to_string(), val);
+            return;
+        }
+        at = obj
+            .entry(step.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
+    }
 }
 
 #[cfg(test)]
@@ -118,6 +157,29 @@ mod tests {
                 "speculative_config": r#"{"method":"eagle","num_speculative_tokens":3}"#,
                 "port": "8000", "enforce_eager": true, "max_num_seqs": "16",
                 "temperature_offset": "-1"
+            })
+        );
+    }
+
+    #[test]
+    fn vllm_dotted_flags_merge_into_one_json_value() {
+        let a = to_args(&words(&[
+            "--speculative-config",
+            r#"{"method":"eagle"}"#,
+            "--speculative-config.model",
+            "/m/draft",
+            "--speculative-config.num_speculative_tokens",
+            "4",
+            "--speculative-config.x.y=true",
+            "--port",
+            "8000",
+        ]));
+        assert_eq!(
+            a,
+            json!({
+                "speculative_config": {"model": "/m/draft", "num_speculative_tokens": 4,
+                                       "x": {"y": true}},
+                "port": "8000"
             })
         );
     }

@@ -168,12 +168,47 @@ impl LogWatch {
         event
     }
 
+    /// Read until the log stops growing (0.5 s without a new byte, 5 s at
+    /// most): what a dying server writes after its first fatal line.
+    pub fn settle(&mut self) {
+        let t0 = Instant::now();
+        let mut last = (self.offset, Instant::now());
+        while t0.elapsed() < Duration::from_secs(5) {
+            self.poll(Instant::now() + Duration::from_secs(3600));
+            if self.offset != last.0 {
+                last = (self.offset, Instant::now());
+            } else if last.1.elapsed() >= Duration::from_millis(500) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
     pub fn tail(&self) -> Vec<String> {
         let mut t: Vec<String> = self.lines.iter().cloned().collect();
         if !self.partial.trim().is_empty() {
             t.push(self.partial.trim_end().to_string());
         }
         t
+    }
+}
+
+/// A reason that only names a traceback's first line names its exception
+/// instead (`...ValidationError: 1 validation error for SpeculativeConfig`,
+/// `TypeError: '>' not supported ...`): the last such line in `tail`.
+pub fn name_the_exception(reason: String, tail: &[String]) -> String {
+    const FIRST: &str = "Traceback (most recent call last):";
+    static RE: OnceLock<Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        Regex::new(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)(: .*)?$")
+            .expect("static regex")
+    });
+    if !reason.ends_with(FIRST) {
+        return reason;
+    }
+    match tail.iter().rev().find(|l| re.is_match(l.trim_end())) {
+        Some(l) => format!("{}{}", reason.trim_end_matches(FIRST), clip(l)),
+        None => reason,
     }
 }
 
@@ -252,5 +287,31 @@ mod tests {
             w.poll(Instant::now()),
             Some(Event::Crashed { oom: false, .. })
         ));
+    }
+
+    #[test]
+    fn a_traceback_reason_names_its_exception_line() {
+        let tail: Vec<String> = [
+            "Traceback (most recent call last):",
+            "  File \"x.py\", line 1, in <module>",
+            "pydantic_core._pydantic_core.ValidationError: 1 validation error for SpeculativeConfig",
+            "num_speculative_tokens",
+            "  Input should be a valid integer",
+        ]
+        .map(String::from)
+        .to_vec();
+        let r = name_the_exception(
+            "s.log shows a fatal line: Traceback (most recent call last):".into(),
+            &tail,
+        );
+        assert_eq!(
+            r,
+            "s.log shows a fatal line: pydantic_core._pydantic_core.ValidationError: \
+             1 validation error for SpeculativeConfig"
+        );
+        let other = "s.log shows a fatal line: CUDA out of memory".to_string();
+        assert_eq!(name_the_exception(other.clone(), &tail), other);
+        let bare = "s.log shows a fatal line: Traceback (most recent call last):".to_string();
+        assert_eq!(name_the_exception(bare.clone(), &tail[..2]), bare);
     }
 }

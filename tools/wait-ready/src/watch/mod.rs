@@ -80,8 +80,14 @@ impl Watchers {
     fn refine(&mut self, e: Event) -> Event {
         match e {
             Event::Crashed { reason, oom } => {
+                // A traceback is judged fatal at its first line; its
+                // exception line (what was wrong) comes last.
+                if let Some(l) = &mut self.log {
+                    l.settle();
+                }
                 let tail = self.tail();
                 let oom = oom || tail.iter().any(|l| log::is_oom(l));
+                let reason = log::name_the_exception(reason, &tail);
                 Event::Crashed { reason, oom }
             }
             other => other,
