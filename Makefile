@@ -26,7 +26,7 @@ release: ## Build every tool (release)
 lint: ## cargo fmt --check, clippy -D warnings, shellcheck
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	shellcheck scripts/*.sh .ci/run
+	shellcheck -x scripts/*.sh .ci/run
 
 unit: build ## Every Rust test (needs deps and real-peer for the full set)
 	$(CARGO) test --workspace --no-fail-fast

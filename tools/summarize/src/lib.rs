@@ -156,16 +156,31 @@ pub struct Args {
         conflicts_with_all = ["config_states", "origin"]
     )]
     pub new_origin: bool,
+
+    /// For sweep(1) --hosts: write the record of a host dropped for
+    /// REASON; the input is that host's origin record (may be empty)
+    #[arg(
+        long,
+        value_name = "REASON",
+        help_heading = "Sweep bookkeeping",
+        conflicts_with_all = ["config_states", "origin", "new_origin"]
+    )]
+    pub host_dropped: Option<String>,
 }
 
-/// `--config-states`, `--origin`, `--new-origin`: answer and return.
+/// `--config-states`, `--origin`, `--new-origin`, `--host-dropped`:
+/// answer and return.
 fn bookkeeping(
-    (config_states, origin): (Option<String>, bool),
+    (config_states, origin, host_dropped): (Option<String>, bool, Option<String>),
     text: &str,
     stdout: &mut impl Write,
 ) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
-    if let Some(keys) = &config_states {
+    if let Some(reason) = host_dropped {
+        let f = sweepq::host_dropped(text, &reason, started)
+            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("--host-dropped: {e}")))?;
+        sweepkit::io::write_record(stdout, &Record::Failure(f))?;
+    } else if let Some(keys) = &config_states {
         let keys: Vec<String> = keys
             .split(',')
             .map(|k| k.trim_start_matches('-').to_string())
@@ -225,8 +240,12 @@ pub fn run_with(
     mut stderr: impl Write,
 ) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
-    let book = (args.config_states.clone(), args.origin);
-    let booking = book.0.is_some() || args.origin || args.new_origin;
+    let book = (
+        args.config_states.clone(),
+        args.origin,
+        args.host_dropped.clone(),
+    );
+    let booking = book.0.is_some() || args.origin || args.new_origin || book.2.is_some();
     let better = args.better.map(|b| match b {
         BetterArg::Higher => metric::Better::Higher,
         BetterArg::Lower => metric::Better::Lower,
