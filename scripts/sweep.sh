@@ -271,7 +271,7 @@ config_key() { # CONFIG -> KEY=VALUE words joined by TABs, as summarize prints
   printf '%s' "$key"
 }
 declare -A done_state=()
-if ((resume)) && [[ -s $results ]]; then
+if ((resume)) && [[ -s $results && -z $fleet_job ]]; then
   while IFS=$'\t' read -r state k; do
     done_state[$k]=$state
   done < <("$SUMMARIZE" --config-states "$swept_keys" "$results")

@@ -158,7 +158,7 @@ fleet_job_main() {
   cfg=${configs[$((idx - 1))]}
   echo $$ >"$fleet_dir/job-$slot.pid"
   status_file=$(mktemp "${TMPDIR:-/tmp}/sweep-status.XXXXXX")
-  trap 'rm -f "$status_file" "$fleet_dir/job-$slot.pid"' EXIT
+  trap 'fleet_job_exit $? "$slot"' EXIT
   table() { :; } # the driver prints the table once, at the end
   no_restore=1
   trap on_signal INT TERM
@@ -166,7 +166,9 @@ fleet_job_main() {
     i=$fleet_i
     fleet_use_host "$i"
     tried+=("$i")
-    if ! (originals); then
+    # The origin is read once per host (a dry-run swap); later jobs there
+    # need not ask again, since a job never restores.
+    if [[ ! -s $origin_file ]] && ! (originals); then
       fleet_release
       fleet_charge "$i" "svc-swap --dry-run could not read its config"
       continue
@@ -194,6 +196,13 @@ fleet_job_main() {
   exit $EXIT_NO_HOST
 }
 
+# A usage error (a tool rejected a pass-through argument) fails every
+# config alike: no further job starts, and the driver exits 2.
+fleet_job_exit() { # RC SLOT
+  rm -f "$status_file" "$fleet_dir/job-$2.pid"
+  (($1 != EXIT_USAGE)) || touch "$fleet_dir/stop" "$fleet_dir/usage"
+}
+
 # ---- the driver ----------------------------------------------------------
 fleet_self=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/sweep.sh
 fleet_pid=""
@@ -214,7 +223,7 @@ fleet_main() {
   fi
   mkdir -p "$fleet_dir"
   touch "$results"
-  rm -f "$fleet_dir"/stop "$fleet_dir"/dropped-* "$fleet_dir"/fail-* "$fleet_dir"/job-*.pid
+  rm -f "$fleet_dir"/stop "$fleet_dir"/usage "$fleet_dir"/dropped-* "$fleet_dir"/fail-* "$fleet_dir"/job-*.pid
   echo "${#h_id[@]}" >"$fleet_dir/jobs"
   for i in "${!configs[@]}"; do
     if ((resume)) && [[ ${done_state[$(config_key "${configs[$i]}")]:-} =~ ^(complete|failed)$ ]]; then
@@ -234,6 +243,10 @@ fleet_main() {
   fleet_pid=$!
   while kill -0 "$fleet_pid" 2>/dev/null; do wait "$fleet_pid" || true; done
   fleet_pid=""
+  if [[ -e $fleet_dir/usage ]]; then
+    printf '%s: error: %s\n' "$PROG" "a tool rejected its arguments; fix the pass-through options" >&2
+    fleet_finish $EXIT_USAGE
+  fi
   ((interrupted)) && fleet_finish $EXIT_INTERRUPTED
   fleet_finish 0
 }

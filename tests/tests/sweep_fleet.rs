@@ -57,7 +57,7 @@ fn argv(show: &str) -> Option<String> {
 
 /// Three containers on one network namespace, sim.service on 8001..8003,
 /// steps 4 originally (a value no grid here uses).
-fn boot_pool() -> Vec<Host> {
+fn boot_pool(load_time: &str) -> Vec<Host> {
     let bin = testkit::bin("llm-sim");
     let binds = [(bin.parent().unwrap(), "/opt/sweepkit/bin")];
     let mut hosts: Vec<Host> = Vec::new();
@@ -69,7 +69,7 @@ fn boot_pool() -> Vec<Host> {
         .expect("boot");
         let port = 8000 + k;
         let exec = format!(
-            "/opt/sweepkit/bin/llm-sim --host 127.0.0.1 --port {port} --load-time 100ms \
+            "/opt/sweepkit/bin/llm-sim --host 127.0.0.1 --port {port} --load-time {load_time} \
              --warmup-time 50ms --health-probe-time 0s --seed {k} \
              --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4"
         );
@@ -89,15 +89,30 @@ fn fleet_sweep(hosts: &[&Host], dir: &Path, values: &str, extra: &[&str]) -> Com
     let file = dir.join("hosts");
     let lines: Vec<String> = hosts.iter().map(|h| h.line()).collect();
     std::fs::write(&file, format!("# test pool\n{}\n", lines.join("\n"))).unwrap();
-    let pid = hosts[0].c.pid1.to_string();
-    let results = dir.join("results.jsonl");
-    let mut args = vec![
+    let target = [
         "--hosts",
         file.to_str().unwrap(),
-        "--unit",
-        "sim",
         "--url",
         "http://127.0.0.1:{port}",
+    ];
+    sweep_in(hosts[0], &target, dir, values, extra)
+}
+
+/// sweep (one host, no --hosts) of `host`, in its network namespace.
+fn plain_sweep(host: &Host, dir: &Path, values: &str, extra: &[&str]) -> Command {
+    let url = format!("http://127.0.0.1:{}", host.port);
+    let prefix = host.c.exec_prefix();
+    let target = ["--exec-prefix", &prefix, "--url", &url];
+    sweep_in(host, &target, dir, values, extra)
+}
+
+fn sweep_in(net: &Host, target: &[&str], dir: &Path, values: &str, extra: &[&str]) -> Command {
+    let pid = net.c.pid1.to_string();
+    let results = dir.join("results.jsonl");
+    let mut args = target.to_vec();
+    args.extend_from_slice(&[
+        "--unit",
+        "sim",
         "--server",
         "llm-sim",
         "--param",
@@ -116,7 +131,7 @@ fn fleet_sweep(hosts: &[&Host], dir: &Path, values: &str, extra: &[&str]) -> Com
         "--wait",
         "--swap-arg",
         "20s",
-    ];
+    ]);
     // Few short requests unless the caller says otherwise.
     let quick = ["-n", "2", "--warmup", "0", "--max-tokens", "8"];
     let has_load = extra.contains(&"--load-arg");
@@ -160,7 +175,7 @@ fn one_grid_over_a_pool_of_systemd_hosts() {
         testkit::nspawn::unavailable()
     );
     let t0 = Instant::now();
-    let pool = boot_pool();
+    let pool = boot_pool("100ms");
     eprintln!("booted 3 hosts in {:?}", t0.elapsed());
     split_over_three_hosts(&pool);
     eprintln!("split done at {:?}", t0.elapsed());
@@ -436,4 +451,115 @@ fn a_fleet_dry_run_shows_the_pool_and_touches_nothing() {
     assert_eq!(plan.matches("# [").count(), 2, "{plan}");
     assert!(!results.exists() && !dir.join("r.jsonl.fleet").exists());
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The benchmark (bench/fleet.sh runs it): wall time of a 9-config sweep
+/// on 3 hosts against the same sweep on 1 host (plain, and `--hosts` with
+/// one host for the fleet's own overhead), in the same run. Each server
+/// loads for 8 s (real ones take minutes): the time a fleet saves. Both
+/// end with a restore, one more load on every host, so with it the best a
+/// 3-host pool can do is (3 + 1) / (9 + 1) = 0.40; "grid" is the time to
+/// the last record (the results file's mtime), without the restore.
+#[test]
+#[ignore = "benchmark: bench/fleet.sh"]
+fn bench_nine_configs_on_three_hosts_against_one() {
+    let pool = boot_pool("8s");
+    let values = "1,2,3,5,6,7,8,9,10";
+    let time = |mut cmd: Command, dir: &Path, tag: &str| {
+        let t0 = std::time::SystemTime::now();
+        let out = cmd.output().unwrap();
+        let wall = t0.elapsed().unwrap().as_secs_f64();
+        assert_eq!(out.status.code(), Some(0), "{tag}: {}", dump(&out));
+        let meta = std::fs::metadata(dir.join("results.jsonl")).unwrap();
+        let grid = meta.modified().unwrap().duration_since(t0).unwrap();
+        let benches = records(&dir.join("results.jsonl"))
+            .iter()
+            .filter(|r| r["type"] == "bench")
+            .count();
+        assert_eq!(benches, 9, "{tag}: {}", dump(&out));
+        eprintln!(
+            "bench: {tag}: wall {wall:.1} s, grid {:.1} s",
+            grid.as_secs_f64()
+        );
+        (wall, grid.as_secs_f64())
+    };
+    let dirs: Vec<_> = ["1", "1f", "3"]
+        .iter()
+        .map(|t| testkit::temp_dir(&format!("fleet-bench-{t}")))
+        .collect();
+    let one = time(
+        plain_sweep(&pool[0], &dirs[0], values, &["-q"]),
+        &dirs[0],
+        "1 host, plain sweep",
+    );
+    let one_f = time(
+        fleet_sweep(&[&pool[0]], &dirs[1], values, &["-q"]),
+        &dirs[1],
+        "1 host, --hosts",
+    );
+    let all: Vec<&Host> = pool.iter().collect();
+    let three = time(
+        fleet_sweep(&all, &dirs[2], values, &["-q"]),
+        &dirs[2],
+        "3 hosts, --hosts",
+    );
+    let (ratio, grid_ratio) = (three.0 / one.0, three.1 / one.1);
+    println!(
+        "fleet: 9 configs, 8 s loads: 1 host {:.1} s (grid {:.1} s); 1 host via --hosts {:.1} s; \
+         3 hosts {:.1} s (grid {:.1} s): ratio {ratio:.2}, grid {grid_ratio:.2} (target <= 0.40: {})",
+        one.0,
+        one.1,
+        one_f.0,
+        three.0,
+        three.1,
+        if ratio <= 0.40 { "met" } else { "missed" }
+    );
+    for d in dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// A pool of one local host (`-`, a process spec): a tool that rejects a
+/// pass-through argument stops the whole pool (exit 2) after one config,
+/// and the host is restored. No containers needed.
+#[test]
+fn a_usage_error_in_a_job_stops_the_pool() {
+    let port = testkit::free_port();
+    let exec = format!(
+        "{} --host 127.0.0.1 --port {port} --load-time 100ms --warmup-time 50ms \
+         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
+        testkit::bin("llm-sim").display()
+    );
+    let spec = sweep_support::SpecFile::new("fleet-usage-job", &exec, port);
+    let original = spec.exec_start();
+    let results = spec.results();
+    let out = sweep_behind(
+        &[],
+        &[
+            "--hosts",
+            "-",
+            "--spec",
+            spec.s(),
+            "--url",
+            &format!("http://127.0.0.1:{port}"),
+            "--server",
+            "llm-sim",
+            "--param",
+            KEY,
+            "--values",
+            "1,2,3",
+            "--results",
+            results.to_str().unwrap(),
+            "--load-arg",
+            "--no-such-flag",
+        ],
+    )
+    .stdin(Stdio::null())
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", dump(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a tool rejected its arguments"), "{err}");
+    assert_eq!(err.matches("] [").count(), 1, "one config only: {err}");
+    assert_eq!(spec.exec_start(), original, "restored");
 }
