@@ -181,8 +181,10 @@ fn one_grid_over_a_pool_of_systemd_hosts() {
     eprintln!("split done at {:?}", t0.elapsed());
     a_failing_host_is_dropped(&pool);
     eprintln!("drop done at {:?}", t0.elapsed());
-    ctrl_c_restores_every_host(&pool);
-    eprintln!("ctrl-c done at {:?}", t0.elapsed());
+    ctrl_c_restores_every_host(&pool, false);
+    eprintln!("SIGINT to sweep done at {:?}", t0.elapsed());
+    ctrl_c_restores_every_host(&pool, true);
+    eprintln!("SIGINT to the group done at {:?}", t0.elapsed());
 }
 
 /// Six configs over three hosts, each measured once, every host used and
@@ -304,8 +306,10 @@ fn a_failing_host_is_dropped(pool: &[Host]) {
 }
 
 /// SIGINT to the sweep while all three hosts run configs: exit 130, the
-/// results whole, every host's original config back and running.
-fn ctrl_c_restores_every_host(pool: &[Host]) {
+/// results whole, every host's original config back and running. `group`:
+/// to the whole process group (a terminal's Ctrl-C: GNU parallel, every
+/// job and every tool get it too), else to the sweep process alone.
+fn ctrl_c_restores_every_host(pool: &[Host], group: bool) {
     let dir = testkit::temp_dir("fleet-int");
     let all: Vec<&Host> = pool.iter().collect();
     // Each config's load lasts 4 s: long enough to be cut.
@@ -324,6 +328,10 @@ fn ctrl_c_restores_every_host(pool: &[Host]) {
             "0",
         ],
     );
+    if group {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
     let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -343,8 +351,13 @@ fn ctrl_c_restores_every_host(pool: &[Host]) {
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(1500));
+    let target = if group {
+        format!("-{}", child.id())
+    } else {
+        child.id().to_string()
+    };
     Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args(["-INT", "--", &target])
         .status()
         .unwrap();
     let out = child.wait_with_output().unwrap();
