@@ -46,3 +46,31 @@ fn every_record_type_has_config_and_provenance() {
         );
     }
 }
+
+/// Every number a bench record carries can be ranked on: summarize's metric
+/// catalog covers each documented numeric field (the load shape, the server
+/// description and the schema number are labels, not results).
+#[test]
+fn every_numeric_bench_field_is_a_metric() {
+    let items = parse_items(&read("tools/common/src/records.rs"));
+    let catalog = summarize::metric::catalog();
+    let mut numeric = 0;
+    for (path, ty, _) in paths(&items, "BenchRecord") {
+        let label = ["load.", "server.", "provenance."]
+            .iter()
+            .any(|p| path.starts_with(p))
+            || path == "schema";
+        if label || !(ty.starts_with("integer") || ty.starts_with("number")) {
+            continue;
+        }
+        numeric += 1;
+        assert!(
+            catalog.contains(&path),
+            "bench field {path} ({ty}) is not a summarize metric"
+        );
+        assert_eq!(summarize::metric::resolve(&path).unwrap(), path);
+    }
+    assert!(numeric > 80, "too few numeric fields parsed: {numeric}");
+    let leaf_alias = summarize::metric::resolve("slo_attainment").unwrap();
+    assert_eq!(leaf_alias, "throughput.slo_attainment");
+}

@@ -9,6 +9,7 @@ pub mod redact;
 pub mod report;
 #[cfg(feature = "rxstamp")]
 pub mod rxstamp;
+pub mod slo;
 #[cfg(feature = "ssh")]
 pub mod ssh;
 pub mod time;

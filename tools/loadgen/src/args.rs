@@ -163,8 +163,8 @@ pub struct Args {
     #[arg(long)]
     pub no_continuous_usage: bool,
 
-    /// Goodput objectives, e.g. ttft=200ms,tpot=50ms,e2e=10s (bare numbers
-    /// are ms)
+    /// Goodput objectives per request, e.g. 'ttft_ms<=200,tpot_ms<=50'
+    /// (summarize's syntax; ttft=200ms also works)
     #[arg(long, value_name = "SPEC")]
     pub slo: Option<String>,
 

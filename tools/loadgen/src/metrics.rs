@@ -32,31 +32,26 @@ impl Slo {
     }
 }
 
-/// Parse `ttft=200ms,tpot=50ms,e2e=10s` (a bare number is milliseconds).
+/// Parse `--slo` with the shared parser (`sweepkit::slo`, one syntax with
+/// summarize): per-request upper limits `ttft_ms<=200,tpot_ms<=50,e2e_ms<=10000`
+/// (also `ttft=200ms`, a bare number being ms).
 pub fn parse_slo(s: &str) -> Result<Slo, String> {
     let mut slo = Slo::default();
-    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
-        let (k, v) = part
-            .split_once('=')
-            .ok_or_else(|| format!("'{part}': expected NAME=VALUE"))?;
-        let ms = match v.trim().parse::<f64>() {
-            Ok(x) if x >= 0.0 => x,
-            _ => {
-                humantime::parse_duration(v.trim())
-                    .map_err(|e| format!("'{part}': {e}"))?
-                    .as_secs_f64()
-                    * 1000.0
-            }
-        };
-        match k.trim() {
-            "ttft" => slo.ttft_ms = Some(ms),
-            "tpot" => slo.tpot_ms = Some(ms),
-            "e2e" | "e2el" => slo.e2e_ms = Some(ms),
-            other => return Err(format!("unknown SLO '{other}' (ttft, tpot, e2e)")),
+    for t in sweepkit::slo::parse(s)? {
+        if t.op != sweepkit::slo::Op::Le {
+            return Err(format!("{t}: loadgen's objectives are upper limits (<=)"));
         }
-    }
-    if slo.is_empty() {
-        return Err("empty SLO".into());
+        match t.name.as_str() {
+            "ttft_ms" => slo.ttft_ms = Some(t.limit),
+            "tpot_ms" => slo.tpot_ms = Some(t.limit),
+            "e2e_ms" => slo.e2e_ms = Some(t.limit),
+            other => {
+                return Err(format!(
+                    "unknown SLO '{other}': loadgen judges each request by \
+                     ttft_ms, tpot_ms or e2e_ms (percentiles are summarize's)"
+                ))
+            }
+        }
     }
     Ok(slo)
 }
@@ -487,6 +482,12 @@ mod tests {
         assert_eq!(slo.e2e_ms, Some(1000.0));
         assert!(parse_slo("foo=1").is_err());
         assert!(parse_slo("ttft").is_err());
+        // The canonical form (summarize's syntax) means the same.
+        assert_eq!(
+            parse_slo("ttft_ms<=50,tpot_ms<=20,e2e_ms<=1000"),
+            Ok(slo.clone())
+        );
+        assert!(parse_slo("p99_ttft_ms<=50").is_err());
         let fast = sample(vec![mark(10, 1, None), mark(20, 1, None)], 20, 2);
         let slow = sample(vec![mark(90, 1, None), mark(100, 1, None)], 100, 2);
         let (a, _) = aggregate(&[fast, slow], true, false, Some(&slo), None);

@@ -191,7 +191,8 @@ fn take_record(
         "bench" | "failure" => {}
         // A sweep's bookkeeping (sweep(1)), not results: no note.
         "origin" => return,
-        "swap" | "ready" | "summary" => {
+        // Other tools' records (svc-swap's, wait-ready's, a summary).
+        k if sweepkit::records::is_record_type(k) => {
             *skipped.entry(kind).or_default() += 1;
             return;
         }

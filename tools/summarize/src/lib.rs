@@ -17,6 +17,7 @@ pub mod render;
 pub mod spec;
 pub mod stats;
 pub mod sweepq;
+pub mod words;
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -157,21 +158,36 @@ pub struct Args {
     )]
     pub new_origin: bool,
 
+    /// For sweep(1): print how many records of TYPE the input holds (swap,
+    /// ready, bench, failure, summary, origin)
+    #[arg(
+        long,
+        value_name = "TYPE",
+        help_heading = "Sweep bookkeeping",
+        value_parser = sweepq::parse_record_type,
+        conflicts_with_all = ["config_states", "origin", "new_origin"]
+    )]
+    pub count: Option<String>,
+
     /// For sweep(1) --hosts: write the record of a host dropped for
     /// REASON; the input is that host's origin record (may be empty)
     #[arg(
         long,
         value_name = "REASON",
         help_heading = "Sweep bookkeeping",
-        conflicts_with_all = ["config_states", "origin", "new_origin"]
+        conflicts_with_all = ["config_states", "origin", "new_origin", "count"]
     )]
     pub host_dropped: Option<String>,
 }
 
-/// `--config-states`, `--origin`, `--new-origin`, `--host-dropped`:
-/// answer and return.
+/// What sweep(1) asks: `--config-states`, `--origin`, `--count`,
+/// `--host-dropped` (`--new-origin` when none of them).
+type Book = (Option<String>, bool, Option<String>, Option<String>);
+
+/// `--config-states`, `--origin`, `--new-origin`, `--count`,
+/// `--host-dropped`: answer and return.
 fn bookkeeping(
-    (config_states, origin, host_dropped): (Option<String>, bool, Option<String>),
+    (config_states, origin, count, host_dropped): Book,
     text: &str,
     stdout: &mut impl Write,
 ) -> Result<(), Exit> {
@@ -180,6 +196,8 @@ fn bookkeeping(
         let f = sweepq::host_dropped(text, &reason, started)
             .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("--host-dropped: {e}")))?;
         sweepkit::io::write_record(stdout, &Record::Failure(f))?;
+    } else if let Some(tag) = &count {
+        writeln!(stdout, "{}", sweepq::count(text, tag))?;
     } else if let Some(keys) = &config_states {
         let keys: Vec<String> = keys
             .split(',')
@@ -240,12 +258,14 @@ pub fn run_with(
     mut stderr: impl Write,
 ) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
-    let book = (
+    let book: Book = (
         args.config_states.clone(),
         args.origin,
+        args.count.clone(),
         args.host_dropped.clone(),
     );
-    let booking = book.0.is_some() || args.origin || args.new_origin || book.2.is_some();
+    let booking =
+        book.0.is_some() || args.origin || args.new_origin || book.2.is_some() || book.3.is_some();
     let better = args.better.map(|b| match b {
         BetterArg::Higher => metric::Better::Higher,
         BetterArg::Lower => metric::Better::Lower,

@@ -7,7 +7,8 @@
 use std::fmt::Write as _;
 
 use crate::analysis::Analysis;
-use crate::render::{cell_text, num};
+use crate::render::cell_text;
+use crate::words::num;
 
 const PANEL_W: f64 = 600.0;
 const PANEL_H: f64 = 420.0;
