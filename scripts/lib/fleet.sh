@@ -255,11 +255,13 @@ fleet_main() {
 # job is told to stop (it writes its records and leaves its host as
 # sweep's single-host interrupt does), then every host is restored.
 fleet_on_signal() {
-  local f
+  local f p
   interrupted=1
   touch "$fleet_dir/stop"
+  # A job may end (and remove its pid file) while we look.
   for f in "$fleet_dir"/job-*.pid; do
-    [[ -e $f ]] && kill -TERM "$(cat "$f")" 2>/dev/null
+    { read -r p <"$f"; } 2>/dev/null || continue
+    kill -TERM "$p" 2>/dev/null || true
   done
   say "interrupted; stopping every host's job"
 }
