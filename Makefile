@@ -34,7 +34,7 @@ release: ## Build every tool (release)
 lint: ## cargo fmt --check, clippy -D warnings, shellcheck
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	shellcheck scripts/*.sh .ci/run completions/sweep.bash
+	shellcheck -x scripts/*.sh .ci/run completions/sweep.bash
 
 unit: build ## Every Rust test (needs deps and real-peer for the full set)
 	rm -f $(GATE_LOG)

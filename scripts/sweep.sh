@@ -14,6 +14,10 @@ readonly PROG=sweep
 # Exit codes (sweep(1) EXIT STATUS; unique across sweepkit tools).
 readonly EXIT_USAGE=2 EXIT_SOME_FAILED=40 EXIT_ALL_FAILED=41 EXIT_RESTORE_FAILED=42
 readonly EXIT_INTERRUPTED=130
+# --hosts (scripts/lib/fleet.sh): 43 configs left unrun (every host dropped),
+# 44 GNU parallel missing, 45 a host was dropped (every config has a result).
+readonly EXIT_NO_HOST=43 EXIT_NO_PARALLEL=44 EXIT_HOST_DROPPED=45
+argv=("$@") # the fleet's jobs run this script again with the same words
 
 usage() {
   cat <<'EOF'
@@ -54,6 +58,13 @@ Adaptive (one numeric --param; summarize --next decides, see sweep(1)):
   --noise-margin PCT    weighted-score gap that counts as a close call
                         until repeats measure the noise (default 5%)
   --repeat-budget N     extra config starts for close calls (default 4)
+Fleet (one grid over a pool of hosts, run by GNU parallel; see sweep(1)):
+  --hosts FILE|LIST     one host per line of FILE, or a comma list:
+                        [USER@]HOST[:PORT] (reached over SSH) or - (here),
+                        then optional NAME=VALUE words ({NAME} in --url)
+                        and exec=PREFIX... (the rest of the line)
+  --drop-after N        stop using a host after N failures blamed on it
+                        (default 2); its configs go to the other hosts
 Target (given once, to svc-swap; wait-ready reads them from the swap
 record, so no --ready-arg is needed for them):
   --unit NAME           systemd unit
@@ -65,7 +76,8 @@ record, so no --ready-arg is needed for them):
                         refused)
   --exec-prefix 'CMD'   run far-side commands behind CMD ('pct exec 129 --')
 Server:
-  --url URL             server base URL, as reachable from here
+  --url URL             server base URL, as reachable from here; with
+                        --hosts a template: {host}, {n}, {NAME} per host
   --server KIND         wait-ready preset: sglang, vllm, llama.cpp, openai,
                         llm-sim (default: probe --url as given)
   --ready-timeout DUR   wait-ready --timeout (default 10m)
@@ -88,13 +100,15 @@ recorded as failures untouched; --swap-arg --no-preflight lets them through.
 
 Exit status: 0 every config measured; 2 usage; 40 some configs failed
 (recorded as failure records); 41 every config failed; 42 the final
-restore or apply failed; 50-52 --adaptive: summarize --next refused the
-results file (no records, another sweep's, a non-numeric value); 130
-interrupted (results whole, config restored).
+restore or apply failed; 43 configs left unrun (every host dropped); 44
+GNU parallel not found; 45 a host was dropped (every config has a result);
+50-52 --adaptive: summarize --next refused the results file (no records,
+another sweep's, a non-numeric value); 130 interrupted (results whole,
+config restored).
 EOF
 }
 
-say() { ((quiet)) || printf '%s: %s\n' "$PROG" "$*" >&2; }
+say() { ((quiet)) || printf '%s: %s%s\n' "$PROG" "${say_prefix:-}" "$*" >&2; }
 warn() { printf '%s: warning: %s\n' "$PROG" "$*" >&2; }
 die() {
   local code=$1
@@ -110,6 +124,7 @@ ssh_opts=() retries=3
 ready_timeout=10m concurrency="" bin_dir=${SWEEPKIT_BIN:-}
 resume=0 keep_winner=0 no_restore=0 dry_run=0 quiet=0 expect_config=0
 adaptive=0 adaptive_args=()
+hosts="" drop_after=2 fleet_job="" origin_file=""
 
 need() { (($# >= 2)) || die $EXIT_USAGE "$1: missing value (see --help)"; }
 while (($#)); do
@@ -141,6 +156,12 @@ while (($#)); do
       [[ $2 =~ ^[0-9]+$ ]] || die $EXIT_USAGE "--retries '$2': expected a whole number"
       retries=$2; shift ;;
     --exec-prefix) need "$@"; exec_prefix=$2; shift ;;
+    --hosts) need "$@"; hosts=$2; shift ;;
+    --drop-after)
+      need "$@"
+      [[ $2 =~ ^[1-9][0-9]*$ ]] || die $EXIT_USAGE "--drop-after '$2': expected a whole number >= 1"
+      drop_after=$2; shift ;;
+    --fleet-job) need "$@"; fleet_job=$2; shift ;; # internal: SLOT:INDEX
     --url) need "$@"; url=$2; shift ;;
     --server) need "$@"; server=$2; shift ;;
     --ready-timeout) need "$@"; ready_timeout=$2; shift ;;
@@ -164,9 +185,13 @@ done
 [[ -z $unit || -z $spec ]] || die $EXIT_USAGE "--unit and --spec exclude each other"
 [[ -n $url ]] || die $EXIT_USAGE "give the server's base URL: --url URL"
 [[ -n $results ]] || die $EXIT_USAGE "give the results file: --results FILE"
-((${#ssh_opts[@]} == 0)) || [[ -n $ssh ]] || die $EXIT_USAGE "--ssh-key, --known-hosts and --accept-new-host-key need --ssh"
+[[ -z $hosts || -z $ssh$exec_prefix ]] || die $EXIT_USAGE "--hosts names every host: give --ssh and --exec-prefix per host in it, not as options"
+((${#ssh_opts[@]} == 0)) || [[ -n $ssh$hosts ]] || die $EXIT_USAGE "--ssh-key, --known-hosts and --accept-new-host-key need --ssh"
 ((!keep_winner || !no_restore)) || die $EXIT_USAGE "--keep-winner and --no-restore exclude each other"
 ((${#adaptive_args[@]} == 0 || adaptive)) || die $EXIT_USAGE "${adaptive_args[0]} needs --adaptive"
+# One decision after each config is a sequential walk; a pool runs configs
+# side by side, so the two are not combined (yet).
+((!adaptive)) || [[ -z $hosts ]] || die $EXIT_USAGE "--adaptive and --hosts exclude each other"
 if ((adaptive)); then
   [[ ${#params[@]} -eq 1 && ${params[0]} != *,* ]] ||
     die $EXIT_USAGE "--adaptive walks one parameter: give one --param NAME (no grid, no A,B)"
@@ -201,19 +226,22 @@ WAIT_READY=$(find_tool wait-ready)
 LOADGEN=$(find_tool loadgen)
 SUMMARIZE=$(find_tool summarize)
 
-# Arguments every svc-swap call shares.
-target=()
-[[ -n $unit ]] && target+=(--unit "$unit")
-[[ -n $spec ]] && target+=(--spec "$spec")
-[[ -n $ssh ]] && target+=(--ssh "$ssh" "${ssh_opts[@]}")
-[[ -n $exec_prefix ]] && target+=(--exec-prefix "$exec_prefix")
-target+=("${swap_args[@]}")
-ready=("$url" --timeout "$ready_timeout")
-[[ -n $server ]] && ready+=(--server "$server")
-ready+=("${ready_args[@]}")
-load=(--url "$url")
-[[ -n $concurrency ]] && load+=(-c "$concurrency")
-load+=("${load_args[@]}")
+# Arguments every svc-swap call shares (a fleet sets them per host).
+set_target() { # SSH EXEC_PREFIX URL
+  target=()
+  [[ -n $unit ]] && target+=(--unit "$unit")
+  [[ -n $spec ]] && target+=(--spec "$spec")
+  [[ -n $1 ]] && target+=(--ssh "$1" "${ssh_opts[@]}")
+  [[ -n $2 ]] && target+=(--exec-prefix "$2")
+  target+=("${swap_args[@]}")
+  ready=("$3" --timeout "$ready_timeout")
+  [[ -n $server ]] && ready+=(--server "$server")
+  ready+=("${ready_args[@]}")
+  load=(--url "$3")
+  [[ -n $concurrency ]] && load+=(-c "$concurrency")
+  load+=("${load_args[@]}")
+}
+set_target "$ssh" "$exec_prefix" "$url"
 
 # ---- the grid ---------------------------------------------------------
 # Each config is one string of NAME=VALUE words separated by \x1f (values
@@ -267,7 +295,7 @@ config_key() { # CONFIG -> KEY=VALUE words joined by TABs, as summarize prints
   printf '%s' "$key"
 }
 declare -A done_state=()
-if ((resume)) && [[ -s $results ]]; then
+if ((resume)) && [[ -s $results && -z $fleet_job ]]; then
   while IFS=$'\t' read -r state k; do
     done_state[$k]=$state
   done < <("$SUMMARIZE" --config-states "$swept_keys" "$results")
@@ -293,13 +321,17 @@ originals() {
     "$SVC_SWAP" "${target[@]}" --dry-run --no-preflight "${sets[@]}" </dev/null >/dev/null || true
     die "$rc" "svc-swap --dry-run failed (exit $rc); the target was not touched"
   fi
-  mapfile -t orig_set < <("$SUMMARIZE" --origin "$results")
+  # A fleet keeps each host's origin record in a file of its own too.
+  local of=${origin_file:-$results}
+  [[ -e $of ]] && mapfile -t orig_set < <("$SUMMARIZE" --origin "$of")
   if ((${#orig_set[@]} == 0)); then
-    printf '%s\n' "$rec" | "$SUMMARIZE" --new-origin >>"$results" ||
+    rec=$(printf '%s\n' "$rec" | "$SUMMARIZE" --new-origin) ||
       die 1 "summarize --new-origin failed; the target was not touched"
-    mapfile -t orig_set < <("$SUMMARIZE" --origin "$results")
-  else
-    say "restores will put back the original recorded in $results"
+    printf '%s\n' "$rec" >>"$results"
+    [[ -z $origin_file ]] || printf '%s\n' "$rec" >"$origin_file"
+    mapfile -t orig_set < <("$SUMMARIZE" --origin "$of")
+  elif [[ -z $origin_file ]]; then
+    say "restores will put back the original recorded in $of"
   fi
   for p in "${names[@]}"; do
     k=$(key_of "$p") found=0
@@ -316,7 +348,7 @@ interrupted=0
 pipe_sub=""
 status_file=""
 swaps=0
-n_ok=0 n_failed=0 n_skipped=0
+n_ok=0 n_failed=0 n_skipped=0 last_rc_swap=0
 last_state="" # run_config's verdict on its config, for the adaptive loop
 run_config() { # CONFIG INDEX
   local cfg=$1 idx=$2 kv before after rc_swap rc_ready rc_load
@@ -343,8 +375,10 @@ run_config() { # CONFIG INDEX
     run_pipe
     # A transport failure (SSH lost, host unreachable) says nothing about
     # the config: run it again, backing off, before moving on.
+    # This config's line only: a fleet's other hosts append to FILE too.
     state=$(tail -n "+$((before + 1))" "$results" |
-      "$SUMMARIZE" --config-states "$swept_keys" - | cut -f1 | tail -n 1) || state=""
+      "$SUMMARIZE" --config-states "$swept_keys" - |
+      awk -F'\t' -v k="$(config_key "$cfg")" 'substr($0, length($1) + 2) == k { s = $1 } END { print s }') || state=""
     if [[ $state != transport ]] || ((attempt >= retries || interrupted)); then break; fi
     local pause=$((2 << attempt))
     ((pause > 30)) && pause=30
@@ -374,6 +408,7 @@ run_config() { # CONFIG INDEX
   # Refused by pre-flight (svc-swap exit 26): the server was not touched,
   # not a swap (with none left, the final restore is skipped).
   ((rc_swap != 26)) || swaps=$((swaps - 1))
+  last_rc_swap=$rc_swap # a fleet's job asks (scripts/lib/fleet.sh)
   if [[ $state == failed || $state == transport ]]; then
     n_failed=$((n_failed + 1))
     say "  failed$([[ $state == transport ]] && printf ' (transport, after %d retries)' "$retries") (recorded)"
@@ -559,6 +594,11 @@ adaptive_sweep() {
 }
 
 # ---- main ---------------------------------------------------------------
+if [[ -n $hosts ]]; then
+  # shellcheck source=scripts/lib/fleet.sh
+  source "$here/lib/fleet.sh"
+  if [[ -n $fleet_job ]]; then fleet_job_main; else fleet_main; fi
+fi
 if ((dry_run)); then
   for i in "${!configs[@]}"; do run_config "${configs[$i]}" $((i + 1)); done
   exit 0

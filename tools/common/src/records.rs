@@ -701,6 +701,10 @@ pub enum FailureKind {
     /// Every request of the benchmark failed.
     BenchFailed,
     Interrupted,
+    /// sweep --hosts stopped using a host after repeated failures (the
+    /// record has no config; `reason` names the host, `upstream` is its
+    /// origin record, which carries its target).
+    HostDropped,
 }
 
 impl FailureKind {
@@ -709,7 +713,7 @@ impl FailureKind {
     /// not be reached), every other kind is the config's own.
     pub fn default_class(self) -> FailureClass {
         match self {
-            FailureKind::Unreachable => FailureClass::Transport,
+            FailureKind::Unreachable | FailureKind::HostDropped => FailureClass::Transport,
             _ => FailureClass::Config,
         }
     }

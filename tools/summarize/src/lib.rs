@@ -228,17 +228,35 @@ pub struct Args {
     /// finished search (none twice), instead of the answer
     #[arg(long, requires = "next", help_heading = "Adaptive sweep")]
     pub emit_skipped: bool,
+
+    /// For sweep(1) --hosts: write the record of a host dropped for
+    /// REASON; the input is that host's origin record (may be empty)
+    #[arg(
+        long,
+        value_name = "REASON",
+        help_heading = "Sweep bookkeeping",
+        conflicts_with_all = ["config_states", "origin", "new_origin", "count"]
+    )]
+    pub host_dropped: Option<String>,
 }
 
-/// `--config-states`, `--origin`, `--new-origin`, `--count`: answer and
-/// return.
+/// What sweep(1) asks: `--config-states`, `--origin`, `--count`,
+/// `--host-dropped` (`--new-origin` when none of them).
+type Book = (Option<String>, bool, Option<String>, Option<String>);
+
+/// `--config-states`, `--origin`, `--new-origin`, `--count`,
+/// `--host-dropped`: answer and return.
 fn bookkeeping(
-    (config_states, origin, count): (Option<String>, bool, Option<String>),
+    (config_states, origin, count, host_dropped): Book,
     text: &str,
     stdout: &mut impl Write,
 ) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
-    if let Some(tag) = &count {
+    if let Some(reason) = host_dropped {
+        let f = sweepq::host_dropped(text, &reason, started)
+            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("--host-dropped: {e}")))?;
+        sweepkit::io::write_record(stdout, &Record::Failure(f))?;
+    } else if let Some(tag) = &count {
         writeln!(stdout, "{}", sweepq::count(text, tag))?;
     } else if let Some(keys) = &config_states {
         let keys: Vec<String> = keys
@@ -310,8 +328,13 @@ pub fn run_with(
     if let Some(space) = args.next.clone() {
         return run_next(&args, space, opts, &sources, &mut stdout);
     }
-    if args.config_states.is_some() || args.origin || args.new_origin || args.count.is_some() {
-        let book = (args.config_states.clone(), args.origin, args.count.clone());
+    let book: Book = (
+        args.config_states.clone(),
+        args.origin,
+        args.count.clone(),
+        args.host_dropped.clone(),
+    );
+    if book.0.is_some() || args.origin || args.new_origin || book.2.is_some() || book.3.is_some() {
         return bookkeeping(book, &all_text(&sources), &mut stdout);
     }
     let mut inp = observations(&files, &sources, &mut stderr)?;

@@ -179,6 +179,38 @@ pub fn new_origin(swap: &Value, started: std::time::SystemTime) -> Result<Origin
     Ok(o)
 }
 
+/// The record of a host `sweep --hosts` stopped using: a failure with no
+/// config (not any config's result) of class transport, whose upstream is
+/// the host's origin record (`text`, may be empty), which names its target.
+pub fn host_dropped(
+    text: &str,
+    reason: &str,
+    started: std::time::SystemTime,
+) -> Result<sweepkit::records::FailureRecord, String> {
+    let upstream = match text.lines().find(|l| !l.trim().is_empty()) {
+        None => None,
+        Some(l) => match serde_json::from_str::<Record>(l) {
+            Ok(Record::Origin(_)) => serde_json::from_str::<Value>(l).ok(),
+            Ok(r) => {
+                return Err(format!(
+                    "expected an origin record, got a {} record",
+                    r.kind()
+                ))
+            }
+            Err(e) => return Err(format!("not a record: {e}")),
+        },
+    };
+    Ok(sweepkit::records::failure(
+        "summarize",
+        started,
+        Config::new(),
+        sweepkit::records::Stage::Swap,
+        FailureKind::HostDropped,
+        reason,
+        upstream,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -227,6 +259,24 @@ mod tests {
         assert_eq!(count(&text, "origin"), 0);
         assert!(parse_record_type("bench").is_ok());
         assert!(parse_record_type("benches").unwrap_err().contains("origin"));
+    }
+
+    #[test]
+    fn a_dropped_host_is_no_config_s_result() {
+        let origin = r#"{"type":"origin","schema":1,"config":{"k":"1"},"provenance":{"tool":"summarize","version":"0","started_at":"x","finished_at":"x"},"target":{"manager":"systemd","unit":"sim","exec_prefix":"nsenter -t 7 -a"}}"#;
+        let f = host_dropped(origin, "host h dropped", std::time::SystemTime::now()).unwrap();
+        let v = serde_json::to_value(Record::Failure(f)).unwrap();
+        assert_eq!(v["kind"], "host_dropped");
+        assert_eq!(v["class"], "transport");
+        assert_eq!(v["config"], serde_json::json!({}));
+        assert_eq!(v["upstream"]["target"]["exec_prefix"], "nsenter -t 7 -a");
+        let line = format!("{v}\n");
+        assert_eq!(config_states(&line, &["k".into()]), "");
+        assert!(host_dropped("", "r", std::time::SystemTime::now())
+            .unwrap()
+            .upstream
+            .is_none());
+        assert!(host_dropped(r#"{"type":"bench"}"#, "r", std::time::SystemTime::now()).is_err());
     }
 
     #[test]

@@ -73,6 +73,20 @@ impl Container {
     /// read-only; returns once `systemctl is-system-running` answers
     /// running or degraded.
     pub fn boot(binds: &[(&Path, &str)]) -> Result<Container, String> {
+        Self::boot_in(binds, None)
+    }
+
+    /// Boot a container that shares `net`'s network namespace instead of
+    /// getting its own: several "hosts" on one 127.0.0.1, each server on
+    /// its own port, reachable from one `nsenter -t PID -n` (fleet tests).
+    pub fn boot_sharing_network(
+        binds: &[(&Path, &str)],
+        net: &Container,
+    ) -> Result<Container, String> {
+        Self::boot_in(binds, Some(format!("/proc/{}/ns/net", net.pid1)))
+    }
+
+    fn boot_in(binds: &[(&Path, &str)], netns: Option<String>) -> Result<Container, String> {
         let tag = format!(
             "sweepkit-nspawn-{}-{}",
             std::process::id(),
@@ -89,13 +103,11 @@ impl Container {
 shift; exec systemd-nspawn "$@""#;
         let mut cmd = Command::new("sh");
         cmd.arg("-c").arg(script).arg("sh").args(&cgroups).arg("--");
-        cmd.args([
-            "-D",
-            "/",
-            "--volatile=yes",
-            "--private-network",
-            "--register=no",
-        ]);
+        cmd.args(["-D", "/", "--volatile=yes", "--register=no"]);
+        match netns {
+            Some(path) => cmd.arg(format!("--network-namespace-path={path}")),
+            None => cmd.arg("--private-network"),
+        };
         cmd.args(["--keep-unit", "--console=read-only"]);
         for (host, inside) in binds {
             cmd.arg(format!("--bind-ro={}:{inside}", host.display()));

@@ -1,0 +1,313 @@
+# shellcheck shell=bash
+# fleet: `sweep --hosts`, one grid spread over a pool of hosts. Sourced by
+# sweep.sh, whose globals and functions (configs, run_config, originals,
+# restore, set_target, ...) it uses. See sweep(1), FLEET.
+#
+# Shape: GNU parallel is the job engine, with one job slot per live host.
+# Each job is this script again (`--fleet-job SLOT:INDEX`) for ONE config:
+# it takes a free host (its slot's host first), records that host's origin
+# once, runs sweep's usual pipe there, and appends to the one results file
+# (each record one line, written with O_APPEND). A host is held with
+# flock(1) on a lock file, so each config runs on one host and each host
+# runs one config at a time. The driver restores every host at the end.
+#
+# State, kept beside the results (RESULTS.fleet/): each host's origin
+# record (also in RESULTS), locks, failure counts, drop marks. Only the
+# origins matter across runs; the rest is reset when a sweep starts.
+
+fleet_dir="$results.fleet"
+h_dest=() h_exec=() h_url=() h_id=() h_name=()
+
+# Parse --hosts (a file, or a comma list) into h_*; usage errors name the line.
+fleet_hosts() {
+  local -a lines=()
+  local line n=0 where
+  if [[ -f $hosts ]]; then
+    mapfile -t lines <"$hosts"
+  elif [[ $hosts == */* ]]; then
+    die $EXIT_USAGE "--hosts $hosts: no such file"
+  else
+    IFS=, read -r -a lines <<<"$hosts"
+  fi
+  for line in "${lines[@]}"; do
+    n=$((n + 1))
+    [[ $line =~ ^[[:space:]]*(#|$) ]] && continue
+    where="--hosts $([[ -f $hosts ]] && printf '%s line %d' "$hosts" "$n" || printf "'%s'" "$line")"
+    fleet_host_line "$line" "$where"
+  done
+  ((${#h_dest[@]})) || die $EXIT_USAGE "--hosts $hosts: no hosts in it"
+}
+
+# One host line: DEST [NAME=VALUE]... [exec=PREFIX WORDS...]
+fleet_host_line() { # LINE WHERE
+  local dest rest word u id h
+  local -A var=()
+  read -r dest rest <<<"$1"
+  [[ $dest == - || $dest =~ ^([^@[:space:]]+@)?(\[[0-9A-Fa-f:]+\]|[A-Za-z0-9._-]+)(:[0-9]+)?$ ]] ||
+    die $EXIT_USAGE "$2: '$dest' is not [USER@]HOST[:PORT] or -"
+  while [[ -n $rest ]]; do
+    word=${rest%%[[:space:]]*}
+    if [[ $word == exec=* ]]; then
+      var[exec]=${rest#exec=}
+      break
+    fi
+    [[ $word =~ ^([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] || die $EXIT_USAGE "$2: '$word': expected NAME=VALUE"
+    var[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+    rest=${rest#"$word"}
+    rest=${rest#"${rest%%[![:space:]]*}"}
+  done
+  h=${dest#*@} h=${h%:[0-9]*} h=${h#[} h=${h%]}
+  [[ $dest == - ]] && h=localhost
+  u=${var[url]:-$url}
+  u=${u//\{host\}/$h} u=${u//\{n\}/$((${#h_dest[@]} + 1))}
+  for word in "${!var[@]}"; do u=${u//\{$word\}/${var[$word]}}; done
+  [[ ! $u =~ \{[A-Za-z_][A-Za-z0-9_]*\} ]] ||
+    die $EXIT_USAGE "$2: --url $url: no value for ${BASH_REMATCH[0]} on this host (add ${BASH_REMATCH[0]//[\{\}]/}=VALUE to its line)"
+  id=$(printf '%s\n%s\n' "$dest" "${var[exec]:-}" | cksum | cut -d' ' -f1)
+  for h in "${h_id[@]}"; do
+    [[ $h != "$id" ]] || die $EXIT_USAGE "$2: the same host twice"
+  done
+  h_dest+=("$dest") h_exec+=("${var[exec]:-}") h_url+=("$u") h_id+=("$id")
+  h_name+=("$([[ $dest == - ]] && printf '%s' "${var[exec]:-local}" || printf '%s' "$dest")")
+}
+
+# Point sweep's target, origin file and messages at host I.
+fleet_use_host() { # I
+  local d=${h_dest[$1]}
+  [[ $d == - ]] && d=""
+  set_target "$d" "${h_exec[$1]}" "${h_url[$1]}"
+  origin_file="$fleet_dir/origin-${h_id[$1]}.jsonl"
+  say_prefix="[${h_name[$1]}] "
+}
+
+fleet_dropped() { [[ -e $fleet_dir/dropped-${h_id[$1]} ]]; }
+
+# Take a free live host not in EXCLUDED, trying SLOT's host first; sets
+# fleet_i and holds its lock on fd fleet_fd. 1: no host could take it.
+fleet_acquire() { # SLOT EXCLUDED...
+  local slot=$1 n=${#h_id[@]} k i any
+  shift
+  while :; do
+    any=0
+    for ((k = 0; k < n; k++)); do
+      i=$(((slot - 1 + k) % n))
+      fleet_dropped "$i" && continue
+      [[ " $* " == *" $i "* ]] && continue
+      any=1
+      exec {fleet_fd}>>"$fleet_dir/lock-${h_id[$i]}"
+      if flock -n "$fleet_fd"; then
+        fleet_i=$i
+        return 0
+      fi
+      exec {fleet_fd}>&-
+    done
+    ((any)) || return 1
+    [[ ! -e $fleet_dir/stop ]] || return 1
+    sleep 0.2
+  done
+}
+
+fleet_release() { exec {fleet_fd}>&-; }
+
+# Blame host I for a failure; at --drop-after failures, drop it: a record
+# says so (a failure record with no config, class transport, so summarize
+# never takes it for a result) and parallel runs one job fewer.
+fleet_charge() { # I WHY
+  local i=$1 why=$2 c n k live=0 of
+  exec {c}>>"$fleet_dir/count.lock"
+  flock "$c"
+  n=$(($(cat "$fleet_dir/fail-${h_id[$i]}" 2>/dev/null || echo 0) + 1))
+  echo "$n" >"$fleet_dir/fail-${h_id[$i]}"
+  if ((n >= drop_after)) && ! fleet_dropped "$i"; then
+    touch "$fleet_dir/dropped-${h_id[$i]}"
+    for k in "${!h_id[@]}"; do fleet_dropped "$k" || live=$((live + 1)); done
+    echo $((live > 0 ? live : 1)) >"$fleet_dir/jobs"
+    warn "host ${h_name[$i]}: dropped after $n failures ($why); its configs go to the other hosts"
+    of="$fleet_dir/origin-${h_id[$i]}.jsonl"
+    [[ -e $of ]] || of=/dev/null
+    "$SUMMARIZE" --host-dropped "host ${h_name[$i]} dropped after $n failures; last: $why" "$of" \
+      >>"$results" || warn "summarize --host-dropped failed"
+  fi
+  exec {c}>&-
+}
+
+# The state summarize gives CONFIG in the results file (empty: none yet).
+fleet_state() { # CONFIG
+  local key st k out=""
+  key=$(config_key "$1")
+  while IFS=$'\t' read -r st k; do
+    [[ $k == "$key" ]] && out=$st
+  done < <("$SUMMARIZE" --config-states "$swept_keys" "$results")
+  printf '%s' "$out"
+}
+
+# ---- one job: one config, on whichever host is free ---------------------
+# A config that fails on one host is run once more on another before it
+# counts as the config's own failure: a GPU fault or a leftover process on
+# one host looks exactly like an OOM at load. When it then succeeds, the
+# first host is blamed; a transport failure (after --retries) blames its
+# host at once. Exit: 0 measured, 40 failed (its own), 43 no host left,
+# 130 interrupted.
+fleet_job_main() {
+  local slot=${fleet_job%%:*} idx=${fleet_job#*:} cfg i state suspect=""
+  local -a tried=()
+  [[ $slot =~ ^[0-9]+$ && $idx =~ ^[0-9]+$ ]] && ((idx >= 1 && idx <= ${#configs[@]})) ||
+    die $EXIT_USAGE "--fleet-job '$fleet_job': internal SLOT:INDEX"
+  fleet_hosts
+  [[ ! -e $fleet_dir/stop ]] || exit $EXIT_INTERRUPTED
+  cfg=${configs[$((idx - 1))]}
+  echo $$ >"$fleet_dir/job-$slot.pid"
+  status_file=$(mktemp "${TMPDIR:-/tmp}/sweep-status.XXXXXX")
+  trap 'fleet_job_exit $? "$slot"' EXIT
+  table() { :; } # the driver prints the table once, at the end
+  no_restore=1
+  trap on_signal INT TERM
+  while fleet_acquire "$slot" "${tried[@]}"; do
+    i=$fleet_i
+    fleet_use_host "$i"
+    tried+=("$i")
+    # The origin is read once per host (a dry-run swap); later jobs there
+    # need not ask again, since a job never restores.
+    if [[ ! -s $origin_file ]] && ! (originals); then
+      fleet_release
+      fleet_charge "$i" "svc-swap --dry-run could not read its config"
+      continue
+    fi
+    run_config "$cfg" "$idx"
+    fleet_release
+    ((interrupted)) && exit $EXIT_INTERRUPTED
+    state=$(fleet_state "$cfg")
+    case $state in
+      complete)
+        [[ -z $suspect ]] || fleet_charge "$suspect" "$(label "$cfg") failed there, not on ${h_name[$i]}"
+        exit 0 ;;
+      transport) fleet_charge "$i" "transport failure on $(label "$cfg")" ;;
+      failed)
+        # Pre-flight (svc-swap exit 26) refused the config itself.
+        [[ -z $suspect && $last_rc_swap != 26 ]] || exit $EXIT_SOME_FAILED
+        suspect=$i
+        say "$(label "$cfg"): trying another host before it counts as the config's own failure" ;;
+      *) exit $EXIT_INTERRUPTED ;;
+    esac
+  done
+  ((interrupted)) && exit $EXIT_INTERRUPTED
+  [[ -z $suspect ]] || exit $EXIT_SOME_FAILED # no other host: its failure stands
+  warn "$(label "$cfg"): no host left to run it"
+  exit $EXIT_NO_HOST
+}
+
+# A usage error (a tool rejected a pass-through argument) fails every
+# config alike: no further job starts, and the driver exits 2.
+fleet_job_exit() { # RC SLOT
+  rm -f "$status_file" "$fleet_dir/job-$2.pid"
+  (($1 != EXIT_USAGE)) || touch "$fleet_dir/stop" "$fleet_dir/usage"
+}
+
+# ---- the driver ----------------------------------------------------------
+fleet_self=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/sweep.sh
+fleet_pid=""
+
+fleet_main() {
+  local i pending=() code
+  command -v parallel >/dev/null ||
+    die $EXIT_NO_PARALLEL "GNU parallel not found; --hosts needs it (apt-get install parallel)"
+  fleet_hosts
+  if ((dry_run)); then
+    for i in "${!h_dest[@]}"; do
+      printf '# host %d: %s -> %s\n' $((i + 1)) "${h_name[$i]}" "${h_url[$i]}"
+    done
+    fleet_use_host 0
+    say_prefix=""
+    for i in "${!configs[@]}"; do run_config "${configs[$i]}" $((i + 1)); done
+    exit 0
+  fi
+  mkdir -p "$fleet_dir"
+  touch "$results"
+  rm -f "$fleet_dir"/stop "$fleet_dir"/usage "$fleet_dir"/dropped-* "$fleet_dir"/fail-* "$fleet_dir"/job-*.pid
+  echo "${#h_id[@]}" >"$fleet_dir/jobs"
+  for i in "${!configs[@]}"; do
+    if ((resume)) && [[ ${done_state[$(config_key "${configs[$i]}")]:-} =~ ^(complete|failed)$ ]]; then
+      say "[$((i + 1))/${#configs[@]}] $(label "${configs[$i]}"): already in $results, skipped"
+    else
+      pending+=($((i + 1)))
+    fi
+  done
+  say "${#configs[@]} config(s) on ${#h_id[@]} host(s); results: $results"
+  printf '%s\n' "${pending[@]}" >"$fleet_dir/queue"
+  trap fleet_on_signal INT TERM
+  # -u: jobs' progress lines pass straight through (each one write);
+  # --jobs FILE is read again after each job, so a dropped host's slot
+  # goes; --termseq: a job stops its tools and writes its records first.
+  ((${#pending[@]} == 0)) || parallel -u --jobs "$fleet_dir/jobs" --termseq TERM,20000,KILL,25 \
+    -a "$fleet_dir/queue" -q bash "$fleet_self" "${argv[@]}" --fleet-job '{%}:{}' </dev/null &
+  fleet_pid=$!
+  while kill -0 "$fleet_pid" 2>/dev/null; do wait "$fleet_pid" || true; done
+  fleet_pid=""
+  if [[ -e $fleet_dir/usage ]]; then
+    printf '%s: error: %s\n' "$PROG" "a tool rejected its arguments; fix the pass-through options" >&2
+    fleet_finish $EXIT_USAGE
+  fi
+  ((interrupted)) && fleet_finish $EXIT_INTERRUPTED
+  fleet_finish 0
+}
+
+# Ctrl-C, or a signal to this script alone: no new job starts, each running
+# job is told to stop (it writes its records and leaves its host as
+# sweep's single-host interrupt does), then every host is restored.
+fleet_on_signal() {
+  local f p
+  interrupted=1
+  touch "$fleet_dir/stop"
+  # A job may end (and remove its pid file) while we look.
+  for f in "$fleet_dir"/job-*.pid; do
+    { read -r p <"$f"; } 2>/dev/null || continue
+    kill -TERM "$p" 2>/dev/null || true
+  done
+  say "interrupted; stopping every host's job"
+}
+
+# Restore every host that has an origin (in parallel: each waits for its
+# server), print the table, exit with the pool's status.
+fleet_finish() { # CODE
+  local code=$1 i rc failed=0 missing=0 ok=0 dropped=0 st k
+  local -a pids=()
+  trap '' INT TERM
+  for i in "${!h_id[@]}"; do
+    fleet_dropped "$i" && dropped=$((dropped + 1))
+    [[ -e $fleet_dir/origin-${h_id[$i]}.jsonl ]] || continue
+    (
+      fleet_use_host "$i"
+      mapfile -t orig_set < <("$SUMMARIZE" --origin "$origin_file")
+      swaps=1 final_rc=0
+      restore
+      exit "$final_rc"
+    ) &
+    pids+=($!)
+  done
+  for i in "${pids[@]}"; do
+    rc=0
+    wait "$i" || rc=$?
+    ((rc == 0)) || final_rc=$EXIT_RESTORE_FAILED
+  done
+  table
+  declare -A st_of=()
+  while IFS=$'\t' read -r st k; do st_of[$k]=$st; done < <("$SUMMARIZE" --config-states "$swept_keys" "$results")
+  for i in "${!configs[@]}"; do
+    case ${st_of[$(config_key "${configs[$i]}")]:-} in
+      complete) ok=$((ok + 1)) ;;
+      failed | transport) failed=$((failed + 1)) ;;
+      *) missing=$((missing + 1)) ;;
+    esac
+  done
+  say_prefix=""
+  say "done: $ok measured, $failed failed, $missing without a result, $dropped host(s) dropped"
+  if ((code == 0)); then
+    if ((missing > 0)); then code=$EXIT_NO_HOST
+    elif ((failed > 0 && ok == 0)); then code=$EXIT_ALL_FAILED
+    elif ((failed > 0)); then code=$EXIT_SOME_FAILED
+    elif ((dropped > 0)); then code=$EXIT_HOST_DROPPED
+    fi
+  fi
+  ((final_rc)) && code=$final_rc
+  exit "$code"
+}

@@ -1,0 +1,578 @@
+//! `sweep --hosts`: one grid spread over a pool of hosts by GNU parallel.
+//! The hosts are systemd-in-nspawn containers sharing one network namespace
+//! (each its own unit and port, reached through `nsenter -t PID -a` exec
+//! prefixes), llm-sim the server. One set of three containers serves every
+//! check (boots cost seconds): the split, `--resume` over a different pool,
+//! a host that fails at load mid-sweep and is dropped, and Ctrl-C.
+//! GNU parallel and systemd-nspawn are prerequisites: missing, the test
+//! fails. Needs `cargo build --workspace` first.
+
+mod sweep_support;
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sweep_support::{all_records, dump, records, sweep_behind, with_config};
+use testkit::nspawn::Container;
+
+const KEY: &str = "speculative-num-steps";
+
+/// A host: its container and its server's port.
+struct Host {
+    c: Container,
+    port: u16,
+    original: String,
+}
+
+impl Host {
+    fn line(&self) -> String {
+        format!("- port={} exec={}", self.port, self.c.exec_prefix())
+    }
+
+    fn argv(&self) -> Option<String> {
+        argv(&self.c.sh("systemctl show -P ExecStart sim.service"))
+    }
+
+    /// The original command line is back and the unit runs it.
+    fn assert_restored(&self, out: &std::process::Output) {
+        assert_eq!(self.argv(), argv(&self.original), "restored: {}", dump(out));
+        assert_eq!(
+            self.c.sh("systemctl is-active sim.service; true").trim(),
+            "active",
+            "{}",
+            dump(out)
+        );
+    }
+}
+
+fn argv(show: &str) -> Option<String> {
+    show.split("argv[]=")
+        .nth(1)
+        .and_then(|a| a.split(" ;").next())
+        .map(str::to_string)
+}
+
+/// Three containers on one network namespace, sim.service on 8001..8003,
+/// steps 4 originally (a value no grid here uses).
+fn boot_pool(load_time: &str) -> Vec<Host> {
+    let bin = testkit::bin("llm-sim");
+    let binds = [(bin.parent().unwrap(), "/opt/sweepkit/bin")];
+    let mut hosts: Vec<Host> = Vec::new();
+    for k in 1..=3u16 {
+        let c = match hosts.first() {
+            None => Container::boot(&binds),
+            Some(h) => Container::boot_sharing_network(&binds, &h.c),
+        }
+        .expect("boot");
+        let port = 8000 + k;
+        let exec = format!(
+            "/opt/sweepkit/bin/llm-sim --host 127.0.0.1 --port {port} --load-time {load_time} \
+             --warmup-time 50ms --health-probe-time 0s --seed {k} \
+             --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4"
+        );
+        c.write_file(
+            "/etc/systemd/system/sim.service",
+            &format!("[Unit]\nDescription=llm-sim\n[Service]\nExecStart={exec}\n"),
+        );
+        c.sh("systemctl daemon-reload && systemctl start sim.service");
+        let original = c.sh("systemctl show -P ExecStart sim.service");
+        hosts.push(Host { c, port, original });
+    }
+    hosts
+}
+
+/// sweep --hosts FILE over `hosts`, run in their network namespace.
+fn fleet_sweep(hosts: &[&Host], dir: &Path, values: &str, extra: &[&str]) -> Command {
+    let file = dir.join("hosts");
+    let lines: Vec<String> = hosts.iter().map(|h| h.line()).collect();
+    std::fs::write(&file, format!("# test pool\n{}\n", lines.join("\n"))).unwrap();
+    let target = [
+        "--hosts",
+        file.to_str().unwrap(),
+        "--url",
+        "http://127.0.0.1:{port}",
+    ];
+    sweep_in(hosts[0], &target, dir, values, extra)
+}
+
+/// sweep (one host, no --hosts) of `host`, in its network namespace.
+fn plain_sweep(host: &Host, dir: &Path, values: &str, extra: &[&str]) -> Command {
+    let url = format!("http://127.0.0.1:{}", host.port);
+    let prefix = host.c.exec_prefix();
+    let target = ["--exec-prefix", &prefix, "--url", &url];
+    sweep_in(host, &target, dir, values, extra)
+}
+
+fn sweep_in(net: &Host, target: &[&str], dir: &Path, values: &str, extra: &[&str]) -> Command {
+    let pid = net.c.pid1.to_string();
+    let results = dir.join("results.jsonl");
+    let mut args = target.to_vec();
+    args.extend_from_slice(&[
+        "--unit",
+        "sim",
+        "--server",
+        "llm-sim",
+        "--param",
+        KEY,
+        "--values",
+        values,
+        "--concurrency",
+        "1",
+        "--results",
+        results.to_str().unwrap(),
+        "--retries",
+        "0",
+        "--ready-timeout",
+        "30s",
+        "--swap-arg",
+        "--wait",
+        "--swap-arg",
+        "20s",
+    ]);
+    // Few short requests unless the caller says otherwise.
+    let quick = ["-n", "2", "--warmup", "0", "--max-tokens", "8"];
+    let has_load = extra.contains(&"--load-arg");
+    for a in quick.iter().filter(|_| !has_load) {
+        args.extend_from_slice(&["--load-arg", a]);
+    }
+    args.extend_from_slice(extra);
+    let mut cmd = sweep_behind(&["nsenter", "-t", &pid, "-n", "--"], &args);
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// The exec prefix of the swap a bench or failure record carries.
+fn host_of(r: &Value) -> String {
+    let mut cur = r;
+    for _ in 0..4 {
+        if cur["type"] == "swap" {
+            return cur["target"]["exec_prefix"].as_str().unwrap_or("").into();
+        }
+        cur = &cur["upstream"];
+    }
+    String::new()
+}
+
+fn benches_per_value(recs: &[Value], values: &[&str]) -> Vec<usize> {
+    values
+        .iter()
+        .map(|v| with_config(recs, "bench", KEY, v).len())
+        .collect()
+}
+
+#[test]
+fn one_grid_over_a_pool_of_systemd_hosts() {
+    assert!(
+        Command::new("parallel").arg("--version").output().is_ok(),
+        "GNU parallel not found (make deps installs it)"
+    );
+    assert!(
+        testkit::nspawn::unavailable().is_none(),
+        "{:?}",
+        testkit::nspawn::unavailable()
+    );
+    let t0 = Instant::now();
+    let pool = boot_pool("100ms");
+    eprintln!("booted 3 hosts in {:?}", t0.elapsed());
+    split_over_three_hosts(&pool);
+    eprintln!("split done at {:?}", t0.elapsed());
+    a_failing_host_is_dropped(&pool);
+    eprintln!("drop done at {:?}", t0.elapsed());
+    ctrl_c_restores_every_host(&pool, false);
+    eprintln!("SIGINT to sweep done at {:?}", t0.elapsed());
+    ctrl_c_restores_every_host(&pool, true);
+    eprintln!("SIGINT to the group done at {:?}", t0.elapsed());
+}
+
+/// Six configs over three hosts, each measured once, every host used and
+/// restored; then `--resume` over two of them runs only the new values.
+fn split_over_three_hosts(pool: &[Host]) {
+    let dir = testkit::temp_dir("fleet-split");
+    let all: Vec<&Host> = pool.iter().collect();
+    let out = fleet_sweep(&all, &dir, "1,2,3,5,6,7", &[])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let recs = records(&dir.join("results.jsonl"));
+    let values = ["1", "2", "3", "5", "6", "7"];
+    assert_eq!(
+        benches_per_value(&recs, &values),
+        vec![1; 6],
+        "{}",
+        dump(&out)
+    );
+    let used: BTreeSet<String> = recs.iter().map(host_of).collect();
+    let prefixes: BTreeSet<String> = pool.iter().map(|h| h.c.exec_prefix()).collect();
+    assert_eq!(used, prefixes, "every host took configs");
+    // One origin record per host, in the results file.
+    let origins = all_records(&dir.join("results.jsonl"))
+        .into_iter()
+        .filter(|r| r["type"] == "origin")
+        .count();
+    assert_eq!(origins, 3);
+    for h in pool {
+        h.assert_restored(&out);
+    }
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.contains("7"), "the table: {table}");
+
+    // --resume over a pool of two: only 8 and 9 are new.
+    let two = [&pool[0], &pool[1]];
+    let out = fleet_sweep(&two, &dir, "1,2,3,5,6,7,8,9", &["--resume"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let recs = records(&dir.join("results.jsonl"));
+    let values = ["1", "2", "3", "5", "6", "7", "8", "9"];
+    assert_eq!(
+        benches_per_value(&recs, &values),
+        vec![1; 8],
+        "{}",
+        dump(&out)
+    );
+    for h in &two {
+        h.assert_restored(&out);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Host 3 fails every start after its first config (an ExecStartPre that
+/// fails unless the original command line is being started): its configs
+/// are run on the others, it is dropped after two failures with a record
+/// saying so, and it is still restored at the end (exit 45).
+fn a_failing_host_is_dropped(pool: &[Host]) {
+    let bad = &pool[2];
+    bad.c.write_file(
+        "/etc/flaky.sh",
+        "#!/bin/sh\nn=$(cat /run/sim-starts 2>/dev/null || echo 0)\necho $((n + 1)) > /run/sim-starts\n\
+         [ \"$n\" -lt 1 ] && exit 0\nsystemctl show -P ExecStart sim.service | grep -q -- '--speculative-num-steps 4 '\n",
+    );
+    bad.c.write_file(
+        "/etc/systemd/system/sim.service.d/flaky.conf",
+        "[Service]\nExecStartPre=/bin/sh /etc/flaky.sh\n",
+    );
+    bad.c.sh("systemctl daemon-reload");
+    let dir = testkit::temp_dir("fleet-drop");
+    let all: Vec<&Host> = pool.iter().collect();
+    // Enough configs that host 3 takes a second and a third one.
+    let values = ["1", "2", "3", "5", "6", "7", "8", "9", "10", "11", "12"];
+    let out = fleet_sweep(&all, &dir, &values.join(","), &[])
+        .output()
+        .unwrap();
+    let journal = bad.c.sh("journalctl -u sim -n 30 -o cat --no-pager; true");
+    assert_eq!(
+        out.status.code(),
+        Some(45),
+        "{}\n--- journal\n{journal}",
+        dump(&out)
+    );
+    let recs = records(&dir.join("results.jsonl"));
+    assert_eq!(
+        benches_per_value(&recs, &values),
+        vec![1; 11],
+        "{}",
+        dump(&out)
+    );
+    let dropped: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["kind"] == "host_dropped")
+        .collect();
+    assert_eq!(dropped.len(), 1, "{}", dump(&out));
+    assert_eq!(dropped[0]["class"], "transport");
+    assert_eq!(
+        dropped[0]["upstream"]["target"]["exec_prefix"],
+        bad.c.exec_prefix()
+    );
+    // Only host 3 fails (svc-swap's swap_failed record names no target).
+    let bad_failures = recs
+        .iter()
+        .filter(|r| r["type"] == "failure" && r["kind"] != "host_dropped")
+        .count();
+    assert!(bad_failures >= 2, "{}", dump(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("dropped after 2 failures"),
+        "{}",
+        dump(&out)
+    );
+    for h in pool {
+        h.assert_restored(&out);
+    }
+    bad.c
+        .sh("rm -r /etc/systemd/system/sim.service.d && systemctl daemon-reload");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// SIGINT to the sweep while all three hosts run configs: exit 130, the
+/// results whole, every host's original config back and running. `group`:
+/// to the whole process group (a terminal's Ctrl-C: GNU parallel, every
+/// job and every tool get it too), else to the sweep process alone.
+fn ctrl_c_restores_every_host(pool: &[Host], group: bool) {
+    let dir = testkit::temp_dir("fleet-int");
+    let all: Vec<&Host> = pool.iter().collect();
+    // Each config's load lasts 4 s: long enough to be cut.
+    let mut cmd = fleet_sweep(
+        &all,
+        &dir,
+        "1,2,3,5,6,7,8,9",
+        &[
+            "--load-arg",
+            "--duration",
+            "--load-arg",
+            "4s",
+            "--load-arg",
+            "--warmup",
+            "--load-arg",
+            "0",
+        ],
+    );
+    if group {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let results = dir.join("results.jsonl");
+    let t0 = Instant::now();
+    // Once every host holds a config (three swaps done), interrupt.
+    while std::fs::read_to_string(&results)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| l.contains("\"type\":\"origin\""))
+        .count()
+        < 3
+    {
+        assert!(t0.elapsed() < Duration::from_secs(60), "no start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    let target = if group {
+        format!("-{}", child.id())
+    } else {
+        child.id().to_string()
+    };
+    Command::new("kill")
+        .args(["-INT", "--", &target])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", dump(&out));
+    let recs = records(&results);
+    assert!(
+        recs.iter().filter(|r| r["type"] == "bench").count() < 8,
+        "stopped early: {}",
+        dump(&out)
+    );
+    for h in pool {
+        h.assert_restored(&out);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Bad `--hosts` input: exit 2 with one line that names what was wrong.
+#[test]
+fn bad_host_pools_are_usage_errors() {
+    let dir = testkit::temp_dir("fleet-usage");
+    let file = dir.join("pool");
+    std::fs::write(&file, "root@gpu1 port=1\n\nroot@gpu2 oops\n").unwrap();
+    let f = file.to_str().unwrap();
+    let nofile = dir.join("none/pool");
+    let cases: [(&[&str], &str); 6] = [
+        (&["--hosts", f], "line 3: 'oops': expected NAME=VALUE"),
+        (
+            &["--hosts", "a,b", "--ssh", "root@c"],
+            "--hosts names every host",
+        ),
+        (
+            &["--hosts", "a,b", "--url", "http://{host}:{port}"],
+            "no value for {port}",
+        ),
+        (&["--hosts", nofile.to_str().unwrap()], "no such file"),
+        (&["--hosts", "a,a"], "the same host twice"),
+        (&["--hosts", "a", "--drop-after", "0"], "--drop-after '0'"),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["--param", KEY, "--values", "1,2", "--unit", "sim"];
+        args.extend_from_slice(&["--results", "/nonexistent/r.jsonl"]);
+        args.extend_from_slice(extra);
+        if !extra.contains(&"--url") {
+            args.extend_from_slice(&["--url", "http://{host}:8000"]);
+        }
+        let out = sweep_behind(&[], &args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", dump(&out));
+        assert_eq!(err.lines().count(), 1, "{extra:?}: {err}");
+        assert!(
+            err.starts_with("sweep: error: ") && err.contains(want),
+            "{extra:?}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--dry-run` with a pool: each host with its URL, then the plan.
+#[test]
+fn a_fleet_dry_run_shows_the_pool_and_touches_nothing() {
+    let dir = testkit::temp_dir("fleet-dry");
+    let file = dir.join("pool");
+    std::fs::write(
+        &file,
+        "# two containers\n- port=8001 exec=pct exec 129 --\nroot@gpu2:2222 url=http://10.0.0.2:30000\n",
+    )
+    .unwrap();
+    let results = dir.join("r.jsonl");
+    let out = sweep_behind(
+        &[],
+        &[
+            "--hosts",
+            file.to_str().unwrap(),
+            "--unit",
+            "sim",
+            "--url",
+            "http://{host}:{port}",
+            "--param",
+            KEY,
+            "--values",
+            "1,2",
+            "--results",
+            results.to_str().unwrap(),
+            "--dry-run",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        plan.contains("# host 1: pct exec 129 -- -> http://localhost:8001"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("# host 2: root@gpu2:2222 -> http://10.0.0.2:30000"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("--exec-prefix pct\\ exec\\ 129\\ --"),
+        "{plan}"
+    );
+    assert_eq!(plan.matches("# [").count(), 2, "{plan}");
+    assert!(!results.exists() && !dir.join("r.jsonl.fleet").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The benchmark (bench/fleet.sh runs it): wall time of a 9-config sweep
+/// on 3 hosts against the same sweep on 1 host (plain, and `--hosts` with
+/// one host for the fleet's own overhead), in the same run. Each server
+/// loads for 8 s (real ones take minutes): the time a fleet saves. Both
+/// end with a restore, one more load on every host, so with it the best a
+/// 3-host pool can do is (3 + 1) / (9 + 1) = 0.40; "grid" is the time to
+/// the last record (the results file's mtime), without the restore.
+#[test]
+#[ignore = "benchmark: bench/fleet.sh"]
+fn bench_nine_configs_on_three_hosts_against_one() {
+    let pool = boot_pool("8s");
+    let values = "1,2,3,5,6,7,8,9,10";
+    let time = |mut cmd: Command, dir: &Path, tag: &str| {
+        let t0 = std::time::SystemTime::now();
+        let out = cmd.output().unwrap();
+        let wall = t0.elapsed().unwrap().as_secs_f64();
+        assert_eq!(out.status.code(), Some(0), "{tag}: {}", dump(&out));
+        let meta = std::fs::metadata(dir.join("results.jsonl")).unwrap();
+        let grid = meta.modified().unwrap().duration_since(t0).unwrap();
+        let benches = records(&dir.join("results.jsonl"))
+            .iter()
+            .filter(|r| r["type"] == "bench")
+            .count();
+        assert_eq!(benches, 9, "{tag}: {}", dump(&out));
+        eprintln!(
+            "bench: {tag}: wall {wall:.1} s, grid {:.1} s",
+            grid.as_secs_f64()
+        );
+        (wall, grid.as_secs_f64())
+    };
+    let dirs: Vec<_> = ["1", "1f", "3"]
+        .iter()
+        .map(|t| testkit::temp_dir(&format!("fleet-bench-{t}")))
+        .collect();
+    let one = time(
+        plain_sweep(&pool[0], &dirs[0], values, &["-q"]),
+        &dirs[0],
+        "1 host, plain sweep",
+    );
+    let one_f = time(
+        fleet_sweep(&[&pool[0]], &dirs[1], values, &["-q"]),
+        &dirs[1],
+        "1 host, --hosts",
+    );
+    let all: Vec<&Host> = pool.iter().collect();
+    let three = time(
+        fleet_sweep(&all, &dirs[2], values, &["-q"]),
+        &dirs[2],
+        "3 hosts, --hosts",
+    );
+    let (ratio, grid_ratio) = (three.0 / one.0, three.1 / one.1);
+    println!(
+        "fleet: 9 configs, 8 s loads: 1 host {:.1} s (grid {:.1} s); 1 host via --hosts {:.1} s; \
+         3 hosts {:.1} s (grid {:.1} s): ratio {ratio:.2}, grid {grid_ratio:.2} (target <= 0.40: {})",
+        one.0,
+        one.1,
+        one_f.0,
+        three.0,
+        three.1,
+        if ratio <= 0.40 { "met" } else { "missed" }
+    );
+    for d in dirs {
+        let _ = std::fs::remove_dir_all(d);
+    }
+}
+
+/// A pool of one local host (`-`, a process spec): a tool that rejects a
+/// pass-through argument stops the whole pool (exit 2) after one config,
+/// and the host is restored. No containers needed.
+#[test]
+fn a_usage_error_in_a_job_stops_the_pool() {
+    let port = testkit::free_port();
+    let exec = format!(
+        "{} --host 127.0.0.1 --port {port} --load-time 100ms --warmup-time 50ms \
+         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
+        testkit::bin("llm-sim").display()
+    );
+    let spec = sweep_support::SpecFile::new("fleet-usage-job", &exec, port);
+    let original = spec.exec_start();
+    let results = spec.results();
+    let out = sweep_behind(
+        &[],
+        &[
+            "--hosts",
+            "-",
+            "--spec",
+            spec.s(),
+            "--url",
+            &format!("http://127.0.0.1:{port}"),
+            "--server",
+            "llm-sim",
+            "--param",
+            KEY,
+            "--values",
+            "1,2,3",
+            "--results",
+            results.to_str().unwrap(),
+            "--load-arg",
+            "--no-such-flag",
+        ],
+    )
+    .stdin(Stdio::null())
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", dump(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a tool rejected its arguments"), "{err}");
+    assert_eq!(err.matches("] [").count(), 1, "one config only: {err}");
+    assert_eq!(spec.exec_start(), original, "restored");
+}
