@@ -125,13 +125,14 @@ fn inner_type(ty: &str) -> &str {
 }
 
 /// The five record types and the struct each is.
-pub const RECORDS: [(&str, &str); 6] = [
+pub const RECORDS: [(&str, &str); 7] = [
     ("swap", "SwapRecord"),
     ("ready", "ReadyRecord"),
     ("bench", "BenchRecord"),
     ("failure", "FailureRecord"),
     ("summary", "SummaryRecord"),
     ("origin", "OriginRecord"),
+    ("skipped", "SkippedRecord"),
 ];
 
 /// Every documented dotted path of a record type: (path, type, doc).
