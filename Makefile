@@ -5,11 +5,19 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 MANDIR := $(DESTDIR)$(PREFIX)/share/man
+# Where bash-completion, zsh and fish look for completions they ship with.
+BASHCOMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+FISHCOMPDIR := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+# The built binaries `install-files` copies.
+BIN_SRC ?= target/release
+# testkit's prerequisite gates log here; `unit` counts them at the end.
+GATE_LOG := $(CURDIR)/target/gated-tests.log
 TOOLS := svc-swap wait-ready loadgen summarize llm-sim
 # Where the real llama-server and its models are cached (outside the repo).
 export SWEEPKIT_CACHE ?= $(HOME)/.cache/sweepkit
 
-.PHONY: help build release test lint unit man install demo bench real-peer deps clean
+.PHONY: help build release test lint unit man install install-files demo bench real-peer deps clean
 
 help: ## List targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | column -t -s $$'\t'
@@ -26,23 +34,33 @@ release: ## Build every tool (release)
 lint: ## cargo fmt --check, clippy -D warnings, shellcheck
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	shellcheck scripts/*.sh .ci/run
+	shellcheck scripts/*.sh .ci/run completions/sweep.bash
 
 unit: build ## Every Rust test (needs deps and real-peer for the full set)
-	$(CARGO) test --workspace --no-fail-fast
+	rm -f $(GATE_LOG)
+	SWEEPKIT_TEST_LOG=$(GATE_LOG) $(CARGO) test --workspace --no-fail-fast; \
+	  rc=$$?; bash scripts/gated-summary.sh $(GATE_LOG) || rc=1; exit $$rc
 
 test: deps lint real-peer ## Lint and every test (what CI runs); a missing prerequisite fails
 	$(MAKE) unit SWEEPKIT_REQUIRE_ALL=1
 
-man: ## Regenerate man/ from clap plus man/src/*.roff
+man: ## Regenerate man/ (clap plus man/src/*.roff) and completions/ (clap)
 	SWEEPKIT_UPDATE_MAN=1 $(CARGO) test --workspace man_page -- --quiet
 
-install: release ## Install binaries, sweep.sh and man pages under PREFIX (honours DESTDIR)
-	install -d $(BINDIR) $(MANDIR)/man1 $(MANDIR)/man5
-	for t in $(TOOLS); do install -m 755 target/release/$$t $(BINDIR)/$$t; done
+install: release ## Install binaries, sweep, man pages, completions under PREFIX (honours DESTDIR)
+	$(MAKE) install-files
+
+install-files: ## What install copies, from BIN_SRC (default target/release), building nothing
+	install -d $(BINDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
+	for t in $(TOOLS); do install -m 755 $(BIN_SRC)/$$t $(BINDIR)/$$t; done
 	install -m 755 scripts/sweep.sh $(BINDIR)/sweep
 	install -m 644 man/*.1 $(MANDIR)/man1/
 	install -m 644 man/*.5 $(MANDIR)/man5/
+	for t in $(TOOLS) sweep; do \
+	  install -m 644 completions/$$t.bash $(BASHCOMPDIR)/$$t && \
+	  install -m 644 completions/_$$t $(ZSHCOMPDIR)/_$$t && \
+	  install -m 644 completions/$$t.fish $(FISHCOMPDIR)/$$t.fish || exit 1; \
+	done
 
 demo: release ## The full sweep against llm-sim (simulated server)
 	bash scripts/demo.sh

@@ -356,7 +356,7 @@ run_config() { # CONFIG INDEX
   last_state=$state
   after=$(wc -l <"$results")
   local benches
-  benches=$(grep -c '^{"type":"bench"' <<<"$(tail -n "+$((before + 1))" "$results")" || true)
+  benches=$(tail -n "+$((before + 1))" "$results" | "$SUMMARIZE" --count bench -) || benches=0
   if ((after == before)); then
     warn "$(label "$cfg"): no record arrived (exit codes: svc-swap $rc_swap, wait-ready $rc_ready, loadgen $rc_load)"
   fi

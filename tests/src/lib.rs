@@ -11,6 +11,8 @@ pub struct Field {
     pub name: String,
     pub ty: String,
     pub doc: String,
+    /// `#[serde(flatten)]`: its fields appear in the parent object.
+    pub flatten: bool,
 }
 
 /// A struct or enum from records.rs.
@@ -56,6 +58,7 @@ pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
         let mut fields = Vec::new();
         let mut variants = Vec::new();
         let mut fdoc: Vec<String> = Vec::new();
+        let mut flatten = false;
         for inner in lines.by_ref() {
             let t = inner.trim();
             if t == "}" {
@@ -63,7 +66,9 @@ pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
             }
             if let Some(d) = t.strip_prefix("///") {
                 fdoc.push(d.trim().to_string());
-            } else if t.starts_with("#[") || t.starts_with("//") || t.is_empty() {
+            } else if t.starts_with("#[") {
+                flatten |= t.starts_with("#[serde(") && t.contains("flatten");
+            } else if t.starts_with("//") || t.is_empty() {
                 continue;
             } else if is_struct {
                 if let Some((n, ty)) = t.strip_prefix("pub ").and_then(|r| r.split_once(':')) {
@@ -72,9 +77,11 @@ pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
                         name: n.trim().to_string(),
                         ty,
                         doc: fdoc.join(" "),
+                        flatten,
                     });
                 }
                 fdoc.clear();
+                flatten = false;
             } else {
                 let v = t.trim_end_matches(',');
                 let v = v.split('(').next().unwrap_or(v).trim();
@@ -124,16 +131,8 @@ fn inner_type(ty: &str) -> &str {
     t
 }
 
-/// The five record types and the struct each is.
-pub const RECORDS: [(&str, &str); 7] = [
-    ("swap", "SwapRecord"),
-    ("ready", "ReadyRecord"),
-    ("bench", "BenchRecord"),
-    ("failure", "FailureRecord"),
-    ("summary", "SummaryRecord"),
-    ("origin", "OriginRecord"),
-    ("skipped", "SkippedRecord"),
-];
+/// The record types and the struct each is: the core crate's one list.
+pub use sweepkit::records::RECORD_TYPES as RECORDS;
 
 /// Every documented dotted path of a record type: (path, type, doc).
 pub fn paths(items: &BTreeMap<String, Item>, root: &str) -> Vec<(String, String, String)> {
@@ -157,8 +156,18 @@ fn walk(
         return;
     };
     for f in fields {
-        let path = format!("{prefix}{}", f.name);
         let inner = inner_type(&f.ty);
+        if f.flatten {
+            // serde writes the inner struct's fields into this object; each
+            // says when they are there.
+            let mut inner_fields = Vec::new();
+            walk(items, inner, prefix, &mut inner_fields, depth + 1);
+            for (p, ty, d) in inner_fields {
+                out.push((p, ty, format!("{d} {}", f.doc).trim().to_string()));
+            }
+            continue;
+        }
+        let path = format!("{prefix}{}", f.name);
         let mut doc = f.doc.clone();
         if doc.is_empty() && prefix.is_empty() {
             doc = shared_doc(&f.name).unwrap_or("").to_string();
@@ -244,8 +253,54 @@ pub fn render_records_page(records_rs: &str, head: &str, tail: &str) -> String {
             ));
         }
     }
+    page.push_str(&line_formats(&items));
     page.push_str(tail);
     page
+}
+
+/// The LINE FORMATS section: lines that are not records (no `type` tag).
+fn line_formats(items: &BTreeMap<String, Item>) -> String {
+    let mut page = String::from(
+        ".SH \"LINE FORMATS\"\n\
+         Two outputs are not records: they carry no \\fBtype\\fR tag, \\fBconfig\\fR\n\
+         or \\fBprovenance\\fR, and no tool reads them back.\n\
+         Their fields are listed the same way (a field that is absent is listed\n\
+         as optional or says when it is present).\n",
+    );
+    for (name, strukt) in sweepkit::lines::LINE_FORMATS {
+        let doc = match items.get(strukt) {
+            Some(Item::Struct { doc, .. }) => doc.clone(),
+            _ => String::new(),
+        };
+        page.push_str(&format!(
+            ".SS \"{}\"\n{}\n",
+            roff_escape(name),
+            roff_escape(&doc)
+        ));
+        let mut fields = Vec::new();
+        walk(items, strukt, "", &mut fields, 0);
+        for (path, ty, fdoc) in fields {
+            page.push_str(&format!(
+                ".TP\n.B {}\n({}) {}\n",
+                roff_escape(&path),
+                roff_escape(&ty),
+                roff_escape(&fdoc)
+            ));
+        }
+    }
+    page
+}
+
+/// The paths in a line of a LINE FORMATS struct (`RequestLine`) that the
+/// page does not document.
+pub fn undocumented_line(records_rs: &str, strukt: &str, line: &serde_json::Value) -> Vec<String> {
+    let items = parse_items(records_rs);
+    let mut known = Vec::new();
+    walk(&items, strukt, "", &mut known, 0);
+    let known: Vec<String> = known.into_iter().map(|(p, _, _)| p).collect();
+    let mut missing = Vec::new();
+    check(line, "", &known, &mut missing);
+    missing
 }
 
 /// Fields whose values are free-form maps: their keys are data, not fields.

@@ -60,6 +60,7 @@ fn cache() -> Option<Cache> {
             manifest.display()
         );
     }
+    testkit::ran("real-peer cache");
     Some(c)
 }
 

@@ -1,5 +1,5 @@
-//! `man/sweepkit-records.5` is generated from records.rs; this test fails when
-//! it is out of date (`make man` rewrites it).
+//! `man/sweepkit-records.5` is generated from records.rs and lines.rs; this
+//! test fails when it is out of date (`make man` rewrites it).
 
 use sweepkit_tests::{parse_items, paths, render_records_page, RECORDS};
 
@@ -10,8 +10,14 @@ fn read(rel: &str) -> String {
 
 #[test]
 fn man_page_records_up_to_date() {
+    // The line formats (lines.rs) are documented on the same page.
+    let types = format!(
+        "{}\n{}",
+        read("tools/common/src/records.rs"),
+        read("tools/common/src/lines.rs")
+    );
     let page = render_records_page(
-        &read("tools/common/src/records.rs"),
+        &types,
         &read("man/src/sweepkit-records.head.roff"),
         &read("man/src/sweepkit-records.tail.roff"),
     );
@@ -45,4 +51,32 @@ fn every_record_type_has_config_and_provenance() {
             "{tag} lacks provenance"
         );
     }
+}
+
+/// Every number a bench record carries can be ranked on: summarize's metric
+/// catalog covers each documented numeric field (the load shape, the server
+/// description and the schema number are labels, not results).
+#[test]
+fn every_numeric_bench_field_is_a_metric() {
+    let items = parse_items(&read("tools/common/src/records.rs"));
+    let catalog = summarize::metric::catalog();
+    let mut numeric = 0;
+    for (path, ty, _) in paths(&items, "BenchRecord") {
+        let label = ["load.", "server.", "provenance."]
+            .iter()
+            .any(|p| path.starts_with(p))
+            || path == "schema";
+        if label || !(ty.starts_with("integer") || ty.starts_with("number")) {
+            continue;
+        }
+        numeric += 1;
+        assert!(
+            catalog.contains(&path),
+            "bench field {path} ({ty}) is not a summarize metric"
+        );
+        assert_eq!(summarize::metric::resolve(&path).unwrap(), path);
+    }
+    assert!(numeric > 80, "too few numeric fields parsed: {numeric}");
+    let leaf_alias = summarize::metric::resolve("slo_attainment").unwrap();
+    assert_eq!(leaf_alias, "throughput.slo_attainment");
 }

@@ -475,6 +475,7 @@ fn scripts_pass_shellcheck() {
         testkit::skip("shellcheck not installed (make deps installs it)");
         return;
     };
+    testkit::ran("shellcheck");
     assert!(out.status.success(), "{}", dump(&out));
 }
 

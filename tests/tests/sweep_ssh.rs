@@ -165,6 +165,12 @@ fn the_pipeline_needs_the_ssh_flags_once() {
     let b = &bench.json_lines()[0];
     assert_eq!(b["type"], "bench");
     assert_eq!(b["config"][KEY], "2");
+    // The bench record names the host it ran on: the swap record's SSH
+    // destination, its hardware read over that session (issue 15 item 2).
+    let host = &b["server"]["host"];
+    assert_eq!(host["name"], s.target(), "{b}");
+    assert!(host["cpu_count"].as_u64() >= Some(1), "{host}");
+    assert!(host["fingerprint"].is_string(), "{host}");
 
     // --ssh-key without --ssh: the destination comes from the record.
     let again = testkit::run(

@@ -69,6 +69,10 @@ pub const NEXT_MIXED: u8 = 51;
 /// summarize --next: a --space value (or a recorded one) is not a number,
 /// so the parameter has no order to find a plateau along.
 pub const NEXT_NOT_NUMERIC: u8 = 52;
+// summarize outcomes.
+/// summarize: the results come from hosts of different hardware and one
+/// pick (json, csv) was asked for without `--pool-hosts` or `--per-host`.
+pub const MIXED_HARDWARE: u8 = 55;
 
 /// timeout(1)'s code, used by wait-ready when the server is still loading.
 pub const TIMEOUT: u8 = 124;

@@ -57,7 +57,7 @@ pub fn parse_record(line: &str) -> Result<Record, String> {
     };
     match obj.get("type").and_then(|t| t.as_str()) {
         None => return Err("record has no \"type\" field".into()),
-        Some("swap" | "ready" | "bench" | "failure" | "summary" | "origin" | "skipped") => {}
+        Some(t) if crate::records::is_record_type(t) => {}
         Some(other) => return Err(format!("unknown record type \"{other}\"")),
     }
     serde_json::from_value(value).map_err(|e| format!("bad record: {e}"))

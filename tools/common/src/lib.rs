@@ -3,18 +3,22 @@
 
 pub mod exit;
 pub mod flat;
+pub mod hardware;
 pub mod io;
+pub mod lines;
 pub mod records;
 pub mod redact;
 pub mod report;
 #[cfg(feature = "rxstamp")]
 pub mod rxstamp;
+pub mod slo;
 #[cfg(feature = "ssh")]
 pub mod ssh;
 pub mod time;
 pub mod transport;
 #[cfg(feature = "cli")]
 pub mod transport_args;
+pub mod upstream;
 
 pub use records::{
     BenchRecord, Change, FailureKind, FailureRecord, Provenance, ReadyOutcome, ReadyRecord, Record,

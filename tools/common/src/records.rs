@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+// `#[skip_serializing_none]` leaves every `None` out of the JSON (each
+// struct it marks); `Change` keeps its `null`s, so it is not marked.
+use serde_with::skip_serializing_none;
 
 /// Bumped when a field changes meaning or is removed (adding fields is not).
 pub const SCHEMA_VERSION: u32 = 1;
@@ -34,18 +37,38 @@ pub enum Record {
     Skipped(SkippedRecord),
 }
 
+/// Every record type: its `type` tag and the struct it is, listed once.
+/// io.rs's reader, summarize and the man page generator read this list; a
+/// test checks it against the tags serde derives for [`Record`].
+pub const RECORD_TYPES: [(&str, &str); 7] = [
+    ("swap", "SwapRecord"),
+    ("ready", "ReadyRecord"),
+    ("bench", "BenchRecord"),
+    ("failure", "FailureRecord"),
+    ("summary", "SummaryRecord"),
+    ("origin", "OriginRecord"),
+    ("skipped", "SkippedRecord"),
+];
+
+/// True when `tag` is a record type this version knows.
+pub fn is_record_type(tag: &str) -> bool {
+    RECORD_TYPES.iter().any(|(t, _)| *t == tag)
+}
+
 impl Record {
     /// The record's `type` tag.
     pub fn kind(&self) -> &'static str {
-        match self {
-            Record::Swap(_) => "swap",
-            Record::Ready(_) => "ready",
-            Record::Bench(_) => "bench",
-            Record::Failure(_) => "failure",
-            Record::Summary(_) => "summary",
-            Record::Origin(_) => "origin",
-            Record::Skipped(_) => "skipped",
-        }
+        // The match is exhaustive, so a new variant must be given a place.
+        let i = match self {
+            Record::Swap(_) => 0,
+            Record::Ready(_) => 1,
+            Record::Bench(_) => 2,
+            Record::Failure(_) => 3,
+            Record::Summary(_) => 4,
+            Record::Origin(_) => 5,
+            Record::Skipped(_) => 6,
+        };
+        RECORD_TYPES[i].0
     }
 
     /// The config this record describes.
@@ -63,6 +86,7 @@ impl Record {
 }
 
 /// Who wrote a record, with what, when.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Provenance {
     /// The tool that wrote the record (`svc-swap`, `loadgen`, ...).
@@ -70,7 +94,6 @@ pub struct Provenance {
     /// That tool's version.
     pub version: String,
     /// The machine the tool ran on (not the server's host).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hostname: Option<String>,
     /// RFC 3339 UTC time the tool started its work for this record.
     pub started_at: String,
@@ -92,35 +115,77 @@ impl Provenance {
 }
 
 /// What is known about the server under test.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ServerInfo {
     /// `sglang`, `vllm`, `llama.cpp`, `llm-sim`, or `openai` when unknown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Base URL the tools talked to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_url: Option<String>,
     /// Served model name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Server version when it reports one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// True when the server is llm-sim: results are not measurements.
     #[serde(default)]
     pub simulated: bool,
     /// The live server arguments as the server reported them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Value>,
     /// Most requests the server runs at once (SGLang `max_running_requests`
     /// from `/server_info`; 48 when speculation is on and it was not set):
     /// concurrency above it queues in the server.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_running_requests: Option<u64>,
     /// The live process's own argument vector (`/proc/PID/cmdline`), read
     /// when the server reports no `args` (vLLM, llama.cpp); secrets redacted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub argv: Option<Vec<String>>,
+    /// Where the server ran and on what hardware (wait-ready reads it once
+    /// per run through the transport; loadgen keeps it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostInfo>,
+}
+
+/// The machine a server ran on, as seen through the transport: one
+/// far-side command (`nvidia-smi --query-gpu=name,memory.total
+/// --format=csv,noheader`, `/proc/cpuinfo`, `uname -n`) per run.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct HostInfo {
+    /// The SSH destination (`root@gpu1`, as given) or `localhost`.
+    pub name: String,
+    /// Command prefix the far side was reached through (`pct exec 129 --`):
+    /// with `name`, what tells two containers on one host apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exec_prefix: Option<String>,
+    /// The far side's own host name (`uname -n`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    /// One entry per GPU `nvidia-smi` listed; empty when it is absent or
+    /// listed none (then `gpu_error` says why, if it failed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<Gpu>,
+    /// Why `nvidia-smi` gave no GPUs when it was present but failed (e.g.
+    /// no driver); absent when it listed GPUs or is not installed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_error: Option<String>,
+    /// `model name` of the first processor in `/proc/cpuinfo`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_model: Option<String>,
+    /// Logical CPUs (`processor` lines in `/proc/cpuinfo`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_count: Option<u32>,
+    /// The hardware in one comparable line, e.g. `8x NVIDIA H200 (143771
+    /// MiB); 192x AMD EPYC 9654`: summarize treats hosts whose
+    /// fingerprints (and server kind and version) are equal as identical.
+    pub fingerprint: String,
+}
+
+/// One GPU as `nvidia-smi --query-gpu=name,memory.total` lists it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Gpu {
+    /// e.g. `NVIDIA H200`.
+    pub name: String,
+    /// Total memory in MiB, when reported.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_mib: Option<u64>,
 }
 
 /// One launch-argument change made by svc-swap.
@@ -135,6 +200,7 @@ pub struct Change {
 }
 
 /// Where the service lives and how it is managed.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ServiceTarget {
     /// `systemd` or `process`.
@@ -142,16 +208,12 @@ pub struct ServiceTarget {
     /// Unit name (systemd) or spec file path (process).
     pub unit: String,
     /// `user@host[:port]` when reached over SSH.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssh: Option<String>,
     /// Command prefix the far side was reached through (`pct exec 129 --`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec_prefix: Option<String>,
     /// Log file of a process-managed service.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log: Option<String>,
     /// TCP port the service listens on, when known.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub port: Option<u16>,
     /// Private key files `ssh` was reached with (`--ssh-key`, in order):
     /// paths only, never key material, so later stages reconnect alike.
@@ -159,7 +221,6 @@ pub struct ServiceTarget {
     pub ssh_key: Vec<String>,
     /// The known_hosts file the host key was checked against
     /// (`--known-hosts`); absent: `~/.ssh/known_hosts`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub known_hosts: Option<String>,
     /// True when an unknown host key was to be recorded (OpenSSH's
     /// accept-new, `--accept-new-host-key`); a changed key is refused.
@@ -167,11 +228,11 @@ pub struct ServiceTarget {
     pub accept_new_host_key: bool,
     /// The ssh config file read for `ssh` (`--ssh-config`), when not the
     /// default one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ssh_config: Option<String>,
 }
 
 /// How the old instance stopped.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct StopInfo {
     /// `clean`, `clean_after_resend` (it ended only after SIGTERM was sent
@@ -184,12 +245,9 @@ pub struct StopInfo {
     /// loads). Absent when none was needed.
     #[serde(default, skip_serializing_if = "is_zero_u32")]
     pub term_resent: u32,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub old_main_pid: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub old_invocation_id: Option<String>,
     /// systemd's `Result=` after the stop, when systemd manages the unit.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub systemd_result: Option<String>,
     /// PIDs of the old instance when the stop began (its control group, or
     /// the pid file's PID); each was checked gone before the start.
@@ -197,10 +255,8 @@ pub struct StopInfo {
     pub old_pids: Vec<u32>,
     /// Why `result` is what it is, e.g. the journal's "State 'stop-sigterm'
     /// timed out. Killing." line.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
     /// The `--gpu` check: `freed`, or why it was skipped.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu: Option<String>,
 }
 
@@ -211,17 +267,15 @@ fn is_zero_u32(n: &u32) -> bool {
 }
 
 /// The new instance.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct StartInfo {
     pub started_at: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub main_pid: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invocation_id: Option<String>,
     /// True when `/proc/PID/cmdline` of the new main PID equals the new
     /// `exec_start`; `null` when it could not be compared (variables, `%`
     /// specifiers, or the process already gone).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmdline_verified: Option<bool>,
     /// True when `systemctl reset-failed` ran first (e.g. start-limit-hit).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -229,11 +283,11 @@ pub struct StartInfo {
     /// Size in bytes of the log file just before this instance started:
     /// its own lines begin there (the process manager appends every
     /// instance's output to one log).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_offset: Option<u64>,
 }
 
 /// What svc-swap did.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct SwapRecord {
     pub schema: u32,
@@ -248,10 +302,8 @@ pub struct SwapRecord {
     /// `drop-in`, `in-place`, `spec`, `restore` or `dry-run`.
     pub method: String,
     /// The file svc-swap wrote (drop-in, unit file or spec).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
     /// The timestamped copy of that file's previous text, if it had one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backup: Option<String>,
     /// Warnings a human should act on (duplicate flags, skipped checks).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -260,7 +312,6 @@ pub struct SwapRecord {
     /// draft tokens = steps + 1 at topk 1, its 48-request cap).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub preflight: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
     /// True when the live instance already ran the requested config (its
     /// manager's ExecStart and its own argv): nothing was stopped or
@@ -269,7 +320,6 @@ pub struct SwapRecord {
     pub noop: bool,
     /// The far-side job that did the stop and start: `svc-swap --reattach
     /// ID` follows it when the session was lost.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_id: Option<String>,
     /// True when this record was written by a later run that reattached
     /// to the job (the run that started it was lost).
@@ -309,17 +359,17 @@ impl ReadyOutcome {
 }
 
 /// One probe target's last state.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ProbeTarget {
     pub target: String,
     pub ok: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_status: Option<u16>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
 }
 
 /// What wait-ready saw.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ReadyRecord {
     pub schema: u32,
@@ -332,28 +382,22 @@ pub struct ReadyRecord {
     /// How targets and watchers were reached when not directly: e.g.
     /// `ssh root@gpu1` (HTTP through an SSH direct-tcpip tunnel) or
     /// `local via 'pct exec 129 --'`. Absent when everything was local.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub via: Option<String>,
     /// Seconds from start of waiting until a TCP connect first succeeded.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_to_port_open_s: Option<f64>,
     /// Seconds from start of waiting until every target passed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub time_to_ready_s: Option<f64>,
     pub elapsed_s: f64,
     pub attempts: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server: Option<ServerInfo>,
     /// Where the live config (`--expect-config`, `server.args`/`argv`) was
     /// read: `server_info` (the server's own report: SGLang's
     /// `/server_info`, llama.cpp's `/props`), `argv` (the process's
     /// `/proc/PID/cmdline`), or `none`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config_source: Option<String>,
     /// Last log lines (journal or `--log`) when the server crashed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_tail: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
 }
 
@@ -369,51 +413,46 @@ pub struct Stats {
     pub max: f64,
 }
 
+impl Stats {
+    /// Every field, in order: the metric names under each latency block
+    /// (`ttft_ms.p99`). A test checks it against the struct.
+    pub const FIELDS: [&'static str; 7] = ["count", "mean", "p50", "p90", "p95", "p99", "max"];
+}
+
 /// The load shape of one level.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Load {
     /// `closed` (fixed concurrency) or `open` (arrival rate).
     pub mode: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rate_rps: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub burstiness: Option<f64>,
     /// `/v1/completions` or `/v1/chat/completions`.
     pub endpoint: String,
     pub stream: bool,
     pub warmup_requests: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub requests: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub duration_s: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_tokens: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u64>,
     pub ignore_eos: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
     /// `synthetic`, `jsonl:PATH`, `sharegpt:PATH`.
     pub prompts: String,
     /// How synthetic input lengths were made exact: `tokenize` or `approx`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub input_len_method: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
     /// Open loop: the cap on requests in flight (`--max-inflight`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_inflight: Option<u32>,
     /// The `--slo` goodput is measured against, as given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo: Option<String>,
     /// Which repetition of this level (1-based) under `--repeat N`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub repeat: Option<u32>,
 }
 
 /// Speculative-decoding figures for one level, whatever the server.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct SpecStats {
     /// Where the figures came from. The level's own: `metrics` (/metrics
@@ -426,22 +465,27 @@ pub struct SpecStats {
     pub source: String,
     /// The exact fields read, e.g. `/generate meta_info.spec_verify_ct,
     /// completion_tokens`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub draft_tokens: Option<u64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accepted_tokens: Option<u64>,
     /// accepted / draft.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub acceptance_rate: Option<f64>,
     /// Mean tokens emitted per decode step (1 + accepted per step).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub accept_length: Option<f64>,
     /// Draft/verify steps in the level (vLLM `num_drafts`, SGLang
     /// `spec_verify_ct`), when the server reports them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drafts: Option<u64>,
+}
+
+impl SpecStats {
+    /// The numeric fields (metrics such as `spec.acceptance_rate`).
+    pub const NUMBERS: [&'static str; 5] = [
+        "draft_tokens",
+        "accepted_tokens",
+        "acceptance_rate",
+        "accept_length",
+        "drafts",
+    ];
 }
 
 /// Is a `SpecStats.source` a figure of the level itself? `gauge`,
@@ -451,6 +495,7 @@ pub fn spec_source_is_per_level(source: &str) -> bool {
 }
 
 /// Throughput figures for one level.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Throughput {
     /// Wall time from first send to last finish.
@@ -458,13 +503,24 @@ pub struct Throughput {
     pub requests_per_s: f64,
     pub output_tok_per_s: f64,
     pub total_tok_per_s: f64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub goodput_req_per_s: Option<f64>,
     /// Mean requests in flight (sum of E2E / elapsed).
     pub achieved_concurrency: f64,
     /// Fraction of sent requests that completed and met every `--slo`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub slo_attainment: Option<f64>,
+}
+
+impl Throughput {
+    /// Every field (all numbers): metrics such as `throughput.output_tok_per_s`.
+    pub const FIELDS: [&'static str; 7] = [
+        "elapsed_s",
+        "requests_per_s",
+        "output_tok_per_s",
+        "total_tok_per_s",
+        "goodput_req_per_s",
+        "achieved_concurrency",
+        "slo_attainment",
+    ];
 }
 
 /// Request counts for one level.
@@ -480,19 +536,24 @@ pub struct Counts {
     pub output_tokens: u64,
 }
 
-/// One load level's results: loadgen writes one per level.
+impl Counts {
+    /// Every field (all integers): metrics such as `counts.failed`.
+    pub const FIELDS: [&'static str; 6] = [
+        "completed",
+        "failed",
+        "early_stops",
+        "usage_missing",
+        "input_tokens",
+        "output_tokens",
+    ];
+}
+
+/// A level's latency statistics, in milliseconds: one type filled while
+/// loadgen aggregates and written as is (its fields sit at the top level
+/// of a bench record).
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
-pub struct BenchRecord {
-    pub schema: u32,
-    pub config: Config,
-    pub provenance: Provenance,
-    pub server: ServerInfo,
-    pub load: Load,
-    pub counts: Counts,
-    /// Failed requests by kind: `http_500`, `connect`, `timeout`,
-    /// `malformed_stream`, `cut_stream`, ...
-    pub errors: BTreeMap<String, u64>,
-    pub throughput: Throughput,
+pub struct Latency {
     pub ttft_ms: Stats,
     pub tpot_ms: Stats,
     /// Inter-token latency: each chunk gap spread over the chunk's tokens.
@@ -506,23 +567,81 @@ pub struct BenchRecord {
     pub start_lag_ms: Stats,
     /// Client queue time plus E2E: the latency a caller of an open-loop
     /// service sees (vLLM issue 54101).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub e2e_incl_queue_ms: Option<Stats>,
+}
+
+/// How `loadgen --until-stable` ended a level: a 95% confidence interval
+/// of its steady-state output throughput by non-overlapping batch means
+/// (Law & Kelton, Simulation Modeling and Analysis, ch. 9; see loadgen(1)),
+/// and why the level stopped.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Stability {
+    /// The half-width asked for (`--until-stable`), percent of the mean.
+    pub pct_target: f64,
+    /// The half-width reached, percent of the mean: when the level became
+    /// stable, else over every steady-state request. Absent when too few
+    /// completed to form the batches.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub half_width_pct: Option<f64>,
+    /// Steady-state output tokens/s over the batches, the interval's centre.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mean_output_tok_per_s: Option<f64>,
+    /// Batches the steady-state requests were cut into (fixed).
+    pub batches: u64,
+    /// Completed requests per batch (grows with the level).
+    pub batch_size: u64,
+    /// Why the level ended.
+    pub stopped: StopReason,
+}
+
+/// Why an `--until-stable` level ended.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The interval came within the target.
+    Stable,
+    /// `--max-requests` (or its default) were sent first.
+    MaxRequests,
+    /// `--duration` ran out first.
+    Duration,
+    /// `--level-timeout` ran out first.
+    LevelTimeout,
+    /// Ctrl-C.
+    Interrupted,
+    /// The server stopped accepting connections.
+    ServerGone,
+}
+
+/// One load level's results: loadgen writes one per level.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct BenchRecord {
+    pub schema: u32,
+    pub config: Config,
+    pub provenance: Provenance,
+    pub server: ServerInfo,
+    pub load: Load,
+    pub counts: Counts,
+    /// Failed requests by kind: `http_500`, `connect`, `timeout`,
+    /// `malformed_stream`, `cut_stream`, ...
+    pub errors: BTreeMap<String, u64>,
+    pub throughput: Throughput,
+    /// The latency blocks (flattened: each is a top-level field).
+    #[serde(flatten)]
+    pub latency: Latency,
     /// How ITL assigned tokens to chunks: `usage_per_chunk`,
     /// `one_per_chunk` or `apportioned_by_text` (least exact one used).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub itl_method: Option<String>,
     /// Mean output tokens per content chunk (above 1 under speculative
     /// decoding or server-side batching of tokens into chunks).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tokens_per_chunk: Option<f64>,
     /// CPU seconds the load generator itself used during the level.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client_cpu_s: Option<f64>,
     /// Steady-state window (closed loop: ramp-up and drain excluded).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady: Option<Throughput>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `loadgen --until-stable`: the throughput interval and why the
+    /// level stopped. Absent without the flag.
+    pub stability: Option<Stability>,
     pub spec: Option<SpecStats>,
     /// Warnings a human should act on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -530,8 +649,25 @@ pub struct BenchRecord {
     /// True when the level was cut short (Ctrl-C, server death).
     #[serde(default)]
     pub partial: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
+}
+
+impl BenchRecord {
+    /// The latency blocks (each a [`Stats`]).
+    pub const STATS_BLOCKS: [&'static str; 8] = [
+        "ttft_ms",
+        "tpot_ms",
+        "itl_ms",
+        "chunk_gap_ms",
+        "e2e_ms",
+        "queue_ms",
+        "start_lag_ms",
+        "e2e_incl_queue_ms",
+    ];
+    /// The blocks of [`Throughput`] figures.
+    pub const THROUGHPUT_BLOCKS: [&'static str; 2] = ["throughput", "steady"];
+    /// Numbers at the top level.
+    pub const NUMBERS: [&'static str; 2] = ["tokens_per_chunk", "client_cpu_s"];
 }
 
 /// The pipeline stage a failure happened at.
@@ -593,6 +729,7 @@ pub enum FailureClass {
 }
 
 /// A config that could not be measured, and why.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct FailureRecord {
     pub schema: u32,
@@ -602,26 +739,25 @@ pub struct FailureRecord {
     pub kind: FailureKind,
     /// `transport` or `config` (see `FailureClass`). Absent in records of
     /// older tools: read it as `kind`'s default class.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub class: Option<FailureClass>,
     pub reason: String,
     /// The failing tool's exit code.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_tail: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
     /// svc-swap: which config serves after the failure (`old`, `new`, or
     /// `none` when neither could be started); absent when unknown.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub running: Option<String>,
     /// svc-swap: the far-side job that ran the stop and start, if any.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swap_id: Option<String>,
+    /// wait-ready: where the server ran and on what hardware, when read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostInfo>,
 }
 
 /// summarize's decisions, as a record a script can act on.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct SummaryRecord {
     pub schema: u32,
@@ -639,7 +775,6 @@ pub struct SummaryRecord {
     /// Best config per level, keyed by level label (`c=16`, `rate=4`).
     pub best_per_level: BTreeMap<String, Config>,
     /// e.g. "below 2% gain beyond speculative-num-steps=4".
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plateau: Option<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
@@ -647,14 +782,19 @@ pub struct SummaryRecord {
     #[serde(default)]
     pub simulated: bool,
     /// Any decision detail beyond the fields above.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Value>,
+    /// `summarize --per-host`: the host these decisions are for (its
+    /// `name`, exec prefix and hardware fingerprint); absent when the
+    /// results were ranked together.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// What ran before a sweep first touched the server: written once, as the
 /// first record of a results file, so every later restore (after Ctrl-C,
 /// after `--resume`) puts back this config and not whatever runs when a
 /// resumed sweep starts. `summarize --origin` reads it back.
+#[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct OriginRecord {
     pub schema: u32,
@@ -673,7 +813,6 @@ pub struct OriginRecord {
     #[serde(default)]
     pub target: ServiceTarget,
     /// The dry-run swap record the origin was read from.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upstream: Option<Value>,
 }
 
@@ -700,6 +839,7 @@ pub fn failure(
         upstream,
         running: None,
         swap_id: None,
+        host: None,
     }
 }
 
@@ -724,6 +864,175 @@ mod tests {
         assert!(line.starts_with(r#"{"type":"failure""#), "{line}");
         let back: Record = serde_json::from_str(&line).unwrap();
         assert_eq!(back, Record::Failure(f));
+    }
+
+    /// serde names every tag of `Record` when it meets an unknown one:
+    /// RECORD_TYPES must list exactly those, in order.
+    #[test]
+    fn record_types_are_the_tags_serde_derives() {
+        let e = serde_json::from_str::<Record>(r#"{"type":"no_such_type"}"#).unwrap_err();
+        let msg = e.to_string();
+        let list = msg
+            .split("expected one of ")
+            .nth(1)
+            .expect("serde lists the tags");
+        let tags: Vec<&str> = list
+            .split(", ")
+            .map(|t| t.trim_matches(|c: char| c == '`' || !c.is_ascii_graphic()))
+            .map(|t| t.split('`').next().unwrap_or(t))
+            .collect();
+        let ours: Vec<&str> = RECORD_TYPES.iter().map(|(t, _)| *t).collect();
+        assert_eq!(tags, ours, "{msg}");
+        assert!(is_record_type("origin") && !is_record_type("nope"));
+        let b = Record::Bench(BenchRecord::default());
+        let line = serde_json::to_string(&b).unwrap();
+        assert!(line.starts_with(&format!(r#"{{"type":"{}""#, b.kind())));
+    }
+
+    /// The top-level keys of `v` (a serialized struct).
+    fn keys(v: impl Serialize) -> Vec<String> {
+        let v = serde_json::to_value(v).unwrap();
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    }
+
+    fn sorted(xs: &[&str]) -> Vec<String> {
+        let mut v: Vec<String> = xs.iter().map(|x| x.to_string()).collect();
+        v.sort();
+        v
+    }
+
+    /// The field lists summarize's metrics come from match the structs.
+    /// The literals name every field (no `..`), so a new field does not
+    /// compile here until it is listed.
+    #[test]
+    fn field_lists_match_the_structs() {
+        let st = Stats {
+            count: 1,
+            mean: 1.0,
+            p50: 1.0,
+            p90: 1.0,
+            p95: 1.0,
+            p99: 1.0,
+            max: 1.0,
+        };
+        assert_eq!(keys(&st), sorted(&Stats::FIELDS));
+        let t = Throughput {
+            elapsed_s: 1.0,
+            requests_per_s: 1.0,
+            output_tok_per_s: 1.0,
+            total_tok_per_s: 1.0,
+            goodput_req_per_s: Some(1.0),
+            achieved_concurrency: 1.0,
+            slo_attainment: Some(1.0),
+        };
+        assert_eq!(keys(&t), sorted(&Throughput::FIELDS));
+        let c = Counts {
+            completed: 1,
+            failed: 1,
+            early_stops: 1,
+            usage_missing: 1,
+            input_tokens: 1,
+            output_tokens: 1,
+        };
+        assert_eq!(keys(&c), sorted(&Counts::FIELDS));
+        let sp = SpecStats {
+            source: "metrics".into(),
+            origin: Some("x".into()),
+            draft_tokens: Some(1),
+            accepted_tokens: Some(1),
+            acceptance_rate: Some(1.0),
+            accept_length: Some(1.0),
+            drafts: Some(1),
+        };
+        let mut n = sorted(&SpecStats::NUMBERS);
+        n.extend(["origin".to_string(), "source".to_string()]);
+        n.sort();
+        assert_eq!(keys(&sp), n);
+        bench_lists_match(st, t, sp);
+    }
+
+    fn bench_lists_match(st: Stats, t: Throughput, sp: SpecStats) {
+        let b = BenchRecord {
+            schema: 1,
+            config: Config::new(),
+            provenance: Provenance::default(),
+            server: ServerInfo::default(),
+            load: Load::default(),
+            counts: Counts::default(),
+            errors: BTreeMap::new(),
+            throughput: t.clone(),
+            latency: Latency {
+                ttft_ms: st.clone(),
+                tpot_ms: st.clone(),
+                itl_ms: st.clone(),
+                chunk_gap_ms: st.clone(),
+                e2e_ms: st.clone(),
+                queue_ms: st.clone(),
+                start_lag_ms: st.clone(),
+                e2e_incl_queue_ms: Some(st),
+            },
+            // Not a metric: how the level ended (`loadgen --until-stable`).
+            stability: None,
+            itl_method: Some("x".into()),
+            tokens_per_chunk: Some(1.0),
+            client_cpu_s: Some(1.0),
+            steady: Some(t),
+            spec: Some(sp),
+            warnings: vec!["w".into()],
+            partial: true,
+            upstream: Some(Value::Null),
+        };
+        let v = serde_json::to_value(&b).unwrap();
+        let obj = v.as_object().unwrap();
+        let is = |k: &str, fields: &[&str]| {
+            obj[k].as_object().is_some_and(|o| o.len() == fields.len())
+                && fields.iter().all(|f| obj[k].get(f).is_some())
+        };
+        let blocks: Vec<&str> = obj
+            .keys()
+            .map(String::as_str)
+            .filter(|k| is(k, &Stats::FIELDS))
+            .collect();
+        assert_eq!(sorted(&blocks), sorted(&BenchRecord::STATS_BLOCKS));
+        let tput: Vec<&str> = obj
+            .keys()
+            .map(String::as_str)
+            .filter(|k| is(k, &Throughput::FIELDS))
+            .collect();
+        assert_eq!(sorted(&tput), sorted(&BenchRecord::THROUGHPUT_BLOCKS));
+        let top: Vec<&str> = obj
+            .iter()
+            .filter(|(k, x)| x.is_f64() && *k != "schema")
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(sorted(&top), sorted(&BenchRecord::NUMBERS));
+    }
+
+    #[test]
+    fn bench_latency_blocks_stay_top_level_fields_in_order() {
+        let mut b = BenchRecord::default();
+        b.latency.ttft_ms.p50 = 12.5;
+        b.latency.e2e_incl_queue_ms = Some(Stats::default());
+        let line = serde_json::to_string(&Record::Bench(b.clone())).unwrap();
+        let keys = [
+            "\"throughput\"",
+            "\"ttft_ms\"",
+            "\"tpot_ms\"",
+            "\"itl_ms\"",
+            "\"chunk_gap_ms\"",
+            "\"e2e_ms\"",
+            "\"queue_ms\"",
+            "\"start_lag_ms\"",
+            "\"e2e_incl_queue_ms\"",
+            "\"partial\"",
+        ];
+        let at: Vec<usize> = keys.iter().map(|k| line.find(k).unwrap()).collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{line}");
+        assert!(!line.contains("latency"), "{line}");
+        let back: Record = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, Record::Bench(b));
     }
 
     #[test]

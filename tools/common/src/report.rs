@@ -75,6 +75,28 @@ pub fn warning(tool: &str, msg: impl std::fmt::Display) {
     let _ = writeln!(io::stderr(), "{tool}: warning: {msg}");
 }
 
+/// The running tool's name, for messages printed by shared code (the SSH
+/// transport) that no tool passes its name to: the file name of `argv[0]`,
+/// as coreutils name themselves; `sweepkit` if there is none.
+pub fn tool_name() -> &'static str {
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        std::env::args_os()
+            .next()
+            .as_deref()
+            .map(std::path::Path::new)
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .filter(|n| !n.is_empty())
+            .unwrap_or_else(|| "sweepkit".into())
+    })
+}
+
+/// Print `tool: warning: msg` on stderr under the running tool's name.
+pub fn warn(msg: impl std::fmt::Display) {
+    warning(tool_name(), msg)
+}
+
 /// Print `tool: msg` on stderr (human progress).
 pub fn info(tool: &str, msg: impl std::fmt::Display) {
     let msg = crate::redact::text(&msg.to_string());

@@ -301,12 +301,12 @@ impl Ssh {
                 });
             }
             if started {
-                eprintln!(
-                    "sweepkit: warning: ssh {}: session lost while running {}; \
+                crate::report::warn(format!(
+                    "ssh {}: session lost while running {}; \
                      reconnecting to run it again ({e})",
                     self.cfg.target,
                     argv.first().map_or("", String::as_str)
-                );
+                ));
             }
             if attempt > 0 {
                 std::thread::sleep(pause);

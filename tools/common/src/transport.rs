@@ -325,9 +325,8 @@ mod tests {
 
     #[test]
     fn short_write_keeps_the_old_file() {
-        let dir = std::env::temp_dir().join(format!("sk-sw-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("unit.service");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("unit.service");
         std::fs::write(&p, "old\n").unwrap();
         // The same script, told to expect more bytes than arrive: as when the
         // writer dies mid-transfer.
@@ -352,27 +351,24 @@ mod tests {
         assert!(err.unwrap_err().contains("short write"));
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "old\n");
         assert_eq!(
-            std::fs::read_dir(&dir).unwrap().count(),
+            std::fs::read_dir(dir.path()).unwrap().count(),
             1,
             "temp file left behind"
         );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn write_file_is_atomic_rename() {
-        let dir = std::env::temp_dir().join(format!("sk-wf-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("unit.service");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("unit.service");
         let t = Local::new();
         t.write_file(p.to_str().unwrap(), b"hello\n", Duration::from_secs(5))
             .unwrap();
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "hello\n");
         assert_eq!(
-            std::fs::read_dir(&dir).unwrap().count(),
+            std::fs::read_dir(dir.path()).unwrap().count(),
             1,
             "temp file left behind"
         );
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

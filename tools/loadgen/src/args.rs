@@ -109,9 +109,28 @@ pub struct Args {
     pub warmup: u64,
 
     /// Measured requests per level [default: max(16, 8 x concurrency);
-    /// open loop: max(16, 10 x rate)]
-    #[arg(short = 'n', long, value_name = "N", conflicts_with = "duration")]
+    /// open loop: max(16, 10 x rate)]; with --until-stable, the most
+    /// (--max-requests) [default: 10 times that]
+    #[arg(
+        short = 'n',
+        long,
+        value_name = "N",
+        conflicts_with = "duration",
+        visible_alias = "max-requests"
+    )]
     pub requests: Option<u64>,
+
+    /// End a level once its steady-state output throughput is known to
+    /// within PCT percent (5 or 5%): 95% interval by batch means over
+    /// completed requests (see man loadgen); bounded by --max-requests or
+    /// --duration
+    #[arg(long, value_name = "PCT", allow_hyphen_values = true)]
+    pub until_stable: Option<String>,
+
+    /// With --until-stable: the fewest measured requests before a level
+    /// may stop [default: max(20, the level's default request count)]
+    #[arg(long, value_name = "N", requires = "until_stable")]
+    pub min_requests: Option<u64>,
 
     /// Measure each level for this long instead of a request count
     #[arg(short = 'd', long, value_name = "DUR", value_parser = duration)]
@@ -163,8 +182,8 @@ pub struct Args {
     #[arg(long)]
     pub no_continuous_usage: bool,
 
-    /// Goodput objectives, e.g. ttft=200ms,tpot=50ms,e2e=10s (bare numbers
-    /// are ms)
+    /// Goodput objectives per request, e.g. 'ttft_ms<=200,tpot_ms<=50'
+    /// (summarize's syntax; ttft=200ms also works)
     #[arg(long, value_name = "SPEC")]
     pub slo: Option<String>,
 

@@ -66,6 +66,22 @@ pub struct Outcome {
     pub cut_short: Option<String>,
     /// The server refused connections until we gave up.
     pub server_gone: bool,
+    /// What ended the level.
+    pub ended: Ended,
+}
+
+/// What ended a level.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ended {
+    /// Its bound: the request count was sent or the duration was over.
+    Bound,
+    /// `on_sample` said it had seen enough (`--until-stable`).
+    Enough,
+    Interrupted,
+    /// `--level-timeout`.
+    Deadline,
+    /// The server refused connections until we gave up.
+    ServerGone,
 }
 
 enum Msg {
@@ -96,8 +112,10 @@ pub struct Env<'a> {
     pub interrupted: &'a AtomicBool,
     pub deadline: Instant,
     pub seed: u64,
-    /// Called once per finished request (progress bar).
-    pub on_sample: &'a dyn Fn(),
+    /// Called once per finished request with the start of the steady
+    /// state (None while ramping up): progress, and `--until-stable`,
+    /// which returns true once it has seen enough (the level then ends).
+    pub on_sample: &'a dyn Fn(&Sample, Option<Instant>) -> bool,
 }
 
 fn new_sample(
@@ -145,9 +163,41 @@ async fn run_async(env: &Env<'_>, shape: Shape, bound: Bound) -> Outcome {
     });
     // Dropped when this function returns: cancels whatever still runs.
     let mut tasks = JoinSet::new();
-    let workers = match shape {
+    let workers = spawn_senders(env, &ctl, shape, &tx, &mut tasks);
+    drop(tx);
+    let mut out = Outcome {
+        samples: Vec::new(),
+        started,
+        window: None,
+        abandoned: 0,
+        cut_short: None,
+        server_gone: false,
+        ended: Ended::Bound,
+    };
+    collect(env, &ctl, &mut rx, shape, workers, &mut out).await;
+    ctl.stop.store(true, SeqCst);
+    out.abandoned = ctl.inflight.load(SeqCst);
+    if let (Some(o), Some(c)) = (ctl.win_open.get(), ctl.win_close.get()) {
+        if c > o {
+            out.window = Some((*o, *c));
+        }
+    }
+    tasks.abort_all();
+    out
+}
+
+/// Start who sends: one worker per closed-loop slot, or the open loop's
+/// dispatcher. Returns how many will say they exited.
+fn spawn_senders(
+    env: &Env<'_>,
+    ctl: &Arc<Ctl>,
+    shape: Shape,
+    tx: &UnboundedSender<Msg>,
+    tasks: &mut JoinSet<()>,
+) -> u64 {
+    match shape {
         Shape::Closed { concurrency } => {
-            let n = (concurrency as u64).min(limit);
+            let n = (concurrency as u64).min(ctl.limit);
             for _ in 0..n {
                 let (ctl, target, prepared, tx) = (
                     ctl.clone(),
@@ -182,26 +232,20 @@ async fn run_async(env: &Env<'_>, shape: Shape, bound: Bound) -> Outcome {
             tasks.spawn(d.run());
             1
         }
-    };
-    drop(tx);
-    let mut out = Outcome {
-        samples: Vec::new(),
-        started,
-        window: None,
-        abandoned: 0,
-        cut_short: None,
-        server_gone: false,
-    };
-    collect(env, &ctl, &mut rx, shape, workers, &mut out).await;
-    ctl.stop.store(true, SeqCst);
-    out.abandoned = ctl.inflight.load(SeqCst);
-    if let (Some(o), Some(c)) = (ctl.win_open.get(), ctl.win_close.get()) {
-        if c > o {
-            out.window = Some((*o, *c));
-        }
     }
-    tasks.abort_all();
-    out
+}
+
+/// The collector's bookkeeping between messages.
+struct Collector {
+    /// Give up after this many refused connections in a row with no
+    /// success in between: the server is gone, and a closed loop would spin.
+    give_up: u64,
+    refused_in_a_row: u64,
+    exited: u64,
+    workers: u64,
+    /// Open loop: how many requests the dispatcher issued in all.
+    issued: Option<u64>,
+    grace_until: Option<Instant>,
 }
 
 async fn collect(
@@ -216,67 +260,101 @@ async fn collect(
         Shape::Closed { concurrency } => concurrency as u64,
         Shape::Open { max_inflight, .. } => max_inflight as u64,
     };
-    // Give up after this many refused connections in a row with no success
-    // in between: the server is gone, and a closed loop would spin.
-    let give_up = (2 * concurrency).max(8);
-    let mut refused_in_a_row = 0u64;
-    let mut exited = 0u64;
-    let mut issued: Option<u64> = None;
-    let mut grace_until: Option<Instant> = None;
+    let mut c = Collector {
+        give_up: (2 * concurrency).max(8),
+        refused_in_a_row: 0,
+        exited: 0,
+        workers,
+        issued: None,
+        grace_until: None,
+    };
     let mut tick = tokio::time::interval(TICK);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        let done_all = match issued {
-            Some(n) => out.samples.len() as u64 >= n && exited >= workers,
-            None => exited >= workers,
-        };
-        if done_all {
-            return;
-        }
+    while !c.all_done(out) {
         tokio::select! {
             biased;
             m = rx.recv() => match m {
-                Some(Msg::Sample(s)) => {
-                    if s.error == Some(ErrorKind::Connect) {
-                        refused_in_a_row += 1;
-                    } else {
-                        refused_in_a_row = 0;
-                    }
-                    out.samples.push(*s);
-                    (env.on_sample)();
-                    if refused_in_a_row >= give_up && !out.server_gone {
-                        out.server_gone = true;
-                        out.cut_short = Some(format!(
-                            "the server refused {refused_in_a_row} connections in a row"
-                        ));
-                        ctl.stop.store(true, SeqCst);
-                        grace_until.get_or_insert(Instant::now() + INTERRUPT_GRACE);
-                    }
-                }
-                Some(Msg::WorkerExit) => exited += 1,
+                Some(Msg::Sample(s)) => c.sample(env, ctl, shape, *s, out),
+                Some(Msg::WorkerExit) => c.exited += 1,
                 Some(Msg::Issued(n)) => {
-                    issued = Some(n);
-                    exited += 1;
+                    c.issued = Some(n);
+                    c.exited += 1;
                 }
                 None => return,
             },
             _ = tick.tick() => {}
         }
+        if c.time_is_up(env, ctl, out) {
+            return;
+        }
+    }
+}
+
+impl Collector {
+    /// Every worker has exited (and every issued request came back).
+    fn all_done(&self, out: &Outcome) -> bool {
+        match self.issued {
+            Some(n) => out.samples.len() as u64 >= n && self.exited >= self.workers,
+            None => self.exited >= self.workers,
+        }
+    }
+
+    fn sample(&mut self, env: &Env<'_>, ctl: &Ctl, shape: Shape, s: Sample, out: &mut Outcome) {
+        if s.error == Some(ErrorKind::Connect) {
+            self.refused_in_a_row += 1;
+        } else {
+            self.refused_in_a_row = 0;
+        }
+        out.samples.push(s);
+        offer(env, ctl, shape, out);
+        if self.refused_in_a_row >= self.give_up && !out.server_gone {
+            out.server_gone = true;
+            out.ended = Ended::ServerGone;
+            out.cut_short = Some(format!(
+                "the server refused {} connections in a row",
+                self.refused_in_a_row
+            ));
+            ctl.stop.store(true, SeqCst);
+            self.grace_until
+                .get_or_insert(Instant::now() + INTERRUPT_GRACE);
+        }
+    }
+
+    /// Ctrl-C (stop sending, then a grace period) and the level deadline.
+    fn time_is_up(&mut self, env: &Env<'_>, ctl: &Ctl, out: &mut Outcome) -> bool {
         let now = Instant::now();
-        if env.interrupted.load(SeqCst) && grace_until.is_none() {
+        if env.interrupted.load(SeqCst) && self.grace_until.is_none() {
             ctl.stop.store(true, SeqCst);
             out.cut_short = Some("interrupted".into());
-            grace_until = Some(now + INTERRUPT_GRACE);
+            out.ended = Ended::Interrupted;
+            self.grace_until = Some(now + INTERRUPT_GRACE);
         }
-        if grace_until.is_some_and(|g| now >= g) {
-            return;
+        if self.grace_until.is_some_and(|g| now >= g) {
+            return true;
         }
         if now >= env.deadline {
             ctl.stop.store(true, SeqCst);
-            out.cut_short
-                .get_or_insert_with(|| "level timeout reached".into());
-            return;
+            if out.cut_short.is_none() {
+                out.cut_short = Some("level timeout reached".into());
+                out.ended = Ended::Deadline;
+            }
+            return true;
         }
+        false
+    }
+}
+
+/// Show the newest sample to `on_sample`; when it has seen enough, stop
+/// sending (requests in flight finish) and close the steady window now.
+fn offer(env: &Env<'_>, ctl: &Ctl, shape: Shape, out: &mut Outcome) {
+    let Some(s) = out.samples.last() else { return };
+    let from = match shape {
+        Shape::Closed { .. } => ctl.win_open.get().copied(),
+        Shape::Open { .. } => Some(out.started),
+    };
+    if (env.on_sample)(s, from) && !ctl.stop.swap(true, SeqCst) {
+        let _ = ctl.win_close.set(Instant::now());
+        out.ended = Ended::Enough;
     }
 }
 

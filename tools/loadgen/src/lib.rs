@@ -6,31 +6,48 @@
 //! timestamps taken when the socket read returned; an SSE line splitter
 //! without a line-length cap; statistics in a pure module. See `man
 //! loadgen` for every metric's definition.
+//!
+//! Two HTTP clients, on purpose. The load runs on hyper (`client.rs`): it
+//! owns each connection, so a request's timestamps come from the socket
+//! read that carried its bytes (kernel receive stamps, `sweepkit::rxstamp`)
+//! and thousands of streams share one thread. Everything outside the load
+//! (`server.rs`: model list, server info, `/tokenize`, `/metrics`) is a
+//! few blocking calls with short timeouts on ureq, the client wait-ready
+//! already uses (and llm-sim's tests: the workspace builds it once), on a
+//! separate unpooled agent that never rides a load connection. Moving the probes to
+//! hyper would put an event loop under code that runs before and between
+//! levels for no gain; moving the load to ureq would cost a thread per
+//! stream and the socket-level timestamps.
 
 pub mod args;
+pub mod classify;
 pub mod client;
 pub mod death;
 pub mod generate;
 pub mod level;
 pub mod metrics;
 pub mod output;
+pub mod plan;
 pub mod prompts;
 pub mod run_level;
 pub mod server;
 pub mod setup;
 pub mod spec;
 pub mod sse;
+pub mod stability;
 pub mod stats;
+pub mod throughput;
 pub mod upstream;
 
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use anyhow::Context as _;
 pub use args::Args;
 use sweepkit::exit;
 use sweepkit::records::Record;
-use sweepkit::report::{Exit, WithCode};
+use sweepkit::report::Exit;
 
 /// Set by the Ctrl-C handler; ends the current level.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
@@ -63,38 +80,29 @@ pub fn run_with(
     };
     let mut sink = output::Sink::new(stdout, args.format);
     if let Some(raw) = &up.failure {
-        // Pass the failure through unchanged: the pipeline's results file
-        // must say why this config has no numbers.
-        sweepkit::io::write_json_line(&mut sink.out, raw).context_write()?;
-        return Err(Exit::silent(exit::UPSTREAM_FAILED));
+        return Err(sweepkit::upstream::pass_through(
+            "loadgen",
+            raw,
+            &mut sink.out,
+        ));
     }
-    let plan = setup::Plan::from_args(&args, &up)?;
+    let plan = plan::Plan::from_args(&args, &up)?;
     let ctx = match setup::connect(&args, &plan, &up) {
         Ok(c) => c,
         Err(setup::ConnectError::Unreachable(reason)) => {
             let rec =
                 setup::failure_record(&plan, &up, sweepkit::FailureKind::Unreachable, &reason);
-            sink.record(&Record::Failure(rec)).context_write()?;
-            sink.finish().context_write()?;
+            sink.record(&Record::Failure(rec))
+                .context("writing stdout")?;
+            sink.finish().context("writing stdout")?;
             return Err(Exit::new(exit::ALL_FAILED, anyhow::anyhow!("{reason}")));
         }
         Err(setup::ConnectError::Other(e)) => return Err(e),
     };
     let ctx = Arc::new(ctx);
-    let result = run_level::run_all(&args, &plan, &ctx, &up, &mut sink, interrupted);
-    sink.finish().context_write()?;
+    let result = run_level::run_all(&plan, &ctx, &up, &mut sink, interrupted);
+    sink.finish().context("writing stdout")?;
     result
-}
-
-trait ContextWrite<T> {
-    fn context_write(self) -> Result<T, Exit>;
-}
-
-impl<T> ContextWrite<T> for std::io::Result<T> {
-    fn context_write(self) -> Result<T, Exit> {
-        use anyhow::Context;
-        self.context("writing stdout").code(exit::FAILURE)
-    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,9 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use sweepkit::records::{Counts, Stats, Throughput};
+use sweepkit::records::{Counts, Latency, Throughput};
+
+use crate::throughput::{level_throughput, steady};
 
 use crate::client::{kind_name, ChunkMark, Sample};
 use crate::stats::{round3, summarize, summarize_weighted};
@@ -32,31 +34,26 @@ impl Slo {
     }
 }
 
-/// Parse `ttft=200ms,tpot=50ms,e2e=10s` (a bare number is milliseconds).
+/// Parse `--slo` with the shared parser (`sweepkit::slo`, one syntax with
+/// summarize): per-request upper limits `ttft_ms<=200,tpot_ms<=50,e2e_ms<=10000`
+/// (also `ttft=200ms`, a bare number being ms).
 pub fn parse_slo(s: &str) -> Result<Slo, String> {
     let mut slo = Slo::default();
-    for part in s.split(',').filter(|p| !p.trim().is_empty()) {
-        let (k, v) = part
-            .split_once('=')
-            .ok_or_else(|| format!("'{part}': expected NAME=VALUE"))?;
-        let ms = match v.trim().parse::<f64>() {
-            Ok(x) if x >= 0.0 => x,
-            _ => {
-                humantime::parse_duration(v.trim())
-                    .map_err(|e| format!("'{part}': {e}"))?
-                    .as_secs_f64()
-                    * 1000.0
-            }
-        };
-        match k.trim() {
-            "ttft" => slo.ttft_ms = Some(ms),
-            "tpot" => slo.tpot_ms = Some(ms),
-            "e2e" | "e2el" => slo.e2e_ms = Some(ms),
-            other => return Err(format!("unknown SLO '{other}' (ttft, tpot, e2e)")),
+    for t in sweepkit::slo::parse(s)? {
+        if t.op != sweepkit::slo::Op::Le {
+            return Err(format!("{t}: loadgen's objectives are upper limits (<=)"));
         }
-    }
-    if slo.is_empty() {
-        return Err("empty SLO".into());
+        match t.name.as_str() {
+            "ttft_ms" => slo.ttft_ms = Some(t.limit),
+            "tpot_ms" => slo.tpot_ms = Some(t.limit),
+            "e2e_ms" => slo.e2e_ms = Some(t.limit),
+            other => {
+                return Err(format!(
+                    "unknown SLO '{other}': loadgen judges each request by \
+                     ttft_ms, tpot_ms or e2e_ms (percentiles are summarize's)"
+                ))
+            }
+        }
     }
     Ok(slo)
 }
@@ -192,14 +189,8 @@ pub struct Aggregate {
     pub errors: BTreeMap<String, u64>,
     pub throughput: Throughput,
     pub steady: Option<Throughput>,
-    pub ttft: Stats,
-    pub tpot: Stats,
-    pub itl: Stats,
-    pub gaps: Stats,
-    pub e2e: Stats,
-    pub queue: Stats,
-    pub e2e_incl_queue: Stats,
-    pub start_lag: Stats,
+    /// The record's own latency block, filled here and moved into it.
+    pub latency: Latency,
     pub itl_method: Option<&'static str>,
     pub tokens_per_chunk: Option<f64>,
     pub draft_n: Option<u64>,
@@ -224,6 +215,40 @@ fn add_sglang(a: &mut Aggregate, m: crate::sse::MetaInfo, output_tokens: u64) {
     sums.drafted = add(sums.drafted, m.spec_draft_token_num);
 }
 
+/// The per-request values a level collects before summarizing them.
+#[derive(Default)]
+struct Acc {
+    ttft: Vec<f64>,
+    tpot: Vec<f64>,
+    e2e: Vec<f64>,
+    gaps: Vec<f64>,
+    itl: Vec<(f64, f64)>,
+    queue: Vec<f64>,
+    lag: Vec<f64>,
+    e2eq: Vec<f64>,
+    /// Requests that met every SLO.
+    good: u64,
+    chunk_n: usize,
+    tok_n: f64,
+    methods: BTreeMap<&'static str, u64>,
+    busy_ms: f64,
+}
+
+impl Acc {
+    fn latency(&self) -> Latency {
+        Latency {
+            ttft_ms: summarize(&self.ttft),
+            tpot_ms: summarize(&self.tpot),
+            itl_ms: summarize_weighted(&self.itl),
+            chunk_gap_ms: summarize(&self.gaps),
+            e2e_ms: summarize(&self.e2e),
+            queue_ms: summarize(&self.queue),
+            start_lag_ms: summarize(&self.lag),
+            e2e_incl_queue_ms: Some(summarize(&self.e2eq)),
+        }
+    }
+}
+
 /// Aggregate a level. `window`: the steady-state window, if any.
 pub fn aggregate(
     samples: &[Sample],
@@ -233,21 +258,13 @@ pub fn aggregate(
     window: Option<(Instant, Instant)>,
 ) -> (Aggregate, Vec<Option<Derived>>) {
     let mut a = Aggregate::default();
+    let mut acc = Acc::default();
     let mut derived = Vec::with_capacity(samples.len());
-    let (mut ttft, mut tpot, mut e2e, mut gaps, mut itl) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut queue, mut lag, mut e2eq) = (Vec::new(), Vec::new(), Vec::new());
-    let mut good = 0u64;
-    let (mut chunk_n, mut tok_n) = (0usize, 0.0f64);
-    let mut methods = BTreeMap::new();
-    let first = samples.iter().map(|s| s.sent).min();
-    let last = samples.iter().map(|s| s.done).max();
-    let mut busy_ms = 0.0;
     for s in samples {
         let q = ms(s.scheduled, s.sent);
-        queue.push(q);
-        lag.push(ms(s.slot.max(s.scheduled), s.sent));
-        busy_ms += ms(s.sent, s.done);
+        acc.queue.push(q);
+        acc.lag.push(ms(s.slot.max(s.scheduled), s.sent));
+        acc.busy_ms += ms(s.sent, s.done);
         if let Some(k) = &s.error {
             a.counts.failed += 1;
             *a.errors.entry(kind_name(k)).or_default() += 1;
@@ -255,76 +272,22 @@ pub fn aggregate(
             continue;
         }
         let d = derive(s, stream, ignore_eos);
-        a.counts.completed += 1;
-        a.counts.output_tokens += d.output_tokens;
-        a.counts.input_tokens += d.input_tokens;
-        a.counts.usage_missing += d.usage_missing as u64;
-        a.counts.early_stops += d.early_stop as u64;
-        ttft.extend(d.ttft_ms);
-        tpot.extend(d.tpot_ms);
-        e2e.push(d.e2e_ms);
-        e2eq.push(d.e2e_ms + q);
-        gaps.extend_from_slice(&d.gaps_ms);
-        itl.extend_from_slice(&d.itl);
-        chunk_n += d.ks.len();
-        tok_n += d.ks.iter().sum::<f64>();
-        if !d.ks.is_empty() {
-            *methods.entry(d.itl_method).or_insert(0u64) += 1;
-        }
-        if slo.is_some_and(|x| meets(x, &d)) {
-            good += 1;
-        }
-        if let Some(t) = s.timings {
-            if let (Some(n), Some(acc)) = (t.draft_n, t.draft_n_accepted) {
-                *a.draft_n.get_or_insert(0) += n;
-                *a.draft_accepted.get_or_insert(0) += acc;
-            }
-        }
-        if let Some(m) = s.meta_info.filter(|m| m.spec_verify_ct.is_some()) {
-            add_sglang(&mut a, m, d.output_tokens);
-        }
+        add_completed(&mut a, &mut acc, s, &d, q, slo);
         derived.push(Some(d));
     }
     // The least exact method used by any request names the level's.
     a.itl_method = [ITL_APPORTIONED, ITL_ONE, ITL_USAGE]
         .into_iter()
-        .find(|m| methods.contains_key(m));
-    if chunk_n > 0 {
-        a.tokens_per_chunk = Some(round3(tok_n / chunk_n as f64));
+        .find(|m| acc.methods.contains_key(m));
+    if acc.chunk_n > 0 {
+        a.tokens_per_chunk = Some(round3(acc.tok_n / acc.chunk_n as f64));
     }
-    a.ttft = summarize(&ttft);
-    a.tpot = summarize(&tpot);
-    a.e2e = summarize(&e2e);
-    a.e2e_incl_queue = summarize(&e2eq);
-    a.gaps = summarize(&gaps);
-    a.itl = summarize_weighted(&itl);
-    a.queue = summarize(&queue);
-    a.start_lag = summarize(&lag);
+    a.latency = acc.latency();
+    let first = samples.iter().map(|s| s.sent).min();
+    let last = samples.iter().map(|s| s.done).max();
     if let (Some(f), Some(l)) = (first, last) {
         let el = ms(f, l) / 1000.0;
-        a.throughput = rates(
-            el,
-            a.counts.completed,
-            a.counts.output_tokens,
-            a.counts.input_tokens,
-        );
-        a.throughput.achieved_concurrency = if el > 0.0 {
-            round3(busy_ms / 1000.0 / el)
-        } else {
-            0.0
-        };
-        if slo.is_some() {
-            a.throughput.goodput_req_per_s = Some(if el > 0.0 {
-                round3(good as f64 / el)
-            } else {
-                0.0
-            });
-            a.throughput.slo_attainment = Some(if a.counts.completed > 0 {
-                round3(good as f64 / samples.len() as f64)
-            } else {
-                0.0
-            });
-        }
+        a.throughput = level_throughput(&a.counts, el, (acc.busy_ms, acc.good), slo, samples.len());
     }
     if let Some(w) = window {
         a.steady = steady(samples, &derived, w, slo);
@@ -332,71 +295,43 @@ pub fn aggregate(
     (a, derived)
 }
 
-fn rates(elapsed_s: f64, done: u64, out: u64, inp: u64) -> Throughput {
-    let per = |x: f64| {
-        if elapsed_s > 0.0 {
-            round3(x / elapsed_s)
-        } else {
-            0.0
-        }
-    };
-    Throughput {
-        elapsed_s: round3(elapsed_s),
-        requests_per_s: per(done as f64),
-        output_tok_per_s: per(out as f64),
-        total_tok_per_s: per((out + inp) as f64),
-        ..Throughput::default()
-    }
-}
-
-/// Throughput inside the steady-state window: requests finished in it,
-/// output tokens whose chunk arrived in it, input tokens of requests sent
-/// in it, and the time-average number of requests in flight.
-fn steady(
-    samples: &[Sample],
-    derived: &[Option<Derived>],
-    (wo, wc): (Instant, Instant),
+/// Add a completed request's figures to the level's.
+fn add_completed(
+    a: &mut Aggregate,
+    acc: &mut Acc,
+    s: &Sample,
+    d: &Derived,
+    q: f64,
     slo: Option<&Slo>,
-) -> Option<Throughput> {
-    let len = ms(wo, wc) / 1000.0;
-    if len <= 0.0 {
-        return None;
+) {
+    a.counts.completed += 1;
+    a.counts.output_tokens += d.output_tokens;
+    a.counts.input_tokens += d.input_tokens;
+    a.counts.usage_missing += d.usage_missing as u64;
+    a.counts.early_stops += d.early_stop as u64;
+    acc.ttft.extend(d.ttft_ms);
+    acc.tpot.extend(d.tpot_ms);
+    acc.e2e.push(d.e2e_ms);
+    acc.e2eq.push(d.e2e_ms + q);
+    acc.gaps.extend_from_slice(&d.gaps_ms);
+    acc.itl.extend_from_slice(&d.itl);
+    acc.chunk_n += d.ks.len();
+    acc.tok_n += d.ks.iter().sum::<f64>();
+    if !d.ks.is_empty() {
+        *acc.methods.entry(d.itl_method).or_insert(0u64) += 1;
     }
-    let (mut done, mut out, mut inp, mut good, mut busy) = (0u64, 0.0f64, 0u64, 0u64, 0.0f64);
-    for (s, d) in samples.iter().zip(derived) {
-        let (a, b) = (s.sent.max(wo), s.done.min(wc));
-        if b > a {
-            busy += ms(a, b) / 1000.0;
-        }
-        let Some(d) = d else { continue };
-        if s.done >= wo && s.done <= wc {
-            done += 1;
-            good += slo.is_some_and(|x| meets(x, d)) as u64;
-        }
-        if s.sent >= wo && s.sent <= wc {
-            inp += d.input_tokens;
-        }
-        if d.ks.is_empty() {
-            if s.done >= wo && s.done <= wc {
-                out += d.output_tokens as f64;
-            }
-        } else {
-            for (c, k) in s.chunks.iter().zip(&d.ks) {
-                let t = s.sent + std::time::Duration::from_micros(c.at_us as u64);
-                if t >= wo && t <= wc {
-                    out += k;
-                }
-            }
+    if slo.is_some_and(|x| meets(x, d)) {
+        acc.good += 1;
+    }
+    if let Some(t) = s.timings {
+        if let (Some(n), Some(acc)) = (t.draft_n, t.draft_n_accepted) {
+            *a.draft_n.get_or_insert(0) += n;
+            *a.draft_accepted.get_or_insert(0) += acc;
         }
     }
-    let mut t = rates(len, done, 0, 0);
-    t.output_tok_per_s = round3(out / len);
-    t.total_tok_per_s = round3((out + inp as f64) / len);
-    t.achieved_concurrency = round3(busy / len);
-    if slo.is_some() {
-        t.goodput_req_per_s = Some(round3(good as f64 / len));
+    if let Some(m) = s.meta_info.filter(|m| m.spec_verify_ct.is_some()) {
+        add_sglang(a, m, d.output_tokens);
     }
-    Some(t)
 }
 
 #[cfg(test)]
@@ -475,8 +410,8 @@ mod tests {
         assert_eq!(a.counts.completed, 1);
         assert_eq!(a.counts.failed, 1);
         assert_eq!(a.errors.get("http_500"), Some(&1));
-        assert_eq!(a.ttft.count, 1);
-        assert_eq!(a.e2e.count, 1);
+        assert_eq!(a.latency.ttft_ms.count, 1);
+        assert_eq!(a.latency.e2e_ms.count, 1);
     }
 
     #[test]
@@ -487,6 +422,12 @@ mod tests {
         assert_eq!(slo.e2e_ms, Some(1000.0));
         assert!(parse_slo("foo=1").is_err());
         assert!(parse_slo("ttft").is_err());
+        // The canonical form (summarize's syntax) means the same.
+        assert_eq!(
+            parse_slo("ttft_ms<=50,tpot_ms<=20,e2e_ms<=1000"),
+            Ok(slo.clone())
+        );
+        assert!(parse_slo("p99_ttft_ms<=50").is_err());
         let fast = sample(vec![mark(10, 1, None), mark(20, 1, None)], 20, 2);
         let slow = sample(vec![mark(90, 1, None), mark(100, 1, None)], 100, 2);
         let (a, _) = aggregate(&[fast, slow], true, false, Some(&slo), None);

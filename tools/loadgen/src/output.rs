@@ -4,7 +4,8 @@
 
 use std::io::Write;
 
-use serde_json::{json, Value};
+use serde_json::Value;
+use sweepkit::lines::{RequestFailure, RequestFigures, RequestLine, RequestTimings};
 use sweepkit::records::{BenchRecord, Record};
 
 use crate::args::Format;
@@ -15,7 +16,7 @@ use crate::metrics::{ms, Derived};
 pub struct Sink<W: Write> {
     pub out: W,
     pub format: Format,
-    pending: Vec<Value>,
+    pending: Vec<Record>,
 }
 
 impl<W: Write> Sink<W> {
@@ -32,8 +33,7 @@ impl<W: Write> Sink<W> {
         match self.format {
             Format::Json => sweepkit::io::write_record(&mut self.out, rec),
             _ => {
-                self.pending
-                    .push(serde_json::to_value(rec).map_err(std::io::Error::other)?);
+                self.pending.push(rec.clone());
                 Ok(())
             }
         }
@@ -43,8 +43,13 @@ impl<W: Write> Sink<W> {
         match self.format {
             Format::Json => Ok(()),
             Format::Csv => {
-                sweepkit::flat::write_csv(&mut self.out, &self.pending)
+                let rows = self
+                    .pending
+                    .iter()
+                    .map(serde_json::to_value)
+                    .collect::<Result<Vec<Value>, _>>()
                     .map_err(std::io::Error::other)?;
+                sweepkit::flat::write_csv(&mut self.out, &rows).map_err(std::io::Error::other)?;
                 self.out.flush()
             }
             Format::Markdown => {
@@ -56,103 +61,98 @@ impl<W: Write> Sink<W> {
     }
 }
 
-fn cell(v: &Value, path: &[&str]) -> String {
-    let mut cur = v;
-    for p in path {
-        match cur.get(p) {
-            Some(x) => cur = x,
-            None => return "-".into(),
-        }
-    }
-    match cur {
-        Value::Number(n) => {
-            let f = n.as_f64().unwrap_or(0.0);
-            if f.fract() == 0.0 {
-                format!("{f:.0}")
-            } else {
-                format!("{f:.2}")
-            }
-        }
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
+/// A number as a table cell: whole numbers bare, else two decimals.
+fn number(x: Option<f64>) -> String {
+    match x {
+        None => "-".into(),
+        Some(f) if f.fract() == 0.0 => format!("{f:.0}"),
+        Some(f) => format!("{f:.2}"),
     }
 }
 
+/// A Markdown column: its header and the field it shows, read from the
+/// typed record, so a renamed field does not compile rather than go blank.
+type Column = (&'static str, fn(&BenchRecord) -> Option<f64>);
+
+const COLUMNS: [Column; 13] = [
+    ("conc", |b| b.load.concurrency.map(f64::from)),
+    ("rate", |b| b.load.rate_rps),
+    ("ok", |b| Some(b.counts.completed as f64)),
+    ("failed", |b| Some(b.counts.failed as f64)),
+    ("req/s", |b| Some(b.throughput.requests_per_s)),
+    ("out tok/s", |b| Some(b.throughput.output_tok_per_s)),
+    ("TTFT p50", |b| Some(b.latency.ttft_ms.p50)),
+    ("TTFT p99", |b| Some(b.latency.ttft_ms.p99)),
+    ("TPOT p50", |b| Some(b.latency.tpot_ms.p50)),
+    ("ITL p50", |b| Some(b.latency.itl_ms.p50)),
+    ("ITL p99", |b| Some(b.latency.itl_ms.p99)),
+    ("E2E p50", |b| Some(b.latency.e2e_ms.p50)),
+    ("accept", |b| {
+        b.spec.as_ref().and_then(|s| s.acceptance_rate)
+    }),
+];
+
 /// A Markdown table: one row per level (failure records say why).
-pub fn markdown(recs: &[Value]) -> String {
-    let cols: [(&str, &[&str]); 13] = [
-        ("conc", &["load", "concurrency"]),
-        ("rate", &["load", "rate_rps"]),
-        ("ok", &["counts", "completed"]),
-        ("failed", &["counts", "failed"]),
-        ("req/s", &["throughput", "requests_per_s"]),
-        ("out tok/s", &["throughput", "output_tok_per_s"]),
-        ("TTFT p50", &["ttft_ms", "p50"]),
-        ("TTFT p99", &["ttft_ms", "p99"]),
-        ("TPOT p50", &["tpot_ms", "p50"]),
-        ("ITL p50", &["itl_ms", "p50"]),
-        ("ITL p99", &["itl_ms", "p99"]),
-        ("E2E p50", &["e2e_ms", "p50"]),
-        ("accept", &["spec", "acceptance_rate"]),
-    ];
+pub fn markdown(recs: &[Record]) -> String {
     let mut s = String::from("|");
-    for (name, _) in &cols {
+    for (name, _) in &COLUMNS {
         s.push_str(&format!(" {name} |"));
     }
     s.push_str("\n|");
-    for _ in &cols {
+    for _ in &COLUMNS {
         s.push_str("---:|");
     }
     s.push('\n');
     for r in recs {
-        if r.get("type").and_then(Value::as_str) == Some("failure") {
-            s.push_str(&format!("| failure: {} |\n", cell(r, &["reason"])));
-            continue;
+        match r {
+            Record::Bench(b) => {
+                s.push('|');
+                for (_, get) in &COLUMNS {
+                    s.push_str(&format!(" {} |", number(get(b))));
+                }
+                s.push('\n');
+            }
+            Record::Failure(f) => s.push_str(&format!("| failure: {} |\n", f.reason)),
+            _ => {}
         }
-        s.push('|');
-        for (_, path) in &cols {
-            s.push_str(&format!(" {} |", cell(r, path)));
-        }
-        s.push('\n');
     }
     s
 }
 
-/// One `--requests-out` line for a request.
+/// One `--requests-out` line for a request (sweepkit-records(5)).
 pub fn request_line(
     level: &str,
     started: std::time::Instant,
     s: &Sample,
     d: Option<&Derived>,
-) -> Value {
-    let mut v = json!({
-        "level": level,
-        "index": s.index,
-        "ok": s.error.is_none(),
-        "sent_s": (ms(started, s.sent) / 1000.0),
-        "queue_ms": ms(s.scheduled, s.sent),
-        "e2e_ms": ms(s.sent, s.done),
-        "chunks": s.chunks.len(),
-    });
-    if let Some(k) = &s.error {
-        v["error"] = json!(kind_name(k));
-        v["detail"] = json!(s.detail);
+) -> RequestLine {
+    RequestLine {
+        level: level.to_string(),
+        index: s.index,
+        ok: s.error.is_none(),
+        sent_s: ms(started, s.sent) / 1000.0,
+        queue_ms: ms(s.scheduled, s.sent),
+        e2e_ms: ms(s.sent, s.done),
+        chunks: s.chunks.len() as u64,
+        failed: s.error.as_ref().map(|k| RequestFailure {
+            error: kind_name(k),
+            detail: s.detail.clone(),
+        }),
+        completed: d.map(|d| RequestFigures {
+            ttft_ms: d.ttft_ms,
+            tpot_ms: d.tpot_ms,
+            input_tokens: d.input_tokens,
+            output_tokens: d.output_tokens,
+            usage_missing: d.usage_missing,
+            early_stop: d.early_stop,
+            finish_reason: s.finish_reason.clone(),
+            timings: s.timings.map(|t| RequestTimings {
+                draft_n: t.draft_n,
+                draft_n_accepted: t.draft_n_accepted,
+                server_prompt_ms: t.prompt_ms,
+            }),
+        }),
     }
-    if let Some(d) = d {
-        v["ttft_ms"] = json!(d.ttft_ms);
-        v["tpot_ms"] = json!(d.tpot_ms);
-        v["input_tokens"] = json!(d.input_tokens);
-        v["output_tokens"] = json!(d.output_tokens);
-        v["usage_missing"] = json!(d.usage_missing);
-        v["early_stop"] = json!(d.early_stop);
-        v["finish_reason"] = json!(s.finish_reason);
-        if let Some(t) = s.timings {
-            v["draft_n"] = json!(t.draft_n);
-            v["draft_n_accepted"] = json!(t.draft_n_accepted);
-            v["server_prompt_ms"] = json!(t.prompt_ms);
-        }
-    }
-    v
 }
 
 /// The short label of a level (`c=16`, `rate=4`).

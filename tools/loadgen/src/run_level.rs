@@ -1,27 +1,30 @@
-//! The level loop: for each concurrency or rate, warm up, scrape the spec
-//! counters, measure, scrape again, and write one bench record (or a
-//! failure record when every request failed or the server died).
+//! The level loop, one story per level: measure (warm up, scrape the spec
+//! counters, run the load, aggregate), classify (classify.rs: a bench
+//! record, a failure, or a stop), record (write it and decide whether the
+//! run goes on).
 
+use std::cell::RefCell;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Instant, SystemTime};
 
 use anyhow::{anyhow, Context as _};
 use sweepkit::exit;
-use sweepkit::records::{BenchRecord, FailureKind, Load, Record, SpecStats, SCHEMA_VERSION};
-use sweepkit::report::{self, Exit, WithCode};
+use sweepkit::records::{BenchRecord, Load, SpecStats, Stability, StopReason};
+use sweepkit::report::{Exit, WithCode};
 
-use crate::args::Args;
+use crate::classify::{self, Verdict};
+use crate::client::Sample;
 use crate::death;
-use crate::level::{self, Bound, Env, Shape};
-use crate::metrics::{aggregate, Aggregate};
+use crate::level::{self, Bound, Ended, Env, Outcome, Shape};
+use crate::metrics::{aggregate, Aggregate, Derived};
 use crate::output::{self, Sink};
-use crate::setup::{failure_record, Context, Plan};
+use crate::plan::{LevelPlan, Plan, UntilStable};
+use crate::setup::Context;
 use crate::spec;
+use crate::stability::{Tracker, BATCHES};
 use crate::upstream::Upstream;
-
-const TOOL: &str = "loadgen";
 
 /// Process CPU time (user + system) so far, in seconds.
 pub fn cpu_seconds() -> f64 {
@@ -34,25 +37,276 @@ pub fn cpu_seconds() -> f64 {
     tv(ru.ru_utime) + tv(ru.ru_stime)
 }
 
-fn bound_for(a: &Args, shape: Shape) -> Bound {
-    if let Some(d) = a.duration {
+/// One level to run: its shape and, with `--repeat`, which run it is.
+#[derive(Debug, Clone, Copy)]
+pub struct Level {
+    pub shape: Shape,
+    pub repeat: Option<u32>,
+}
+
+/// What carries from one level to the next.
+pub struct Progress {
+    /// Index of the next prompt (levels rotate through the pool).
+    pub offset: u64,
+    /// Has the server answered anything yet? Setup's model list or server
+    /// info count; a server that never answered is unreachable, not dead.
+    pub answered: bool,
+    /// Some level had failed requests (exit 3 at the end).
+    pub any_failed: bool,
+}
+
+/// A level's measurement, before it is judged.
+pub struct Measured {
+    pub level: Level,
+    pub label: String,
+    pub load: Load,
+    pub started: SystemTime,
+    pub out: Outcome,
+    pub agg: Aggregate,
+    pub derived: Vec<Option<Derived>>,
+    /// Client CPU seconds during the measurement.
+    pub cpu: f64,
+    pub spec: Option<SpecStats>,
+    /// `--until-stable`: the interval and why the level stopped.
+    pub stability: Option<Stability>,
+}
+
+/// Run every level in turn; write records; map outcomes to the exit code.
+pub fn run_all<W: Write>(
+    plan: &Plan,
+    ctx: &Context,
+    up: &Upstream,
+    sink: &mut Sink<W>,
+    interrupted: &AtomicBool,
+) -> Result<(), Exit> {
+    let lp = &plan.level;
+    let mut req_out = open_requests_out(lp)?;
+    let mut p = Progress {
+        offset: 0,
+        answered: !lp.model_given || ctx.server_info.is_some(),
+        any_failed: false,
+    };
+    let levels = plan.shapes.iter().flat_map(|&shape| {
+        (1..=lp.repeat).map(move |i| Level {
+            shape,
+            repeat: (lp.repeat > 1).then_some(i),
+        })
+    });
+    for level in levels {
+        let m = measure(plan, ctx, level, &mut p, interrupted);
+        if let Some(w) = req_out.as_mut() {
+            write_requests(w, &m)?;
+        }
+        let verdict = classify::classify(plan, ctx, up, m, &mut p);
+        record(sink, req_out.as_mut(), verdict, interrupted)?;
+    }
+    if p.any_failed {
+        return Err(Exit::new(
+            exit::SOME_FAILED,
+            anyhow!("some requests failed (see each record's errors)"),
+        ));
+    }
+    Ok(())
+}
+
+fn open_requests_out(lp: &LevelPlan) -> Result<Option<BufWriter<File>>, Exit> {
+    let Some(p) = &lp.requests_out else {
+        return Ok(None);
+    };
+    let f = File::create(p)
+        .with_context(|| format!("--requests-out {}", p.display()))
+        .code(exit::USAGE)?;
+    Ok(Some(BufWriter::new(f)))
+}
+
+/// Warm up, scrape, run the level, aggregate.
+fn measure(
+    plan: &Plan,
+    ctx: &Context,
+    level: Level,
+    p: &mut Progress,
+    interrupted: &AtomicBool,
+) -> Measured {
+    let lp = &plan.level;
+    let bound = bound_for(lp, level.shape);
+    let started = SystemTime::now();
+    let mut load = load_of(lp, ctx, plan.endpoint_path, level, bound);
+    let label = output::label(&BenchRecord {
+        load: load.clone(),
+        ..BenchRecord::default()
+    });
+    let noop = |_: &Sample, _: Option<Instant>| false;
+    let mut env = Env {
+        rt: &ctx.rt,
+        target: ctx.target.clone(),
+        prepared: ctx.prepared.clone(),
+        offset: p.offset,
+        interrupted,
+        deadline: Instant::now() + lp.level_timeout,
+        seed: lp.seed,
+        on_sample: &noop,
+    };
+    p.answered |= warm_up(&mut env, lp, level.shape);
+    let before = scrape(ctx, lp.scrape);
+    let (out, cpu, stability) = run_measured(&env, lp, &label, level.shape, bound);
+    p.offset = env.offset + out.samples.len() as u64;
+    let (agg, derived) = aggregate_level(plan, &out, level.shape);
+    if bound.duration.is_some() || stability.is_some() {
+        load.requests = Some(out.samples.len() as u64);
+    }
+    let spec = classify::spec_stats(ctx, lp.scrape, &agg, before);
+    Measured {
+        level,
+        label,
+        load,
+        started,
+        out,
+        agg,
+        derived,
+        cpu,
+        spec,
+        stability,
+    }
+}
+
+/// The warm-up requests (closed loop, at most 16 in flight for an open
+/// level); true when the server answered any of them.
+fn warm_up(env: &mut Env, lp: &LevelPlan, shape: Shape) -> bool {
+    if lp.warmup == 0 {
+        return false;
+    }
+    let wshape = match shape {
+        Shape::Closed { concurrency } => Shape::Closed { concurrency },
+        Shape::Open { max_inflight, .. } => Shape::Closed {
+            concurrency: max_inflight.min(16),
+        },
+    };
+    let bound = Bound {
+        count: Some(lp.warmup),
+        duration: None,
+    };
+    let warm = level::run(env, wshape, bound);
+    env.offset += lp.warmup;
+    warm.samples.iter().any(death::answered)
+}
+
+/// The measured run, with a progress bar on a terminal and the
+/// `--until-stable` tracker; its client CPU and stability.
+fn run_measured(
+    env: &Env,
+    lp: &LevelPlan,
+    label: &str,
+    shape: Shape,
+    bound: Bound,
+) -> (Outcome, f64, Option<Stability>) {
+    let pb = progress(lp.quiet, label, bound.count);
+    let tracker = lp
+        .until_stable
+        .map(|u| RefCell::new(Tracker::new(u.pct, min_requests(u, shape))));
+    let tick = |s: &Sample, from: Option<Instant>| {
+        if let Some(p) = &pb {
+            p.inc(1);
+        }
+        tracker
+            .as_ref()
+            .is_some_and(|t| t.borrow_mut().add(s, from))
+    };
+    let env = Env {
+        target: env.target.clone(),
+        prepared: env.prepared.clone(),
+        on_sample: &tick,
+        ..*env
+    };
+    let cpu0 = cpu_seconds();
+    let out = level::run(&env, shape, bound);
+    let cpu = cpu_seconds() - cpu0;
+    if let Some(p) = &pb {
+        p.finish_and_clear();
+    }
+    let stability = lp
+        .until_stable
+        .zip(tracker)
+        .map(|(u, t)| stability(u, &t.into_inner(), out.ended, bound));
+    (out, cpu, stability)
+}
+
+/// The record's stability block: the interval and what ended the level.
+fn stability(u: UntilStable, t: &Tracker, ended: Ended, bound: Bound) -> Stability {
+    let stopped = match ended {
+        Ended::Enough => StopReason::Stable,
+        Ended::Bound if bound.duration.is_some() => StopReason::Duration,
+        Ended::Bound => StopReason::MaxRequests,
+        Ended::Deadline => StopReason::LevelTimeout,
+        Ended::Interrupted => StopReason::Interrupted,
+        Ended::ServerGone => StopReason::ServerGone,
+    };
+    let iv = t.interval();
+    Stability {
+        pct_target: u.pct,
+        half_width_pct: iv.map(|i| crate::stats::round3(i.half_width_pct)),
+        mean_output_tok_per_s: iv.map(|i| crate::stats::round3(i.mean)),
+        batches: BATCHES as u64,
+        batch_size: iv.map_or(0, |i| i.batch_size),
+        stopped,
+    }
+}
+
+/// The level's default request count (fixed mode).
+fn default_count(shape: Shape) -> u64 {
+    match shape {
+        Shape::Closed { concurrency } => (8 * concurrency as u64).max(16),
+        Shape::Open { rate, .. } => ((10.0 * rate).ceil() as u64).max(16),
+    }
+}
+
+/// `--min-requests`, or the level's default count, at least two per batch.
+fn min_requests(u: UntilStable, shape: Shape) -> u64 {
+    u.min_requests
+        .unwrap_or_else(|| default_count(shape).max(2 * BATCHES as u64))
+}
+
+fn aggregate_level(plan: &Plan, out: &Outcome, shape: Shape) -> (Aggregate, Vec<Option<Derived>>) {
+    let window = match shape {
+        Shape::Closed { .. } => out.window,
+        Shape::Open { .. } => None,
+    };
+    let lp = &plan.level;
+    let (mut agg, derived) = aggregate(
+        &out.samples,
+        lp.stream,
+        lp.ignore_eos,
+        plan.slo.as_ref(),
+        window,
+    );
+    if out.abandoned > 0 {
+        agg.counts.failed += out.abandoned;
+        *agg.errors.entry("abandoned".into()).or_default() += out.abandoned;
+    }
+    (agg, derived)
+}
+
+fn bound_for(lp: &LevelPlan, shape: Shape) -> Bound {
+    if let Some(d) = lp.duration {
         return Bound {
             count: None,
             duration: Some(d),
         };
     }
-    let default = match shape {
-        Shape::Closed { concurrency } => (8 * concurrency as u64).max(16),
-        Shape::Open { rate, .. } => ((10.0 * rate).ceil() as u64).max(16),
+    // With --until-stable the count is a cap: ten times the fixed
+    // default, and never below --min-requests.
+    let count = match (lp.requests, lp.until_stable) {
+        (Some(n), _) => n,
+        (None, None) => default_count(shape),
+        (None, Some(u)) => (10 * default_count(shape)).max(min_requests(u, shape)),
     };
     Bound {
-        count: Some(a.requests.unwrap_or(default)),
+        count: Some(count),
         duration: None,
     }
 }
 
-fn progress(a: &Args, label: &str, total: Option<u64>) -> Option<indicatif::ProgressBar> {
-    if a.quiet || !std::io::stderr().is_terminal() {
+fn progress(quiet: bool, label: &str, total: Option<u64>) -> Option<indicatif::ProgressBar> {
+    if quiet || !std::io::stderr().is_terminal() {
         return None;
     }
     let pb = match total {
@@ -68,8 +322,8 @@ fn progress(a: &Args, label: &str, total: Option<u64>) -> Option<indicatif::Prog
     Some(pb)
 }
 
-fn scrape(ctx: &Context, a: &Args) -> Option<spec::SpecCounters> {
-    if a.no_scrape {
+pub fn scrape(ctx: &Context, enabled: bool) -> Option<spec::SpecCounters> {
+    if !enabled {
         return None;
     }
     ctx.probe
@@ -77,46 +331,8 @@ fn scrape(ctx: &Context, a: &Args) -> Option<spec::SpecCounters> {
         .map(|t| spec::parse_metrics(&t))
 }
 
-/// Pick the spec figures, the level's own first: SGLang `/generate`
-/// `meta_info` sums, /metrics counter deltas, `timings` sums; else, marked
-/// as not the level's own, SGLang's /metrics gauge (a recent window) or
-/// its lifetime /server_info average (see spec.rs for each source).
-fn spec_stats(
-    ctx: &Context,
-    a: &Args,
-    agg: &Aggregate,
-    before: Option<spec::SpecCounters>,
-) -> Option<SpecStats> {
-    if let Some(s) = agg.sglang.and_then(spec::from_sglang) {
-        return Some(s);
-    }
-    let after = before.and_then(|_| scrape(ctx, a));
-    if let (Some(b), Some(after)) = (before, after) {
-        if let Some(s) = spec::from_deltas(b, after) {
-            return Some(s);
-        }
-    }
-    if let (Some(n), Some(acc)) = (agg.draft_n, agg.draft_accepted) {
-        if let Some(s) = spec::from_timings(n, acc) {
-            return Some(s);
-        }
-    }
-    // Counters that did not move mean no drafts this level: a lifetime
-    // average from /server_info would only mislead.
-    if a.no_scrape || after.is_some_and(|c| c.present) {
-        return None;
-    }
-    let info = ctx.probe.server_info()?;
-    if !spec::server_speculates(&info) {
-        return None;
-    }
-    after
-        .and_then(spec::from_gauge)
-        .or_else(|| spec::from_lifetime(&info))
-}
-
-fn load_of(a: &Args, ctx: &Context, plan: &Plan, shape: Shape, bound: Bound) -> Load {
-    let (mode, concurrency, rate, burst, cap) = match shape {
+fn load_of(lp: &LevelPlan, ctx: &Context, endpoint: &str, level: Level, bound: Bound) -> Load {
+    let (mode, concurrency, rate, burst, cap) = match level.shape {
         Shape::Closed { concurrency } => ("closed", Some(concurrency), None, None, None),
         Shape::Open {
             rate,
@@ -135,309 +351,72 @@ fn load_of(a: &Args, ctx: &Context, plan: &Plan, shape: Shape, bound: Bound) -> 
         concurrency,
         rate_rps: rate,
         burstiness: burst,
-        endpoint: plan.endpoint_path.into(),
-        stream: !a.no_stream,
-        warmup_requests: a.warmup,
+        endpoint: endpoint.into(),
+        stream: lp.stream,
+        warmup_requests: lp.warmup,
         requests: bound.count,
         duration_s: bound.duration.map(|d| d.as_secs_f64()),
         input_tokens: ctx.synthetic_input_tokens,
-        max_tokens: Some(a.max_tokens),
-        ignore_eos: a.ignore_eos,
-        temperature: a.temperature,
+        max_tokens: Some(lp.max_tokens),
+        ignore_eos: lp.ignore_eos,
+        temperature: lp.temperature,
         prompts: ctx.prompts_label.clone(),
         input_len_method: ctx.input_len_method.clone(),
-        seed: Some(a.seed),
+        seed: Some(lp.seed),
         max_inflight: cap,
-        slo: a.slo.clone(),
-        repeat: None,
+        slo: lp.slo_text.clone(),
+        repeat: level.repeat,
     }
 }
 
-fn error_summary(agg: &Aggregate) -> String {
-    agg.errors
-        .iter()
-        .map(|(k, v)| format!("{k} x{v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn warnings(
-    a: &Args,
-    ctx: &Context,
-    agg: &Aggregate,
-    cpu: f64,
-    spec: Option<&SpecStats>,
-    shape: Shape,
-) -> Vec<String> {
-    let mut w = Vec::new();
-    if agg.counts.usage_missing > 0 {
-        w.push(format!(
-            "{} responses had no usage; their output tokens were counted from chunks \
-             (the server may not support stream_options.include_usage)",
-            agg.counts.usage_missing
-        ));
-    }
-    if a.ignore_eos && agg.counts.early_stops > 0 {
-        w.push(format!(
-            "{} requests stopped before max_tokens although ignore_eos was set: the server \
-             may not honour ignore_eos; compare output tok/s with care",
-            agg.counts.early_stops
-        ));
-    }
-    let speculates = spec.is_some()
-        || ctx
-            .server_info
-            .as_ref()
-            .is_some_and(spec::server_speculates);
-    if speculates && a.ignore_eos && a.temperature == Some(0.0) {
-        w.push(
-            "temperature 0 with ignore_eos under speculative decoding: repetitive greedy \
-             output flatters acceptance; use real prompts (--prompts-file) or temperature > 0"
-                .into(),
-        );
-    }
-    let el = agg.throughput.elapsed_s;
-    // The event loop runs on --client-threads threads: that many cores
-    // at most, however many the machine has.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let usable = cores.min(a.client_threads as usize).max(1) as f64;
-    let lag99 = agg.start_lag.p99;
-    if el > 0.0 && (cpu / el > 0.8 * usable || lag99 > 10.0) {
-        let more = if (a.client_threads as usize) < cores {
-            "raise --client-threads, "
-        } else {
-            ""
-        };
-        w.push(format!(
-            "the client may be the bottleneck (start lag p99 {lag99:.1} ms, client CPU {:.0}% \
-             of {usable} thread(s)): {more}run loadgen on another machine or lower the load",
-            100.0 * cpu / el / usable
-        ));
-    }
-    w.extend(spec.and_then(spec::not_per_level_warning));
-    if let (Shape::Closed { concurrency }, Some(cap)) = (shape, ctx.server.max_running_requests) {
-        w.extend(crate::generate::over_cap(concurrency, cap));
-    }
-    w
-}
-
-/// Run every level in turn; write records; map outcomes to the exit code.
-pub fn run_all<W: Write>(
-    a: &Args,
-    plan: &Plan,
-    ctx: &Context,
-    up: &Upstream,
-    sink: &mut Sink<W>,
-    interrupted: &AtomicBool,
-) -> Result<(), Exit> {
-    let mut req_out = match &a.requests_out {
-        None => None,
-        Some(p) => Some(BufWriter::new(
-            File::create(p)
-                .with_context(|| format!("--requests-out {}", p.display()))
-                .code(exit::USAGE)?,
-        )),
-    };
-    let mut any_failed = false;
-    // Has the server answered anything yet? Setup's model list or server
-    // info count; a server that never answered is unreachable, not dead.
-    let mut answered_before = a.model.is_none() || ctx.server_info.is_some();
-    let mut offset = 0u64;
-    let runs = plan
-        .shapes
-        .iter()
-        .flat_map(|&s| (1..=a.repeat).map(move |i| (s, i)));
-    for (shape, rep) in runs {
-        let bound = bound_for(a, shape);
-        let started = SystemTime::now();
-        let deadline = Instant::now() + a.level_timeout;
-        let noop = || {};
-        let mut env = Env {
-            rt: &ctx.rt,
-            target: ctx.target.clone(),
-            prepared: ctx.prepared.clone(),
-            offset,
-            interrupted,
-            deadline,
-            seed: a.seed,
-            on_sample: &noop,
-        };
-        let mut load = load_of(a, ctx, plan, shape, bound);
-        load.repeat = (a.repeat > 1).then_some(rep);
-        let label = output::label(&BenchRecord {
-            load: load.clone(),
-            ..BenchRecord::default()
-        });
-        if a.warmup > 0 {
-            let wshape = match shape {
-                Shape::Closed { concurrency } => Shape::Closed { concurrency },
-                Shape::Open { max_inflight, .. } => Shape::Closed {
-                    concurrency: max_inflight.min(16),
-                },
-            };
-            let warm = level::run(
-                &env,
-                wshape,
-                Bound {
-                    count: Some(a.warmup),
-                    duration: None,
-                },
-            );
-            answered_before |= warm.samples.iter().any(death::answered);
-            env.offset += a.warmup;
-        }
-        let before = scrape(ctx, a);
-        let pb = progress(a, &label, bound.count);
-        let tick = || {
-            if let Some(p) = &pb {
-                p.inc(1);
-            }
-        };
-        env.on_sample = &tick;
-        let cpu0 = cpu_seconds();
-        let out = level::run(&env, shape, bound);
-        let cpu = cpu_seconds() - cpu0;
-        if let Some(p) = &pb {
-            p.finish_and_clear();
-        }
-        offset = env.offset + out.samples.len() as u64;
-        let window = match shape {
-            Shape::Closed { .. } => out.window,
-            Shape::Open { .. } => None,
-        };
-        let (mut agg, derived) = aggregate(
-            &out.samples,
-            !a.no_stream,
-            a.ignore_eos,
-            plan.slo.as_ref(),
-            window,
-        );
-        if out.abandoned > 0 {
-            agg.counts.failed += out.abandoned;
-            *agg.errors.entry("abandoned".into()).or_default() += out.abandoned;
-        }
-        if let Some(w) = req_out.as_mut() {
-            for (s, d) in out.samples.iter().zip(&derived) {
-                let line = output::request_line(&label, out.started, s, d.as_ref());
-                sweepkit::io::write_json_line(w, &line)
-                    .context("--requests-out")
-                    .code(exit::FAILURE)?;
-            }
-        }
-        if bound.duration.is_some() {
-            load.requests = Some(out.samples.len() as u64);
-        }
-        // Only a level with failures can have lost its server.
-        let died = (agg.counts.failed > 0 || out.server_gone)
-            .then(|| {
-                death::server_died(
-                    &plan.base_url,
-                    &out.samples,
-                    answered_before,
-                    out.server_gone,
-                )
-            })
-            .flatten();
-        answered_before |= out.samples.iter().any(death::answered);
-        let spec = spec_stats(ctx, a, &agg, before);
-        let mut warns = warnings(a, ctx, &agg, cpu, spec.as_ref(), shape);
-        if let Some(why) = &out.cut_short {
-            warns.push(format!("level cut short: {why}"));
-        }
-        if let Some(why) = &died {
-            warns.push(why.clone());
-        }
-        for w in &warns {
-            report::warning(TOOL, format!("{label}: {w}"));
-        }
-        if !a.quiet {
-            report::info(
-                TOOL,
-                format!(
-                    "{label}: {} ok, {} failed, {:.2} req/s, {:.1} out tok/s, TTFT p50 {:.1} ms",
-                    agg.counts.completed,
-                    agg.counts.failed,
-                    agg.throughput.requests_per_s,
-                    agg.throughput.output_tok_per_s,
-                    agg.ttft.p50
-                ),
-            );
-        }
-        if agg.counts.completed == 0 && agg.counts.failed > 0 {
-            let kind = if died.is_some() {
-                FailureKind::CrashedMidRun
-            } else {
-                FailureKind::BenchFailed
-            };
-            let mut reason = format!(
-                "{label}: all {} requests failed ({})",
-                agg.counts.failed,
-                error_summary(&agg)
-            );
-            if let Some(why) = &died {
-                reason = format!("{reason}: {why}");
-            }
-            let rec = failure_record(plan, up, kind, &reason);
-            sink.record(&Record::Failure(rec))
-                .context("writing stdout")
-                .code(exit::FAILURE)?;
-            if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
-                return Err(Exit::silent(exit::INTERRUPTED));
-            }
-            return Err(Exit::new(exit::ALL_FAILED, anyhow!("{reason}")));
-        }
-        any_failed |= agg.counts.failed > 0;
-        let rec = BenchRecord {
-            schema: SCHEMA_VERSION,
-            config: up.config.clone(),
-            provenance: sweepkit::records::Provenance::new(TOOL, started),
-            server: ctx.server.clone(),
-            load,
-            counts: agg.counts.clone(),
-            errors: agg.errors.clone(),
-            throughput: agg.throughput.clone(),
-            ttft_ms: agg.ttft.clone(),
-            tpot_ms: agg.tpot.clone(),
-            itl_ms: agg.itl.clone(),
-            chunk_gap_ms: agg.gaps.clone(),
-            e2e_ms: agg.e2e.clone(),
-            queue_ms: agg.queue.clone(),
-            start_lag_ms: agg.start_lag.clone(),
-            e2e_incl_queue_ms: Some(agg.e2e_incl_queue.clone()),
-            itl_method: agg.itl_method.map(str::to_string),
-            tokens_per_chunk: agg.tokens_per_chunk,
-            client_cpu_s: Some(crate::stats::round3(cpu)),
-            steady: agg.steady.clone(),
-            spec,
-            warnings: warns,
-            partial: out.cut_short.is_some() || died.is_some(),
-            upstream: up.raw.clone(),
-        };
-        sink.record(&Record::Bench(rec))
-            .context("writing stdout")
+fn write_requests(w: &mut impl Write, m: &Measured) -> Result<(), Exit> {
+    for (s, d) in m.out.samples.iter().zip(&m.derived) {
+        let line = output::request_line(&m.label, m.out.started, s, d.as_ref());
+        sweepkit::io::write_json_line(w, &line)
+            .context("--requests-out")
             .code(exit::FAILURE)?;
-        if let Some(w) = req_out.as_mut() {
-            w.flush().context("--requests-out").code(exit::FAILURE)?;
-        }
-        if interrupted.load(std::sync::atomic::Ordering::SeqCst) {
-            return Err(Exit::silent(exit::INTERRUPTED));
-        }
-        if let Some(why) = &died {
-            // Later levels would only meet a closed port: stop here, and
-            // say in the results file why this config has no more numbers.
-            let reason = format!("{label}: {why}");
-            let rec = failure_record(plan, up, FailureKind::CrashedMidRun, &reason);
-            sink.record(&Record::Failure(rec))
-                .context("writing stdout")
-                .code(exit::FAILURE)?;
-            return Err(Exit::new(exit::ALL_FAILED, anyhow!("{reason}")));
-        }
-    }
-    if any_failed {
-        return Err(Exit::new(
-            exit::SOME_FAILED,
-            anyhow!("some requests failed (see each record's errors)"),
-        ));
     }
     Ok(())
+}
+
+/// Write the verdict's records. Err ends the run: every request failed,
+/// the server died (later levels would only meet a closed port), or Ctrl-C.
+fn record<W: Write>(
+    sink: &mut Sink<W>,
+    req_out: Option<&mut BufWriter<File>>,
+    verdict: Verdict,
+    interrupted: &AtomicBool,
+) -> Result<(), Exit> {
+    let stop = interrupted.load(Ordering::SeqCst);
+    match verdict {
+        Verdict::AllFailed(failure) => {
+            write(sink, &failure.record)?;
+            if stop {
+                return Err(Exit::silent(exit::INTERRUPTED));
+            }
+            Err(Exit::new(exit::ALL_FAILED, anyhow!("{}", failure.reason)))
+        }
+        Verdict::Bench(bench, died) => {
+            write(sink, &bench)?;
+            if let Some(w) = req_out {
+                w.flush().context("--requests-out").code(exit::FAILURE)?;
+            }
+            if stop {
+                return Err(Exit::silent(exit::INTERRUPTED));
+            }
+            match died {
+                None => Ok(()),
+                Some(failure) => {
+                    write(sink, &failure.record)?;
+                    Err(Exit::new(exit::ALL_FAILED, anyhow!("{}", failure.reason)))
+                }
+            }
+        }
+    }
+}
+
+fn write<W: Write>(sink: &mut Sink<W>, rec: &sweepkit::records::Record) -> Result<(), Exit> {
+    sink.record(rec)
+        .context("writing stdout")
+        .code(exit::FAILURE)
 }

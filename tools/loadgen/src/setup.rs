@@ -1,11 +1,9 @@
-//! Before the first level: validate flags, find the server and its model,
-//! build prompts and request bodies once (a request costs no JSON building
-//! at send time), and the HTTP agent the load uses.
+//! Before the first level: find the server and its model, build prompts
+//! and request bodies once (a request costs no JSON building at send time),
+//! and the HTTP agent the load uses. The flags were validated in plan.rs.
 
 use std::sync::Arc;
-use std::time::SystemTime;
 
-use anyhow::anyhow;
 use serde_json::Value;
 use sweepkit::exit;
 use sweepkit::records::{FailureKind, FailureRecord, ServerInfo, Stage};
@@ -13,121 +11,14 @@ use sweepkit::report::Exit;
 
 use crate::args::{Args, Endpoint};
 use crate::client::{self, Target};
-use crate::level::{Prepared, Shape};
-use crate::metrics::{parse_slo, Slo};
+use crate::level::Prepared;
+pub use crate::plan::Plan;
 use crate::prompts::{self, BodySpec, Prompt};
 use crate::server::{self, Probe, RemoteTokenizer};
 use crate::upstream::Upstream;
 
 /// Most distinct prompts prepared; levels cycle through them.
 pub const PROMPT_POOL: usize = 512;
-
-/// What the flags ask for, validated.
-pub struct Plan {
-    pub base_url: String,
-    pub shapes: Vec<Shape>,
-    pub slo: Option<Slo>,
-    pub extra: Option<serde_json::Map<String, Value>>,
-    pub started: SystemTime,
-    pub endpoint_path: &'static str,
-}
-
-fn usage(msg: String) -> Exit {
-    Exit::new(exit::USAGE, anyhow!(msg))
-}
-
-impl Plan {
-    pub fn from_args(a: &Args, up: &Upstream) -> Result<Plan, Exit> {
-        let given = a.base_url.clone().or_else(|| a.url.clone());
-        let from_upstream = up.server.as_ref().and_then(|s| s.base_url.clone());
-        if given.is_none() {
-            if let (Some(url), Some(via)) = (&from_upstream, tunnelled_via(up)) {
-                if is_loopback_url(url) {
-                    return Err(usage(format!(
-                        "the ready record's {url} was probed through a tunnel ({via}); \
-                         from here it would be this machine: give --url with an address \
-                         that reaches the server from here (e.g. after ssh -L)"
-                    )));
-                }
-            }
-        }
-        if let Some(url) = &given {
-            check_against_target(url, up);
-        }
-        let base_url = given.or(from_upstream).ok_or_else(|| {
-            usage("no server URL: give URL or --url, or pipe a ready record".into())
-        })?;
-        if !base_url.starts_with("http://") {
-            return Err(usage(format!(
-                "URL '{base_url}': only http:// is supported"
-            )));
-        }
-        let base_url = base_url
-            .trim_end_matches('/')
-            .trim_end_matches("/v1")
-            .to_string();
-        let shapes = match (&a.rate, &a.concurrency) {
-            (Some(rates), _) => {
-                if !(a.burstiness > 0.0 && a.burstiness.is_finite()) {
-                    return Err(usage(format!(
-                        "--burstiness {}: must be above 0",
-                        a.burstiness
-                    )));
-                }
-                if a.max_inflight == 0 {
-                    return Err(usage("--max-inflight: must be above 0".into()));
-                }
-                rates
-                    .iter()
-                    .map(|&rate| Shape::Open {
-                        rate,
-                        burstiness: a.burstiness,
-                        max_inflight: a.max_inflight,
-                    })
-                    .collect()
-            }
-            (None, Some(cs)) => cs
-                .iter()
-                .map(|&c| Shape::Closed { concurrency: c })
-                .collect(),
-            (None, None) => vec![Shape::Closed { concurrency: 1 }],
-        };
-        if a.requests == Some(0) {
-            return Err(usage("--requests: must be above 0".into()));
-        }
-        if a.duration.is_some_and(|d| d.is_zero()) {
-            return Err(usage("--duration: must be above 0".into()));
-        }
-        if a.max_tokens == 0 {
-            return Err(usage("--max-tokens: must be above 0".into()));
-        }
-        let slo = match &a.slo {
-            None => None,
-            Some(s) => Some(parse_slo(s).map_err(|e| usage(format!("--slo: {e}")))?),
-        };
-        let extra = match &a.extra_body {
-            None => None,
-            Some(s) => match serde_json::from_str::<Value>(s) {
-                Ok(Value::Object(m)) => Some(m),
-                Ok(_) => return Err(usage("--extra-body: not a JSON object".into())),
-                Err(e) => return Err(usage(format!("--extra-body: not JSON: {e}"))),
-            },
-        };
-        let endpoint_path = match a.endpoint {
-            Endpoint::Completions => "/v1/completions",
-            Endpoint::Chat => "/v1/chat/completions",
-            Endpoint::Generate => "/generate",
-        };
-        Ok(Plan {
-            base_url,
-            shapes,
-            slo,
-            extra,
-            started: SystemTime::now(),
-            endpoint_path,
-        })
-    }
-}
 
 /// Everything the levels share.
 pub struct Context {
@@ -156,27 +47,18 @@ impl From<Exit> for ConnectError {
 }
 
 /// How many distinct prompts the run can use.
-fn pool_size(a: &Args, plan: &Plan) -> usize {
-    let per_level = match a.requests {
-        Some(n) => n as usize + a.warmup as usize,
+fn pool_size(plan: &Plan) -> usize {
+    let per_level = match plan.level.requests {
+        Some(n) => n as usize + plan.level.warmup as usize,
         None => PROMPT_POOL,
     };
     (per_level * plan.shapes.len()).clamp(1, PROMPT_POOL)
 }
 
+/// Find the server and model, build the prompts and the request bodies,
+/// and the event loop the load runs on.
 pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectError> {
-    // SWEEPKIT_API_KEY too: wait-ready reads it, and a sweep sets one key
-    // for every tool (otherwise each level fails on HTTP 401).
-    let key = a.api_key.clone().or_else(|| {
-        std::env::var("SWEEPKIT_API_KEY")
-            .ok()
-            .filter(|k| !k.is_empty())
-    });
-    if let Some(k) = &key {
-        // Never echoed: scrubbed from every record and message from here on.
-        sweepkit::redact::remember(k);
-    }
-    let auth = key.as_ref().map(|k| format!("Bearer {k}"));
+    let auth = api_key(a).map(|k| format!("Bearer {k}"));
     let probe = Probe::new(&plan.base_url, auth.clone());
     let (model, owner) = match &a.model {
         Some(m) => (m.clone(), None),
@@ -194,58 +76,8 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
         info.as_ref(),
         up.server.clone(),
     );
-    let n = pool_size(a, plan);
-    let (prompts, label, method, synth): (Vec<Prompt>, String, Option<String>, Option<u64>) =
-        match &a.prompts_file {
-            Some(path) => {
-                let fmt = format!("{:?}", a.prompts_format).to_lowercase();
-                let (ps, label) = prompts::from_file(path, &fmt)
-                    .map_err(|e| Exit::new(exit::BAD_INPUT, e.context("--prompts-file")))?;
-                (ps, label, Some(prompts::METHOD_APPROX.into()), None)
-            }
-            None => {
-                let tok = RemoteTokenizer {
-                    probe: &probe,
-                    model: &model,
-                };
-                let use_tok = !a.no_tokenize && {
-                    use crate::prompts::Tokenizer;
-                    tok.count("hello world").is_some()
-                };
-                let t: Option<&dyn prompts::Tokenizer> = if use_tok { Some(&tok) } else { None };
-                let (ps, m) = prompts::synthetic(n, a.input_tokens, a.seed, t);
-                (ps, "synthetic".into(), Some(m.into()), Some(a.input_tokens))
-            }
-        };
-    let spec = BodySpec {
-        model: &model,
-        chat: a.endpoint == Endpoint::Chat,
-        native: a.endpoint == Endpoint::Generate,
-        stream: !a.no_stream,
-        continuous_usage: !a.no_continuous_usage,
-        max_tokens: Some(a.max_tokens),
-        ignore_eos: a.ignore_eos,
-        temperature: a.temperature,
-        extra: plan.extra.as_ref(),
-    };
-    // An --extra-body max_tokens wins over the flag: early stops are judged
-    // against what was really asked.
-    let extra_max = plan
-        .extra
-        .as_ref()
-        .and_then(|m| {
-            m.get("max_tokens")
-                .or_else(|| m.get("max_completion_tokens"))
-        })
-        .and_then(Value::as_u64);
-    let prepared: Vec<Prepared> = prompts
-        .iter()
-        .map(|p| Prepared {
-            body: prompts::body(&spec, p).into(),
-            asked_tokens: Some(extra_max.or(p.output_tokens).unwrap_or(a.max_tokens)),
-            input_tokens: p.input_tokens,
-        })
-        .collect();
+    let pool = prompt_pool(a, &probe, &model, pool_size(plan))?;
+    let prepared = prepare(a, plan, &model, &pool.prompts);
     let mut target = Target::new(
         &format!("{}{}", plan.base_url, plan.endpoint_path),
         auth.as_deref(),
@@ -270,10 +102,96 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
         server,
         server_info: info,
         prepared: Arc::new(prepared),
-        prompts_label: label,
-        input_len_method: method,
-        synthetic_input_tokens: synth,
+        prompts_label: pool.label,
+        input_len_method: pool.method,
+        synthetic_input_tokens: pool.synthetic_input_tokens,
     })
+}
+
+/// The API key: `--api-key`/`OPENAI_API_KEY`, else `SWEEPKIT_API_KEY`
+/// (wait-ready reads it, and a sweep sets one key for every tool;
+/// otherwise each level fails on HTTP 401).
+fn api_key(a: &Args) -> Option<String> {
+    let key = a.api_key.clone().or_else(|| {
+        std::env::var("SWEEPKIT_API_KEY")
+            .ok()
+            .filter(|k| !k.is_empty())
+    });
+    if let Some(k) = &key {
+        // Never echoed: scrubbed from every record and message from here on.
+        sweepkit::redact::remember(k);
+    }
+    key
+}
+
+/// The prompts and how the record describes them.
+struct Pool {
+    prompts: Vec<Prompt>,
+    label: String,
+    method: Option<String>,
+    synthetic_input_tokens: Option<u64>,
+}
+
+/// `n` synthetic prompts (sized with the server's /tokenize when it has
+/// one) or the `--prompts-file`.
+fn prompt_pool(a: &Args, probe: &Probe, model: &str, n: usize) -> Result<Pool, Exit> {
+    if let Some(path) = &a.prompts_file {
+        let fmt = format!("{:?}", a.prompts_format).to_lowercase();
+        let (prompts, label) = prompts::from_file(path, &fmt)
+            .map_err(|e| Exit::new(exit::BAD_INPUT, e.context("--prompts-file")))?;
+        return Ok(Pool {
+            prompts,
+            label,
+            method: Some(prompts::METHOD_APPROX.into()),
+            synthetic_input_tokens: None,
+        });
+    }
+    let tok = RemoteTokenizer { probe, model };
+    let use_tok = !a.no_tokenize && {
+        use crate::prompts::Tokenizer;
+        tok.count("hello world").is_some()
+    };
+    let t: Option<&dyn prompts::Tokenizer> = if use_tok { Some(&tok) } else { None };
+    let (prompts, m) = prompts::synthetic(n, a.input_tokens, a.seed, t);
+    Ok(Pool {
+        prompts,
+        label: "synthetic".into(),
+        method: Some(m.into()),
+        synthetic_input_tokens: Some(a.input_tokens),
+    })
+}
+
+/// Each prompt's request body, built once.
+fn prepare(a: &Args, plan: &Plan, model: &str, prompts: &[Prompt]) -> Vec<Prepared> {
+    let spec = BodySpec {
+        model,
+        chat: a.endpoint == Endpoint::Chat,
+        native: a.endpoint == Endpoint::Generate,
+        stream: !a.no_stream,
+        continuous_usage: !a.no_continuous_usage,
+        max_tokens: Some(a.max_tokens),
+        ignore_eos: a.ignore_eos,
+        temperature: a.temperature,
+        extra: plan.extra.as_ref(),
+    };
+    // An --extra-body max_tokens wins over the flag: early stops are judged
+    // against what was really asked.
+    let extra_max = plan
+        .extra
+        .as_ref()
+        .and_then(|m| {
+            m.get("max_tokens")
+                .or_else(|| m.get("max_completion_tokens"))
+        })
+        .and_then(Value::as_u64);
+    prompts
+        .iter()
+        .map(|p| Prepared {
+            body: prompts::body(&spec, p).into(),
+            asked_tokens: Some(extra_max.or(p.output_tokens).unwrap_or(a.max_tokens)),
+            input_tokens: p.input_tokens,
+        })
+        .collect()
 }
 
 /// A failure record for this run (stage bench), carrying the upstream.
@@ -304,7 +222,7 @@ pub fn failure_record(
 
 /// How wait-ready reached the server when it was not directly (`ready.via`,
 /// e.g. `ssh root@gpu1`): its base URL is then as seen from the far side.
-fn tunnelled_via(up: &Upstream) -> Option<String> {
+pub(crate) fn tunnelled_via(up: &Upstream) -> Option<String> {
     let via = up.raw.as_ref()?.get("via")?.as_str()?;
     via.starts_with("ssh").then(|| via.to_string())
 }
@@ -324,7 +242,7 @@ fn upstream_target(up: &Upstream) -> Option<&Value> {
 /// Warn when a URL given here cannot be the server the records describe:
 /// a loopback URL with another port than a local target's. (Over SSH or a
 /// forward, ports legitimately differ; the tunnel case is refused above.)
-fn check_against_target(url: &str, up: &Upstream) {
+pub(crate) fn check_against_target(url: &str, up: &Upstream) {
     let Some(t) = upstream_target(up) else { return };
     let port = t.get("port").and_then(Value::as_u64);
     let remote = t.get("ssh").is_some_and(|s| !s.is_null());
@@ -349,7 +267,7 @@ fn check_against_target(url: &str, up: &Upstream) {
 }
 
 /// True when the URL's host is this machine's loopback.
-fn is_loopback_url(url: &str) -> bool {
+pub(crate) fn is_loopback_url(url: &str) -> bool {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
     let host = rest.split(['/', '?']).next().unwrap_or("");
     let host = match host.strip_prefix('[') {

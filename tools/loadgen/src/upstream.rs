@@ -6,10 +6,9 @@
 use std::io::BufRead;
 
 use serde_json::Value;
-use sweepkit::exit;
-use sweepkit::io::{InputError, RecordReader};
 use sweepkit::records::{Config, Record, ServerInfo};
 use sweepkit::report::Exit;
+use sweepkit::upstream::{self, Reader};
 
 #[derive(Debug, Default)]
 pub struct Upstream {
@@ -22,36 +21,30 @@ pub struct Upstream {
     pub failure: Option<Value>,
 }
 
-/// Read at most one record; empty input means no upstream.
+/// Read at most one record with the core reader (its kinds and exit codes:
+/// `sweepkit::upstream`); empty input means no upstream.
 pub fn read(r: impl BufRead) -> Result<Upstream, Exit> {
-    let mut reader = RecordReader::new(r, "<stdin>");
-    let (rec, raw) = match reader.next_record() {
-        None => return Ok(Upstream::default()),
-        Some(Ok(x)) => x,
-        Some(Err(e @ InputError::Io { .. })) => return Err(Exit::new(exit::FAILURE, e)),
-        Some(Err(e)) => return Err(Exit::new(exit::BAD_INPUT, e)),
-    };
-    let mut up = Upstream {
-        config: rec.config().clone(),
-        ..Upstream::default()
-    };
-    match rec {
-        Record::Failure(_) => up.failure = Some(raw.clone()),
-        Record::Ready(r) => up.server = r.server.clone(),
-        Record::Bench(b) => up.server = Some(b.server.clone()),
-        Record::Swap(_) => {}
-        Record::Summary(_) | Record::Origin(_) | Record::Skipped(_) => {
-            return Err(Exit::new(
-                exit::BAD_INPUT,
-                anyhow::anyhow!(
-                    "<stdin>: line {}: a {} record is not an upstream for loadgen \
-                     (expected ready, swap or failure)",
-                    reader.line(),
-                    rec.kind()
-                ),
-            ))
+    let reader = Reader::new("<stdin>", upstream::SERVER).hint("use --no-upstream to ignore stdin");
+    let (rec, raw) = match reader.read(r)? {
+        upstream::Upstream::None => return Ok(Upstream::default()),
+        upstream::Upstream::Failure(raw) => {
+            return Ok(Upstream {
+                failure: Some(raw),
+                ..Upstream::default()
+            })
         }
-    }
-    up.raw = Some(raw);
-    Ok(up)
+        upstream::Upstream::Record(rec, raw) => (rec, raw),
+    };
+    let config = rec.config().clone();
+    let server = match *rec {
+        Record::Ready(r) => r.server,
+        Record::Bench(b) => Some(b.server),
+        _ => None,
+    };
+    Ok(Upstream {
+        config,
+        raw: Some(raw),
+        server,
+        failure: None,
+    })
 }

@@ -179,7 +179,7 @@ fn cell_stats(model: &Model, obs: &[Obs], opts: &Options, warnings: &mut Vec<Str
                     where_(),
                     cell.failures.len(),
                     cell.failures.len() + cell.values.len(),
-                    crate::render::failure_label(&cell.failures[0])
+                    crate::words::failure_label(&cell.failures[0])
                 ));
             }
             out.push(Some(CellStat {
@@ -297,8 +297,8 @@ fn noisy(
             lvl(win.1),
             model.rows[rival.0].label,
             lvl(rival.1),
-            crate::render::num((a.median - b.median).abs()),
-            crate::render::num(a.spread.max(b.spread))
+            crate::words::num((a.median - b.median).abs()),
+            crate::words::num(a.spread.max(b.spread))
         );
         if !warnings.contains(&msg) {
             warnings.push(msg);
@@ -323,7 +323,7 @@ fn overall_cell(model: &Model, grid: &Grid, opts: &Options, p: decide::CellPick)
                 trim_float(opts.tolerance * 100.0),
                 model.rows[rr].label,
                 model.levels[rc].label(),
-                crate::render::num(rs.score)
+                crate::words::num(rs.score)
             );
         }
     }
@@ -339,12 +339,12 @@ fn describe(s: &CellStat) -> String {
     if s.n > 1 {
         format!(
             "{} (median {} - 1.4826 x MAD over {} runs)",
-            crate::render::num(s.score),
-            crate::render::num(s.median),
+            crate::words::num(s.score),
+            crate::words::num(s.median),
             s.n
         )
     } else {
-        crate::render::num(s.score)
+        crate::words::num(s.score)
     }
 }
 

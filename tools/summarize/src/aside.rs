@@ -4,10 +4,11 @@
 //! listed apart with what they really are, in every format.
 
 use serde_json::{json, Value};
+use sweepkit::lines::SummaryAside;
 
 use crate::analysis::Analysis;
 use crate::group::{Aside, Model};
-use crate::render::num;
+use crate::words::num;
 
 /// What a source means, in a few words.
 pub fn meaning(source: &str) -> &'static str {
@@ -119,9 +120,10 @@ pub fn json(a: &Analysis) -> Value {
 
 /// The CSV/JSON cell row's columns for cell (r, c): its first aside's
 /// value and source, or nulls (every row has the columns when any has).
-pub fn cell_columns(a: &Analysis, r: usize, c: usize) -> (Value, Value) {
-    match a.model.cells[r][c].asides.first() {
-        Some(x) => (json!(x.value), json!(x.source)),
-        None => (Value::Null, Value::Null),
+pub fn cell_columns(a: &Analysis, r: usize, c: usize) -> SummaryAside {
+    let x = a.model.cells[r][c].asides.first();
+    SummaryAside {
+        not_per_level: x.map(|x| x.value),
+        not_per_level_source: x.map(|x| x.source.clone()),
     }
 }

@@ -5,12 +5,14 @@
 use std::collections::BTreeMap;
 
 use serde_json::{json, Map, Value};
+use sweepkit::lines::{SummaryCell, SummaryRow};
 use sweepkit::records::{Config, Provenance, SummaryRecord, SCHEMA_VERSION};
 
 use crate::analysis::Analysis;
 use crate::level::trim_float;
-use crate::render::{cell_text, failure_label};
+use crate::render::cell_text;
 use crate::stats;
+use crate::words::failure_label;
 
 fn objective_name(a: &Analysis) -> &'static str {
     match a.opts.objective {
@@ -21,74 +23,78 @@ fn objective_name(a: &Analysis) -> &'static str {
 }
 
 /// Long-format rows: one per (config, level) cell.
-fn cell_rows(a: &Analysis) -> Vec<Value> {
+fn cell_rows(a: &Analysis) -> Vec<SummaryRow> {
     let m = &a.model;
     let mut rows = Vec::new();
     for r in 0..m.rows.len() {
         for c in 0..m.levels.len() {
-            let mut cfg = Map::new();
-            for (k, v) in m.varying.iter().zip(&m.rows[r].key) {
-                cfg.insert(k.clone(), json!(v));
-            }
-            let t = cell_text(a, r, c);
-            let mut row = json!({
-                "config": cfg,
-                "label": m.rows[r].label,
-                "level": m.levels[c].label(),
-                "metric": a.opts.metric.path,
-            });
-            let o = row.as_object_mut().expect("object");
+            let config = m
+                .varying
+                .iter()
+                .cloned()
+                .zip(m.rows[r].key.clone())
+                .collect();
             let failures = m.failures_at(r, c);
-            match &a.grid[r][c] {
-                Some(s) => {
-                    let change = a.grid[a.baseline][c]
-                        .as_ref()
-                        .and_then(|b| stats::change_pct(s.median, b.median));
-                    o.insert("runs".into(), json!(s.n));
-                    o.insert("median".into(), json!(s.median));
-                    o.insert("score".into(), json!(s.score));
-                    o.insert("spread".into(), json!(s.spread));
-                    o.insert("change_pct".into(), json!(change.map(round2)));
-                    o.insert("best".into(), json!(t.best));
-                    // Only when set: complete results keep their columns.
-                    if t.partial {
-                        o.insert("partial".into(), json!(true));
-                    }
-                    if !a.opts.slo.is_empty() {
-                        o.insert("slo_ok".into(), json!(s.slo_ok));
-                    }
-                }
-                None => {
-                    o.insert("runs".into(), json!(0));
-                }
-            }
             let labels: Vec<String> = failures.iter().map(|f| failure_label(f)).collect();
-            o.insert("failure".into(), json!(labels.join("/")));
-            if crate::aside::any(m) {
+            rows.push(SummaryRow {
+                config,
+                label: m.rows[r].label.clone(),
+                level: m.levels[c].label(),
+                metric: a.opts.metric.path.clone(),
+                runs: a.grid[r][c].as_ref().map_or(0, |s| s.n as u64),
+                measured: measured_cell(a, r, c),
+                failure: labels.join("/"),
                 // Not the level's own figure: beside the cell, never in it.
-                let (v, src) = crate::aside::cell_columns(a, r, c);
-                o.insert("not_per_level".into(), v);
-                o.insert("not_per_level_source".into(), src);
-            }
-            rows.push(row);
+                aside: crate::aside::any(m).then(|| crate::aside::cell_columns(a, r, c)),
+                simulated: None,
+                host: None,
+            });
         }
     }
     rows
+}
+
+/// The figures of a measured cell (`None`: nothing measured there).
+fn measured_cell(a: &Analysis, r: usize, c: usize) -> Option<SummaryCell> {
+    let s = a.grid[r][c].as_ref()?;
+    let t = cell_text(a, r, c);
+    let change = a.grid[a.baseline][c]
+        .as_ref()
+        .and_then(|b| stats::change_pct(s.median, b.median));
+    Some(SummaryCell {
+        median: s.median,
+        score: s.score,
+        spread: s.spread,
+        change_pct: change.map(round2),
+        best: t.best,
+        partial: t.partial,
+        slo_ok: (!a.opts.slo.is_empty()).then_some(s.slo_ok),
+    })
 }
 
 fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
-/// CSV of the table in long form.
+/// CSV of the table in long form (rows documented in sweepkit-records(5)).
 pub fn csv(a: &Analysis, w: &mut dyn std::io::Write) -> anyhow::Result<()> {
-    let mut rows = cell_rows(a);
-    let sim = a.model.simulated_records > 0;
-    for r in &mut rows {
-        r["simulated"] = json!(sim);
-    }
-    sweepkit::flat::write_csv(w, &rows)?;
+    sweepkit::flat::write_csv(w, &csv_rows(a, None)?)?;
     Ok(())
+}
+
+/// The CSV's rows, before writing (per-host output sets each row's `host`).
+pub fn csv_rows(a: &Analysis, host: Option<&str>) -> anyhow::Result<Vec<serde_json::Value>> {
+    let sim = a.model.simulated_records > 0;
+    let rows = cell_rows(a)
+        .into_iter()
+        .map(|r| SummaryRow {
+            simulated: Some(sim),
+            host: host.map(str::to_string),
+            ..r
+        })
+        .map(|r| serde_json::to_value(&r))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(rows)
 }
 
 /// The decisions as one `summary` record.
@@ -184,6 +190,7 @@ pub fn summary(a: &Analysis, started: std::time::SystemTime) -> SummaryRecord {
         warnings: a.warnings.clone(),
         simulated: m.simulated_records > 0,
         details: Some(details),
+        host: None,
     }
 }
 

@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
+use sweepkit::io::InputError;
 use sweepkit::records::{Config, FailureClass, SCHEMA_VERSION};
 
 use crate::level::Level;
@@ -45,6 +46,8 @@ pub struct Obs {
     pub simulated: bool,
     /// A bench record of a level cut short (`"partial": true`).
     pub partial: bool,
+    /// The host the record ran on, when it says (see `hosts`).
+    pub host: Option<crate::hosts::HostId>,
 }
 
 impl Obs {
@@ -60,9 +63,9 @@ pub struct Input {
     pub notes: Vec<String>,
 }
 
-/// Read one source (a file's whole text) into `input`. `Err` is the message
-/// of an input error (`FILE: line N: ...`), exit 3.
-pub fn read_source(name: &str, text: &str, input: &mut Input) -> Result<(), String> {
+/// Read one source (a file's whole text) into `input`. `Err` is an input
+/// error (`FILE: line N: ...`, the core's one type for it), exit 3.
+pub fn read_source(name: &str, text: &str, input: &mut Input) -> Result<(), InputError> {
     let first = text.lines().find(|l| !l.trim().is_empty());
     let Some(first) = first else {
         input
@@ -90,17 +93,20 @@ pub fn read_source(name: &str, text: &str, input: &mut Input) -> Result<(), Stri
             if raw.is_empty() {
                 continue;
             }
-            let rec: Value = serde_json::from_str(raw)
-                .map_err(|e| format!("{name}: line {line}: not JSON: {e}"))?;
+            let rec: Value =
+                serde_json::from_str(raw).map_err(|e| bad(name, line, format!("not JSON: {e}")))?;
             if !rec.is_object() {
-                return Err(format!(
-                    "{name}: line {line}: not a JSON object (expected sweepkit records)"
+                return Err(bad(
+                    name,
+                    line,
+                    "not a JSON object (expected sweepkit records)",
                 ));
             }
             if rec.get("type").and_then(Value::as_str).is_none() {
-                return Err(format!(
-                    "{name}: line {line}: record has no \"type\" field: \
-                     not a sweepkit results file"
+                return Err(bad(
+                    name,
+                    line,
+                    "record has no \"type\" field: not a sweepkit results file",
                 ));
             }
             handle(line, rec, input);
@@ -121,31 +127,41 @@ pub fn read_source(name: &str, text: &str, input: &mut Input) -> Result<(), Stri
     Ok(())
 }
 
+/// An input error at `name`, line `line`.
+fn bad(name: &str, line: usize, message: impl Into<String>) -> InputError {
+    InputError::Malformed {
+        source_name: name.to_string(),
+        line,
+        message: message.into(),
+    }
+}
+
 fn read_csv(
     name: &str,
     text: &str,
     input: &mut Input,
     handle: &mut impl FnMut(usize, Value, &mut Input),
-) -> Result<(), String> {
+) -> Result<(), InputError> {
     let mut rd = csv::ReaderBuilder::new()
         .flexible(true)
         .from_reader(text.as_bytes());
     let mut header: Vec<String> = rd
         .headers()
-        .map_err(|e| format!("{name}: line 1: not CSV: {e}"))?
+        .map_err(|e| bad(name, 1, format!("not CSV: {e}")))?
         .iter()
         .map(String::from)
         .collect();
     if !header.iter().any(|h| h == "type") {
-        return Err(format!(
-            "{name}: line 1: neither JSON Lines records nor a sweepkit CSV \
-             (no \"type\" column)"
+        return Err(bad(
+            name,
+            1,
+            "neither JSON Lines records nor a sweepkit CSV (no \"type\" column)",
         ));
     }
     for row in rd.records() {
         let row = row.map_err(|e| {
-            let line = e.position().map_or(0, |p| p.line());
-            format!("{name}: line {line}: bad CSV row: {e}")
+            let line = e.position().map_or(0, |p| p.line() as usize);
+            bad(name, line, format!("bad CSV row: {e}"))
         })?;
         let line = row.position().map_or(0, |p| p.line() as usize);
         let cells: Vec<String> = row.iter().map(String::from).collect();
@@ -165,9 +181,7 @@ fn read_csv(
                 .or_insert_with(|| Value::Object(Default::default()));
         }
         if rec.get("type").and_then(Value::as_str).is_none() {
-            return Err(format!(
-                "{name}: line {line}: row has an empty \"type\" cell"
-            ));
+            return Err(bad(name, line, "row has an empty \"type\" cell"));
         }
         handle(line, rec, input);
     }
@@ -191,7 +205,8 @@ fn take_record(
         "bench" | "failure" => {}
         // A sweep's bookkeeping (sweep(1)), not results: no note.
         "origin" | "skipped" => return,
-        "swap" | "ready" | "summary" => {
+        // Other tools' records (svc-swap's, wait-ready's, a summary).
+        k if sweepkit::records::is_record_type(k) => {
             *skipped.entry(kind).or_default() += 1;
             return;
         }
@@ -235,6 +250,7 @@ fn take_record(
     let simulated = any_simulated(&rec);
     let partial = kind == "bench" && rec.get("partial").and_then(Value::as_bool) == Some(true);
     let level = Level::of_record(&rec);
+    let host = crate::hosts::of_record(&rec);
     let body = if kind == "bench" {
         if level.is_none() {
             input.notes.push(format!(
@@ -271,6 +287,7 @@ fn take_record(
         body,
         simulated,
         partial,
+        host,
     });
 }
 
@@ -314,7 +331,9 @@ mod tests {
 
     fn read(name: &str, text: &str) -> Result<Input, String> {
         let mut input = Input::default();
-        read_source(name, text, &mut input).map(|_| input)
+        read_source(name, text, &mut input)
+            .map(|_| input)
+            .map_err(|e| e.to_string())
     }
 
     #[test]

@@ -10,6 +10,7 @@ pub mod cost;
 pub mod decide;
 pub mod emit;
 pub mod group;
+pub mod hosts;
 pub mod input;
 pub mod level;
 pub mod metric;
@@ -20,6 +21,7 @@ pub mod render;
 pub mod spec;
 pub mod stats;
 pub mod sweepq;
+pub mod words;
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -134,6 +136,16 @@ pub struct Args {
     #[arg(short, long, value_name = "FORMAT", value_enum)]
     pub format: Option<Format>,
 
+    /// Rank results from hosts of different hardware together (without
+    /// it: one table per host, and json/csv refuse, exit 55)
+    #[arg(long, conflicts_with = "per_host")]
+    pub pool_hosts: bool,
+
+    /// One table (json: one summary record) per host, even when the
+    /// hosts' hardware is identical
+    #[arg(long)]
+    pub per_host: bool,
+
     /// Also draw the metric by level and by parameter into this SVG file
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
@@ -159,6 +171,17 @@ pub struct Args {
         conflicts_with_all = ["config_states", "origin"]
     )]
     pub new_origin: bool,
+
+    /// For sweep(1): print how many records of TYPE the input holds (swap,
+    /// ready, bench, failure, summary, origin)
+    #[arg(
+        long,
+        value_name = "TYPE",
+        help_heading = "Sweep bookkeeping",
+        value_parser = sweepq::parse_record_type,
+        conflicts_with_all = ["config_states", "origin", "new_origin"]
+    )]
+    pub count: Option<String>,
 
     /// For sweep --adaptive: print what to measure next along KEY's
     /// values (KEY=V1,V2,...), or that the search is done and why
@@ -207,14 +230,17 @@ pub struct Args {
     pub emit_skipped: bool,
 }
 
-/// `--config-states`, `--origin`, `--new-origin`: answer and return.
+/// `--config-states`, `--origin`, `--new-origin`, `--count`: answer and
+/// return.
 fn bookkeeping(
-    (config_states, origin): (Option<String>, bool),
+    (config_states, origin, count): (Option<String>, bool, Option<String>),
     text: &str,
     stdout: &mut impl Write,
 ) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
-    if let Some(keys) = &config_states {
+    if let Some(tag) = &count {
+        writeln!(stdout, "{}", sweepq::count(text, tag))?;
+    } else if let Some(keys) = &config_states {
         let keys: Vec<String> = keys
             .split(',')
             .map(|k| k.trim_start_matches('-').to_string())
@@ -274,8 +300,95 @@ pub fn run_with(
     mut stderr: impl Write,
 ) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
-    let book = (args.config_states.clone(), args.origin);
-    let booking = book.0.is_some() || args.origin || args.new_origin;
+    let opts = options(&args)?;
+    let files = if args.files.is_empty() {
+        vec!["-".to_string()]
+    } else {
+        args.files.clone()
+    };
+    let sources = read_all(&files, &mut stdin)?;
+    if let Some(space) = args.next.clone() {
+        return run_next(&args, space, opts, &sources, &mut stdout);
+    }
+    if args.config_states.is_some() || args.origin || args.new_origin || args.count.is_some() {
+        let book = (args.config_states.clone(), args.origin, args.count.clone());
+        return bookkeeping(book, &all_text(&sources), &mut stdout);
+    }
+    let mut inp = observations(&files, &sources, &mut stderr)?;
+    partial::resolve(&mut inp);
+    let mut notes = std::mem::take(&mut inp.notes);
+    let format = args.format.unwrap_or(Format::Json);
+    let machine = matches!(format, Format::Csv | Format::Json);
+    let groups = match hosts::plan(inp.obs, args.pool_hosts, args.per_host, machine, &mut notes) {
+        Ok(g) => g,
+        Err(e) => {
+            print_notes(&mut stderr, &notes);
+            return Err(Exit::new(exit::MIXED_HARDWARE, anyhow!(e)));
+        }
+    };
+    let analyses = analyse_groups(groups, &opts, notes, &mut stderr)?;
+    if let Some(path) = &args.plot {
+        // One plot: of the first host's table when split per host.
+        std::fs::write(path, plot::svg(&analyses[0].1))
+            .with_context(|| format!("--plot {}", path.display()))
+            .code(exit::FAILURE)?;
+    }
+    let notes = analyses
+        .last()
+        .map(|(_, a)| next::table_notes(a, &all_text(&sources)))
+        .unwrap_or_default();
+    emit_all(&analyses, format, started, &notes, &mut stdout)?;
+    stdout.flush()?;
+    finish(&analyses, machine, &mut stderr)
+}
+
+/// `--next`: what the adaptive sweep measures next, decided on the
+/// weighted objective along the --next parameter.
+fn run_next(
+    args: &Args,
+    space: next::Space,
+    opts: analysis::Options,
+    sources: &[(String, String)],
+    stdout: &mut impl Write,
+) -> Result<(), Exit> {
+    next::check_input(&space, sources)?;
+    let space = space.ordered()?;
+    let better = opts.metric.better;
+    let opts = analysis::Options {
+        objective: Objective::Weighted,
+        baseline: None,
+        param: Some(space.key.clone()),
+        ..opts
+    };
+    let a = analyse_quietly(sources, opts)?;
+    next::run(args, space, sources, a.as_ref(), better, stdout)
+}
+
+/// The warnings on stderr where the format carries no prose; exit 1 when
+/// some table picked no config.
+fn finish(
+    analyses: &[(Option<hosts::HostId>, analysis::Analysis)],
+    machine: bool,
+    stderr: &mut impl Write,
+) -> Result<(), Exit> {
+    if machine {
+        for (_, a) in analyses {
+            for w in &a.warnings {
+                let _ = writeln!(stderr, "summarize: warning: {}", redact::text(w));
+            }
+        }
+    }
+    if analyses.iter().any(|(_, a)| a.overall.is_none()) {
+        return Err(Exit::new(
+            exit::FAILURE,
+            anyhow!("no config was picked; see the warnings"),
+        ));
+    }
+    Ok(())
+}
+
+/// The analysis options from the flags; bad combinations are usage errors.
+fn options(args: &Args) -> Result<analysis::Options, Exit> {
     let better = args.better.map(|b| match b {
         BetterArg::Higher => metric::Better::Higher,
         BetterArg::Lower => metric::Better::Lower,
@@ -283,7 +396,6 @@ pub fn run_with(
     let metric = metric::metric(&args.metric, better)
         .map_err(|e| Exit::new(exit::USAGE, anyhow!("--metric: {e}")))?;
     let slo = args.slo.clone().map(|s| s.0).unwrap_or_default();
-    let weights = args.weights.clone().map(|w| w.0).unwrap_or_default();
     let objective = match (args.objective, slo.is_empty()) {
         (Some(Objective::Slo), true) => {
             return Err(Exit::new(
@@ -295,120 +407,44 @@ pub fn run_with(
         (None, false) => Objective::Slo,
         (None, true) => Objective::Weighted,
     };
-    let files = if args.files.is_empty() {
-        vec!["-".to_string()]
-    } else {
-        args.files.clone()
-    };
-    let sources = read_all(&files, &mut stdin)?;
-    if let Some(space) = args.next.clone() {
-        next::check_input(&space, &sources)?;
-        let space = space.ordered()?;
-        let opts = analysis::Options {
-            metric: metric.clone(),
-            objective: Objective::Weighted,
-            slo,
-            weights,
-            baseline: None,
-            param: Some(space.key.clone()),
-            tolerance: args.tolerance,
-            plateau_threshold: args.plateau_threshold,
-        };
-        let a = analyse_quietly(&sources, opts)?;
-        return next::run(
-            &args,
-            space,
-            &sources,
-            a.as_ref(),
-            metric.better,
-            &mut stdout,
-        );
-    }
-    if booking {
-        let all: String = sources
-            .iter()
-            .map(|(_, t)| t.as_str())
-            .collect::<Vec<_>>()
-            .join("\n");
-        return bookkeeping(book, &all, &mut stdout);
-    }
-    let mut inp = input::Input::default();
-    for (name, text) in &sources {
-        input::read_source(name, text, &mut inp)
-            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!(e)))?;
-    }
-    input::drop_unplaceable(&mut inp);
-    if inp.obs.is_empty() {
-        print_notes(&mut stderr, &inp.notes);
-        return Err(Exit::new(
-            exit::BAD_INPUT,
-            anyhow!(
-                "{}: no bench or failure records to summarize",
-                files
-                    .iter()
-                    .map(|f| if f == "-" { "<stdin>" } else { f.as_str() })
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        ));
-    }
-    partial::resolve(&mut inp);
-    let mut notes = std::mem::take(&mut inp.notes);
-    let model = group::build(&inp.obs, &metric, &mut notes);
-    if model.levels.iter().any(|l| l.is_open()) && model.levels.iter().any(|l| !l.is_open()) {
-        notes.push(
-            "input mixes closed-loop (c=N) and open-loop (rate=R) levels; \
-             they are separate columns"
-                .into(),
-        );
-    }
-    print_notes(&mut stderr, &notes);
-    let opts = analysis::Options {
+    Ok(analysis::Options {
         metric,
         objective,
         slo,
-        weights,
+        weights: args.weights.clone().map(|w| w.0).unwrap_or_default(),
         baseline: args.baseline.clone(),
         param: args.param.clone(),
         tolerance: args.tolerance,
         plateau_threshold: args.plateau_threshold,
-    };
-    let a =
-        analysis::analyse(model, &inp.obs, opts).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
-    let format = args.format.unwrap_or(Format::Json);
-    if let Some(path) = &args.plot {
-        std::fs::write(path, plot::svg(&a))
-            .with_context(|| format!("--plot {}", path.display()))
-            .code(exit::FAILURE)?;
+    })
+}
+
+/// Every source's bench and failure records; none at all is bad input.
+fn observations(
+    files: &[String],
+    sources: &[(String, String)],
+    stderr: &mut impl Write,
+) -> Result<input::Input, Exit> {
+    let mut inp = input::Input::default();
+    for (name, text) in sources {
+        input::read_source(name, text, &mut inp).code(exit::BAD_INPUT)?;
     }
-    match format {
-        // Tables quote config values: no secret in them (`sweepkit::redact`).
-        Format::Text => {
-            let notes = next::table_notes(&a, &all_text(&sources));
-            let text = render::text(&a) + &notes;
-            stdout.write_all(redact::text(&text).as_bytes())?
-        }
-        Format::Markdown => stdout.write_all(redact::text(&render::markdown(&a)).as_bytes())?,
-        Format::Csv => emit::csv(&a, &mut stdout)?,
-        Format::Json => {
-            let rec = Record::Summary(emit::summary(&a, started));
-            sweepkit::io::write_record(&mut stdout, &rec)?;
-        }
+    input::drop_unplaceable(&mut inp);
+    if !inp.obs.is_empty() {
+        return Ok(inp);
     }
-    stdout.flush()?;
-    if matches!(format, Format::Csv | Format::Json) {
-        // These formats carry no prose; say the warnings where people look.
-        for w in &a.warnings {
-            let _ = writeln!(stderr, "summarize: warning: {}", redact::text(w));
-        }
-    }
-    if a.overall.is_none() {
-        return Err(Exit::new(
-            exit::FAILURE,
-            anyhow!("no config was picked; see the warnings"),
-        ));
-    }
-    Ok(())
+    print_notes(stderr, &inp.notes);
+    let names: Vec<&str> = files
+        .iter()
+        .map(|f| if f == "-" { "<stdin>" } else { f.as_str() })
+        .collect();
+    Err(Exit::new(
+        exit::BAD_INPUT,
+        anyhow!(
+            "{}: no bench or failure records to summarize",
+            names.join(", ")
+        ),
+    ))
 }
 
 fn all_text(sources: &[(String, String)]) -> String {
@@ -437,6 +473,90 @@ fn analyse_quietly(
     analysis::analyse(model, &inp.obs, opts)
         .map(Some)
         .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))
+}
+
+/// Build and analyse each group's table; the notes (input, grouping) are
+/// printed once every table is built, before any decision.
+fn analyse_groups(
+    groups: Vec<hosts::Group>,
+    opts: &analysis::Options,
+    mut notes: Vec<String>,
+    stderr: &mut impl Write,
+) -> Result<Vec<(Option<hosts::HostId>, analysis::Analysis)>, Exit> {
+    let mut models = Vec::new();
+    for (host, obs) in groups {
+        let model = group::build(&obs, &opts.metric, &mut notes);
+        if model.levels.iter().any(|l| l.is_open()) && model.levels.iter().any(|l| !l.is_open()) {
+            notes.push(
+                "input mixes closed-loop (c=N) and open-loop (rate=R) levels; \
+                 they are separate columns"
+                    .into(),
+            );
+        }
+        models.push((host, model, obs));
+    }
+    notes.dedup();
+    print_notes(stderr, &notes);
+    let mut analyses = Vec::new();
+    for (host, model, obs) in models {
+        let a = analysis::analyse(model, &obs, opts.clone())
+            .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
+        analyses.push((host, a));
+    }
+    Ok(analyses)
+}
+
+/// Write every analysis in `format`: per host, each table under a line
+/// naming the host, each summary record with its `host`, each CSV row
+/// with a `host` column (one header for all).
+fn emit_all(
+    analyses: &[(Option<hosts::HostId>, analysis::Analysis)],
+    format: Format,
+    started: std::time::SystemTime,
+    table_notes: &str,
+    stdout: &mut impl Write,
+) -> Result<(), Exit> {
+    let title = |h: &hosts::HostId| format!("{} ({})", h.label, h.key);
+    let mut csv_rows = Vec::new();
+    for (i, (host, a)) in analyses.iter().enumerate() {
+        // Tables quote config values: no secret in them (`sweepkit::redact`).
+        match format {
+            Format::Text => {
+                if let Some(h) = host {
+                    let gap = if i > 0 { "\n" } else { "" };
+                    writeln!(stdout, "{gap}== host {} ==", redact::text(&title(h)))?;
+                }
+                // The adaptive sweep's notes (skipped, repeated cells) once, last.
+                let notes = if i + 1 == analyses.len() {
+                    table_notes
+                } else {
+                    ""
+                };
+                let text = render::text(a) + notes;
+                stdout.write_all(redact::text(&text).as_bytes())?;
+            }
+            Format::Markdown => {
+                if let Some(h) = host {
+                    let gap = if i > 0 { "\n" } else { "" };
+                    writeln!(stdout, "{gap}### host `{}`\n", redact::text(&title(h)))?;
+                }
+                stdout.write_all(redact::text(&render::markdown(a)).as_bytes())?;
+            }
+            Format::Csv => {
+                let label = host.as_ref().map(|h| h.label.as_str());
+                csv_rows.extend(emit::csv_rows(a, label)?);
+            }
+            Format::Json => {
+                let mut rec = emit::summary(a, started);
+                rec.host = host.as_ref().map(title);
+                sweepkit::io::write_record(stdout, &Record::Summary(rec))?;
+            }
+        }
+    }
+    if format == Format::Csv {
+        sweepkit::flat::write_csv(&mut *stdout, &csv_rows).context("writing stdout")?;
+    }
+    Ok(())
 }
 
 /// Notes about ignored input, capped so a huge file cannot flood stderr.

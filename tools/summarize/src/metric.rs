@@ -3,6 +3,7 @@
 //! direction is better, and reading a metric out of a record.
 
 use serde_json::Value;
+use sweepkit::records::{BenchRecord, Counts, SpecStats, Stats, Throughput};
 
 /// Which way a metric improves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,45 +44,44 @@ pub struct Metric {
     pub better: Better,
 }
 
-/// The latency blocks of a bench record (each a `Stats` with p50..max).
-const STATS_BLOCKS: &[&str] = &[
-    "ttft_ms",
-    "tpot_ms",
-    "itl_ms",
-    "chunk_gap_ms",
-    "e2e_ms",
-    "queue_ms",
-    "start_lag_ms",
-];
-const STATS_FIELDS: &[&str] = &["count", "mean", "p50", "p90", "p95", "p99", "max"];
-const THROUGHPUT_FIELDS: &[&str] = &[
-    "elapsed_s",
-    "requests_per_s",
-    "output_tok_per_s",
-    "total_tok_per_s",
-    "goodput_req_per_s",
-    "achieved_concurrency",
-];
+/// Every number of a bench record that can be a metric, as a dotted path.
+/// Derived from the field lists next to the types in records.rs (which a
+/// test there checks against the structs), so a new field is not forgotten
+/// here. The load shape and server description are labels, not metrics.
+pub fn catalog() -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for block in BenchRecord::THROUGHPUT_BLOCKS {
+        out.extend(Throughput::FIELDS.iter().map(|f| format!("{block}.{f}")));
+    }
+    for block in BenchRecord::STATS_BLOCKS {
+        out.extend(Stats::FIELDS.iter().map(|f| format!("{block}.{f}")));
+    }
+    out.extend(Counts::FIELDS.iter().map(|f| format!("counts.{f}")));
+    out.extend(SpecStats::NUMBERS.iter().map(|f| format!("spec.{f}")));
+    out.extend(BenchRecord::NUMBERS.iter().map(|f| f.to_string()));
+    out
+}
 
 /// Resolve a metric name to a dotted path: a dotted path is kept as is;
 /// `output_tok_per_s` -> `throughput.output_tok_per_s`; `p99_ttft_ms` and
-/// `ttft_ms_p99` -> `ttft_ms.p99`; `acceptance_rate` -> `spec.acceptance_rate`.
+/// `ttft_ms_p99` -> `ttft_ms.p99`; `acceptance_rate` -> `spec.acceptance_rate`; a top-level number
+/// (`tokens_per_chunk`) is its own path.
 pub fn resolve(name: &str) -> Result<String, String> {
     let name = name.trim();
     if name.is_empty() {
         return Err("empty metric name".into());
     }
-    if name.contains('.') {
+    if name.contains('.') || BenchRecord::NUMBERS.contains(&name) {
         return Ok(name.to_string());
     }
-    if THROUGHPUT_FIELDS.contains(&name) {
+    if Throughput::FIELDS.contains(&name) {
         return Ok(format!("throughput.{name}"));
     }
-    if matches!(name, "acceptance_rate" | "accept_length") {
+    if SpecStats::NUMBERS.contains(&name) {
         return Ok(format!("spec.{name}"));
     }
-    for block in STATS_BLOCKS {
-        for field in STATS_FIELDS {
+    for block in BenchRecord::STATS_BLOCKS {
+        for field in Stats::FIELDS {
             if name == format!("{field}_{block}") || name == format!("{block}_{field}") {
                 return Ok(format!("{block}.{field}"));
             }
@@ -143,6 +143,15 @@ mod tests {
         assert_eq!(resolve("e2e_ms_p50").unwrap(), "e2e_ms.p50");
         assert_eq!(resolve("ttft_ms.p99").unwrap(), "ttft_ms.p99");
         assert_eq!(resolve("acceptance_rate").unwrap(), "spec.acceptance_rate");
+        assert_eq!(
+            resolve("slo_attainment").unwrap(),
+            "throughput.slo_attainment"
+        );
+        assert_eq!(
+            resolve("p99_e2e_incl_queue_ms").unwrap(),
+            "e2e_incl_queue_ms.p99"
+        );
+        assert_eq!(resolve("client_cpu_s").unwrap(), "client_cpu_s");
         assert!(resolve("bogus").is_err());
     }
 

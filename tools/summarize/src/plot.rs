@@ -7,7 +7,8 @@
 use std::fmt::Write as _;
 
 use crate::analysis::Analysis;
-use crate::render::{cell_text, num};
+use crate::render::cell_text;
+use crate::words::num;
 
 const PANEL_W: f64 = 600.0;
 const PANEL_H: f64 = 420.0;
@@ -143,24 +144,59 @@ fn by_param(a: &Analysis) -> Option<Panel> {
     })
 }
 
+/// A panel's plotting area in SVG units and its data-to-SVG mapping.
+struct Frame {
+    /// The panel's left edge.
+    x0: f64,
+    /// The plot area's top left corner, width and height.
+    px: f64,
+    py: f64,
+    pw: f64,
+    ph: f64,
+    xmin: f64,
+    xmax: f64,
+    xspan: f64,
+    ymax: f64,
+    /// The y tick step.
+    step: f64,
+}
+
+impl Frame {
+    fn new(p: &Panel, x0: f64, y0: f64) -> Self {
+        let xs = || p.x_ticks.iter().map(|t| t.0);
+        let xmin = xs().fold(f64::INFINITY, f64::min);
+        let xmax = xs().fold(f64::NEG_INFINITY, f64::max);
+        let ymax_data = p
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|q| q.1))
+            .fold(0.0, f64::max);
+        let (step, ymax) = nice_axis(ymax_data);
+        Frame {
+            x0,
+            px: x0 + LEFT,
+            py: y0 + TOP,
+            pw: PANEL_W - LEFT - RIGHT,
+            ph: PANEL_H - TOP - BOTTOM,
+            xmin,
+            xmax,
+            xspan: if xmax > xmin { xmax - xmin } else { 1.0 },
+            ymax,
+            step,
+        }
+    }
+
+    fn sx(&self, x: f64) -> f64 {
+        self.px + (x - self.xmin) / self.xspan * self.pw
+    }
+
+    fn sy(&self, y: f64) -> f64 {
+        self.py + self.ph - y / self.ymax * self.ph
+    }
+}
+
 fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, metric: &str) {
-    let (pw, ph) = (PANEL_W - LEFT - RIGHT, PANEL_H - TOP - BOTTOM);
-    let (px, py) = (x0 + LEFT, y0 + TOP);
-    let xmin = p.x_ticks.iter().map(|t| t.0).fold(f64::INFINITY, f64::min);
-    let xmax = p
-        .x_ticks
-        .iter()
-        .map(|t| t.0)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let xspan = if xmax > xmin { xmax - xmin } else { 1.0 };
-    let ymax_data = p
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|q| q.1))
-        .fold(0.0, f64::max);
-    let (step, ymax) = nice_axis(ymax_data);
-    let sx = |x: f64| px + (x - xmin) / xspan * pw;
-    let sy = |y: f64| py + ph - y / ymax * ph;
+    let f = Frame::new(p, x0, y0);
     let _ = writeln!(out, r#"<g class="panel" id="{}">"#, p.id);
     let _ = writeln!(
         out,
@@ -169,13 +205,33 @@ fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, metric: &str) {
         y0 + 24.0,
         esc(&p.title)
     );
+    draw_axes(out, p, &f, metric);
+    let placed = label_positions(p, &f);
+    for (i, s) in p.series.iter().enumerate() {
+        draw_series(out, s, PALETTE[i % PALETTE.len()], &f, placed[i]);
+    }
+    if let Some(n) = &p.note {
+        let _ = writeln!(
+            out,
+            r##"<text class="note" x="{:.1}" y="{:.1}" fill="#b00020">{}</text>"##,
+            x0 + 10.0,
+            f.py + f.ph + 56.0,
+            esc(n)
+        );
+    }
+    out.push_str("</g>\n");
+}
+
+/// The frame, the y grid with its values, the x ticks and both axis names.
+fn draw_axes(out: &mut String, p: &Panel, f: &Frame, metric: &str) {
+    let Frame { px, py, pw, ph, .. } = *f;
     let _ = writeln!(
         out,
         r##"<rect x="{px}" y="{py}" width="{pw}" height="{ph}" fill="none" stroke="#888"/>"##
     );
     let mut y = 0.0;
-    while y <= ymax + step / 2.0 {
-        let yy = sy(y);
+    while y <= f.ymax + f.step / 2.0 {
+        let yy = f.sy(y);
         let _ = writeln!(
             out,
             r##"<line x1="{px}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
@@ -184,10 +240,10 @@ fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, metric: &str) {
             yy + 4.0,
             num(y)
         );
-        y += step;
+        y += f.step;
     }
     for (x, lbl) in &p.x_ticks {
-        let xx = sx(*x);
+        let xx = f.sx(*x);
         let _ = writeln!(
             out,
             r#"<text class="tick" x="{xx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
@@ -205,18 +261,22 @@ fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, metric: &str) {
     let _ = writeln!(
         out,
         r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" transform="rotate(-90 {:.1} {:.1})">{}</text>"#,
-        x0 + 16.0,
+        f.x0 + 16.0,
         py + ph / 2.0,
-        x0 + 16.0,
+        f.x0 + 16.0,
         py + ph / 2.0,
         esc(metric)
     );
-    // End labels: at each line's last point, pushed apart so none overlap.
+}
+
+/// End labels: the y of each line's label, at its last point, pushed
+/// apart so none overlap.
+fn label_positions(p: &Panel, f: &Frame) -> Vec<f64> {
     let mut ends: Vec<(f64, usize)> = p
         .series
         .iter()
         .enumerate()
-        .map(|(i, s)| (sy(s.points.last().map_or(0.0, |q| q.1)), i))
+        .map(|(i, s)| (f.sy(s.points.last().map_or(0.0, |q| q.1)), i))
         .collect();
     ends.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut placed = vec![0.0; p.series.len()];
@@ -226,46 +286,38 @@ fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, metric: &str) {
         placed[*i] = y;
         last = y;
     }
-    for (i, s) in p.series.iter().enumerate() {
-        let color = PALETTE[i % PALETTE.len()];
-        let pts: Vec<String> = s
-            .points
-            .iter()
-            .map(|q| format!("{:.1},{:.1}", sx(q.0), sy(q.1)))
-            .collect();
-        let _ = writeln!(out, r#"<g class="series" data-label="{}">"#, esc(&s.label));
+    placed
+}
+
+/// One line with its points and its label at `label_y`.
+fn draw_series(out: &mut String, s: &Series, color: &str, f: &Frame, label_y: f64) {
+    let pts: Vec<String> = s
+        .points
+        .iter()
+        .map(|q| format!("{:.1},{:.1}", f.sx(q.0), f.sy(q.1)))
+        .collect();
+    let _ = writeln!(out, r#"<g class="series" data-label="{}">"#, esc(&s.label));
+    let _ = writeln!(
+        out,
+        r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2"/>"#,
+        pts.join(" ")
+    );
+    for q in &s.points {
         let _ = writeln!(
             out,
-            r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2"/>"#,
-            pts.join(" ")
-        );
-        for q in &s.points {
-            let _ = writeln!(
-                out,
-                r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{color}"/>"#,
-                sx(q.0),
-                sy(q.1)
-            );
-        }
-        let end = s.points.last().map_or(xmax, |q| q.0);
-        let _ = writeln!(
-            out,
-            r#"<text class="label" x="{:.1}" y="{:.1}" fill="{color}">{}</text>"#,
-            sx(end) + 8.0,
-            placed[i] + 4.0,
-            esc(&s.label)
-        );
-        out.push_str("</g>\n");
-    }
-    if let Some(n) = &p.note {
-        let _ = writeln!(
-            out,
-            r##"<text class="note" x="{:.1}" y="{:.1}" fill="#b00020">{}</text>"##,
-            x0 + 10.0,
-            py + ph + 56.0,
-            esc(n)
+            r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{color}"/>"#,
+            f.sx(q.0),
+            f.sy(q.1)
         );
     }
+    let end = s.points.last().map_or(f.xmax, |q| q.0);
+    let _ = writeln!(
+        out,
+        r#"<text class="label" x="{:.1}" y="{:.1}" fill="{color}">{}</text>"#,
+        f.sx(end) + 8.0,
+        label_y + 4.0,
+        esc(&s.label)
+    );
     out.push_str("</g>\n");
 }
 

@@ -10,18 +10,7 @@ use crate::group::Model;
 use crate::input::FailureInfo;
 use crate::level::trim_float;
 use crate::stats;
-
-/// A number as people read it: no decimals from 100 up, one from 10, else two.
-pub fn num(x: f64) -> String {
-    let a = x.abs();
-    if a >= 100.0 || (x.fract() == 0.0 && a < 1e15) {
-        format!("{x:.0}")
-    } else if a >= 10.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.2}")
-    }
-}
+use crate::words::{failure_label, num};
 
 /// A change in percent: `+56%`, `-3.2%`.
 pub fn pct(x: f64) -> String {
@@ -29,25 +18,6 @@ pub fn pct(x: f64) -> String {
         format!("{x:+.0}%")
     } else {
         format!("{x:+.1}%")
-    }
-}
-
-/// What a failure was, in the words of the person who ran the sweep.
-pub fn failure_label(f: &FailureInfo) -> String {
-    let at_load = f.stage == "ready" || f.stage == "swap";
-    match f.kind.as_str() {
-        "crashed_at_load" => "crashed at load".into(),
-        "oom" if at_load => "OOM at load".into(),
-        "oom" => "OOM mid-run".into(),
-        "crashed_mid_run" => "crashed mid-run".into(),
-        "timeout" => "timeout".into(),
-        "restart_loop" => "restart loop".into(),
-        "unreachable" => "unreachable".into(),
-        "config_mismatch" => "config mismatch".into(),
-        "swap_failed" => "swap failed".into(),
-        "bench_failed" => "bench failed".into(),
-        "interrupted" => "interrupted".into(),
-        other => other.replace('_', " "),
     }
 }
 
@@ -476,36 +446,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn numbers_and_changes_read_well() {
-        assert_eq!(num(1596.4), "1596");
-        assert_eq!(num(12.345), "12.3");
-        assert_eq!(num(0.876), "0.88");
-        assert_eq!(num(80.0), "80");
+    fn changes_read_well() {
         assert_eq!(pct(51.2), "+51%");
         assert_eq!(pct(-3.24), "-3.2%");
-    }
-
-    #[test]
-    fn failures_read_as_what_they_were() {
-        let f = |stage: &str, kind: &str| FailureInfo {
-            stage: stage.into(),
-            kind: kind.into(),
-            reason: String::new(),
-        };
-        assert_eq!(failure_label(&f("ready", "oom")), "OOM at load");
-        assert_eq!(failure_label(&f("bench", "oom")), "OOM mid-run");
-        assert_eq!(
-            failure_label(&f("ready", "crashed_at_load")),
-            "crashed at load"
-        );
-        assert_eq!(
-            failure_label(&f("ready", "config_mismatch")),
-            "config mismatch"
-        );
-        assert_eq!(failure_label(&f("ready", "timeout")), "timeout");
-        assert_eq!(
-            failure_label(&f("bench", "brand_new_kind")),
-            "brand new kind"
-        );
     }
 }

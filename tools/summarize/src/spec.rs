@@ -5,34 +5,8 @@
 use crate::level::Level;
 use crate::metric;
 
-/// A comparison in an SLO term.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Op {
-    Le,
-    Lt,
-    Ge,
-    Gt,
-}
-
-impl Op {
-    pub fn holds(self, x: f64, limit: f64) -> bool {
-        match self {
-            Op::Le => x <= limit,
-            Op::Lt => x < limit,
-            Op::Ge => x >= limit,
-            Op::Gt => x > limit,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Op::Le => "<=",
-            Op::Lt => "<",
-            Op::Ge => ">=",
-            Op::Gt => ">",
-        }
-    }
-}
+/// A comparison in an SLO term (the shared `--slo` syntax).
+pub use sweepkit::slo::Op;
 
 /// One SLO term, e.g. `p99_e2e_ms<=2000`.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,37 +26,23 @@ impl std::fmt::Display for SloTerm {
     }
 }
 
-/// `--slo 'p99_e2e_ms<=2000,p99_ttft_ms<=500'`.
+/// `--slo 'p99_e2e_ms<=2000,p99_ttft_ms<=500'`, parsed by the shared
+/// parser (`sweepkit::slo`, one syntax with loadgen; `p99_ttft<=500ms`
+/// reads the same).
 pub fn parse_slo(s: &str) -> Result<Vec<SloTerm>, String> {
     let mut out = Vec::new();
-    for term in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
-        let (name, op, rest) = split_op(term)
-            .ok_or_else(|| format!("\"{term}\": expected METRIC<=N (or <, >=, >)"))?;
-        let limit: f64 = rest
-            .trim()
-            .parse()
-            .map_err(|_| format!("\"{term}\": \"{}\" is not a number", rest.trim()))?;
-        let path = metric::resolve(name)?;
+    for t in sweepkit::slo::parse(s)? {
+        let path = metric::resolve(&t.name).map_err(|e| {
+            format!("{e}; summarize compares a level's figure, e.g. p99_{t} (loadgen's per-request form)")
+        })?;
         out.push(SloTerm {
-            name: name.trim().to_string(),
+            name: t.name,
             path,
-            op,
-            limit,
+            op: t.op,
+            limit: t.limit,
         });
     }
-    if out.is_empty() {
-        return Err("empty SLO".into());
-    }
     Ok(out)
-}
-
-fn split_op(term: &str) -> Option<(&str, Op, &str)> {
-    for (tok, op) in [("<=", Op::Le), (">=", Op::Ge), ("<", Op::Lt), (">", Op::Gt)] {
-        if let Some(i) = term.find(tok) {
-            return Some((&term[..i], op, &term[i + tok.len()..]));
-        }
-    }
-    None
 }
 
 /// `--weights 'c=1:0.5,c=16:0.5'`: level -> weight (>= 0, not all zero).
@@ -148,8 +108,13 @@ mod tests {
         assert_eq!(s[1].op, Op::Lt);
         assert_eq!(s[2].path, "throughput.output_tok_per_s");
         assert_eq!(s[0].to_string(), "p99_e2e_ms<=2000");
-        assert!(parse_slo("p99_e2e_ms=2000").is_err());
+        // One syntax with loadgen: `=` is `<=`, a duration limit is ms.
+        assert_eq!(parse_slo("p99_e2e_ms=2000").unwrap()[0].op, Op::Le);
+        let d = parse_slo("p99_ttft<=0.5s").unwrap();
+        assert_eq!((d[0].path.as_str(), d[0].limit), ("ttft_ms.p99", 500.0));
         assert!(parse_slo("p99_e2e_ms<=fast").is_err());
+        let e = parse_slo("ttft=200ms").unwrap_err();
+        assert!(e.contains("p99_ttft_ms<=200"), "{e}");
     }
 
     #[test]

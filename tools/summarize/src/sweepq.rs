@@ -1,12 +1,17 @@
 //! The questions sweep(1) asks about a results file, answered in plain
 //! text so the script never parses JSON (issue 16): each config's state
-//! (`--config-states`), the original config to restore (`--origin`), and
-//! the origin record for a results file's first start (`--new-origin`).
+//! (`--config-states`), the original config to restore (`--origin`), the
+//! origin record for a results file's first start (`--new-origin`), and how
+//! many records of a type a stretch of the file holds (`--count`). Records
+//! are read by their fields, never by the order serde wrote them in.
 
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use sweepkit::records::{Config, FailureClass, FailureKind, OriginRecord, Record, SCHEMA_VERSION};
+use sweepkit::records::{
+    is_record_type, Config, FailureClass, FailureKind, OriginRecord, Record, RECORD_TYPES,
+    SCHEMA_VERSION,
+};
 
 /// Where a config stands after its last record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +101,27 @@ pub fn config_states(text: &str, keys: &[String]) -> String {
         .collect()
 }
 
+/// clap's parser for `--count TYPE`: one of the record types.
+pub fn parse_record_type(s: &str) -> Result<String, String> {
+    if is_record_type(s) {
+        return Ok(s.to_string());
+    }
+    let known: Vec<&str> = RECORD_TYPES.iter().map(|(t, _)| *t).collect();
+    Err(format!(
+        "unknown record type \"{s}\" (one of {})",
+        known.join(", ")
+    ))
+}
+
+/// How many lines of `text` are records of type `tag` (lines that are not
+/// JSON objects are not records and are not counted).
+pub fn count(text: &str, tag: &str) -> usize {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|v| v.get("type").and_then(Value::as_str) == Some(tag))
+        .count()
+}
+
 /// The restore arguments of the first origin record: `--set` and
 /// `FLAG=VALUE`, or `--unset` and `FLAG`, one per line. Empty: none.
 pub fn origin_args(text: &str) -> String {
@@ -175,6 +201,32 @@ mod tests {
             got,
             "complete\tk=1\nfailed\tk=2\nfailed\tk=3\ntransport\tk=4\nincomplete\tk=5\n"
         );
+    }
+
+    /// Regression (issue 16): sweep.sh once read records with regexes that
+    /// assumed serde's field order. Fields in another order, a field no
+    /// tool writes yet and a `"type"` that is not first change nothing.
+    #[test]
+    fn field_order_and_new_fields_do_not_matter() {
+        let text = [
+            r#"{"zz_new":{"a":1},"config":{"k":"1"},"partial":false,"type":"bench"}"#,
+            r#"{"class":"transport","reason":"x","kind":"unreachable","config":{"k":"2"},"type":"failure","stage":"ready"}"#,
+            r#"{"stage":"ready","kind":"oom","config":{"k":"3"},"type":"failure","new_field":[1,2]}"#,
+            r#"{"partial":true,"config":{"k":"4"},"type":"bench"}"#,
+            r#"{"config":{"k":"5"}, "type" : "bench"}"#,
+            "not json",
+        ]
+        .join("\n");
+        let got = config_states(&text, &["k".into()]);
+        assert_eq!(
+            got,
+            "complete\tk=1\ntransport\tk=2\nfailed\tk=3\nincomplete\tk=4\ncomplete\tk=5\n"
+        );
+        assert_eq!(count(&text, "bench"), 3);
+        assert_eq!(count(&text, "failure"), 2);
+        assert_eq!(count(&text, "origin"), 0);
+        assert!(parse_record_type("bench").is_ok());
+        assert!(parse_record_type("benches").unwrap_err().contains("origin"));
     }
 
     #[test]

@@ -1,74 +1,19 @@
-//! A small unified diff for `--dry-run` (unit files and specs are short,
-//! so a plain LCS table is fast enough and needs no extra crate). Pure.
+//! The unified diff `--dry-run` prints, from the `similar` crate. Pure.
+//!
+//! The format is GNU `diff -u`'s: a one-line range reads `-5` rather than
+//! `-5,1`, and a last line without a newline is followed by
+//! `\ No newline at end of file` (the hand-written LCS diff this replaced
+//! wrote `-5,1` and ignored a missing final newline).
+
+use similar::TextDiff;
 
 /// Unified diff of `old` -> `new` with 3 lines of context, or "" if equal.
 pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
-    let a: Vec<&str> = old.lines().collect();
-    let b: Vec<&str> = new.lines().collect();
-    if a == b {
-        return String::new();
-    }
-    // lcs[i][j] = LCS length of a[i..] and b[j..].
-    let mut lcs = vec![vec![0usize; b.len() + 1]; a.len() + 1];
-    for i in (0..a.len()).rev() {
-        for j in (0..b.len()).rev() {
-            lcs[i][j] = if a[i] == b[j] {
-                lcs[i + 1][j + 1] + 1
-            } else {
-                lcs[i + 1][j].max(lcs[i][j + 1])
-            };
-        }
-    }
-    // Edit script: (tag, old index, new index).
-    let mut ops = Vec::new();
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() || j < b.len() {
-        if i < a.len() && j < b.len() && a[i] == b[j] {
-            ops.push((' ', i, j));
-            i += 1;
-            j += 1;
-        } else if i < a.len() && (j == b.len() || lcs[i + 1][j] >= lcs[i][j + 1]) {
-            ops.push(('-', i, j));
-            i += 1;
-        } else {
-            ops.push(('+', i, j));
-            j += 1;
-        }
-    }
-    let mut out = format!("--- {old_name}\n+++ {new_name}\n");
-    let ctx = 3;
-    let mut k = 0;
-    while k < ops.len() {
-        if ops[k].0 == ' ' {
-            k += 1;
-            continue;
-        }
-        let start = k.saturating_sub(ctx);
-        let mut end = k;
-        // Extend the hunk while changes are within 2*ctx of each other.
-        let mut last_change = k;
-        while end < ops.len() {
-            if ops[end].0 != ' ' {
-                last_change = end;
-            } else if end - last_change > 2 * ctx {
-                break;
-            }
-            end += 1;
-        }
-        let end = (last_change + ctx + 1).min(ops.len());
-        let hunk = &ops[start..end];
-        let a_len = hunk.iter().filter(|o| o.0 != '+').count();
-        let b_len = hunk.iter().filter(|o| o.0 != '-').count();
-        let a_start = hunk[0].1 + usize::from(a_len > 0);
-        let b_start = hunk[0].2 + usize::from(b_len > 0);
-        out.push_str(&format!("@@ -{a_start},{a_len} +{b_start},{b_len} @@\n"));
-        for &(tag, oi, nj) in hunk {
-            let text = if tag == '+' { b[nj] } else { a[oi] };
-            out.push_str(&format!("{tag}{text}\n"));
-        }
-        k = end;
-    }
-    out
+    TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(old_name, new_name)
+        .to_string()
 }
 
 #[cfg(test)]
@@ -94,5 +39,24 @@ mod tests {
             d.ends_with("@@ -0,0 +1,2 @@\n+[Service]\n+ExecStart=\n"),
             "{d}"
         );
+    }
+
+    #[test]
+    fn one_line_ranges_and_missing_final_newline_read_as_gnu_diff() {
+        let d = unified("a\n", "b", "old", "new");
+        assert_eq!(
+            d,
+            "--- old\n+++ new\n@@ -1 +1 @@\n-a\n+b\n\\ No newline at end of file\n"
+        );
+    }
+
+    #[test]
+    fn far_apart_changes_make_two_hunks() {
+        let old: String = (1..=20).map(|i| format!("{i}\n")).collect();
+        let new = old
+            .replacen("2\n", "two\n", 1)
+            .replace("19\n", "nineteen\n");
+        let d = unified(&old, &new, "old", "new");
+        assert_eq!(d.matches("\n@@ ").count(), 2, "{d}");
     }
 }

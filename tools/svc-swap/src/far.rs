@@ -231,8 +231,8 @@ mod tests {
     #[test]
     fn local_file_helpers() {
         let t = sweepkit::transport::Local::new();
-        let dir = std::env::temp_dir().join(format!("svc-swap-far-{}", std::process::id()));
-        let p = dir.join("sub/x.spec");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("sub/x.spec");
         let p = p.to_str().unwrap();
         assert_eq!(read_file(&t, p).unwrap(), None);
         write_file(&t, p, "a\n").unwrap();
@@ -255,6 +255,5 @@ mod tests {
         assert_eq!(live.pid, me);
         assert_eq!(Some(live.argv.unwrap()), cmdline(&t, me).unwrap());
         assert!(cmdline(&t, me).unwrap().is_some());
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -2,8 +2,10 @@
 //! edit took, locally, through a command prefix (`pct exec 129 --`,
 //! `nsenter ...`) or over SSH. Writes one swap record (or failure record).
 
+pub mod apply;
 pub mod cli;
 pub mod diff;
+pub mod draft;
 pub mod execstart;
 pub mod far;
 pub mod flags;
@@ -25,15 +27,14 @@ use std::time::SystemTime;
 use serde_json::Value;
 
 use sweepkit::exit;
-use sweepkit::io::{write_record, RecordReader};
+use sweepkit::io::write_record;
 use sweepkit::records::{failure, FailureKind, Record, Stage, SwapRecord};
-use sweepkit::report::{Exit, WithCode};
+use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
 pub use cli::{Args, Manager};
-use flags::Op;
 
-const TOOL: &str = "svc-swap";
+pub(crate) const TOOL: &str = "svc-swap";
 
 /// Run svc-swap with the given streams.
 pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {
@@ -45,72 +46,104 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         .clone()
         .fill_from(None)
         .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!(e)))?;
-    // --apply-from: the config of an upstream record becomes --set edits.
-    let mut ops = Vec::new();
-    let mut upstream = None;
-    if let Some(src) = &args.apply_from {
-        let reader: Box<dyn BufRead> = if src == "-" {
-            Box::new(stdin)
-        } else {
-            Box::new(std::io::BufReader::new(
-                std::fs::File::open(src).with_context_code(src, exit::BAD_INPUT)?,
-            ))
+    let (ops, upstream) = apply::edits(&args, stdin, &mut stdout)?;
+    let s = Session {
+        req: args.request(ops),
+        args: &args,
+        manager,
+        started,
+        upstream,
+    };
+    let transport = match make_transport(&args) {
+        Ok(t) => t,
+        Err(e) => return s.fail_out(&mut stdout, s.early(e)),
+    };
+    let t: &dyn Transport = transport.as_ref();
+    let mut target = match s.load(t) {
+        Ok(x) => x,
+        Err(e) => return s.fail_out(&mut stdout, s.early(e)),
+    };
+    let dir = target.state_dir();
+    let outcome = s.attempt(t, &mut target);
+    let id = match &outcome {
+        Ok(r) => r.swap_id.clone(),
+        Err(f) => f.swap_id.clone(),
+    };
+    let res = match outcome {
+        Ok(rec) => write_swap(&args, &mut stdout, rec),
+        Err(f) => s.fail_out(&mut stdout, f),
+    };
+    // Only once the record is out: until then a reattach can still tell.
+    if let Some(id) = id {
+        job::cleanup(t, &dir, &id);
+    }
+    res
+}
+
+/// One run: the request and what its failure record must keep.
+struct Session<'a> {
+    args: &'a Args,
+    manager: Manager,
+    req: swap::Request,
+    started: SystemTime,
+    upstream: Option<Value>,
+}
+
+impl Session<'_> {
+    /// Read the service (unit or spec file) through `t`.
+    fn load<'t>(&self, t: &'t dyn Transport) -> Result<Box<dyn target::Target + 't>, Exit> {
+        let a = self.args;
+        Ok(match self.manager {
+            Manager::Systemd => Box::new(systemd::Systemd::load(
+                t,
+                a.unit.as_deref().unwrap_or_default(),
+            )?),
+            Manager::Process => Box::new(process::Process::load(
+                t,
+                a.spec.as_deref().unwrap_or_default(),
+            )?),
+        })
+    }
+
+    /// Reattach to a job, or settle earlier jobs, pass pre-flight and swap.
+    fn attempt<'t>(
+        &self,
+        t: &'t dyn Transport,
+        target: &mut Box<dyn target::Target + 't>,
+    ) -> Result<SwapRecord, swap::Failed> {
+        if let Some(id) = &self.args.reattach {
+            return swap::reattach(t, target.as_mut(), &self.req, id, false);
+        }
+        // A job an earlier run lost track of must end before this one
+        // starts: two jobs on one service would undo each other.
+        let earlier = settle_earlier(t, target.as_mut(), &self.req).map_err(|e| self.early(e))?;
+        if !earlier.is_empty() {
+            *target = self.load(t).map_err(|e| self.early(e))?;
+        }
+        // Before anything is written or stopped: a config SGLang would
+        // refuse after its model load is refused here, and the old server
+        // keeps running.
+        let notes = preflight_gate(self.args, &self.req, target.current())?;
+        let up = self.upstream.clone();
+        let mut r = swap::run(t, target.as_mut(), &self.req, self.started, up)?;
+        r.warnings.extend(earlier);
+        r.preflight = notes;
+        Ok(r)
+    }
+
+    /// A failure before the target is read: the config is what the edits
+    /// ask for.
+    fn early(&self, exit: Exit) -> swap::Failed {
+        let any = execstart::ExecLine {
+            prefix: String::new(),
+            words: vec!["x".into()],
         };
-        let name = if src == "-" { "<stdin>" } else { src.as_str() };
-        let (rec, raw) = RecordReader::new(reader, name)
-            .read_one("a record with a config")
-            .code(exit::BAD_INPUT)?;
-        if let Record::Failure(_) = rec {
-            write_record(&mut stdout, &rec)?;
-            return Err(Exit::new(
-                exit::UPSTREAM_FAILED,
-                anyhow::anyhow!("{name}: upstream record is a failure; passed through"),
-            ));
-        }
-        for (k, v) in rec.config() {
-            let op = Op::parse_set(&format!("{k}={v}")).map_err(|e| {
-                Exit::new(exit::BAD_INPUT, anyhow::anyhow!("{name}: config key {e}"))
-            })?;
-            ops.push(op);
-        }
-        // A summary's pick may leave keys unset (speculation off drops
-        // --speculative-algorithm): remove them, or the old value lingers.
-        if let Record::Summary(s) = &rec {
-            for k in &s.best_unset {
-                ops.push(Op::parse_unset(k).map_err(|e| {
-                    Exit::new(exit::BAD_INPUT, anyhow::anyhow!("{name}: best_unset {e}"))
-                })?);
-            }
-        }
-        // A sweep's origin record: flags absent originally are removed.
-        if let Record::Origin(o) = &rec {
-            for k in &o.unset {
-                ops.push(Op::parse_unset(k).map_err(|e| {
-                    Exit::new(exit::BAD_INPUT, anyhow::anyhow!("{name}: unset {e}"))
-                })?);
-            }
-        }
-        if ops.is_empty() {
-            return Err(Exit::new(
-                exit::BAD_INPUT,
-                anyhow::anyhow!("{name}: the record's config is empty"),
-            ));
-        }
-        upstream = Some(raw);
+        let config = flags::apply(&any, &self.req.ops).config;
+        swap::fail(exit, &config)
     }
-    for s in &args.set {
-        ops.push(
-            Op::parse_set(s).map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!("--set {e}")))?,
-        );
-    }
-    for s in &args.unset {
-        ops.push(
-            Op::parse_unset(s)
-                .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!("--unset {e}")))?,
-        );
-    }
-    let req = args.request(ops);
-    let fail_out = |stdout: &mut dyn Write, f: swap::Failed, upstream: Option<Value>| {
+
+    /// Write the failure record, then end with its exit code.
+    fn fail_out(&self, stdout: &mut dyn Write, f: swap::Failed) -> Result<(), Exit> {
         let reason = f
             .exit
             .error
@@ -121,7 +154,8 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         } else {
             FailureKind::SwapFailed
         };
-        let mut rec = failure(TOOL, started, f.config, Stage::Swap, kind, reason, upstream);
+        let up = self.upstream.clone();
+        let mut rec = failure(TOOL, self.started, f.config, Stage::Swap, kind, reason, up);
         // SSH connect, authentication or a lost session: a later try may
         // well work, so a sweep retries it rather than record a result.
         if f.exit.code == exit::TRANSPORT_ERROR {
@@ -132,80 +166,8 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         rec.running = f.running.map(String::from);
         rec.swap_id = f.swap_id;
         write_record(stdout, &Record::Failure(rec))?;
-        Err::<(), Exit>(f.exit)
-    };
-    // Before the target is read, the config is what the edits ask for.
-    let early = |exit: Exit| {
-        let any = execstart::ExecLine {
-            prefix: String::new(),
-            words: vec!["x".into()],
-        };
-        let config = flags::apply(&any, &req.ops).config;
-        swap::fail(exit, &config)
-    };
-    let transport = match make_transport(&args) {
-        Ok(t) => t,
-        Err(e) => return fail_out(&mut stdout, early(e), upstream),
-    };
-    let t: &dyn Transport = transport.as_ref();
-    let load = || -> Result<Box<dyn target::Target + '_>, Exit> {
-        Ok(match manager {
-            Manager::Systemd => Box::new(systemd::Systemd::load(
-                t,
-                args.unit.as_deref().unwrap_or_default(),
-            )?),
-            Manager::Process => Box::new(process::Process::load(
-                t,
-                args.spec.as_deref().unwrap_or_default(),
-            )?),
-        })
-    };
-    let mut target = match load() {
-        Ok(x) => x,
-        Err(e) => return fail_out(&mut stdout, early(e), upstream),
-    };
-    let dir = target.state_dir();
-    let outcome = if let Some(id) = &args.reattach {
-        swap::reattach(t, target.as_mut(), &req, id, false)
-    } else {
-        // A job an earlier run lost track of must end before this one
-        // starts: two jobs on one service would undo each other.
-        let earlier = match settle_earlier(t, target.as_mut(), &req) {
-            Ok(w) => w,
-            Err(e) => return fail_out(&mut stdout, early(e), upstream),
-        };
-        if !earlier.is_empty() {
-            target = match load() {
-                Ok(x) => x,
-                Err(e) => return fail_out(&mut stdout, early(e), upstream),
-            };
-        }
-        // Before anything is written or stopped: a config SGLang would
-        // refuse after its model load is refused here, and the old server
-        // keeps running.
-        let notes = match preflight_gate(&args, &req, target.current()) {
-            Ok(n) => n,
-            Err(f) => return fail_out(&mut stdout, f, upstream),
-        };
-        swap::run(t, target.as_mut(), &req, started, upstream.clone()).map(|mut r| {
-            r.warnings.extend(earlier);
-            r.preflight = notes;
-            r
-        })
-    };
-    let id = match &outcome {
-        Ok(r) => r.swap_id.clone(),
-        Err(f) => f.swap_id.clone(),
-    };
-    let res = match outcome {
-        Ok(rec) => write_swap(&args, &mut stdout, rec),
-        Err(f) => fail_out(&mut stdout, f, upstream),
-    };
-    // Only once the record is out: until then a reattach can still tell.
-    if let Some(id) = id {
-        job::cleanup(t, &dir, &id);
+        Err(f.exit)
     }
-    res
 }
 
 fn write_swap(args: &Args, stdout: &mut dyn Write, mut rec: SwapRecord) -> Result<(), Exit> {
@@ -304,14 +266,4 @@ fn make_transport(args: &Args) -> Result<Box<dyn Transport>, Exit> {
         return Ok(t);
     }
     Ok(Box::new(retry::Retrying::new(t, retry::BUDGET)))
-}
-
-trait ContextCode<T> {
-    fn with_context_code(self, what: &str, code: u8) -> Result<T, Exit>;
-}
-
-impl<T> ContextCode<T> for std::io::Result<T> {
-    fn with_context_code(self, what: &str, code: u8) -> Result<T, Exit> {
-        self.map_err(|e| Exit::new(code, anyhow::anyhow!("{what}: {e}")))
-    }
 }

@@ -8,12 +8,13 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use sweepkit::exit;
-use sweepkit::records::{Change, Config, StartInfo, StopInfo, SwapRecord, SCHEMA_VERSION};
+use sweepkit::records::{Change, Config, SwapRecord};
 use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
+use crate::draft::{backup_path, file_job, new_record, plan};
 use crate::execstart::ExecLine;
-use crate::flags::{self, Op};
+use crate::flags::Op;
 use crate::target::{Opts, Plan, Target};
 use crate::{diff, job, ready};
 
@@ -58,36 +59,6 @@ pub fn fail(exit: Exit, config: &Config) -> Failed {
     }
 }
 
-/// `PATH.sweepkit-bak.20261130T050102.345Z`: sorts by time.
-fn backup_path(path: &str) -> String {
-    let stamp: String = sweepkit::time::rfc3339(SystemTime::now())
-        .chars()
-        .filter(|c| !matches!(c, '-' | ':'))
-        .collect();
-    format!("{path}.sweepkit-bak.{stamp}")
-}
-
-/// The plan, its changes, the config it gives and warnings.
-fn plan(
-    target: &mut dyn Target,
-    req: &Request,
-    cur: &ExecLine,
-) -> Result<(Plan, Vec<Change>, Config, Vec<String>), Failed> {
-    if req.restore {
-        let plan = target
-            .plan_restore(req.in_place)
-            .map_err(|e| fail(e, &Config::new()))?;
-        let changes = flags::diff(cur, &plan.line);
-        let config = flags::config_of(&plan.line, &changes);
-        return Ok((plan, changes, config, Vec::new()));
-    }
-    let e = flags::apply(cur, &req.ops);
-    let plan = target
-        .plan_edit(&e.line, req.in_place)
-        .map_err(|x| fail(x, &e.config))?;
-    Ok((plan, e.changes, e.config, e.warnings))
-}
-
 fn dry_run(plan: &Plan) {
     let name = |p: &Option<String>| {
         if p.is_some() {
@@ -117,29 +88,8 @@ pub fn run(
     for w in &warnings {
         sweepkit::report::warning("svc-swap", w);
     }
-    let mut rec = SwapRecord {
-        schema: SCHEMA_VERSION,
-        config: config.clone(),
-        provenance: sweepkit::records::Provenance::new("svc-swap", started),
-        target: target.info(),
-        changes,
-        exec_start: plan.line.logical_argv(),
-        stop: StopInfo::default(),
-        start: StartInfo::default(),
-        method: if req.restore {
-            "restore".into()
-        } else {
-            plan.method.into()
-        },
-        path: Some(plan.path.clone()),
-        backup: None,
-        warnings,
-        preflight: Vec::new(),
-        upstream,
-        ..Default::default()
-    };
-    req.transport.describe_into(&mut rec.target);
-    rec.target.port = req.opts.port.or(rec.target.port);
+    let parts = (changes, config.clone(), warnings);
+    let mut rec = new_record(&*target, req, &plan, parts, started, upstream);
     if req.dry_run {
         dry_run(&plan);
         rec.method = "dry-run".into();
@@ -161,38 +111,36 @@ pub fn run(
             return Ok(rec);
         }
     }
+    launch(t, target, req, &plan, &cur, rec, unchanged)
+}
+
+/// Hand the swap to a far-side job, follow it to its end, then run the
+/// ready command (rolling back on request when it fails).
+fn launch(
+    t: &dyn Transport,
+    target: &mut dyn Target,
+    req: &Request,
+    plan: &Plan,
+    cur: &ExecLine,
+    mut rec: SwapRecord,
+    unchanged: bool,
+) -> Result<SwapRecord, Failed> {
+    let config = rec.config.clone();
     let id = job::new_id();
     let dir = target.state_dir();
     let tagged = |mut f: Failed| {
         f.swap_id = Some(id.clone());
         f
     };
-    let mode = match (&plan.new, unchanged) {
-        (_, true) => "keep",
-        (Some(_), false) => "write",
-        (None, false) => "remove",
-    };
     if !unchanged && plan.old.is_some() && plan.restores.is_none() {
         rec.backup = Some(backup_path(&plan.path));
     }
     let (m, stop) = target
-        .job(&req.opts, &plan.line, &cur)
+        .job(&req.opts, &plan.line, cur)
         .map_err(|e| fail(e, &config))?;
     rec.stop = stop;
     rec.swap_id = Some(id.clone());
-    let f = job::FileJob {
-        path: plan.path.clone(),
-        mode,
-        new_text: plan.new.clone().filter(|_| !unchanged),
-        backup: rec.backup.clone(),
-        restores: plan.restores.clone(),
-        keep: req.keep_backups,
-        go_wait_s: if unchanged || !target.needs_verdict() {
-            0
-        } else {
-            job::GO_WAIT_S
-        },
-    };
+    let f = file_job(&*target, req, plan, unchanged, rec.backup.clone());
     let pending = job::Pending {
         record: rec,
         prefix: plan.line.prefix.clone(),
@@ -209,7 +157,7 @@ pub fn run(
         }
         Err(f) => return Err(tagged(f)),
     };
-    ready_or_rollback(t, target, req, rec, &plan, &cur).map_err(tagged)
+    ready_or_rollback(t, target, req, rec, plan, cur).map_err(tagged)
 }
 
 /// Follow job `id` to its end and turn its state into the record.

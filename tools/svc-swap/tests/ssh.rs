@@ -169,6 +169,34 @@ fn host_key_mismatch_and_bad_key_are_refused() {
     );
 }
 
+/// Regression: the SSH code of the core crate printed its warnings as
+/// `sweepkit: warning:`; they carry the running tool's name.
+#[test]
+fn new_host_key_warning_names_svc_swap() {
+    let Some(sshd) = Sshd::start() else { return };
+    let spec = Spec::new();
+    let known = spec.dir.join("known_hosts.new");
+    std::fs::write(&known, "").unwrap();
+    let r = swap(
+        &sshd,
+        &sshd.client_key,
+        &known,
+        &[
+            "--accept-new-host-key",
+            "--spec",
+            &spec.path,
+            "--set",
+            "a=1",
+            "--dry-run",
+        ],
+    );
+    r.expect_code(0);
+    let err = r.stderr();
+    assert!(err.contains("svc-swap: warning: added "), "{err}");
+    assert!(!err.contains("sweepkit:"), "{err}");
+    assert!(!std::fs::read_to_string(&known).unwrap().is_empty());
+}
+
 fn ssh_base(sshd: &Sshd) -> Vec<String> {
     vec![
         "--ssh".into(),

@@ -2,10 +2,14 @@
 //! binaries beside the test executable (as ripgrep's test helper does), run
 //! them with stdin piped from a thread, and start llm-sim on a free port.
 
+pub mod completions;
+mod gate;
 pub mod netns;
 pub mod nspawn;
 pub mod realpeer;
 pub mod sshd;
+
+pub use gate::{log_path, ran, require_all, skip};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
@@ -27,26 +31,6 @@ pub fn bin(name: &str) -> PathBuf {
         path.display()
     );
     path
-}
-
-/// A test cannot run for want of `what` (sshd, nspawn, llama-server, ...).
-/// Where every prerequisite is installed on purpose (CI sets `CI`; `make
-/// test` sets `SWEEPKIT_REQUIRE_ALL=1`), that is a failure, never a silent
-/// pass: panic. Elsewhere (a developer's `cargo test`) print one `SKIPPED:`
-/// line on stderr, and the caller returns early.
-pub fn skip(what: &str) {
-    if require_all() {
-        panic!(
-            "missing prerequisite: {what} (CI/SWEEPKIT_REQUIRE_ALL=1 require every test to run)"
-        );
-    }
-    eprintln!("SKIPPED: {what}");
-}
-
-/// Whether a missing prerequisite must fail the test (see [`skip`]).
-pub fn require_all() -> bool {
-    let set = |k: &str| std::env::var(k).map(|v| !v.is_empty() && v != "0" && v != "false");
-    set("SWEEPKIT_REQUIRE_ALL").unwrap_or(false) || set("CI").unwrap_or(false)
 }
 
 /// The repository root (for fixtures and scripts).
@@ -254,26 +238,25 @@ pub fn free_port() -> u16 {
         .port()
 }
 
-/// A fresh temporary directory under the target dir, removed by the caller.
+/// A fresh temporary directory under the target dir, removed by the caller
+/// (kept on purpose: a failing test's files stay there to be read).
 pub fn temp_dir(tag: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let base = exe.parent().unwrap().join("testkit-tmp");
-    let dir = base.join(format!(
-        "{tag}-{}-{}",
-        std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    std::fs::create_dir_all(&base).unwrap();
+    tempfile::Builder::new()
+        .prefix(&format!("{tag}-"))
+        .tempdir_in(&base)
+        .unwrap()
+        .keep()
 }
 
 /// Check (or, with `SWEEPKIT_UPDATE_MAN=1`, rewrite) `man/<name>.1`: the
 /// page clap_mangen renders from `cmd`, followed by the hand-written
-/// sections in `man/src/<name>.roff` (EXIT STATUS, EXAMPLES, ...).
+/// sections in `man/src/<name>.roff` (EXIT STATUS, EXAMPLES, ...); and
+/// likewise its shell completions (see [`completions`]).
 pub fn check_man_page(cmd: clap::Command) {
+    completions::check(cmd.clone());
     let name = cmd.get_name().to_string();
     let root = repo_root();
     let extra_path = root.join("man/src").join(format!("{name}.roff"));
@@ -294,14 +277,20 @@ pub fn check_man_page(cmd: clap::Command) {
         .render(&mut page)
         .expect("render man page");
     page.extend_from_slice(extra.as_bytes());
-    let path = root.join("man").join(format!("{name}.1"));
+    check_generated(&root.join("man").join(format!("{name}.1")), &page);
+}
+
+/// Fail when the generated file at `path` differs from `text`; with
+/// `SWEEPKIT_UPDATE_MAN=1` (`make man`) write `text` there instead.
+pub fn check_generated(path: &std::path::Path, text: &[u8]) {
     if std::env::var_os("SWEEPKIT_UPDATE_MAN").is_some() {
-        std::fs::write(&path, &page).unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
         return;
     }
-    let current = std::fs::read(&path).unwrap_or_default();
+    let current = std::fs::read(path).unwrap_or_default();
     assert!(
-        current == page,
+        current == text,
         "{} is out of date: run `make man` and commit the result",
         path.display()
     );

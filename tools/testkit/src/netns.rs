@@ -141,6 +141,7 @@ impl Netns {
                 return None;
             }
         }
+        crate::ran("netns");
         Some(ns)
     }
 

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-/// Why container tests cannot run here, or `None` when they can.
+/// Why container tests cannot run here, or `None` when they can (and the
+/// calling test is logged as run for real, see [`crate::ran`]).
 pub fn unavailable() -> Option<String> {
     let found = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).any(|d| d.join("systemd-nspawn").exists()))
@@ -21,6 +22,7 @@ pub fn unavailable() -> Option<String> {
     if !found {
         return Some("systemd-nspawn not found (apt-get install systemd-container)".into());
     }
+    crate::ran("systemd-nspawn");
     None
 }
 

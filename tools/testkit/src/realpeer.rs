@@ -45,6 +45,7 @@ impl Peers {
                 p.path.display()
             );
         }
+        crate::ran("real-peer cache");
         p
     }
 

@@ -119,6 +119,7 @@ impl Sshd {
             ));
             return None;
         }
+        crate::ran("sshd");
         // Privilege separation directory; sshd refuses to start without it.
         let _ = std::fs::create_dir_all("/run/sshd");
         let dir = crate::temp_dir("sshd");
@@ -289,6 +290,7 @@ impl Agent {
             crate::skip("ssh-agent not installed");
             return None;
         }
+        crate::ran("ssh-agent");
         let socket = dir.join("agent.sock");
         let child = Command::new("ssh-agent")
             .args(["-D", "-a"])

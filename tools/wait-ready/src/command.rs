@@ -5,18 +5,25 @@
 use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 
-/// Run `argv` with our stdio; its exit code.
-pub fn run(argv: &[String]) -> (u8, Option<String>) {
+use sweepkit::report::Exit;
+
+/// Run `argv` with our stdio. Err carries its exit code (and, when it
+/// could not start, the reason).
+pub fn run(argv: &[String]) -> Result<(), Exit> {
     let (prog, args) = argv.split_first().expect("non-empty command");
-    match Command::new(prog).args(args).status() {
+    let code = match Command::new(prog).args(args).status() {
         Ok(st) => match (st.code(), st.signal()) {
-            (Some(c), _) => (c as u8, None),
-            (None, Some(sig)) => (128u8.wrapping_add(sig as u8), None),
-            _ => (1, None),
+            (Some(c), _) => c as u8,
+            (None, Some(sig)) => 128u8.wrapping_add(sig as u8),
+            _ => 1,
         },
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            (127, Some(format!("{prog}: command not found")))
+            return Err(Exit::new(127, anyhow::anyhow!("{prog}: command not found")))
         }
-        Err(e) => (126, Some(format!("{prog}: {e}"))),
+        Err(e) => return Err(Exit::new(126, anyhow::anyhow!("{prog}: {e}"))),
+    };
+    match code {
+        0 => Ok(()),
+        c => Err(Exit::silent(c)),
     }
 }

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod command;
 pub mod info;
 pub mod live;
+pub mod machine;
 pub mod output;
 pub mod probe;
 pub mod target;
@@ -23,7 +24,7 @@ use anyhow::Context;
 use regex::Regex;
 use sweepkit::exit;
 use sweepkit::records::ReadyOutcome;
-use sweepkit::report::{Exit, WithCode};
+use sweepkit::report::Exit;
 use sweepkit::ssh::Ssh;
 use sweepkit::transport::{Local, Transport};
 
@@ -102,57 +103,106 @@ fn check_args(a: &Args) -> Result<Checked, Exit> {
 pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {
     let started = SystemTime::now();
     let c = check_args(&args)?;
-    let up = if args.no_stdin {
-        Upstream::default()
-    } else {
-        match upstream::read(stdin).code(exit::BAD_INPUT)? {
-            Input::None => Upstream::default(),
-            Input::Record(u) => *u,
-            Input::Failure(raw) => {
-                sweepkit::io::write_json_line(&mut stdout, &raw).context("writing stdout")?;
-                let why = raw.get("reason").and_then(|r| r.as_str()).unwrap_or("");
-                sweepkit::report::warning(
-                    output::TOOL,
-                    format!("upstream failed, passed through: {why}"),
-                );
-                return Err(Exit::silent(exit::UPSTREAM_FAILED));
-            }
-        }
-    };
-    let mut target_args = args.targets.clone();
-    if target_args.is_empty() {
-        match up.port {
-            // Every server kind answers /health; the preset may refine it.
-            Some(p) if args.server.is_some() => target_args.push(format!("http://127.0.0.1:{p}")),
-            Some(p) => target_args.push(format!("http://127.0.0.1:{p}/health")),
-            None => {
-                return Err(usage(
-                    "no target: give a URL or tcp://HOST:PORT, or pipe a swap record \
-                     with target.port",
-                ))
-            }
-        }
-    }
-    let targets =
-        target::build(&target_args, args.server, args.deep, &c.user_expect).map_err(usage)?;
-
+    let up = read_upstream(&args, stdin, &mut stdout)?;
+    let targets = target::build(
+        &target_args(&args, &up)?,
+        args.server,
+        args.deep,
+        &c.user_expect,
+    )
+    .map_err(usage)?;
     let (transport, ssh) = match open_transport(&args, &up) {
         Ok(x) => x,
-        Err(e) if e.code == exit::TRANSPORT_ERROR => {
-            if !args.quiet {
-                transport_failure(&e, started, &up, &mut stdout)?;
-            }
-            return Err(e);
-        }
-        Err(e) => return Err(e),
+        Err(e) => return Err(transport_failure(&args, e, started, &up, &mut stdout)),
     };
     let place = match &transport {
         Some(t) => Place::Remote(t.clone()),
         None => Place::Local,
     };
+    let mut watchers = watchers(&args, &up, &c, transport.clone(), &place);
+    let plan = plan(&args, targets, request(&args, &c, ssh));
+    // A second handler cannot be set (tests run `run` more than once).
+    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
+    let mut verdict = match wait::wait(&plan, &mut watchers, &STOP) {
+        Ok(v) => v,
+        // The SSH session (or the prefix) failed while watching: still
+        // a record, so the config is not lost and a sweep retries it.
+        Err(e) => return Err(transport_failure(&args, e, started, &up, &mut stdout)),
+    };
+    let ask = Inspect {
+        args: &args,
+        c: &c,
+        plan: &plan,
+        place: &place,
+        pid: watchers.unit.as_ref().and_then(|u| u.main_pid).or(up.pid),
+    };
+    let live = inspect_live(&ask, &mut verdict)?;
+    output::report(&verdict);
+    if !args.quiet {
+        let via = transport.as_ref().map(|t| t.describe());
+        // Once per run, after the wait: it never delays readiness (nor a
+        // Ctrl-C, which should end the run at once).
+        let host = (verdict.outcome != ReadyOutcome::Interrupted)
+            .then(|| machine::read(transport.as_ref(), machine::identity(&args, &up)))
+            .flatten();
+        write_verdict(&mut stdout, &verdict, started, &up, live, via, host)?;
+    }
+    let code = verdict.outcome.exit_code();
+    if code != exit::OK {
+        return Err(Exit::silent(code));
+    }
+    if !args.command.is_empty() {
+        drop(stdout);
+        command::run(&args.command)?;
+    }
+    Ok(())
+}
+
+/// The upstream record, unless --no-stdin; a failure record is passed
+/// through (exit 4).
+fn read_upstream(args: &Args, stdin: impl BufRead, stdout: impl Write) -> Result<Upstream, Exit> {
+    if args.no_stdin {
+        return Ok(Upstream::default());
+    }
+    let mut stdout = stdout;
+    match upstream::read(stdin)? {
+        Input::None => Ok(Upstream::default()),
+        Input::Record(u) => Ok(*u),
+        Input::Failure(raw) => Err(sweepkit::upstream::pass_through(
+            output::TOOL,
+            &raw,
+            &mut stdout,
+        )),
+    }
+}
+
+/// The targets given, or the upstream swap record's port.
+fn target_args(args: &Args, up: &Upstream) -> Result<Vec<String>, Exit> {
+    if !args.targets.is_empty() {
+        return Ok(args.targets.clone());
+    }
+    match up.port {
+        // Every server kind answers /health; the preset may refine it.
+        Some(p) if args.server.is_some() => Ok(vec![format!("http://127.0.0.1:{p}")]),
+        Some(p) => Ok(vec![format!("http://127.0.0.1:{p}/health")]),
+        None => Err(usage(
+            "no target: give a URL or tcp://HOST:PORT, or pipe a swap record \
+             with target.port",
+        )),
+    }
+}
+
+/// The watchers the flags and the swap record ask for.
+fn watchers(
+    args: &Args,
+    up: &Upstream,
+    c: &Checked,
+    transport: Option<Arc<dyn Transport>>,
+    place: &Place,
+) -> Watchers {
     let mut watchers = Watchers::default();
     if let Some(unit) = args.unit.clone().or(up.unit.clone()) {
-        let t: Arc<dyn Transport> = transport.clone().unwrap_or_else(|| Arc::new(Local::new()));
+        let t: Arc<dyn Transport> = transport.unwrap_or_else(|| Arc::new(Local::new()));
         let mut u = watch::unit::UnitWatch::new(&unit, t);
         // Only trust svc-swap's invocation id for the unit it started.
         if up.unit.as_deref() == Some(unit.as_str()) {
@@ -168,14 +218,14 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         let from = args.log_offset.or(up
             .log_offset
             .filter(|_| up.log.as_deref() == Some(log.as_str())));
-        watchers.log = Some(watch::log::LogWatch::new(
-            &log,
-            place.clone(),
-            &c.fatal,
-            from,
-        ));
+        let w = watch::log::LogWatch::new(&log, place.clone(), &c.fatal, from);
+        watchers.log = Some(w);
     }
+    watchers
+}
 
+/// How each probe is sent.
+fn request(args: &Args, c: &Checked, ssh: Option<Arc<dyn Transport>>) -> probe::RequestSpec {
     let bearer = args.api_key.clone().or_else(|| {
         (args.server == Some(ServerKind::Openai))
             .then(|| std::env::var("OPENAI_API_KEY").ok())
@@ -185,15 +235,18 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         // Never echoed: scrubbed from every record and message from here on.
         sweepkit::redact::remember(k);
     }
-    let req = probe::RequestSpec {
+    probe::RequestSpec {
         method: args.method.to_ascii_uppercase(),
         headers: c.headers.clone(),
         body: args.body.clone(),
         bearer,
         route: ssh.clone().map(tunnel_route),
-        tunnel: ssh.clone(),
-    };
-    let plan = wait::Plan {
+        tunnel: ssh,
+    }
+}
+
+fn plan(args: &Args, targets: Vec<target::Target>, req: probe::RequestSpec) -> wait::Plan {
+    wait::Plan {
         targets,
         req,
         timeout: args.timeout,
@@ -208,70 +261,69 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         unreachable_after: Some(args.unreachable_after).filter(|d| !d.is_zero()),
         invert: args.invert,
         verbose: args.verbose,
-    };
-    // A second handler cannot be set (tests run `run` more than once).
-    let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
-    let mut verdict = match wait::wait(&plan, &mut watchers, &STOP) {
-        Ok(v) => v,
-        Err((code, msg)) => {
-            // The SSH session (or the prefix) failed while watching: still
-            // a record, so the config is not lost and a sweep retries it.
-            let e = Exit::new(code, anyhow::anyhow!(msg));
-            if code == exit::TRANSPORT_ERROR && !args.quiet {
-                transport_failure(&e, started, &up, &mut stdout)?;
-            }
-            return Err(e);
-        }
-    };
+    }
+}
 
-    let mut server = None;
-    let mut config_source = None;
-    if verdict.outcome == ReadyOutcome::Ready {
-        if let Some(base) = plan.targets.iter().find_map(|t| t.base_url()) {
-            let unit_pid = watchers.unit.as_ref().and_then(|u| u.main_pid);
-            let live = live::inspect(&live::Ask {
-                base: &base,
-                kind: args.server,
-                req: &plan.req,
-                configs: &c.configs,
-                pid: args.pid.or(unit_pid).or(up.pid),
-                place: &place,
-            });
-            if !live.mismatches.is_empty() {
-                verdict.outcome = ReadyOutcome::ConfigMismatch;
-                verdict.reason = format!("config mismatch: {}", live.mismatches.join("; "));
-            }
-            server = Some(live.server);
-            config_source = Some(live.source.to_string());
-        } else if !c.configs.is_empty() {
-            return Err(usage("--expect-config needs an http:// target"));
-        }
+/// The ready (or failure) record, with the live server's args and where
+/// they came from.
+fn write_verdict(
+    stdout: &mut impl Write,
+    verdict: &wait::Verdict,
+    started: SystemTime,
+    up: &Upstream,
+    live: Option<(sweepkit::records::ServerInfo, String)>,
+    via: Option<String>,
+    host: Option<sweepkit::records::HostInfo>,
+) -> Result<(), Exit> {
+    let (server, source) = live.unzip();
+    let mut rec = output::record(verdict, started, up, server, via.as_deref());
+    if let sweepkit::Record::Ready(r) = &mut rec {
+        r.config_source = source;
     }
-
-    output::report(&verdict);
-    if !args.quiet {
-        let via = transport.as_ref().map(|t| t.describe());
-        let mut rec = output::record(&verdict, started, &up, server, via.as_deref());
-        if let sweepkit::Record::Ready(r) = &mut rec {
-            r.config_source = config_source;
-        }
-        sweepkit::io::write_record(&mut stdout, &rec).context("writing stdout")?;
-    }
-    let code = verdict.outcome.exit_code();
-    if code != exit::OK {
-        return Err(Exit::silent(code));
-    }
-    if !args.command.is_empty() {
-        drop(stdout);
-        let (code, err) = command::run(&args.command);
-        if let Some(e) = err {
-            sweepkit::report::error(output::TOOL, &anyhow::anyhow!(e));
-        }
-        if code != 0 {
-            return Err(Exit::silent(code));
-        }
-    }
+    machine::attach(&mut rec, host);
+    sweepkit::io::write_record(stdout, &rec).context("writing stdout")?;
     Ok(())
+}
+
+/// What the live check needs.
+struct Inspect<'a> {
+    args: &'a Args,
+    c: &'a Checked,
+    plan: &'a wait::Plan,
+    place: &'a Place,
+    /// The server's PID: --pid, the unit's MainPID or the swap record's.
+    pid: Option<u32>,
+}
+
+/// Once ready: the server's resolved args (and --expect-config checked
+/// against them, a mismatch turning the verdict into exit 13), with where
+/// they were read from.
+fn inspect_live(
+    a: &Inspect,
+    verdict: &mut wait::Verdict,
+) -> Result<Option<(sweepkit::records::ServerInfo, String)>, Exit> {
+    if verdict.outcome != ReadyOutcome::Ready {
+        return Ok(None);
+    }
+    let Some(base) = a.plan.targets.iter().find_map(|t| t.base_url()) else {
+        if a.c.configs.is_empty() {
+            return Ok(None);
+        }
+        return Err(usage("--expect-config needs an http:// target"));
+    };
+    let live = live::inspect(&live::Ask {
+        base: &base,
+        kind: a.args.server,
+        req: &a.plan.req,
+        configs: &a.c.configs,
+        pid: a.args.pid.or(a.pid),
+        place: a.place,
+    });
+    if !live.mismatches.is_empty() {
+        verdict.outcome = ReadyOutcome::ConfigMismatch;
+        verdict.reason = format!("config mismatch: {}", live.mismatches.join("; "));
+    }
+    Ok(Some((live.server, live.source.to_string())))
 }
 
 /// The transport for far-side commands: the transport flags, each filled
@@ -315,15 +367,21 @@ fn open_transport(
     }
 }
 
-/// Write a failure record for an SSH connect that failed before any probe,
-/// so the config is not lost: class `transport`, the caller's exit code.
+/// A transport error (SSH connect, or the session lost while watching):
+/// write a failure record first, unless --quiet, so the config is not
+/// lost: class `transport`, the error's exit code. Other errors pass as
+/// they are.
 fn transport_failure(
-    e: &Exit,
+    args: &Args,
+    e: Exit,
     started: SystemTime,
     up: &Upstream,
     stdout: &mut impl Write,
-) -> Result<(), Exit> {
+) -> Exit {
     use sweepkit::records::{self, FailureClass, FailureKind, Record, Stage};
+    if e.code != exit::TRANSPORT_ERROR || args.quiet {
+        return e;
+    }
     let reason = e.error.as_ref().map_or(String::new(), |e| format!("{e:#}"));
     let mut f = records::failure(
         output::TOOL,
@@ -336,8 +394,10 @@ fn transport_failure(
     );
     f.class = Some(FailureClass::Transport);
     f.exit_code = Some(i32::from(e.code));
-    sweepkit::io::write_record(stdout, &Record::Failure(f)).context("writing stdout")?;
-    Ok(())
+    match sweepkit::io::write_record(stdout, &Record::Failure(f)).context("writing stdout") {
+        Ok(()) => e,
+        Err(w) => w.into(),
+    }
 }
 
 /// Resolve `host:port` to a local forwarder that tunnels to it over SSH;

@@ -6,8 +6,9 @@
 use std::io::BufRead;
 
 use serde_json::Value;
-use sweepkit::io::{InputError, RecordReader};
 use sweepkit::records::{Config, Record, ServiceTarget};
+use sweepkit::report::Exit;
+use sweepkit::upstream::{self, Reader};
 
 /// What the upstream record tells wait-ready.
 #[derive(Debug, Default, Clone)]
@@ -39,19 +40,24 @@ pub enum Input {
     Failure(Value),
 }
 
-/// Read the first record on `stdin`. Errors name the line.
-pub fn read(stdin: impl BufRead) -> Result<Input, InputError> {
-    let mut r = RecordReader::new(stdin, "<stdin>");
-    let Some(next) = r.next_record() else {
-        return Ok(Input::None);
-    };
-    let (rec, raw) = next?;
+/// Read the first record on `stdin` with the core reader (its kinds and
+/// exit codes: `sweepkit::upstream`). Errors name the line.
+pub fn read(stdin: impl BufRead) -> Result<Input, Exit> {
+    let reader = Reader::new("<stdin>", upstream::SERVER).hint("use --no-stdin to ignore stdin");
+    Ok(match reader.read(stdin)? {
+        upstream::Upstream::None => Input::None,
+        upstream::Upstream::Failure(raw) => Input::Failure(raw),
+        upstream::Upstream::Record(rec, raw) => Input::Record(Box::new(from_record(&rec, raw))),
+    })
+}
+
+/// What wait-ready takes from an accepted record.
+fn from_record(rec: &Record, raw: Value) -> Upstream {
     let mut up = Upstream {
         config: rec.config().clone(),
         ..Default::default()
     };
     match rec {
-        Record::Failure(_) => return Ok(Input::Failure(raw)),
         Record::Swap(s) => {
             let t = &s.target;
             if t.manager == "systemd" && !t.unit.is_empty() {
@@ -68,9 +74,10 @@ pub fn read(stdin: impl BufRead) -> Result<Input, InputError> {
             up.port = t.port;
             up.target = Some(t.clone());
         }
-        // A ready record (a second wait in a chain): keep it, and its swap
-        // record's facts, as upstream.
-        Record::Ready(_) => {
+        // A ready record (a second wait in a chain) or a bench record (a
+        // wait after a load run): keep it as upstream, and the swap
+        // record's facts found by following its own `upstream`.
+        _ => {
             if let Some(Ok(Input::Record(inner))) = raw
                 .get("upstream")
                 .map(|u| read(format!("{u}\n").as_bytes()))
@@ -81,19 +88,9 @@ pub fn read(stdin: impl BufRead) -> Result<Input, InputError> {
                 };
             }
         }
-        other => {
-            return Err(InputError::Malformed {
-                source_name: "<stdin>".into(),
-                line: r.line(),
-                message: format!(
-                    "expected a swap record, got a {} record (use --no-stdin to ignore stdin)",
-                    other.kind()
-                ),
-            })
-        }
     }
     up.raw = Some(raw);
-    Ok(Input::Record(Box::new(up)))
+    up
 }
 
 #[cfg(test)]
@@ -122,16 +119,51 @@ mod tests {
         assert!(u.raw.is_some());
     }
 
+    /// A wait after loadgen: the bench record's upstream is a ready record
+    /// whose upstream is the swap record; the swap's facts are found.
+    #[test]
+    fn bench_record_leads_back_to_the_swap() {
+        let swap: Value = serde_json::from_str(&SWAP.replace('\n', "")).unwrap();
+        let ready = serde_json::json!({"type": "ready", "schema": 1,
+            "config": {"speculative-num-steps": "4"},
+            "provenance": {"tool": "wait-ready", "version": "0", "started_at": "x",
+                "finished_at": "y"},
+            "outcome": "ready", "reason": "ok", "targets": [], "elapsed_s": 1.0,
+            "attempts": 1, "upstream": swap});
+        // The ready record alone already leads back to the swap.
+        let Input::Record(r) = read(format!("{ready}\n").as_bytes()).unwrap() else {
+            panic!("no record")
+        };
+        assert_eq!(r.unit.as_deref(), Some("sglang.service"));
+        // A real bench record (the fixture campaign's first line).
+        let campaign = include_str!("../../../tests/fixtures/campaign.jsonl");
+        let mut bench: Value = serde_json::from_str(campaign.lines().next().unwrap()).unwrap();
+        bench["upstream"] = ready;
+        let Input::Record(u) = read(format!("{bench}\n").as_bytes()).unwrap() else {
+            panic!("no record")
+        };
+        assert_eq!(u.unit.as_deref(), Some("sglang.service"));
+        assert_eq!(u.pid, Some(42));
+        assert_eq!(u.port, Some(30000));
+        // The bench record's own config, and the bench record kept whole.
+        assert_eq!(u.config["speculative-num-steps"], "0");
+        assert_eq!(u.raw.as_ref().unwrap()["type"], "bench");
+    }
+
     #[test]
     fn empty_and_bad_input() {
         assert!(matches!(read("\n".as_bytes()).unwrap(), Input::None));
-        let e = read("\nnot json\n".as_bytes()).err().unwrap().to_string();
+        let e = read("\nnot json\n".as_bytes()).err().unwrap();
+        assert_eq!(e.code, sweepkit::exit::BAD_INPUT);
+        let e = format!("{:#}", e.error.unwrap());
         assert!(e.starts_with("<stdin>: line 2: not JSON"), "{e}");
         let bench = r#"{"type":"summary","schema":1,"provenance":{"tool":"s","version":"0","started_at":"x","finished_at":"y"},"metric":"m","objective":"max","best_config":{},"best_per_level":{}}"#;
-        let e = read(format!("{bench}\n").as_bytes())
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(e.contains("expected a swap record, got a summary"), "{e}");
+        let e = read(format!("{bench}\n").as_bytes()).err().unwrap();
+        assert_eq!(e.code, sweepkit::exit::BAD_INPUT);
+        let e = e.error.unwrap().to_string();
+        assert!(
+            e.contains("expected a swap, ready or bench record, got a summary"),
+            "{e}"
+        );
     }
 }

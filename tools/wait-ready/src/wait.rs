@@ -7,6 +7,7 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use sweepkit::records::{ProbeTarget, ReadyOutcome};
+use sweepkit::report::Exit;
 
 use crate::cli::Backoff;
 use crate::probe::{probe, NetError, Probe, RequestSpec};
@@ -72,175 +73,231 @@ struct State {
     ever_open: bool,
 }
 
-/// Wait. Err is a watcher that could not work: (exit code, message).
-pub fn wait(
-    plan: &Plan,
-    watchers: &mut Watchers,
-    stop: &AtomicBool,
-) -> Result<Verdict, (u8, String)> {
-    let t0 = Instant::now();
-    let deadline = t0 + plan.timeout;
-    let mut st = vec![State::default(); plan.targets.len()];
-    let (tx, rx) = mpsc::channel::<Vec<(usize, Probe)>>();
-    let mut in_flight = false;
-    let mut next_probe = t0;
-    let mut pause = plan.schedule.interval;
-    let mut attempts = 0u64;
-    let mut port_open_at = None;
-    let secs = |t: Instant| t.duration_since(t0).as_secs_f64();
-    let verdict = |outcome, reason: String, st: &[State], attempts, port: Option<f64>| Verdict {
-        outcome,
-        reason,
-        oom: false,
-        targets: plan
-            .targets
-            .iter()
-            .zip(st)
-            .map(|(t, s)| ProbeTarget {
-                target: t.label.clone(),
-                ok: s.ok,
-                last_status: s.last.as_ref().and_then(|p| p.status),
-                last_error: s
-                    .last
-                    .as_ref()
-                    .filter(|p| !p.pass)
-                    .map(|p| p.detail.clone()),
-            })
-            .collect(),
-        time_to_port_open_s: port,
-        time_to_ready_s: None,
-        elapsed_s: t0.elapsed().as_secs_f64(),
-        attempts,
-        log_tail: Vec::new(),
-    };
+/// Wait. Err is a watcher that could not work (cannot run systemctl), with
+/// its exit code.
+pub fn wait(plan: &Plan, watchers: &mut Watchers, stop: &AtomicBool) -> Result<Verdict, Exit> {
+    let mut r = Run::new(plan);
     loop {
         let now = Instant::now();
         if stop.load(Ordering::SeqCst) {
-            let r = format!("interrupted after {:.1}s", secs(now));
-            return Ok(verdict(
-                ReadyOutcome::Interrupted,
-                r,
-                &st,
-                attempts,
-                port_open_at,
-            ));
+            let why = format!("interrupted after {:.1}s", r.secs(now));
+            return Ok(r.verdict(ReadyOutcome::Interrupted, why));
         }
         if let Some(ev) = watchers.poll(now)? {
-            let (outcome, reason, oom) = match ev {
-                Event::Crashed { reason, .. } if plan.invert => {
-                    (ReadyOutcome::Down, format!("down: {reason}"), false)
-                }
-                Event::Crashed { reason, oom } => (
-                    ReadyOutcome::Crashed,
-                    format!("crashed after {:.1}s: {reason}", secs(now)),
-                    oom,
-                ),
-                Event::RestartLoop { reason } => (ReadyOutcome::RestartLoop, reason, false),
-            };
-            let mut v = verdict(outcome, reason, &st, attempts, port_open_at);
-            v.oom = oom;
-            if outcome != ReadyOutcome::Down {
-                v.log_tail = watchers.tail();
-            }
-            return Ok(v);
+            return Ok(r.on_event(ev, watchers, now));
         }
-        if !in_flight && now >= next_probe {
-            let todo: Vec<(usize, Target)> = plan
-                .targets
-                .iter()
-                .enumerate()
-                .filter(|(i, _)| plan.invert || !st[*i].ok)
-                .map(|(i, t)| (i, t.clone()))
-                .collect();
-            let req = plan.req.clone();
-            let limit = plan
-                .attempt_timeout
-                .min(deadline.saturating_duration_since(now));
-            let limit = limit.max(Duration::from_millis(10));
-            let tx = tx.clone();
-            std::thread::spawn(move || {
-                let res = todo
-                    .iter()
-                    .map(|(i, t)| (*i, probe(t, &req, limit)))
-                    .collect();
-                let _ = tx.send(res);
-            });
-            in_flight = true;
-            attempts += 1;
+        if !r.in_flight && now >= r.next_probe {
+            r.launch(now);
         }
-        let until = if in_flight {
-            now + TICK
-        } else {
-            next_probe.min(now + TICK)
-        };
-        let until = until.min(deadline);
-        match rx.recv_timeout(until.saturating_duration_since(now)) {
+        match r.rx.recv_timeout(r.sleep_until(now)) {
             Ok(results) => {
-                in_flight = false;
-                let done = Instant::now();
-                let mut changed = false;
-                for (i, p) in results {
-                    let s = &mut st[i];
-                    let prev = s.last.as_ref().map(|l| (l.net, l.status));
-                    if prev != Some((p.net, p.status)) {
-                        changed = true;
-                        if plan.verbose {
-                            let t = &plan.targets[i].label;
-                            let d = sweepkit::redact::text(&p.detail);
-                            eprintln!("wait-ready: {:.3}s {t}: {d}", secs(done));
-                        }
-                    }
-                    if p.port_open && port_open_at.is_none() {
-                        port_open_at = Some(secs(done));
-                    }
-                    s.ever_open |= p.port_open;
-                    s.ok = p.pass;
-                    s.last = Some(p);
-                }
-                let all_ok = st.iter().all(|s| s.ok);
-                let all_down = st.iter().all(|s| !s.ok);
-                if !plan.invert && all_ok {
-                    let r = format!("ready after {:.2}s ({attempts} probes)", secs(done));
-                    let mut v = verdict(ReadyOutcome::Ready, r, &st, attempts, port_open_at);
-                    v.time_to_ready_s = Some(secs(done));
-                    return Ok(v);
-                }
-                if plan.invert && all_down {
-                    let why = st[0]
-                        .last
-                        .as_ref()
-                        .map_or(String::new(), |p| p.detail.clone());
-                    let r = format!("down after {:.2}s ({why})", secs(done));
-                    return Ok(verdict(ReadyOutcome::Down, r, &st, attempts, port_open_at));
-                }
-                pause = if changed {
-                    plan.schedule.interval
-                } else {
-                    plan.schedule.grow(pause)
-                };
-                next_probe = done + pause;
-                if let Some(why) = unreachable(plan, &st, watchers.any(), done - t0) {
-                    let v = verdict(ReadyOutcome::Unreachable, why, &st, attempts, port_open_at);
+                if let Some(v) = r.on_results(results, watchers.any()) {
                     return Ok(v);
                 }
             }
             Err(mpsc::RecvTimeoutError::Timeout) => {}
             Err(mpsc::RecvTimeoutError::Disconnected) => unreachable!("sender kept"),
         }
-        if Instant::now() >= deadline {
-            if let Some(why) = never_opened(plan, &st, watchers.any()) {
-                let v = verdict(ReadyOutcome::Unreachable, why, &st, attempts, port_open_at);
-                return Ok(v);
-            }
-            let r = timeout_reason(plan, &st);
-            return Ok(verdict(
-                ReadyOutcome::Timeout,
-                r,
-                &st,
-                attempts,
-                port_open_at,
-            ));
+        if Instant::now() >= r.deadline {
+            return Ok(r.at_deadline(watchers.any()));
         }
+    }
+}
+
+/// One wait's state: the probes so far and the schedule of the next one.
+struct Run<'a> {
+    plan: &'a Plan,
+    t0: Instant,
+    deadline: Instant,
+    st: Vec<State>,
+    tx: mpsc::Sender<Vec<(usize, Probe)>>,
+    rx: mpsc::Receiver<Vec<(usize, Probe)>>,
+    /// A probe round is running in its worker thread.
+    in_flight: bool,
+    next_probe: Instant,
+    pause: Duration,
+    attempts: u64,
+    port_open_at: Option<f64>,
+}
+
+impl<'a> Run<'a> {
+    fn new(plan: &'a Plan) -> Self {
+        let t0 = Instant::now();
+        let (tx, rx) = mpsc::channel();
+        Run {
+            plan,
+            t0,
+            deadline: t0 + plan.timeout,
+            st: vec![State::default(); plan.targets.len()],
+            tx,
+            rx,
+            in_flight: false,
+            next_probe: t0,
+            pause: plan.schedule.interval,
+            attempts: 0,
+            port_open_at: None,
+        }
+    }
+
+    fn secs(&self, t: Instant) -> f64 {
+        t.duration_since(self.t0).as_secs_f64()
+    }
+
+    /// The verdict as things stand.
+    fn verdict(&self, outcome: ReadyOutcome, reason: String) -> Verdict {
+        let targets = self.plan.targets.iter().zip(&self.st);
+        Verdict {
+            outcome,
+            reason,
+            oom: false,
+            targets: targets
+                .map(|(t, s)| ProbeTarget {
+                    target: t.label.clone(),
+                    ok: s.ok,
+                    last_status: s.last.as_ref().and_then(|p| p.status),
+                    last_error: s
+                        .last
+                        .as_ref()
+                        .filter(|p| !p.pass)
+                        .map(|p| p.detail.clone()),
+                })
+                .collect(),
+            time_to_port_open_s: self.port_open_at,
+            time_to_ready_s: None,
+            elapsed_s: self.t0.elapsed().as_secs_f64(),
+            attempts: self.attempts,
+            log_tail: Vec::new(),
+        }
+    }
+
+    /// A watcher saw the server die or restart.
+    fn on_event(&self, ev: Event, watchers: &mut Watchers, now: Instant) -> Verdict {
+        let (outcome, reason, oom) = match ev {
+            Event::Crashed { reason, .. } if self.plan.invert => {
+                (ReadyOutcome::Down, format!("down: {reason}"), false)
+            }
+            Event::Crashed { reason, oom } => (
+                ReadyOutcome::Crashed,
+                format!("crashed after {:.1}s: {reason}", self.secs(now)),
+                oom,
+            ),
+            Event::RestartLoop { reason } => (ReadyOutcome::RestartLoop, reason, false),
+        };
+        let mut v = self.verdict(outcome, reason);
+        v.oom = oom;
+        if outcome != ReadyOutcome::Down {
+            v.log_tail = watchers.tail();
+        }
+        v
+    }
+
+    /// Start a probe round in a worker thread, so a hung probe never
+    /// delays the watchers.
+    fn launch(&mut self, now: Instant) {
+        let plan = self.plan;
+        let todo: Vec<(usize, Target)> = plan
+            .targets
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| plan.invert || !self.st[*i].ok)
+            .map(|(i, t)| (i, t.clone()))
+            .collect();
+        let req = plan.req.clone();
+        let limit = plan
+            .attempt_timeout
+            .min(self.deadline.saturating_duration_since(now))
+            .max(Duration::from_millis(10));
+        let tx = self.tx.clone();
+        std::thread::spawn(move || {
+            let res = todo
+                .iter()
+                .map(|(i, t)| (*i, probe(t, &req, limit)))
+                .collect();
+            let _ = tx.send(res);
+        });
+        self.in_flight = true;
+        self.attempts += 1;
+    }
+
+    /// How long to wait for the probe round: a tick, or less when the
+    /// next round or the deadline comes first.
+    fn sleep_until(&self, now: Instant) -> Duration {
+        let until = if self.in_flight {
+            now + TICK
+        } else {
+            self.next_probe.min(now + TICK)
+        };
+        until.min(self.deadline).saturating_duration_since(now)
+    }
+
+    /// Record a finished round; the verdict when it decides the wait.
+    fn on_results(&mut self, results: Vec<(usize, Probe)>, watched: bool) -> Option<Verdict> {
+        self.in_flight = false;
+        let done = Instant::now();
+        let changed = self.record(results, done);
+        if let Some(v) = self.decided(done) {
+            return Some(v);
+        }
+        self.pause = if changed {
+            self.plan.schedule.interval
+        } else {
+            self.plan.schedule.grow(self.pause)
+        };
+        self.next_probe = done + self.pause;
+        let why = unreachable(self.plan, &self.st, watched, done - self.t0)?;
+        Some(self.verdict(ReadyOutcome::Unreachable, why))
+    }
+
+    /// Keep each probe's result; true when any target's answer changed
+    /// (which resets the backoff).
+    fn record(&mut self, results: Vec<(usize, Probe)>, done: Instant) -> bool {
+        let mut changed = false;
+        for (i, p) in results {
+            let prev = self.st[i].last.as_ref().map(|l| (l.net, l.status));
+            if prev != Some((p.net, p.status)) {
+                changed = true;
+                if self.plan.verbose {
+                    let t = &self.plan.targets[i].label;
+                    let d = sweepkit::redact::text(&p.detail);
+                    eprintln!("wait-ready: {:.3}s {t}: {d}", self.secs(done));
+                }
+            }
+            if p.port_open && self.port_open_at.is_none() {
+                self.port_open_at = Some(self.secs(done));
+            }
+            let s = &mut self.st[i];
+            s.ever_open |= p.port_open;
+            s.ok = p.pass;
+            s.last = Some(p);
+        }
+        changed
+    }
+
+    /// Ready (every target passed) or, with --invert, down (none did).
+    fn decided(&self, done: Instant) -> Option<Verdict> {
+        let at = self.secs(done);
+        if !self.plan.invert && self.st.iter().all(|s| s.ok) {
+            let r = format!("ready after {at:.2}s ({} probes)", self.attempts);
+            let mut v = self.verdict(ReadyOutcome::Ready, r);
+            v.time_to_ready_s = Some(at);
+            return Some(v);
+        }
+        if self.plan.invert && self.st.iter().all(|s| !s.ok) {
+            let last = self.st[0].last.as_ref();
+            let why = last.map_or(String::new(), |p| p.detail.clone());
+            let r = format!("down after {at:.2}s ({why})");
+            return Some(self.verdict(ReadyOutcome::Down, r));
+        }
+        None
+    }
+
+    /// The timeout passed: unreachable if the port never opened with
+    /// nothing watched, else still loading (124).
+    fn at_deadline(&self, watched: bool) -> Verdict {
+        if let Some(why) = never_opened(self.plan, &self.st, watched) {
+            return self.verdict(ReadyOutcome::Unreachable, why);
+        }
+        self.verdict(ReadyOutcome::Timeout, timeout_reason(self.plan, &self.st))
     }
 }
 

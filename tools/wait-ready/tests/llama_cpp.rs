@@ -24,7 +24,10 @@ fn peer() -> Option<(PathBuf, PathBuf)> {
             .filter(|p| p.exists())
     };
     match (get("LLAMA_SERVER"), get("SMOLLM2_GGUF")) {
-        (Some(s), Some(m)) => Some((s, m)),
+        (Some(s), Some(m)) => {
+            testkit::ran("llama-server");
+            Some((s, m))
+        }
         _ => {
             testkit::skip("llama-server not built (run scripts/real-peer.sh)");
             None

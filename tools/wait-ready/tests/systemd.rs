@@ -34,7 +34,7 @@ fn readme_exec_start_post_holds_start_until_ready() {
         "{drop_in}"
     );
     if let Some(why) = nspawn::unavailable() {
-        eprintln!("SKIPPED: {why}");
+        testkit::skip(&why);
         return;
     }
     let bin = testkit::bin("llm-sim");

@@ -152,11 +152,11 @@ impl ConfigFile {
                 "accept-new" => true,
                 // `no` would also accept a changed key; never do that.
                 "no" | "false" | "off" => {
-                    eprintln!(
-                        "sweepkit: warning: {}: StrictHostKeyChecking {v} is treated as \
+                    crate::report::warn(format!(
+                        "{}: StrictHostKeyChecking {v} is treated as \
                          accept-new (a changed host key is still refused)",
                         self.path.display()
-                    );
+                    ));
                     true
                 }
                 _ => {
@@ -211,12 +211,12 @@ fn fence_match_blocks(path: &Path, text: &str) -> String {
     for (i, line) in text.lines().enumerate() {
         let first = line.split([' ', '\t', '=']).find(|w| !w.is_empty());
         if first.is_some_and(|w| w.eq_ignore_ascii_case("match")) {
-            eprintln!(
-                "sweepkit: warning: {}:{}: Match blocks are not supported; \
+            crate::report::warn(format!(
+                "{}:{}: Match blocks are not supported; \
                  their options are ignored",
                 path.display(),
                 i + 1
-            );
+            ));
             out.push_str("Host ");
             out.push_str(NO_HOST);
         } else {
@@ -257,13 +257,9 @@ mod tests {
     use super::*;
 
     fn file(text: &str) -> Result<ConfigFile, TransportError> {
-        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let dir = std::env::temp_dir().join(format!("sk-sshcfg-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(format!("config-{n}"));
-        std::fs::write(&p, text).unwrap();
-        ConfigFile::load(Some(&p))
+        let f = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(f.path(), text).unwrap();
+        ConfigFile::load(Some(f.path()))
     }
 
     fn dest(s: &str) -> SshDest {

@@ -41,10 +41,10 @@ pub(crate) fn open_retrying(cfg: &SshConfig, until: Instant) -> Result<Conn, Tra
             Err(e) if e.is_transient() && Instant::now() + delay < until => {
                 if failures == 0 {
                     let left = until.saturating_duration_since(Instant::now());
-                    eprintln!(
-                        "sweepkit: warning: {e}; retrying for up to {:.0}s",
+                    crate::report::warn(format!(
+                        "{e}; retrying for up to {:.0}s",
                         left.as_secs_f64()
-                    );
+                    ));
                 }
                 failures += 1;
                 std::thread::sleep(delay);

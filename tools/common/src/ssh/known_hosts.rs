@@ -10,6 +10,10 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use base64::alphabet;
+use base64::engine::general_purpose::{GeneralPurpose, GeneralPurposeConfig, STANDARD_NO_PAD};
+use base64::engine::DecodePaddingMode;
+use base64::Engine;
 use ssh2::{CheckResult, HashType, KnownHostFileKind, KnownHosts, MethodType, Session};
 
 use super::SshConfig;
@@ -59,7 +63,7 @@ pub(crate) fn load(
     }
     let mut types = Vec::new();
     for entry in hosts.hosts().unwrap_or_default() {
-        let Some(blob) = base64_decode(entry.key()) else {
+        let Ok(blob) = B64.decode(entry.key()) else {
             continue;
         };
         if !matches!(hosts.check_port(host, port, &blob), CheckResult::Match) {
@@ -128,7 +132,7 @@ pub(crate) fn append(path: &Path, host: &str, port: u16, blob: &[u8]) -> Result<
         "{}{} {t} {}\n",
         if needs_nl { "\n" } else { "" },
         host_pattern(host, port),
-        base64_encode(blob)
+        B64.encode(blob)
     );
     std::fs::OpenOptions::new()
         .create(true)
@@ -145,43 +149,13 @@ pub(crate) fn key_type(blob: &[u8]) -> Option<String> {
     std::str::from_utf8(name).ok().map(str::to_string)
 }
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-pub(crate) fn base64_encode(data: &[u8]) -> String {
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(B64[((n >> (18 - 6 * i)) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-pub(crate) fn base64_decode(s: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(s.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0u32);
-    for c in s.trim_end_matches('=').bytes() {
-        let v = B64.iter().position(|&x| x == c)? as u32;
-        acc = (acc << 6) | v;
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Some(out)
-}
+/// Base64 as known_hosts writes keys: standard alphabet, padded; an entry
+/// whose padding was stripped still reads (as the hand-written decoder this
+/// replaced allowed).
+const B64: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new().with_decode_padding_mode(DecodePaddingMode::Indifferent),
+);
 
 /// Restrict the host-key methods to the key types on file, so the server
 /// offers a key `check_port` can compare (it ignores types). Returns whether
@@ -202,7 +176,7 @@ pub(crate) fn pin_host_key_methods(sess: &Session, types: &[String]) -> bool {
 /// OpenSSH's form of the server's key fingerprint (`SHA256:...`).
 fn fingerprint(sess: &Session) -> String {
     match sess.host_key_hash(HashType::Sha256) {
-        Some(h) => format!("SHA256:{}", base64_encode(h).trim_end_matches('=')),
+        Some(h) => format!("SHA256:{}", STANDARD_NO_PAD.encode(h)),
         None => "(no fingerprint)".into(),
     }
 }
@@ -232,7 +206,7 @@ pub(crate) fn check_host_key(
             append(&files.user, &t.host, t.port, blob).map_err(|e| {
                 TransportError::HostKey(format!("{t}: recording the new host key: {e}"))
             })?;
-            eprintln!("sweepkit: warning: added {pattern} ({ktype} {fp}) to {file}");
+            crate::report::warn(format!("added {pattern} ({ktype} {fp}) to {file}"));
             Ok(())
         }
         CheckResult::NotFound => Err(TransportError::HostKey(format!(
@@ -252,13 +226,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn base64_round_trips() {
-        for s in [&b""[..], b"f", b"fo", b"foo", b"foob", b"fooba", b"foobar"] {
-            let e = base64_encode(s);
-            assert_eq!(base64_decode(&e).unwrap(), s, "{e}");
-        }
-        assert_eq!(base64_encode(b"foobar"), "Zm9vYmFy");
-        assert_eq!(base64_encode(b"fo"), "Zm8=");
+    fn known_hosts_base64_is_padded_and_reads_unpadded() {
+        assert_eq!(B64.encode(b"fo"), "Zm8=");
+        assert_eq!(B64.decode("Zm8=").unwrap(), b"fo");
+        assert_eq!(B64.decode("Zm8").unwrap(), b"fo");
+        assert!(B64.decode("Zm8*").is_err());
+        // OpenSSH prints SHA256 fingerprints without padding.
+        assert_eq!(STANDARD_NO_PAD.encode(b"fo"), "Zm8");
     }
 
     #[test]

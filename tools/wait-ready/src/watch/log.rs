@@ -194,9 +194,8 @@ mod tests {
 
     #[test]
     fn previous_instance_lines_are_neither_judged_nor_in_the_tail() {
-        let dir = std::env::temp_dir().join(format!("wr-log-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("server.log");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("server.log");
         std::fs::write(
             &p,
             "old Traceback (most recent call last)\nreceived SIGTERM, exiting\n",
@@ -219,14 +218,12 @@ mod tests {
         assert_eq!(tail.first().map(String::as_str), Some("weights 50%"));
         assert!(tail.last().unwrap().starts_with("torch.OutOfMemoryError"));
         assert_eq!(tail.len(), 2, "{tail:?}");
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn a_given_offset_reads_this_instance_from_its_first_line() {
-        let dir = std::env::temp_dir().join(format!("wr-log3-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("server.log");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("server.log");
         let old = "received SIGTERM, exiting\n";
         // The new instance wrote (and died) before the wait began.
         std::fs::write(&p, format!("{old}loading\nFATAL: bad weights\n")).unwrap();
@@ -241,14 +238,12 @@ mod tests {
         let mut w = LogWatch::new(path, Place::Local, &[], Some(1 << 20));
         w.poll(Instant::now());
         assert_eq!(w.tail().len(), 3, "{:?}", w.tail());
-        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
     fn missing_file_is_waited_for_and_extra_patterns_apply() {
-        let dir = std::env::temp_dir().join(format!("wr-log2-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join("late.log");
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("late.log");
         let extra = [Regex::new("^BOOM").unwrap()];
         let mut w = LogWatch::new(p.to_str().unwrap(), Place::Local, &extra, None);
         assert_eq!(w.poll(Instant::now()), None);
@@ -257,6 +252,5 @@ mod tests {
             w.poll(Instant::now()),
             Some(Event::Crashed { oom: false, .. })
         ));
-        std::fs::remove_dir_all(dir).unwrap();
     }
 }

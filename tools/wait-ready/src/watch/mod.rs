@@ -9,6 +9,7 @@ pub mod unit;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
 /// Something a watcher saw that ends the wait.
@@ -47,7 +48,7 @@ impl Watchers {
 
     /// Poll the watchers that are due. Errors are the watcher's own
     /// (cannot run systemctl): fatal, with the exit code given.
-    pub fn poll(&mut self, now: Instant) -> Result<Option<Event>, (u8, String)> {
+    pub fn poll(&mut self, now: Instant) -> Result<Option<Event>, Exit> {
         // The log first: when the process died of an OOM the log says so,
         // and its lines make the better reason.
         let log_event = match &mut self.log {

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sweepkit::exit;
+use sweepkit::report::Exit;
 use sweepkit::transport::{Transport, TransportError};
 
 use super::pid::describe_status;
@@ -52,16 +53,16 @@ impl UnitWatch {
         }
     }
 
-    fn show(&self) -> Result<BTreeMap<String, String>, (u8, String)> {
+    fn show(&self) -> Result<BTreeMap<String, String>, Exit> {
         let argv = ["systemctl", "show", "-p", PROPS, &self.unit].map(String::from);
         let out = self
             .transport
             .run_idempotent(&argv, None, CMD_TIMEOUT)
             .map_err(|e| transport_error(&*self.transport, e))?;
         if !out.success() {
-            return Err((
+            return Err(Exit::new(
                 exit::TRANSPORT_ERROR,
-                format!(
+                anyhow::anyhow!(
                     "systemctl show {} ({}): {}",
                     self.unit,
                     self.transport.describe(),
@@ -72,7 +73,7 @@ impl UnitWatch {
         Ok(parse_show(&out.stdout_str()))
     }
 
-    pub fn poll(&mut self, now: Instant) -> Result<Option<Event>, (u8, String)> {
+    pub fn poll(&mut self, now: Instant) -> Result<Option<Event>, Exit> {
         if now < self.next {
             return Ok(None);
         }
@@ -80,9 +81,9 @@ impl UnitWatch {
         let m = self.show()?;
         let get = |k: &str| m.get(k).map(String::as_str).unwrap_or("");
         if get("LoadState") == "not-found" {
-            return Err((
+            return Err(Exit::new(
                 exit::FAILURE,
-                format!(
+                anyhow::anyhow!(
                     "unit {}: not found ({})",
                     self.unit,
                     self.transport.describe()
@@ -147,7 +148,7 @@ impl UnitWatch {
     }
 
     /// Poll at once, whatever the schedule.
-    pub fn poll_now(&mut self) -> Result<Option<Event>, (u8, String)> {
+    pub fn poll_now(&mut self) -> Result<Option<Event>, Exit> {
         self.next = Instant::now();
         self.poll(Instant::now())
     }
@@ -187,10 +188,10 @@ fn main_status(code: &str, status: &str) -> String {
     }
 }
 
-fn transport_error(t: &dyn Transport, e: TransportError) -> (u8, String) {
-    (
+fn transport_error(t: &dyn Transport, e: TransportError) -> Exit {
+    Exit::new(
         exit::TRANSPORT_ERROR,
-        format!("watching the unit ({}): {e}", t.describe()),
+        anyhow::anyhow!("watching the unit ({}): {e}", t.describe()),
     )
 }
 
@@ -292,6 +293,8 @@ mod tests {
     fn missing_unit_is_an_error() {
         let mut w = watch(vec!["LoadState=not-found\nActiveState=inactive\n"]);
         let e = w.poll(Instant::now()).unwrap_err();
-        assert!(e.1.contains("not found"), "{e:?}");
+        assert_eq!(e.code, exit::FAILURE);
+        let msg = e.error.expect("a message").to_string();
+        assert!(msg.contains("not found"), "{msg}");
     }
 }

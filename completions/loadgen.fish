@@ -1,0 +1,41 @@
+complete -c loadgen -l url -d 'Server base URL (same as the positional URL)' -r
+complete -c loadgen -l model -d 'Model name; default: the first model /v1/models lists' -r
+complete -c loadgen -l api-key -d 'API key sent as a Bearer token (never printed); SWEEPKIT_API_KEY, as wait-ready reads it, when neither this nor OPENAI_API_KEY is set' -r
+complete -c loadgen -l endpoint -d 'Which API to call' -r -f -a "completions\t'/v1/completions'
+chat\t'/v1/chat/completions'
+generate\t'SGLang\'s native /generate (per-request acceptance from meta_info)'"
+complete -c loadgen -s c -l concurrency -d 'Closed loop: requests in flight, one level per value' -r
+complete -c loadgen -s r -l rate -d 'Open loop: arrival rate in requests/s, one level per value' -r
+complete -c loadgen -l burstiness -d 'Open loop: gamma shape of inter-arrival times (1 = Poisson; lower is burstier)' -r
+complete -c loadgen -l max-inflight -d 'Open loop: most requests in flight; later arrivals wait in the client (queue time)' -r
+complete -c loadgen -l warmup -d 'Requests per level before measuring (not counted)' -r
+complete -c loadgen -s n -l requests -d 'Measured requests per level [default: max(16, 8 x concurrency); open loop: max(16, 10 x rate)]' -r
+complete -c loadgen -s d -l duration -d 'Measure each level for this long instead of a request count' -r
+complete -c loadgen -l repeat -d 'Run each level N times in a row, one record each (run-to-run variance; summarize treats them as repeats of one cell)' -r
+complete -c loadgen -l max-tokens -d 'Output tokens asked for per request' -r
+complete -c loadgen -l temperature -d 'Sampling temperature (default: the server\'s)' -r
+complete -c loadgen -l input-tokens -d 'Synthetic prompts of this many tokens' -r
+complete -c loadgen -l prompts-file -d 'Prompts from a file instead of synthetic ones' -r -F
+complete -c loadgen -l prompts-format -d 'Format of --prompts-file' -r -f -a "auto\t'By content: a JSON array is ShareGPT, else JSONL'
+jsonl\t'One {"prompt": .., "output_tokens": ..} object per line'
+sharegpt\t'ShareGPT JSON: first human turn, reply length as output length'"
+complete -c loadgen -l seed -d 'Seed for prompts and the arrival schedule' -r
+complete -c loadgen -l extra-body -d 'Extra JSON fields merged into every request body (they win)' -r
+complete -c loadgen -l slo -d 'Goodput objectives, e.g. ttft=200ms,tpot=50ms,e2e=10s (bare numbers are ms)' -r
+complete -c loadgen -l request-timeout -d 'Longest time one request may take' -r
+complete -c loadgen -l idle-timeout -d 'Longest silence between bytes of a response (a stalled stream)' -r
+complete -c loadgen -l level-timeout -d 'Longest time one level may take, warmup and drain included' -r
+complete -c loadgen -l client-threads -d 'Threads for the client\'s event loop. One keeps every timestamp on one clock with no cross-thread wakeups and serves tens of thousands of chunks a second; raise it only when the run warns that the client was the bottleneck' -r
+complete -c loadgen -l format -d 'Output format on stdout' -r -f -a "json\t'One JSON bench record per level, written when the level ends'
+csv\t'CSV (dotted column names), written after the last level'
+markdown\t'A Markdown table for people, written after the last level'"
+complete -c loadgen -l requests-out -d 'Write one JSON line per request to FILE' -r -F
+complete -c loadgen -l no-stream -d 'Ask for whole responses instead of a stream (no TTFT or ITL)'
+complete -c loadgen -l ignore-eos -d 'Ask the server to ignore end-of-sequence (full-length outputs)'
+complete -c loadgen -l no-tokenize -d 'Do not call the server\'s /tokenize (approximate input lengths)'
+complete -c loadgen -l no-continuous-usage -d 'Do not ask for per-chunk usage (stream_options.continuous_usage_stats)'
+complete -c loadgen -l no-scrape -d 'Do not scrape /metrics and /server_info for speculative decoding'
+complete -c loadgen -l no-upstream -d 'Do not read an upstream record from stdin'
+complete -c loadgen -s q -l quiet -d 'No progress bar or level lines on stderr'
+complete -c loadgen -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c loadgen -s V -l version -d 'Print version'

@@ -1,0 +1,30 @@
+complete -c summarize -s m -l metric -d 'Metric to compare: dotted path (ttft_ms.p99) or alias (p99_ttft_ms)' -r
+complete -c summarize -l better -d 'Which way the metric improves [default: from its unit: _ms/_s lower]' -r -f -a "higher\t''
+lower\t''"
+complete -c summarize -s b -l baseline -d 'Config the change in % is against [default: speculation off, if present, else the first config]' -r
+complete -c summarize -l objective -d 'How to pick the overall winner [default: slo with --slo, else weighted (every level counts, equal weights unless --weights)]' -r -f -a "max\t'The best single (config, level) cell'
+slo\t'The best cell among those meeting every --slo term'
+weighted\t'The best config over a weighted mix of levels (--weights)'"
+complete -c summarize -l slo -d 'Service levels every pick must meet, e.g. \'p99_e2e_ms<=2000,p99_ttft_ms<=500\'' -r
+complete -c summarize -l weights -d 'Level weights for --objective weighted, e.g. \'c=1:0.5,c=16:0.5\' [default: all levels equal]' -r
+complete -c summarize -l param -d 'Ordered parameter for the plateau [default: the one varying numeric parameter]' -r
+complete -c summarize -l plateau-threshold -d 'Gain below which further steps of the parameter count as a plateau' -r
+complete -c summarize -l tolerance -d 'Scores within this of the best count as a tie; the smaller parameter value wins' -r
+complete -c summarize -s f -l format -d 'Output format [default: text on a terminal, else json]' -r -f -a "text\t'Aligned table and decisions (default on a terminal)'
+markdown\t'Markdown table and decisions, for pull requests'
+csv\t'One row per config and level'
+json\t'One summary record (default when stdout is not a terminal)'"
+complete -c summarize -l plot -d 'Also draw the metric by level and by parameter into this SVG file' -r -F
+complete -c summarize -l config-states -d 'For sweep(1): print each config\'s state (complete, failed, transport, incomplete), a TAB and KEY=VALUE per comma-separated KEY' -r
+complete -c summarize -l count -d 'For sweep(1): print how many records of TYPE the input holds (swap, ready, bench, failure, summary, origin)' -r
+complete -c summarize -l next -d 'For sweep --adaptive: print what to measure next along KEY\'s values (KEY=V1,V2,...), or that the search is done and why' -r
+complete -c summarize -l patience -d 'With --next: stop after K further values past the best showed the plateau' -r
+complete -c summarize -l noise-margin -d 'With --next: weighted-score gap that counts as a close call (and a drop that counts as a clear peak) until repeats measure the noise' -r
+complete -c summarize -l repeat-budget -d 'With --next: extra config starts allowed for re-measuring close calls' -r
+complete -c summarize -l pool-hosts -d 'Rank results from hosts of different hardware together (without it: one table per host, and json/csv refuse, exit 55)'
+complete -c summarize -l per-host -d 'One table (json: one summary record) per host, even when the hosts\' hardware is identical'
+complete -c summarize -l origin -d 'For sweep(1): print the restore arguments of the input\'s origin record, one per line (nothing when it has none)'
+complete -c summarize -l new-origin -d 'For sweep(1): read a dry-run swap record, write an origin record'
+complete -c summarize -l emit-skipped -d 'With --next: write a skipped record for each untried value of a finished search (none twice), instead of the answer'
+complete -c summarize -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c summarize -s V -l version -d 'Print version'

@@ -1,0 +1,211 @@
+//! The one reader of the upstream record on stdin (loadgen, wait-ready,
+//! svc-swap --apply-from): which kinds a tool accepts, how a failure record
+//! is passed through, and which exit code each problem gets, all said once.
+
+use std::io::{BufRead, Write};
+
+use anyhow::Context as _;
+use serde_json::Value;
+
+use crate::exit;
+use crate::io::{write_json_line, RecordReader};
+use crate::records::Record;
+use crate::report::{Exit, WithCode};
+
+/// Records that describe a running server, read by wait-ready and loadgen:
+/// svc-swap's swap record, wait-ready's ready record, loadgen's bench
+/// record (a chained `loadgen | wait-ready` or `loadgen | loadgen`).
+pub const SERVER: &[&str] = &["swap", "ready", "bench"];
+
+/// Records that carry a config to apply, read by `svc-swap --apply-from`:
+/// the server records plus summarize's pick and sweep.sh's origin record.
+pub const CONFIG: &[&str] = &["swap", "ready", "bench", "summary", "origin"];
+
+/// What was on the input.
+#[derive(Debug)]
+pub enum Upstream {
+    /// Nothing: empty input or blank lines only.
+    None,
+    /// A failure record: pass it through ([`pass_through`]) and exit 4.
+    Failure(Value),
+    /// An accepted record, parsed, with its raw JSON (kept whole in the
+    /// reader's own record, so unknown fields survive).
+    Record(Box<Record>, Value),
+}
+
+/// Reads the first record of an input and checks its kind.
+pub struct Reader<'a> {
+    source: &'a str,
+    accept: &'a [&'a str],
+    hint: &'a str,
+}
+
+impl<'a> Reader<'a> {
+    /// Read from `source` (a file name, or `<stdin>`), accepting `accept`
+    /// ([`SERVER`] or [`CONFIG`]); a failure record is always accepted.
+    pub fn new(source: &'a str, accept: &'a [&'a str]) -> Self {
+        Reader {
+            source,
+            accept,
+            hint: "",
+        }
+    }
+
+    /// Text added to the wrong-kind message, naming the flag that ignores
+    /// the input (`use --no-stdin to ignore stdin`).
+    pub fn hint(mut self, hint: &'a str) -> Self {
+        self.hint = hint;
+        self
+    }
+
+    /// Read at most one record. Every problem with the input (unreadable,
+    /// not JSON, not a record, a kind not accepted) is exit 3 (BAD_INPUT):
+    /// an unreadable stdin is almost always invalid UTF-8, i.e. bad input.
+    pub fn read(&self, r: impl BufRead) -> Result<Upstream, Exit> {
+        let mut reader = RecordReader::new(r, self.source);
+        let (rec, raw) = match reader.next_record() {
+            None => return Ok(Upstream::None),
+            Some(x) => x.code(exit::BAD_INPUT)?,
+        };
+        if let Record::Failure(_) = rec {
+            return Ok(Upstream::Failure(raw));
+        }
+        if !self.accept.contains(&rec.kind()) {
+            let hint = if self.hint.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", self.hint)
+            };
+            return Err(Exit::new(
+                exit::BAD_INPUT,
+                anyhow::anyhow!(
+                    "{}: line {}: expected a {} record, got a {} record{hint}",
+                    self.source,
+                    reader.line(),
+                    or_list(self.accept),
+                    rec.kind()
+                ),
+            ));
+        }
+        Ok(Upstream::Record(Box::new(rec), raw))
+    }
+
+    /// Like [`Reader::read`], but empty input is an error (exit 3): the
+    /// user named the input (`--apply-from FILE`), so a record must be there.
+    pub fn read_required(&self, r: impl BufRead) -> Result<Upstream, Exit> {
+        match self.read(r)? {
+            Upstream::None => Err(Exit::new(
+                exit::BAD_INPUT,
+                anyhow::anyhow!(
+                    "{}: no record on input (expected a {} record)",
+                    self.source,
+                    or_list(self.accept)
+                ),
+            )),
+            up => Ok(up),
+        }
+    }
+}
+
+/// `a, b or c`.
+fn or_list(kinds: &[&str]) -> String {
+    match kinds {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
+/// Pass an upstream failure record through: write it to `out` unchanged
+/// (the pipeline's results must say why this config has no numbers), warn
+/// under `tool`'s name with its reason, and return exit 4 (UPSTREAM_FAILED)
+/// for the caller to end with.
+pub fn pass_through(tool: &str, raw: &Value, out: &mut (impl Write + ?Sized)) -> Exit {
+    if let Err(e) = write_json_line(out, raw).context("writing stdout") {
+        return e.into();
+    }
+    let why = raw.get("reason").and_then(Value::as_str).unwrap_or("");
+    crate::report::warning(tool, format!("upstream failed, passed through: {why}"));
+    Exit::silent(exit::UPSTREAM_FAILED)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROV: &str =
+        r#""provenance":{"tool":"t","version":"0","started_at":"x","finished_at":"y"}"#;
+
+    fn summary() -> String {
+        format!(
+            r#"{{"type":"summary","schema":1,{PROV},"metric":"m","objective":"max","best_config":{{"a":"1"}},"best_per_level":{{}}}}"#
+        ) + "\n"
+    }
+
+    fn failure() -> String {
+        format!(
+            r#"{{"type":"failure","schema":1,"config":{{"a":"1"}},{PROV},"stage":"ready","kind":"oom","reason":"out of memory","extra":7}}"#
+        ) + "\n"
+    }
+
+    #[test]
+    fn empty_input_is_none_unless_required() {
+        let r = Reader::new("<stdin>", SERVER);
+        assert!(matches!(r.read("\n\n".as_bytes()).unwrap(), Upstream::None));
+        let e = r.read_required("".as_bytes()).unwrap_err();
+        assert_eq!(e.code, exit::BAD_INPUT);
+        let msg = e.error.unwrap().to_string();
+        assert_eq!(
+            msg,
+            "<stdin>: no record on input (expected a swap, ready or bench record)"
+        );
+    }
+
+    #[test]
+    fn wrong_kind_and_bad_json_are_bad_input_with_the_line() {
+        let r = Reader::new("<stdin>", SERVER).hint("use --no-stdin to ignore stdin");
+        let e = r.read(format!("\n{}", summary()).as_bytes()).unwrap_err();
+        assert_eq!(e.code, exit::BAD_INPUT);
+        assert_eq!(
+            e.error.unwrap().to_string(),
+            "<stdin>: line 2: expected a swap, ready or bench record, \
+             got a summary record (use --no-stdin to ignore stdin)"
+        );
+        let e = r.read("not json\n".as_bytes()).unwrap_err();
+        assert_eq!(e.code, exit::BAD_INPUT);
+        assert!(format!("{:#}", e.error.unwrap()).starts_with("<stdin>: line 1: not JSON"));
+        // Invalid UTF-8 is an I/O error from read_line: still bad input.
+        let e = r.read(&b"\xff\xfe\n"[..]).unwrap_err();
+        assert_eq!(e.code, exit::BAD_INPUT);
+    }
+
+    #[test]
+    fn config_sources_take_a_summary() {
+        let up = Reader::new("pick.jsonl", CONFIG)
+            .read(summary().as_bytes())
+            .unwrap();
+        let Upstream::Record(rec, raw) = up else {
+            panic!("not a record: {up:?}")
+        };
+        assert_eq!(rec.config()["a"], "1");
+        assert_eq!(raw["metric"], "m");
+    }
+
+    #[test]
+    fn failure_passes_through_unchanged_with_exit_4() {
+        let Upstream::Failure(raw) = Reader::new("<stdin>", SERVER)
+            .read(failure().as_bytes())
+            .unwrap()
+        else {
+            panic!("not a failure")
+        };
+        let mut out = Vec::new();
+        let e = pass_through("t", &raw, &mut out);
+        assert_eq!(e.code, exit::UPSTREAM_FAILED);
+        assert!(e.error.is_none(), "silent: the warning was printed");
+        let line = String::from_utf8(out).unwrap();
+        let back: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, raw, "unknown fields kept");
+        assert_eq!(back["extra"], 7);
+    }
+}

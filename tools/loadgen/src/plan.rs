@@ -1,0 +1,235 @@
+//! The plan: the flags read and validated once, before the first request,
+//! into what each step needs (setup's server and prompts, each level's
+//! bounds and record fields). Later steps never see `Args`.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use anyhow::anyhow;
+use serde_json::Value;
+use sweepkit::exit;
+use sweepkit::report::Exit;
+
+use crate::args::{Args, Endpoint};
+use crate::level::Shape;
+use crate::metrics::{parse_slo, Slo};
+use crate::setup::{check_against_target, is_loopback_url, tunnelled_via};
+use crate::upstream::Upstream;
+
+/// What the flags ask for, validated.
+pub struct Plan {
+    pub base_url: String,
+    pub shapes: Vec<Shape>,
+    pub slo: Option<Slo>,
+    pub extra: Option<serde_json::Map<String, Value>>,
+    pub started: SystemTime,
+    pub endpoint_path: &'static str,
+    pub level: LevelPlan,
+}
+
+/// What the level loop needs from the flags, and nothing else.
+#[derive(Debug, Clone)]
+pub struct LevelPlan {
+    /// Requests before each level's measurement (not counted).
+    pub warmup: u64,
+    /// `--requests`: measured requests per level (None: the default).
+    pub requests: Option<u64>,
+    /// `--duration`: measure for this long instead of a count.
+    pub duration: Option<Duration>,
+    /// Runs of each level in a row.
+    pub repeat: u32,
+    pub level_timeout: Duration,
+    pub seed: u64,
+    pub stream: bool,
+    pub ignore_eos: bool,
+    pub temperature: Option<f64>,
+    pub max_tokens: u64,
+    /// `--slo` as given, for the record's `load.slo`.
+    pub slo_text: Option<String>,
+    /// Scrape /metrics and /server_info for speculative decoding.
+    pub scrape: bool,
+    /// No progress bar or level lines on stderr.
+    pub quiet: bool,
+    pub client_threads: u32,
+    pub requests_out: Option<PathBuf>,
+    /// `--model` was given: setup asked the server nothing yet.
+    pub model_given: bool,
+    /// `--until-stable`, when given.
+    pub until_stable: Option<UntilStable>,
+}
+
+/// `--until-stable PCT` and its bounds.
+#[derive(Debug, Clone, Copy)]
+pub struct UntilStable {
+    /// Target half-width, percent of the mean.
+    pub pct: f64,
+    /// `--min-requests` (None: the level's default count, at least 20).
+    pub min_requests: Option<u64>,
+}
+
+fn usage(msg: String) -> Exit {
+    Exit::new(exit::USAGE, anyhow!(msg))
+}
+
+impl Plan {
+    pub fn from_args(a: &Args, up: &Upstream) -> Result<Plan, Exit> {
+        let base_url = base_url(a, up)?;
+        let shapes = shapes(a)?;
+        if a.requests == Some(0) {
+            return Err(usage("--requests: must be above 0".into()));
+        }
+        if a.duration.is_some_and(|d| d.is_zero()) {
+            return Err(usage("--duration: must be above 0".into()));
+        }
+        if a.max_tokens == 0 {
+            return Err(usage("--max-tokens: must be above 0".into()));
+        }
+        let slo = match &a.slo {
+            None => None,
+            Some(s) => Some(parse_slo(s).map_err(|e| usage(format!("--slo: {e}")))?),
+        };
+        let extra = match &a.extra_body {
+            None => None,
+            Some(s) => match serde_json::from_str::<Value>(s) {
+                Ok(Value::Object(m)) => Some(m),
+                Ok(_) => return Err(usage("--extra-body: not a JSON object".into())),
+                Err(e) => return Err(usage(format!("--extra-body: not JSON: {e}"))),
+            },
+        };
+        let endpoint_path = match a.endpoint {
+            Endpoint::Completions => "/v1/completions",
+            Endpoint::Chat => "/v1/chat/completions",
+            Endpoint::Generate => "/generate",
+        };
+        Ok(Plan {
+            base_url,
+            shapes,
+            slo,
+            extra,
+            started: SystemTime::now(),
+            endpoint_path,
+            level: LevelPlan::from_args(a, until_stable(a)?),
+        })
+    }
+}
+
+impl LevelPlan {
+    fn from_args(a: &Args, until_stable: Option<UntilStable>) -> LevelPlan {
+        LevelPlan {
+            warmup: a.warmup,
+            requests: a.requests,
+            duration: a.duration,
+            repeat: a.repeat,
+            level_timeout: a.level_timeout,
+            seed: a.seed,
+            stream: !a.no_stream,
+            ignore_eos: a.ignore_eos,
+            temperature: a.temperature,
+            max_tokens: a.max_tokens,
+            slo_text: a.slo.clone(),
+            scrape: !a.no_scrape,
+            quiet: a.quiet,
+            client_threads: a.client_threads,
+            requests_out: a.requests_out.clone(),
+            model_given: a.model.is_some(),
+            until_stable,
+        }
+    }
+}
+
+/// The server's base URL: given, or the upstream record's (refused when
+/// that was probed through a tunnel and means another machine).
+fn base_url(a: &Args, up: &Upstream) -> Result<String, Exit> {
+    let given = a.base_url.clone().or_else(|| a.url.clone());
+    let from_upstream = up.server.as_ref().and_then(|s| s.base_url.clone());
+    if given.is_none() {
+        if let (Some(url), Some(via)) = (&from_upstream, tunnelled_via(up)) {
+            if is_loopback_url(url) {
+                return Err(usage(format!(
+                    "the ready record's {url} was probed through a tunnel ({via}); \
+                     from here it would be this machine: give --url with an address \
+                     that reaches the server from here (e.g. after ssh -L)"
+                )));
+            }
+        }
+    }
+    if let Some(url) = &given {
+        check_against_target(url, up);
+    }
+    let base_url = given
+        .or(from_upstream)
+        .ok_or_else(|| usage("no server URL: give URL or --url, or pipe a ready record".into()))?;
+    if !base_url.starts_with("http://") {
+        return Err(usage(format!(
+            "URL '{base_url}': only http:// is supported"
+        )));
+    }
+    Ok(base_url
+        .trim_end_matches('/')
+        .trim_end_matches("/v1")
+        .to_string())
+}
+
+/// `--until-stable PCT` (`5` or `5%`) with `--min-requests` and the cap.
+fn until_stable(a: &Args) -> Result<Option<UntilStable>, Exit> {
+    let Some(text) = &a.until_stable else {
+        return Ok(None);
+    };
+    let pct = text
+        .trim()
+        .strip_suffix('%')
+        .unwrap_or(text.trim())
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p > 0.0 && *p < 100.0)
+        .ok_or_else(|| {
+            usage(format!(
+                "--until-stable '{text}': expected a percentage above 0 and below 100 \
+                 (e.g. 5 or 5%)"
+            ))
+        })?;
+    if a.min_requests == Some(0) {
+        return Err(usage("--min-requests: must be above 0".into()));
+    }
+    if let (Some(min), Some(max)) = (a.min_requests, a.requests) {
+        if max < min {
+            return Err(usage(format!(
+                "--max-requests {max} is below --min-requests {min}"
+            )));
+        }
+    }
+    Ok(Some(UntilStable {
+        pct,
+        min_requests: a.min_requests,
+    }))
+}
+
+/// One shape per level: open loop per rate, else closed per concurrency.
+fn shapes(a: &Args) -> Result<Vec<Shape>, Exit> {
+    Ok(match (&a.rate, &a.concurrency) {
+        (Some(rates), _) => {
+            if !(a.burstiness > 0.0 && a.burstiness.is_finite()) {
+                return Err(usage(format!(
+                    "--burstiness {}: must be above 0",
+                    a.burstiness
+                )));
+            }
+            if a.max_inflight == 0 {
+                return Err(usage("--max-inflight: must be above 0".into()));
+            }
+            rates
+                .iter()
+                .map(|&rate| Shape::Open {
+                    rate,
+                    burstiness: a.burstiness,
+                    max_inflight: a.max_inflight,
+                })
+                .collect()
+        }
+        (None, Some(cs)) => cs
+            .iter()
+            .map(|&c| Shape::Closed { concurrency: c })
+            .collect(),
+        (None, None) => vec![Shape::Closed { concurrency: 1 }],
+    })
+}

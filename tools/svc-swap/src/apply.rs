@@ -1,0 +1,92 @@
+//! The edits one run makes: `--apply-from` (a record's config, read with
+//! the core upstream reader) then `--set` and `--unset`.
+
+use std::io::{BufRead, Write};
+
+use anyhow::Context as _;
+use sweepkit::exit;
+use sweepkit::records::Record;
+use sweepkit::report::{Exit, WithCode};
+use sweepkit::upstream::{self, Reader, Upstream};
+
+use crate::flags::Op;
+use crate::Args;
+
+/// The edits and the upstream record they came from. An upstream failure
+/// record is written through to `stdout` and ends the run (exit 4).
+pub fn edits(
+    args: &Args,
+    stdin: impl BufRead,
+    stdout: &mut impl Write,
+) -> Result<(Vec<Op>, Option<serde_json::Value>), Exit> {
+    let (mut ops, raw) = match &args.apply_from {
+        Some(src) => match apply_from(src, stdin)? {
+            Upstream::Record(rec, raw) => (ops_from(src, &rec)?, Some(raw)),
+            Upstream::Failure(raw) => {
+                return Err(upstream::pass_through(crate::TOOL, &raw, stdout))
+            }
+            Upstream::None => unreachable!("read_required"),
+        },
+        None => (Vec::new(), None),
+    };
+    let usage = |flag: &str, e: String| Exit::new(exit::USAGE, anyhow::anyhow!("{flag} {e}"));
+    for s in &args.set {
+        ops.push(Op::parse_set(s).map_err(|e| usage("--set", e))?);
+    }
+    for s in &args.unset {
+        ops.push(Op::parse_unset(s).map_err(|e| usage("--unset", e))?);
+    }
+    Ok((ops, raw))
+}
+
+/// Read the `--apply-from` record (`-` is stdin) with the core reader.
+fn apply_from(src: &str, stdin: impl BufRead) -> Result<Upstream, Exit> {
+    let reader = Reader::new(source_name(src), upstream::CONFIG);
+    if src == "-" {
+        return reader.read_required(stdin);
+    }
+    let file = std::fs::File::open(src)
+        .with_context(|| src.to_string())
+        .code(exit::BAD_INPUT)?;
+    reader.read_required(std::io::BufReader::new(file))
+}
+
+fn source_name(src: &str) -> &str {
+    if src == "-" {
+        "<stdin>"
+    } else {
+        src
+    }
+}
+
+/// The record's config as --set edits; a summary's `best_unset` and an
+/// origin's `unset` as --unset edits.
+fn ops_from(src: &str, rec: &Record) -> Result<Vec<Op>, Exit> {
+    let name = source_name(src);
+    let bad =
+        |what: &str, e: String| Exit::new(exit::BAD_INPUT, anyhow::anyhow!("{name}: {what} {e}"));
+    let mut ops = Vec::new();
+    for (k, v) in rec.config() {
+        ops.push(Op::parse_set(&format!("{k}={v}")).map_err(|e| bad("config key", e))?);
+    }
+    // A summary's pick may leave keys unset (speculation off drops
+    // --speculative-algorithm): remove them, or the old value lingers.
+    if let Record::Summary(s) = rec {
+        for k in &s.best_unset {
+            ops.push(Op::parse_unset(k).map_err(|e| bad("best_unset", e))?);
+        }
+    }
+    // A sweep's origin record: flags absent originally are removed.
+    if let Record::Origin(o) = rec {
+        for k in &o.unset {
+            ops.push(Op::parse_unset(k).map_err(|e| bad("unset", e))?);
+        }
+    }
+    if ops.is_empty() {
+        return Err(Exit::new(
+            exit::BAD_INPUT,
+            anyhow::anyhow!("{name}: the record's config is empty"),
+        ));
+    }
+    Ok(ops)
+}
