@@ -47,10 +47,10 @@ EOF
     >/dev/null 2>"$OUT/err" || { cat "$OUT/err" >&2; return 1; }
   t1=$(date +%s.%N)
   local cost pick
-  # The full grid's own cost line comes from the same reader (--next on a
-  # file where every value was measured says done/exhausted).
-  cost=$("$BIN/summarize" --next speculative-num-steps=1,2,3,4,5,6,7,8,9,10 "$res" | grep '^cost')
-  pick=$("$BIN/summarize" --format json "$res" | jq -r '.best_config["speculative-num-steps"]')
+  # Both costs come from the same reader: --next with no repeat budget
+  # answers done, with the cost line, on a finished results file.
+  cost=$("$BIN/summarize" --next speculative-num-steps=1,2,3,4,5,6,7,8,9,10 --repeat-budget 0 "$res" | grep "^cost" || true)
+  pick=$("$BIN/summarize" --format json "$res" | jq -r '.best_config["speculative-num-steps"]' || true)
   local restarts requests
   restarts=$(tr '\t' '\n' <<<"$cost" | sed -n 's/^restarts=//p')
   requests=$(tr '\t' '\n' <<<"$cost" | sed -n 's/^requests=//p')

@@ -562,7 +562,7 @@ adaptive_next() { # [--emit-skipped]
 adaptive_sweep() {
   local -a lines todo
   local line what a b rc round=0 step=0 kv
-  local max_rounds=$((${#configs[@]} * 3 + 10)) # a guard, never reached by design
+  local max_rounds=$((${#configs[@]} * 4 + 40)) # a guard, never reached by design
   while :; do
     rc=0
     mapfile -t lines < <(adaptive_next) || true
@@ -582,13 +582,14 @@ adaptive_sweep() {
     ((${#todo[@]})) || break
     round=$((round + 1))
     ((round <= max_rounds)) || finish_and_exit 1 "summarize --next keeps asking for ${todo[*]}; stopping"
-    for kv in "${todo[@]}"; do
-      step=$((step + 1))
-      run_config "${params[0]}=${kv#*=}" "$step"
-      ((interrupted)) && on_signal
-      # A value that only failed in transport would be asked for forever.
-      [[ $last_state != transport ]] || finish_and_exit 1 "$kv: transport failures after $retries retries; fix the target and rerun (the file resumes)"
-    done
+    # Only the first: the answer after each start is then a function of
+    # the file alone, so a resumed sweep asks and acts exactly the same.
+    kv=${todo[0]}
+    step=$((step + 1))
+    run_config "${params[0]}=${kv#*=}" "$step"
+    ((interrupted)) && on_signal
+    # A value that only failed in transport would be asked for forever.
+    [[ $last_state != transport ]] || finish_and_exit 1 "$kv: transport failures after $retries retries; fix the target and rerun (the file resumes)"
   done
   adaptive_next --emit-skipped >>"$results" || warn "could not append the skipped records"
 }

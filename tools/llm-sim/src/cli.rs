@@ -159,13 +159,11 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
 
-    /// Run-to-run noise: each start runs at a speed drawn uniformly in
-    /// 1 +/- PCT (from --seed and --noise-counter); 0 = none
+    /// Run-to-run noise: each start's speed is 1 +/- PCT (see llm-sim(1)).
     #[arg(long, value_name = "PCT", default_value = "0", value_parser = pct)]
     pub noise: f64,
 
-    /// File counting starts for --noise (read, then counted up), so each
-    /// start of a sweep draws anew and a rerun draws the same
+    /// Start counter for --noise (read, counted up): each start draws anew.
     #[arg(long, value_name = "FILE", requires = "noise")]
     pub noise_counter: Option<std::path::PathBuf>,
 
