@@ -27,8 +27,8 @@ complete -c llm-sim -l draft-step-time -d 'Extra step time per speculative step 
 complete -c llm-sim -l prefill-per-token -d 'Extra step time per prompt token admitted in that step (prefill)' -r
 complete -c llm-sim -l eos-prob -d 'Chance that a token after the first is EOS (unless ignore_eos)' -r
 complete -c llm-sim -l seed -d 'Seed of every random draw (default: from the clock, logged)' -r
-complete -c llm-sim -l noise -d 'Run-to-run noise: each start runs at a speed drawn uniformly in 1 +/- PCT (from --seed and --noise-counter); 0 = none' -r
-complete -c llm-sim -l noise-counter -d 'File counting starts for --noise (read, then counted up), so each start of a sweep draws anew and a rerun draws the same' -r -F
+complete -c llm-sim -l noise -d 'Run-to-run noise: each start\'s speed is 1 +/- PCT (see llm-sim(1))' -r
+complete -c llm-sim -l noise-counter -d 'Start counter for --noise (read, counted up): each start draws anew' -r -F
 complete -c llm-sim -l crash-after -d 'Crash (exit 1) this long after becoming ready' -r
 complete -c llm-sim -l crash-after-requests -d 'Crash (exit 1) when the Nth generation request arrives' -r
 complete -c llm-sim -l ignore-sigterm -d 'On SIGTERM keep serving for DUR, then exit (SIGKILL ends it sooner)' -r

@@ -16,11 +16,12 @@ csv\t'One row per config and level'
 json\t'One summary record (default when stdout is not a terminal)'"
 complete -c summarize -l plot -d 'Also draw the metric by level and by parameter into this SVG file' -r -F
 complete -c summarize -l config-states -d 'For sweep(1): print each config\'s state (complete, failed, transport, incomplete), a TAB and KEY=VALUE per comma-separated KEY' -r
-complete -c summarize -l count -d 'For sweep(1): print how many records of TYPE the input holds (swap, ready, bench, failure, summary, origin)' -r
+complete -c summarize -l count -d 'For sweep(1): print how many records of TYPE the input holds (a type of sweepkit-records(5): bench, failure, ...)' -r
 complete -c summarize -l next -d 'For sweep --adaptive: print what to measure next along KEY\'s values (KEY=V1,V2,...), or that the search is done and why' -r
 complete -c summarize -l patience -d 'With --next: stop after K further values past the best showed the plateau' -r
 complete -c summarize -l noise-margin -d 'With --next: weighted-score gap that counts as a close call (and a drop that counts as a clear peak) until repeats measure the noise' -r
 complete -c summarize -l repeat-budget -d 'With --next: extra config starts allowed for re-measuring close calls' -r
+complete -c summarize -l host-dropped -d 'For sweep(1) --hosts: write the record of a host dropped for REASON; the input is that host\'s origin record (may be empty)' -r
 complete -c summarize -l pool-hosts -d 'Rank results from hosts of different hardware together (without it: one table per host, and json/csv refuse, exit 55)'
 complete -c summarize -l per-host -d 'One table (json: one summary record) per host, even when the hosts\' hardware is identical'
 complete -c summarize -l origin -d 'For sweep(1): print the restore arguments of the input\'s origin record, one per line (nothing when it has none)'
