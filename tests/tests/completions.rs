@@ -102,6 +102,8 @@ fn sweep_parsed_options(script: &str) -> BTreeSet<String> {
         .lines()
         .map(str::trim)
         .filter(|l| l.starts_with('-') && l.contains(')'))
+        // Options marked internal (the fleet's per-job mode) are not offered.
+        .filter(|l| !l.contains("# internal"))
         .flat_map(|l| {
             let label = l.split(')').next().unwrap_or("");
             label
