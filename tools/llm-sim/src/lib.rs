@@ -294,17 +294,7 @@ mod signals {
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn verify_cli() {
-        use clap::CommandFactory;
-        super::Args::command().debug_assert();
-    }
-
-    #[test]
-    fn man_page_up_to_date() {
-        use clap::CommandFactory;
-        testkit::check_man_page(super::Args::command());
-    }
+    testkit::cli_tests!(super::Args);
 
     #[test]
     fn help_lines_fit_79_columns() {

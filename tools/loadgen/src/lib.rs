@@ -107,15 +107,5 @@ pub fn run_with(
 
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn verify_cli() {
-        use clap::CommandFactory;
-        super::Args::command().debug_assert();
-    }
-
-    #[test]
-    fn man_page_up_to_date() {
-        use clap::CommandFactory;
-        testkit::check_man_page(super::Args::command());
-    }
+    testkit::cli_tests!(super::Args);
 }

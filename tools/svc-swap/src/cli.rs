@@ -185,15 +185,7 @@ mod tests {
     use super::*;
     use clap::CommandFactory;
 
-    #[test]
-    fn verify_cli() {
-        Args::command().debug_assert();
-    }
-
-    #[test]
-    fn man_page_up_to_date() {
-        testkit::check_man_page(Args::command());
-    }
+    testkit::cli_tests!(Args);
 
     #[test]
     fn help_lines_fit_79_columns() {

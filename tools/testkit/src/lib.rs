@@ -251,6 +251,23 @@ pub fn temp_dir(tag: &str) -> PathBuf {
         .keep()
 }
 
+/// The two tests every tool's clap definition gets: clap's own debug
+/// assertions, and [`check_man_page`] (`make man` runs the second by name).
+#[macro_export]
+macro_rules! cli_tests {
+    ($args:ty) => {
+        #[test]
+        fn verify_cli() {
+            <$args as clap::CommandFactory>::command().debug_assert();
+        }
+
+        #[test]
+        fn man_page_up_to_date() {
+            $crate::check_man_page(<$args as clap::CommandFactory>::command());
+        }
+    };
+}
+
 /// Check (or, with `SWEEPKIT_UPDATE_MAN=1`, rewrite) `man/<name>.1`: the
 /// page clap_mangen renders from `cmd`, followed by the hand-written
 /// sections in `man/src/<name>.roff` (EXIT STATUS, EXAMPLES, ...); and

@@ -181,6 +181,19 @@ impl Sshd {
         format!("{}@{}:{}", self.user, self.host, self.port)
     }
 
+    /// `--ssh TARGET --ssh-key KEY --known-hosts FILE`: what every tool
+    /// takes to reach this sshd with its host key checked.
+    pub fn client_args(&self) -> Vec<String> {
+        vec![
+            "--ssh".into(),
+            self.target(),
+            "--ssh-key".into(),
+            self.client_key.display().to_string(),
+            "--known-hosts".into(),
+            self.known_hosts.display().to_string(),
+        ]
+    }
+
     /// What sshd has logged so far.
     pub fn log_text(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{record, run_timed, wr, LoggedSim};
+use common::{record, run_timed, wr, wr_ssh, LoggedSim};
 use serde_json::Value;
 use testkit::sshd::Sshd;
 use testkit::Sim;
@@ -50,6 +50,15 @@ fn host_via(sim: &Sim, prefix: &str) -> Value {
     );
     r.expect_code(0);
     record(&r)["server"]["host"].clone()
+}
+
+/// No GPU and no error: nvidia-smi absent, or listing none.
+fn assert_no_gpu(h: &Value) {
+    assert!(
+        h.get("gpus").is_none() && h.get("gpu_error").is_none(),
+        "{h}"
+    );
+    assert!(h["fingerprint"].as_str().unwrap().starts_with("no GPU; "));
 }
 
 fn cpu_count_here() -> u64 {
@@ -108,11 +117,7 @@ fn fake_nvidia_smi_behind_the_exec_prefix_gives_the_gpus() {
     // Installed but listing none: no GPU, no error.
     let (dir, prefix) = fake_smi("smi-0", "", 0);
     let h = host_via(&sim, &prefix);
-    assert!(
-        h.get("gpus").is_none() && h.get("gpu_error").is_none(),
-        "{h}"
-    );
-    assert!(h["fingerprint"].as_str().unwrap().starts_with("no GPU; "));
+    assert_no_gpu(&h);
     let _ = std::fs::remove_dir_all(dir);
 
     // Installed but failing (no driver): recorded, and still ready.
@@ -142,11 +147,7 @@ fn a_prefix_without_nvidia_smi_is_no_gpu() {
     }
     let prefix = format!("env PATH={}", dir.display());
     let h = host_via(&sim, &prefix);
-    assert!(
-        h.get("gpus").is_none() && h.get("gpu_error").is_none(),
-        "{h}"
-    );
-    assert!(h["fingerprint"].as_str().unwrap().starts_with("no GPU; "));
+    assert_no_gpu(&h);
     let _ = std::fs::remove_dir_all(dir);
 }
 
@@ -176,19 +177,10 @@ fn a_crash_at_load_failure_record_names_the_host() {
 fn over_ssh_the_record_names_the_destination() {
     let sshd = Sshd::start().expect("sshd (openssh-server) is needed for this test");
     let sim = Sim::start(&[]);
-    let mut c = wr(&[
-        "--ssh",
-        &sshd.target(),
-        "--ssh-key",
-        sshd.client_key.to_str().unwrap(),
-        "--known-hosts",
-        sshd.known_hosts.to_str().unwrap(),
-        "--server",
-        "llm-sim",
-        "--no-stdin",
-        "--timeout",
-        "20s",
-    ]);
+    let mut c = wr_ssh(
+        &sshd,
+        &["--server", "llm-sim", "--no-stdin", "--timeout", "20s"],
+    );
     c.arg(sim.base_url());
     let (r, _) = run_timed(c, "");
     r.expect_code(0);

@@ -5,26 +5,9 @@
 
 mod common;
 
-use common::{fake_systemd, record, run_timed, wr, LoggedSim};
+use common::{fake_systemd, record, run_timed, wr, wr_ssh, LoggedSim};
 use testkit::sshd::Sshd;
 use testkit::Sim;
-
-fn ssh_args(s: &Sshd) -> Vec<String> {
-    vec![
-        "--ssh".into(),
-        s.target(),
-        "--ssh-key".into(),
-        s.client_key.display().to_string(),
-        "--known-hosts".into(),
-        s.known_hosts.display().to_string(),
-    ]
-}
-
-fn wr_ssh(s: &Sshd, rest: &[&str]) -> std::process::Command {
-    let mut c = wr(&[]);
-    c.args(ssh_args(s)).args(rest);
-    c
-}
 
 #[test]
 fn loading_server_is_probed_through_the_tunnel() {

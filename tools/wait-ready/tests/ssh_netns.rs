@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{record, run_timed, wr};
+use common::{record, run_timed, wr, wr_ssh};
 use testkit::netns::Netns;
 use testkit::sshd::Sshd;
 
@@ -79,19 +79,6 @@ fn remote_host() -> Option<(Netns, Sshd)> {
     let ns = Netns::create()?;
     let sshd = Sshd::start_in(&ns)?;
     Some((ns, sshd))
-}
-
-fn wr_ssh(s: &Sshd, rest: &[&str]) -> std::process::Command {
-    let mut c = wr(&[
-        "--ssh",
-        &s.target(),
-        "--ssh-key",
-        s.client_key.to_str().unwrap(),
-        "--known-hosts",
-        s.known_hosts.to_str().unwrap(),
-    ]);
-    c.args(rest);
-    c
 }
 
 /// A TCP connect from this machine is actively refused (not a timeout).

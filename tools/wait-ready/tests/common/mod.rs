@@ -17,6 +17,13 @@ pub fn wr(args: &[&str]) -> Command {
     c
 }
 
+/// wait-ready reaching `s` over SSH (host key checked), then `rest`.
+pub fn wr_ssh(s: &testkit::sshd::Sshd, rest: &[&str]) -> Command {
+    let mut c = wr(&[]);
+    c.args(s.client_args()).args(rest);
+    c
+}
+
 /// Run it with `stdin`, timing it.
 pub fn run_timed(c: Command, stdin: &str) -> (Run, f64) {
     let t0 = Instant::now();
