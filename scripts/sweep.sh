@@ -294,11 +294,19 @@ config_key() { # CONFIG -> KEY=VALUE words joined by TABs, as summarize prints
   done
   printf '%s' "$key"
 }
+# Fill the associative array named ARRAY with each config's state, by
+# config key, as summarize --config-states gives them for the results file.
+read_states() { # ARRAY
+  local -n into=$1
+  local st k
+  while IFS=$'\t' read -r st k; do
+    # shellcheck disable=SC2034 # a nameref: the caller's array is written
+    into["$k"]=$st
+  done < <("$SUMMARIZE" --config-states "$swept_keys" "$results")
+}
 declare -A done_state=()
 if ((resume)) && [[ -s $results && -z $fleet_job ]]; then
-  while IFS=$'\t' read -r state k; do
-    done_state[$k]=$state
-  done < <("$SUMMARIZE" --config-states "$swept_keys" "$results")
+  read_states done_state
 fi
 
 # ---- originals, for the restore ----------------------------------------

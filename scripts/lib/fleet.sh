@@ -133,12 +133,9 @@ fleet_charge() { # I WHY
 
 # The state summarize gives CONFIG in the results file (empty: none yet).
 fleet_state() { # CONFIG
-  local key st k out=""
-  key=$(config_key "$1")
-  while IFS=$'\t' read -r st k; do
-    [[ $k == "$key" ]] && out=$st
-  done < <("$SUMMARIZE" --config-states "$swept_keys" "$results")
-  printf '%s' "$out"
+  local -A states=()
+  read_states states
+  printf '%s' "${states[$(config_key "$1")]:-}"
 }
 
 # ---- one job: one config, on whichever host is free ---------------------
@@ -269,7 +266,7 @@ fleet_on_signal() {
 # Restore every host that has an origin (in parallel: each waits for its
 # server), print the table, exit with the pool's status.
 fleet_finish() { # CODE
-  local code=$1 i rc failed=0 missing=0 ok=0 dropped=0 st k
+  local code=$1 i rc failed=0 missing=0 ok=0 dropped=0
   local -a pids=()
   trap '' INT TERM
   for i in "${!h_id[@]}"; do
@@ -291,7 +288,7 @@ fleet_finish() { # CODE
   done
   table
   declare -A st_of=()
-  while IFS=$'\t' read -r st k; do st_of[$k]=$st; done < <("$SUMMARIZE" --config-states "$swept_keys" "$results")
+  read_states st_of
   for i in "${!configs[@]}"; do
     case ${st_of[$(config_key "${configs[$i]}")]:-} in
       complete) ok=$((ok + 1)) ;;
