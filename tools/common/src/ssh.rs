@@ -252,9 +252,12 @@ impl Ssh {
         g.as_ref().expect("started").listen(host, port)
     }
 
-    /// Run on the shared session, reconnecting (within `cfg.retry`) when it
-    /// is found dead; a command lost mid-run is run again only when
-    /// `idempotent`.
+    /// Run on the shared session, reconnecting when it is found dead; a
+    /// command lost mid-run is run again only when `idempotent`. This is
+    /// the one SSH retry layer (svc-swap and wait-ready alike): its budget
+    /// `cfg.retry` (`--ssh-retry`) counts from the first fault of this
+    /// command, so a long command lost near its end still gets the whole
+    /// budget to ride out the outage, and never more.
     fn run_with(
         &self,
         argv: &[String],
@@ -263,14 +266,15 @@ impl Ssh {
         idempotent: bool,
     ) -> Result<CmdOutput, TransportError> {
         let line = self.command_line(argv);
-        let until = Instant::now() + self.cfg.retry;
+        let mut until: Option<Instant> = None;
         let mut g = self.conn();
         let mut pause = Duration::from_millis(250);
         for attempt in 0.. {
             if g.is_none() {
                 // The last command broke or timed out the session: start
                 // afresh, riding out an outage within the budget.
-                *g = Some(connect::open_retrying(&self.cfg, until)?);
+                let by = *until.get_or_insert_with(|| Instant::now() + self.cfg.retry);
+                *g = Some(connect::open_retrying(&self.cfg, by)?);
             }
             let conn = g.as_ref().expect("just set");
             let mut started = false;
@@ -285,14 +289,14 @@ impl Ssh {
             // (A timed-out far-side command is not killed: like ssh without a
             // pty, it runs on until it exits or writes to its closed pipes.)
             *g = None;
-            let lost = matches!(e, TransportError::Connect(_));
-            // An idle session the server dropped fails before anything ran:
-            // reconnect at once. Lost mid-command: again only if the command
-            // is safe to repeat, and only within the budget.
-            let again = lost
-                && ((!started && attempt == 0)
-                    || ((!started || idempotent) && Instant::now() + pause < until));
-            if !again {
+            let by = *until.get_or_insert_with(|| Instant::now() + self.cfg.retry);
+            if !retry_again(
+                &e,
+                started,
+                idempotent,
+                attempt,
+                Instant::now() + pause < by,
+            ) {
                 return Err(match e {
                     TransportError::Connect(m) => {
                         TransportError::Connect(format!("ssh {}: {m}", self.cfg.target))
@@ -315,6 +319,24 @@ impl Ssh {
         }
         unreachable!("the loop returns")
     }
+}
+
+/// Whether a command that failed with `e` is tried again. Only a transient
+/// fault (`is_transient`: the same test the connect retry uses) is. An idle
+/// session the server dropped fails before anything ran: reconnect at once,
+/// whatever the budget. A command lost after it `started` has an unknown
+/// outcome: it is re-run only when the caller said it is `idempotent` (a
+/// read, a converging write, a launch that checks its own lock), else the
+/// caller gets the error and must re-check the far side itself. `in_budget`:
+/// another pause still ends before the budget does.
+fn retry_again(
+    e: &TransportError,
+    started: bool,
+    idempotent: bool,
+    attempt: u32,
+    in_budget: bool,
+) -> bool {
+    e.is_transient() && ((!started && attempt == 0) || ((!started || idempotent) && in_budget))
 }
 
 impl fmt::Debug for Ssh {
@@ -370,5 +392,27 @@ impl Transport for Ssh {
 
     fn forward(&self, host: &str, port: u16) -> Result<SocketAddr, TransportError> {
         Ssh::forward(self, host, port)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_transient_faults_of_safe_commands_are_run_again() {
+        let lost = TransportError::Connect("session lost".into());
+        let auth = TransportError::Auth("denied".into());
+        let slow = TransportError::Timeout(Duration::from_secs(1));
+        // A dead idle session: once, even with no budget (--ssh-retry 0).
+        assert!(retry_again(&lost, false, false, 0, false));
+        assert!(!retry_again(&lost, false, false, 1, false));
+        // Lost mid-command: a non-idempotent command is never re-run.
+        assert!(!retry_again(&lost, true, false, 0, true));
+        assert!(retry_again(&lost, true, true, 3, true));
+        assert!(!retry_again(&lost, true, true, 3, false), "budget spent");
+        // Permanent faults and a command's own timeout: never.
+        assert!(!retry_again(&auth, false, true, 0, true));
+        assert!(!retry_again(&slow, true, true, 0, true));
     }
 }

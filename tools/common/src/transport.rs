@@ -137,24 +137,71 @@ pub trait Transport: Send + Sync {
     /// `mv -f` onto it, so a reader (or a kill) sees the old or the new file.
     /// The temp file is moved only when every byte arrived: a writer killed
     /// mid-transfer gives `cat` an early EOF, and a truncated file must not
-    /// replace the real one. The old file's permissions are kept. Writing
-    /// the same bytes twice converges, so it is run as idempotent.
-    fn write_file(&self, path: &str, contents: &[u8], timeout: Duration) -> Result<(), String> {
-        let script = r#"t="$1.sweepkit-tmp.$$"
+    /// replace the real one; the temp file is removed then, and on a hang-up
+    /// or broken pipe (the session dropped). The old file's permissions are
+    /// kept. Writing the same bytes twice converges, so it is run as
+    /// idempotent: over SSH a session lost mid-write is written again
+    /// within the retry budget. A transport failure keeps its class
+    /// (`WriteError::Transport`), so a tool ends with the transport code.
+    fn write_file(&self, path: &str, contents: &[u8], timeout: Duration) -> Result<(), WriteError> {
+        let len = contents.len().to_string();
+        let argv = ["sh", "-c", WRITE_SCRIPT, "sh", path, &len].map(String::from);
+        let out = self
+            .run_idempotent(&argv, Some(contents), timeout)
+            .map_err(|err| WriteError::Transport {
+                path: path.to_string(),
+                err,
+            })?;
+        if out.success() {
+            return Ok(());
+        }
+        let msg = out.stderr_str();
+        let msg: Vec<&str> = msg
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect();
+        Err(WriteError::Refused {
+            path: path.to_string(),
+            msg: match out.status {
+                _ if !msg.is_empty() => msg.join("; "),
+                Some(rc) => format!("exit {rc}"),
+                None => "killed by a signal".into(),
+            },
+        })
+    }
+}
+
+/// `write_file`'s far-side script: every value a positional parameter
+/// (`$1` the path, `$2` the byte count), never spliced into shell text.
+const WRITE_SCRIPT: &str = r#"t="$1.sweepkit-tmp.$$"
+trap 'rm -f -- "$t"; exit 1' HUP INT TERM PIPE
 cat > "$t" || { rm -f -- "$t"; exit 1; }
 [ -e "$1" ] && chmod --reference="$1" -- "$t" 2>/dev/null
 n=$(wc -c < "$t")
 if [ "$n" -ne "$2" ]; then rm -f -- "$t"; echo "short write: $n of $2 bytes" >&2; exit 1; fi
-mv -f -- "$t" "$1""#;
-        let len = contents.len().to_string();
-        let argv = ["sh", "-c", script, "sh", path, &len].map(String::from);
-        let out = self
-            .run_idempotent(&argv, Some(contents), timeout)
-            .map_err(|e| e.to_string())?;
-        if out.success() {
-            Ok(())
-        } else {
-            Err(format!("writing {path}: {}", out.stderr_str().trim()))
+mv -f -- "$t" "$1" || { rm -f -- "$t"; exit 1; }"#;
+
+/// Why `Transport::write_file` left the file as it was.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The transport failed (a lost session, a refused connect): its
+    /// class is kept, so a tool exits with the transport code.
+    #[error("writing {path}: {err}")]
+    Transport { path: String, err: TransportError },
+    /// The far side ran the write and refused it (no such directory, no
+    /// permission, a short write); one line.
+    #[error("writing {path}: {msg}")]
+    Refused { path: String, msg: String },
+}
+
+impl WriteError {
+    /// TRANSPORT_ERROR (or SSH_CONFIG_ERROR) for a transport failure,
+    /// FAILURE for a write the far side refused.
+    pub fn exit_code(&self) -> u8 {
+        match self {
+            WriteError::Transport { err, .. } => err.exit_code(),
+            WriteError::Refused { .. } => crate::exit::FAILURE,
         }
     }
 }
@@ -347,8 +394,11 @@ mod tests {
                 "short".into()
             }
         }
-        let err = Short.write_file(p.to_str().unwrap(), b"new\n", Duration::from_secs(5));
-        assert!(err.unwrap_err().contains("short write"));
+        let err = Short
+            .write_file(p.to_str().unwrap(), b"new\n", Duration::from_secs(5))
+            .unwrap_err();
+        assert!(err.to_string().contains("short write"), "{err}");
+        assert_eq!(err.exit_code(), crate::exit::FAILURE);
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "old\n");
         assert_eq!(
             std::fs::read_dir(dir.path()).unwrap().count(),

@@ -174,7 +174,8 @@ fn write_file_is_atomic_over_ssh() {
     let e = ssh
         .write_file(&format!("{}/nope/f", dir.display()), b"x", T)
         .unwrap_err();
-    assert!(e.contains("nope"), "{e}");
+    assert!(e.to_string().contains("nope"), "{e}");
+    assert_eq!(e.exit_code(), sweepkit::exit::FAILURE, "{e}");
 }
 
 #[test]

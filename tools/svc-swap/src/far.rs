@@ -2,6 +2,14 @@
 //! inspect PIDs. (Signals, the port and GPU checks run inside the far-side
 //! job, `job/*.sh`.) Every value is an argv word or a positional parameter
 //! of a constant `sh -c` script, never spliced into shell text.
+//!
+//! Every command svc-swap runs is safe to run twice, so each goes through
+//! `Transport::run_idempotent` and a session lost mid-command is re-run
+//! within `--ssh-retry`: reads (systemctl show/cat, /proc, journalctl, the
+//! job's state), writes that converge (`mkdir -p`, temp file + `mv -f`, the
+//! verdict file, `rm -f` of the job's files), and the job's launch, which
+//! checks the job's lock first and so never starts a swap twice (job.rs).
+//! The stop and start themselves run only inside the detached job.
 
 use std::time::Duration;
 
@@ -28,7 +36,7 @@ pub fn run_in(
     stdin: Option<&[u8]>,
     timeout: Duration,
 ) -> Result<CmdOutput, Exit> {
-    t.run(&argv(words), stdin, timeout).map_err(|e| {
+    t.run_idempotent(&argv(words), stdin, timeout).map_err(|e| {
         let code = match e {
             TransportError::Timeout(_) => exit::FAILURE,
             _ => exit::TRANSPORT_ERROR,
@@ -95,8 +103,9 @@ pub fn write_file(t: &dyn Transport, path: &str, text: &str) -> Result<(), Exit>
             check(t, &["mkdir", "-p", "--", dir], SHORT, exit::FAILURE)?;
         }
     }
+    // A lost session ends with the transport code (21), a refusal with 1.
     t.write_file(path, text.as_bytes(), SHORT)
-        .map_err(|e| Exit::new(exit::FAILURE, anyhow::anyhow!(e)))
+        .map_err(|e| Exit::new(e.exit_code(), anyhow::anyhow!(e)))
 }
 
 /// Backups of `path` (`PATH.sweepkit-bak.STAMP`), oldest first.
@@ -226,6 +235,38 @@ mod tests {
             }
         );
         assert_eq!(parse_stat("garbage"), None);
+    }
+
+    /// A far side whose session drops at every command.
+    struct Dropped;
+    impl Transport for Dropped {
+        fn run(
+            &self,
+            _: &[String],
+            _: Option<&[u8]>,
+            _: Duration,
+        ) -> Result<CmdOutput, TransportError> {
+            Err(TransportError::Connect(
+                "ssh u@h: session lost: reset by peer".into(),
+            ))
+        }
+        fn describe(&self) -> String {
+            "ssh u@h".into()
+        }
+    }
+
+    /// Regression: `Transport::write_file` returned a String, so a session
+    /// lost mid-write ended svc-swap with 1, not the transport code.
+    #[test]
+    fn lost_session_mid_write_is_a_transport_error() {
+        let e = write_file(&Dropped, "spec", "x\n").unwrap_err();
+        assert_eq!(e.code, exit::TRANSPORT_ERROR);
+        let msg = format!("{:#}", e.error.unwrap());
+        assert!(
+            msg.contains("writing spec") && msg.contains("session lost"),
+            "{msg}"
+        );
+        assert!(!msg.contains('\n'), "one line: {msg}");
     }
 
     #[test]

@@ -79,8 +79,12 @@ pub fn file(dir: &str, id: &str, ext: &str) -> String {
 /// Record what is pending, stage the new file and start the job, in one
 /// far-side command (each round trip over SSH costs a fork on a loaded
 /// host). Killed before its last step, it leaves a record of a job that
-/// never started, which `follow` reports as such.
+/// never started, which `follow` reports as such. Safe to repeat when the
+/// session drops and its outcome is unknown: the lock is checked first.
 const PREP: &str = r#"dir=$1 id=$2 json=$3 staged=$4 text=$5; shift 5
+# Re-run after a lost session: the job took its lock, so it started (and may
+# have installed the staged file already): stage nothing, launch nothing.
+[ -d "$dir/$id.lock" ] && exit 0
 mkdir -p -- "$dir" || exit 1
 printf '%s' "$json" >"$dir/$id.json.tmp" && mv -f -- "$dir/$id.json.tmp" "$dir/$id.json" || exit 1
 if [ -n "$staged" ]; then

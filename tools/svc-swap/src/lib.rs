@@ -13,7 +13,6 @@ pub mod job;
 pub mod preflight;
 pub mod process;
 pub mod ready;
-pub mod retry;
 pub mod show;
 pub mod spec;
 pub mod swap;
@@ -257,13 +256,12 @@ fn preflight_gate(
     }
 }
 
+/// The transport svc-swap runs through. Over SSH, transient faults are
+/// retried by the transport itself within `--ssh-retry` (the one retry
+/// layer, shared with wait-ready); svc-swap marks every far-side command
+/// it runs as safe to repeat (far.rs says why each one is).
 fn make_transport(args: &Args) -> Result<Box<dyn Transport>, Exit> {
-    let t = args
-        .transport
+    args.transport
         .open()
-        .map_err(|e| Exit::new(e.exit_code(), anyhow::anyhow!("{e}")))?;
-    if !args.transport.is_remote() {
-        return Ok(t);
-    }
-    Ok(Box::new(retry::Retrying::new(t, retry::BUDGET)))
+        .map_err(|e| Exit::new(e.exit_code(), anyhow::anyhow!("{e}")))
 }
