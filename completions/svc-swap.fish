@@ -1,5 +1,5 @@
 complete -c svc-swap -l unit -d 'systemd unit to swap (".service" is added when NAME has no suffix)' -r
-complete -c svc-swap -l spec -d 'Process spec of a server svc-swap supervises itself (no systemd)' -r
+complete -c svc-swap -l spec -d 'Process spec of a server svc-swap supervises itself (no systemd); relative to the current directory; absolute with --ssh or --exec-prefix' -r
 complete -c svc-swap -l manager -d 'Service manager (default: systemd with --unit, process with --spec)' -r -f -a "systemd\t'A systemd service (--unit)'
 process\t'A server svc-swap supervises from a process spec (--spec)'"
 complete -c svc-swap -l set -d 'Set a launch flag (replace or add); FLAG alone makes a bare switch' -r

@@ -37,7 +37,9 @@ pub struct Args {
     #[arg(long, value_name = "NAME", conflicts_with = "spec")]
     pub unit: Option<String>,
 
-    /// Process spec of a server svc-swap supervises itself (no systemd)
+    /// Process spec of a server svc-swap supervises itself (no systemd);
+    /// relative to the current directory; absolute with --ssh or
+    /// --exec-prefix
     #[arg(long, value_name = "FILE")]
     pub spec: Option<String>,
 
@@ -155,6 +157,45 @@ impl Args {
         }
     }
 
+    /// Make a relative `--spec` absolute against the current directory,
+    /// so the record, the far-side job (whose working directory is not
+    /// ours) and a later `--restore`/`--reattach` all name the same file.
+    /// Through --ssh or --exec-prefix a relative path would mean the far
+    /// side's working directory (the SSH login directory, whatever the
+    /// prefix starts in), which the caller cannot see: refused.
+    pub fn resolve_spec(&mut self) -> Result<(), Exit> {
+        let Some(spec) = self.spec.as_deref() else {
+            return Ok(());
+        };
+        if spec.starts_with('/') {
+            return Ok(());
+        }
+        if self.transport.is_remote() || self.transport.exec_prefix.is_some() {
+            return Err(Exit::new(
+                exit::USAGE,
+                anyhow::anyhow!(
+                    "--spec {spec}: give an absolute path with --ssh or --exec-prefix \
+                     (a relative one would name a file in the far side's working directory)"
+                ),
+            ));
+        }
+        let cwd = std::env::current_dir().map_err(|e| {
+            Exit::new(
+                exit::TARGET_ERROR,
+                anyhow::anyhow!("--spec {spec}: cannot read the current directory: {e}"),
+            )
+        })?;
+        let abs = cwd.join(spec);
+        let abs = abs.to_str().ok_or_else(|| {
+            Exit::new(
+                exit::TARGET_ERROR,
+                anyhow::anyhow!("--spec {spec}: {} is not UTF-8", abs.display()),
+            )
+        })?;
+        self.spec = Some(abs.to_string());
+        Ok(())
+    }
+
     pub fn request(&self, ops: Vec<Op>) -> Request {
         Request {
             ops,
@@ -211,6 +252,16 @@ mod tests {
         assert!(
             Args::try_parse_from(["svc-swap", "--unit", "x", "--restore", "--set", "a=1"]).is_err()
         );
+        // A relative --spec: against the cwd here, refused on a far side.
+        let mut a = p(&["--spec", "d/s.spec"]);
+        a.resolve_spec().unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(a.spec, cwd.join("d/s.spec").to_str().map(String::from));
+        let mut a = p(&["--spec", "s.spec", "--exec-prefix", "pct exec 1 --"]);
+        assert_eq!(a.resolve_spec().unwrap_err().code, exit::USAGE);
+        let mut a = p(&["--spec", "/abs/s.spec", "--ssh", "u@h"]);
+        a.resolve_spec().unwrap();
+        assert_eq!(a.spec.as_deref(), Some("/abs/s.spec"));
         let a = p(&["--unit", "x", "--set", "--port=1", "--unset", "-c"]);
         assert_eq!((a.set[0].as_str(), a.unset[0].as_str()), ("--port=1", "-c"));
     }

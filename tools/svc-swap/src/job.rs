@@ -88,13 +88,17 @@ const PREP: &str = r#"dir=$1 id=$2 json=$3 staged=$4 text=$5; shift 5
 mkdir -p -- "$dir" || exit 1
 printf '%s' "$json" >"$dir/$id.json.tmp" && mv -f -- "$dir/$id.json.tmp" "$dir/$id.json" || exit 1
 if [ -n "$staged" ]; then
-  mkdir -p -- "${staged%/*}" && printf '%s' "$text" >"$staged" || exit 1
+  # Without a slash ${staged%/*} is the file itself: never mkdir that.
+  case $staged in */*) d=${staged%/*}; [ -z "$d" ] || mkdir -p -- "$d" || exit 1 ;; esac
+  printf '%s' "$text" >"$staged" || { rm -f -- "$staged"; exit 1; }
 fi
 "$@" && exit 0
 rc=$?
 # A launch repeated after a lost reply finds its job already there.
 sleep 0.5
 [ -d "$dir/$id.lock" ] && exit 0
+# No job: nothing else would ever remove the staged file.
+[ -z "$staged" ] || rm -f -- "$staged"
 exit $rc"#;
 
 pub fn launch(
@@ -145,8 +149,25 @@ pub fn launch(
     ]);
     argv.extend(m.args.iter().cloned());
     let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
-    far::check(t, &refs, far::SHORT, exit::FAILURE)?;
-    Ok(())
+    let out = far::run(t, &refs, far::SHORT)?;
+    if out.success() {
+        return Ok(());
+    }
+    // Named by what it is: the argv's last words are the job's arguments.
+    let why = out
+        .stderr_str()
+        .lines()
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join("; ");
+    Err(Exit::new(
+        exit::FAILURE,
+        anyhow::anyhow!(
+            "starting swap job {id} for {} failed (exit {}): {why}",
+            f.path,
+            out.status.map_or("by signal".into(), |s| s.to_string())
+        ),
+    ))
 }
 
 /// The job's `key=value` progress lines.
@@ -314,7 +335,9 @@ pub fn unreported(t: &dyn Transport, dir: &str) -> Result<Vec<String>, Exit> {
 /// Forget a job once its record is written.
 pub fn cleanup(t: &dyn Transport, dir: &str, id: &str) {
     let script = r#"rm -f -- "$1/$2".state "$1/$2".log "$1/$2".json "$1/$2".go "$1/$2".old "$1/$2".stoprc
-rmdir -- "$1/$2".lock 2>/dev/null; exit 0"#;
+rmdir -- "$1/$2".lock 2>/dev/null
+# The state dir too once no other job's files are in it (rmdir refuses).
+rmdir -- "$1" 2>/dev/null; exit 0"#;
     let _ = far::run(t, &["sh", "-c", script, "sh", dir, id], far::SHORT);
 }
 

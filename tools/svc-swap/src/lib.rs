@@ -36,9 +36,10 @@ pub use cli::{Args, Manager};
 pub(crate) const TOOL: &str = "svc-swap";
 
 /// Run svc-swap with the given streams.
-pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {
+pub fn run(mut args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {
     let started = SystemTime::now();
     let manager = args.manager()?;
+    args.resolve_spec()?;
     // --ssh-key and friends no longer require --ssh at parse time (a later
     // stage takes the destination from the record); here nothing does.
     args.transport
