@@ -19,7 +19,7 @@ use sweepkit::rxstamp::AtomicInstant;
 use tokio::net::TcpStream;
 use tokio::time::Sleep;
 
-use super::{Body, ErrorKind};
+use super::{Body, ErrorKind, RequestError};
 
 /// Everything a request needs that does not change between requests, and
 /// the idle connections kept alive between levels (warmup to measurement).
@@ -144,7 +144,7 @@ impl Target {
         }
     }
 
-    pub(super) async fn connect(&self) -> Result<Conn, (ErrorKind, String)> {
+    pub(super) async fn connect(&self) -> Result<Conn, RequestError> {
         let mut last = None;
         for addr in &self.addrs {
             match tokio::time::timeout(self.connect_timeout, TcpStream::connect(addr)).await {
@@ -155,7 +155,7 @@ impl Target {
                     let (sender, driver) = http1::Builder::new()
                         .handshake(TokioIo::new(io))
                         .await
-                        .map_err(|e| (ErrorKind::Client, e.to_string()))?;
+                        .map_err(|e| RequestError::new(ErrorKind::Client, e.to_string()))?;
                     return Ok(Conn {
                         sender,
                         driver: Some(Box::pin(driver)),
@@ -167,7 +167,7 @@ impl Target {
                 Err(_) => last = Some(format!("connect {addr}: timed out")),
             }
         }
-        Err((
+        Err(RequestError::new(
             ErrorKind::Connect,
             last.unwrap_or_else(|| "no address to connect to".into()),
         ))

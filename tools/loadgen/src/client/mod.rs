@@ -21,7 +21,7 @@ use bytes::Bytes;
 
 pub use conn::{Conn, Target};
 pub use request::execute;
-pub use sample::{kind_name, ChunkMark, ErrorKind, Sample};
+pub use sample::{kind_name, ChunkMark, ErrorKind, RequestError, Sample};
 pub use stream::StreamState;
 
 /// Request bodies share everything but the prompt: prepared once as

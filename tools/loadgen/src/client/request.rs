@@ -77,7 +77,7 @@ pub async fn execute(t: &Target, conn: &mut Option<Conn>, body: Body, s: &mut Sa
             Some(c) => c,
             None => match t.connect().await {
                 Ok(c) => c,
-                Err((kind, msg)) => return s.fail(kind, msg),
+                Err(e) => return s.fail_with(e),
             },
         };
         let timer = tokio::time::sleep_until(next_deadline(t, s, s.sent));
@@ -138,9 +138,9 @@ async fn read_response(
         match &mut state {
             Reader::Status(buf) | Reader::Whole(buf) => buf.extend_from_slice(&data),
             Reader::Stream(st) => {
-                if let Err((kind, msg)) = st.feed(&data, at, s) {
+                if let Err(e) = st.feed(&data, at, s) {
                     s.chunks.clear();
-                    s.fail(kind, msg);
+                    s.fail_with(e);
                     return false;
                 }
             }

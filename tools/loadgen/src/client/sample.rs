@@ -19,6 +19,26 @@ pub fn kind_name(k: &ErrorKind) -> String {
     }
 }
 
+/// Why one request failed: the kind that is counted (the record's `errors`
+/// key) and the detail line kept beside it. One value rather than an
+/// `(ErrorKind, String)` pair, so `?` carries both and the kind cannot be
+/// dropped on the way to `Sample::fail_with`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("{}: {detail}", kind_name(kind))]
+pub struct RequestError {
+    pub kind: ErrorKind,
+    pub detail: String,
+}
+
+impl RequestError {
+    pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Self {
+        RequestError {
+            kind,
+            detail: detail.into(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum ErrorKind {
     /// Non-2xx status.
@@ -90,6 +110,11 @@ impl Sample {
             asked_tokens: None,
             prompt_tokens_hint: 0,
         }
+    }
+
+    /// Record `e` as this request's failure.
+    pub fn fail_with(&mut self, e: RequestError) {
+        self.fail(e.kind, e.detail);
     }
 
     pub fn fail(&mut self, kind: ErrorKind, detail: impl Into<String>) {

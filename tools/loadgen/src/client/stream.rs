@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use super::{ChunkMark, ErrorKind, Sample};
+use super::{ChunkMark, ErrorKind, RequestError, Sample};
 use crate::sse::{self, Chunk, Line, LineSplitter};
 
 /// Fold a parsed chunk's end-of-request fields into the sample.
@@ -44,12 +44,7 @@ impl StreamState {
     }
 
     /// Take bytes that arrived at `at`. Err ends the request.
-    pub fn feed(
-        &mut self,
-        data: &[u8],
-        at: Instant,
-        s: &mut Sample,
-    ) -> Result<(), (ErrorKind, String)> {
+    pub fn feed(&mut self, data: &[u8], at: Instant, s: &mut Sample) -> Result<(), RequestError> {
         if self.done_at.is_some() {
             return Ok(()); // drained so the connection can be reused
         }
@@ -64,9 +59,10 @@ impl StreamState {
                 }
                 Line::Other => {}
                 Line::Data(d) => {
-                    let mut c = sse::parse_chunk(d).map_err(|e| (ErrorKind::Malformed, e))?;
+                    let mut c = sse::parse_chunk(d)
+                        .map_err(|e| RequestError::new(ErrorKind::Malformed, e))?;
                     if let Some(err) = &c.error {
-                        return Err((ErrorKind::StreamError, err.clone()));
+                        return Err(RequestError::new(ErrorKind::StreamError, err.clone()));
                     }
                     if cumulative {
                         let whole = c.text_len;

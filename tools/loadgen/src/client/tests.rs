@@ -73,12 +73,13 @@ fn malformed_and_error_chunks_end_the_request() {
     let mut s = Sample::new(0, t0, t0);
     let mut st = StreamState::default();
     let e = st.feed(b"data: {oops\n\n", t0, &mut s).unwrap_err();
-    assert_eq!(e.0, ErrorKind::Malformed);
+    assert_eq!(e.kind, ErrorKind::Malformed);
     let mut st = StreamState::default();
     let e = st
         .feed(b"data: {\"error\":{\"message\":\"boom\"}}\n\n", t0, &mut s)
         .unwrap_err();
-    assert_eq!(e, (ErrorKind::StreamError, "boom".into()));
+    assert_eq!(e, RequestError::new(ErrorKind::StreamError, "boom"));
+    assert_eq!(e.to_string(), "stream_error: boom");
 }
 
 /// The design's claim: a chunk's time is when it reached the socket,
