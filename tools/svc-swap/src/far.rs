@@ -41,7 +41,10 @@ pub fn run_in(
             TransportError::Timeout(_) => exit::FAILURE,
             _ => exit::TRANSPORT_ERROR,
         };
-        Exit::new(code, anyhow::anyhow!("{}: {}: {e}", t.describe(), words[0]))
+        // The SSH transport's own errors already start with its target.
+        let (d, e) = (t.describe(), e.to_string());
+        let e = e.strip_prefix(&format!("{d}: ")).unwrap_or(&e).to_string();
+        Exit::new(code, anyhow::anyhow!("{d}: {}: {e}", words[0]))
     })
 }
 

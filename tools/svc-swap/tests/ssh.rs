@@ -348,3 +348,80 @@ fn sshd_killed_mid_swap_reconnects_and_reports() {
         let _ = r.wait();
     }
 }
+
+/// An SSH drop mid-swap with no retry budget (`--ssh-retry 0`, sshd gone
+/// for good): svc-swap ends with the transport code and one error line,
+/// its failure record says `transport`; the detached job finishes on its
+/// own, the spec is whole (old or new) and no staged or temp file stays.
+#[test]
+fn ssh_drop_mid_swap_without_retry_exits_21_and_leaves_the_spec_whole() {
+    let Some(sshd) = Sshd::start() else { return };
+    let config = sshd.path("sshd_config");
+    let s = support::Sleeper::new("sshdrop");
+    let base = ssh_base(&sshd);
+    s.start(&base);
+    let state_dir = PathBuf::from(format!("{}.sweepkit-swap", s.spec));
+    let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
+    c.env_remove("SSH_AUTH_SOCK")
+        .args(&base)
+        .args(["--ssh-retry", "0", "--spec", &s.spec, "--set", "k=1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let child = c.spawn().unwrap();
+    // Cut once the far side is at work on the swap (its job dir exists).
+    let t0 = Instant::now();
+    while !state_dir.exists() && t0.elapsed() < Duration::from_secs(20) {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    for p in sshd_pids(sshd_master(&config)).iter().rev() {
+        let _ = Command::new("kill")
+            .args(["-KILL", &p.to_string()])
+            .status();
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(21), "{stderr}");
+    let errors = stderr
+        .lines()
+        .filter(|l| l.starts_with("svc-swap: error: "));
+    assert_eq!(errors.count(), 1, "{stderr}");
+    assert!(
+        stderr.lines().all(|l| l.starts_with("svc-swap: ")),
+        "{stderr}"
+    );
+    let rec: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        (rec["type"].as_str(), rec["class"].as_str()),
+        (Some("failure"), Some("transport")),
+        "{rec}"
+    );
+    assert_eq!(rec["exit_code"], 21, "{rec}");
+    // The job needs no session: wait for its result, then look.
+    let id = rec["swap_id"].as_str().expect("swap_id");
+    let st = state_dir.join(format!("{id}.state"));
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(20) {
+        let text = std::fs::read_to_string(&st).unwrap_or_default();
+        // No state after 2 s: cut before the launch, no job ever ran.
+        let never = text.is_empty() && t0.elapsed() > Duration::from_secs(2);
+        if never || text.lines().any(|l| l.starts_with("result=")) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    eprintln!(
+        "{}; job state: {:?}",
+        stderr.trim(),
+        std::fs::read_to_string(&st).ok()
+    );
+    let k = s.file_k();
+    assert!(k == "0" || k == "1", "{k}");
+    assert_eq!(s.running_k().as_deref(), Some(k.as_str()));
+    for e in std::fs::read_dir(&s.dir).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        assert!(
+            !n.contains(".sweepkit-new.") && !n.contains(".sweepkit-tmp."),
+            "left behind: {n}"
+        );
+    }
+}
