@@ -46,7 +46,8 @@
 # - --noise NOISE (default 5%): see bench/README.md; the factor is uniform
 #   in 1 +/- NOISE per start (sd NOISE/sqrt(3), ~2.9% at 5%).
 # Time: a grid pass ~40 s, an adaptive one ~20 s (up to ~35 s with
-# repeats) on the 2-core VM, so SEEDS=20 takes about 20 minutes.
+# repeats) on the 2-core VM, so SEEDS=20 takes 20-25 minutes quiet (about
+# 100 s a seed, over 30 minutes, with other builds running).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN="${SWEEPKIT_BIN:-$PWD/target/release}"
