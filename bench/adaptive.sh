@@ -91,15 +91,18 @@ EOF
   # with summarize, e.g. summarize --next on its prefixes.
   [[ -z ${KEEP:-} ]] || cp "$res" "$KEEP/$mode-$seed-$noise.jsonl"
   local next cost pick
-  # Cost and pick come from the same reader for both runs: --next with no
-  # repeat budget answers "done" on a finished results file, with the
-  # search's pick (median weighted score, the smaller value within 1%:
-  # what sweep --adaptive prints as "best") and the cost line. With one run
-  # per value (the grid) that is summarize's default pick too; after
-  # repeats summarize's conservative score (median - MAD) can differ.
+  # The cost comes from --next with no repeat budget, which answers "done"
+  # on a finished results file with the cost line and the search's best.
+  # The pick is summarize's own (what sweep --keep-winner applies); the
+  # search ranks on the same scores (summarize(1) "Cell score": noise
+  # moderated towards the level's), so the two must agree: a difference
+  # is reported as a bug.
   next=$("$BIN/summarize" --next speculative-num-steps=1,2,3,4,5,6,7,8,9,10 --repeat-budget 0 "$res" 2>/dev/null || true)
   cost=$(grep "^cost" <<<"$next" || true)
-  pick=$(sed -n 's/^done\t[a-z]*\tspeculative-num-steps=//p' <<<"$next")
+  pick=$("$BIN/summarize" --format json "$res" 2>/dev/null | jq -r '.best_config["speculative-num-steps"] // "none"')
+  local best
+  best=$(sed -n 's/^done\t[a-z]*\tspeculative-num-steps=//p' <<<"$next")
+  [[ $best == "$pick" ]] || echo "bench: $mode seed $seed: the search's best ($best) is not summarize's pick ($pick)" >&2
   local restarts requests
   restarts=$(tr '\t' '\n' <<<"$cost" | sed -n 's/^restarts=//p')
   requests=$(tr '\t' '\n' <<<"$cost" | sed -n 's/^requests=//p')

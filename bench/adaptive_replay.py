@@ -73,7 +73,7 @@ def main():
         done = next(l for l in out.splitlines() if l.startswith("done")).split("\t")
         return done[2].split("=")[1] if len(done) > 2 and done[2] else None
 
-    g_ok = a_ok = restarts = 0
+    g_ok = a_ok = s_ok = restarts = 0
     for s in range(1, seeds + 1):
         rng = random.Random(s)
         fs = [1 + rng.uniform(-noise, noise) for _ in range(4 * len(vals) + 40)]
@@ -90,11 +90,16 @@ def main():
             recs += start(todo[0], fs[len(walk)], len(walk))
             walk.append(todo[0])
         ap = done_pick(out)
+        # What the user gets: summarize's own pick of the results file
+        # (sweep --keep-winner applies it).
+        sp = json.loads(summarize(recs, "--format", "json")).get("best_config", {}).get(KEY)
         g_ok += gp == TRUTH
         a_ok += ap == TRUTH
+        s_ok += sp == TRUTH
         restarts += len(walk)
-        print(f"seed {s}: grid {gp} adaptive {ap} restarts {len(walk)} walk {','.join(walk)}")
-    print(f"noise {noise:g}: picks right: grid {g_ok}/{seeds}, adaptive {a_ok}/{seeds};"
+        print(f"seed {s}: grid {gp} adaptive {ap} (summarize {sp}) restarts {len(walk)} walk {','.join(walk)}")
+    print(f"noise {noise:g}: picks right: grid {g_ok}/{seeds}, adaptive {a_ok}/{seeds}"
+          f" (summarize's pick of the adaptive results {s_ok}/{seeds});"
           f" adaptive restarts {restarts} (grid {seeds * len(vals)})")
 
 

@@ -192,6 +192,7 @@ fn cell_stats(model: &Model, obs: &[Obs], opts: &Options, warnings: &mut Vec<Str
         }
         grid.push(out);
     }
+    decide::moderate_noise(&mut grid, better);
     grid
 }
 

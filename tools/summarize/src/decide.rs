@@ -4,7 +4,8 @@
 //! along an ordered parameter, and when repeats are too noisy to decide.
 //!
 //! Every pick ranks by the conservative score (`stats::conservative`,
-//! median - 1.4826 x MAD) and then applies the tolerance rule of vLLM's
+//! median - 1.4826 x MAD, moderated towards the level's pooled noise by
+//! `analysis::moderate_noise`) and then applies the tolerance rule of vLLM's
 //! unmerged `tune_speculative_k`: among candidates whose score is within
 //! `tol` of the best score, the one with the smallest parameter value (the
 //! earliest row) wins, because a smaller value costs less memory and is
@@ -212,6 +213,52 @@ pub fn too_noisy(a: &CellStat, b: &CellStat) -> bool {
     spread > 0.0 && spread > (a.median - b.median).abs()
 }
 
+/// Prior weight, in degrees of freedom, of a level's pooled noise in each
+/// cell's moderated noise (`moderate_noise`).
+const POOLED_DF: f64 = 4.0;
+
+/// The conservative score moves a cell's median against the user by its
+/// noise; but the spread of two or three runs is itself mostly chance, and
+/// a cell measured once has none, so after an adaptive sweep repeated only
+/// the close calls, a value measured once would win by not being repeated
+/// and a repeated one would win or lose on the luck of its spread. Each
+/// cell's relative noise is therefore moderated towards its level's pooled
+/// noise (the median relative 1.4826 x MAD over the cells measured at
+/// least twice), weighted by degrees of freedom: s^2 = ((n - 1) s_own^2 +
+/// d0 s_pool^2) / (n - 1 + d0), d0 = 4, the empirical-Bayes variance
+/// moderation of Smyth (2004, "Linear models and empirical Bayes methods
+/// for assessing differential expression", limma). A cell repeated many
+/// times keeps mostly its own noise, so a config that is fast only
+/// sometimes still loses to one that is fast every time. With no repeats
+/// at a level, nothing changes (every score is its median).
+pub fn moderate_noise(grid: &mut Grid, better: Better) {
+    let cols = grid.iter().map(Vec::len).max().unwrap_or(0);
+    let rel = |s: &CellStat| ((s.median - s.score) / s.median).abs();
+    for c in 0..cols {
+        let own: Vec<f64> = grid
+            .iter()
+            .filter_map(|row| row.get(c).and_then(Option::as_ref))
+            .filter(|s| s.n >= 2 && s.median != 0.0)
+            .map(rel)
+            .collect();
+        let Some(pool) = crate::stats::median(&own) else {
+            continue;
+        };
+        for s in grid.iter_mut().filter_map(|row| row.get_mut(c)).flatten() {
+            if s.median == 0.0 {
+                continue;
+            }
+            let df = (s.n - 1) as f64;
+            let own = if s.n >= 2 { rel(s) } else { 0.0 };
+            let sigma = ((df * own * own + POOLED_DF * pool * pool) / (df + POOLED_DF)).sqrt();
+            s.score = match better {
+                Better::Higher => s.median * (1.0 - sigma),
+                Better::Lower => s.median * (1.0 + sigma),
+            };
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,6 +380,55 @@ mod tests {
         );
         assert!((s2[0].unwrap() - 0.5 * 277.0 / 282.0).abs() < 1e-12);
         assert_eq!(s2[1], None);
+    }
+
+    #[test]
+    fn a_single_run_does_not_win_for_not_being_repeated() {
+        // Two configs with the same median at one level: the one measured
+        // three times (spread +-2%) used to lose to the one measured once
+        // by its own MAD; moderated, both carry the level's noise.
+        let rep = |m: f64, xs: &[f64]| CellStat {
+            median: m,
+            score: crate::stats::conservative(xs, Better::Higher).unwrap(),
+            spread: crate::stats::range(xs),
+            n: xs.len(),
+            slo_ok: true,
+        };
+        let mut grid: Grid = vec![
+            vec![Some(rep(100.0, &[98.0, 100.0, 102.0]))],
+            vec![Some(rep(100.0, &[100.0]))],
+        ];
+        moderate_noise(&mut grid, Better::Higher);
+        let (a, b) = (grid[0][0].clone().unwrap(), grid[1][0].clone().unwrap());
+        assert!(
+            (a.score - b.score).abs() < 1e-9,
+            "{} vs {}",
+            a.score,
+            b.score
+        );
+        assert!(
+            b.score < 100.0,
+            "the single run is moved by the pooled noise"
+        );
+        // Many repeats keep mostly their own (larger) noise.
+        let wide: Vec<f64> = (0..21)
+            .map(|i| if i % 2 == 0 { 90.0 } else { 110.0 })
+            .collect();
+        let mut grid: Grid = vec![
+            vec![Some(rep(100.0, &[99.0, 100.0, 101.0]))],
+            vec![Some(rep(110.0, &wide))],
+        ];
+        let own = grid[1][0].clone().unwrap().score;
+        moderate_noise(&mut grid, Better::Higher);
+        let moderated = grid[1][0].clone().unwrap().score;
+        assert!(
+            moderated < 100.0 && (moderated - own).abs() < 4.0,
+            "{own} -> {moderated}"
+        );
+        // No repeats at a level: scores stay the values.
+        let mut grid: Grid = vec![vec![Some(rep(5.0, &[5.0]))], vec![Some(rep(7.0, &[7.0]))]];
+        moderate_noise(&mut grid, Better::Higher);
+        assert_eq!(grid[0][0].as_ref().unwrap().score, 5.0);
     }
 
     #[test]

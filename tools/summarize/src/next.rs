@@ -161,7 +161,10 @@ pub fn rows(space: &Space, all: &str, a: Option<&Analysis>) -> Vec<RowData> {
         }
     }
     let Some(a) = a else { return rows };
-    let weighted = median_weighted(a);
+    // The same weighted scores as summarize's own pick (conservative,
+    // with each cell's noise moderated towards its level's: analysis.rs
+    // moderate_noise), so the search's best is the pick sweep applies.
+    let weighted = a.weighted.clone();
     for (r, row) in a.model.rows.iter().enumerate() {
         let Some(i) = row.config.get(&space.key).and_then(|v| space.index(v)) else {
             continue;
@@ -188,39 +191,6 @@ pub fn rows(space: &Space, all: &str, a: Option<&Analysis>) -> Vec<RowData> {
         d.sigma_rel = (!rel.is_empty()).then(|| rel[rel.len() / 2]);
     }
     rows
-}
-
-/// Weighted scores on the cells' medians: the search compares values by
-/// their typical figure and handles noise itself (repeats of close calls),
-/// where the conservative score would favour a value measured once over
-/// one whose repeats showed its spread.
-fn median_weighted(a: &Analysis) -> Vec<Option<f64>> {
-    let grid: crate::decide::Grid = a
-        .grid
-        .iter()
-        .map(|r| {
-            r.iter()
-                .map(|c| {
-                    c.clone().map(|c| crate::decide::CellStat {
-                        score: c.median,
-                        ..c
-                    })
-                })
-                .collect()
-        })
-        .collect();
-    let failed: Vec<Vec<bool>> = (0..a.model.rows.len())
-        .map(|r| {
-            (0..a.model.levels.len())
-                .map(|c| !a.model.failures_at(r, c).is_empty())
-                .collect()
-        })
-        .collect();
-    let Ok(w) = crate::analysis::weight_columns(&a.model, &a.opts, &grid, &failed) else {
-        return a.weighted.clone();
-    };
-    let slo = !a.opts.slo.is_empty();
-    crate::decide::weighted_scores(&grid, &failed, &w, a.opts.metric.better, slo)
 }
 
 /// The plain-text answer: `measure`, or `done` + `skip` + `cost` lines,
