@@ -398,7 +398,9 @@ run_config() { # CONFIG INDEX
   last_state=$state
   after=$(wc -l <"$results")
   local benches
-  benches=$(tail -n "+$((before + 1))" "$results" | "$SUMMARIZE" --count bench -) || benches=0
+  # This config's only: a fleet's other hosts append to FILE meanwhile.
+  benches=$(tail -n "+$((before + 1))" "$results" |
+    "$SUMMARIZE" --count bench --config "$(config_key "$cfg" | tr '\t' ,)" -) || benches=0
   if ((after == before)); then
     warn "$(label "$cfg"): no record arrived (exit codes: svc-swap $rc_swap, wait-ready $rc_ready, loadgen $rc_load)"
   fi

@@ -266,9 +266,12 @@ fleet_on_signal() {
 # Restore every host that has an origin (in parallel: each waits for its
 # server), print the table, exit with the pool's status.
 fleet_finish() { # CODE
-  local code=$1 i rc failed=0 missing=0 ok=0 dropped=0
+  local code=$1 i rc failed=0 missing=0 ok=0 dropped=0 refused=0
   local -a pids=()
   trap '' INT TERM
+  if ((keep_winner)) && fleet_mixed_hardware; then
+    keep_winner=0 refused=1
+  fi
   for i in "${!h_id[@]}"; do
     fleet_dropped "$i" && dropped=$((dropped + 1))
     [[ -e $fleet_dir/origin-${h_id[$i]}.jsonl ]] || continue
@@ -306,5 +309,20 @@ fleet_finish() { # CODE
     fi
   fi
   ((final_rc)) && code=$final_rc
+  if ((refused)); then
+    printf '%s: error: %s\n' "$PROG" "--keep-winner: the hosts differ in hardware or server version, so one pick would compare the hosts, not the configs; every host's original config is back (--summarize-arg --pool-hosts applies one pick to every host anyway; summarize --per-host $results shows each host's best)" >&2
+    code=$EXIT_RESTORE_FAILED
+  fi
   exit "$code"
+}
+
+# --keep-winner on a pool: summarize refuses one pick over hosts of
+# different hardware (exit 55, MIXED_HARDWARE in exit.rs) unless the
+# user's --summarize-arg says --pool-hosts. Each host's own best among the
+# few configs it ran is no winner either, so the fleet refuses too, once,
+# instead of one "applying the winner failed" per host.
+fleet_mixed_hardware() {
+  local rc=0
+  "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >/dev/null 2>&1 || rc=$?
+  ((rc == 55))
 }

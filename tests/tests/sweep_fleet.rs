@@ -86,8 +86,19 @@ fn boot_pool(load_time: &str) -> Vec<Host> {
 
 /// sweep --hosts FILE over `hosts`, run in their network namespace.
 fn fleet_sweep(hosts: &[&Host], dir: &Path, values: &str, extra: &[&str]) -> Command {
-    let file = dir.join("hosts");
     let lines: Vec<String> = hosts.iter().map(|h| h.line()).collect();
+    fleet_sweep_lines(&lines, hosts[0], dir, values, extra)
+}
+
+/// sweep --hosts FILE with these host lines, in `net`'s network namespace.
+fn fleet_sweep_lines(
+    lines: &[String],
+    net: &Host,
+    dir: &Path,
+    values: &str,
+    extra: &[&str],
+) -> Command {
+    let file = dir.join("hosts");
     std::fs::write(&file, format!("# test pool\n{}\n", lines.join("\n"))).unwrap();
     let target = [
         "--hosts",
@@ -95,7 +106,7 @@ fn fleet_sweep(hosts: &[&Host], dir: &Path, values: &str, extra: &[&str]) -> Com
         "--url",
         "http://127.0.0.1:{port}",
     ];
-    sweep_in(hosts[0], &target, dir, values, extra)
+    sweep_in(net, &target, dir, values, extra)
 }
 
 /// sweep (one host, no --hosts) of `host`, in its network namespace.
@@ -185,6 +196,9 @@ fn one_grid_over_a_pool_of_systemd_hosts() {
     eprintln!("SIGINT to sweep done at {:?}", t0.elapsed());
     ctrl_c_restores_every_host(&pool, true);
     eprintln!("SIGINT to the group done at {:?}", t0.elapsed());
+    // Last: it leaves the pooled winner running.
+    keep_winner_on_mixed_hardware(&pool);
+    eprintln!("keep-winner done at {:?}", t0.elapsed());
 }
 
 /// Six configs over three hosts, each measured once, every host used and
@@ -302,6 +316,72 @@ fn a_failing_host_is_dropped(pool: &[Host]) {
     }
     bad.c
         .sh("rm -r /etc/systemd/system/sim.service.d && systemctl daemon-reload");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--keep-winner` over two hosts of different hardware (one sees a fake
+/// `nvidia-smi` through its exec prefix's PATH): one pick would compare
+/// the hosts, so it is refused in one line naming --pool-hosts (exit 42)
+/// and both hosts get their original back; with `--summarize-arg
+/// --pool-hosts` the pooled pick runs on both.
+fn keep_winner_on_mixed_hardware(pool: &[Host]) {
+    let (a, b) = (&pool[0], &pool[1]);
+    b.c.write_file(
+        "/run/fake-gpu/nvidia-smi",
+        "#!/bin/sh\nprintf 'NVIDIA L4, 23034 MiB\\n'\n",
+    );
+    b.c.sh("chmod +x /run/fake-gpu/nvidia-smi");
+    let lines = [
+        a.line(),
+        format!(
+            "- port={} exec={} env PATH=/run/fake-gpu:/usr/sbin:/usr/bin:/sbin:/bin",
+            b.port,
+            b.c.exec_prefix()
+        ),
+    ];
+    let dir = testkit::temp_dir("fleet-winner");
+    let out = fleet_sweep_lines(&lines, a, &dir, "1,2", &["--keep-winner"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(42), "{}", dump(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let refusal: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(refusal.len(), 1, "{err}");
+    assert!(
+        refusal[0].starts_with("sweep: error: --keep-winner: the hosts differ")
+            && refusal[0].contains("--pool-hosts"),
+        "{err}"
+    );
+    assert!(!err.contains("applying the winner failed"), "{err}");
+    assert_eq!(
+        benches_per_value(&records(&dir.join("results.jsonl")), &["1", "2"]),
+        [1, 1]
+    );
+    a.assert_restored(&out);
+    b.assert_restored(&out);
+    // Pooled on purpose: the one pick runs on every host.
+    let _ = std::fs::remove_dir_all(&dir);
+    let dir = testkit::temp_dir("fleet-winner-pooled");
+    let extra = ["--keep-winner", "--summarize-arg", "--pool-hosts"];
+    let out = fleet_sweep_lines(&lines, a, &dir, "1,2", &extra)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let recs = records(&dir.join("results.jsonl"));
+    let hosts: BTreeSet<String> = recs
+        .iter()
+        .filter(|r| r["type"] == "bench")
+        .map(host_of)
+        .collect();
+    assert_eq!(hosts.len(), 2, "both hosts measured: {}", dump(&out));
+    let steps = |h: &Host| {
+        let a = h.argv().unwrap_or_default();
+        let v = a.split(&format!("--{KEY} ")).nth(1).unwrap_or("");
+        v.split(' ').next().unwrap_or("").to_string()
+    };
+    let (wa, wb) = (steps(a), steps(b));
+    assert_eq!(wa, wb, "one pick on both: {}", dump(&out));
+    assert!(wa == "1" || wa == "2", "the winner runs: {wa}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
