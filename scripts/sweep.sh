@@ -449,6 +449,10 @@ run_pipe() {
   rm -f "$status_file"
   (
     set +e
+    # A fleet job's host lock (scripts/lib/fleet.sh) stays with the job: a
+    # server that svc-swap's process manager starts would inherit the fd
+    # and hold the host locked for good.
+    [[ -z ${fleet_fd:-} ]] || exec {fleet_fd}>&-
     "$SVC_SWAP" "${target[@]}" "${sets[@]}" </dev/null |
       "$WAIT_READY" "${ready[@]}" "${expect[@]}" |
       "$LOADGEN" "${load[@]}" >>"$results"

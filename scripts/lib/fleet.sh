@@ -131,13 +131,6 @@ fleet_charge() { # I WHY
   exec {c}>&-
 }
 
-# The state summarize gives CONFIG in the results file (empty: none yet).
-fleet_state() { # CONFIG
-  local -A states=()
-  read_states states
-  printf '%s' "${states[$(config_key "$1")]:-}"
-}
-
 # ---- one job: one config, on whichever host is free ---------------------
 # A config that fails on one host is run once more on another before it
 # counts as the config's own failure: a GPU fault or a leftover process on
@@ -173,7 +166,9 @@ fleet_job_main() {
     run_config "$cfg" "$idx"
     fleet_release
     ((interrupted)) && exit $EXIT_INTERRUPTED
-    state=$(fleet_state "$cfg")
+    # run_config's verdict from the records this try appended: while a
+    # job holds a config no other host runs it, so it is the file's too.
+    state=$last_state
     case $state in
       complete)
         [[ -z $suspect ]] || fleet_charge "$suspect" "$(label "$cfg") failed there, not on ${h_name[$i]}"
