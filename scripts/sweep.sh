@@ -100,7 +100,8 @@ recorded as failures untouched; --swap-arg --no-preflight lets them through.
 
 Exit status: 0 every config measured; 2 usage; 40 some configs failed
 (recorded as failure records); 41 every config failed; 42 the final
-restore or apply failed; 43 configs left unrun (every host dropped); 44
+restore or apply failed (--hosts: also --keep-winner refused on hosts of
+different hardware); 43 configs left unrun (every host dropped); 44
 GNU parallel not found; 45 a host was dropped (every config has a result);
 50-52 --adaptive: summarize --next refused the results file (no records,
 another sweep's, a non-numeric value); 130 interrupted (results whole,

@@ -12,7 +12,8 @@
 # runs one config at a time. The driver restores every host at the end.
 #
 # State, kept beside the results (RESULTS.fleet/): each host's origin
-# record (also in RESULTS), locks, failure counts, drop marks. Only the
+# record (also in RESULTS), locks, failure counts, drop marks, the hosts' ids
+# (worked out once, by the driver). Only the
 # origins matter across runs; the rest is reset when a sweep starts.
 
 fleet_dir="$results.fleet"
@@ -20,8 +21,11 @@ h_dest=() h_exec=() h_url=() h_id=() h_name=()
 
 # Parse --hosts (a file, or a comma list) into h_*; usage errors name the line.
 fleet_hosts() {
-  local -a lines=()
+  local -a lines=() known=()
   local line n=0 where
+  # A job reads the ids the driver worked out (a cksum per host per job
+  # is three processes each, on a machine the servers keep busy).
+  [[ -z $fleet_job || ! -s $fleet_dir/ids ]] || mapfile -t known <"$fleet_dir/ids"
   if [[ -f $hosts ]]; then
     mapfile -t lines <"$hosts"
   elif [[ $hosts == */* ]]; then
@@ -63,12 +67,13 @@ fleet_host_line() { # LINE WHERE
   for word in "${!var[@]}"; do u=${u//\{$word\}/${var[$word]}}; done
   [[ ! $u =~ \{[A-Za-z_][A-Za-z0-9_]*\} ]] ||
     die $EXIT_USAGE "$2: --url $url: no value for ${BASH_REMATCH[0]} on this host (add ${BASH_REMATCH[0]//[\{\}]/}=VALUE to its line)"
-  id=$(printf '%s\n%s\n' "$dest" "${var[exec]:-}" | cksum | cut -d' ' -f1)
+  id=${known[${#h_dest[@]}]:-} # fleet_hosts' local
+  [[ -n $id ]] || id=$(printf '%s\n%s\n' "$dest" "${var[exec]:-}" | cksum | cut -d' ' -f1)
   for h in "${h_id[@]}"; do
     [[ $h != "$id" ]] || die $EXIT_USAGE "$2: the same host twice"
   done
   h_dest+=("$dest") h_exec+=("${var[exec]:-}") h_url+=("$u") h_id+=("$id")
-  h_name+=("$([[ $dest == - ]] && printf '%s' "${var[exec]:-local}" || printf '%s' "$dest")")
+  if [[ $dest == - ]]; then h_name+=("${var[exec]:-local}"); else h_name+=("$dest"); fi
 }
 
 # Point sweep's target, origin file and messages at host I.
@@ -217,6 +222,7 @@ fleet_main() {
   touch "$results"
   rm -f "$fleet_dir"/stop "$fleet_dir"/usage "$fleet_dir"/dropped-* "$fleet_dir"/fail-* "$fleet_dir"/job-*.pid
   echo "${#h_id[@]}" >"$fleet_dir/jobs"
+  printf '%s\n' "${h_id[@]}" >"$fleet_dir/ids"
   for i in "${!configs[@]}"; do
     if ((resume)) && [[ ${done_state[$(config_key "${configs[$i]}")]:-} =~ ^(complete|failed)$ ]]; then
       say "[$((i + 1))/${#configs[@]}] $(label "${configs[$i]}"): already in $results, skipped"

@@ -163,3 +163,43 @@ fn a_fleet_dry_run_shows_the_pool_and_touches_nothing() {
     assert!(!results.exists() && !dir.join("r.jsonl.fleet").exists());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The README's fleet examples run as written (as dry runs: `sweep` is the
+/// repository's script with `--dry-run` added), so the docs cannot drift
+/// from the flags.
+#[test]
+fn the_readme_fleet_examples_run_as_dry_runs() {
+    let readme = std::fs::read_to_string(testkit::repo_root().join("README.md")).unwrap();
+    let section = readme
+        .split("\n## Many hosts at once")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("README: a '## Many hosts at once' section");
+    let blocks: Vec<&str> = section
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .collect();
+    assert!(blocks.len() >= 2, "{section}");
+    let bin_dir = testkit::bin("svc-swap").parent().unwrap().to_path_buf();
+    let sweep = testkit::repo_root().join("scripts/sweep.sh");
+    for block in blocks {
+        let dir = testkit::temp_dir("fleet-readme");
+        let script = format!(
+            "set -e\nsweep() {{ bash '{}' --bin-dir '{}' \"$@\" --dry-run; }}\n{block}",
+            sweep.display(),
+            bin_dir.display()
+        );
+        let out = Command::new("bash")
+            .args(["-c", &script])
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{block}\n{}", dump(&out));
+        let plan = String::from_utf8_lossy(&out.stdout);
+        assert!(plan.contains("# host 2: root@"), "{block}\n{plan}");
+        assert!(plan.contains("# [1/"), "{block}\n{plan}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
