@@ -208,6 +208,10 @@ fleet_main() {
   local i pending=() code
   command -v parallel >/dev/null ||
     die $EXIT_NO_PARALLEL "GNU parallel not found; --hosts needs it (apt-get install parallel)"
+  # One summary per host would give each host the best of the few configs
+  # it happened to run (and svc-swap reads only one record).
+  [[ $keep_winner == 0 || " ${sum_args[*]} " != *" --per-host "* ]] ||
+    die $EXIT_USAGE "--keep-winner with --summarize-arg --per-host: each host ran only some configs, so its own best is no winner; drop one of them (--pool-hosts applies one pick to every host)"
   fleet_hosts
   if ((dry_run)); then
     for i in "${!h_dest[@]}"; do

@@ -80,7 +80,7 @@ fn bad_host_pools_are_usage_errors() {
     std::fs::write(&file, "root@gpu1 port=1\n\nroot@gpu2 oops\n").unwrap();
     let f = file.to_str().unwrap();
     let nofile = dir.join("none/pool");
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--hosts", f], "line 3: 'oops': expected NAME=VALUE"),
         (
             &["--hosts", "a,b", "--ssh", "root@c"],
@@ -93,6 +93,16 @@ fn bad_host_pools_are_usage_errors() {
         (&["--hosts", nofile.to_str().unwrap()], "no such file"),
         (&["--hosts", "a,a"], "the same host twice"),
         (&["--hosts", "a", "--drop-after", "0"], "--drop-after '0'"),
+        (
+            &[
+                "--hosts",
+                "a",
+                "--keep-winner",
+                "--summarize-arg",
+                "--per-host",
+            ],
+            "--keep-winner with --summarize-arg --per-host",
+        ),
     ];
     for (extra, want) in cases {
         let mut args = vec!["--param", KEY, "--values", "1,2", "--unit", "sim"];
