@@ -360,7 +360,7 @@ swaps=0
 n_ok=0 n_failed=0 n_skipped=0 last_rc_swap=0
 last_state="" # run_config's verdict on its config, for the adaptive loop
 run_config() { # CONFIG INDEX
-  local cfg=$1 idx=$2 kv before after rc_swap rc_ready rc_load
+  local cfg=$1 idx=$2 kv before rc_swap rc_ready rc_load
   local -a sets=() expect=()
   IFS=$SEP read -r -a kvs <<<"$cfg"
   for kv in "${kvs[@]}"; do
@@ -397,12 +397,13 @@ run_config() { # CONFIG INDEX
     ((interrupted)) && break
   done
   last_state=$state
-  after=$(wc -l <"$results")
   local benches
   # This config's only: a fleet's other hosts append to FILE meanwhile.
   benches=$(tail -n "+$((before + 1))" "$results" |
     "$SUMMARIZE" --count bench --config "$(config_key "$cfg" | tr '\t' ,)" -) || benches=0
-  if ((after == before)); then
+  # No result record of this config's (counting lines would count the
+  # records a fleet's other hosts appended meanwhile).
+  if [[ -z $state ]]; then
     warn "$(label "$cfg"): no record arrived (exit codes: svc-swap $rc_swap, wait-ready $rc_ready, loadgen $rc_load)"
   fi
   # A usage error or a missing tool fails every config alike: stop.

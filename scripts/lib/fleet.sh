@@ -90,26 +90,41 @@ fleet_dropped() { [[ -e $fleet_dir/dropped-${h_id[$1]} ]]; }
 # Take a free live host not in EXCLUDED, trying SLOT's host first; sets
 # fleet_i and holds its lock on fd fleet_fd. 1: no host could take it.
 fleet_acquire() { # SLOT EXCLUDED...
-  local slot=$1 n=${#h_id[@]} k i any
+  local slot=$1 n=${#h_id[@]} k i turn=0
+  local -a live
   shift
   while :; do
-    any=0
+    live=()
     for ((k = 0; k < n; k++)); do
       i=$(((slot - 1 + k) % n))
       fleet_dropped "$i" && continue
       [[ " $* " == *" $i "* ]] && continue
-      any=1
-      exec {fleet_fd}>>"$fleet_dir/lock-${h_id[$i]}"
-      if flock -n "$fleet_fd"; then
-        fleet_i=$i
-        return 0
-      fi
-      exec {fleet_fd}>&-
+      live+=("$i")
+      fleet_try_lock "$i" -n && return 0
     done
-    ((any)) || return 1
+    ((${#live[@]})) || return 1
     [[ ! -e $fleet_dir/stop ]] || return 1
-    sleep 0.2
+    # Every host busy (a config moving on after a failure): wait in the
+    # kernel on one of them, in turn, rather than sleep and poll. A lock
+    # released goes to its waiter at once, before the next job GNU
+    # parallel starts can take it; polling lost that race every time, so
+    # the moving config waited for the grid's end while its slot's host
+    # idled. -w 0.5: the stop file and dropped hosts are seen soon.
+    i=${live[$((turn++ % ${#live[@]}))]}
+    fleet_try_lock "$i" -w 0.5 && ! fleet_dropped "$i" && return 0
+    fleet_release
   done
+}
+
+# Lock host I with flock(1) OPTS on fd fleet_fd; sets fleet_i. 1: not got.
+fleet_try_lock() { # I FLOCK_OPTS...
+  exec {fleet_fd}>>"$fleet_dir/lock-${h_id[$1]}"
+  if flock "${@:2}" "$fleet_fd"; then
+    fleet_i=$1
+    return 0
+  fi
+  exec {fleet_fd}>&-
+  return 1
 }
 
 fleet_release() { exec {fleet_fd}>&-; }
