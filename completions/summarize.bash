@@ -23,7 +23,7 @@ _summarize() {
 
     case "${cmd}" in
         summarize)
-            opts="-m -b -f -h -V --metric --better --baseline --objective --slo --weights --param --plateau-threshold --tolerance --format --pool-hosts --per-host --plot --config-states --origin --new-origin --count --next --patience --noise-margin --repeat-budget --emit-skipped --host-dropped --help --version"
+            opts="-m -b -f -h -V --metric --better --baseline --objective --slo --weights --param --plateau-threshold --tolerance --format --pool-hosts --per-host --plot --config-states --origin --new-origin --count --config --next --patience --noise-margin --repeat-budget --emit-skipped --host-dropped --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -90,6 +90,10 @@ _summarize() {
                     return 0
                     ;;
                 --count)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -17,6 +17,7 @@ json\t'One summary record (default when stdout is not a terminal)'"
 complete -c summarize -l plot -d 'Also draw the metric by level and by parameter into this SVG file' -r -F
 complete -c summarize -l config-states -d 'For sweep(1): print each config\'s state (complete, failed, transport, incomplete), a TAB and KEY=VALUE per comma-separated KEY' -r
 complete -c summarize -l count -d 'For sweep(1): print how many records of TYPE the input holds (a type of sweepkit-records(5): bench, failure, ...)' -r
+complete -c summarize -l config -d 'With --count: only records of this config (each KEY\'s value in the record\'s config equal to V)' -r
 complete -c summarize -l next -d 'For sweep --adaptive: print what to measure next along KEY\'s values (KEY=V1,V2,...), or that the search is done and why' -r
 complete -c summarize -l patience -d 'With --next: stop after K further values past the best showed the plateau' -r
 complete -c summarize -l noise-margin -d 'With --next: weighted-score gap that counts as a close call (and a drop that counts as a clear peak) until repeats measure the noise' -r

@@ -100,7 +100,8 @@ recorded as failures untouched; --swap-arg --no-preflight lets them through.
 
 Exit status: 0 every config measured; 2 usage; 40 some configs failed
 (recorded as failure records); 41 every config failed; 42 the final
-restore or apply failed; 43 configs left unrun (every host dropped); 44
+restore or apply failed (--hosts: also --keep-winner refused on hosts of
+different hardware); 43 configs left unrun (every host dropped); 44
 GNU parallel not found; 45 a host was dropped (every config has a result);
 50-52 --adaptive: summarize --next refused the results file (no records,
 another sweep's, a non-numeric value); 130 interrupted (results whole,
@@ -359,7 +360,7 @@ swaps=0
 n_ok=0 n_failed=0 n_skipped=0 last_rc_swap=0
 last_state="" # run_config's verdict on its config, for the adaptive loop
 run_config() { # CONFIG INDEX
-  local cfg=$1 idx=$2 kv before after rc_swap rc_ready rc_load
+  local cfg=$1 idx=$2 kv before rc_swap rc_ready rc_load
   local -a sets=() expect=()
   IFS=$SEP read -r -a kvs <<<"$cfg"
   for kv in "${kvs[@]}"; do
@@ -396,10 +397,13 @@ run_config() { # CONFIG INDEX
     ((interrupted)) && break
   done
   last_state=$state
-  after=$(wc -l <"$results")
   local benches
-  benches=$(tail -n "+$((before + 1))" "$results" | "$SUMMARIZE" --count bench -) || benches=0
-  if ((after == before)); then
+  # This config's only: a fleet's other hosts append to FILE meanwhile.
+  benches=$(tail -n "+$((before + 1))" "$results" |
+    "$SUMMARIZE" --count bench --config "$(config_key "$cfg" | tr '\t' ,)" -) || benches=0
+  # No result record of this config's (counting lines would count the
+  # records a fleet's other hosts appended meanwhile).
+  if [[ -z $state ]]; then
     warn "$(label "$cfg"): no record arrived (exit codes: svc-swap $rc_swap, wait-ready $rc_ready, loadgen $rc_load)"
   fi
   # A usage error or a missing tool fails every config alike: stop.
@@ -447,6 +451,10 @@ run_pipe() {
   rm -f "$status_file"
   (
     set +e
+    # A fleet job's host lock (scripts/lib/fleet.sh) stays with the job: a
+    # server that svc-swap's process manager starts would inherit the fd
+    # and hold the host locked for good.
+    [[ -z ${fleet_fd:-} ]] || exec {fleet_fd}>&-
     "$SVC_SWAP" "${target[@]}" "${sets[@]}" </dev/null |
       "$WAIT_READY" "${ready[@]}" "${expect[@]}" |
       "$LOADGEN" "${load[@]}" >>"$results"

@@ -12,7 +12,8 @@
 # runs one config at a time. The driver restores every host at the end.
 #
 # State, kept beside the results (RESULTS.fleet/): each host's origin
-# record (also in RESULTS), locks, failure counts, drop marks. Only the
+# record (also in RESULTS), locks, failure counts, drop marks, the hosts' ids
+# (worked out once, by the driver). Only the
 # origins matter across runs; the rest is reset when a sweep starts.
 
 fleet_dir="$results.fleet"
@@ -20,8 +21,11 @@ h_dest=() h_exec=() h_url=() h_id=() h_name=()
 
 # Parse --hosts (a file, or a comma list) into h_*; usage errors name the line.
 fleet_hosts() {
-  local -a lines=()
+  local -a lines=() known=()
   local line n=0 where
+  # A job reads the ids the driver worked out (a cksum per host per job
+  # is three processes each, on a machine the servers keep busy).
+  [[ -z $fleet_job || ! -s $fleet_dir/ids ]] || mapfile -t known <"$fleet_dir/ids"
   if [[ -f $hosts ]]; then
     mapfile -t lines <"$hosts"
   elif [[ $hosts == */* ]]; then
@@ -63,12 +67,13 @@ fleet_host_line() { # LINE WHERE
   for word in "${!var[@]}"; do u=${u//\{$word\}/${var[$word]}}; done
   [[ ! $u =~ \{[A-Za-z_][A-Za-z0-9_]*\} ]] ||
     die $EXIT_USAGE "$2: --url $url: no value for ${BASH_REMATCH[0]} on this host (add ${BASH_REMATCH[0]//[\{\}]/}=VALUE to its line)"
-  id=$(printf '%s\n%s\n' "$dest" "${var[exec]:-}" | cksum | cut -d' ' -f1)
+  id=${known[${#h_dest[@]}]:-} # fleet_hosts' local
+  [[ -n $id ]] || id=$(printf '%s\n%s\n' "$dest" "${var[exec]:-}" | cksum | cut -d' ' -f1)
   for h in "${h_id[@]}"; do
     [[ $h != "$id" ]] || die $EXIT_USAGE "$2: the same host twice"
   done
   h_dest+=("$dest") h_exec+=("${var[exec]:-}") h_url+=("$u") h_id+=("$id")
-  h_name+=("$([[ $dest == - ]] && printf '%s' "${var[exec]:-local}" || printf '%s' "$dest")")
+  if [[ $dest == - ]]; then h_name+=("${var[exec]:-local}"); else h_name+=("$dest"); fi
 }
 
 # Point sweep's target, origin file and messages at host I.
@@ -85,26 +90,41 @@ fleet_dropped() { [[ -e $fleet_dir/dropped-${h_id[$1]} ]]; }
 # Take a free live host not in EXCLUDED, trying SLOT's host first; sets
 # fleet_i and holds its lock on fd fleet_fd. 1: no host could take it.
 fleet_acquire() { # SLOT EXCLUDED...
-  local slot=$1 n=${#h_id[@]} k i any
+  local slot=$1 n=${#h_id[@]} k i turn=0
+  local -a live
   shift
   while :; do
-    any=0
+    live=()
     for ((k = 0; k < n; k++)); do
       i=$(((slot - 1 + k) % n))
       fleet_dropped "$i" && continue
       [[ " $* " == *" $i "* ]] && continue
-      any=1
-      exec {fleet_fd}>>"$fleet_dir/lock-${h_id[$i]}"
-      if flock -n "$fleet_fd"; then
-        fleet_i=$i
-        return 0
-      fi
-      exec {fleet_fd}>&-
+      live+=("$i")
+      fleet_try_lock "$i" -n && return 0
     done
-    ((any)) || return 1
+    ((${#live[@]})) || return 1
     [[ ! -e $fleet_dir/stop ]] || return 1
-    sleep 0.2
+    # Every host busy (a config moving on after a failure): wait in the
+    # kernel on one of them, in turn, rather than sleep and poll. A lock
+    # released goes to its waiter at once, before the next job GNU
+    # parallel starts can take it; polling lost that race every time, so
+    # the moving config waited for the grid's end while its slot's host
+    # idled. -w 0.5: the stop file and dropped hosts are seen soon.
+    i=${live[$((turn++ % ${#live[@]}))]}
+    fleet_try_lock "$i" -w 0.5 && ! fleet_dropped "$i" && return 0
+    fleet_release
   done
+}
+
+# Lock host I with flock(1) OPTS on fd fleet_fd; sets fleet_i. 1: not got.
+fleet_try_lock() { # I FLOCK_OPTS...
+  exec {fleet_fd}>>"$fleet_dir/lock-${h_id[$1]}"
+  if flock "${@:2}" "$fleet_fd"; then
+    fleet_i=$1
+    return 0
+  fi
+  exec {fleet_fd}>&-
+  return 1
 }
 
 fleet_release() { exec {fleet_fd}>&-; }
@@ -129,13 +149,6 @@ fleet_charge() { # I WHY
       >>"$results" || warn "summarize --host-dropped failed"
   fi
   exec {c}>&-
-}
-
-# The state summarize gives CONFIG in the results file (empty: none yet).
-fleet_state() { # CONFIG
-  local -A states=()
-  read_states states
-  printf '%s' "${states[$(config_key "$1")]:-}"
 }
 
 # ---- one job: one config, on whichever host is free ---------------------
@@ -173,7 +186,9 @@ fleet_job_main() {
     run_config "$cfg" "$idx"
     fleet_release
     ((interrupted)) && exit $EXIT_INTERRUPTED
-    state=$(fleet_state "$cfg")
+    # run_config's verdict from the records this try appended: while a
+    # job holds a config no other host runs it, so it is the file's too.
+    state=$last_state
     case $state in
       complete)
         [[ -z $suspect ]] || fleet_charge "$suspect" "$(label "$cfg") failed there, not on ${h_name[$i]}"
@@ -208,6 +223,10 @@ fleet_main() {
   local i pending=() code
   command -v parallel >/dev/null ||
     die $EXIT_NO_PARALLEL "GNU parallel not found; --hosts needs it (apt-get install parallel)"
+  # One summary per host would give each host the best of the few configs
+  # it happened to run (and svc-swap reads only one record).
+  [[ $keep_winner == 0 || " ${sum_args[*]} " != *" --per-host "* ]] ||
+    die $EXIT_USAGE "--keep-winner with --summarize-arg --per-host: each host ran only some configs, so its own best is no winner; drop one of them (--pool-hosts applies one pick to every host)"
   fleet_hosts
   if ((dry_run)); then
     for i in "${!h_dest[@]}"; do
@@ -222,6 +241,7 @@ fleet_main() {
   touch "$results"
   rm -f "$fleet_dir"/stop "$fleet_dir"/usage "$fleet_dir"/dropped-* "$fleet_dir"/fail-* "$fleet_dir"/job-*.pid
   echo "${#h_id[@]}" >"$fleet_dir/jobs"
+  printf '%s\n' "${h_id[@]}" >"$fleet_dir/ids"
   for i in "${!configs[@]}"; do
     if ((resume)) && [[ ${done_state[$(config_key "${configs[$i]}")]:-} =~ ^(complete|failed)$ ]]; then
       say "[$((i + 1))/${#configs[@]}] $(label "${configs[$i]}"): already in $results, skipped"
@@ -266,9 +286,12 @@ fleet_on_signal() {
 # Restore every host that has an origin (in parallel: each waits for its
 # server), print the table, exit with the pool's status.
 fleet_finish() { # CODE
-  local code=$1 i rc failed=0 missing=0 ok=0 dropped=0
+  local code=$1 i rc failed=0 missing=0 ok=0 dropped=0 refused=0
   local -a pids=()
   trap '' INT TERM
+  if ((keep_winner)) && fleet_mixed_hardware; then
+    keep_winner=0 refused=1
+  fi
   for i in "${!h_id[@]}"; do
     fleet_dropped "$i" && dropped=$((dropped + 1))
     [[ -e $fleet_dir/origin-${h_id[$i]}.jsonl ]] || continue
@@ -306,5 +329,20 @@ fleet_finish() { # CODE
     fi
   fi
   ((final_rc)) && code=$final_rc
+  if ((refused)); then
+    printf '%s: error: %s\n' "$PROG" "--keep-winner: the hosts differ in hardware or server version, so one pick would compare the hosts, not the configs; every host's original config is back (--summarize-arg --pool-hosts applies one pick to every host anyway; summarize --per-host $results shows each host's best)" >&2
+    code=$EXIT_RESTORE_FAILED
+  fi
   exit "$code"
+}
+
+# --keep-winner on a pool: summarize refuses one pick over hosts of
+# different hardware (exit 55, MIXED_HARDWARE in exit.rs) unless the
+# user's --summarize-arg says --pool-hosts. Each host's own best among the
+# few configs it ran is no winner either, so the fleet refuses too, once,
+# instead of one "applying the winner failed" per host.
+fleet_mixed_hardware() {
+  local rc=0
+  "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >/dev/null 2>&1 || rc=$?
+  ((rc == 55))
 }

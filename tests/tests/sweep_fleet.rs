@@ -3,9 +3,11 @@
 //! (each its own unit and port, reached through `nsenter -t PID -a` exec
 //! prefixes), llm-sim the server. One set of three containers serves every
 //! check (boots cost seconds): the split, `--resume` over a different pool,
-//! a host that fails at load mid-sweep and is dropped, and Ctrl-C.
+//! a host that fails at load mid-sweep and is dropped, Ctrl-C, and
+//! `--keep-winner` on hosts of different hardware.
 //! GNU parallel and systemd-nspawn are prerequisites: missing, the test
-//! fails. Needs `cargo build --workspace` first.
+//! fails. Needs `cargo build --workspace` first. Local hosts (`-`), usage
+//! errors and dry runs: sweep_fleet_local.rs; over SSH: sweep_fleet_ssh.rs.
 
 mod sweep_support;
 
@@ -86,8 +88,19 @@ fn boot_pool(load_time: &str) -> Vec<Host> {
 
 /// sweep --hosts FILE over `hosts`, run in their network namespace.
 fn fleet_sweep(hosts: &[&Host], dir: &Path, values: &str, extra: &[&str]) -> Command {
-    let file = dir.join("hosts");
     let lines: Vec<String> = hosts.iter().map(|h| h.line()).collect();
+    fleet_sweep_lines(&lines, hosts[0], dir, values, extra)
+}
+
+/// sweep --hosts FILE with these host lines, in `net`'s network namespace.
+fn fleet_sweep_lines(
+    lines: &[String],
+    net: &Host,
+    dir: &Path,
+    values: &str,
+    extra: &[&str],
+) -> Command {
+    let file = dir.join("hosts");
     std::fs::write(&file, format!("# test pool\n{}\n", lines.join("\n"))).unwrap();
     let target = [
         "--hosts",
@@ -95,7 +108,7 @@ fn fleet_sweep(hosts: &[&Host], dir: &Path, values: &str, extra: &[&str]) -> Com
         "--url",
         "http://127.0.0.1:{port}",
     ];
-    sweep_in(hosts[0], &target, dir, values, extra)
+    sweep_in(net, &target, dir, values, extra)
 }
 
 /// sweep (one host, no --hosts) of `host`, in its network namespace.
@@ -185,6 +198,9 @@ fn one_grid_over_a_pool_of_systemd_hosts() {
     eprintln!("SIGINT to sweep done at {:?}", t0.elapsed());
     ctrl_c_restores_every_host(&pool, true);
     eprintln!("SIGINT to the group done at {:?}", t0.elapsed());
+    // Last: it leaves the pooled winner running.
+    keep_winner_on_mixed_hardware(&pool);
+    eprintln!("keep-winner done at {:?}", t0.elapsed());
 }
 
 /// Six configs over three hosts, each measured once, every host used and
@@ -305,6 +321,72 @@ fn a_failing_host_is_dropped(pool: &[Host]) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// `--keep-winner` over two hosts of different hardware (one sees a fake
+/// `nvidia-smi` through its exec prefix's PATH): one pick would compare
+/// the hosts, so it is refused in one line naming --pool-hosts (exit 42)
+/// and both hosts get their original back; with `--summarize-arg
+/// --pool-hosts` the pooled pick runs on both.
+fn keep_winner_on_mixed_hardware(pool: &[Host]) {
+    let (a, b) = (&pool[0], &pool[1]);
+    b.c.write_file(
+        "/run/fake-gpu/nvidia-smi",
+        "#!/bin/sh\nprintf 'NVIDIA L4, 23034 MiB\\n'\n",
+    );
+    b.c.sh("chmod +x /run/fake-gpu/nvidia-smi");
+    let lines = [
+        a.line(),
+        format!(
+            "- port={} exec={} env PATH=/run/fake-gpu:/usr/sbin:/usr/bin:/sbin:/bin",
+            b.port,
+            b.c.exec_prefix()
+        ),
+    ];
+    let dir = testkit::temp_dir("fleet-winner");
+    let out = fleet_sweep_lines(&lines, a, &dir, "1,2", &["--keep-winner"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(42), "{}", dump(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let refusal: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(refusal.len(), 1, "{err}");
+    assert!(
+        refusal[0].starts_with("sweep: error: --keep-winner: the hosts differ")
+            && refusal[0].contains("--pool-hosts"),
+        "{err}"
+    );
+    assert!(!err.contains("applying the winner failed"), "{err}");
+    assert_eq!(
+        benches_per_value(&records(&dir.join("results.jsonl")), &["1", "2"]),
+        [1, 1]
+    );
+    a.assert_restored(&out);
+    b.assert_restored(&out);
+    // Pooled on purpose: the one pick runs on every host.
+    let _ = std::fs::remove_dir_all(&dir);
+    let dir = testkit::temp_dir("fleet-winner-pooled");
+    let extra = ["--keep-winner", "--summarize-arg", "--pool-hosts"];
+    let out = fleet_sweep_lines(&lines, a, &dir, "1,2", &extra)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let recs = records(&dir.join("results.jsonl"));
+    let hosts: BTreeSet<String> = recs
+        .iter()
+        .filter(|r| r["type"] == "bench")
+        .map(host_of)
+        .collect();
+    assert_eq!(hosts.len(), 2, "both hosts measured: {}", dump(&out));
+    let steps = |h: &Host| {
+        let a = h.argv().unwrap_or_default();
+        let v = a.split(&format!("--{KEY} ")).nth(1).unwrap_or("");
+        v.split(' ').next().unwrap_or("").to_string()
+    };
+    let (wa, wb) = (steps(a), steps(b));
+    assert_eq!(wa, wb, "one pick on both: {}", dump(&out));
+    assert!(wa == "1" || wa == "2", "the winner runs: {wa}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// SIGINT to the sweep while all three hosts run configs: exit 130, the
 /// results whole, every host's original config back and running. `group`:
 /// to the whole process group (a terminal's Ctrl-C: GNU parallel, every
@@ -374,110 +456,34 @@ fn ctrl_c_restores_every_host(pool: &[Host], group: bool) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// Bad `--hosts` input: exit 2 with one line that names what was wrong.
-#[test]
-fn bad_host_pools_are_usage_errors() {
-    let dir = testkit::temp_dir("fleet-usage");
-    let file = dir.join("pool");
-    std::fs::write(&file, "root@gpu1 port=1\n\nroot@gpu2 oops\n").unwrap();
-    let f = file.to_str().unwrap();
-    let nofile = dir.join("none/pool");
-    let cases: [(&[&str], &str); 6] = [
-        (&["--hosts", f], "line 3: 'oops': expected NAME=VALUE"),
-        (
-            &["--hosts", "a,b", "--ssh", "root@c"],
-            "--hosts names every host",
-        ),
-        (
-            &["--hosts", "a,b", "--url", "http://{host}:{port}"],
-            "no value for {port}",
-        ),
-        (&["--hosts", nofile.to_str().unwrap()], "no such file"),
-        (&["--hosts", "a,a"], "the same host twice"),
-        (&["--hosts", "a", "--drop-after", "0"], "--drop-after '0'"),
-    ];
-    for (extra, want) in cases {
-        let mut args = vec!["--param", KEY, "--values", "1,2", "--unit", "sim"];
-        args.extend_from_slice(&["--results", "/nonexistent/r.jsonl"]);
-        args.extend_from_slice(extra);
-        if !extra.contains(&"--url") {
-            args.extend_from_slice(&["--url", "http://{host}:8000"]);
-        }
-        let out = sweep_behind(&[], &args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", dump(&out));
-        assert_eq!(err.lines().count(), 1, "{extra:?}: {err}");
-        assert!(
-            err.starts_with("sweep: error: ") && err.contains(want),
-            "{extra:?}: {err}"
-        );
-        assert!(out.stdout.is_empty());
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// `--dry-run` with a pool: each host with its URL, then the plan.
-#[test]
-fn a_fleet_dry_run_shows_the_pool_and_touches_nothing() {
-    let dir = testkit::temp_dir("fleet-dry");
-    let file = dir.join("pool");
-    std::fs::write(
-        &file,
-        "# two containers\n- port=8001 exec=pct exec 129 --\nroot@gpu2:2222 url=http://10.0.0.2:30000\n",
-    )
-    .unwrap();
-    let results = dir.join("r.jsonl");
-    let out = sweep_behind(
-        &[],
-        &[
-            "--hosts",
-            file.to_str().unwrap(),
-            "--unit",
-            "sim",
-            "--url",
-            "http://{host}:{port}",
-            "--param",
-            KEY,
-            "--values",
-            "1,2",
-            "--results",
-            results.to_str().unwrap(),
-            "--dry-run",
-        ],
-    )
-    .output()
-    .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
-    let plan = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        plan.contains("# host 1: pct exec 129 -- -> http://localhost:8001"),
-        "{plan}"
-    );
-    assert!(
-        plan.contains("# host 2: root@gpu2:2222 -> http://10.0.0.2:30000"),
-        "{plan}"
-    );
-    assert!(
-        plan.contains("--exec-prefix pct\\ exec\\ 129\\ --"),
-        "{plan}"
-    );
-    assert_eq!(plan.matches("# [").count(), 2, "{plan}");
-    assert!(!results.exists() && !dir.join("r.jsonl.fleet").exists());
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
 /// The benchmark (bench/fleet.sh runs it): wall time of a 9-config sweep
 /// on 3 hosts against the same sweep on 1 host (plain, and `--hosts` with
 /// one host for the fleet's own overhead), in the same run. Each server
-/// loads for 8 s (real ones take minutes): the time a fleet saves. Both
-/// end with a restore, one more load on every host, so with it the best a
-/// 3-host pool can do is (3 + 1) / (9 + 1) = 0.40; "grid" is the time to
-/// the last record (the results file's mtime), without the restore.
+/// loads for 8 s and each config is then benchmarked at two levels for
+/// 2 s each (c=1 and c=4, one warm-up request each): about half the load
+/// time, the shape of a real campaign (a load of ~100 s, then five levels
+/// taking a minute or more). Both sweeps end with a restore (one more load
+/// on every host), so with a config costing C and the restore R the best a
+/// 3-host pool can do is (3C + R) / (9C + R); "grid" is the time to the
+/// last record (the results file's mtime), without the restore.
 #[test]
 #[ignore = "benchmark: bench/fleet.sh"]
 fn bench_nine_configs_on_three_hosts_against_one() {
     let pool = boot_pool("8s");
     let values = "1,2,3,5,6,7,8,9,10";
+    let work = [
+        "-q",
+        "--concurrency",
+        "1,4",
+        "--load-arg",
+        "--duration",
+        "--load-arg",
+        "2s",
+        "--load-arg",
+        "--warmup",
+        "--load-arg",
+        "1",
+    ];
     let time = |mut cmd: Command, dir: &Path, tag: &str| {
         let t0 = std::time::SystemTime::now();
         let out = cmd.output().unwrap();
@@ -489,7 +495,7 @@ fn bench_nine_configs_on_three_hosts_against_one() {
             .iter()
             .filter(|r| r["type"] == "bench")
             .count();
-        assert_eq!(benches, 9, "{tag}: {}", dump(&out));
+        assert_eq!(benches, 18, "{tag}: two levels x 9: {}", dump(&out));
         eprintln!(
             "bench: {tag}: wall {wall:.1} s, grid {:.1} s",
             grid.as_secs_f64()
@@ -501,28 +507,30 @@ fn bench_nine_configs_on_three_hosts_against_one() {
         .map(|t| testkit::temp_dir(&format!("fleet-bench-{t}")))
         .collect();
     let one = time(
-        plain_sweep(&pool[0], &dirs[0], values, &["-q"]),
+        plain_sweep(&pool[0], &dirs[0], values, &work),
         &dirs[0],
         "1 host, plain sweep",
     );
     let one_f = time(
-        fleet_sweep(&[&pool[0]], &dirs[1], values, &["-q"]),
+        fleet_sweep(&[&pool[0]], &dirs[1], values, &work),
         &dirs[1],
         "1 host, --hosts",
     );
     let all: Vec<&Host> = pool.iter().collect();
     let three = time(
-        fleet_sweep(&all, &dirs[2], values, &["-q"]),
+        fleet_sweep(&all, &dirs[2], values, &work),
         &dirs[2],
         "3 hosts, --hosts",
     );
     let (ratio, grid_ratio) = (three.0 / one.0, three.1 / one.1);
     println!(
-        "fleet: 9 configs, 8 s loads: 1 host {:.1} s (grid {:.1} s); 1 host via --hosts {:.1} s; \
-         3 hosts {:.1} s (grid {:.1} s): ratio {ratio:.2}, grid {grid_ratio:.2} (target <= 0.40: {})",
+        "fleet: 9 configs, 8 s loads, 2 x 2 s levels: 1 host {:.1} s (grid {:.1} s); 1 host via --hosts {:.1} s \
+         ({:+.2} s per config); 3 hosts {:.1} s (grid {:.1} s): ratio {ratio:.2}, grid \
+         {grid_ratio:.2} (target <= 0.40: {})",
         one.0,
         one.1,
         one_f.0,
+        (one_f.0 - one.0) / 9.0,
         three.0,
         three.1,
         if ratio <= 0.40 { "met" } else { "missed" }
@@ -530,49 +538,4 @@ fn bench_nine_configs_on_three_hosts_against_one() {
     for d in dirs {
         let _ = std::fs::remove_dir_all(d);
     }
-}
-
-/// A pool of one local host (`-`, a process spec): a tool that rejects a
-/// pass-through argument stops the whole pool (exit 2) after one config,
-/// and the host is restored. No containers needed.
-#[test]
-fn a_usage_error_in_a_job_stops_the_pool() {
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time 100ms --warmup-time 50ms \
-         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
-        testkit::bin("llm-sim").display()
-    );
-    let spec = sweep_support::SpecFile::new("fleet-usage-job", &exec, port);
-    let original = spec.exec_start();
-    let results = spec.results();
-    let out = sweep_behind(
-        &[],
-        &[
-            "--hosts",
-            "-",
-            "--spec",
-            spec.s(),
-            "--url",
-            &format!("http://127.0.0.1:{port}"),
-            "--server",
-            "llm-sim",
-            "--param",
-            KEY,
-            "--values",
-            "1,2,3",
-            "--results",
-            results.to_str().unwrap(),
-            "--load-arg",
-            "--no-such-flag",
-        ],
-    )
-    .stdin(Stdio::null())
-    .output()
-    .unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", dump(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("a tool rejected its arguments"), "{err}");
-    assert_eq!(err.matches("] [").count(), 1, "one config only: {err}");
-    assert_eq!(spec.exec_start(), original, "restored");
 }

@@ -183,6 +183,17 @@ pub struct Args {
     )]
     pub count: Option<String>,
 
+    /// With --count: only records of this config (each KEY's value in the
+    /// record's config equal to V)
+    #[arg(
+        long,
+        value_name = "KEY=V[,KEY=V]",
+        help_heading = "Sweep bookkeeping",
+        value_parser = sweepq::parse_config_filter,
+        requires = "count"
+    )]
+    pub config: Option<sweepq::ConfigFilter>,
+
     /// For sweep --adaptive: print what to measure next along KEY's
     /// values (KEY=V1,V2,...), or that the search is done and why
     #[arg(
@@ -240,9 +251,10 @@ pub struct Args {
     pub host_dropped: Option<String>,
 }
 
-/// What sweep(1) asks: `--config-states`, `--origin`, `--count`,
-/// `--host-dropped` (`--new-origin` when none of them).
-type Book = (Option<String>, bool, Option<String>, Option<String>);
+/// What sweep(1) asks: `--config-states`, `--origin`, `--count` (of one
+/// `--config`, or of all), `--host-dropped` (`--new-origin` when none).
+type Count = (String, Vec<(String, String)>);
+type Book = (Option<String>, bool, Option<Count>, Option<String>);
 
 /// `--config-states`, `--origin`, `--new-origin`, `--count`,
 /// `--host-dropped`: answer and return.
@@ -256,8 +268,8 @@ fn bookkeeping(
         let f = sweepq::host_dropped(text, &reason, started)
             .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("--host-dropped: {e}")))?;
         sweepkit::io::write_record(stdout, &Record::Failure(f))?;
-    } else if let Some(tag) = &count {
-        writeln!(stdout, "{}", sweepq::count(text, tag))?;
+    } else if let Some((tag, of)) = &count {
+        writeln!(stdout, "{}", sweepq::count(text, tag, of))?;
     } else if let Some(keys) = &config_states {
         let keys: Vec<String> = keys
             .split(',')
@@ -331,7 +343,9 @@ pub fn run_with(
     let book: Book = (
         args.config_states.clone(),
         args.origin,
-        args.count.clone(),
+        args.count
+            .clone()
+            .map(|t| (t, args.config.clone().map(|c| c.0).unwrap_or_default())),
         args.host_dropped.clone(),
     );
     if book.0.is_some() || args.origin || args.new_origin || book.2.is_some() || book.3.is_some() {

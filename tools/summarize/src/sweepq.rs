@@ -2,7 +2,8 @@
 //! text so the script never parses JSON (issue 16): each config's state
 //! (`--config-states`), the original config to restore (`--origin`), the
 //! origin record for a results file's first start (`--new-origin`), and how
-//! many records of a type a stretch of the file holds (`--count`). Records
+//! many records of a type a stretch of the file holds (`--count`, of one
+//! config with `--config`: a fleet's hosts append to one file). Records
 //! are read by their fields, never by the order serde wrote them in.
 
 use std::collections::BTreeMap;
@@ -115,12 +116,38 @@ pub fn parse_record_type(s: &str) -> Result<String, String> {
 
 /// How many lines of `text` are records of type `tag` (lines that are not
 /// JSON objects are not records and are not counted).
-pub fn count(text: &str, tag: &str) -> usize {
+pub fn count(text: &str, tag: &str, of: &[(String, String)]) -> usize {
     text.lines()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v.get("type").and_then(Value::as_str) == Some(tag))
+        .filter(|v| {
+            of.iter().all(|(k, want)| {
+                v.pointer(&format!("/config/{k}")).and_then(Value::as_str) == Some(want)
+            })
+        })
         .count()
 }
+
+/// clap's parser for `--config KEY=V[,KEY=V]`: the config whose records
+/// `--count` counts (keys as in records, leading dashes dropped; values
+/// hold no comma, as in sweep's --values).
+pub fn parse_config_filter(s: &str) -> Result<ConfigFilter, String> {
+    let pairs = s
+        .split(',')
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) if !k.trim_start_matches('-').is_empty() => {
+                Ok((k.trim_start_matches('-').to_string(), v.to_string()))
+            }
+            _ => Err(format!("'{kv}': expected KEY=VALUE")),
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(ConfigFilter(pairs))
+}
+
+/// `--config`'s KEY, VALUE pairs (a newtype: clap reads a bare Vec as a
+/// repeated flag).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigFilter(pub Vec<(String, String)>);
 
 /// The restore arguments of the first origin record: `--set` and
 /// `FLAG=VALUE`, or `--unset` and `FLAG`, one per line. Empty: none.
@@ -254,11 +281,35 @@ mod tests {
             got,
             "complete\tk=1\ntransport\tk=2\nfailed\tk=3\nincomplete\tk=4\ncomplete\tk=5\n"
         );
-        assert_eq!(count(&text, "bench"), 3);
-        assert_eq!(count(&text, "failure"), 2);
-        assert_eq!(count(&text, "origin"), 0);
+        assert_eq!(count(&text, "bench", &[]), 3);
+        assert_eq!(count(&text, "failure", &[]), 2);
+        assert_eq!(count(&text, "origin", &[]), 0);
         assert!(parse_record_type("bench").is_ok());
         assert!(parse_record_type("benches").unwrap_err().contains("origin"));
+    }
+
+    /// Regression (issue 15): a fleet job counted its config's bench
+    /// records in the file's tail, where other hosts append theirs too.
+    #[test]
+    fn count_of_one_config_ignores_the_other_hosts_records() {
+        let text = [
+            r#"{"type":"bench","config":{"a":"1","b":"x y"}}"#,
+            r#"{"type":"bench","config":{"a":"2","b":"x y"}}"#,
+            r#"{"type":"bench","config":{"a":"1","b":"z"}}"#,
+            r#"{"type":"bench","config":{"a":"1","b":"x y"}}"#,
+            r#"{"type":"failure","config":{"a":"1","b":"x y"}}"#,
+            r#"{"type":"bench","config":{"a":1,"b":"x y"}}"#,
+        ]
+        .join("\n");
+        let of = parse_config_filter("--a=1,b=x y").unwrap().0;
+        assert_eq!(of, [("a".into(), "1".into()), ("b".into(), "x y".into())]);
+        assert_eq!(count(&text, "bench", &of), 2);
+        assert_eq!(count(&text, "failure", &of), 1);
+        assert_eq!(count(&text, "bench", &of[..1]), 3);
+        assert_eq!(count(&text, "bench", &[]), 5);
+        assert!(parse_config_filter("a=1,b").unwrap_err().contains("'b'"));
+        assert!(parse_config_filter("=1").is_err());
+        assert_eq!(parse_config_filter("a=").unwrap().0[0].1, "");
     }
 
     #[test]

@@ -99,3 +99,26 @@ fn config_states_answer_from_stdin() {
         "{out}"
     );
 }
+
+/// `--count TYPE --config KEY=V,...` counts one config's records (a fleet
+/// job's own, among the other hosts'); `--config` alone is a usage error.
+#[test]
+fn count_of_one_config() {
+    let (code, out, _, msg) = run(&["--count", "bench"], &campaign());
+    assert_eq!((code, out.as_str()), (exit::OK, "34\n"), "{msg}");
+    let one = ["--count", "bench", "--config", "speculative-num-steps=2"];
+    let (code, out, _, msg) = run(&one, &campaign());
+    assert_eq!((code, out.as_str()), (exit::OK, "5\n"), "{msg}");
+    let two = "speculative-num-steps=1,speculative-algorithm=EAGLE3";
+    let (code, out, _, msg) = run(&["--count", "bench", "--config", two], &campaign());
+    assert_eq!((code, out.as_str()), (exit::OK, "7\n"), "{msg}");
+    let none = ["--count", "bench", "--config", "speculative-num-steps=9"];
+    assert_eq!(run(&none, &campaign()).1, "0\n");
+    let bad = Args::try_parse_from(["summarize", "--config", "a=1"]).unwrap_err();
+    assert_eq!(bad.exit_code(), 2, "{bad}");
+    let bad = Args::try_parse_from(["summarize", "--count", "bench", "--config", "a"]);
+    assert!(bad
+        .unwrap_err()
+        .to_string()
+        .contains("'a': expected KEY=VALUE"));
+}

@@ -86,6 +86,16 @@ impl Container {
         Self::boot_in(binds, Some(format!("/proc/{}/ns/net", net.pid1)))
     }
 
+    /// Boot a container inside `ns`, a testkit network namespace this
+    /// machine reaches at `ns.addr`: a host reached over SSH by address
+    /// (an sshd started in `ns`), its server listening on `ns.addr`.
+    pub fn boot_in_netns(
+        binds: &[(&Path, &str)],
+        ns: &crate::netns::Netns,
+    ) -> Result<Container, String> {
+        Self::boot_in(binds, Some(format!("/run/netns/{}", ns.name)))
+    }
+
     fn boot_in(binds: &[(&Path, &str)], netns: Option<String>) -> Result<Container, String> {
         let tag = format!(
             "sweepkit-nspawn-{}-{}",

@@ -1,0 +1,215 @@
+//! `sweep --hosts` without containers: a local host (`-`) whose server is a
+//! process spec (svc-swap's process manager), bad pools, and dry runs, so
+//! these run wherever GNU parallel does. Needs `cargo build --workspace`.
+
+mod sweep_support;
+
+use std::process::{Command, Stdio};
+
+use sweep_support::{dump, records, sweep_behind, with_config, SpecFile};
+
+const KEY: &str = "speculative-num-steps";
+
+/// llm-sim under a process spec, steps 4 originally.
+fn spec(tag: &str) -> (SpecFile, u16) {
+    let port = testkit::free_port();
+    let exec = format!(
+        "{} --host 127.0.0.1 --port {port} --load-time 100ms --warmup-time 50ms \
+         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
+        testkit::bin("llm-sim").display()
+    );
+    (SpecFile::new(tag, &exec, port), port)
+}
+
+/// `sweep --hosts -` over `spec`, killed after 60 s (a hang fails, exit 124).
+fn local_pool(spec: &SpecFile, port: u16, values: &str, extra: &[&str]) -> Command {
+    let url = format!("http://127.0.0.1:{port}");
+    let results = spec.results();
+    let mut args = vec!["--hosts", "-", "--spec", spec.s(), "--url", &url];
+    args.extend_from_slice(&["--server", "llm-sim", "--param", KEY, "--values", values]);
+    args.extend_from_slice(&["--results", results.to_str().unwrap()]);
+    args.extend_from_slice(extra);
+    let mut cmd = sweep_behind(&["timeout", "60"], &args);
+    cmd.stdin(Stdio::null());
+    cmd
+}
+
+/// Regression: a job held its host's lock on an fd that the tools
+/// inherited, so the server svc-swap's process manager started for the
+/// first config (a child that lives on) kept the host locked, and the
+/// second config waited for ever. Every config runs; the host is restored.
+#[test]
+fn a_server_started_by_a_job_does_not_keep_its_host_locked() {
+    let (spec, port) = spec("fleet-local-lock");
+    let original = spec.exec_start();
+    let mut quick = vec![];
+    for a in ["-n", "2", "--warmup", "0", "--max-tokens", "8"] {
+        quick.extend_from_slice(&["--load-arg", a]);
+    }
+    let out = local_pool(&spec, port, "1,2,3", &quick).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let recs = records(&spec.results());
+    for v in ["1", "2", "3"] {
+        let n = with_config(&recs, "bench", KEY, v).len();
+        assert_eq!(n, 1, "{v}: {}", dump(&out));
+    }
+    assert_eq!(spec.exec_start(), original, "restored");
+}
+
+/// A tool that rejects a pass-through argument stops the whole pool
+/// (exit 2) after one config, and the host is restored.
+#[test]
+fn a_usage_error_in_a_job_stops_the_pool() {
+    let (spec, port) = spec("fleet-usage-job");
+    let original = spec.exec_start();
+    let out = local_pool(&spec, port, "1,2,3", &["--load-arg", "--no-such-flag"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", dump(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("a tool rejected its arguments"), "{err}");
+    assert_eq!(err.matches("] [").count(), 1, "one config only: {err}");
+    assert_eq!(spec.exec_start(), original, "restored");
+}
+
+/// Bad `--hosts` input: exit 2 with one line that names what was wrong.
+#[test]
+fn bad_host_pools_are_usage_errors() {
+    let dir = testkit::temp_dir("fleet-usage");
+    let file = dir.join("pool");
+    std::fs::write(&file, "root@gpu1 port=1\n\nroot@gpu2 oops\n").unwrap();
+    let f = file.to_str().unwrap();
+    let nofile = dir.join("none/pool");
+    let cases: [(&[&str], &str); 7] = [
+        (&["--hosts", f], "line 3: 'oops': expected NAME=VALUE"),
+        (
+            &["--hosts", "a,b", "--ssh", "root@c"],
+            "--hosts names every host",
+        ),
+        (
+            &["--hosts", "a,b", "--url", "http://{host}:{port}"],
+            "no value for {port}",
+        ),
+        (&["--hosts", nofile.to_str().unwrap()], "no such file"),
+        (&["--hosts", "a,a"], "the same host twice"),
+        (&["--hosts", "a", "--drop-after", "0"], "--drop-after '0'"),
+        (
+            &[
+                "--hosts",
+                "a",
+                "--keep-winner",
+                "--summarize-arg",
+                "--per-host",
+            ],
+            "--keep-winner with --summarize-arg --per-host",
+        ),
+    ];
+    for (extra, want) in cases {
+        let mut args = vec!["--param", KEY, "--values", "1,2", "--unit", "sim"];
+        args.extend_from_slice(&["--results", "/nonexistent/r.jsonl"]);
+        args.extend_from_slice(extra);
+        if !extra.contains(&"--url") {
+            args.extend_from_slice(&["--url", "http://{host}:8000"]);
+        }
+        let out = sweep_behind(&[], &args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {}", dump(&out));
+        assert_eq!(err.lines().count(), 1, "{extra:?}: {err}");
+        assert!(
+            err.starts_with("sweep: error: ") && err.contains(want),
+            "{extra:?}: {err}"
+        );
+        assert!(out.stdout.is_empty());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--dry-run` with a pool: each host with its URL, then the plan.
+#[test]
+fn a_fleet_dry_run_shows_the_pool_and_touches_nothing() {
+    let dir = testkit::temp_dir("fleet-dry");
+    let file = dir.join("pool");
+    std::fs::write(
+        &file,
+        "# two containers\n- port=8001 exec=pct exec 129 --\nroot@gpu2:2222 url=http://10.0.0.2:30000\n",
+    )
+    .unwrap();
+    let results = dir.join("r.jsonl");
+    let out = sweep_behind(
+        &[],
+        &[
+            "--hosts",
+            file.to_str().unwrap(),
+            "--unit",
+            "sim",
+            "--url",
+            "http://{host}:{port}",
+            "--param",
+            KEY,
+            "--values",
+            "1,2",
+            "--results",
+            results.to_str().unwrap(),
+            "--dry-run",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let plan = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        plan.contains("# host 1: pct exec 129 -- -> http://localhost:8001"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("# host 2: root@gpu2:2222 -> http://10.0.0.2:30000"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("--exec-prefix pct\\ exec\\ 129\\ --"),
+        "{plan}"
+    );
+    assert_eq!(plan.matches("# [").count(), 2, "{plan}");
+    assert!(!results.exists() && !dir.join("r.jsonl.fleet").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The README's fleet examples run as written (as dry runs: `sweep` is the
+/// repository's script with `--dry-run` added), so the docs cannot drift
+/// from the flags.
+#[test]
+fn the_readme_fleet_examples_run_as_dry_runs() {
+    let readme = std::fs::read_to_string(testkit::repo_root().join("README.md")).unwrap();
+    let section = readme
+        .split("\n## Many hosts at once")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("README: a '## Many hosts at once' section");
+    let blocks: Vec<&str> = section
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .collect();
+    assert!(blocks.len() >= 2, "{section}");
+    let bin_dir = testkit::bin("svc-swap").parent().unwrap().to_path_buf();
+    let sweep = testkit::repo_root().join("scripts/sweep.sh");
+    for block in blocks {
+        let dir = testkit::temp_dir("fleet-readme");
+        let script = format!(
+            "set -e\nsweep() {{ bash '{}' --bin-dir '{}' \"$@\" --dry-run; }}\n{block}",
+            sweep.display(),
+            bin_dir.display()
+        );
+        let out = Command::new("bash")
+            .args(["-c", &script])
+            .current_dir(&dir)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{block}\n{}", dump(&out));
+        let plan = String::from_utf8_lossy(&out.stdout);
+        assert!(plan.contains("# host 2: root@"), "{block}\n{plan}");
+        assert!(plan.contains("# [1/"), "{block}\n{plan}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
