@@ -99,9 +99,11 @@ bytecode_step() {
     return 0
   fi
   local t0=$SECONDS
-  # -qq: site-packages holds files that are not Python 3.11 (templates,
-  # Python 2 examples); their errors do not matter, the rest is compiled.
-  "$venv/bin/python" -m compileall -qq -j 0 "$(site_packages "$venv")" || true
+  # -qq and -W ignore: site-packages holds files that are not Python 3.11
+  # (templates, Python 2 examples in flashinfer and modelscope); their
+  # errors and warnings do not matter, the rest is compiled. Measured on 2
+  # loaded cores: vLLM's 21k files 45 s, SGLang's 34k 99 s.
+  "$venv/bin/python" -W ignore -m compileall -qq -j 0 "$(site_packages "$venv")" || true
   say "compiled $1's bytecode in $((SECONDS - t0)) s"
   stamp_set "bytecode-$1" "$key"
 }
