@@ -143,6 +143,10 @@ fn check_bench(recs: &[Value], v: &str, ctx: &dyn Fn() -> String) {
         open.unwrap() > 1.0 && ready.unwrap() >= open.unwrap(),
         "{w}"
     );
+    // Start-up cost per way of running SGLang, for the CI time budget.
+    let how = &w["upstream"]["target"]["manager"];
+    let ready = ready.unwrap();
+    eprintln!("real_sglang: {MRR}={v} via {how}: ready after {ready:.1} s");
 }
 
 /// One SGLang start per way of running it: the process spec measures
