@@ -85,6 +85,29 @@ sglang_step() {
   stamp_set sglang "$key"
 }
 
+# bytecode_step NAME: compile venv-NAME's site-packages to .pyc once.
+# uv installs no bytecode, and where PYTHONDONTWRITEBYTECODE is set (CI
+# images often set it) or the venv is read-only (a test's container binds
+# it so) Python recompiles every module at every start: vLLM's API server
+# imports in 22.7 s from source and 12.1 s from .pyc here, and each vLLM
+# start imports it in three processes (API server, engine core, worker).
+bytecode_step() {
+  local venv=$CACHE/venv-$1
+  local key
+  key="$(cat "$CACHE/.stamp-$1" 2>/dev/null) compileall1"
+  if stamp_ok "bytecode-$1" "$key"; then
+    return 0
+  fi
+  local t0=$SECONDS
+  # -qq and -W ignore: site-packages holds files that are not Python 3.11
+  # (templates, Python 2 examples in flashinfer and modelscope); their
+  # errors and warnings do not matter, the rest is compiled. Measured on 2
+  # loaded cores: vLLM's 21k files 45 s, SGLang's 34k 99 s.
+  "$venv/bin/python" -W ignore -m compileall -qq -j 0 "$(site_packages "$venv")" || true
+  say "compiled $1's bytecode in $((SECONDS - t0)) s"
+  stamp_set "bytecode-$1" "$key"
+}
+
 hf_step() {
   local gen=$here/make-tiny-hf.py
   local key

@@ -218,6 +218,9 @@ if wanted vllm || wanted sglang || wanted hf; then
     if wanted vllm; then vllm_step; fi
     if wanted sglang; then sglang_step; fi
     if wanted hf; then hf_step; fi
+    # After the downloads (network), so they are not held up by a compile.
+    if wanted vllm; then bytecode_step vllm; fi
+    if wanted sglang; then bytecode_step sglang; fi
   ) &
   py_pid=$!
 fi

@@ -8,39 +8,54 @@
 //! refused by svc-swap's pre-flight while the real server runs on, and,
 //! with pre-flight bypassed, recorded as `crashed_at_load` with SGLang's
 //! own error line. `loadgen --endpoint generate` (SGLang's native API) is
-//! checked against the server's counter as chat is.
+//! checked against the server's counter as chat is. One value of the sweep
+//! runs through a systemd unit in a testkit container (testkit::realunit)
+//! instead of a second start of the process spec.
 //! A missing cache fails the test.
 
 mod sweep_support;
 
 use std::path::{Path, PathBuf};
 
-use sweep_support::{dump, records, sweep, with_config, SpecFile};
+use serde_json::Value;
+use sweep_support::{dump, records, sweep, sweep_behind, with_config, SpecFile};
 use testkit::realpeer::{http, metric_sum, tail, KillGroupOnDrop, Peers};
+use testkit::realunit::{UnitHost, PORT};
 
 const KEY: &str = "sk-sweepkit-real-sglang-7f3a9c";
 const MRR: &str = "max-running-requests";
 const MAX_TOKENS: u64 = 32;
 
-/// The process spec. `SGLANG_USE_CPU_ENGINE=1`: `--device cpu` alone is
-/// ignored; `--max-total-tokens`: without it SGLang reserves 15 GB of KV.
-/// The environment goes in `Environment=`, not `env` in ExecStart: svc-swap
-/// checks the pid's /proc cmdline against ExecStart.
-fn sglang_spec(p: &Peers, port: u16, stub_log: &Path) -> SpecFile {
-    let exec = format!(
+/// The SGLang command line. `--max-total-tokens`: without it SGLang
+/// reserves 15 GB of KV.
+fn sglang_exec(p: &Peers, port: u16) -> String {
+    format!(
         "{} -m sglang.launch_server --model-path {} --device cpu --host 127.0.0.1 \
          --port {port} --max-total-tokens 32768 --api-key {KEY} --enable-metrics \
          --{MRR} 4",
         p.get("sglang_python").display(),
         p.get("hf_target").display(),
-    );
-    let spec = SpecFile::new("real-sglang", &exec, port);
+    )
+}
+
+/// Its environment. `SGLANG_USE_CPU_ENGINE=1`: `--device cpu` alone is
+/// ignored; the stand-in sgl_kernel first on the path, logging to `log`.
+fn sglang_env(p: &Peers, log: &str) -> [(&'static str, String); 3] {
+    [
+        ("SGLANG_USE_CPU_ENGINE", "1".to_string()),
+        ("PYTHONPATH", p.get("sgl_kernel_stub").display().to_string()),
+        ("SWEEPKIT_KERNEL_STUB_LOG", log.to_string()),
+    ]
+}
+
+/// The process spec. The environment goes in `Environment=`, not `env`
+/// in ExecStart: svc-swap checks the pid's /proc cmdline against ExecStart.
+fn sglang_spec(p: &Peers, port: u16, stub_log: &Path) -> SpecFile {
+    let spec = SpecFile::new("real-sglang", &sglang_exec(p, port), port);
+    let env = sglang_env(p, stub_log.to_str().unwrap());
+    let words: Vec<String> = env.iter().map(|(k, v)| format!("{k}={v}")).collect();
     let mut text = std::fs::read_to_string(&spec.path).unwrap();
-    text.push_str(&format!(
-        "Environment=SGLANG_USE_CPU_ENGINE=1 PYTHONPATH={} SWEEPKIT_KERNEL_STUB_LOG={}\n",
-        p.get("sgl_kernel_stub").display(),
-        stub_log.display()
-    ));
+    text.push_str(&format!("Environment={}\n", words.join(" ")));
     std::fs::write(&spec.path, text).unwrap();
     spec
 }
@@ -55,12 +70,10 @@ fn assert_no_kernel_called(stub_log: &Path, log: &str) {
     );
 }
 
-fn sweep_args<'a>(spec: &'a SpecFile, url: &'a str, results: &'a str) -> Vec<&'a str> {
-    vec![
-        "--spec",
-        spec.s(),
-        "--url",
-        url,
+/// The sweep's arguments after its target (`--spec`/`--unit`, `--url`).
+fn sweep_args<'a>(target: &[&'a str], results: &'a str) -> Vec<&'a str> {
+    let mut args = target.to_vec();
+    args.extend([
         "--server",
         "sglang",
         "--results",
@@ -96,9 +109,49 @@ fn sweep_args<'a>(spec: &'a SpecFile, url: &'a str, results: &'a str) -> Vec<&'a
         "--load-arg",
         "0",
         "--no-restore",
-    ]
+    ]);
+    args
 }
 
+/// The checks each bench record passes, from a process spec or a unit.
+fn check_bench(recs: &[Value], v: &str, ctx: &dyn Fn() -> String) {
+    let b = with_config(recs, "bench", MRR, v);
+    assert_eq!(b.len(), 1, "{MRR}={v}: one bench record\n{}", ctx());
+    let r = b[0];
+    assert_eq!(r["server"]["kind"], "sglang", "{r}");
+    assert_eq!(r["counts"]["completed"], 4, "{r}");
+    assert_eq!(
+        r["counts"]["output_tokens"].as_u64(),
+        Some(4 * MAX_TOKENS),
+        "{r}"
+    );
+    // wait-ready's record rides along: SGLang's port stays refused while
+    // it loads, then /health (and --deep's /health_generate) lag; only a
+    // matching /server_info (read with the key) gets to a bench record.
+    let w = &r["upstream"];
+    assert_eq!(
+        (&w["type"], &w["outcome"]),
+        (&"ready".into(), &"ready".into()),
+        "{w}"
+    );
+    assert_eq!(w["config_source"], "server_info", "{w}");
+    let (open, ready) = (
+        w["time_to_port_open_s"].as_f64(),
+        w["time_to_ready_s"].as_f64(),
+    );
+    assert!(
+        open.unwrap() > 1.0 && ready.unwrap() >= open.unwrap(),
+        "{w}"
+    );
+    // Start-up cost per way of running SGLang, for the CI time budget.
+    let how = &w["upstream"]["target"]["manager"];
+    let ready = ready.unwrap();
+    eprintln!("real_sglang: {MRR}={v} via {how}: ready after {ready:.1} s");
+}
+
+/// One SGLang start per way of running it: the process spec measures
+/// `--max-running-requests` 2 (and serves the counter, pre-flight and
+/// crash checks), the systemd unit in a container measures 6.
 #[test]
 fn sweep_on_real_sglang_with_an_api_key() {
     let p = Peers::load(&["sglang_python", "sgl_kernel_stub", "hf_target"]);
@@ -106,46 +159,16 @@ fn sweep_on_real_sglang_with_an_api_key() {
     let dir = testkit::temp_dir("real-sglang-stub");
     let stub_log: PathBuf = dir.join("sgl_kernel-calls.log");
     let spec = sglang_spec(&p, port, &stub_log);
-    let _group = KillGroupOnDrop(format!("{}.pid", spec.s()).into());
+    let group = KillGroupOnDrop(format!("{}.pid", spec.s()).into());
     let url = format!("http://127.0.0.1:{port}");
     let results = spec.results();
     let res = results.to_str().unwrap();
-    let mut args = sweep_args(&spec, &url, res);
-    args.extend(["--param", MRR, "--values", "2,6", "--expect-config"]);
+    let mut args = sweep_args(&["--spec", spec.s(), "--url", &url], res);
+    args.extend(["--param", MRR, "--values", "2", "--expect-config"]);
     let out = sweep(&args).output().unwrap();
     let ctx = || format!("{}\n--- server log\n{}", dump(&out), tail(&spec.log()));
     assert_eq!(out.status.code(), Some(0), "{}", ctx());
-    let recs = records(&results);
-    for v in ["2", "6"] {
-        let b = with_config(&recs, "bench", MRR, v);
-        assert_eq!(b.len(), 1, "{MRR}={v}: one bench record\n{}", ctx());
-        let r = b[0];
-        assert_eq!(r["server"]["kind"], "sglang", "{r}");
-        assert_eq!(r["counts"]["completed"], 4, "{r}");
-        assert_eq!(
-            r["counts"]["output_tokens"].as_u64(),
-            Some(4 * MAX_TOKENS),
-            "{r}"
-        );
-    }
-    for r in recs.iter().filter(|r| r["type"] == "bench") {
-        // wait-ready's record rides along: SGLang's port stays refused
-        // while it loads, then /health (and --deep's /health_generate) lag.
-        let w = &r["upstream"];
-        assert_eq!(
-            (&w["type"], &w["outcome"]),
-            (&"ready".into(), &"ready".into()),
-            "{w}"
-        );
-        let (open, ready) = (
-            w["time_to_port_open_s"].as_f64(),
-            w["time_to_ready_s"].as_f64(),
-        );
-        assert!(
-            open.unwrap() > 1.0 && ready.unwrap() >= open.unwrap(),
-            "{w}"
-        );
-    }
+    check_bench(&records(&results), "2", &ctx);
     tokens_match_the_server_counter(port, "chat");
     // SGLang's native /generate (loadgen --endpoint generate) counts the
     // same tokens in the same counter.
@@ -157,52 +180,21 @@ fn sweep_on_real_sglang_with_an_api_key() {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-
-    // EAGLE with steps but no topk, pre-flight bypassed, so the config
-    // reaches SGLang, whose argument check compares the unset topk with 1
-    // (sglang/srt/arg_groups/speculative_hook.py _handle_eagle_family:
-    // `cfg.speculative_eagle_topk > 1`): TypeError, exit 1. Without
-    // --speculative-algorithm SGLang ignores the speculative flags
-    // (handle_speculative_decoding) and serves: seen here. Another set of
-    // --param is another results file (its origin record is per file).
-    let crash_results = results.with_extension("crash.jsonl");
-    let crash_res = crash_results.to_str().unwrap();
-    let mut args = sweep_args(&spec, &url, crash_res);
-    args.extend(["--swap-arg", "--no-preflight"]);
-    args.extend(["--param", "speculative-algorithm", "--values", "EAGLE"]);
-    args.extend(["--param", "speculative-num-steps", "--values", "2"]);
-    let out = sweep(&args).output().unwrap();
-    let f = with_config(
-        &records(&crash_results),
-        "failure",
-        "speculative-num-steps",
-        "2",
-    )
-    .into_iter()
-    .cloned()
-    .collect::<Vec<_>>();
-    assert_eq!(f.len(), 1, "{}\n{}", dump(&out), tail(&spec.log()));
-    assert_eq!(f[0]["kind"], "crashed_at_load", "{}", f[0]);
-    let said = format!("{} {}", f[0]["reason"], f[0]["log_tail"]);
-    assert!(
-        said.contains("TypeError"),
-        "SGLang's own error line: {}",
-        f[0]
-    );
-    printed.push_str(&String::from_utf8_lossy(&out.stderr));
+    let crash_results = crash_without_preflight(&spec, &url, &mut printed);
+    drop(group); // one real server at a time: the unit's comes next
+    let (unit_results, unit_printed) = unit_sweep(&p, &spec.dir);
+    printed.push_str(&unit_printed);
     let _ = std::fs::remove_dir_all(&dir);
     // Last, so every check above runs: the key must appear nowhere sweepkit
     // wrote (records, tables, stderr). On main, loadgen copies SGLang's
     // /server_info (which holds the key in clear) into `server.args`.
-    let text = std::fs::read_to_string(&results).unwrap()
-        + &std::fs::read_to_string(&crash_results).unwrap();
     let mut leaks = vec![];
-    for (i, l) in text.lines().enumerate() {
-        key_paths(
-            &serde_json::from_str(l).unwrap(),
-            &format!("line {}: ", i + 1),
-            &mut leaks,
-        );
+    for f in [&results, &crash_results, &unit_results] {
+        let text = std::fs::read_to_string(f).unwrap();
+        for (i, l) in text.lines().enumerate() {
+            let at = format!("{}: line {}: ", f.display(), i + 1);
+            key_paths(&serde_json::from_str(l).unwrap(), &at, &mut leaks);
+        }
     }
     assert!(
         leaks.is_empty(),
@@ -213,6 +205,82 @@ fn sweep_on_real_sglang_with_an_api_key() {
         !printed.contains(KEY),
         "API key in sweep's output:\n{printed}"
     );
+}
+
+/// EAGLE with steps but no topk, pre-flight bypassed, so the config
+/// reaches SGLang, whose argument check compares the unset topk with 1
+/// (sglang/srt/arg_groups/speculative_hook.py _handle_eagle_family:
+/// `cfg.speculative_eagle_topk > 1`): TypeError, exit 1. Without
+/// --speculative-algorithm SGLang ignores the speculative flags
+/// (handle_speculative_decoding) and serves: seen here. Another set of
+/// --param is another results file (its origin record is per file).
+fn crash_without_preflight(spec: &SpecFile, url: &str, printed: &mut String) -> PathBuf {
+    let crash_results = spec.results().with_extension("crash.jsonl");
+    let crash_res = crash_results.to_str().unwrap();
+    let mut args = sweep_args(&["--spec", spec.s(), "--url", url], crash_res);
+    args.extend(["--swap-arg", "--no-preflight"]);
+    args.extend(["--param", "speculative-algorithm", "--values", "EAGLE"]);
+    args.extend(["--param", "speculative-num-steps", "--values", "2"]);
+    let out = sweep(&args).output().unwrap();
+    let recs = records(&crash_results);
+    let f = with_config(&recs, "failure", "speculative-num-steps", "2");
+    assert_eq!(f.len(), 1, "{}\n{}", dump(&out), tail(&spec.log()));
+    assert_eq!(f[0]["kind"], "crashed_at_load", "{}", f[0]);
+    let said = format!("{} {}", f[0]["reason"], f[0]["log_tail"]);
+    assert!(
+        said.contains("TypeError"),
+        "SGLang's own error line: {}",
+        f[0]
+    );
+    printed.push_str(&String::from_utf8_lossy(&out.stderr));
+    crash_results
+}
+
+/// The sweep through a systemd unit in a container: svc-swap edits the
+/// unit's ExecStart (the key in it) through `nsenter -t PID -a`, wait-ready
+/// watches the unit and checks the live config from /server_info with the
+/// key. Returns the results file and what the sweep printed.
+fn unit_sweep(p: &Peers, dir: &Path) -> (PathBuf, String) {
+    const STUB_LOG: &str = "/var/tmp/sgl_kernel-calls.log";
+    let env = sglang_env(p, STUB_LOG);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let python = p.get("sglang_python");
+    let host = UnitHost::install(p, &python, "sglang", &sglang_exec(p, PORT), &env);
+    let results = dir.join("unit-results.jsonl");
+    let target = host.sweep_target();
+    let target: Vec<&str> = target.iter().map(String::as_str).collect();
+    let mut args = sweep_args(&target, results.to_str().unwrap());
+    args.extend(["--param", MRR, "--values", "6", "--expect-config"]);
+    let prefix = host.net_prefix();
+    let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    let out = sweep_behind(&prefix, &args).output().unwrap();
+    let journal = host.journal(200);
+    let ctx = || format!("{}\n--- journal\n{}", dump(&out), tail(&journal));
+    assert_eq!(out.status.code(), Some(0), "{}", ctx());
+    let recs = records(&results);
+    check_bench(&recs, "6", &ctx);
+    let b = with_config(&recs, "bench", MRR, "6");
+    let w = &b[0]["upstream"];
+    assert_eq!(w["upstream"]["target"]["manager"], "systemd", "{w}");
+    assert!(
+        w["via"]
+            .as_str()
+            .unwrap_or("")
+            .contains(&host.c.exec_prefix()),
+        "wait-ready watched the unit through the prefix: {w}"
+    );
+    let calls = host.read(STUB_LOG);
+    assert!(
+        calls.is_empty() && !journal.contains("sgl_kernel stand-in called"),
+        "SGLang in the unit reached the sgl_kernel stand-in:\n{calls}\n{}",
+        tail(&journal)
+    );
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (results, printed)
 }
 
 /// loadgen's output tokens equal the delta of SGLang's own counter.
@@ -275,7 +343,10 @@ fn preflight_refuses_steps_without_topk(spec: &SpecFile, url: &str) {
     let pid = spec.live_pid().expect("SGLang running after the sweep");
     let original = spec.exec_start();
     let results = spec.results().with_extension("preflight.jsonl");
-    let mut args = sweep_args(spec, url, results.to_str().unwrap());
+    let mut args = sweep_args(
+        &["--spec", spec.s(), "--url", url],
+        results.to_str().unwrap(),
+    );
     args.extend(["--param", "speculative-algorithm", "--values", "EAGLE"]);
     args.extend(["--param", "speculative-num-steps", "--values", "2"]);
     let out = sweep(&args).output().unwrap();

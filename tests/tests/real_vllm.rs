@@ -6,7 +6,10 @@
 //! exactly, svc-swap stops a vLLM that is still loading, a
 //! `--speculative-config` vLLM rejects is `crashed_at_load` with vLLM's own
 //! error line and the sweep goes on, and a draft that is always wrong is
-//! accepted nowhere. A missing cache fails.
+//! accepted nowhere. Part of the curve and the crash run through a systemd
+//! unit in a testkit container (testkit::realunit), the rest through a
+//! process spec: each way gets some of the starts, none extra. A missing
+//! cache fails.
 //!
 //! The swept flag is vLLM's dotted form of the `--speculative-config` JSON
 //! flag (`--speculative-config.num_speculative_tokens K`, merged into the
@@ -19,9 +22,12 @@ mod sweep_support;
 
 use std::sync::Mutex;
 
+use std::path::{Path, PathBuf};
+
 use serde_json::Value;
-use sweep_support::{dump, records, sweep, with_config, SpecFile};
-use testkit::realpeer::{http, metric_sum, KillGroupOnDrop, Peers};
+use sweep_support::{dump, records, sweep, sweep_behind, with_config, SpecFile};
+use testkit::realpeer::{http, metric_sum, tail, KillGroupOnDrop, Peers};
+use testkit::realunit::{UnitHost, PORT};
 
 /// One vLLM at a time: each takes about 4 GB and a core.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -29,6 +35,8 @@ static SERIAL: Mutex<()> = Mutex::new(());
 const K: &str = "speculative-config.num_speculative_tokens";
 const DRAFT: &str = "speculative-config.model";
 const MAX_TOKENS: u64 = 64;
+/// 1 GiB of KV cache (vLLM's CPU default takes a share of RAM).
+const KV_SPACE: (&str, &str) = ("VLLM_CPU_KVCACHE_SPACE", "1");
 // Greedy: at temperature 1, vLLM 0.32's draft-model speculation accepted
 // only 12% of a draft identical to the target (and sampled tokens of
 // logprob -117), so acceptance is only exact under greedy decoding.
@@ -37,21 +45,25 @@ fn peers() -> Peers {
     Peers::load(&["vllm", "hf_loop_target", "hf_draft", "hf_bad_draft"])
 }
 
-/// A process spec: a small KV cache, no torch.compile, draft-model
+/// The vLLM command line: a small KV cache, no torch.compile, draft-model
 /// speculation through the dotted JSON flag. `python -m` rather than the
 /// `vllm` script (or `env`): svc-swap checks the pid's /proc cmdline
 /// against ExecStart, and a script's cmdline starts with its interpreter.
-fn vllm_spec(tag: &str, p: &Peers, port: u16, draft: &str, k: u32) -> SpecFile {
-    let exec = format!(
+fn vllm_exec(p: &Peers, port: u16, draft: &str, k: u32) -> String {
+    format!(
         "{} -m vllm.entrypoints.cli.main serve {} --host 127.0.0.1 --port {port} \
          --enforce-eager --max-model-len 2048 --max-num-seqs 8 \
          --{DRAFT} {} --{K} {k}",
         p.get("vllm").with_file_name("python").display(),
         p.get("hf_loop_target").display(),
         p.get(draft).display(),
-    );
-    let spec = SpecFile::new(tag, &exec, port);
-    add_env(&spec, &[("VLLM_CPU_KVCACHE_SPACE", "1")]);
+    )
+}
+
+/// A process spec running [`vllm_exec`].
+fn vllm_spec(tag: &str, p: &Peers, port: u16, draft: &str, k: u32) -> SpecFile {
+    let spec = SpecFile::new(tag, &vllm_exec(p, port, draft, k), port);
+    add_env(&spec, &[KV_SPACE]);
     spec
 }
 
@@ -65,14 +77,22 @@ fn add_env(spec: &SpecFile, env: &[(&str, &str)]) {
 
 /// sweep.sh over one parameter on `spec`, leaving the last config running.
 fn run_sweep(spec: &SpecFile, extra: &[&str]) -> std::process::Output {
-    let results = spec.results();
     let url = format!("http://127.0.0.1:{}", port_of(spec));
+    let mut args: Vec<String> = ["--spec", spec.s(), "--url", &url]
+        .map(String::from)
+        .to_vec();
+    args.extend(common_args(&spec.results()));
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    sweep(&args).output().unwrap()
+}
+
+/// What every vLLM sweep here passes besides its target: 6 greedy
+/// requests of MAX_TOKENS each, no warm-up (the counters then hold only
+/// the measured requests), the last config left running.
+fn common_args(results: &Path) -> Vec<String> {
     let n = MAX_TOKENS.to_string();
     let mut args = vec![
-        "--spec",
-        spec.s(),
-        "--url",
-        &url,
         "--server",
         "vllm",
         "--results",
@@ -83,28 +103,21 @@ fn run_sweep(spec: &SpecFile, extra: &[&str]) -> std::process::Output {
         "1",
         "--swap-arg",
         "--force-kill",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        "6",
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        &n,
-        "--load-arg",
-        "--ignore-eos",
-        "--load-arg",
-        "--warmup",
-        "--load-arg",
-        "0",
-        "--load-arg",
-        "--temperature",
-        "--load-arg",
-        "0",
         "--no-restore",
     ];
-    args.extend(extra);
-    sweep(&args).output().unwrap()
+    for l in [
+        "-n",
+        "6",
+        "--max-tokens",
+        &n,
+        "--ignore-eos",
+        "--warmup",
+        "0",
+    ] {
+        args.extend(["--load-arg", l]);
+    }
+    args.extend(["--load-arg", "--temperature", "--load-arg", "0"]);
+    args.into_iter().map(String::from).collect()
 }
 
 fn port_of(spec: &SpecFile) -> u16 {
@@ -124,19 +137,79 @@ fn spec_u64(r: &Value, k: &str) -> u64 {
         .unwrap_or_else(|| panic!("spec.{k} in {r}"))
 }
 
+/// The checks every bench record of the perfect-draft sweep passes, from
+/// a process spec or a unit alike; returns its output tok/s.
+fn check_perfect_draft_bench(recs: &[Value], k: u64, ctx: &dyn Fn() -> String) -> f64 {
+    let b = with_config(recs, "bench", K, &k.to_string());
+    assert_eq!(b.len(), 1, "k={k}: one bench record\n{}", ctx());
+    let r = b[0];
+    assert_eq!(r["server"]["kind"], "vllm", "{r}");
+    assert_eq!(r["server"]["simulated"], false);
+    // Only a matching config gets past wait-ready to a bench record.
+    assert_eq!(r["upstream"]["config_source"], "argv", "{r}");
+    assert_eq!(r["counts"]["completed"].as_u64(), Some(6), "{r}");
+    assert_eq!(
+        r["counts"]["output_tokens"].as_u64(),
+        Some(6 * MAX_TOKENS),
+        "{r}"
+    );
+    assert_eq!(r["counts"]["usage_missing"], 0, "{r}");
+    // The draft shares the target's whole next-token map: every draft
+    // token is accepted, and each draft is exactly k long.
+    assert_eq!(r["spec"]["source"], "metrics", "{r}");
+    let (d, a, n) = (
+        spec_u64(r, "draft_tokens"),
+        spec_u64(r, "accepted_tokens"),
+        spec_u64(r, "drafts"),
+    );
+    assert!(n > 0 && d == k * n, "k={k}: {d} draft tokens in {n} drafts");
+    assert_eq!(
+        a, d,
+        "k={k}: a perfect draft is always accepted: {}",
+        r["spec"]
+    );
+    // Tokens per target step: exactly k + 1 with every draft accepted.
+    assert_eq!(
+        r["spec"]["accept_length"].as_f64(),
+        Some(k as f64 + 1.0),
+        "{r}"
+    );
+    // wait-ready's record rides along: vLLM's port stays refused until
+    // the engine can serve, then /health is 200 at once.
+    let w = &r["upstream"];
+    assert_eq!(
+        (&w["type"], &w["outcome"]),
+        (&"ready".into(), &"ready".into()),
+        "{w}"
+    );
+    let (open, ready) = (
+        w["time_to_port_open_s"].as_f64().unwrap(),
+        w["time_to_ready_s"].as_f64().unwrap(),
+    );
+    assert!(open > 1.0 && ready - open < 1.0, "{w}");
+    // Start-up cost per way of running vLLM (process spec or unit), for
+    // the CI time budget.
+    let how = &swap_of(r)["target"]["manager"];
+    eprintln!("real_vllm: k={k} via {how}: ready after {ready:.1} s");
+    r["throughput"]["output_tok_per_s"].as_f64().unwrap()
+}
+
+/// The rising curve, split between the two ways a server is run so that
+/// neither costs a start of its own: the process spec measures k = 1 and
+/// 4 (and the counters on the k = 4 server it leaves running), the
+/// systemd unit in a container measures k = 2 after a config vLLM
+/// rejects (see `unit_sweep_with_a_crash`); summarize picks from both.
 #[test]
 fn sweep_num_speculative_tokens_on_real_vllm_finds_the_rising_curve() {
     let p = peers();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let port = testkit::realpeer::server_port();
     let spec = vllm_spec("real-vllm", &p, port, "hf_draft", 1);
-    let _group = KillGroupOnDrop(format!("{}.pid", spec.s()).into());
+    let pid_file = std::path::PathBuf::from(format!("{}.pid", spec.s()));
+    let group = KillGroupOnDrop(pid_file.clone());
     // --expect-config: wait-ready reads each server's /proc/PID/cmdline and
     // finds the dotted flag inside the JSON value vLLM assembles from it.
-    let out = run_sweep(
-        &spec,
-        &["--param", K, "--values", "1,2,4", "--expect-config"],
-    );
+    let out = run_sweep(&spec, &["--param", K, "--values", "1,4", "--expect-config"]);
     let log = spec.log();
     let ctx = || {
         format!(
@@ -148,66 +221,17 @@ fn sweep_num_speculative_tokens_on_real_vllm_finds_the_rising_curve() {
     assert_eq!(out.status.code(), Some(0), "{}", ctx());
     let recs = records(&spec.results());
     let mut tps = vec![];
-    for k in [1u64, 2, 4] {
-        let b = with_config(&recs, "bench", K, &k.to_string());
-        assert_eq!(b.len(), 1, "k={k}: one bench record\n{}", ctx());
-        let r = b[0];
-        assert_eq!(r["server"]["kind"], "vllm", "{r}");
-        assert_eq!(r["server"]["simulated"], false);
-        // Only a matching config gets past wait-ready to a bench record.
-        assert_eq!(r["upstream"]["config_source"], "argv", "{r}");
-        let done = r["counts"]["completed"].as_u64().unwrap();
-        assert_eq!(done, 6, "{r}");
-        assert_eq!(
-            r["counts"]["output_tokens"].as_u64(),
-            Some(6 * MAX_TOKENS),
-            "{r}"
-        );
-        assert_eq!(r["counts"]["usage_missing"], 0, "{r}");
-        // The draft shares the target's whole next-token map: every draft
-        // token is accepted, and each draft is exactly k long.
-        assert_eq!(r["spec"]["source"], "metrics", "{r}");
-        let (d, a, n) = (
-            spec_u64(r, "draft_tokens"),
-            spec_u64(r, "accepted_tokens"),
-            spec_u64(r, "drafts"),
-        );
-        assert!(n > 0 && d == k * n, "k={k}: {d} draft tokens in {n} drafts");
-        assert_eq!(
-            a, d,
-            "k={k}: a perfect draft is always accepted: {}",
-            r["spec"]
-        );
-        // Tokens per target step: exactly k + 1 with every draft accepted.
-        assert_eq!(
-            r["spec"]["accept_length"].as_f64(),
-            Some(k as f64 + 1.0),
-            "{r}"
-        );
-        tps.push(r["throughput"]["output_tok_per_s"].as_f64().unwrap());
+    for k in [1u64, 4] {
+        tps.push(check_perfect_draft_bench(&recs, k, &ctx));
     }
+    counters_match_loadgen(port, "completions");
+    counters_match_loadgen(port, "chat");
+    drop(group); // one real server at a time: the unit's comes next
+    let unit_results = unit_sweep_with_a_crash(&p, &spec.dir);
     // Throughput is not asserted: on a 2-core machine shared with builds it
     // is noise (k = 1, 2 gave 106 and 94 tok/s here; issue 13 saw 662, 852,
     // 1160 on a quiet one). The curve of tokens per target step is exact.
-    eprintln!("real_vllm: output tok/s for k = 1, 2, 4: {tps:?}");
-    for r in recs.iter().filter(|r| r["type"] == "bench") {
-        // wait-ready's record rides along: vLLM's port stays refused until
-        // the engine can serve, then /health is 200 at once.
-        let w = &r["upstream"];
-        assert_eq!(
-            (&w["type"], &w["outcome"]),
-            (&"ready".into(), &"ready".into()),
-            "{w}"
-        );
-        let (open, ready) = (
-            w["time_to_port_open_s"].as_f64(),
-            w["time_to_ready_s"].as_f64(),
-        );
-        assert!(
-            open.unwrap() > 1.0 && ready.unwrap() - open.unwrap() < 1.0,
-            "{w}"
-        );
-    }
+    eprintln!("real_vllm: output tok/s for k = 1, 4 (process spec): {tps:?}");
     let pick = testkit::run(
         testkit::cmd(
             "summarize",
@@ -219,6 +243,7 @@ fn sweep_num_speculative_tokens_on_real_vllm_finds_the_rising_curve() {
                 "--better",
                 "higher",
                 spec.results().to_str().unwrap(),
+                unit_results.to_str().unwrap(),
             ],
         ),
         "",
@@ -230,8 +255,63 @@ fn sweep_num_speculative_tokens_on_real_vllm_finds_the_rising_curve() {
         "summarize's pick on the rising curve: {s}"
     );
     assert_eq!(s["simulated"], false);
-    counters_match_loadgen(port, "completions");
-    counters_match_loadgen(port, "chat");
+}
+
+/// The sweep through a systemd unit in a container: svc-swap edits the
+/// unit's ExecStart in a drop-in, daemon-reloads and restarts it through
+/// `nsenter -t PID -a`, and wait-ready watches the unit, so a crash at load
+/// is told from still loading by the unit's failed state, with vLLM's own
+/// error line from the journal. The first value is a
+/// `--speculative-config` whose JSON vLLM rejects (the dotted value
+/// `{not-json}` fails json.loads, stays a string, and SpeculativeConfig
+/// rejects it); the sweep goes on to k = 2. Returns the results file.
+fn unit_sweep_with_a_crash(p: &Peers, dir: &Path) -> PathBuf {
+    let python = p.get("vllm").with_file_name("python");
+    let exec = vllm_exec(p, PORT, "hf_draft", 1);
+    let host = UnitHost::install(p, &python, "vllm", &exec, &[KV_SPACE]);
+    let results = dir.join("unit-results.jsonl");
+    let mut args = host.sweep_target();
+    args.extend(common_args(&results));
+    args.extend(["--param", K, "--values", "{not-json},2", "--expect-config"].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let prefix = host.net_prefix();
+    let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    let out = sweep_behind(&prefix, &args).output().unwrap();
+    let ctx = || format!("{}\n--- journal\n{}", dump(&out), tail(&host.journal(80)));
+    assert_eq!(out.status.code(), Some(40), "one config fails\n{}", ctx());
+    let recs = records(&results);
+    let f = with_config(&recs, "failure", K, "{not-json}");
+    assert_eq!(f.len(), 1, "{}", ctx());
+    assert_eq!(
+        (&f[0]["kind"], &f[0]["stage"]),
+        (&"crashed_at_load".into(), &"ready".into()),
+        "{}",
+        f[0]
+    );
+    // The unit's journal, not a log file, carries vLLM's own error line.
+    let journal = f[0]["log_tail"].to_string();
+    assert!(
+        journal.contains("ValidationError") && journal.contains("SpeculativeConfig"),
+        "vLLM's own error line from the journal: {}",
+        f[0]
+    );
+    for r in [
+        f[0],
+        with_config(&recs, "bench", K, "2")
+            .first()
+            .copied()
+            .unwrap_or(f[0]),
+    ] {
+        let t = &swap_of(r)["target"];
+        assert_eq!(
+            (&t["manager"], &t["exec_prefix"]),
+            (&"systemd".into(), &host.c.exec_prefix().into()),
+            "{r}"
+        );
+    }
+    let tps = check_perfect_draft_bench(&recs, 2, &ctx);
+    eprintln!("real_vllm: output tok/s for k = 2 (systemd unit): {tps}");
+    results
 }
 
 /// On the running server (k = 4): loadgen's token total and acceptance
@@ -349,17 +429,15 @@ fn swap_of(r: &Value) -> &Value {
     at
 }
 
-/// One vLLM start serves three checks: (1) svc-swap stops a vLLM that is
+/// One vLLM start serves two checks: (1) svc-swap stops a vLLM that is
 /// still loading (it can lose the first SIGTERM then and deadlock; svc-swap
 /// re-sends it every `--resend-term-after`, 5 s by default, and says so in
 /// `stop.term_resent`) and the stop takes seconds, not the deadlock;
-/// (2) a `--speculative-config` whose JSON value is not valid (the dotted
-/// value `{not-json}` fails vLLM's json.loads, stays a string, and
-/// SpeculativeConfig rejects it) is `crashed_at_load` with vLLM's own error
-/// line and the sweep goes on; (3) a draft that is always wrong is
-/// accepted nowhere.
+/// (2) a draft that is always wrong is accepted nowhere. (The config vLLM
+/// rejects at load runs through the systemd unit, in the rising-curve
+/// test: one crash, not one per way of running a server.)
 #[test]
-fn real_vllm_stopped_while_loading_bad_config_then_a_wrong_draft() {
+fn real_vllm_stopped_while_loading_then_a_wrong_draft() {
     let p = peers();
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let port = testkit::realpeer::server_port();
@@ -371,7 +449,7 @@ fn real_vllm_stopped_while_loading_bad_config_then_a_wrong_draft() {
         "--param",
         K,
         "--values",
-        "{not-json},2",
+        "2",
         "--param",
         DRAFT,
         "--values",
@@ -379,34 +457,19 @@ fn real_vllm_stopped_while_loading_bad_config_then_a_wrong_draft() {
     ];
     let out = run_sweep(&spec, &grid);
     let log = spec.log();
-    let ctx = || {
-        format!(
-            "{}\n--- server log tail\n{}",
-            dump(&out),
-            testkit::realpeer::tail(&log)
-        )
-    };
-    assert_eq!(out.status.code(), Some(40), "one config fails\n{}", ctx());
+    let ctx = || format!("{}\n--- server log tail\n{}", dump(&out), tail(&log));
+    assert_eq!(out.status.code(), Some(0), "{}", ctx());
     let recs = records(&spec.results());
-    let f = with_config(&recs, "failure", K, "{not-json}");
-    assert_eq!(f.len(), 1, "{}", ctx());
-    assert_eq!(f[0]["kind"], "crashed_at_load", "{}", f[0]);
-    let said = format!("{} {}", f[0]["reason"], f[0]["log_tail"]);
-    // wait-ready's reason names the exception line, not "Traceback".
-    let reason = f[0]["reason"].as_str().unwrap_or("");
-    assert!(
-        reason.contains("ValidationError") && reason.contains("SpeculativeConfig"),
-        "vLLM's own error line as the reason: {}",
-        f[0]
-    );
-    assert!(said.contains("num_speculative_tokens"), "{}", f[0]);
-    // The first swap stopped the loading vLLM without waiting out its
+    let b = with_config(&recs, "bench", K, "2");
+    assert_eq!(b.len(), 1, "{}", ctx());
+    let r = b[0];
+    // The swap stopped the loading vLLM without waiting out its
     // deadlock: a lost SIGTERM is re-sent after 5 s (`term_resent`), and
     // what outlives that is killed at TimeoutStopSec (10 s, --force-kill),
     // each said in the stop report. Seen here: clean in 0.2 s while it was
     // still importing; with the engine process up, SIGTERM and its re-send
     // both lost, SIGKILL at 10 s (issue 13 saw a deadlock of over 100 s).
-    let stop = &swap_of(f[0])["stop"];
+    let stop = &swap_of(r)["stop"];
     eprintln!("real_vllm: stop of a loading vLLM: {stop}");
     let result = stop["result"].as_str().unwrap_or("");
     assert!(
@@ -421,9 +484,6 @@ fn real_vllm_stopped_while_loading_bad_config_then_a_wrong_draft() {
             "the report says so: {stop}"
         );
     }
-    let b = with_config(&recs, "bench", K, "2");
-    assert_eq!(b.len(), 1, "{}", ctx());
-    let r = b[0];
     assert_eq!(r["config"][DRAFT], bad.to_str().unwrap(), "{r}");
     assert!(spec_u64(r, "draft_tokens") > 0, "{r}");
     assert_eq!(spec_u64(r, "accepted_tokens"), 0, "{r}");

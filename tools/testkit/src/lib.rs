@@ -7,6 +7,7 @@ mod gate;
 pub mod netns;
 pub mod nspawn;
 pub mod realpeer;
+pub mod realunit;
 pub mod sshd;
 
 pub use gate::{log_path, ran, require_all, skip};
