@@ -295,6 +295,13 @@ fn unit_sweep_with_a_crash(p: &Peers, dir: &Path) -> PathBuf {
         "vLLM's own error line from the journal: {}",
         f[0]
     );
+    // ... and the reason names it (wait-ready adds a failed unit's last
+    // exception line from the journal).
+    let reason = f[0]["reason"].as_str().unwrap_or("");
+    assert!(
+        reason.contains("ValidationError") && reason.starts_with("unit "),
+        "the reason names vLLM's error: {reason}"
+    );
     for r in [
         f[0],
         with_config(&recs, "bench", K, "2")

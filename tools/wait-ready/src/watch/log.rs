@@ -195,7 +195,8 @@ impl LogWatch {
 
 /// A reason that only names a traceback's first line names its exception
 /// instead (`...ValidationError: 1 validation error for SpeculativeConfig`,
-/// `TypeError: '>' not supported ...`): the last such line in `tail`.
+/// `TypeError: '>' not supported ...`): the last such line in `tail`; a
+/// unit's or process's exit gets that line added.
 pub fn name_the_exception(reason: String, tail: &[String]) -> String {
     const FIRST: &str = "Traceback (most recent call last):";
     static RE: OnceLock<Regex> = OnceLock::new();
@@ -203,10 +204,21 @@ pub fn name_the_exception(reason: String, tail: &[String]) -> String {
         Regex::new(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt)(: .*)?$")
             .expect("static regex")
     });
+    let last = tail.iter().rev().find(|l| re.is_match(l.trim_end()));
     if !reason.ends_with(FIRST) {
-        return reason;
+        // A unit that failed or a process that exited names no error of its
+        // own: add the server's last exception line from its log or journal
+        // (vLLM's `ValidationError ... SpeculativeConfig`, SGLang's
+        // `TypeError: '>' not supported ...`). A fatal line the log watch
+        // already chose stays as it is.
+        return match last {
+            Some(l) if !reason.contains(" shows a fatal line: ") => {
+                format!("{reason}: {}", clip(l))
+            }
+            _ => reason,
+        };
     }
-    match tail.iter().rev().find(|l| re.is_match(l.trim_end())) {
+    match last {
         Some(l) => format!("{}{}", reason.trim_end_matches(FIRST), clip(l)),
         None => reason,
     }
@@ -313,5 +325,15 @@ mod tests {
         assert_eq!(name_the_exception(other.clone(), &tail), other);
         let bare = "s.log shows a fatal line: Traceback (most recent call last):".to_string();
         assert_eq!(name_the_exception(bare.clone(), &tail[..2]), bare);
+        // A unit's failure (the journal is the tail) names the server's error.
+        let unit = "unit vllm.service failed (Result=exit-code; main process exited with status 1)";
+        assert_eq!(
+            name_the_exception(unit.into(), &tail),
+            format!(
+                "{unit}: pydantic_core._pydantic_core.ValidationError: \
+                 1 validation error for SpeculativeConfig"
+            )
+        );
+        assert_eq!(name_the_exception(unit.into(), &tail[1..2]), unit);
     }
 }
