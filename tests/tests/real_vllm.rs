@@ -299,7 +299,7 @@ fn unit_sweep_with_a_crash(p: &Peers, dir: &Path) -> PathBuf {
     // exception line from the journal).
     let reason = f[0]["reason"].as_str().unwrap_or("");
     assert!(
-        reason.contains("ValidationError") && reason.starts_with("unit "),
+        reason.contains("ValidationError") && reason.contains("unit vllm.service failed"),
         "the reason names vLLM's error: {reason}"
     );
     for r in [

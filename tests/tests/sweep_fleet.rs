@@ -271,6 +271,17 @@ fn a_failing_host_is_dropped(pool: &[Host]) {
         "[Service]\nExecStartPre=/bin/sh /etc/flaky.sh\n",
     );
     bad.c.sh("systemctl daemon-reload");
+    // The good hosts start slower than host 3 fails, so host 3 is back for
+    // another config before the others have run them all (with 100 ms
+    // loads on both, the good hosts could finish the grid while host 3's
+    // failed swap rolled back, and host 3 failed only once).
+    for h in &pool[..2] {
+        h.c.write_file(
+            "/etc/systemd/system/sim.service.d/slow.conf",
+            "[Service]\nExecStartPre=/bin/sleep 1\n",
+        );
+        h.c.sh("systemctl daemon-reload");
+    }
     let dir = testkit::temp_dir("fleet-drop");
     let all: Vec<&Host> = pool.iter().collect();
     // Enough configs that host 3 takes a second and a third one.
@@ -318,6 +329,9 @@ fn a_failing_host_is_dropped(pool: &[Host]) {
     }
     bad.c
         .sh("rm -r /etc/systemd/system/sim.service.d && systemctl daemon-reload");
+    for h in &pool[..2] {
+        h.c.sh("rm -f /etc/systemd/system/sim.service.d/slow.conf && systemctl daemon-reload");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
