@@ -17,78 +17,25 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use sweep_support::fleet::{self, Host};
 use sweep_support::{all_records, dump, records, sweep_behind, with_config};
 use testkit::nspawn::Container;
 
 const KEY: &str = "speculative-num-steps";
 
-/// A host: its container and its server's port.
-struct Host {
-    c: Container,
-    port: u16,
-    original: String,
+/// A host's line in a pool file: reached through its exec prefix.
+fn line(h: &Host) -> String {
+    format!("- port={} exec={}", h.port, h.c.exec_prefix())
 }
 
-impl Host {
-    fn line(&self) -> String {
-        format!("- port={} exec={}", self.port, self.c.exec_prefix())
-    }
-
-    fn argv(&self) -> Option<String> {
-        argv(&self.c.sh("systemctl show -P ExecStart sim.service"))
-    }
-
-    /// The original command line is back and the unit runs it.
-    fn assert_restored(&self, out: &std::process::Output) {
-        assert_eq!(self.argv(), argv(&self.original), "restored: {}", dump(out));
-        assert_eq!(
-            self.c.sh("systemctl is-active sim.service; true").trim(),
-            "active",
-            "{}",
-            dump(out)
-        );
-    }
-}
-
-fn argv(show: &str) -> Option<String> {
-    show.split("argv[]=")
-        .nth(1)
-        .and_then(|a| a.split(" ;").next())
-        .map(str::to_string)
-}
-
-/// Three containers on one network namespace, sim.service on 8001..8003,
-/// steps 4 originally (a value no grid here uses).
+/// Three containers on one network namespace, sim.service on 8001..8003.
 fn boot_pool(load_time: &str) -> Vec<Host> {
-    let bin = testkit::bin("llm-sim");
-    let binds = [(bin.parent().unwrap(), "/opt/sweepkit/bin")];
-    let mut hosts: Vec<Host> = Vec::new();
-    for k in 1..=3u16 {
-        let c = match hosts.first() {
-            None => Container::boot(&binds),
-            Some(h) => Container::boot_sharing_network(&binds, &h.c),
-        }
-        .expect("boot");
-        let port = 8000 + k;
-        let exec = format!(
-            "/opt/sweepkit/bin/llm-sim --host 127.0.0.1 --port {port} --load-time {load_time} \
-             --warmup-time 50ms --health-probe-time 0s --seed {k} \
-             --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4"
-        );
-        c.write_file(
-            "/etc/systemd/system/sim.service",
-            &format!("[Unit]\nDescription=llm-sim\n[Service]\nExecStart={exec}\n"),
-        );
-        c.sh("systemctl daemon-reload && systemctl start sim.service");
-        let original = c.sh("systemctl show -P ExecStart sim.service");
-        hosts.push(Host { c, port, original });
-    }
-    hosts
+    fleet::boot_pool(3, "127.0.0.1", load_time, Container::boot)
 }
 
 /// sweep --hosts FILE over `hosts`, run in their network namespace.
 fn fleet_sweep(hosts: &[&Host], dir: &Path, values: &str, extra: &[&str]) -> Command {
-    let lines: Vec<String> = hosts.iter().map(|h| h.line()).collect();
+    let lines: Vec<String> = hosts.iter().map(|h| line(h)).collect();
     fleet_sweep_lines(&lines, hosts[0], dir, values, extra)
 }
 
@@ -348,7 +295,7 @@ fn keep_winner_on_mixed_hardware(pool: &[Host]) {
     );
     b.c.sh("chmod +x /run/fake-gpu/nvidia-smi");
     let lines = [
-        a.line(),
+        line(a),
         format!(
             "- port={} exec={} env PATH=/run/fake-gpu:/usr/sbin:/usr/bin:/sbin:/bin",
             b.port,

@@ -16,6 +16,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use serde_json::Value;
+use sweep_support::fleet::{self, Host};
 use sweep_support::{dump, records, sweep, with_config};
 use testkit::netns::Netns;
 use testkit::nspawn::Container;
@@ -23,54 +24,12 @@ use testkit::sshd::Sshd;
 
 const KEY: &str = "speculative-num-steps";
 
-/// A container reached as `USER@ADDR:PORT exec=nsenter -t PID -a`.
-struct Host {
-    c: Container,
-    port: u16,
-    original: String,
-}
-
-impl Host {
-    fn argv(&self) -> Option<String> {
-        argv(&self.c.sh("systemctl show -P ExecStart sim.service"))
-    }
-}
-
-fn argv(show: &str) -> Option<String> {
-    show.split("argv[]=")
-        .nth(1)
-        .and_then(|a| a.split(" ;").next())
-        .map(str::to_string)
-}
-
-/// Two containers in `ns`, sim.service on ADDR:8001 and ADDR:8002, steps 4
-/// originally (a value no grid here uses).
+/// Two containers in `ns` (each reached as `USER@ADDR:PORT exec=nsenter
+/// -t PID -a`), sim.service on ADDR:8001 and ADDR:8002.
 fn boot_pool(ns: &Netns) -> Vec<Host> {
-    let bin = testkit::bin("llm-sim");
-    let binds = [(bin.parent().unwrap(), "/opt/sweepkit/bin")];
-    let mut hosts: Vec<Host> = Vec::new();
-    for k in 1..=2u16 {
-        let c = match hosts.first() {
-            None => Container::boot_in_netns(&binds, ns),
-            Some(h) => Container::boot_sharing_network(&binds, &h.c),
-        }
-        .expect("boot");
-        let port = 8000 + k;
-        let exec = format!(
-            "/opt/sweepkit/bin/llm-sim --host {} --port {port} --load-time 100ms \
-             --warmup-time 50ms --health-probe-time 0s --seed {k} \
-             --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
-            ns.addr
-        );
-        c.write_file(
-            "/etc/systemd/system/sim.service",
-            &format!("[Unit]\nDescription=llm-sim\n[Service]\nExecStart={exec}\n"),
-        );
-        c.sh("systemctl daemon-reload && systemctl start sim.service");
-        let original = c.sh("systemctl show -P ExecStart sim.service");
-        hosts.push(Host { c, port, original });
-    }
-    hosts
+    fleet::boot_pool(2, &ns.addr, "100ms", |binds| {
+        Container::boot_in_netns(binds, ns)
+    })
 }
 
 /// sweep --hosts over SSH: one line per host, the SSH key and known_hosts
@@ -200,11 +159,7 @@ fn split_over_ssh(s: &Sshd, pool: &[Host]) {
         s.log_text()
     );
     for h in pool {
-        assert_eq!(h.argv(), argv(&h.original), "restored: {}", dump(&out));
-        assert_eq!(
-            h.c.sh("systemctl is-active sim.service; true").trim(),
-            "active"
-        );
+        h.assert_restored(&out);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

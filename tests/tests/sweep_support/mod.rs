@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod fleet;
+
 /// `bash scripts/sweep.sh --bin-dir <target/debug> ARGS`.
 pub fn sweep(args: &[&str]) -> Command {
     sweep_behind(&[], args)
