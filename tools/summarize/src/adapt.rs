@@ -29,7 +29,9 @@ pub struct RowData {
     /// better); `None` when not measured at every weighted level.
     pub weighted: Option<f64>,
     /// Relative noise of one run, from this value's repeats (median over
-    /// levels of 1.4826 x MAD / median); `None` with a single run.
+    /// levels of the cells' relative noise as the conservative score has
+    /// it: 1.4826 x MAD / median moderated towards the level's, see
+    /// `decide::moderate_noise`); `None` with a single run.
     pub sigma_rel: Option<f64>,
 }
 
@@ -293,7 +295,7 @@ fn repeats(rows: &[RowData], k: &Knobs, label: &dyn Fn(usize) -> String) -> Repe
 }
 
 /// The noise of one run, relative: the median over the repeated values of
-/// their `sigma_rel` (MAD-based, as the conservative score). `None` until
+/// their `sigma_rel` (as the conservative score has it). `None` until
 /// some value was measured twice.
 fn noise(rows: &[RowData]) -> Option<f64> {
     let mut xs: Vec<f64> = rows

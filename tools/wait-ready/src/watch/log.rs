@@ -159,7 +159,7 @@ impl LogWatch {
             let line = line.trim_end().to_string();
             if event.is_none() && self.fatal.iter().any(|r| r.is_match(&line)) {
                 event = Some(Event::Crashed {
-                    reason: format!("{} shows a fatal line: {}", self.path, clip(&line)),
+                    reason: format!("{}{FATAL_LINE}{}", self.path, clip(&line)),
                     oom: is_oom(&line),
                 });
             }
@@ -193,6 +193,10 @@ impl LogWatch {
     }
 }
 
+/// What a reason from the log watch says between the file and its line;
+/// `name_the_exception` leaves such a reason's chosen line alone.
+const FATAL_LINE: &str = " shows a fatal line: ";
+
 /// A reason that only names a traceback's first line names its exception
 /// instead (`...ValidationError: 1 validation error for SpeculativeConfig`,
 /// `TypeError: '>' not supported ...`): the last such line in `tail`; a
@@ -212,7 +216,7 @@ pub fn name_the_exception(reason: String, tail: &[String]) -> String {
         // `TypeError: '>' not supported ...`). A fatal line the log watch
         // already chose stays as it is.
         return match last {
-            Some(l) if !reason.contains(" shows a fatal line: ") => {
+            Some(l) if !reason.contains(FATAL_LINE) => {
                 format!("{reason}: {}", clip(l))
             }
             _ => reason,
