@@ -5,6 +5,8 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 MANDIR := $(DESTDIR)$(PREFIX)/share/man
+# What sweep sources beside its bin/ (scripts/lib/fleet.sh for --hosts).
+LIBDIR := $(DESTDIR)$(PREFIX)/lib/sweepkit
 # Where bash-completion, zsh and fish look for completions they ship with.
 BASHCOMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHCOMPDIR := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
@@ -51,9 +53,10 @@ install: release ## Install binaries, sweep, man pages, completions under PREFIX
 	$(MAKE) install-files
 
 install-files: ## What install copies, from BIN_SRC (default target/release), building nothing
-	install -d $(BINDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
+	install -d $(BINDIR) $(LIBDIR) $(MANDIR)/man1 $(MANDIR)/man5 $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
 	for t in $(TOOLS); do install -m 755 $(BIN_SRC)/$$t $(BINDIR)/$$t; done
 	install -m 755 scripts/sweep.sh $(BINDIR)/sweep
+	install -m 644 scripts/lib/fleet.sh $(LIBDIR)/fleet.sh
 	install -m 644 man/*.1 $(MANDIR)/man1/
 	install -m 644 man/*.5 $(MANDIR)/man5/
 	for t in $(TOOLS) sweep; do \

@@ -32,6 +32,7 @@ complete -c loadgen -l format -d 'Output format on stdout' -r -f -a "json\t'One 
 csv\t'CSV (dotted column names), written after the last level'
 markdown\t'A Markdown table for people, written after the last level'"
 complete -c loadgen -l requests-out -d 'Write one JSON line per request to FILE' -r -F
+complete -c loadgen -l pipeline-config -d 'Run as a pipeline stage for this config (repeatable; sweep passes it): with no upstream record on stdin, measure nothing, write a failure record with this config and exit 4' -r
 complete -c loadgen -l no-stream -d 'Ask for whole responses instead of a stream (no TTFT or ITL)'
 complete -c loadgen -l ignore-eos -d 'Ask the server to ignore end-of-sequence (full-length outputs)'
 complete -c loadgen -l no-tokenize -d 'Do not call the server\'s /tokenize (approximate input lengths)'

@@ -210,12 +210,17 @@ done
 
 # ---- tools ------------------------------------------------------------
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+self=$here/$(basename "${BASH_SOURCE[0]}")
+# The tools: --bin-dir, else beside this script (an installed sweep finds
+# the tools it was installed with even off PATH), PATH, then the
+# repository's builds.
 find_tool() {
   local t=$1 d
   if [[ -n $bin_dir ]]; then
     [[ -x $bin_dir/$t ]] && { printf '%s\n' "$bin_dir/$t"; return; }
     die 1 "$bin_dir/$t: not found or not executable (--bin-dir)"
   fi
+  [[ -x $here/$t ]] && { printf '%s\n' "$here/$t"; return; }
   command -v "$t" 2>/dev/null && return
   for d in "$here/../target/release" "$here/../target/debug"; do
     [[ -x $d/$t ]] && { printf '%s\n' "$(cd "$d" && pwd)/$t"; return; }
@@ -361,20 +366,23 @@ n_ok=0 n_failed=0 n_skipped=0 last_rc_swap=0
 last_state="" # run_config's verdict on its config, for the adaptive loop
 run_config() { # CONFIG INDEX
   local cfg=$1 idx=$2 kv before rc_swap rc_ready rc_load
-  local -a sets=() expect=()
+  local -a sets=() expect=() stage=()
   IFS=$SEP read -r -a kvs <<<"$cfg"
   for kv in "${kvs[@]}"; do
     sets+=(--set "$kv")
     expect+=(--expect-config "$(key_of "${kv%%=*}")=${kv#*=}")
+    # A stage whose upstream dies without a record measures nothing and
+    # records this config's failure (not `config: {}`).
+    stage+=(--pipeline-config "$(key_of "${kv%%=*}")=${kv#*=}")
   done
   ((expect_config)) || expect=()
   if ((dry_run)); then
     printf '# [%d/%d] %s\n' "$idx" "${#configs[@]}" "$(label "$cfg")"
     printf '%q ' "$SVC_SWAP" "${target[@]}" "${sets[@]}"
     printf '\\\n  | '
-    printf '%q ' "$WAIT_READY" "${ready[@]}" "${expect[@]}"
+    printf '%q ' "$WAIT_READY" "${ready[@]}" "${expect[@]}" "${stage[@]}"
     printf '\\\n  | '
-    printf '%q ' "$LOADGEN" "${load[@]}"
+    printf '%q ' "$LOADGEN" "${load[@]}" "${stage[@]}"
     printf '>> %q\n' "$results"
     return 0
   fi
@@ -387,7 +395,7 @@ run_config() { # CONFIG INDEX
     # This config's line only: a fleet's other hosts append to FILE too.
     state=$(tail -n "+$((before + 1))" "$results" |
       "$SUMMARIZE" --config-states "$swept_keys" - |
-      awk -F'\t' -v k="$(config_key "$cfg")" 'substr($0, length($1) + 2) == k { s = $1 } END { print s }') || state=""
+      k=$(config_key "$cfg") awk -F'\t' 'substr($0, length($1) + 2) == ENVIRON["k"] { s = $1 } END { print s }') || state=""
     if [[ $state != transport ]] || ((attempt >= retries || interrupted)); then break; fi
     local pause=$((2 << attempt))
     ((pause > 30)) && pause=30
@@ -456,8 +464,8 @@ run_pipe() {
     # and hold the host locked for good.
     [[ -z ${fleet_fd:-} ]] || exec {fleet_fd}>&-
     "$SVC_SWAP" "${target[@]}" "${sets[@]}" </dev/null |
-      "$WAIT_READY" "${ready[@]}" "${expect[@]}" |
-      "$LOADGEN" "${load[@]}" >>"$results"
+      "$WAIT_READY" "${ready[@]}" "${expect[@]}" "${stage[@]}" |
+      "$LOADGEN" "${load[@]}" "${stage[@]}" >>"$results"
     echo "${PIPESTATUS[*]}" >"$status_file"
   ) &
   pipe_sub=$!
@@ -612,8 +620,13 @@ adaptive_sweep() {
 
 # ---- main ---------------------------------------------------------------
 if [[ -n $hosts ]]; then
+  # In the repository beside this script; installed (make install) in
+  # PREFIX/lib/sweepkit beside PREFIX/bin.
+  fleet_lib=$here/lib/fleet.sh
+  [[ -f $fleet_lib ]] || fleet_lib=$here/../lib/sweepkit/fleet.sh
+  [[ -f $fleet_lib ]] || die 1 "--hosts: $here/lib/fleet.sh or $here/../lib/sweepkit/fleet.sh not found; reinstall sweepkit (make install)"
   # shellcheck source=scripts/lib/fleet.sh
-  source "$here/lib/fleet.sh"
+  source "$fleet_lib"
   if [[ -n $fleet_job ]]; then fleet_job_main; else fleet_main; fi
 fi
 if ((dry_run)); then

@@ -216,7 +216,7 @@ fleet_job_exit() { # RC SLOT
 }
 
 # ---- the driver ----------------------------------------------------------
-fleet_self=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/sweep.sh
+fleet_self=$self # sweep itself, where it runs from (sweep.sh)
 fleet_pid=""
 
 fleet_main() {

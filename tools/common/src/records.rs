@@ -705,6 +705,10 @@ pub enum FailureKind {
     /// record has no config; `reason` names the host, `upstream` is its
     /// origin record, which carries its target).
     HostDropped,
+    /// A stage run for a config (`--pipeline-config`) got no record from
+    /// the stage before it (killed, crashed): nothing was measured. `stage`
+    /// is the stage that wrote no record; the config is the driver's.
+    UpstreamMissing,
 }
 
 impl FailureKind {
@@ -713,7 +717,11 @@ impl FailureKind {
     /// not be reached), every other kind is the config's own.
     pub fn default_class(self) -> FailureClass {
         match self {
-            FailureKind::Unreachable | FailureKind::HostDropped => FailureClass::Transport,
+            // A stage that died without a record says nothing about the
+            // config either: run it again.
+            FailureKind::Unreachable | FailureKind::HostDropped | FailureKind::UpstreamMissing => {
+                FailureClass::Transport
+            }
             _ => FailureClass::Config,
         }
     }

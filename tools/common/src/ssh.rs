@@ -203,6 +203,13 @@ pub struct Ssh {
     cfg: SshConfig,
     conn: Mutex<Option<Conn>>,
     fwd: Mutex<Option<forward::Forwarder>>,
+    /// When the current outage's retry budget ends: set at its first
+    /// fault, shared by every later command and tunnel, cleared once one
+    /// gets through. One budget per stage and outage: a failure record
+    /// written after the budget ran out is not followed by another whole
+    /// budget for the next command (svc-swap's clean-up waited 30 s more
+    /// after its record; issue 21).
+    outage: Mutex<Option<Instant>>,
 }
 
 impl Ssh {
@@ -215,7 +222,20 @@ impl Ssh {
             cfg,
             conn: Mutex::new(Some(conn)),
             fwd: Mutex::new(None),
+            outage: Mutex::new(None),
         })
+    }
+
+    /// The end of the current outage's budget, starting it now if none
+    /// runs.
+    fn budget_end(&self) -> Instant {
+        let mut g = self.outage.lock().unwrap_or_else(|p| p.into_inner());
+        *g.get_or_insert_with(|| Instant::now() + self.cfg.retry)
+    }
+
+    /// The far side answered: a later fault starts a budget of its own.
+    fn outage_over(&self) {
+        *self.outage.lock().unwrap_or_else(|p| p.into_inner()) = None;
     }
 
     pub fn config(&self) -> &SshConfig {
@@ -235,8 +255,10 @@ impl Ssh {
     fn forwarder(&self) -> Result<MutexGuard<'_, Option<forward::Forwarder>>, TransportError> {
         let mut g = self.fwd.lock().unwrap_or_else(|p| p.into_inner());
         if g.is_none() {
-            // Rides out an outage like a command's connect does.
-            let conn = connect::open_retrying(&self.cfg, Instant::now() + self.cfg.retry)?;
+            // Rides out an outage like a command's connect does, on the
+            // same budget.
+            let conn = connect::open_retrying(&self.cfg, self.budget_end())?;
+            self.outage_over();
             *g = Some(forward::Forwarder::start_on(self.cfg.clone(), conn)?);
         }
         Ok(g)
@@ -256,8 +278,9 @@ impl Ssh {
     /// command lost mid-run is run again only when `idempotent`. This is
     /// the one SSH retry layer (svc-swap and wait-ready alike): its budget
     /// `cfg.retry` (`--ssh-retry`) counts from the first fault of this
-    /// command, so a long command lost near its end still gets the whole
-    /// budget to ride out the outage, and never more.
+    /// outage (see `outage`), so a long command lost near its end still
+    /// gets the whole budget to ride out the outage, and the commands after
+    /// it never get more.
     fn run_with(
         &self,
         argv: &[String],
@@ -266,21 +289,22 @@ impl Ssh {
         idempotent: bool,
     ) -> Result<CmdOutput, TransportError> {
         let line = self.command_line(argv);
-        let mut until: Option<Instant> = None;
         let mut g = self.conn();
         let mut pause = Duration::from_millis(250);
         for attempt in 0.. {
             if g.is_none() {
                 // The last command broke or timed out the session: start
                 // afresh, riding out an outage within the budget.
-                let by = *until.get_or_insert_with(|| Instant::now() + self.cfg.retry);
-                *g = Some(connect::open_retrying(&self.cfg, by)?);
+                *g = Some(connect::open_retrying(&self.cfg, self.budget_end())?);
             }
             let conn = g.as_ref().expect("just set");
             let mut started = false;
             let deadline = Instant::now() + timeout;
             let e = match exec::run(conn, &line, stdin, deadline, timeout, &mut started) {
-                Ok(out) => return Ok(out),
+                Ok(out) => {
+                    self.outage_over();
+                    return Ok(out);
+                }
                 Err(e) => e,
             };
             // After a timeout or a transport error the channel may still be
@@ -289,7 +313,7 @@ impl Ssh {
             // (A timed-out far-side command is not killed: like ssh without a
             // pty, it runs on until it exits or writes to its closed pipes.)
             *g = None;
-            let by = *until.get_or_insert_with(|| Instant::now() + self.cfg.retry);
+            let by = self.budget_end();
             if !retry_again(
                 &e,
                 started,

@@ -9,8 +9,80 @@ use serde_json::Value;
 
 use crate::exit;
 use crate::io::{write_json_line, RecordReader};
-use crate::records::Record;
+use crate::records::{Config, FailureKind, Record, Stage};
 use crate::report::{Exit, WithCode};
+
+/// `--pipeline-config`, flattened into each stage that reads an upstream
+/// record (wait-ready, loadgen): a driver such as sweep(1) names the config
+/// it runs the pipeline for, so a stage whose upstream died without a
+/// record measures nothing and writes a failure record that keeps that
+/// config ([`missing`]), instead of running as if standalone and writing
+/// records with `config: {}` (issue 21).
+#[cfg(feature = "args")]
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct PipelineArgs {
+    /// Run as a pipeline stage for this config (repeatable; sweep passes
+    /// it): with no upstream record on stdin, measure nothing, write a
+    /// failure record with this config and exit 4
+    #[arg(long = "pipeline-config", value_name = "KEY=VALUE", value_parser = parse_config_word)]
+    pub pipeline_config: Vec<(String, String)>,
+}
+
+#[cfg(feature = "args")]
+impl PipelineArgs {
+    /// The config a driver named, or None when the stage runs standalone.
+    pub fn config(&self) -> Option<Config> {
+        (!self.pipeline_config.is_empty()).then(|| self.pipeline_config.iter().cloned().collect())
+    }
+}
+
+/// clap's parser for one `KEY=VALUE` of `--pipeline-config`: the key as in
+/// records (leading dashes dropped), the value verbatim.
+pub fn parse_config_word(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim_start_matches('-').is_empty() => {
+            Ok((k.trim_start_matches('-').to_string(), v.to_string()))
+        }
+        _ => Err(format!("'{s}': expected KEY=VALUE")),
+    }
+}
+
+/// The stage before `stage` wrote no record, though a driver ran this one
+/// for `config`: write a failure record of the upstream stage with that
+/// config (so the results say which config lost its numbers, and a sweep
+/// runs it again: class `transport`), warn, and return exit 4.
+pub fn missing(
+    tool: &str,
+    started: std::time::SystemTime,
+    upstream_stage: Stage,
+    config: Config,
+    out: &mut (impl Write + ?Sized),
+) -> Exit {
+    let what = match upstream_stage {
+        Stage::Swap => "svc-swap",
+        Stage::Ready => "wait-ready",
+        Stage::Bench => "loadgen",
+    };
+    let reason = format!(
+        "no record from the {what} stage on input: it ended without one (killed or crashed); \
+         nothing was measured"
+    );
+    let mut f = crate::records::failure(
+        tool,
+        started,
+        config,
+        upstream_stage,
+        FailureKind::UpstreamMissing,
+        reason.clone(),
+        None,
+    );
+    f.exit_code = Some(exit::UPSTREAM_FAILED as i32);
+    if let Err(e) = write_json_line(out, &Record::Failure(f)).context("writing stdout") {
+        return e.into();
+    }
+    crate::report::warning(tool, reason);
+    Exit::silent(exit::UPSTREAM_FAILED)
+}
 
 /// Records that describe a running server, read by wait-ready and loadgen:
 /// svc-swap's swap record, wait-ready's ready record, loadgen's bench
@@ -189,6 +261,51 @@ mod tests {
         };
         assert_eq!(rec.config()["a"], "1");
         assert_eq!(raw["metric"], "m");
+    }
+
+    /// Issue 21: a killed svc-swap left wait-ready and loadgen nothing to
+    /// read; the stage now writes the driver's config, not `config: {}`.
+    #[test]
+    fn a_missing_upstream_record_keeps_the_drivers_config() {
+        let config: Config = [("speculative-num-steps".to_string(), "3".to_string())].into();
+        let mut out = Vec::new();
+        let e = missing(
+            "wait-ready",
+            std::time::SystemTime::now(),
+            Stage::Swap,
+            config,
+            &mut out,
+        );
+        assert_eq!(e.code, exit::UPSTREAM_FAILED);
+        let back: Value = serde_json::from_slice(&out).unwrap();
+        assert_eq!(back["type"], "failure");
+        assert_eq!(back["config"]["speculative-num-steps"], "3");
+        assert_eq!(back["stage"], "swap");
+        assert_eq!(back["kind"], "upstream_missing");
+        assert_eq!(back["class"], "transport");
+        assert!(
+            back["reason"].as_str().unwrap().contains("svc-swap"),
+            "{back}"
+        );
+        assert_eq!(
+            out.iter().filter(|&&b| b == b'\n').count(),
+            1,
+            "one whole line"
+        );
+    }
+
+    #[test]
+    fn config_words_drop_leading_dashes() {
+        assert_eq!(
+            parse_config_word("--speculative-num-steps=3").unwrap(),
+            ("speculative-num-steps".into(), "3".into())
+        );
+        assert_eq!(
+            parse_config_word("m=a=b").unwrap(),
+            ("m".into(), "a=b".into())
+        );
+        assert!(parse_config_word("nokey").is_err());
+        assert!(parse_config_word("--=1").is_err());
     }
 
     #[test]

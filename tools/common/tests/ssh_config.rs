@@ -233,6 +233,64 @@ fn session_lost_mid_command_reruns_only_idempotent_commands() {
     back.join().unwrap();
 }
 
+/// Issue 21: the budget was counted per command, so svc-swap's clean-up
+/// after its failure record waited a whole budget more. One outage, one
+/// budget: a command after a spent budget fails at once, and once the far
+/// side answers again a new outage gets a budget of its own.
+#[test]
+fn one_outage_spends_one_retry_budget_across_commands() {
+    let mut s = sshd();
+    let ssh = Ssh::connect(direct(&s, Duration::from_secs(4))).unwrap();
+    // The session's own sshd dies too (stop() keeps open sessions): the
+    // sh's parent is the login shell, its parent the connection's sshd.
+    let later = "s=$(awk '{print $4}' /proc/$PPID/stat); \
+                 (sleep 0.2; kill -9 $s) >/dev/null 2>&1 </dev/null &";
+    assert!(ssh
+        .run(&argv(&["sh", "-c", later]), None, T)
+        .unwrap()
+        .success());
+    s.stop();
+    std::thread::sleep(Duration::from_millis(700));
+    let t0 = Instant::now();
+    let e = ssh.run(&argv(&["true"]), None, T).unwrap_err();
+    let first = t0.elapsed();
+    assert!(e.is_transient(), "{e}");
+    // Backing off 0.25, 0.5, 1, 2 s, it stops when the next pause would
+    // end past the 4 s budget: about 3.75 s.
+    assert!(first >= Duration::from_secs(3), "first ran {first:?}");
+    let t1 = Instant::now();
+    let e = ssh.run(&argv(&["true"]), None, T).unwrap_err();
+    let second = t1.elapsed();
+    assert!(e.is_transient(), "{e}");
+    // What is left of the one budget, not a new one (3.75 s more).
+    assert!(
+        second < Duration::from_millis(1000) && t0.elapsed() < Duration::from_millis(4500),
+        "the second command got a budget of its own: {second:?} (first {first:?})"
+    );
+    s.restart();
+    let out = ssh.run(&argv(&["echo", "up"]), None, T).unwrap();
+    assert_eq!(out.stdout_str(), "up\n");
+    // A new outage, a new budget: the session dies again, sshd is back
+    // after 2 s, and the command rides that out.
+    assert!(ssh
+        .run(&argv(&["sh", "-c", later]), None, T)
+        .unwrap()
+        .success());
+    let back = outage(s, Duration::from_secs(2));
+    std::thread::sleep(Duration::from_millis(500));
+    let t2 = Instant::now();
+    let out = ssh
+        .run_idempotent(&argv(&["echo", "again"]), None, T)
+        .unwrap();
+    assert_eq!(out.stdout_str(), "again\n");
+    assert!(
+        t2.elapsed() >= Duration::from_millis(1000),
+        "{:?}",
+        t2.elapsed()
+    );
+    back.join().unwrap();
+}
+
 #[test]
 fn auth_failure_is_not_retried() {
     let s = sshd();

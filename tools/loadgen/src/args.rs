@@ -223,6 +223,9 @@ pub struct Args {
     #[arg(long)]
     pub no_upstream: bool,
 
+    #[command(flatten)]
+    pub pipeline: sweepkit::upstream::PipelineArgs,
+
     /// No progress bar or level lines on stderr
     #[arg(short, long)]
     pub quiet: bool,

@@ -79,6 +79,24 @@ pub fn run_with(
         _ => upstream::Upstream::default(),
     };
     let mut sink = output::Sink::new(stdout, args.format);
+    // Run for a config (--pipeline-config) with no record from wait-ready:
+    // no load is sent, and the failure keeps the config (issue 21).
+    if let (None, None, false, Some(config)) = (
+        &up.raw,
+        &up.failure,
+        args.no_upstream,
+        args.pipeline.config(),
+    ) {
+        let e = sweepkit::upstream::missing(
+            "loadgen",
+            std::time::SystemTime::now(),
+            sweepkit::records::Stage::Ready,
+            config,
+            &mut sink.out,
+        );
+        sink.finish().context("writing stdout")?;
+        return Err(e);
+    }
     if let Some(raw) = &up.failure {
         return Err(sweepkit::upstream::pass_through(
             "loadgen",

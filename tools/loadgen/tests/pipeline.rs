@@ -69,6 +69,42 @@ fn failure_record_is_passed_through_and_no_load_is_sent() {
     assert_eq!(r.stdout().trim(), fail, "passed through unchanged");
 }
 
+/// Issue 21: wait-ready (or svc-swap) killed before its record, loadgen
+/// benched the server as `config: {}`. Run for a config, it sends nothing
+/// and records that config's failure; standalone it still measures.
+#[test]
+fn run_for_a_config_with_no_upstream_record_sends_no_load() {
+    // Nothing listens here: had loadgen sent load, it would be unreachable.
+    let url = format!("http://127.0.0.1:{}", testkit::free_port());
+    let args = [
+        "--pipeline-config",
+        "speculative-num-steps=3",
+        "-n",
+        "3",
+        &url,
+    ];
+    let r = run(loadgen(&args), "");
+    r.expect_code(4);
+    let lines = r.json_lines();
+    assert_eq!(lines.len(), 1, "{}", r.stdout());
+    assert_eq!(lines[0]["type"], "failure");
+    assert_eq!(lines[0]["kind"], "upstream_missing", "{}", lines[0]);
+    assert_eq!(lines[0]["stage"], "ready");
+    assert_eq!(lines[0]["config"]["speculative-num-steps"], "3");
+    assert!(
+        r.stderr().contains("no record from the wait-ready stage"),
+        "{}",
+        r.stderr()
+    );
+    // Standalone, with no --pipeline-config, it measures as before.
+    let s = sim(&["--zero-delay"]);
+    let r = run(
+        loadgen(&["-n", "1", "--max-tokens", "4", &s.base_url()]),
+        "",
+    );
+    r.expect_code(0);
+}
+
 #[test]
 fn bad_input_is_one_error_line_with_a_code() {
     let s = sim(&["--zero-delay"]);

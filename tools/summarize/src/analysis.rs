@@ -76,7 +76,7 @@ pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, Str
                 .collect()
         })
         .collect();
-    let (baseline, baseline_why) = baseline(&model, &opts)?;
+    let (baseline, baseline_why) = baseline(&model, &grid, &opts)?;
     let slo = !opts.slo.is_empty();
     let mut best_per_level = Vec::new();
     for (c, level) in model.levels.iter().enumerate() {
@@ -196,7 +196,10 @@ fn cell_stats(model: &Model, obs: &[Obs], opts: &Options, warnings: &mut Vec<Str
     grid
 }
 
-fn baseline(model: &Model, opts: &Options) -> Result<(usize, String), String> {
+/// The row changes are against: `--baseline`, else speculation off if it
+/// was measured, else the first config that has results (a config that
+/// failed at every level has no numbers to be against; issue 21).
+fn baseline(model: &Model, grid: &Grid, opts: &Options) -> Result<(usize, String), String> {
     if let Some((k, v)) = &opts.baseline {
         let hit = model
             .rows
@@ -221,17 +224,49 @@ fn baseline(model: &Model, opts: &Options) -> Result<(usize, String), String> {
             }
         };
     }
-    let off = model.rows.iter().position(|row| {
+    // Failed at every level, with no number anywhere: nothing to be
+    // against (a row of bench records without this metric still counts).
+    let failed_everywhere = |r: usize| {
+        let cells = &model.cells[r];
+        grid[r].iter().all(Option::is_none)
+            && cells
+                .iter()
+                .all(|c| c.values.is_empty() && c.asides.is_empty())
+            && (!model.row_failures[r].is_empty() || cells.iter().all(|c| !c.failures.is_empty()))
+    };
+    let is_off_row = |r: usize| {
         model
             .varying
             .iter()
-            .zip(&row.key)
+            .zip(&model.rows[r].key)
             .any(|(k, v)| is_spec_key(k) && is_off(v))
-    });
-    Ok(match off {
-        Some(i) => (i, "speculation off".to_string()),
-        None => (0, "first config".to_string()),
+    };
+    let rows = 0..model.rows.len();
+    let off = rows.clone().find(|&r| is_off_row(r));
+    if let Some(i) = off.filter(|&i| !failed_everywhere(i)) {
+        return Ok((i, "speculation off".to_string()));
+    }
+    Ok(match (rows.clone().find(|&r| !failed_everywhere(r)), off) {
+        (Some(i), Some(_)) => (
+            i,
+            "first config with results; speculation off has none".into(),
+        ),
+        (Some(0), None) => (0, "first config".to_string()),
+        (Some(i), None) => (i, "first config with results".to_string()),
+        (None, _) => (0, "first config; no config has results".to_string()),
     })
+}
+
+/// A weight as a person reads it: at most three decimals, no trailing
+/// zeros (equal weights over three levels printed `c=1:0.3333333333333333`).
+fn weight_label(w: f64) -> String {
+    let s = format!("{w:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "0" && w > 0.0 {
+        format!("{w:.1e}")
+    } else {
+        s.to_string()
+    }
 }
 
 pub fn weight_columns(
@@ -367,7 +402,7 @@ fn overall_weighted(
     let (r, s) = cands[p.winner];
     let mix: Vec<String> = weights
         .iter()
-        .map(|(c, w)| format!("{}:{}", model.levels[*c].label(), trim_float(*w)))
+        .map(|(c, w)| format!("{}:{}", model.levels[*c].label(), weight_label(*w)))
         .collect();
     Some(Overall {
         row: r,
@@ -486,4 +521,18 @@ fn plateau(
         per_level,
         text: parts.join("; "),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::weight_label;
+
+    #[test]
+    fn weights_print_short() {
+        assert_eq!(weight_label(1.0 / 3.0), "0.333");
+        assert_eq!(weight_label(0.5), "0.5");
+        assert_eq!(weight_label(1.0), "1");
+        assert_eq!(weight_label(0.25), "0.25");
+        assert_eq!(weight_label(0.0001), "1.0e-4");
+    }
 }

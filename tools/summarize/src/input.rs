@@ -291,26 +291,51 @@ fn take_record(
     });
 }
 
-/// Drop failure records with an empty config when other records have one:
-/// they cannot be placed in any row (an empty config would read as
-/// "every parameter unset", i.e. a baseline that was never measured).
+/// Drop the orphans: bench and failure records with no config when other
+/// records have one. They cannot be placed in any row (an empty config
+/// would read as "every parameter unset", i.e. a baseline "speculation off"
+/// that was never measured); a stage whose upstream died without a record
+/// wrote them (issue 21). One warning counts them per source. When no
+/// record has a config (a standalone `loadgen`), they are the one config.
 pub fn drop_unplaceable(input: &mut Input) {
     if input.obs.iter().all(|o| o.config.is_empty()) {
         return;
     }
-    let mut notes = Vec::new();
+    // Per source, in order: (bench, failure) counts and the lines.
+    let mut orphans: Vec<(String, usize, usize, Vec<usize>)> = Vec::new();
     input.obs.retain(|o| {
-        let drop = o.config.is_empty() && matches!(o.body, Body::Failure(_));
-        if drop {
-            notes.push(format!(
-                "{}: failure record with an empty config; cannot tell which config \
-                 failed, ignored",
-                o.at()
-            ));
+        if !o.config.is_empty() {
+            return true;
         }
-        !drop
+        let i = match orphans.iter().position(|(s, ..)| *s == o.source) {
+            Some(i) => i,
+            None => {
+                orphans.push((o.source.clone(), 0, 0, Vec::new()));
+                orphans.len() - 1
+            }
+        };
+        let entry = &mut orphans[i];
+        match o.body {
+            Body::Bench(_) => entry.1 += 1,
+            Body::Failure(_) => entry.2 += 1,
+        }
+        entry.3.push(o.line);
+        false
     });
-    input.notes.extend(notes);
+    for (source, benches, failures, lines) in orphans {
+        const SHOWN: usize = 8;
+        let mut at: Vec<String> = lines.iter().take(SHOWN).map(usize::to_string).collect();
+        if lines.len() > SHOWN {
+            at.push("...".into());
+        }
+        input.notes.push(format!(
+            "{source}: {} orphan record(s) with no config ({benches} bench, {failures} \
+             failure; line {}): the config is unknown (a stage got no record from the one \
+             before it, or ran standalone); not placed in any row",
+            benches + failures,
+            at.join(", ")
+        ));
+    }
 }
 
 /// True when the record or anything it carries (its `upstream` chain, its
@@ -382,15 +407,56 @@ mod tests {
             .notes
             .iter()
             .any(|n| n.contains("line 3: transport failure")));
-        assert!(input
-            .notes
-            .iter()
-            .any(|n| n.contains("line 4: failure record with an empty config")));
+        assert!(
+            input
+                .notes
+                .iter()
+                .any(|n| n
+                    .contains("1 orphan record(s) with no config (0 bench, 1 failure; line 4)")),
+            "{:?}",
+            input.notes
+        );
         assert!(
             !input.notes.iter().any(|n| n.contains("origin")),
             "{:?}",
             input.notes
         );
+    }
+
+    /// Issue 21: a killed svc-swap left loadgen without an upstream record;
+    /// its bench records (`config: {}`) became the "unset (speculation
+    /// off)" baseline row. They are orphans now, counted, in no row.
+    #[test]
+    fn configless_bench_records_are_orphans_not_a_config() {
+        let text = r#"{"type":"bench","config":{"k":"1"},"load":{"mode":"closed","concurrency":1}}
+{"type":"bench","config":{},"load":{"mode":"closed","concurrency":1}}
+{"type":"bench","config":{},"load":{"mode":"closed","concurrency":4}}
+{"type":"failure","config":{},"stage":"ready","kind":"config_mismatch","reason":"x"}
+{"type":"bench","load":{"mode":"closed","concurrency":4}}
+"#;
+        let mut input = read("r.jsonl", text).unwrap();
+        drop_unplaceable(&mut input);
+        assert_eq!(input.obs.len(), 1);
+        assert_eq!(input.obs[0].config["k"], "1");
+        let orphan: Vec<_> = input
+            .notes
+            .iter()
+            .filter(|n| n.contains("orphan"))
+            .collect();
+        assert_eq!(orphan.len(), 1, "{:?}", input.notes);
+        assert!(
+            orphan[0].contains(
+                "4 orphan record(s) with no config (3 bench, 1 failure; line 2, 3, 4, 5)"
+            ),
+            "{}",
+            orphan[0]
+        );
+        // A standalone loadgen run: every record config-less, one config.
+        let alone =
+            "{\"type\":\"bench\",\"config\":{},\"load\":{\"mode\":\"closed\",\"concurrency\":1}}\n";
+        let mut input = read("l.jsonl", alone).unwrap();
+        drop_unplaceable(&mut input);
+        assert_eq!(input.obs.len(), 1);
     }
 
     #[test]

@@ -356,3 +356,93 @@ fn partial_level_without_a_complete_one_is_kept_and_marked() {
     assert_eq!(partial.len(), 1, "{partial:?}");
     assert_eq!(partial[0]["level"], "c=16");
 }
+
+/// Issue 21: a killed svc-swap left loadgen with no upstream record, and its
+/// `config: {}` bench records became the baseline row "unset (speculation
+/// off)". They are orphans now: in no row, counted in one warning.
+#[test]
+fn configless_records_never_become_the_speculation_off_baseline() {
+    let lines = fixture_lines();
+    // The fixture without its steps=0 rows, plus three orphans.
+    let mut input: Vec<String> = lines
+        .iter()
+        .filter(|l| !l.contains("\"speculative-num-steps\":\"0\""))
+        .cloned()
+        .collect();
+    let orphan = lines[0].replace(
+        "\"config\":{\"model-path\":\"/models/Qwen3-8B\",\"speculative-num-steps\":\"0\",\"tp-size\":\"1\"}",
+        "\"config\":{}",
+    );
+    assert!(
+        orphan.contains("\"config\":{}"),
+        "fixture changed: {orphan}"
+    );
+    input.extend([orphan.clone(), orphan.clone(), orphan]);
+    let text = summarize(&["-f", "text"], &input.join("\n"));
+    text.expect_code(0);
+    assert!(!text.stdout().contains("unset"), "{}", text.stdout());
+    assert!(
+        text.stdout()
+            .contains("baseline: speculative-num-steps=1 (first config)"),
+        "{}",
+        text.stdout()
+    );
+    assert!(
+        text.stderr()
+            .contains("3 orphan record(s) with no config (3 bench, 0 failure;"),
+        "{}",
+        text.stderr()
+    );
+    let rec = summary(summarize(&["-f", "json"], &input.join("\n")).expect_code(0));
+    assert_eq!(steps(&rec["details"]["baseline"]["config"]), "1");
+}
+
+/// Issue 21: with `--values 1,-1,2,4` against the real vLLM (it rejects -1
+/// at start) the default baseline became `-1 (first config)` and every
+/// change column was empty. The baseline must have results.
+#[test]
+fn a_config_that_failed_everywhere_is_not_the_baseline() {
+    let bench = |k: &str, c: u32, tps: f64| {
+        format!(
+            r#"{{"type":"bench","config":{{"num_speculative_tokens":"{k}"}},"load":{{"mode":"closed","concurrency":{c}}},"throughput":{{"output_tok_per_s":{tps}}}}}"#
+        )
+    };
+    let input = [
+        bench("1", 1, 100.0),
+        bench("1", 4, 300.0),
+        r#"{"type":"failure","config":{"num_speculative_tokens":"-1"},"stage":"ready","kind":"crashed_at_load","class":"config","reason":"ValidationError"}"#.to_string(),
+        bench("2", 1, 150.0),
+        bench("2", 4, 330.0),
+        bench("4", 1, 180.0),
+        bench("4", 4, 240.0),
+    ]
+    .join("\n");
+    let text = summarize(&["-f", "text"], &input);
+    text.expect_code(0);
+    let out = text.stdout();
+    assert!(
+        out.contains("baseline: num_speculative_tokens=1 (first config with results)"),
+        "{out}"
+    );
+    assert!(out.contains("+50%"), "changes against k=1 are shown: {out}");
+    // Speculation off measured: it is the baseline; failed everywhere: not.
+    let with_off = format!(
+        "{input}\n{}",
+        r#"{"type":"failure","config":{"num_speculative_tokens":"0"},"stage":"ready","kind":"oom","class":"config","reason":"x"}"#
+    );
+    let out = summarize(&["-f", "text"], &with_off)
+        .expect_code(0)
+        .stdout();
+    assert!(
+        out.contains("(first config with results; speculation off has none)"),
+        "{out}"
+    );
+    let with_off = format!("{input}\n{}\n{}", bench("0", 1, 90.0), bench("0", 4, 200.0));
+    let out = summarize(&["-f", "text"], &with_off)
+        .expect_code(0)
+        .stdout();
+    assert!(
+        out.contains("baseline: num_speculative_tokens=0 (speculation off)"),
+        "{out}"
+    );
+}

@@ -174,6 +174,9 @@ fn write_swap(args: &Args, stdout: &mut dyn Write, mut rec: SwapRecord) -> Resul
     // swap::run already described the transport into the target (before
     // the ready command ran); a reattach's record carries it from then.
     rec.target.port = args.port.or(rec.target.port);
+    // The record was drafted before the stop and start ran: it is finished
+    // now, after `start.started_at` (issue 21: finished_at came 2 s before).
+    rec.provenance.finished_at = sweepkit::time::rfc3339(SystemTime::now());
     let what = if rec.noop {
         "already running the requested config; not restarted".to_string()
     } else if rec.changes.is_empty() {

@@ -160,6 +160,19 @@ fn swap_restart_restore_against_llm_sim() {
     let rec = record(&r);
     assert_eq!(rec["stop"]["result"], "clean", "{rec}");
     assert_eq!(rec["stop"]["old_main_pid"], pid1);
+    // Issue 21: the record was finished before its own start began.
+    // RFC 3339 UTC stamps of one format compare as text.
+    let (started, finished) = (
+        rec["start"]["started_at"]
+            .as_str()
+            .expect("start.started_at"),
+        rec["provenance"]["finished_at"].as_str().unwrap(),
+    );
+    assert!(
+        rec["provenance"]["started_at"].as_str().unwrap() <= started && started <= finished,
+        "provenance {} .. {finished}, start {started}",
+        rec["provenance"]["started_at"]
+    );
     // This instance's log lines begin at start.log_offset: before it, the
     // first instance's lines; from it, none of them.
     f.server_info();

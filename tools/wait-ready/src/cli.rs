@@ -135,7 +135,11 @@ pub struct Args {
     #[arg(long)]
     pub no_stdin: bool,
 
-    /// Write no record on stdout (the stderr reason line stays).
+    #[command(flatten)]
+    pub pipeline: sweepkit::upstream::PipelineArgs,
+
+    /// Write no record on stdout, not even a passed-through failure (the
+    /// stderr reason line stays).
     #[arg(short, long)]
     pub quiet: bool,
 

@@ -103,7 +103,7 @@ fn check_args(a: &Args) -> Result<Checked, Exit> {
 pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {
     let started = SystemTime::now();
     let c = check_args(&args)?;
-    let up = read_upstream(&args, stdin, &mut stdout)?;
+    let up = read_upstream(&args, stdin, &mut stdout, started)?;
     let targets = target::build(
         &target_args(&args, &up)?,
         args.server,
@@ -159,20 +159,34 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
 }
 
 /// The upstream record, unless --no-stdin; a failure record is passed
-/// through (exit 4).
-fn read_upstream(args: &Args, stdin: impl BufRead, stdout: impl Write) -> Result<Upstream, Exit> {
+/// through (exit 4), and so is a missing one when a driver ran this stage
+/// for a config (--pipeline-config): nothing is probed then.
+fn read_upstream(
+    args: &Args,
+    stdin: impl BufRead,
+    mut stdout: impl Write,
+    started: SystemTime,
+) -> Result<Upstream, Exit> {
     if args.no_stdin {
         return Ok(Upstream::default());
     }
-    let mut stdout = stdout;
+    // --quiet writes no record, a passed-through one neither (a failed
+    // restore printed svc-swap's failure on sweep's stdout; issue 21).
+    let mut quiet = std::io::sink();
+    let stdout: &mut dyn Write = if args.quiet { &mut quiet } else { &mut stdout };
     match upstream::read(stdin)? {
-        Input::None => Ok(Upstream::default()),
+        Input::None => match args.pipeline.config() {
+            Some(config) => Err(sweepkit::upstream::missing(
+                output::TOOL,
+                started,
+                sweepkit::records::Stage::Swap,
+                config,
+                stdout,
+            )),
+            None => Ok(Upstream::default()),
+        },
         Input::Record(u) => Ok(*u),
-        Input::Failure(raw) => Err(sweepkit::upstream::pass_through(
-            output::TOOL,
-            &raw,
-            &mut stdout,
-        )),
+        Input::Failure(raw) => Err(sweepkit::upstream::pass_through(output::TOOL, &raw, stdout)),
     }
 }
 

@@ -230,6 +230,47 @@ fn failure_record_on_stdin_is_passed_through() {
         &format!("{failure}\n"),
     );
     r.expect_code(12);
+    // Issue 21: --quiet writes no record, a passed-through one neither (a
+    // failed restore printed svc-swap's failure on sweep's stdout).
+    let (r, _) = run_timed(
+        wr(&["--quiet", "http://127.0.0.1:1/"]),
+        &format!("{failure}\n"),
+    );
+    r.expect_code(4);
+    assert_eq!(r.stdout(), "", "--quiet printed a record");
+    assert!(r.stderr().contains("unit not found"), "{}", r.stderr());
+}
+
+/// Issue 21: killed mid-swap, svc-swap wrote nothing; wait-ready probed
+/// the old server anyway and loadgen benched it as `config: {}`. Run for a
+/// config, a stage with no upstream record probes nothing and records the
+/// config's failure.
+#[test]
+fn a_stage_run_for_a_config_with_no_upstream_record_measures_nothing() {
+    let sim = Sim::start(&["--load-time", "0s", "--warmup-time", "0s"]);
+    let args = [
+        "--pipeline-config",
+        "speculative-num-steps=3",
+        "--expect-config",
+        "speculative-num-steps=3",
+        &sim.base_url(),
+    ];
+    let (r, wall) = run_timed(wr(&args), "");
+    r.expect_code(4);
+    assert!(wall < 1.0, "{wall}");
+    let rec = record(&r);
+    assert_eq!(rec["type"], "failure");
+    assert_eq!(rec["kind"], "upstream_missing");
+    assert_eq!(rec["stage"], "swap");
+    assert_eq!(rec["config"]["speculative-num-steps"], "3");
+    assert!(
+        r.stderr().contains("no record from the svc-swap stage"),
+        "{}",
+        r.stderr()
+    );
+    // Standalone (no --pipeline-config) it still waits for the server.
+    let (r, _) = run_timed(wr(&[&sim.base_url()]), "");
+    r.expect_code(0);
 }
 
 #[test]

@@ -1,0 +1,113 @@
+//! What `make install` ships runs on its own: the installed `sweep` finds
+//! its library (`--hosts`) and the tools it was installed with, from a PATH
+//! that holds only the install PREFIX and the system, and off PATH too
+//! (issue 21: `bin/lib/fleet.sh: No such file or directory`, and a sweep
+//! that looked for the tools on PATH and in the repository only).
+//! Needs `cargo build --workspace` and GNU parallel (`make deps`).
+
+mod sweep_support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use sweep_support::{dump, records, with_config, SpecFile};
+
+const KEY: &str = "speculative-num-steps";
+const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
+/// `make install-files PREFIX=<temp>` from the workspace's debug build.
+fn install() -> PathBuf {
+    let prefix = testkit::temp_dir("installed");
+    let bin_src = testkit::bin("svc-swap").parent().unwrap().to_path_buf();
+    let out = Command::new("make")
+        .args(["-s", "install-files"])
+        .arg(format!("PREFIX={}", prefix.display()))
+        .arg(format!("BIN_SRC={}", bin_src.display()))
+        .current_dir(testkit::repo_root())
+        .output()
+        .expect("run make");
+    assert!(out.status.success(), "make install-files: {}", dump(&out));
+    prefix
+}
+
+/// A shell in a directory outside the repository, PATH as given.
+fn shell(script: &str, path: &str, cwd: &Path) -> std::process::Output {
+    Command::new("bash")
+        .args(["-c", script])
+        .env("PATH", path)
+        .env_remove("SWEEPKIT_BIN")
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_installed_sweep_runs_the_readme_fleet_examples_from_its_prefix_alone() {
+    let prefix = install();
+    let path = format!("{}/bin:{SYSTEM_PATH}", prefix.display());
+    let readme = std::fs::read_to_string(testkit::repo_root().join("README.md")).unwrap();
+    let section = readme
+        .split("\n## Many hosts at once")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("README: a '## Many hosts at once' section");
+    let blocks: Vec<&str> = section
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .collect();
+    assert!(blocks.len() >= 2, "{section}");
+    for block in blocks {
+        let dir = testkit::temp_dir("installed-readme");
+        let script = format!("set -e\nsweep() {{ command sweep \"$@\" --dry-run; }}\n{block}");
+        let out = shell(&script, &path, &dir);
+        assert_eq!(out.status.code(), Some(0), "{block}\n{}", dump(&out));
+        let plan = String::from_utf8_lossy(&out.stdout);
+        assert!(plan.contains("# host 2: root@"), "{block}\n{plan}");
+        // The plan names the installed tools, not the repository's.
+        let swap = format!("{}/bin/svc-swap", prefix.display());
+        assert!(plan.contains(&swap), "{block}\n{plan}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    let _ = std::fs::remove_dir_all(&prefix);
+}
+
+/// A real pool sweep (`--hosts -`, GNU parallel, scripts/lib/fleet.sh) by
+/// the installed sweep called by its path, with no tool on PATH.
+#[test]
+fn the_installed_sweep_off_path_finds_its_tools_and_its_library() {
+    let prefix = install();
+    let port = testkit::free_port();
+    let exec = format!(
+        "{} --host 127.0.0.1 --port {port} --load-time 100ms --warmup-time 50ms \
+         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
+        testkit::bin("llm-sim").display()
+    );
+    let spec = SpecFile::new("installed-pool", &exec, port);
+    let original = spec.exec_start();
+    let script = format!(
+        "timeout 60 '{}/bin/sweep' --hosts - --spec '{}' --url http://127.0.0.1:{port} \
+         --server llm-sim --param {KEY} --values 1,2 --results '{}' \
+         --load-arg -n --load-arg 2 --load-arg --warmup --load-arg 0 \
+         --load-arg --max-tokens --load-arg 8",
+        prefix.display(),
+        spec.s(),
+        spec.results().display()
+    );
+    let out = shell(&script, SYSTEM_PATH, &spec.dir);
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let recs = records(&spec.results());
+    for v in ["1", "2"] {
+        assert_eq!(
+            with_config(&recs, "bench", KEY, v).len(),
+            1,
+            "{v}: {}",
+            dump(&out)
+        );
+    }
+    let tool = recs[0]["provenance"]["tool"].as_str().unwrap_or("");
+    assert_eq!(tool, "loadgen", "{}", dump(&out));
+    assert_eq!(spec.exec_start(), original, "restored");
+    let _ = std::fs::remove_dir_all(&prefix);
+}
