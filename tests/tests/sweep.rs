@@ -283,6 +283,45 @@ fn resume_counts_failures_as_done_and_a_grid_covers_every_pair() {
     assert_eq!(all.iter().filter(|r| r["type"] == "origin").count(), 1);
 }
 
+/// Issue 21: `awk -v` turned `\x41` into `A`, so a value with a backslash
+/// never matched its own records ("no record arrived", and a transport
+/// failure of it would not have been retried).
+#[test]
+fn a_backslash_in_a_value_matches_its_own_records() {
+    let (spec, url) = sim_spec("sweep-backslash");
+    let results = spec.results();
+    let mut args = common(&spec, &url, results.to_str().unwrap());
+    args.extend([
+        "--param",
+        "model-name",
+        "--values",
+        r"m\x41,plain",
+        "--concurrency",
+        "1",
+        "--load-arg",
+        "-n",
+        "--load-arg",
+        "2",
+    ]);
+    let out = sweep(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("no record arrived"), "{err}");
+    let recs = records(&results);
+    assert_eq!(
+        with_config(&recs, "bench", "model-name", r"m\x41").len(),
+        1,
+        "{}",
+        dump(&out)
+    );
+    assert_eq!(
+        with_config(&recs, "bench", "model-name", "plain").len(),
+        1,
+        "{}",
+        dump(&out)
+    );
+}
+
 #[test]
 fn a_tool_usage_error_stops_the_sweep_and_restores() {
     let (spec, url) = sim_spec("sweep-usage");
