@@ -319,6 +319,7 @@ fn inspect_live(
         pid: a.args.pid.or(a.pid),
         place: a.place,
     });
+    verdict.warnings.extend(live.warnings);
     if !live.mismatches.is_empty() {
         verdict.outcome = ReadyOutcome::ConfigMismatch;
         verdict.reason = format!("config mismatch: {}", live.mismatches.join("; "));

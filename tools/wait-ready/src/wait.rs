@@ -64,6 +64,10 @@ pub struct Verdict {
     pub elapsed_s: f64,
     pub attempts: u64,
     pub log_tail: Vec<String>,
+    /// What a human should know although the wait decided (an inert
+    /// `--expect-config` value): `wait-ready: warning:` lines on stderr,
+    /// and the ready record's `warnings`.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Default, Clone)]
@@ -167,6 +171,7 @@ impl<'a> Run<'a> {
             elapsed_s: self.t0.elapsed().as_secs_f64(),
             attempts: self.attempts,
             log_tail: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
