@@ -259,6 +259,7 @@ fn plan(args: &Args, targets: Vec<target::Target>, req: probe::RequestSpec) -> w
             backoff: args.backoff,
         },
         unreachable_after: Some(args.unreachable_after).filter(|d| !d.is_zero()),
+        unresolved_after: Some(args.unresolved_after).filter(|d| !d.is_zero()),
         invert: args.invert,
         verbose: args.verbose,
     }
