@@ -93,3 +93,28 @@ fn sglang_fixture_models_before_health_and_no_key_anywhere() {
     let m = s["/metrics"]["body"].as_str().unwrap();
     assert!(m.contains("sglang:generation_tokens_total{"));
 }
+
+#[test]
+fn sglang_fixture_steps_without_an_algorithm_serve_with_the_steps_reported() {
+    let r = fixture("sglang/serve-steps-no-algorithm.json");
+    assert_eq!(r["version"], "0.5.23");
+    assert!(
+        r["ready_s"].as_f64().is_some(),
+        "it served: no start-up crash"
+    );
+    let s = &r["served"];
+    check_sse(&s["completion_sse"]);
+    check_sse(&s["chat_sse"]);
+    // Speculation off, the flag's value kept in the reported args.
+    let info = &s["/server_info"]["body"];
+    for at in [info, &info["internal_states"][0]] {
+        assert_eq!(at["speculative_num_steps"], 3, "{at}");
+        assert_eq!(at["speculative_algorithm"], Value::Null, "{at}");
+        assert_eq!(at["speculative_eagle_topk"], Value::Null, "{at}");
+        assert_eq!(at["speculative_num_draft_tokens"], Value::Null, "{at}");
+    }
+    // No API key was set: nothing to redact, and none reported.
+    assert_eq!(info["api_key"], Value::Null);
+    let m = s["/metrics"]["body"].as_str().unwrap();
+    assert!(m.contains("sglang:generation_tokens_total{"));
+}

@@ -3,7 +3,8 @@
 //! the status of each endpoint over start-up (refused -> 503 -> 200 and
 //! which endpoints answer before /health), the SSE chunk shapes (role
 //! chunk, finish chunk, usage chunk with `choices: []`, `[DONE]`), the
-//! /server_info keys and /metrics names the tools read. No real server
+//! /server_info keys and /metrics names the tools read, and the values of
+//! its speculative settings for the same flags. No real server
 //! runs: llm-sim is compared with the fixtures, and the test fails when it
 //! drifts from them.
 
@@ -320,10 +321,84 @@ fn llm_sim_sglang_personality_matches_the_recorded_sglang() {
     check_metrics(&real, &m, "sglang");
     let (st, _, info) = http(sim.port, "GET", "/server_info", &h, None).unwrap();
     assert_eq!(st, 200, "{info}");
-    server_info_keys(
+    let (real_info, sim_info) = (
         &real["served"]["/server_info"]["body"],
         &serde_json::from_str(&info).unwrap(),
     );
+    server_info_keys(real_info, sim_info);
+    server_info_values(real_info, sim_info);
+}
+
+/// SGLang given `--speculative-num-steps 3` and no algorithm serves with
+/// speculation off and still reports the steps (issue 21): llm-sim given
+/// the recording's flags must report the same speculative values.
+#[test]
+fn llm_sim_sglang_steps_without_an_algorithm_match_the_recorded_sglang() {
+    let real = fixture("sglang/serve-steps-no-algorithm.json");
+    let cmd: Vec<&str> = real["command"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    let given = cmd
+        .windows(2)
+        .any(|w| w == ["--speculative-num-steps", "3"]);
+    assert!(given, "recorded with --speculative-num-steps 3: {cmd:?}");
+    assert!(!cmd.iter().any(|w| w.starts_with("--speculative-algorithm")));
+    let sim = Sim::start(&[
+        "--personality",
+        "sglang",
+        "--speculative-num-steps",
+        "3",
+        "--enable-metrics",
+        "--load-time",
+        "1500ms",
+        "--warmup-time",
+        "2s",
+    ]);
+    let rp = phases_of(&real["timeline"]);
+    let labels: Vec<String> = rp.keys().cloned().collect();
+    compare_startup(&rp, &poll(sim.port, &labels), 0.5);
+    check_streams(&real, sim.port, false);
+    let (_, _, m) = http(sim.port, "GET", "/metrics", &[], None).unwrap();
+    check_metrics(&real, &m, "sglang");
+    let (st, _, info) = http(sim.port, "GET", "/server_info", &[], None).unwrap();
+    assert_eq!(st, 200, "{info}");
+    let (real_info, sim_info) = (
+        &real["served"]["/server_info"]["body"],
+        &serde_json::from_str(&info).unwrap(),
+    );
+    server_info_keys(real_info, sim_info);
+    server_info_values(real_info, sim_info);
+    assert_eq!(real_info["speculative_num_steps"], 3, "the recording");
+}
+
+/// The speculative settings the tools check (`wait-ready --expect-config`)
+/// and act on (loadgen's acceptance, wait-ready's inert-value warning)
+/// have the real server's values, at the top level and in
+/// `internal_states[0]`. Not compared (yet): `max_running_requests`,
+/// which SGLang reports as null when not given and llm-sim as its
+/// effective cap.
+fn server_info_values(real: &Value, sim: &Value) {
+    let keys = [
+        "speculative_algorithm",
+        "speculative_num_steps",
+        "speculative_eagle_topk",
+        "speculative_num_draft_tokens",
+    ];
+    for k in keys {
+        for (at, r, s) in [
+            ("", &real[k], &sim[k]),
+            (
+                "internal_states[0].",
+                &real["internal_states"][0][k],
+                &sim["internal_states"][0][k],
+            ),
+        ] {
+            assert_eq!(s, r, "{at}{k}: real {r}, llm-sim {s}");
+        }
+    }
 }
 
 /// The /server_info keys the tools read (wait-ready's live config and

@@ -398,6 +398,11 @@ pub struct ReadyRecord {
     /// Last log lines (journal or `--log`) when the server crashed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_tail: Vec<String>,
+    /// Warnings a human should act on, also printed on stderr: an
+    /// `--expect-config` value the server reports but does not use
+    /// (`speculative-num-steps=3` while `speculative_algorithm` is null).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     pub upstream: Option<Value>,
 }
 

@@ -36,7 +36,7 @@ fn sglang_args(s: &State) -> Map<String, Value> {
         "ssl_keyfile_password": a.ssl_keyfile_password,
         "enable_metrics": a.enable_metrics,
         "speculative_algorithm": r.algorithm,
-        "speculative_num_steps": r.algorithm.as_ref().map(|_| r.steps),
+        "speculative_num_steps": r.num_steps,
         "speculative_eagle_topk": r.topk,
         "speculative_num_draft_tokens": r.draft_tokens,
         "max_running_requests": r.max_running,

@@ -203,6 +203,9 @@ fn start(
     for w in &spec.warnings {
         eprintln!("llm-sim: warning (as the real server logs it): {w}");
     }
+    for n in &spec.notes {
+        eprintln!("llm-sim: note (llm-sim's own; the real server says nothing): {n}");
+    }
     socket.listen(BACKLOG).context("listen")?;
     socket.set_nonblocking(true)?;
     let listener = tokio::net::TcpListener::from_std(socket.into()).context("listener")?;

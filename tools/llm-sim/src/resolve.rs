@@ -31,6 +31,10 @@ const SGLANG_AUTO_PARAMS: (u32, u32, u32) = (5, 4, 8);
 pub struct Resolved {
     /// Draft steps the performance model uses (0 = speculation off).
     pub steps: u32,
+    /// `speculative_num_steps` as the server reports it. SGLang without an
+    /// algorithm keeps the flag's value in its `ServerArgs` (and so in
+    /// `/server_info`) while speculation is off: `steps` is 0 then.
+    pub num_steps: Option<u32>,
     /// SGLang's algorithm after aliases (NEXTN is EAGLE).
     pub algorithm: Option<String>,
     pub topk: Option<u32>,
@@ -43,6 +47,9 @@ pub struct Resolved {
     pub warmup_failure: Option<Vec<String>>,
     /// Warnings the real server logs while resolving.
     pub warnings: Vec<String>,
+    /// llm-sim's own remarks on the flags, which the real server does not
+    /// make (it logs nothing when it ignores speculative flags).
+    pub notes: Vec<String>,
 }
 
 /// A start-up the real server would not survive.
@@ -61,6 +68,7 @@ pub fn resolve(a: &Args) -> Result<Resolved, Failure> {
         Personality::Vllm => vllm(a),
         Personality::LlamaCpp => Ok(Resolved {
             steps: a.speculative_num_steps.unwrap_or(0),
+            num_steps: a.speculative_num_steps,
             max_running: a.max_running_requests.unwrap_or(DEFAULT_MAX_RUNNING),
             ..Resolved::default()
         }),
@@ -110,15 +118,7 @@ fn sglang(a: &Args) -> Result<Resolved, Failure> {
     };
     let (steps, topk) = (a.speculative_num_steps, a.speculative_eagle_topk);
     let Some(algorithm) = algorithm else {
-        let mut r = plain(a);
-        if steps.is_some() {
-            r.warnings.push(
-                "speculative flags without --speculative-algorithm: SGLang ignores them, \
-                 speculation is off"
-                    .into(),
-            );
-        }
-        return Ok(r);
+        return Ok(no_algorithm(a));
     };
     // Only with an EAGLE-family algorithm: `speculative_eagle_topk > 1` is
     // then evaluated with topk None and Python 3 raises before anything
@@ -132,6 +132,36 @@ fn sglang(a: &Args) -> Result<Resolved, Failure> {
         )));
     }
     eagle_family(a, algorithm)
+}
+
+/// SGLang without `--speculative-algorithm`: `handle_speculative_decoding`
+/// resolves nothing (no algorithm, so no `handle_server_args`), speculation
+/// is off and says nothing, and the speculative flags stay in `ServerArgs`
+/// as parsed: `/server_info` reports `speculative_num_steps: 3` beside
+/// `speculative_algorithm: null` (seen on SGLang 0.5.23,
+/// tests/fixtures/real/sglang/serve-steps-no-algorithm.json).
+fn no_algorithm(a: &Args) -> Resolved {
+    let mut r = plain(a);
+    r.num_steps = a.speculative_num_steps;
+    r.topk = a.speculative_eagle_topk;
+    r.draft_tokens = a.speculative_num_draft_tokens;
+    let given = [
+        ("--speculative-num-steps", a.speculative_num_steps),
+        ("--speculative-eagle-topk", a.speculative_eagle_topk),
+        (
+            "--speculative-num-draft-tokens",
+            a.speculative_num_draft_tokens,
+        ),
+    ];
+    for (flag, v) in given {
+        if let Some(v) = v {
+            r.notes.push(format!(
+                "{flag} {v} is inert: without --speculative-algorithm SGLang ignores it \
+                 (speculation is off) but still reports it in /server_info"
+            ));
+        }
+    }
+    r
 }
 
 fn plain(a: &Args) -> Resolved {
@@ -184,6 +214,7 @@ fn eagle_family(a: &Args, algorithm: String) -> Result<Resolved, Failure> {
     }
     Ok(Resolved {
         steps,
+        num_steps: Some(steps),
         warmup_failure: tree_failure(steps, topk, draft),
         algorithm: Some(algorithm),
         topk: Some(topk),
@@ -191,6 +222,7 @@ fn eagle_family(a: &Args, algorithm: String) -> Result<Resolved, Failure> {
         max_running,
         spec_config: None,
         warnings,
+        notes: Vec::new(),
     })
 }
 
@@ -273,6 +305,7 @@ fn vllm(a: &Args) -> Result<Resolved, Failure> {
         ]));
     };
     r.steps = n as u32;
+    r.num_steps = Some(r.steps);
     r.spec_config = Some(v);
     Ok(r)
 }
@@ -296,14 +329,27 @@ mod tests {
 
     #[test]
     fn sglang_steps_without_an_algorithm_are_ignored_not_a_crash() {
-        // Real SGLang 0.5.23 served with speculation off (real_sglang.rs).
+        // Real SGLang 0.5.23 served with speculation off (real_sglang.rs)
+        // and logged nothing about it; llm-sim says so as its own note.
         let r = resolve(&args(&["--speculative-num-steps", "3"]))
             .unwrap_or_else(|_| panic!("no algorithm: not a start-up failure"));
+        assert_eq!(r.steps, 0, "speculation off");
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
         assert!(
-            r.warnings.iter().any(|w| w.contains("speculation is off")),
+            r.notes.iter().any(|w| w.contains("speculation is off")),
             "{:?}",
-            r.warnings
+            r.notes
         );
+    }
+
+    #[test]
+    fn sglang_without_an_algorithm_reports_the_flags_as_given() {
+        // As SGLang 0.5.23's /server_info: speculative_num_steps 3 beside
+        // speculative_algorithm null (tests/fixtures/real/sglang/).
+        let r = resolve(&args(&["--speculative-num-steps", "3"])).unwrap();
+        assert_eq!((r.num_steps, r.algorithm, r.topk), (Some(3), None, None));
+        let r = resolve(&args(&[])).unwrap();
+        assert_eq!(r.num_steps, None);
     }
 
     #[test]

@@ -203,8 +203,20 @@ pub fn server_info_accept_length(info: &Value) -> Option<f64> {
     direct.or(states).or(decode)
 }
 
-/// Does the server run speculative decoding, by its reported args?
+/// Does the server run speculative decoding, by its reported args? A
+/// report that names `speculative_algorithm` as null is speculation off,
+/// whatever the steps say: SGLang keeps `--speculative-num-steps 3` given
+/// without an algorithm in its args and ignores it (sgl-project/sglang
+/// `python/sglang/srt/arg_groups/speculative_hook.py`
+/// `handle_speculative_decoding`; seen on SGLang 0.5.23,
+/// tests/fixtures/real/sglang/serve-steps-no-algorithm.json).
 pub fn server_speculates(info: &Value) -> bool {
+    let no_algorithm = info
+        .get("speculative_algorithm")
+        .is_some_and(|v| v.is_null() || v.as_str() == Some(""));
+    if no_algorithm {
+        return false;
+    }
     let steps = info
         .get("speculative_num_steps")
         .and_then(|v| {
@@ -216,4 +228,22 @@ pub fn server_speculates(info: &Value) -> bool {
         .get("speculative_algorithm")
         .is_some_and(|v| !v.is_null() && v.as_str() != Some(""));
     steps > 0 || algo
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn steps_without_an_algorithm_are_not_speculation() {
+        // As SGLang 0.5.23 reports `--speculative-num-steps 3` alone.
+        let off = json!({"speculative_algorithm": null, "speculative_num_steps": 3});
+        assert!(!server_speculates(&off));
+        let on = json!({"speculative_algorithm": "EAGLE", "speculative_num_steps": 3});
+        assert!(server_speculates(&on));
+        // A report without the key (llama.cpp-like): the steps decide.
+        assert!(server_speculates(&json!({"speculative_num_steps": 3})));
+        assert!(!server_speculates(&json!({})));
+    }
 }

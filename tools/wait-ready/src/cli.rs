@@ -59,6 +59,13 @@ pub struct Args {
     #[arg(long, value_name = "DUR", default_value = "never", value_parser = parse_grace)]
     pub unreachable_after: Duration,
 
+    /// A target whose host name has not resolved for this long is
+    /// unreachable (exit 12): a typo, as a rule. Raise it where names appear
+    /// late (Compose, Kubernetes); `never` waits until --timeout. Over --ssh
+    /// the far side resolves names: one it cannot resolve reads as refused.
+    #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_grace)]
+    pub unresolved_after: Duration,
+
     /// Accepted HTTP statuses: codes, ranges and classes (200,204 2xx
     /// 200-399). Default 2xx.
     #[arg(long, value_name = "LIST", default_value = "2xx")]

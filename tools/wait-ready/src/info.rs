@@ -58,6 +58,19 @@ impl ConfigExpect {
         }
     }
 
+    /// The flag's name, normalized (`speculative_num_steps`).
+    pub fn name(&self) -> String {
+        match self.path.steps.first() {
+            Some(Step::Key(k)) => norm(k),
+            _ => String::new(),
+        }
+    }
+
+    /// The live value, when the server reports one.
+    pub fn reported(&self, args: &Value) -> Option<Value> {
+        self.lookup(args).ok()
+    }
+
     /// The first step is found by name anywhere (normalized); the rest
     /// walks into the value, parsing a JSON string on the way.
     fn lookup(&self, args: &Value) -> Result<Value, String> {

@@ -273,6 +273,7 @@ fn plan(args: &Args, targets: Vec<target::Target>, req: probe::RequestSpec) -> w
             backoff: args.backoff,
         },
         unreachable_after: Some(args.unreachable_after).filter(|d| !d.is_zero()),
+        unresolved_after: Some(args.unresolved_after).filter(|d| !d.is_zero()),
         invert: args.invert,
         verbose: args.verbose,
     }
@@ -333,6 +334,7 @@ fn inspect_live(
         pid: a.args.pid.or(a.pid),
         place: a.place,
     });
+    verdict.warnings.extend(live.warnings);
     if !live.mismatches.is_empty() {
         verdict.outcome = ReadyOutcome::ConfigMismatch;
         verdict.reason = format!("config mismatch: {}", live.mismatches.join("; "));

@@ -52,6 +52,7 @@ pub fn record(
             server,
             config_source: None,
             log_tail: v.log_tail.clone(),
+            warnings: v.warnings.iter().map(|w| redact::text(w)).collect(),
             upstream: up.raw.clone(),
         }),
         _ => {
@@ -77,11 +78,15 @@ fn round_ms(s: f64) -> f64 {
 }
 
 /// The reason line on stderr: `wait-ready: ready after ...` or
-/// `wait-ready: error: crashed after ...`, plus the log tail's last lines.
+/// `wait-ready: error: crashed after ...`, plus the log tail's last lines;
+/// the verdict's warnings before it.
 pub fn report(v: &Verdict) {
     let mut e = std::io::stderr().lock();
     // The reason and the log tail may quote a command line or server args.
     let reason = redact::text(&v.reason);
+    for w in &v.warnings {
+        let _ = writeln!(e, "{TOOL}: warning: {}", redact::text(w));
+    }
     match v.outcome {
         ReadyOutcome::Ready | ReadyOutcome::Down => {
             let _ = writeln!(e, "{TOOL}: {reason}");

@@ -127,14 +127,28 @@ pub fn probe(t: &Target, req: &RequestSpec, timeout: Duration) -> Probe {
 fn probe_tcp(host: &str, port: u16, req: &RequestSpec, timeout: Duration) -> Probe {
     let netloc = format!("{}:{port}", bracket(host));
     let addrs = match &req.route {
-        Some(r) => r(&netloc),
-        None => netloc.to_socket_addrs().map(|a| a.collect()),
+        // The tunnel's own failure is not a name that does not resolve.
+        Some(r) => match r(&netloc) {
+            Ok(a) => a,
+            Err(e) => return Probe::net(NetError::Refused, format!("tunnel: {e}")),
+        },
+        None if never_resolves(host) => {
+            return Probe::net(NetError::Dns, never_resolves_detail(host))
+        }
+        None => match netloc.to_socket_addrs() {
+            Ok(a) => a.collect(),
+            Err(e) => {
+                let d = format!("name does not resolve ({host}: {e})");
+                return Probe::net(NetError::Dns, d);
+            }
+        },
     };
-    let addrs = match addrs {
-        Ok(a) if !a.is_empty() => a,
-        Ok(_) => return Probe::net(NetError::Dns, format!("{host}: no address")),
-        Err(e) => return Probe::net(NetError::Dns, format!("{host}: {e}")),
-    };
+    if addrs.is_empty() {
+        return Probe::net(
+            NetError::Dns,
+            format!("name does not resolve ({host}: no address)"),
+        );
+    }
     let mut last = None;
     for a in &addrs {
         match TcpStream::connect_timeout(a, timeout) {
@@ -153,6 +167,20 @@ fn probe_tcp(host: &str, port: u16, req: &RequestSpec, timeout: Duration) -> Pro
     let e = last.expect("at least one address");
     let (net, detail) = classify_io(&e);
     Probe::net(net, detail)
+}
+
+/// RFC 6761 section 6.4: `.invalid` names never resolve, and resolver
+/// libraries should say so at once; glibc asks the DNS server all the same
+/// (slow, or never answering, where none is reachable). Answered here
+/// without a lookup, for the names this machine would resolve; over SSH
+/// the far side resolves every name.
+fn never_resolves(host: &str) -> bool {
+    let h = host.trim_end_matches('.').to_ascii_lowercase();
+    h == "invalid" || h.ends_with(".invalid")
+}
+
+fn never_resolves_detail(host: &str) -> String {
+    format!("name does not resolve ({host}: .invalid names never do, RFC 6761)")
 }
 
 fn bracket(host: &str) -> String {
@@ -179,6 +207,14 @@ pub fn http(
         let r = r.clone();
         b = b.resolver(move |netloc: &str| r(netloc));
     }
+    if req.route.is_none() {
+        let host = url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(String::from));
+        if let Some(h) = host.filter(|h| never_resolves(h)) {
+            return Err((NetError::Dns, never_resolves_detail(&h)));
+        }
+    }
     let agent = b.build();
     let method = if req.method.is_empty() {
         "GET"
@@ -199,7 +235,7 @@ pub fn http(
     let resp = match res {
         Ok(resp) => resp,
         Err(ureq::Error::Status(_, resp)) => resp,
-        Err(ureq::Error::Transport(t)) => return Err(classify_transport(&t)),
+        Err(ureq::Error::Transport(t)) => return Err(classify_transport(&t, req.route.is_some())),
     };
     let status = resp.status();
     let mut body = String::new();
@@ -209,7 +245,10 @@ pub fn http(
     Ok((status, body))
 }
 
-fn classify_transport(t: &ureq::Transport) -> (NetError, String) {
+/// `routed`: the address came from the SSH tunnel's resolver, whose
+/// failure is the tunnel's (the far side resolves the name later, when the
+/// channel opens), not a name that does not resolve.
+fn classify_transport(t: &ureq::Transport, routed: bool) -> (NetError, String) {
     use std::error::Error;
     let io = {
         let mut src = t.source();
@@ -224,6 +263,13 @@ fn classify_transport(t: &ureq::Transport) -> (NetError, String) {
         found
     };
     match t.kind() {
+        ureq::ErrorKind::Dns if routed => (
+            NetError::Refused,
+            format!(
+                "tunnel: {}",
+                io.map_or(t.kind().to_string(), |e| e.to_string())
+            ),
+        ),
         ureq::ErrorKind::Dns => (
             NetError::Dns,
             format!(
@@ -303,12 +349,31 @@ mod tests {
 
     #[test]
     fn bad_name_is_dns() {
-        let p = probe(
-            &target("http://no-such-host.invalid:80/"),
-            &req(),
-            Duration::from_secs(2),
-        );
-        assert_eq!(p.net, Some(NetError::Dns), "{p:?}");
+        // .invalid is answered without a lookup (no DNS server asked).
+        for s in [
+            "http://no-such-host.invalid:80/",
+            "tcp://No-Such.INVALID.:80",
+        ] {
+            let t0 = std::time::Instant::now();
+            let p = probe(&target(s), &req(), Duration::from_secs(2));
+            assert_eq!(p.net, Some(NetError::Dns), "{s}: {p:?}");
+            assert!(p.detail.starts_with("name does not resolve"), "{p:?}");
+            assert!(t0.elapsed() < Duration::from_millis(500), "{s}: looked up");
+        }
+        assert!(!never_resolves("invalid.example.com"));
+    }
+
+    #[test]
+    fn a_tunnel_that_fails_is_not_a_name_that_does_not_resolve() {
+        let mut r = req();
+        let route: Route = Arc::new(|_: &str| Err(io::Error::other("session lost")));
+        r.route = Some(route);
+        // Over SSH even .invalid goes to the far side.
+        for s in ["http://gpu-internal:8000/health", "tcp://name.invalid:80"] {
+            let p = probe(&target(s), &r, Duration::from_secs(2));
+            assert_eq!(p.net, Some(NetError::Refused), "{s}: {p:?}");
+            assert!(p.detail.contains("tunnel"), "{p:?}");
+        }
     }
 
     #[test]

@@ -14,6 +14,10 @@ use crate::probe::{probe, NetError, Probe, RequestSpec};
 use crate::target::Target;
 use crate::watch::{Event, Watchers};
 
+mod unreachable;
+
+use unreachable::{never_opened, unreachable};
+
 /// How often the watchers are polled and the clock is checked. A local
 /// /proc read and a log stat cost microseconds, so 50 ms keeps crash
 /// detection far under a second for almost no CPU.
@@ -47,6 +51,8 @@ pub struct Plan {
     pub attempt_timeout: Duration,
     pub schedule: Schedule,
     pub unreachable_after: Option<Duration>,
+    /// `--unresolved-after`: a name that has not resolved for this long.
+    pub unresolved_after: Option<Duration>,
     pub invert: bool,
     pub verbose: bool,
 }
@@ -64,6 +70,10 @@ pub struct Verdict {
     pub elapsed_s: f64,
     pub attempts: u64,
     pub log_tail: Vec<String>,
+    /// What a human should know although the wait decided (an inert
+    /// `--expect-config` value): `wait-ready: warning:` lines on stderr,
+    /// and the ready record's `warnings`.
+    pub warnings: Vec<String>,
 }
 
 #[derive(Default, Clone)]
@@ -71,6 +81,9 @@ struct State {
     ok: bool,
     last: Option<Probe>,
     ever_open: bool,
+    /// When the first of an unbroken run of "name does not resolve"
+    /// probes was sent.
+    unresolved_since: Option<Instant>,
 }
 
 /// Wait. Err is a watcher that could not work (cannot run systemctl), with
@@ -114,6 +127,8 @@ struct Run<'a> {
     rx: mpsc::Receiver<Vec<(usize, Probe)>>,
     /// A probe round is running in its worker thread.
     in_flight: bool,
+    /// When the round in flight (or the last one) was sent.
+    launched: Instant,
     next_probe: Instant,
     pause: Duration,
     attempts: u64,
@@ -132,6 +147,7 @@ impl<'a> Run<'a> {
             tx,
             rx,
             in_flight: false,
+            launched: t0,
             next_probe: t0,
             pause: plan.schedule.interval,
             attempts: 0,
@@ -167,6 +183,7 @@ impl<'a> Run<'a> {
             elapsed_s: self.t0.elapsed().as_secs_f64(),
             attempts: self.attempts,
             log_tail: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -216,6 +233,7 @@ impl<'a> Run<'a> {
             let _ = tx.send(res);
         });
         self.in_flight = true;
+        self.launched = now;
         self.attempts += 1;
     }
 
@@ -244,7 +262,7 @@ impl<'a> Run<'a> {
             self.plan.schedule.grow(self.pause)
         };
         self.next_probe = done + self.pause;
-        let why = unreachable(self.plan, &self.st, watched, done - self.t0)?;
+        let why = unreachable(self.plan, &self.st, watched, done - self.t0, done)?;
         Some(self.verdict(ReadyOutcome::Unreachable, why))
     }
 
@@ -266,6 +284,10 @@ impl<'a> Run<'a> {
                 self.port_open_at = Some(self.secs(done));
             }
             let s = &mut self.st[i];
+            s.unresolved_since = match p.net {
+                Some(NetError::Dns) => s.unresolved_since.or(Some(self.launched)),
+                _ => None,
+            };
             s.ever_open |= p.port_open;
             s.ok = p.pass;
             s.last = Some(p);
@@ -301,63 +323,6 @@ impl<'a> Run<'a> {
     }
 }
 
-/// The unreachable rule (see the man page): a target that never accepted a
-/// connection is unreachable once `unreachable_after` has passed, when its
-/// name does not resolve or there is no route, or, with nothing watched
-/// that could say the server is still loading, when it is refused.
-fn unreachable(plan: &Plan, st: &[State], watched: bool, elapsed: Duration) -> Option<String> {
-    let grace = plan.unreachable_after?;
-    if plan.invert || elapsed < grace {
-        return None;
-    }
-    for (t, s) in plan.targets.iter().zip(st) {
-        if s.ok || s.ever_open {
-            continue;
-        }
-        let Some(p) = &s.last else { continue };
-        let hard = matches!(p.net, Some(NetError::Dns | NetError::NoRoute));
-        let soft = matches!(p.net, Some(NetError::Refused | NetError::ConnectTimeout));
-        if hard || (soft && !watched) {
-            let hint = if hard {
-                ""
-            } else {
-                "; nothing watched says a server is loading (give --pid, --unit or --log)"
-            };
-            return Some(format!(
-                "unreachable: {}: {} for {}{hint}",
-                t.label,
-                p.detail,
-                humantime::format_duration(grace)
-            ));
-        }
-    }
-    None
-}
-
-/// At the timeout, with nothing watched: a target whose port never opened
-/// is unreachable (exit 12), not a slow load (124). A refused connection
-/// meanwhile was a server still starting, as wait4x and
-/// `curl --retry-connrefused` assume: SGLang and vLLM keep their port
-/// closed while loading (SGLang's engine starts before uvicorn).
-fn never_opened(plan: &Plan, st: &[State], watched: bool) -> Option<String> {
-    if plan.invert || watched {
-        return None;
-    }
-    let (t, s) = plan
-        .targets
-        .iter()
-        .zip(st)
-        // No probe finished at all (the first one was still waiting for an
-        // answer at the timeout): nothing says the port never opened.
-        .find(|(_, s)| !s.ok && !s.ever_open && s.last.is_some())?;
-    let d = s.last.as_ref().map_or("no answer", |p| p.detail.as_str());
-    Some(format!(
-        "unreachable: {}: {d}; the port never opened in {}",
-        t.label,
-        humantime::format_duration(plan.timeout)
-    ))
-}
-
 fn timeout_reason(plan: &Plan, st: &[State]) -> String {
     let waiting: Vec<String> = plan
         .targets
@@ -387,7 +352,6 @@ fn timeout_reason(plan: &Plan, st: &[State]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
     #[test]
     fn backoff_grows_to_the_cap() {
         let ms = Duration::from_millis;

@@ -1,8 +1,9 @@
 //! Defaults that fit real servers: with nothing watched, a refused port is
 //! a server still starting (SGLang and vLLM keep it closed while loading),
 //! probed until --timeout; then 12 if it never opened, 124 if it did.
-//! `--unreachable-after` still fails fast, and the SGLang preset waits out
-//! a /health that generates a token.
+//! `--unreachable-after` still fails fast, a name that does not resolve
+//! fails after `--unresolved-after` (10 s), and the SGLang preset waits
+//! out a /health that generates a token.
 
 mod common;
 
@@ -84,6 +85,44 @@ fn unreachable_after_still_fails_fast() {
     );
     r.expect_code(12);
     assert!(wall < 5.0, "took {wall:.2}s");
+}
+
+/// `.invalid` never resolves (RFC 6761) and wait-ready answers it without
+/// a lookup: no DNS server is asked, so the test needs no network.
+const NO_SUCH_HOST: &str = "http://no-such-host.invalid:8000/health";
+
+#[test]
+fn a_name_that_does_not_resolve_fails_within_ten_seconds_not_the_timeout() {
+    // Issue 21: exit 12 came only after the whole --timeout (60 s).
+    let (r, wall) = run_timed(wr(&[NO_SUCH_HOST, "--timeout", "60s", "--no-stdin"]), "");
+    r.expect_code(12);
+    assert!((9.5..15.0).contains(&wall), "gave up after {wall:.2}s");
+    let rec = record(&r);
+    assert_eq!(rec["kind"], "unreachable", "{rec}");
+    let reason = rec["reason"].as_str().unwrap();
+    assert!(reason.contains("name does not resolve"), "{reason}");
+    assert!(reason.contains("has not resolved for 10s"), "{reason}");
+    assert!(reason.contains("--unresolved-after"), "{reason}");
+    assert!(r.stderr().contains(reason), "{}", r.stderr());
+}
+
+#[test]
+fn unresolved_after_sets_the_grace_and_never_waits_for_the_timeout() {
+    // A watched process that is alive says nothing for a name: still a typo.
+    let me = std::process::id().to_string();
+    let args = [NO_SUCH_HOST, "--pid", &me, "--timeout", "30s", "--no-stdin"];
+    let (r, wall) = run_timed(wr(&[&args[..], &["--unresolved-after", "1s"]].concat()), "");
+    r.expect_code(12);
+    assert!((0.9..5.0).contains(&wall), "gave up after {wall:.2}s");
+    // `never`, for names that may take long to appear: the timeout decides
+    // (124: a live process was watched, so it may still be loading).
+    let args = [NO_SUCH_HOST, "--pid", &me, "--timeout", "2s", "--no-stdin"];
+    let (r, wall) = run_timed(
+        wr(&[&args[..], &["--unresolved-after", "never"]].concat()),
+        "",
+    );
+    r.expect_code(124);
+    assert!(wall >= 1.9, "gave up after {wall:.2}s");
 }
 
 #[test]

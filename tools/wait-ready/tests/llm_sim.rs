@@ -202,6 +202,60 @@ fn config_mismatch_is_its_own_outcome() {
 }
 
 #[test]
+fn steps_without_an_algorithm_pass_the_check_with_an_inert_warning() {
+    // Issue 21: SGLang started with --speculative-num-steps 3 and no
+    // --speculative-algorithm serves with speculation off and reports
+    // `speculative_num_steps: 3, speculative_algorithm: null`; llm-sim
+    // reported null, so the check failed (13). It passes now, and says that
+    // the value changes nothing, on stderr and in the record.
+    let sim = Sim::start_ready(&["--speculative-num-steps", "3", "--warmup-time", "0s"]);
+    let url = sim.base_url();
+    let args = [
+        "--server",
+        "sglang",
+        "--expect-config",
+        "speculative-num-steps=3",
+        "--timeout",
+        "10s",
+        &url,
+    ];
+    let (r, _) = run_timed(wr(&args), "");
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["server"]["args"]["speculative_num_steps"], 3, "{rec}");
+    assert_eq!(
+        rec["server"]["args"]["speculative_algorithm"],
+        serde_json::Value::Null
+    );
+    let w = rec["warnings"][0].as_str().unwrap_or_default();
+    assert!(w.starts_with("speculative-num-steps=3 is inert"), "{rec}");
+    assert!(w.contains("speculation is off"), "{w}");
+    assert!(
+        r.stderr().contains(&format!("wait-ready: warning: {w}")),
+        "{}",
+        r.stderr()
+    );
+    // With an algorithm the same check says nothing more.
+    let eagle = Sim::start_ready(&[
+        "--speculative-algorithm",
+        "EAGLE",
+        "--speculative-eagle-topk",
+        "1",
+        "--speculative-num-steps",
+        "3",
+        "--warmup-time",
+        "0s",
+    ]);
+    let url = eagle.base_url();
+    let mut args = args;
+    args[6] = &url;
+    let (r, _) = run_timed(wr(&args), "");
+    r.expect_code(0);
+    assert!(record(&r).get("warnings").is_none(), "{}", r.stdout());
+    assert!(!r.stderr().contains("warning"), "{}", r.stderr());
+}
+
+#[test]
 fn invert_waits_out_a_hung_shutdown() {
     let sim = Sim::start_ready(&["--ignore-sigterm", "1s", "--warmup-time", "0s"]);
     // SAFETY: signalling our own child.

@@ -4,8 +4,9 @@
 //! machine cannot reach that port at all (refused on our loopback and on
 //! the namespace's address), so wait-ready finding it ready proves HTTP
 //! went through the SSH direct-tcpip channel and was resolved on the far
-//! side. Skipped, with a line on stderr, where namespaces or sshd are not
-//! available.
+//! side. A name only the far side resolves is probed through the tunnel,
+//! never judged by this machine's resolver (`--unresolved-after`). Skipped,
+//! with a line on stderr, where namespaces or sshd are not available.
 
 mod common;
 
@@ -243,5 +244,71 @@ fn crash_inside_the_namespace_is_seen_through_ssh() {
     assert!(
         rec["log_tail"].to_string().contains("CUDA out of memory"),
         "{rec}"
+    );
+}
+
+/// `/etc/netns/NAME/hosts`, which `ip netns exec` bind-mounts over
+/// /etc/hosts for what it runs (sshd and its children): names that only
+/// the far side resolves. Removed on drop.
+struct FarSideHosts(PathBuf);
+
+impl FarSideHosts {
+    fn write(ns: &Netns, text: &str) -> FarSideHosts {
+        let dir = PathBuf::from("/etc/netns").join(&ns.name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("hosts"), text).unwrap();
+        FarSideHosts(dir)
+    }
+}
+
+impl Drop for FarSideHosts {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+        // /etc/netns itself too, unless another namespace's files are there.
+        let _ = std::fs::remove_dir("/etc/netns");
+    }
+}
+
+#[test]
+fn a_name_only_the_far_side_resolves_is_not_unresolved_here() {
+    // Dropped in reverse: the servers, sshd, the hosts file, the namespace.
+    let Some(ns) = Netns::create() else { return };
+    let name = "sweepkit-far-side.test";
+    let _hosts = FarSideHosts::write(&ns, &format!("127.0.0.1 localhost {name}\n"));
+    let Some(sshd) = Sshd::start_in(&ns) else {
+        return;
+    };
+    let sim = NsSim::start(
+        &ns,
+        "netns-far-name",
+        &["--load-time", "3s", "--warmup-time", "0s"],
+    );
+    // Loading (refused on the far side) for longer than the grace: had the
+    // name been resolved here, it would not resolve and end the wait (12).
+    let mut c = wr_ssh(
+        &sshd,
+        &[
+            "--server",
+            "llm-sim",
+            "--unresolved-after",
+            "300ms",
+            "--timeout",
+            "30s",
+        ],
+    );
+    c.arg(format!("http://{name}:{}", sim.port));
+    let (r, _) = run_timed(c, "");
+    r.expect_code(0);
+    let rec = record(&r);
+    assert_eq!(rec["outcome"], "ready", "{rec}");
+    assert_eq!(
+        rec["server"]["simulated"], true,
+        "server info via the tunnel"
+    );
+    // The port stayed closed past the grace after the wait began.
+    let open = rec["time_to_port_open_s"].as_f64().unwrap();
+    assert!(
+        open > 0.3,
+        "port open {open:.2}s into the wait: the grace was not tested"
     );
 }
