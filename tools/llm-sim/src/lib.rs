@@ -4,7 +4,9 @@
 
 mod api;
 mod cli;
+mod dynamic_sd;
 mod engine;
+pub mod flexible;
 mod info;
 mod metrics;
 mod model;
@@ -12,6 +14,7 @@ mod native;
 mod noise;
 mod resolve;
 mod routes;
+mod schedule;
 mod server;
 mod state;
 mod stream;

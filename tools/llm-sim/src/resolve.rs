@@ -272,6 +272,21 @@ fn vllm(a: &Args) -> Result<Resolved, Failure> {
             ),
         ]));
     };
+    // The engine core builds the batch-size lookup before the port opens.
+    crate::dynamic_sd::ranges(&v).map_err(|e| match e {
+        crate::dynamic_sd::Invalid::Pydantic(m) => {
+            let mut lines = vec![
+                "pydantic_core._pydantic_core.ValidationError: 1 validation error for \
+                 SpeculativeConfig"
+                    .to_string(),
+            ];
+            lines.extend(m.lines().map(String::from));
+            Failure::Start(lines)
+        }
+        crate::dynamic_sd::Invalid::Value(m) => {
+            Failure::Start(crate::dynamic_sd::engine_core_failure(&m))
+        }
+    })?;
     r.steps = n as u32;
     r.spec_config = Some(v);
     Ok(r)
