@@ -108,8 +108,10 @@ fn run(
 
         let mut accepted = Vec::with_capacity(batch);
         running.retain_mut(|job| {
+            // A request's first step is its prefill: no verify to report.
+            let decoding = job.gen.generated > 0;
             let chunk = job.gen.step_at(&model, steps);
-            if chunk.drafted > 0 {
+            if decoding {
                 accepted.push(chunk.accepted);
             }
             let done = chunk.finish.is_some();

@@ -2,6 +2,7 @@
 //! stays closed while "loading", warms up, then serves OpenAI-style
 //! completions timed by a speculative-decoding performance model.
 
+mod adaptive;
 mod api;
 mod cli;
 mod dynamic_sd;

@@ -13,12 +13,17 @@ pub enum StepSchedule {
     /// vLLM: `lookup[number of requests in the step]`, clamped to the
     /// table (vllm/v1/core/sched/scheduler.py `schedule()`).
     PerBatch(Vec<u32>),
+    /// SGLang: each batch-size slot's current steps, moved by its EMA.
+    Adaptive(crate::adaptive::Adaptive),
 }
 
 impl StepSchedule {
     /// The schedule the resolved flags ask for; `steps` is the most the
     /// model drafts (vLLM's `num_speculative_tokens`).
     pub fn new(spec: &Resolved, steps: u32) -> StepSchedule {
+        if let Some((cfg, initial)) = &spec.adaptive {
+            return StepSchedule::Adaptive(crate::adaptive::Adaptive::new(cfg, *initial));
+        }
         let ranges = spec
             .spec_config
             .as_ref()
@@ -37,10 +42,15 @@ impl StepSchedule {
             StepSchedule::Static(n) => *n,
             StepSchedule::PerBatch(t) if batch == 0 => t.get(1).copied().unwrap_or(0),
             StepSchedule::PerBatch(t) => t[batch.min(t.len() - 1)],
+            StepSchedule::Adaptive(a) => a.steps_for(batch),
         }
     }
 
-    /// The accepted draft tokens of each sequence that drafted in a step
-    /// of `batch` requests.
-    pub fn observe(&mut self, _batch: usize, _accepted: &[u32]) {}
+    /// The accepted draft tokens of each decoding sequence (0 for all when
+    /// the step drafted none) in a step of `batch` requests.
+    pub fn observe(&mut self, batch: usize, accepted: &[u32]) {
+        if let StepSchedule::Adaptive(a) = self {
+            a.observe(batch, accepted);
+        }
+    }
 }
