@@ -8,6 +8,7 @@ llama.cpp\t'llama.cpp\'s llama-server'"
 complete -c llm-sim -l speculative-algorithm -d 'SGLang\'s speculative algorithm (EAGLE, EAGLE3, NEXTN, STANDALONE)' -r
 complete -c llm-sim -l speculative-eagle-topk -d 'SGLang\'s draft tree branching factor' -r
 complete -c llm-sim -l speculative-num-draft-tokens -d 'SGLang\'s draft tokens verified per step' -r
+complete -c llm-sim -l speculative-adaptive-config -d 'SGLang: the adaptive config (JSON keyed by batch size)' -r
 complete -c llm-sim -l speculative-config -d 'vLLM\'s speculative settings as JSON (num_speculative_tokens, method)' -r
 complete -c llm-sim -l api-key -d 'API key the server requires (and, like SGLang, reports about itself)' -r
 complete -c llm-sim -l admin-api-key -d 'SGLang\'s admin API key (reported in /server_info, as SGLang does)' -r
@@ -39,6 +40,7 @@ complete -c llm-sim -l stall-rate -d 'Fraction of streams that stop sending for 
 complete -c llm-sim -l stall -d 'Length of a stall' -r
 complete -c llm-sim -l exact-ttft -d 'Exact time to first token; one token per chunk (client accuracy)' -r
 complete -c llm-sim -l exact-itl -d 'Exact gap between token chunks (with --exact-ttft)' -r
+complete -c llm-sim -l speculative-adaptive -d 'SGLang: move the draft steps per batch size by accept length'
 complete -c llm-sim -l enable-metrics -d 'Serve /metrics (sglang needs it; vllm and llama.cpp always serve it)'
 complete -c llm-sim -l crash-on-load -d 'Crash at the end of loading with a CUDA-out-of-memory line, exit 1'
 complete -c llm-sim -l zero-delay -d 'No simulated time: answer as fast as possible (client overhead)'

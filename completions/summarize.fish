@@ -22,6 +22,10 @@ complete -c summarize -l next -d 'For sweep --adaptive: print what to measure ne
 complete -c summarize -l patience -d 'With --next: stop after K further values past the best showed the plateau' -r
 complete -c summarize -l noise-margin -d 'With --next: weighted-score gap that counts as a close call (and a drop that counts as a clear peak) until repeats measure the noise' -r
 complete -c summarize -l repeat-budget -d 'With --next: extra config starts allowed for re-measuring close calls' -r
+complete -c summarize -l schedule -d 'Print the server\'s own per-load schedule (JSON) from a sweep of one speculative depth at two or more concurrency levels' -r -f -a "vllm\t'vLLM: `--speculative-config` with num_speculative_tokens_per_batch_size'
+sglang\t'SGLang: `--speculative-adaptive` with an adaptive config file'"
+complete -c summarize -l max-batch -d 'With --schedule: the server\'s max batch, where the last range ends [default: from the records, else vLLM 256, SGLang 48]' -r
+complete -c summarize -l adaptive-config-file -d 'With --schedule sglang: the path the flags name for the adaptive config (write the record\'s adaptive_config there)' -r
 complete -c summarize -l host-dropped -d 'For sweep(1) --hosts: write the record of a host dropped for REASON; the input is that host\'s origin record (may be empty)' -r
 complete -c summarize -l pool-hosts -d 'Rank results from hosts of different hardware together (without it: one table per host, and json/csv refuse, exit 55)'
 complete -c summarize -l per-host -d 'One table (json: one summary record) per host, even when the hosts\' hardware is identical'

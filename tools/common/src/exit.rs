@@ -73,6 +73,11 @@ pub const NEXT_NOT_NUMERIC: u8 = 52;
 /// summarize: the results come from hosts of different hardware and one
 /// pick (json, csv) was asked for without `--pool-hosts` or `--per-host`.
 pub const MIXED_HARDWARE: u8 = 55;
+/// summarize --schedule: the results cannot support a per-load schedule
+/// (one level or one depth, a level where every config failed, picks
+/// within noise everywhere, another parameter varying, speculation off
+/// winning everywhere); the message says which, stdout stays empty.
+pub const SCHEDULE_REFUSED: u8 = 56;
 
 /// timeout(1)'s code, used by wait-ready when the server is still loading.
 pub const TIMEOUT: u8 = 124;

@@ -79,6 +79,14 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub speculative_num_draft_tokens: Option<u32>,
 
+    /// SGLang: move the draft steps per batch size by accept length.
+    #[arg(long)]
+    pub speculative_adaptive: bool,
+
+    /// SGLang: the adaptive config (JSON keyed by batch size).
+    #[arg(long, value_name = "FILE")]
+    pub speculative_adaptive_config: Option<String>,
+
     /// vLLM's speculative settings as JSON (num_speculative_tokens, method).
     #[arg(long, value_name = "JSON")]
     pub speculative_config: Option<String>,

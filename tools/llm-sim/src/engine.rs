@@ -13,6 +13,7 @@ use tokio::sync::mpsc::UnboundedSender;
 
 use crate::metrics::Metrics;
 use crate::model::{Chunk, Gen, Model};
+use crate::schedule::StepSchedule;
 
 /// A request handed to the engine.
 pub struct Job {
@@ -30,11 +31,16 @@ pub struct Engine {
 }
 
 impl Engine {
-    pub fn start(model: Model, max_running: usize, metrics: Arc<Metrics>) -> Engine {
+    pub fn start(
+        model: Model,
+        max_running: usize,
+        metrics: Arc<Metrics>,
+        schedule: StepSchedule,
+    ) -> Engine {
         let (tx, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("llm-sim-engine".into())
-            .spawn(move || run(rx, model, max_running, metrics))
+            .spawn(move || run(rx, model, max_running, metrics, schedule))
             .expect("spawn engine thread");
         Engine { tx }
     }
@@ -44,7 +50,13 @@ impl Engine {
     }
 }
 
-fn run(rx: Receiver<Job>, model: Model, max_running: usize, metrics: Arc<Metrics>) {
+fn run(
+    rx: Receiver<Job>,
+    model: Model,
+    max_running: usize,
+    metrics: Arc<Metrics>,
+    mut schedule: StepSchedule,
+) {
     let mut queue: VecDeque<Job> = VecDeque::new();
     let mut running: Vec<Job> = Vec::new();
     let mut kv_used = 0u64;
@@ -81,7 +93,10 @@ fn run(rx: Receiver<Job>, model: Model, max_running: usize, metrics: Arc<Metrics
         // A running batch steps back to back on an absolute schedule, so
         // sleep overshoot does not accumulate; an idle GPU starts now.
         let now = Instant::now();
-        let dur = model.step_time(running.len(), prefill);
+        // The depth of this step, by the number of requests it runs.
+        let batch = running.len();
+        let steps = schedule.steps(batch);
+        let dur = model.step_time_at(batch, prefill, steps);
         let start = if continuing && now < last_end + dur {
             last_end
         } else {
@@ -91,8 +106,14 @@ fn run(rx: Receiver<Job>, model: Model, max_running: usize, metrics: Arc<Metrics
         sleep_until(end);
         last_end = end;
 
+        let mut accepted = Vec::with_capacity(batch);
         running.retain_mut(|job| {
-            let chunk = job.gen.step(&model);
+            // A request's first step is its prefill: no verify to report.
+            let decoding = job.gen.generated > 0;
+            let chunk = job.gen.step_at(&model, steps);
+            if decoding {
+                accepted.push(chunk.accepted);
+            }
             let done = chunk.finish.is_some();
             let gone = job.tx.send(chunk).is_err();
             if done || gone {
@@ -100,6 +121,7 @@ fn run(rx: Receiver<Job>, model: Model, max_running: usize, metrics: Arc<Metrics
             }
             !(done || gone)
         });
+        schedule.observe(batch, &accepted);
         metrics.running.store(running.len() as u64, Relaxed);
         metrics.kv_used.store(kv_used, Relaxed);
     }

@@ -39,6 +39,8 @@ fn sglang_args(s: &State) -> Map<String, Value> {
         "speculative_num_steps": r.num_steps,
         "speculative_eagle_topk": r.topk,
         "speculative_num_draft_tokens": r.draft_tokens,
+        "speculative_adaptive": r.adaptive.is_some(),
+        "speculative_adaptive_config": r.adaptive.as_ref().and_then(|c| c.0.path.clone()),
         "max_running_requests": r.max_running,
         "context_length": a.context_length,
         "random_seed": s.seed,

@@ -2,9 +2,12 @@
 //! stays closed while "loading", warms up, then serves OpenAI-style
 //! completions timed by a speculative-decoding performance model.
 
+mod adaptive;
 mod api;
 mod cli;
+mod dynamic_sd;
 mod engine;
+pub mod flexible;
 mod info;
 mod metrics;
 mod model;
@@ -12,6 +15,7 @@ mod native;
 mod noise;
 mod resolve;
 mod routes;
+mod schedule;
 mod server;
 mod state;
 mod stream;

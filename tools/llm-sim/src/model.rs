@@ -67,8 +67,14 @@ impl Model {
     /// Draw how many of the `steps` draft tokens are accepted: each in turn
     /// with its position's probability, stopping at the first rejection.
     pub fn draw_accepted(&self, rng: &mut StdRng, p: f64) -> u32 {
+        self.draw_accepted_at(rng, p, self.steps)
+    }
+
+    /// [`Model::draw_accepted`] with `steps` drafted this step (a
+    /// per-batch-size or adaptive schedule picks fewer than the maximum).
+    pub fn draw_accepted_at(&self, rng: &mut StdRng, p: f64, steps: u32) -> u32 {
         let mut k = 0;
-        while k < self.steps && rng.gen_bool(self.position_prob(p, k + 1).clamp(0.0, 1.0)) {
+        while k < steps && rng.gen_bool(self.position_prob(p, k + 1).clamp(0.0, 1.0)) {
             k += 1;
         }
         k
@@ -87,9 +93,14 @@ impl Model {
     /// Wall time of one step with `batch` running sequences, `prefill`
     /// prompt tokens admitted in it.
     pub fn step_time(&self, batch: usize, prefill: u64) -> Duration {
+        self.step_time_at(batch, prefill, self.steps)
+    }
+
+    /// [`Model::step_time`] of a step that drafts `steps` tokens.
+    pub fn step_time_at(&self, batch: usize, prefill: u64, steps: u32) -> Duration {
         self.base
             + self.per_seq * batch as u32
-            + self.draft_step * self.steps
+            + self.draft_step * steps
             + self.prefill_per_token * prefill.min(u32::MAX as u64) as u32
     }
 
@@ -164,11 +175,19 @@ impl Gen {
     /// Run one step: the first (prefill) step yields one token, later ones
     /// 1 + accepted drafts; tokens stop at max_tokens or a drawn EOS.
     pub fn step(&mut self, m: &Model) -> Chunk {
+        self.step_at(m, m.steps)
+    }
+
+    /// [`Gen::step`] in a step that drafts `steps` tokens per sequence.
+    pub fn step_at(&mut self, m: &Model, steps: u32) -> Chunk {
         let first = self.generated == 0;
-        let (drafted, mut accepted) = if first || m.steps == 0 {
+        let (drafted, mut accepted) = if first || steps == 0 {
             (0, 0)
         } else {
-            (m.steps, m.draw_accepted(&mut self.rng, self.accept_p))
+            (
+                steps,
+                m.draw_accepted_at(&mut self.rng, self.accept_p, steps),
+            )
         };
         let want = (1 + accepted as u64).min(self.max_tokens - self.generated);
         let mut tokens = Vec::with_capacity(want as usize);

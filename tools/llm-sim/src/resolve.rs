@@ -50,6 +50,8 @@ pub struct Resolved {
     /// llm-sim's own remarks on the flags, which the real server does not
     /// make (it logs nothing when it ignores speculative flags).
     pub notes: Vec<String>,
+    /// SGLang's `--speculative-adaptive`: the config and the launch steps.
+    pub adaptive: Option<(crate::adaptive::Config, u32)>,
 }
 
 /// A start-up the real server would not survive.
@@ -116,10 +118,60 @@ fn sglang(a: &Args) -> Result<Resolved, Failure> {
             ));
         }
     };
-    let (steps, topk) = (a.speculative_num_steps, a.speculative_eagle_topk);
+    let steps = a.speculative_num_steps;
     let Some(algorithm) = algorithm else {
         return Ok(no_algorithm(a));
     };
+    if a.speculative_adaptive {
+        return adaptive_eagle(a, algorithm);
+    }
+    static_eagle(a, algorithm)
+}
+
+/// `--speculative-adaptive`: `_maybe_disable_adaptive` (a warning, then
+/// the static path) or `_init_adaptive_speculative_params` (topk 1, steps
+/// a candidate or the middle one, draft tokens steps + 1), which runs
+/// before the topk comparison that fails without it.
+fn adaptive_eagle(a: &Args, algorithm: String) -> Result<Resolved, Failure> {
+    let alg = if algorithm == "NEXTN" {
+        "EAGLE"
+    } else {
+        algorithm.as_str()
+    };
+    if let Some(reason) = crate::adaptive::unsupported_reason(alg, a.speculative_eagle_topk) {
+        let mut r = static_eagle(a, algorithm)?;
+        r.warnings.insert(
+            0,
+            format!(
+                "speculative_adaptive disabled: {reason}. Falling back to static \
+                 speculative params."
+            ),
+        );
+        return Ok(r);
+    }
+    let path = a.speculative_adaptive_config.as_deref();
+    let cfg = crate::adaptive::load(path)
+        .map_err(|line| Failure::Start(traceback("_maybe_disable_adaptive", &line)))?;
+    let steps = crate::adaptive::initial_steps(&cfg, a.speculative_num_steps)
+        .map_err(|line| Failure::Start(traceback("_init_adaptive_speculative_params", &line)))?;
+    let mut fixed = a.clone();
+    fixed.speculative_eagle_topk = Some(1);
+    fixed.speculative_num_steps = Some(steps);
+    fixed.speculative_num_draft_tokens = Some(steps + 1);
+    let mut r = eagle_family(&fixed, algorithm)?;
+    if cfg.strategy != "ema" {
+        r.warnings.push(format!(
+            "strategy '{}' is not simulated; llm-sim moves steps by the EMA",
+            cfg.strategy
+        ));
+    }
+    r.adaptive = Some((cfg, steps));
+    Ok(r)
+}
+
+/// Fixed steps: the topk comparison, then `_handle_eagle_family`.
+fn static_eagle(a: &Args, algorithm: String) -> Result<Resolved, Failure> {
+    let (steps, topk) = (a.speculative_num_steps, a.speculative_eagle_topk);
     // Only with an EAGLE-family algorithm: `speculative_eagle_topk > 1` is
     // then evaluated with topk None and Python 3 raises before anything
     // else is checked (seen on SGLang 0.5.23 with EAGLE; without an
@@ -223,6 +275,7 @@ fn eagle_family(a: &Args, algorithm: String) -> Result<Resolved, Failure> {
         spec_config: None,
         warnings,
         notes: Vec::new(),
+        adaptive: None,
     })
 }
 
@@ -265,6 +318,11 @@ fn vllm(a: &Args) -> Result<Resolved, Failure> {
             a.speculative_num_draft_tokens.is_some(),
         ),
         ("--admin-api-key", a.admin_api_key.is_some()),
+        ("--speculative-adaptive", a.speculative_adaptive),
+        (
+            "--speculative-adaptive-config",
+            a.speculative_adaptive_config.is_some(),
+        ),
     ];
     let given: Vec<&str> = sglang_only
         .iter()
@@ -304,6 +362,21 @@ fn vllm(a: &Args) -> Result<Resolved, Failure> {
             ),
         ]));
     };
+    // The engine core builds the batch-size lookup before the port opens.
+    crate::dynamic_sd::ranges(&v).map_err(|e| match e {
+        crate::dynamic_sd::Invalid::Pydantic(m) => {
+            let mut lines = vec![
+                "pydantic_core._pydantic_core.ValidationError: 1 validation error for \
+                 SpeculativeConfig"
+                    .to_string(),
+            ];
+            lines.extend(m.lines().map(String::from));
+            Failure::Start(lines)
+        }
+        crate::dynamic_sd::Invalid::Value(m) => {
+            Failure::Start(crate::dynamic_sd::engine_core_failure(&m))
+        }
+    })?;
     r.steps = n as u32;
     r.num_steps = Some(r.steps);
     r.spec_config = Some(v);

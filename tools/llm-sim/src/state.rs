@@ -43,7 +43,8 @@ impl State {
     pub fn new(args: Args, spec: Resolved, seed: u64, port: u16) -> State {
         let model = Model::from_args(&args, spec.steps);
         let metrics = Arc::new(Metrics::default());
-        let engine = Engine::start(model.clone(), spec.max_running, metrics.clone());
+        let schedule = crate::schedule::StepSchedule::new(&spec, model.steps);
+        let engine = Engine::start(model.clone(), spec.max_running, metrics.clone(), schedule);
         let mut plain = model.clone();
         plain.steps = 0;
         State {

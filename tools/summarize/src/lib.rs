@@ -18,6 +18,8 @@ pub mod next;
 pub mod partial;
 pub mod plot;
 pub mod render;
+pub mod schedule;
+pub mod schedule_out;
 pub mod spec;
 pub mod stats;
 pub mod sweepq;
@@ -240,6 +242,39 @@ pub struct Args {
     #[arg(long, requires = "next", help_heading = "Adaptive sweep")]
     pub emit_skipped: bool,
 
+    /// Print the server's own per-load schedule (JSON) from a sweep of one
+    /// speculative depth at two or more concurrency levels
+    #[arg(
+        long,
+        value_name = "SERVER",
+        value_enum,
+        help_heading = "Per-load schedule",
+        conflicts_with_all = ["config_states", "origin", "new_origin", "count", "next",
+            "host_dropped", "per_host", "format", "plot"]
+    )]
+    pub schedule: Option<schedule::Server>,
+
+    /// With --schedule: the server's max batch, where the last range ends
+    /// [default: from the records, else vLLM 256, SGLang 48]
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "schedule",
+        value_parser = clap::value_parser!(u64).range(1..),
+        help_heading = "Per-load schedule"
+    )]
+    pub max_batch: Option<u64>,
+
+    /// With --schedule sglang: the path the flags name for the adaptive
+    /// config (write the record's adaptive_config there)
+    #[arg(
+        long,
+        value_name = "PATH",
+        default_value = "speculative-adaptive.json",
+        help_heading = "Per-load schedule"
+    )]
+    pub adaptive_config_file: String,
+
     /// For sweep(1) --hosts: write the record of a host dropped for
     /// REASON; the input is that host's origin record (may be empty)
     #[arg(
@@ -339,6 +374,16 @@ pub fn run_with(
     let sources = read_all(&files, &mut stdin)?;
     if let Some(space) = args.next.clone() {
         return run_next(&args, space, opts, &sources, &mut stdout);
+    }
+    if let Some(server) = args.schedule {
+        let inp = observations(&files, &sources, &mut stderr)?;
+        let req = schedule_out::Request {
+            server,
+            max_batch: args.max_batch,
+            adaptive_config_file: &args.adaptive_config_file,
+            pool_hosts: args.pool_hosts,
+        };
+        return schedule_out::run(&req, opts, inp, &mut stdout, &mut stderr);
     }
     let book: Book = (
         args.config_states.clone(),
@@ -597,7 +642,7 @@ fn emit_all(
 }
 
 /// Notes about ignored input, capped so a huge file cannot flood stderr.
-fn print_notes(stderr: &mut impl Write, notes: &[String]) {
+pub(crate) fn print_notes(stderr: &mut impl Write, notes: &[String]) {
     const CAP: usize = 20;
     for n in notes.iter().take(CAP) {
         let _ = writeln!(stderr, "summarize: warning: {}", redact::text(n));
