@@ -118,7 +118,6 @@ fn sglang(a: &Args) -> Result<Resolved, Failure> {
             ));
         }
     };
-    let steps = a.speculative_num_steps;
     let Some(algorithm) = algorithm else {
         return Ok(no_algorithm(a));
     };
