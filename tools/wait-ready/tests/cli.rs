@@ -248,12 +248,15 @@ fn failure_record_on_stdin_is_passed_through() {
 #[test]
 fn a_stage_run_for_a_config_with_no_upstream_record_measures_nothing() {
     let sim = Sim::start(&["--load-time", "0s", "--warmup-time", "0s"]);
+    let health = format!("{}/health", sim.base_url());
     let args = [
         "--pipeline-config",
         "speculative-num-steps=3",
         "--expect-config",
         "speculative-num-steps=3",
-        &sim.base_url(),
+        "--timeout",
+        "20s",
+        &health,
     ];
     let (r, wall) = run_timed(wr(&args), "");
     r.expect_code(4);
@@ -269,7 +272,7 @@ fn a_stage_run_for_a_config_with_no_upstream_record_measures_nothing() {
         r.stderr()
     );
     // Standalone (no --pipeline-config) it still waits for the server.
-    let (r, _) = run_timed(wr(&[&sim.base_url()]), "");
+    let (r, _) = run_timed(wr(&["--timeout", "20s", &health]), "");
     r.expect_code(0);
 }
 
