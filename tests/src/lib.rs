@@ -55,6 +55,10 @@ pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
             .to_string();
         let item_doc = doc.join(" ");
         doc.clear();
+        if t.ends_with(';') {
+            // A tuple or unit struct (`BatchSize(pub u64);`): no fields, no block.
+            continue;
+        }
         let mut fields = Vec::new();
         let mut variants = Vec::new();
         let mut fdoc: Vec<String> = Vec::new();
@@ -203,7 +207,7 @@ fn pretty_type(ty: &str) -> String {
         "Config" => "object of string to string".into(),
         _ if t.starts_with("BTreeMap<String, u64>") => "object of string to integer".into(),
         _ if t.starts_with("BTreeMap<String, Config>") => "object of string to config".into(),
-        _ if t.starts_with("BTreeMap") => "object".into(),
+        _ if t.starts_with("BTreeMap") || t.starts_with("serde_json::Map") => "object".into(),
         other => format!("object: {other}"),
     }
 }
@@ -303,8 +307,9 @@ pub fn undocumented_line(records_rs: &str, strukt: &str, line: &serde_json::Valu
     missing
 }
 
-/// Fields whose values are free-form maps: their keys are data, not fields.
-const FREE_MAPS: [&str; 7] = [
+/// Fields whose values are free-form maps: their keys are data, not fields
+/// (a schedule's two are the servers' own JSON, documented as such).
+const FREE_MAPS: [&str; 9] = [
     "config",
     "errors",
     "best_per_level",
@@ -312,6 +317,8 @@ const FREE_MAPS: [&str; 7] = [
     "upstream",
     "details",
     "best_config",
+    "speculative_config",
+    "adaptive_config",
 ];
 
 /// The paths in a real record (a JSON object) that the page does not document.

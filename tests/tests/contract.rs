@@ -190,3 +190,71 @@ fn every_tool_writes_documented_records_through_a_real_pipeline() {
     drop(server);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// A vLLM sweep of `num_speculative_tokens` (off, 1, 3) at three levels,
+/// in the dotted flag form: enough for `summarize --schedule vllm`.
+fn vllm_sweep() -> String {
+    let mut out = String::new();
+    for (k, points) in [
+        (None, [80.0, 600.0, 2000.0]),
+        (Some(1), [120.0, 700.0, 1900.0]),
+        (Some(3), [230.0, 650.0, 1500.0]),
+    ] {
+        for (c, tok_s) in [1, 8, 32].into_iter().zip(points) {
+            let mut cfg = serde_json::json!({"model": "/m"});
+            if let Some(k) = k {
+                cfg["speculative-config.method"] = "eagle".into();
+                cfg["speculative-config.num_speculative_tokens"] = format!("{k}").into();
+            }
+            let b = serde_json::json!({
+                "type": "bench", "schema": 1, "config": cfg,
+                "server": {"kind": "vllm", "argv": ["vllm", "serve", "/m", "--max-num-seqs", "64"]},
+                "load": {"mode": "closed", "concurrency": c},
+                "throughput": {"output_tok_per_s": tok_s},
+            });
+            out.push_str(&format!("{b}\n"));
+        }
+    }
+    out
+}
+
+/// `summarize --schedule` writes a documented `schedule` record for both
+/// servers, and summarize reading it back skips it as a known record.
+#[test]
+fn summarize_schedules_are_documented_records() {
+    let dir = temp_dir("contract-schedule");
+    let vllm = dir.join("vllm.jsonl");
+    std::fs::write(&vllm, vllm_sweep()).unwrap();
+    let campaign = testkit::repo_root().join("tests/fixtures/campaign.jsonl");
+    let mut written = Vec::new();
+    for (server, input) in [("vllm", &vllm), ("sglang", &campaign)] {
+        let r = run(
+            cmd(
+                "summarize",
+                &["--schedule", server, input.to_str().unwrap()],
+            ),
+            "",
+        );
+        r.expect_code(0);
+        let rec = one(&r, "schedule");
+        conforms(&rec, &format!("summarize --schedule {server}"));
+        assert_eq!(rec["server"], server);
+        let key = match server {
+            "vllm" => "speculative_config",
+            _ => "adaptive_config",
+        };
+        assert!(rec[key].is_object(), "{rec}");
+        let path = dir.join(format!("schedule-{server}.jsonl"));
+        std::fs::write(&path, r.stdout()).unwrap();
+        written.push(path);
+    }
+    // Read back beside the results: skipped like any known record.
+    let mut args = vec![vllm.to_str().unwrap()];
+    args.extend(written.iter().map(|p| p.to_str().unwrap()));
+    let back = run(cmd("summarize", &args), "");
+    back.expect_code(0);
+    let err = back.stderr();
+    assert!(!err.contains("unknown record type"), "{err}");
+    assert_eq!(err.matches("skipped 1 schedule record").count(), 2, "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -3,12 +3,17 @@
 //! stdout (summarize(1) SCHEDULE documents it). Nothing reaches stdout
 //! unless a schedule was derived.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 
 use anyhow::anyhow;
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 use sweepkit::exit;
-use sweepkit::records::{Provenance, SCHEMA_VERSION};
+use sweepkit::io::write_record;
+use sweepkit::records::{
+    AdaptiveSlot, BatchSize, Provenance, Record, ScheduleLevel, ScheduleRecord, ScheduleServer,
+    SCHEMA_VERSION,
+};
 use sweepkit::report::Exit;
 
 use crate::analysis::{self, Analysis};
@@ -61,11 +66,9 @@ pub fn run(
         let _ = writeln!(stderr, "summarize: warning: {w}");
     }
     let simulated = obs.iter().any(|o| o.simulated);
-    let mut rec = record(&s, &a, req.adaptive_config_file, simulated);
-    rec["provenance"] = serde_json::to_value(Provenance::new("summarize", started))
-        .map_err(|e| Exit::new(exit::FAILURE, anyhow!(e)))?;
-    writeln!(stdout, "{rec}")?;
-    stdout.flush()?;
+    let provenance = Provenance::new("summarize", started);
+    let rec = record(&s, &a, req.adaptive_config_file, simulated, provenance);
+    write_record(stdout, &Record::Schedule(rec))?;
     Ok(())
 }
 
@@ -146,9 +149,15 @@ fn reported_max(server: &Value) -> Option<u64> {
     found
 }
 
-/// The `schedule` object (summarize(1) SCHEDULE).
-pub fn record(s: &Schedule, a: &Analysis, adaptive_file: &str, simulated: bool) -> Value {
-    let per_level: Vec<Value> = s
+/// The `schedule` record (summarize(1) SCHEDULE, sweepkit-records(5)).
+pub fn record(
+    s: &Schedule,
+    a: &Analysis,
+    adaptive_file: &str,
+    simulated: bool,
+    provenance: Provenance,
+) -> ScheduleRecord {
+    let per_level = s
         .levels
         .iter()
         .enumerate()
@@ -158,56 +167,66 @@ pub fn record(s: &Schedule, a: &Analysis, adaptive_file: &str, simulated: bool) 
                 .levels
                 .get(i + 1)
                 .map_or(s.max_batch.max(from), |n| n.batch - 1);
-            json!({
-                "level": l.level,
-                "concurrency": l.concurrency,
-                "batch_from": from,
-                "batch_to": to,
-                "k": l.k,
-                "config": a.model.rows[l.row].label,
-                "score": l.score,
-                "close": l.close,
-                "rival_k": l.rival.map(|r| r.0),
-                "rival_score": l.rival.map(|r| r.1),
-                "within_noise": l.noisy,
-            })
+            ScheduleLevel {
+                level: l.level.clone(),
+                concurrency: l.concurrency,
+                batch_from: from,
+                batch_to: to,
+                k: l.k,
+                config: a.model.rows[l.row].label.clone(),
+                score: l.score,
+                close: l.close.clone(),
+                rival_k: l.rival.map(|r| r.0),
+                rival_score: l.rival.map(|r| r.1),
+                within_noise: l.noisy,
+            }
         })
         .collect();
-    let mut rec = json!({
-        "type": "schedule",
-        "schema": SCHEMA_VERSION,
-        "metric": a.opts.metric.path,
-        "per_level": per_level,
-        "max_batch": s.max_batch,
-        "max_batch_source": s.max_batch_source,
-        "replaces": s.replaces,
-        "warnings": s.warnings,
-        "simulated": simulated,
-    });
+    let mut rec = ScheduleRecord {
+        schema: SCHEMA_VERSION,
+        metric: a.opts.metric.path.clone(),
+        per_level,
+        max_batch: s.max_batch,
+        max_batch_source: s.max_batch_source.clone(),
+        replaces: s.replaces.clone(),
+        warnings: s.warnings.clone(),
+        simulated,
+        server: ScheduleServer::Vllm,
+        flags: Vec::new(),
+        speculative_config: None,
+        adaptive_config: None,
+        adaptive_config_file: None,
+        provenance,
+    };
     match s.server {
         Server::Vllm => {
             let cfg = vllm_config(s);
-            let text = Value::Object(cfg.clone()).to_string();
-            rec["server"] = json!("vllm");
-            rec["flags"] = json!(["--speculative-config", text]);
-            rec["speculative_config"] = Value::Object(cfg);
+            rec.flags = vec![
+                "--speculative-config".into(),
+                Value::Object(cfg.clone()).to_string(),
+            ];
+            rec.speculative_config = Some(cfg);
         }
         Server::Sglang => {
-            rec["server"] = json!("sglang");
-            rec["flags"] = json!(sglang_flags(s, adaptive_file));
-            rec["adaptive_config"] = sglang_config(s);
-            rec["adaptive_config_file"] = json!(adaptive_file);
+            rec.server = ScheduleServer::Sglang;
+            rec.flags = sglang_flags(s, adaptive_file);
+            rec.adaptive_config = Some(sglang_config(s));
+            rec.adaptive_config_file = Some(adaptive_file.to_string());
         }
     }
     rec
 }
 
 /// The complete `--speculative-config`: the swept method and draft, k =
-/// the largest used, and the ranges.
+/// the largest used, and the ranges. vLLM's own JSON, so an object.
 pub fn vllm_config(s: &Schedule) -> Map<String, Value> {
     let mut cfg = s.settings.clone();
-    cfg.insert("num_speculative_tokens".into(), json!(s.k_max));
-    let ranges: Vec<Value> = s.ranges.iter().map(|(a, b, k)| json!([a, b, k])).collect();
+    cfg.insert("num_speculative_tokens".into(), s.k_max.into());
+    let ranges: Vec<Value> = s
+        .ranges
+        .iter()
+        .map(|&(a, b, k)| Value::from(vec![Value::from(a), Value::from(b), Value::from(k)]))
+        .collect();
     cfg.insert(
         "num_speculative_tokens_per_batch_size".into(),
         Value::Array(ranges),
@@ -217,12 +236,16 @@ pub fn vllm_config(s: &Schedule) -> Map<String, Value> {
 
 /// The adaptive config file's content: `{"1": {"candidate_steps": [..]}}`
 /// (the knobs keep SGLang's defaults).
-pub fn sglang_config(s: &Schedule) -> Value {
-    let mut out = Map::new();
-    for (bs, steps) in &s.slots {
-        out.insert(bs.to_string(), json!({ "candidate_steps": steps }));
-    }
-    Value::Object(out)
+pub fn sglang_config(s: &Schedule) -> BTreeMap<BatchSize, AdaptiveSlot> {
+    s.slots
+        .iter()
+        .map(|(&bs, steps)| {
+            let slot = AdaptiveSlot {
+                candidate_steps: steps.clone(),
+            };
+            (BatchSize(bs), slot)
+        })
+        .collect()
 }
 
 /// SGLang's flags: the swept algorithm and draft, topk 1, the initial

@@ -358,7 +358,7 @@ fn sglang_flags_name_a_candidate_and_the_file() {
          --speculative-adaptive-config /etc/a.json"
     );
     assert_eq!(
-        crate::schedule_out::sglang_config(&s).to_string(),
+        serde_json::to_string(&crate::schedule_out::sglang_config(&s)).unwrap(),
         r#"{"1":{"candidate_steps":[4]},"16":{"candidate_steps":[1]}}"#
     );
 }
