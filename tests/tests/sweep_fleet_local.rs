@@ -179,21 +179,10 @@ fn a_fleet_dry_run_shows_the_pool_and_touches_nothing() {
 /// from the flags.
 #[test]
 fn the_readme_fleet_examples_run_as_dry_runs() {
-    let readme = std::fs::read_to_string(testkit::repo_root().join("README.md")).unwrap();
-    let section = readme
-        .split("\n## Many hosts at once")
-        .nth(1)
-        .and_then(|s| s.split("\n## ").next())
-        .expect("README: a '## Many hosts at once' section");
-    let blocks: Vec<&str> = section
-        .split("```sh\n")
-        .skip(1)
-        .filter_map(|b| b.split("```").next())
-        .collect();
-    assert!(blocks.len() >= 2, "{section}");
+    let blocks = sweep_support::readme_fleet_blocks();
     let bin_dir = testkit::bin("svc-swap").parent().unwrap().to_path_buf();
     let sweep = testkit::repo_root().join("scripts/sweep.sh");
-    for block in blocks {
+    for block in &blocks {
         let dir = testkit::temp_dir("fleet-readme");
         let script = format!(
             "set -e\nsweep() {{ bash '{}' --bin-dir '{}' \"$@\" --dry-run; }}\n{block}",

@@ -46,19 +46,8 @@ fn shell(script: &str, path: &str, cwd: &Path) -> std::process::Output {
 fn the_installed_sweep_runs_the_readme_fleet_examples_from_its_prefix_alone() {
     let prefix = install();
     let path = format!("{}/bin:{SYSTEM_PATH}", prefix.display());
-    let readme = std::fs::read_to_string(testkit::repo_root().join("README.md")).unwrap();
-    let section = readme
-        .split("\n## Many hosts at once")
-        .nth(1)
-        .and_then(|s| s.split("\n## ").next())
-        .expect("README: a '## Many hosts at once' section");
-    let blocks: Vec<&str> = section
-        .split("```sh\n")
-        .skip(1)
-        .filter_map(|b| b.split("```").next())
-        .collect();
-    assert!(blocks.len() >= 2, "{section}");
-    for block in blocks {
+    let blocks = sweep_support::readme_fleet_blocks();
+    for block in &blocks {
         let dir = testkit::temp_dir("installed-readme");
         let script = format!("set -e\nsweep() {{ command sweep \"$@\" --dry-run; }}\n{block}");
         let out = shell(&script, &path, &dir);

@@ -147,3 +147,22 @@ pub fn dump(out: &std::process::Output) -> String {
         String::from_utf8_lossy(&out.stderr)
     )
 }
+
+/// The shell blocks of the README's "Many hosts at once" section (the
+/// fleet examples), each run as written by the tests.
+pub fn readme_fleet_blocks() -> Vec<String> {
+    let readme = std::fs::read_to_string(testkit::repo_root().join("README.md")).unwrap();
+    let section = readme
+        .split("\n## Many hosts at once")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("README: a '## Many hosts at once' section");
+    let blocks: Vec<String> = section
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .map(String::from)
+        .collect();
+    assert!(blocks.len() >= 2, "{section}");
+    blocks
+}
