@@ -60,7 +60,9 @@ fn complete(file: &Path, name: &str, words: &[&str]) -> BTreeSet<String> {
 fn help_flags(help: &str) -> BTreeSet<String> {
     help.lines()
         .map(str::trim_start)
-        .filter(|l| l.starts_with('-'))
+        // `-c, --concurrency` or `--url`; not a "Possible values" item
+        // (`- vllm: ... --speculative-config ...`).
+        .filter(|l| l.starts_with("--") || (l.starts_with('-') && !l.starts_with("- ")))
         .filter_map(|l| {
             let at = l.find("--")?;
             let flag: String = l[at..]
