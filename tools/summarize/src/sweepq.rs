@@ -134,12 +134,7 @@ pub fn count(text: &str, tag: &str, of: &[(String, String)]) -> usize {
 pub fn parse_config_filter(s: &str) -> Result<ConfigFilter, String> {
     let pairs = s
         .split(',')
-        .map(|kv| match kv.split_once('=') {
-            Some((k, v)) if !k.trim_start_matches('-').is_empty() => {
-                Ok((k.trim_start_matches('-').to_string(), v.to_string()))
-            }
-            _ => Err(format!("'{kv}': expected KEY=VALUE")),
-        })
+        .map(sweepkit::upstream::parse_config_word)
         .collect::<Result<_, _>>()?;
     Ok(ConfigFilter(pairs))
 }
