@@ -370,10 +370,11 @@ run_config() { # CONFIG INDEX
   IFS=$SEP read -r -a kvs <<<"$cfg"
   for kv in "${kvs[@]}"; do
     sets+=(--set "$kv")
-    expect+=(--expect-config "$(key_of "${kv%%=*}")=${kv#*=}")
+    kv="$(key_of "${kv%%=*}")=${kv#*=}" # KEY=VALUE as records have it
+    expect+=(--expect-config "$kv")
     # A stage whose upstream dies without a record measures nothing and
     # records this config's failure (not `config: {}`).
-    stage+=(--pipeline-config "$(key_of "${kv%%=*}")=${kv#*=}")
+    stage+=(--pipeline-config "$kv")
   done
   ((expect_config)) || expect=()
   if ((dry_run)); then

@@ -216,7 +216,6 @@ fleet_job_exit() { # RC SLOT
 }
 
 # ---- the driver ----------------------------------------------------------
-fleet_self=$self # sweep itself, where it runs from (sweep.sh)
 fleet_pid=""
 
 fleet_main() {
@@ -256,7 +255,7 @@ fleet_main() {
   # --jobs FILE is read again after each job, so a dropped host's slot
   # goes; --termseq: a job stops its tools and writes its records first.
   ((${#pending[@]} == 0)) || parallel -u --jobs "$fleet_dir/jobs" --termseq TERM,20000,KILL,25 \
-    -a "$fleet_dir/queue" -q bash "$fleet_self" "${argv[@]}" --fleet-job '{%}:{}' </dev/null &
+    -a "$fleet_dir/queue" -q bash "$self" "${argv[@]}" --fleet-job '{%}:{}' </dev/null &
   fleet_pid=$!
   while kill -0 "$fleet_pid" 2>/dev/null; do wait "$fleet_pid" || true; done
   fleet_pid=""
