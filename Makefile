@@ -38,10 +38,19 @@ lint: ## cargo fmt --check, clippy -D warnings, shellcheck
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	shellcheck -x scripts/*.sh .ci/run completions/sweep.bash
 
+# cargo-nextest (on the machines' toolchain) runs every binary's tests from
+# one queue (.config/nextest.toml says why); plain cargo test if it is absent.
 unit: build ## Every Rust test (needs deps and real-peer for the full set)
 	rm -f $(GATE_LOG)
-	SWEEPKIT_TEST_LOG=$(GATE_LOG) $(CARGO) test --workspace --no-fail-fast; \
-	  rc=$$?; bash scripts/gated-summary.sh $(GATE_LOG) || rc=1; exit $$rc
+	export SWEEPKIT_TEST_LOG=$(GATE_LOG); \
+	if $(CARGO) nextest --version >/dev/null 2>&1; then \
+	  $(CARGO) nextest run --workspace --no-fail-fast; rc=$$?; \
+	  $(CARGO) test --workspace --doc || rc=1; \
+	else \
+	  echo "make: cargo-nextest not found; cargo test runs one test binary at a time (slower)" >&2; \
+	  $(CARGO) test --workspace --no-fail-fast; rc=$$?; \
+	fi; \
+	bash scripts/gated-summary.sh $(GATE_LOG) || rc=1; exit $$rc
 
 test: ## Lint and every test (what CI runs); a missing prerequisite fails
 	bash scripts/test.sh

@@ -63,9 +63,15 @@ done
 # relocatable. GGML_NATIVE=OFF: the cache may sit in a home directory shared
 # by several machines, so build the portable x86-64 AVX2/FMA baseline rather
 # than -march=native (ggml turns on AVX/AVX2/FMA/F16C/BMI2 when native is off).
+# -O1 rather than Release's -O3: the tests serve two tiny models, so the
+# server's speed hardly shows, while the build is the longest step of a cold
+# `make test` (issue 21 item 7); most of its time is the template-heavy server,
+# HTTP and JSON files, whose compile time grows with the optimisation level.
 CMAKE_FLAGS=(
   -G Ninja
   -DCMAKE_BUILD_TYPE=Release
+  "-DCMAKE_C_FLAGS_RELEASE=-O1 -DNDEBUG"
+  "-DCMAKE_CXX_FLAGS_RELEASE=-O1 -DNDEBUG"
   -DLLAMA_BUILD_TESTS=OFF
   -DLLAMA_BUILD_EXAMPLES=OFF
   -DLLAMA_USE_PREBUILT_UI=OFF

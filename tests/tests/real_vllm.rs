@@ -35,6 +35,11 @@ static SERIAL: Mutex<()> = Mutex::new(());
 const K: &str = "speculative-config.num_speculative_tokens";
 const DRAFT: &str = "speculative-config.model";
 const MAX_TOKENS: u64 = 64;
+/// vLLM 0.32's per-batch-size schedule (`num_speculative_tokens_per_batch_size`
+/// in `--speculative-config`, inclusive `[start, end, k]` ranges; the dotted
+/// flag's value is parsed as JSON by FlexibleArgumentParser): k = 2 for one
+/// request, k = 1 for 2..8.
+const SCHEDULE: &str = "[[1,1,2],[2,8,1]]";
 /// 1 GiB of KV cache (vLLM's CPU default takes a share of RAM).
 const KV_SPACE: (&str, &str) = ("VLLM_CPU_KVCACHE_SPACE", "1");
 // Greedy: at temperature 1, vLLM 0.32's draft-model speculation accepted
@@ -389,7 +394,17 @@ fn counters_match_loadgen(port: u16, endpoint: &str) {
 /// SIGTERM lost and the two processes deadlock.
 fn start_and_leave_loading(spec: &SpecFile, port: u16) {
     let out = testkit::run(
-        testkit::cmd("svc-swap", &["--spec", spec.s(), "--set", "max-num-seqs=7"]),
+        testkit::cmd(
+            "svc-swap",
+            &[
+                "--spec",
+                spec.s(),
+                "--set",
+                "max-num-seqs=7",
+                "--set",
+                &format!("speculative-config.num_speculative_tokens_per_batch_size={SCHEDULE}"),
+            ],
+        ),
         "",
     );
     out.expect_code(0);
@@ -502,4 +517,55 @@ fn real_vllm_stopped_while_loading_then_a_wrong_draft() {
     );
     let (st, _, body) = http(port, "GET", "/v1/models", &[], None).unwrap();
     assert_eq!(st, 200, "{body}");
+    schedule_sets_k_by_batch_size(port, r, &ctx);
+}
+
+/// The per-batch-size schedule ([`SCHEDULE`], put in by
+/// `start_and_leave_loading` and kept by the sweep, which edits only the
+/// swept flags), read from vLLM's own counters: every draft at one request
+/// proposes k = 2 tokens (`num_draft_tokens / num_drafts`), while six at
+/// once mostly run at batch sizes 2..6, where the schedule says k = 1.
+/// vLLM looks k up per step by the number of requests scheduled
+/// (vllm/v1/core/sched/scheduler.py, `dynamic_sd_lookup[len(
+/// num_scheduled_tokens)]`, built by vllm/v1/spec_decode/dynamic/utils.py
+/// `build_dynamic_sd_schedule_lookup`), and the CPU worker runs the GPU
+/// model runner's proposer with that k (`num_spec_tokens_to_schedule`).
+/// The draft is always wrong here, which changes acceptance, not how many
+/// tokens a draft proposes.
+fn schedule_sets_k_by_batch_size(port: u16, c1: &Value, ctx: &dyn Fn() -> String) {
+    let per_draft = |r: &Value| spec_u64(r, "draft_tokens") as f64 / spec_u64(r, "drafts") as f64;
+    assert_eq!(per_draft(c1), 2.0, "k at one request: {c1}\n{}", ctx());
+    let url = format!("http://127.0.0.1:{port}");
+    let n = MAX_TOKENS.to_string();
+    let out = testkit::run(
+        testkit::cmd(
+            "loadgen",
+            &[
+                "--url",
+                &url,
+                "-c",
+                "6",
+                "-n",
+                "6",
+                "--max-tokens",
+                &n,
+                "--ignore-eos",
+                "--warmup",
+                "0",
+                "--temperature",
+                "0",
+                "--no-upstream",
+            ],
+        ),
+        "",
+    );
+    out.expect_code(0);
+    let c6 = &out.json_lines()[0];
+    let k6 = per_draft(c6);
+    eprintln!("real_vllm: schedule {SCHEDULE}: tokens per draft 2 at c=1, {k6:.3} at c=6");
+    assert!(
+        (1.0..1.5).contains(&k6),
+        "at six requests most steps run k = 1: {k6} tokens per draft\n{c6}\n{}",
+        ctx()
+    );
 }
