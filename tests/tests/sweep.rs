@@ -18,9 +18,14 @@ const KEY: &str = "speculative-num-steps";
 /// llm-sim with a KV capacity that makes steps > 8 an OOM at load
 /// (context 4096 + steps x 512 > 8192), fast load and warm-up.
 fn sim_spec(tag: &str) -> (SpecFile, String) {
+    sim_spec_loading(tag, "200ms")
+}
+
+/// [`sim_spec`] with its model load taking `load_time`.
+fn sim_spec_loading(tag: &str, load_time: &str) -> (SpecFile, String) {
     let port = testkit::free_port();
     let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time 200ms --warmup-time 100ms \
+        "{} --host 127.0.0.1 --port {port} --load-time {load_time} --warmup-time 100ms \
          --seed 1 --kv-capacity-tokens 8192 \
          --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
         testkit::bin("llm-sim").display()
@@ -55,7 +60,13 @@ fn common<'a>(spec: &'a SpecFile, url: &'a str, results: &'a str) -> Vec<&'a str
 
 #[test]
 fn crash_at_load_is_recorded_and_the_sweep_goes_on() {
-    let (spec, url) = sim_spec("sweep-crash");
+    // A server that dies before svc-swap has seen its argv "exited at
+    // once" (a swap failure, the old config restored: job/process.sh
+    // m_start); one that dies later crashed at load, wait-ready's to tell.
+    // svc-swap polls every 50 ms, but on two cores busy with real vLLM
+    // beside this test a 200 ms load ended before the poll ran (seen once in
+    // a cold `make test`), so this server loads for a second.
+    let (spec, url) = sim_spec_loading("sweep-crash", "1s");
     let results = spec.results();
     let original = spec.exec_start();
     let mut args = common(&spec, &url, results.to_str().unwrap());
