@@ -134,7 +134,7 @@ server_step() {
   say "configuring llama.cpp in $root/build"
   cmake -S "$root/src" -B "$root/build" "${CMAKE_FLAGS[@]}" >"$root/configure.log" 2>&1 ||
     die "cmake configure failed; see $root/configure.log"
-  say "building llama-server with -j$JOBS (about 6 minutes on 2 cores, 11 on a loaded one; log: $root/build.log)"
+  say "building llama-server with -j$JOBS (about 17 minutes on 2 cores shared with make test's Rust builds; log: $root/build.log)"
   local t0=$SECONDS
   cmake --build "$root/build" --target llama-server -j "$JOBS" >"$root/build.log" 2>&1 ||
     die "build failed; see $root/build.log"

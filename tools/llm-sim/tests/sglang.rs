@@ -23,8 +23,11 @@ fn start_up_refused_then_models_before_health_then_slow_probes() {
     let sim = Sim::start(&[
         "--load-time",
         "600ms",
+        // Long enough for the seven requests the test sends once it sees
+        // 503: with 600 ms the warm-up ended between /health and the
+        // completion on a loaded machine (a cold `make test`).
         "--warmup-time",
-        "600ms",
+        "3s",
         "--health-probe-time",
         "300ms",
     ]);
