@@ -10,7 +10,14 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-const TOOLS: [&str; 5] = ["svc-swap", "wait-ready", "loadgen", "summarize", "llm-sim"];
+const TOOLS: [&str; 6] = [
+    "svc-swap",
+    "wait-ready",
+    "loadgen",
+    "summarize",
+    "sweep-plan",
+    "llm-sim",
+];
 
 /// Run `script` in a bash without rc files, `args` as `$1...`; its stdout.
 fn bash(script: &str, args: &[&str]) -> String {
