@@ -246,8 +246,9 @@ grid=()
 for i in "${!params[@]}"; do grid+=("--param=${params[$i]}" "--values=${values[$i]}"); done
 plan() { "$SWEEP_PLAN" "$1" "${grid[@]}" "${@:2}"; } # SUBCOMMAND ARGS...
 labels=() # labels[i]: config i+1's "a=1 b=2"
-mapfile -t labels < <(plan configs --field label) || true
-wait $! || exit $EXIT_USAGE # sweep-plan said what is wrong with the grid
+# A bad grid is sweep's usage error: sweep-plan's one line, as sweep's.
+out=$(plan configs --field label 2>&1) || die $EXIT_USAGE "${out#sweep-plan: error: }"
+mapfile -t labels <<<"$out"
 n_configs=${#labels[@]}
 # --resume: the configs whose last record is a result are skipped; one cut
 # short by Ctrl-C or stopped by a transport failure (SSH lost) runs again.
