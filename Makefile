@@ -15,7 +15,7 @@ FISHCOMPDIR := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 BIN_SRC ?= target/release
 # testkit's prerequisite gates log here; `unit` counts them at the end.
 GATE_LOG := $(CURDIR)/target/gated-tests.log
-TOOLS := svc-swap wait-ready loadgen summarize llm-sim
+TOOLS := svc-swap wait-ready loadgen summarize sweep-plan llm-sim
 # Where the real llama-server and its models are cached (outside the repo).
 export SWEEPKIT_CACHE ?= $(HOME)/.cache/sweepkit
 

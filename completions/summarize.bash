@@ -23,7 +23,7 @@ _summarize() {
 
     case "${cmd}" in
         summarize)
-            opts="-m -b -f -h -V --metric --better --baseline --objective --slo --weights --param --plateau-threshold --tolerance --format --pool-hosts --per-host --plot --config-states --origin --new-origin --count --config --next --patience --noise-margin --repeat-budget --emit-skipped --schedule --max-batch --adaptive-config-file --host-dropped --help --version"
+            opts="-m -b -f -h -V --metric --better --baseline --objective --slo --weights --param --plateau-threshold --tolerance --format --pool-hosts --per-host --plot --schedule --max-batch --adaptive-config-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -85,34 +85,6 @@ _summarize() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --config-states)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --count)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --config)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --next)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --patience)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --noise-margin)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --repeat-budget)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --schedule)
                     COMPREPLY=($(compgen -W "vllm sglang" -- "${cur}"))
                     return 0
@@ -122,10 +94,6 @@ _summarize() {
                     return 0
                     ;;
                 --adaptive-config-file)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --host-dropped)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -15,22 +15,11 @@ markdown\t'Markdown table and decisions, for pull requests'
 csv\t'One row per config and level'
 json\t'One summary record (default when stdout is not a terminal)'"
 complete -c summarize -l plot -d 'Also draw the metric by level and by parameter into this SVG file' -r -F
-complete -c summarize -l config-states -d 'For sweep(1): print each config\'s state (complete, failed, transport, incomplete), a TAB and KEY=VALUE per comma-separated KEY' -r
-complete -c summarize -l count -d 'For sweep(1): print how many records of TYPE the input holds (a type of sweepkit-records(5): bench, failure, ...)' -r
-complete -c summarize -l config -d 'With --count: only records of this config (each KEY\'s value in the record\'s config equal to V)' -r
-complete -c summarize -l next -d 'For sweep --adaptive: print what to measure next along KEY\'s values (KEY=V1,V2,...), or that the search is done and why' -r
-complete -c summarize -l patience -d 'With --next: stop after K further values past the best showed the plateau' -r
-complete -c summarize -l noise-margin -d 'With --next: weighted-score gap that counts as a close call (and a drop that counts as a clear peak) until repeats measure the noise' -r
-complete -c summarize -l repeat-budget -d 'With --next: extra config starts allowed for re-measuring close calls' -r
 complete -c summarize -l schedule -d 'Print the server\'s own per-load schedule (JSON) from a sweep of one speculative depth at two or more concurrency levels' -r -f -a "vllm\t'vLLM: `--speculative-config` with num_speculative_tokens_per_batch_size'
 sglang\t'SGLang: `--speculative-adaptive` with an adaptive config file'"
 complete -c summarize -l max-batch -d 'With --schedule: the server\'s max batch, where the last range ends [default: from the records, else vLLM 256, SGLang 48]' -r
 complete -c summarize -l adaptive-config-file -d 'With --schedule sglang: the path the flags name for the adaptive config (write the record\'s adaptive_config there)' -r
-complete -c summarize -l host-dropped -d 'For sweep(1) --hosts: write the record of a host dropped for REASON; the input is that host\'s origin record (may be empty)' -r
 complete -c summarize -l pool-hosts -d 'Rank results from hosts of different hardware together (without it: one table per host, and json/csv refuse, exit 55)'
 complete -c summarize -l per-host -d 'One table (json: one summary record) per host, even when the hosts\' hardware is identical'
-complete -c summarize -l origin -d 'For sweep(1): print the restore arguments of the input\'s origin record, one per line (nothing when it has none)'
-complete -c summarize -l new-origin -d 'For sweep(1): read a dry-run swap record, write an origin record'
-complete -c summarize -l emit-skipped -d 'With --next: write a skipped record for each untried value of a finished search (none twice), instead of the answer'
 complete -c summarize -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c summarize -s V -l version -d 'Print version'

@@ -48,7 +48,7 @@ Sweep:
                         the one recorded when FILE was first started: its
                         origin record, kept across --resume)
   --dry-run             print the configs and the commands; run nothing
-Adaptive (one numeric --param; summarize --next decides, see sweep(1)):
+Adaptive (one numeric --param; sweep-plan next decides, see sweep(1)):
   --adaptive            measure the values in order and stop at the
                         plateau or a clear peak; re-measure close calls;
                         untried values get skipped records (continues
@@ -103,9 +103,9 @@ Exit status: 0 every config measured; 2 usage; 40 some configs failed
 restore or apply failed (--hosts: also --keep-winner refused on hosts of
 different hardware); 43 configs left unrun (every host dropped); 44
 GNU parallel not found; 45 a host was dropped (every config has a result);
-50-52 --adaptive: summarize --next refused the results file (no records,
-another sweep's, a non-numeric value); 130 interrupted (results whole,
-config restored).
+50-52 --adaptive: sweep-plan next refused the results file (no records,
+another sweep's, a non-numeric value); 53 the results file's origin is
+another sweep's; 130 interrupted (results whole, config restored).
 EOF
 }
 
@@ -197,17 +197,6 @@ if ((adaptive)); then
   [[ ${#params[@]} -eq 1 && ${params[0]} != *,* ]] ||
     die $EXIT_USAGE "--adaptive walks one parameter: give one --param NAME (no grid, no A,B)"
 fi
-# --param A,B: coupled flags; names holds every flag name, one each.
-names=()
-for p in "${params[@]}"; do
-  IFS=, read -r -a ns <<<"$p"
-  [[ $p != *, && ${#ns[@]} -gt 0 ]] || die $EXIT_USAGE "--param '$p': not a flag name"
-  for n in "${ns[@]}"; do
-    [[ $n =~ ^-{0,2}[A-Za-z0-9][A-Za-z0-9_.-]*$ ]] || die $EXIT_USAGE "--param '$p': '$n' is not a flag name"
-  done
-  names+=("${ns[@]}")
-done
-
 # ---- tools ------------------------------------------------------------
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 self=$here/$(basename "${BASH_SOURCE[0]}")
@@ -231,6 +220,7 @@ SVC_SWAP=$(find_tool svc-swap)
 WAIT_READY=$(find_tool wait-ready)
 LOADGEN=$(find_tool loadgen)
 SUMMARIZE=$(find_tool summarize)
+SWEEP_PLAN=$(find_tool sweep-plan)
 
 # Arguments every svc-swap call shares (a fleet sets them per host).
 set_target() { # SSH EXEC_PREFIX URL
@@ -250,69 +240,21 @@ set_target() { # SSH EXEC_PREFIX URL
 set_target "$ssh" "$exec_prefix" "$url"
 
 # ---- the grid ---------------------------------------------------------
-# Each config is one string of NAME=VALUE words separated by \x1f (values
-# may hold spaces but not commas, which separate --values).
-readonly SEP=$'\x1f'
-# NAME=VALUE words of one value of --param NAMES ("A,B" with "1:2").
-assign() { # NAMES VALUE
-  local -a ns vs; local out="" j
-  IFS=, read -r -a ns <<<"$1"
-  # One flag: a colon in its value is just a colon.
-  ((${#ns[@]} > 1)) || { printf '%s' "$1=$2"; return; }
-  IFS=: read -r -a vs <<<"$2"
-  [[ $2 != *: && ${#vs[@]} -eq ${#ns[@]} ]] || die $EXIT_USAGE "--param $1 --values ...$2...: expected ${#ns[@]} values joined by ':'"
-  for j in "${!ns[@]}"; do out+="${out:+$SEP}${ns[$j]}=${vs[$j]}"; done
-  printf '%s' "$out"
-}
-configs=("")
-for i in "${!params[@]}"; do
-  IFS=, read -r -a vs <<<"${values[$i]}"
-  next=()
-  for c in "${configs[@]}"; do
-    for v in "${vs[@]}"; do
-      a=$(assign "${params[$i]}" "$v") || exit $EXIT_USAGE
-      next+=("${c:+$c$SEP}$a")
-    done
-  done
-  configs=("${next[@]}")
-done
-
-key_of() { printf '%s' "${1#"${1%%[!-]*}"}"; } # NAME without leading dashes
-label() { # "a=1 b=2" for messages
-  local out="" kv
-  IFS=$SEP read -r -a kvs <<<"$1"
-  for kv in "${kvs[@]}"; do out+="${out:+ }$(key_of "$kv")"; done
-  printf '%s' "$out"
-}
-
-# ---- --resume: what the results file already has ----------------------
-# summarize answers in plain text (STATE<TAB>KEY=VALUE...), so no JSON is
-# parsed here. A config is done when its last record is a complete bench
-# record or a failure of the config's own; one cut short by Ctrl-C or
-# stopped by a transport failure (SSH lost) is measured again.
-swept_keys=""
-for p in "${names[@]}"; do swept_keys+="${swept_keys:+,}$(key_of "$p")"; done
-config_key() { # CONFIG -> KEY=VALUE words joined by TABs, as summarize prints
-  local key="" kv
-  IFS=$SEP read -r -a kvs <<<"$1"
-  for kv in "${kvs[@]}"; do
-    key+="${key:+$'\t'}$(key_of "${kv%%=*}")=${kv#*=}"
-  done
-  printf '%s' "$key"
-}
-# Fill the associative array named ARRAY with each config's state, by
-# config key, as summarize --config-states gives them for the results file.
-read_states() { # ARRAY
-  local -n into=$1
-  local st k
-  while IFS=$'\t' read -r st k; do
-    # shellcheck disable=SC2034 # a nameref: the caller's array is written
-    into["$k"]=$st
-  done < <("$SUMMARIZE" --config-states "$swept_keys" "$results")
-}
-declare -A done_state=()
+# sweep-plan expands the grid and answers every question about it and the
+# results file (sweep-plan(1)); configs are named here by their index.
+grid=()
+for i in "${!params[@]}"; do grid+=("--param=${params[$i]}" "--values=${values[$i]}"); done
+plan() { "$SWEEP_PLAN" "$1" "${grid[@]}" "${@:2}"; } # SUBCOMMAND ARGS...
+labels=() # labels[i]: config i+1's "a=1 b=2"
+# A bad grid is sweep's usage error: sweep-plan's one line, as sweep's.
+out=$(plan configs --field label 2>&1) || die $EXIT_USAGE "${out#sweep-plan: error: }"
+mapfile -t labels <<<"$out"
+n_configs=${#labels[@]}
+# --resume: the configs whose last record is a result are skipped; one cut
+# short by Ctrl-C or stopped by a transport failure (SSH lost) runs again.
+actions=() # actions[i]: run or skip
 if ((resume)) && [[ -s $results && -z $fleet_job ]]; then
-  read_states done_state
+  mapfile -t actions < <(plan configs --resume "$results" --field action)
 fi
 
 # ---- originals, for the restore ----------------------------------------
@@ -321,13 +263,12 @@ fi
 # --resume) puts that one back, not whatever runs when a resumed sweep
 # starts. A dry-run swap changes nothing but reports each flag's current
 # value (changes[].old) and checks the target before a server is touched;
-# summarize turns it into the origin record and reads the record back.
+# sweep-plan turns it into the origin record and reads the record back.
 orig_set=() # --set/--unset arguments that put the original values back
 originals() {
-  local rec rc=0 p k w found
+  local rec rc=0 new of=${origin_file:-$results}
   local -a sets=()
-  IFS=$SEP read -r -a kvs <<<"${configs[0]}"
-  for p in "${kvs[@]}"; do sets+=(--set "$p"); done
+  mapfile -t sets < <(plan args --index 1 --for swap)
   # --no-preflight: this only reads the old values; each config is checked
   # when it is swapped in.
   rec=$("$SVC_SWAP" "${target[@]}" --dry-run --no-preflight "${sets[@]}" 2>/dev/null </dev/null) || rc=$?
@@ -336,25 +277,18 @@ originals() {
     die "$rc" "svc-swap --dry-run failed (exit $rc); the target was not touched"
   fi
   # A fleet keeps each host's origin record in a file of its own too.
-  local of=${origin_file:-$results}
-  [[ -e $of ]] && mapfile -t orig_set < <("$SUMMARIZE" --origin "$of")
-  if ((${#orig_set[@]} == 0)); then
-    rec=$(printf '%s\n' "$rec" | "$SUMMARIZE" --new-origin) ||
-      die 1 "summarize --new-origin failed; the target was not touched"
-    printf '%s\n' "$rec" >>"$results"
-    [[ -z $origin_file ]] || printf '%s\n' "$rec" >"$origin_file"
-    mapfile -t orig_set < <("$SUMMARIZE" --origin "$of")
+  new=$(printf '%s\n' "$rec" | "$SWEEP_PLAN" origin "$of") ||
+    die 1 "sweep-plan origin failed; the target was not touched"
+  if [[ -n $new ]]; then
+    printf '%s\n' "$new" >>"$results"
+    [[ -z $origin_file ]] || printf '%s\n' "$new" >"$origin_file"
   elif [[ -z $origin_file ]]; then
     say "restores will put back the original recorded in $of"
   fi
-  for p in "${names[@]}"; do
-    k=$(key_of "$p") found=0
-    for w in "${orig_set[@]}"; do
-      w=${w%%=*}
-      [[ $(key_of "$w") == "$k" ]] && found=1
-    done
-    ((found)) || die 1 "$results: its origin record has no original value for $k (a results file is for one set of --param); use a new --results FILE"
-  done
+  rc=0
+  mapfile -t orig_set < <(plan restore "$of") || true
+  wait $! || rc=$?
+  ((rc == 0)) || exit "$rc" # sweep-plan named the missing key
 }
 
 # ---- one config --------------------------------------------------------
@@ -364,21 +298,16 @@ status_file=""
 swaps=0
 n_ok=0 n_failed=0 n_skipped=0 last_rc_swap=0
 last_state="" # run_config's verdict on its config, for the adaptive loop
-run_config() { # CONFIG INDEX
-  local cfg=$1 idx=$2 kv before rc_swap rc_ready rc_load
-  local -a sets=() expect=() stage=()
-  IFS=$SEP read -r -a kvs <<<"$cfg"
-  for kv in "${kvs[@]}"; do
-    sets+=(--set "$kv")
-    kv="$(key_of "${kv%%=*}")=${kv#*=}" # KEY=VALUE as records have it
-    expect+=(--expect-config "$kv")
-    # A stage whose upstream dies without a record measures nothing and
-    # records this config's failure (not `config: {}`).
-    stage+=(--pipeline-config "$kv")
-  done
-  ((expect_config)) || expect=()
+run_config() { # INDEX
+  local idx=$1 before rc_swap rc_ready rc_load
+  local -a sets=() expect=() stage=() verdict=()
+  mapfile -t sets < <(plan args --index "$idx" --for swap)
+  if ((expect_config)); then mapfile -t expect < <(plan args --index "$idx" --for expect); fi
+  # A stage whose upstream dies without a record measures nothing and
+  # records this config's failure (not `config: {}`).
+  mapfile -t stage < <(plan args --index "$idx" --for stage)
   if ((dry_run)); then
-    printf '# [%d/%d] %s\n' "$idx" "${#configs[@]}" "$(label "$cfg")"
+    printf '# [%d/%d] %s\n' "$idx" "$n_configs" "${labels[idx - 1]}"
     printf '%q ' "$SVC_SWAP" "${target[@]}" "${sets[@]}"
     printf '\\\n  | '
     printf '%q ' "$WAIT_READY" "${ready[@]}" "${expect[@]}" "${stage[@]}"
@@ -387,16 +316,17 @@ run_config() { # CONFIG INDEX
     printf '>> %q\n' "$results"
     return 0
   fi
-  say "[$idx/${#configs[@]}] $(label "$cfg")"
-  local attempt state
+  say "[$idx/$n_configs] ${labels[idx - 1]}"
+  local attempt state benches
   for ((attempt = 0; ; attempt++)); do
     run_pipe
+    # What this try appended for this config (a fleet's other hosts
+    # append to FILE too): its state, and its bench records.
+    mapfile -t verdict < <(plan verdict --index "$idx" --since "$before" "$results" \
+      --field state --field bench_records)
+    state=${verdict[0]:-pending} benches=${verdict[1]:-0}
     # A transport failure (SSH lost, host unreachable) says nothing about
     # the config: run it again, backing off, before moving on.
-    # This config's line only: a fleet's other hosts append to FILE too.
-    state=$(tail -n "+$((before + 1))" "$results" |
-      "$SUMMARIZE" --config-states "$swept_keys" - |
-      k=$(config_key "$cfg") awk -F'\t' 'substr($0, length($1) + 2) == ENVIRON["k"] { s = $1 } END { print s }') || state=""
     if [[ $state != transport ]] || ((attempt >= retries || interrupted)); then break; fi
     local pause=$((2 << attempt))
     ((pause > 30)) && pause=30
@@ -406,14 +336,8 @@ run_config() { # CONFIG INDEX
     ((interrupted)) && break
   done
   last_state=$state
-  local benches
-  # This config's only: a fleet's other hosts append to FILE meanwhile.
-  benches=$(tail -n "+$((before + 1))" "$results" |
-    "$SUMMARIZE" --count bench --config "$(config_key "$cfg" | tr '\t' ,)" -) || benches=0
-  # No result record of this config's (counting lines would count the
-  # records a fleet's other hosts appended meanwhile).
-  if [[ -z $state ]]; then
-    warn "$(label "$cfg"): no record arrived (exit codes: svc-swap $rc_swap, wait-ready $rc_ready, loadgen $rc_load)"
+  if [[ $state == pending ]]; then
+    warn "${labels[idx - 1]}: no record arrived (exit codes: svc-swap $rc_swap, wait-ready $rc_ready, loadgen $rc_load)"
   fi
   # A usage error or a missing tool fails every config alike: stop.
   local rc
@@ -448,7 +372,7 @@ run_config() { # CONFIG INDEX
   return 0
 }
 
-# One try of the pipe for run_config's cfg (sets before, rc_*). Each tool
+# One try of the pipe for run_config's config (sets before, rc_*). Each tool
 # passes the upstream record (or a failure record) down, so whatever
 # happens, the last record lands in the results file. It runs in a
 # background subshell that we `wait` for, so a signal sent to this script
@@ -575,48 +499,56 @@ on_signal() {
   finish_and_exit $EXIT_INTERRUPTED
 }
 
-# ---- --adaptive: summarize --next decides, this loop measures ----------
-# Each round asks summarize what to measure next from the whole results
-# file (plain WORD<TAB>... lines, no JSON here), so a resumed sweep takes
-# the same decisions. When it is done, the untried values get skipped
-# records, and the cost against the full grid is reported.
-adaptive_next() { # [--emit-skipped]
-  "$SUMMARIZE" --next "$(key_of "${params[0]}")=${values[0]}" \
-    "${adaptive_args[@]}" "${sum_args[@]}" "$@" "$results"
+# ---- --adaptive: sweep-plan next decides, this loop measures ----------
+# Each round asks sweep-plan what to measure next from the whole results
+# file and summarize's scores of it, so a resumed sweep takes the same
+# decisions. When it is done, the untried values get skipped records, and
+# the cost against the full grid is reported.
+score() { # summarize's scores of the results so far, into scores_file
+  local rc=0
+  "$SUMMARIZE" --format json "${sum_args[@]}" --objective weighted --pool-hosts \
+    "$results" 2>/dev/null >"$scores_file" || rc=$?
+  # 1: nothing picked yet, 3: nothing measured yet; the scores say so.
+  ((rc == 0 || rc == 1 || rc == 3)) || finish_and_exit "$rc" "summarize failed on $results (exit $rc)"
 }
+adaptive_next() { plan next "${adaptive_args[@]}" --summary "$scores_file" "$@" "$results"; }
 adaptive_sweep() {
-  local -a lines todo
-  local line what a b rc round=0 step=0 kv
-  local max_rounds=$((${#configs[@]} * 4 + 40)) # a guard, never reached by design
+  local -a a
+  local rc round=0 value
+  local max_rounds=$((n_configs * 4 + 40)) # a guard, never reached by design
   while :; do
     rc=0
-    mapfile -t lines < <(adaptive_next) || true
+    score
+    mapfile -t a < <(adaptive_next --field action --field value --field why \
+      --field rule --field best --field skipped --field cost_line) || true
     wait $! || rc=$?
-    ((rc == 0)) || finish_and_exit "$rc" "summarize --next failed (exit $rc)"
-    todo=()
-    for line in "${lines[@]}"; do
-      IFS=$'\t' read -r what a b <<<"$line"
-      case $what in
-        measure) todo+=("$a") ;;
-        why) say "next: $a" ;;
-        done) say "adaptive search done (${a}); best: ${b:-none}" ;;
-        skip) n_skipped=$((n_skipped + 1)) ;;
-        cost) a=${line#cost$'\t'}; say "cost: ${a//$'\t'/ }" ;;
-      esac
-    done
-    ((${#todo[@]})) || break
+    ((rc == 0)) || finish_and_exit "$rc" "sweep-plan next failed (exit $rc)"
+    say "next: ${a[2]}"
+    if [[ ${a[0]} == "done" ]]; then
+      say "adaptive search done (${a[3]}); best: ${a[4]:-none}"
+      say "cost: ${a[6]}"
+      n_skipped=$((n_skipped + a[5]))
+      break
+    fi
     round=$((round + 1))
-    ((round <= max_rounds)) || finish_and_exit 1 "summarize --next keeps asking for ${todo[*]}; stopping"
-    # Only the first: the answer after each start is then a function of
-    # the file alone, so a resumed sweep asks and acts exactly the same.
-    kv=${todo[0]}
-    step=$((step + 1))
-    run_config "${params[0]}=${kv#*=}" "$step"
+    ((round <= max_rounds)) || finish_and_exit 1 "sweep-plan next keeps asking for ${a[1]}; stopping"
+    # Only the first of a round: the answer after each start is then a
+    # function of the file alone, so a resumed sweep asks and acts the same.
+    value=${a[1]}
+    run_config "$(value_index "$value")"
     ((interrupted)) && on_signal
     # A value that only failed in transport would be asked for forever.
-    [[ $last_state != transport ]] || finish_and_exit 1 "$kv: transport failures after $retries retries; fix the target and rerun (the file resumes)"
+    [[ $last_state != transport ]] || finish_and_exit 1 "${params[0]}=$value: transport failures after $retries retries; fix the target and rerun (the file resumes)"
   done
+  score
   adaptive_next --emit-skipped >>"$results" || warn "could not append the skipped records"
+}
+# The grid index of VALUE of the one adaptive --param.
+value_index() {
+  local i
+  IFS=, read -r -a vs <<<"${values[0]}"
+  for i in "${!vs[@]}"; do [[ ${vs[$i]} != "$1" ]] || { echo $((i + 1)); return; }; done
+  finish_and_exit 1 "sweep-plan next asked for ${params[0]}=$1, not one of --values"
 }
 
 # ---- main ---------------------------------------------------------------
@@ -631,29 +563,29 @@ if [[ -n $hosts ]]; then
   if [[ -n $fleet_job ]]; then fleet_job_main; else fleet_main; fi
 fi
 if ((dry_run)); then
-  for i in "${!configs[@]}"; do run_config "${configs[$i]}" $((i + 1)); done
+  for ((i = 1; i <= n_configs; i++)); do run_config "$i"; done
   exit 0
 fi
 mkdir -p "$(dirname "$results")"
 touch "$results"
 status_file=$(mktemp "${TMPDIR:-/tmp}/sweep-status.XXXXXX")
-trap 'rm -f "$status_file"' EXIT
+scores_file=$(mktemp "${TMPDIR:-/tmp}/sweep-scores.XXXXXX")
+trap 'rm -f "$status_file" "$scores_file"' EXIT
 originals
 trap on_signal INT TERM
 if ((adaptive)); then
-  say "adaptive over ${#configs[@]} value(s); results: $results"
+  say "adaptive over $n_configs value(s); results: $results"
   adaptive_sweep
-  configs=() # the grid loop below has nothing left to do
+  n_configs=0 # the grid loop below has nothing left to do
 fi
-((adaptive)) || say "${#configs[@]} config(s); results: $results"
-for i in "${!configs[@]}"; do
-  cfg=${configs[$i]}
-  if ((resume)) && [[ ${done_state[$(config_key "$cfg")]:-} =~ ^(complete|failed)$ ]]; then
-    say "[$((i + 1))/${#configs[@]}] $(label "$cfg"): already in $results, skipped"
+((adaptive)) || say "$n_configs config(s); results: $results"
+for ((i = 1; i <= n_configs; i++)); do
+  if [[ ${actions[i - 1]:-run} == skip ]]; then
+    say "[$i/$n_configs] ${labels[i - 1]}: already in $results, skipped"
     n_skipped=$((n_skipped + 1))
     continue
   fi
-  run_config "$cfg" $((i + 1))
+  run_config "$i"
   if ((interrupted)); then
     on_signal
   fi

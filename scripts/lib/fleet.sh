@@ -145,8 +145,8 @@ fleet_charge() { # I WHY
     warn "host ${h_name[$i]}: dropped after $n failures ($why); its configs go to the other hosts"
     of="$fleet_dir/origin-${h_id[$i]}.jsonl"
     [[ -e $of ]] || of=/dev/null
-    "$SUMMARIZE" --host-dropped "host ${h_name[$i]} dropped after $n failures; last: $why" "$of" \
-      >>"$results" || warn "summarize --host-dropped failed"
+    "$SWEEP_PLAN" host-dropped --reason "host ${h_name[$i]} dropped after $n failures; last: $why" "$of" \
+      >>"$results" || warn "sweep-plan host-dropped failed"
   fi
   exec {c}>&-
 }
@@ -159,13 +159,13 @@ fleet_charge() { # I WHY
 # host at once. Exit: 0 measured, 40 failed (its own), 43 no host left,
 # 130 interrupted.
 fleet_job_main() {
-  local slot=${fleet_job%%:*} idx=${fleet_job#*:} cfg i state suspect=""
+  local slot=${fleet_job%%:*} idx=${fleet_job#*:} label i state suspect=""
   local -a tried=()
-  [[ $slot =~ ^[0-9]+$ && $idx =~ ^[0-9]+$ ]] && ((idx >= 1 && idx <= ${#configs[@]})) ||
+  [[ $slot =~ ^[0-9]+$ && $idx =~ ^[0-9]+$ ]] && ((idx >= 1 && idx <= n_configs)) ||
     die $EXIT_USAGE "--fleet-job '$fleet_job': internal SLOT:INDEX"
   fleet_hosts
   [[ ! -e $fleet_dir/stop ]] || exit $EXIT_INTERRUPTED
-  cfg=${configs[$((idx - 1))]}
+  label=${labels[idx - 1]}
   echo $$ >"$fleet_dir/job-$slot.pid"
   status_file=$(mktemp "${TMPDIR:-/tmp}/sweep-status.XXXXXX")
   trap 'fleet_job_exit $? "$slot"' EXIT
@@ -183,7 +183,7 @@ fleet_job_main() {
       fleet_charge "$i" "svc-swap --dry-run could not read its config"
       continue
     fi
-    run_config "$cfg" "$idx"
+    run_config "$idx"
     fleet_release
     ((interrupted)) && exit $EXIT_INTERRUPTED
     # run_config's verdict from the records this try appended: while a
@@ -191,20 +191,20 @@ fleet_job_main() {
     state=$last_state
     case $state in
       complete)
-        [[ -z $suspect ]] || fleet_charge "$suspect" "$(label "$cfg") failed there, not on ${h_name[$i]}"
+        [[ -z $suspect ]] || fleet_charge "$suspect" "$label failed there, not on ${h_name[$i]}"
         exit 0 ;;
-      transport) fleet_charge "$i" "transport failure on $(label "$cfg")" ;;
+      transport) fleet_charge "$i" "transport failure on $label" ;;
       failed)
         # Pre-flight (svc-swap exit 26) refused the config itself.
         [[ -z $suspect && $last_rc_swap != 26 ]] || exit $EXIT_SOME_FAILED
         suspect=$i
-        say "$(label "$cfg"): trying another host before it counts as the config's own failure" ;;
+        say "$label: trying another host before it counts as the config's own failure" ;;
       *) exit $EXIT_INTERRUPTED ;;
     esac
   done
   ((interrupted)) && exit $EXIT_INTERRUPTED
   [[ -z $suspect ]] || exit $EXIT_SOME_FAILED # no other host: its failure stands
-  warn "$(label "$cfg"): no host left to run it"
+  warn "$label: no host left to run it"
   exit $EXIT_NO_HOST
 }
 
@@ -233,7 +233,7 @@ fleet_main() {
     done
     fleet_use_host 0
     say_prefix=""
-    for i in "${!configs[@]}"; do run_config "${configs[$i]}" $((i + 1)); done
+    for ((i = 1; i <= n_configs; i++)); do run_config "$i"; done
     exit 0
   fi
   mkdir -p "$fleet_dir"
@@ -241,14 +241,14 @@ fleet_main() {
   rm -f "$fleet_dir"/stop "$fleet_dir"/usage "$fleet_dir"/dropped-* "$fleet_dir"/fail-* "$fleet_dir"/job-*.pid
   echo "${#h_id[@]}" >"$fleet_dir/jobs"
   printf '%s\n' "${h_id[@]}" >"$fleet_dir/ids"
-  for i in "${!configs[@]}"; do
-    if ((resume)) && [[ ${done_state[$(config_key "${configs[$i]}")]:-} =~ ^(complete|failed)$ ]]; then
-      say "[$((i + 1))/${#configs[@]}] $(label "${configs[$i]}"): already in $results, skipped"
+  for ((i = 1; i <= n_configs; i++)); do
+    if [[ ${actions[i - 1]:-run} == skip ]]; then
+      say "[$i/$n_configs] ${labels[i - 1]}: already in $results, skipped"
     else
-      pending+=($((i + 1)))
+      pending+=("$i")
     fi
   done
-  say "${#configs[@]} config(s) on ${#h_id[@]} host(s); results: $results"
+  say "$n_configs config(s) on ${#h_id[@]} host(s); results: $results"
   printf '%s\n' "${pending[@]}" >"$fleet_dir/queue"
   trap fleet_on_signal INT TERM
   # -u: jobs' progress lines pass straight through (each one write);
@@ -296,7 +296,7 @@ fleet_finish() { # CODE
     [[ -e $fleet_dir/origin-${h_id[$i]}.jsonl ]] || continue
     (
       fleet_use_host "$i"
-      mapfile -t orig_set < <("$SUMMARIZE" --origin "$origin_file")
+      mapfile -t orig_set < <(plan restore "$origin_file")
       swaps=1 final_rc=0
       restore
       exit "$final_rc"
@@ -309,10 +309,10 @@ fleet_finish() { # CODE
     ((rc == 0)) || final_rc=$EXIT_RESTORE_FAILED
   done
   table
-  declare -A st_of=()
-  read_states st_of
-  for i in "${!configs[@]}"; do
-    case ${st_of[$(config_key "${configs[$i]}")]:-} in
+  local -a states=()
+  mapfile -t states < <(plan configs "$results" --field state)
+  for i in "${!states[@]}"; do
+    case ${states[$i]} in
       complete) ok=$((ok + 1)) ;;
       failed | transport) failed=$((failed + 1)) ;;
       *) missing=$((missing + 1)) ;;

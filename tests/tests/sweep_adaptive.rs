@@ -97,11 +97,37 @@ fn starts(recs: &[Value]) -> Vec<(String, Vec<usize>)> {
     out
 }
 
+/// What sweep-plan answers for the file `text`, scored by summarize as
+/// sweep --adaptive pipes them: `measure` and the value, or `done`.
 fn next(text: &str) -> String {
-    let mut c = Command::new(testkit::bin("summarize"));
-    c.args(["--next", &format!("{KEY}={VALUES}"), "--repeat-budget", "2"]);
-    let r = testkit::run(c, text);
+    let dir = testkit::temp_dir("sweep-adaptive-next");
+    let file = dir.join("results.jsonl");
+    std::fs::write(&file, format!("{text}\n")).unwrap();
+    let mut s = Command::new(testkit::bin("summarize"));
+    s.args([
+        "--format",
+        "json",
+        "--objective",
+        "weighted",
+        "--pool-hosts",
+    ])
+    .arg(&file);
+    let scores = testkit::run(s, "").stdout();
+    let mut c = Command::new(testkit::bin("sweep-plan"));
+    c.args([
+        "next",
+        "--param",
+        KEY,
+        "--values",
+        VALUES,
+        "--repeat-budget",
+        "2",
+    ])
+    .args(["--summary", "-", "--field", "action", "--field", "value"])
+    .arg(&file);
+    let r = testkit::run(c, &scores);
     assert_eq!(r.code(), 0, "{}", r.stderr());
+    std::fs::remove_dir_all(dir).unwrap();
     r.stdout()
 }
 
@@ -168,10 +194,9 @@ fn adaptive_sweep_stops_early_skips_the_rest_and_resumes_the_same_way() {
     for k in 1..st.len() {
         let end = *st[k - 1].1.last().unwrap() + 1;
         let ans = next(&lines[..end].join("\n"));
-        let first = ans.lines().next().unwrap_or("");
         assert_eq!(
-            first,
-            format!("measure\t{KEY}={}", st[k].0),
+            ans,
+            format!("measure\n{}\n", st[k].0),
             "after {k} starts: {ans}"
         );
     }

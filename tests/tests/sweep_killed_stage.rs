@@ -22,7 +22,7 @@ const KEY: &str = "speculative-num-steps";
 fn bin_dir_with_a_dying_swap(dir: &Path) -> PathBuf {
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).unwrap();
-    for t in ["wait-ready", "loadgen", "summarize"] {
+    for t in ["wait-ready", "loadgen", "summarize", "sweep-plan"] {
         std::os::unix::fs::symlink(testkit::bin(t), bin.join(t)).unwrap();
     }
     let mark = dir.join("killed-once");

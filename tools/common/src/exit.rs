@@ -58,17 +58,27 @@ pub const SOME_CONFIGS_FAILED: u8 = 40;
 pub const ALL_CONFIGS_FAILED: u8 = 41;
 /// sweep.sh: the final restore (or --keep-winner apply) did not end ready.
 pub const RESTORE_FAILED: u8 = 42;
+/// sweep.sh --hosts: configs left unrun (every host was dropped).
+pub const NO_HOST_LEFT: u8 = 43;
+/// sweep.sh --hosts: GNU parallel is not installed.
+pub const NO_PARALLEL: u8 = 44;
+/// sweep.sh --hosts: a host was dropped (every config has a result).
+pub const HOST_DROPPED: u8 = 45;
 
-// summarize --next outcomes (the adaptive sweep's decision mode).
-/// summarize --next: the input holds no records at all (not even the
+// sweep-plan outcomes (the sweep's decisions; `next` is the adaptive
+// search's step).
+/// sweep-plan next: the results file holds no records at all (not even the
 /// origin record sweep(1) writes first).
 pub const NEXT_EMPTY: u8 = 50;
-/// summarize --next: records of another parameter set (a config without
-/// the --space parameter, or with more than one varying parameter).
+/// sweep-plan next: records of another parameter set (a config without
+/// the --param key, or with more than one varying parameter).
 pub const NEXT_MIXED: u8 = 51;
-/// summarize --next: a --space value (or a recorded one) is not a number,
-/// so the parameter has no order to find a plateau along.
+/// sweep-plan next: a --values value is not a number, so the parameter
+/// has no order to find a plateau along.
 pub const NEXT_NOT_NUMERIC: u8 = 52;
+/// sweep-plan restore: the origin file has no origin record, or one that
+/// lacks a swept key (the results file is another sweep's).
+pub const ORIGIN_MISSING: u8 = 53;
 // summarize outcomes.
 /// summarize: the results come from hosts of different hardware and one
 /// pick (json, csv) was asked for without `--pool-hosts` or `--per-host`.

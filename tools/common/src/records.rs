@@ -739,6 +739,21 @@ impl FailureKind {
     }
 }
 
+/// A failure record's class, read from its JSON: its `class`, or for
+/// records of older tools (no `class`, or one this version does not know)
+/// its kind's default class; an unknown kind is the config's own.
+pub fn failure_class(rec: &Value) -> FailureClass {
+    if let Some(c) = rec
+        .get("class")
+        .and_then(|c| serde_json::from_value(c.clone()).ok())
+    {
+        return c;
+    }
+    rec.get("kind")
+        .and_then(|k| serde_json::from_value::<FailureKind>(k.clone()).ok())
+        .map_or(FailureClass::Config, FailureKind::default_class)
+}
+
 /// Whose fault a failure was: a sweep retries `transport` failures and
 /// never uses them as results; `config` failures are results.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]

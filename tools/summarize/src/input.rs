@@ -239,7 +239,7 @@ fn take_record(
             Config::new()
         }
     };
-    if kind == "failure" && crate::sweepq::failure_class(&rec) == FailureClass::Transport {
+    if kind == "failure" && sweepkit::records::failure_class(&rec) == FailureClass::Transport {
         // Transient (SSH lost, host unreachable): says nothing about the
         // config, so it is neither a data point nor a baseline.
         input.notes.push(format!(

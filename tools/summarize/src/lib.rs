@@ -3,10 +3,8 @@
 //! the best overall under an objective, the plateau along an ordered
 //! parameter, a plot, and a `summary` record a script can apply.
 
-pub mod adapt;
 pub mod analysis;
 pub mod aside;
-pub mod cost;
 pub mod decide;
 pub mod emit;
 pub mod group;
@@ -14,7 +12,7 @@ pub mod hosts;
 pub mod input;
 pub mod level;
 pub mod metric;
-pub mod next;
+pub mod notes;
 pub mod partial;
 pub mod plot;
 pub mod render;
@@ -22,7 +20,6 @@ pub mod schedule;
 pub mod schedule_out;
 pub mod spec;
 pub mod stats;
-pub mod sweepq;
 pub mod words;
 
 use std::io::{BufRead, Write};
@@ -152,96 +149,6 @@ pub struct Args {
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 
-    /// For sweep(1): print each config's state (complete, failed,
-    /// transport, incomplete), a TAB and KEY=VALUE per comma-separated KEY
-    #[arg(long, value_name = "KEYS", help_heading = "Sweep bookkeeping")]
-    pub config_states: Option<String>,
-
-    /// For sweep(1): print the restore arguments of the input's origin
-    /// record, one per line (nothing when it has none)
-    #[arg(
-        long,
-        help_heading = "Sweep bookkeeping",
-        conflicts_with = "config_states"
-    )]
-    pub origin: bool,
-
-    /// For sweep(1): read a dry-run swap record, write an origin record
-    #[arg(
-        long,
-        help_heading = "Sweep bookkeeping",
-        conflicts_with_all = ["config_states", "origin"]
-    )]
-    pub new_origin: bool,
-
-    /// For sweep(1): print how many records of TYPE the input holds (a
-    /// type of sweepkit-records(5): bench, failure, ...)
-    #[arg(
-        long,
-        value_name = "TYPE",
-        help_heading = "Sweep bookkeeping",
-        value_parser = sweepq::parse_record_type,
-        conflicts_with_all = ["config_states", "origin", "new_origin"]
-    )]
-    pub count: Option<String>,
-
-    /// With --count: only records of this config (each KEY's value in the
-    /// record's config equal to V)
-    #[arg(
-        long,
-        value_name = "KEY=V[,KEY=V]",
-        help_heading = "Sweep bookkeeping",
-        value_parser = sweepq::parse_config_filter,
-        requires = "count"
-    )]
-    pub config: Option<sweepq::ConfigFilter>,
-
-    /// For sweep --adaptive: print what to measure next along KEY's
-    /// values (KEY=V1,V2,...), or that the search is done and why
-    #[arg(
-        long,
-        value_name = "KEY=VALUES",
-        help_heading = "Adaptive sweep",
-        value_parser = next::parse_space,
-        conflicts_with_all = ["config_states", "origin", "new_origin"]
-    )]
-    pub next: Option<next::Space>,
-
-    /// With --next: stop after K further values past the best showed the
-    /// plateau
-    #[arg(
-        long,
-        value_name = "K",
-        default_value_t = 2,
-        help_heading = "Adaptive sweep"
-    )]
-    pub patience: usize,
-
-    /// With --next: weighted-score gap that counts as a close call (and a
-    /// drop that counts as a clear peak) until repeats measure the noise
-    #[arg(
-        long,
-        value_name = "PCT",
-        default_value = "5%",
-        value_parser = spec::parse_pct,
-        help_heading = "Adaptive sweep"
-    )]
-    pub noise_margin: f64,
-
-    /// With --next: extra config starts allowed for re-measuring close calls
-    #[arg(
-        long,
-        value_name = "N",
-        default_value_t = 4,
-        help_heading = "Adaptive sweep"
-    )]
-    pub repeat_budget: usize,
-
-    /// With --next: write a skipped record for each untried value of a
-    /// finished search (none twice), instead of the answer
-    #[arg(long, requires = "next", help_heading = "Adaptive sweep")]
-    pub emit_skipped: bool,
-
     /// Print the server's own per-load schedule (JSON) from a sweep of one
     /// speculative depth at two or more concurrency levels
     #[arg(
@@ -249,8 +156,7 @@ pub struct Args {
         value_name = "SERVER",
         value_enum,
         help_heading = "Per-load schedule",
-        conflicts_with_all = ["config_states", "origin", "new_origin", "count", "next",
-            "host_dropped", "per_host", "format", "plot"]
+        conflicts_with_all = ["per_host", "format", "plot"]
     )]
     pub schedule: Option<schedule::Server>,
 
@@ -274,55 +180,6 @@ pub struct Args {
         help_heading = "Per-load schedule"
     )]
     pub adaptive_config_file: String,
-
-    /// For sweep(1) --hosts: write the record of a host dropped for
-    /// REASON; the input is that host's origin record (may be empty)
-    #[arg(
-        long,
-        value_name = "REASON",
-        help_heading = "Sweep bookkeeping",
-        conflicts_with_all = ["config_states", "origin", "new_origin", "count"]
-    )]
-    pub host_dropped: Option<String>,
-}
-
-/// What sweep(1) asks: `--config-states`, `--origin`, `--count` (of one
-/// `--config`, or of all), `--host-dropped` (`--new-origin` when none).
-type Count = (String, Vec<(String, String)>);
-type Book = (Option<String>, bool, Option<Count>, Option<String>);
-
-/// `--config-states`, `--origin`, `--new-origin`, `--count`,
-/// `--host-dropped`: answer and return.
-fn bookkeeping(
-    (config_states, origin, count, host_dropped): Book,
-    text: &str,
-    stdout: &mut impl Write,
-) -> Result<(), Exit> {
-    let started = std::time::SystemTime::now();
-    if let Some(reason) = host_dropped {
-        let f = sweepq::host_dropped(text, &reason, started)
-            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("--host-dropped: {e}")))?;
-        sweepkit::io::write_record(stdout, &Record::Failure(f))?;
-    } else if let Some((tag, of)) = &count {
-        writeln!(stdout, "{}", sweepq::count(text, tag, of))?;
-    } else if let Some(keys) = &config_states {
-        let keys: Vec<String> = keys
-            .split(',')
-            .map(|k| k.trim_start_matches('-').to_string())
-            .collect();
-        stdout.write_all(sweepq::config_states(text, &keys).as_bytes())?;
-    } else if origin {
-        stdout.write_all(sweepq::origin_args(text).as_bytes())?;
-    } else {
-        let line = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-        let v: serde_json::Value = serde_json::from_str(line)
-            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("--new-origin: not JSON: {e}")))?;
-        let o = sweepq::new_origin(&v, started)
-            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("--new-origin: {e}")))?;
-        sweepkit::io::write_record(stdout, &Record::Origin(o))?;
-    }
-    stdout.flush()?;
-    Ok(())
 }
 
 /// Read every FILE (`-`: stdin, once) as text.
@@ -372,9 +229,6 @@ pub fn run_with(
         args.files.clone()
     };
     let sources = read_all(&files, &mut stdin)?;
-    if let Some(space) = args.next.clone() {
-        return run_next(&args, space, opts, &sources, &mut stdout);
-    }
     if let Some(server) = args.schedule {
         let inp = observations(&files, &sources, &mut stderr)?;
         let req = schedule_out::Request {
@@ -384,17 +238,6 @@ pub fn run_with(
             pool_hosts: args.pool_hosts,
         };
         return schedule_out::run(&req, opts, inp, &mut stdout, &mut stderr);
-    }
-    let book: Book = (
-        args.config_states.clone(),
-        args.origin,
-        args.count
-            .clone()
-            .map(|t| (t, args.config.clone().map(|c| c.0).unwrap_or_default())),
-        args.host_dropped.clone(),
-    );
-    if book.0.is_some() || args.origin || args.new_origin || book.2.is_some() || book.3.is_some() {
-        return bookkeeping(book, &all_text(&sources), &mut stdout);
     }
     let mut inp = observations(&files, &sources, &mut stderr)?;
     partial::resolve(&mut inp);
@@ -417,33 +260,11 @@ pub fn run_with(
     }
     let notes = analyses
         .last()
-        .map(|(_, a)| next::table_notes(a, &all_text(&sources)))
+        .map(|(_, a)| notes::table_notes(a, &all_text(&sources)))
         .unwrap_or_default();
     emit_all(&analyses, format, started, &notes, &mut stdout)?;
     stdout.flush()?;
     finish(&analyses, machine, &mut stderr)
-}
-
-/// `--next`: what the adaptive sweep measures next, decided on the
-/// weighted objective along the --next parameter.
-fn run_next(
-    args: &Args,
-    space: next::Space,
-    opts: analysis::Options,
-    sources: &[(String, String)],
-    stdout: &mut impl Write,
-) -> Result<(), Exit> {
-    next::check_input(&space, sources)?;
-    let space = space.ordered()?;
-    let better = opts.metric.better;
-    let opts = analysis::Options {
-        objective: Objective::Weighted,
-        baseline: None,
-        param: Some(space.key.clone()),
-        ..opts
-    };
-    let a = analyse_quietly(sources, opts)?;
-    next::run(args, space, sources, a.as_ref(), better, stdout)
 }
 
 /// The warnings on stderr where the format carries no prose; exit 1 when
@@ -532,29 +353,6 @@ fn observations(
 fn all_text(sources: &[(String, String)]) -> String {
     let texts: Vec<&str> = sources.iter().map(|(_, t)| t.as_str()).collect();
     texts.join("\n")
-}
-
-/// The analysis `--next` decides on (`None`: nothing measured yet); notes
-/// about ignored input are not its business.
-fn analyse_quietly(
-    sources: &[(String, String)],
-    opts: analysis::Options,
-) -> Result<Option<analysis::Analysis>, Exit> {
-    let mut inp = input::Input::default();
-    for (name, text) in sources {
-        input::read_source(name, text, &mut inp)
-            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!(e)))?;
-    }
-    input::drop_unplaceable(&mut inp);
-    if inp.obs.is_empty() {
-        return Ok(None);
-    }
-    partial::resolve(&mut inp);
-    let mut notes = Vec::new();
-    let model = group::build(&inp.obs, &opts.metric, &mut notes);
-    analysis::analyse(model, &inp.obs, opts)
-        .map(Some)
-        .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))
 }
 
 /// Build and analyse each group's table; the notes (input, grouping) are

@@ -2,7 +2,31 @@
 //! late peak, a monotone rise, a noisy flat line, and repeats of close calls.
 
 use super::*;
-use crate::stats;
+
+/// The median and MAD of repeats, as summarize's `stats` has them.
+mod stats {
+    pub const MAD_TO_SIGMA: f64 = 1.4826;
+
+    pub fn median(xs: &[f64]) -> Option<f64> {
+        if xs.is_empty() {
+            return None;
+        }
+        let mut v = xs.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        Some(if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        })
+    }
+
+    pub fn mad(xs: &[f64]) -> Option<f64> {
+        let m = median(xs)?;
+        let dev: Vec<f64> = xs.iter().map(|x| (x - m).abs()).collect();
+        median(&dev)
+    }
+}
 
 const LEVELS: usize = 3;
 

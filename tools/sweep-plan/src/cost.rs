@@ -6,10 +6,11 @@
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
+use serde::Serialize;
 use serde_json::Value;
 
 /// Spent and full-grid figures.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Cost {
     pub restarts: usize,
     pub requests: u64,
@@ -20,10 +21,10 @@ pub struct Cost {
 }
 
 impl Cost {
-    /// `KEY=VALUE` words joined by TABs, for sweep(1).
+    /// `KEY=VALUE` words, for sweep(1)'s cost line.
     pub fn words(&self) -> String {
         format!(
-            "restarts={}\trequests={}\twall_s={:.1}\tgrid_restarts={}\tgrid_requests={}\tgrid_wall_s={:.1}",
+            "restarts={} requests={} wall_s={:.1} grid_restarts={} grid_requests={} grid_wall_s={:.1}",
             self.restarts,
             self.requests,
             self.wall_s,
@@ -166,8 +167,6 @@ mod tests {
         assert_eq!(c.grid_restarts, 10);
         assert_eq!(c.grid_requests, 180);
         assert!((c.grid_wall_s - 150.0).abs() < 1e-9);
-        assert!(c
-            .words()
-            .starts_with("restarts=3\trequests=36\twall_s=30.0\t"));
+        assert!(c.words().starts_with("restarts=3 requests=36 wall_s=30.0 "));
     }
 }

@@ -1,7 +1,8 @@
 //! The adaptive sweep's decision, as a pure function of what was measured
 //! so far along one ordered parameter: measure the next value, re-measure
-//! the close calls, or stop (and why). `summarize --next` feeds it from a
-//! results file; sweep(1) `--adaptive` acts on the answer.
+//! the close calls, or stop (and why). `sweep-plan next` feeds it from a
+//! results file and summarize's scores; sweep(1) `--adaptive` acts on the
+//! answer.
 //!
 //! Two early stops, both known from hyperparameter tuning:
 //! - along the parameter, a plateau or a clear peak (the "patience" of
@@ -12,7 +13,50 @@
 //!   configs still within noise of the best, one round at a time, in
 //!   interleaved order so a drift of the machine hits every candidate alike.
 
-use crate::metric::Better;
+/// Which way the metric improves (summarize's summary record says, in
+/// `details.better`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Better {
+    Higher,
+    Lower,
+}
+
+impl Better {
+    /// True when `a` is strictly better than `b`.
+    pub fn beats(self, a: f64, b: f64) -> bool {
+        match self {
+            Better::Higher => a > b,
+            Better::Lower => a < b,
+        }
+    }
+
+    /// True when `x` is within `tol` (a fraction) of `best`.
+    pub fn within(self, x: f64, best: f64, tol: f64) -> bool {
+        match self {
+            Better::Higher => x >= best - tol * best.abs(),
+            Better::Lower => x <= best + tol * best.abs(),
+        }
+    }
+}
+
+/// Pick among `(order, score)` candidates: the best score, then within
+/// `tol` (a fraction) of it the smallest `order`; the index into `cands`.
+/// The rule of summarize's own pick (`summarize/src/decide.rs`, `pick`),
+/// so the search's best is the config summarize picks and sweep applies.
+pub fn pick(cands: &[(usize, f64)], better: Better, tol: f64) -> Option<usize> {
+    let top = (0..cands.len()).reduce(|a, b| {
+        if better.beats(cands[b].1, cands[a].1) {
+            b
+        } else {
+            a
+        }
+    })?;
+    let best = cands[top].1;
+    (0..cands.len())
+        .filter(|&i| better.within(cands[i].1, best, tol))
+        .min_by_key(|&i| cands[i].0)
+        .or(Some(top))
+}
 
 /// What is known about one value of the parameter (index = its order).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -125,8 +169,8 @@ pub fn best_row(rows: &[RowData], tol: f64) -> Option<usize> {
         .filter(|&i| rows[i].done && !rows[i].failed)
         .filter_map(|i| rows[i].weighted.map(|s| (i, s)))
         .collect();
-    let p = crate::decide::pick(&cands, Better::Higher, tol)?;
-    Some(cands[p.winner].0)
+    let p = pick(&cands, Better::Higher, tol)?;
+    Some(cands[p].0)
 }
 
 /// Exploration along the parameter: `Ok((rule, why))` when it is over,
@@ -312,7 +356,16 @@ fn noise(rows: &[RowData]) -> Option<f64> {
 
 /// A fraction as a percentage for messages ("2%", "1.5%").
 pub fn pct(x: f64) -> String {
-    format!("{}%", crate::level::trim_float((x * 1000.0).round() / 10.0))
+    format!("{}%", trim_float((x * 1000.0).round() / 10.0))
+}
+
+/// `2` rather than `2.0`, as summarize prints figures.
+pub fn trim_float(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,82 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_sweep_plan_global_optspecs
+    string join \n field= h/help V/version
+end
+
+function __fish_sweep_plan_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_sweep_plan_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_sweep_plan_using_subcommand
+    set -l cmd (__fish_sweep_plan_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c sweep-plan -n "__fish_sweep_plan_needs_command" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
+complete -c sweep-plan -n "__fish_sweep_plan_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c sweep-plan -n "__fish_sweep_plan_needs_command" -s V -l version -d 'Print version'
+complete -c sweep-plan -n "__fish_sweep_plan_needs_command" -f -a "configs" -d 'Each config of the grid, in run order, with its state in RESULTS and whether to run it (--resume skips those with a result)'
+complete -c sweep-plan -n "__fish_sweep_plan_needs_command" -f -a "args" -d 'One config\'s arguments for a tool, one word per line'
+complete -c sweep-plan -n "__fish_sweep_plan_needs_command" -f -a "verdict" -d 'What one run of a config left in RESULTS: its state and how many bench records it wrote (other configs\' records are not counted)'
+complete -c sweep-plan -n "__fish_sweep_plan_needs_command" -f -a "origin" -d 'Read a dry-run swap record on stdin; print the origin record to append, unless ORIGIN already holds one (then print nothing)'
+complete -c sweep-plan -n "__fish_sweep_plan_needs_command" -f -a "restore" -d 'svc-swap\'s words that put ORIGIN\'s original config back, one per line; every swept key must be in it'
+complete -c sweep-plan -n "__fish_sweep_plan_needs_command" -f -a "host-dropped" -d 'The record of a host the fleet dropped for REASON; ORIGIN is that host\'s origin record (may be missing)'
+complete -c sweep-plan -n "__fish_sweep_plan_needs_command" -f -a "next" -d 'The adaptive search\'s next step along the one --param: measure a value, or done (and why, what it cost)'
+complete -c sweep-plan -n "__fish_sweep_plan_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand configs" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand configs" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand configs" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand configs" -l resume -d 'Skip configs whose last record is a result (complete, or a failure of their own)'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand configs" -s h -l help -d 'Print help'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand args" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand args" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand args" -l index -d 'The config\'s place in the grid (1-based, as `configs` numbers)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand args" -l for -d 'Which tool\'s words' -r -f -a "swap\t'svc-swap: `--set FLAG=VALUE` per swept flag'
+expect\t'wait-ready: `--expect-config KEY=VALUE` per swept flag'
+stage\t'wait-ready and loadgen: `--pipeline-config KEY=VALUE`'"
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand args" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand args" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l index -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l since -d 'Only the records after this many lines (the file\'s length before the run)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -s h -l help -d 'Print help'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -s h -l help -d 'Print help'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand restore" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand restore" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand restore" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand restore" -s h -l help -d 'Print help'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand host-dropped" -l reason -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand host-dropped" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand host-dropped" -s h -l help -d 'Print help'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l patience -d 'Stop after K further values past the best showed the plateau' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l noise-margin -d 'Weighted-score gap that counts as a close call (and a drop that counts as a clear peak) until repeats measure the noise' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l repeat-budget -d 'Extra config starts allowed for re-measuring close calls' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l summary -d 'summarize\'s summary record of RESULTS (`summarize --format json --objective weighted --pool-hosts RESULTS`); - is stdin; empty: nothing measured yet' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l emit-skipped -d 'Write a skipped record for each untried value of a finished search (none twice), instead of the answer'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -s h -l help -d 'Print help'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand help; and not __fish_seen_subcommand_from configs args verdict origin restore host-dropped next help" -f -a "configs" -d 'Each config of the grid, in run order, with its state in RESULTS and whether to run it (--resume skips those with a result)'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand help; and not __fish_seen_subcommand_from configs args verdict origin restore host-dropped next help" -f -a "args" -d 'One config\'s arguments for a tool, one word per line'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand help; and not __fish_seen_subcommand_from configs args verdict origin restore host-dropped next help" -f -a "verdict" -d 'What one run of a config left in RESULTS: its state and how many bench records it wrote (other configs\' records are not counted)'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand help; and not __fish_seen_subcommand_from configs args verdict origin restore host-dropped next help" -f -a "origin" -d 'Read a dry-run swap record on stdin; print the origin record to append, unless ORIGIN already holds one (then print nothing)'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand help; and not __fish_seen_subcommand_from configs args verdict origin restore host-dropped next help" -f -a "restore" -d 'svc-swap\'s words that put ORIGIN\'s original config back, one per line; every swept key must be in it'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand help; and not __fish_seen_subcommand_from configs args verdict origin restore host-dropped next help" -f -a "host-dropped" -d 'The record of a host the fleet dropped for REASON; ORIGIN is that host\'s origin record (may be missing)'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand help; and not __fish_seen_subcommand_from configs args verdict origin restore host-dropped next help" -f -a "next" -d 'The adaptive search\'s next step along the one --param: measure a value, or done (and why, what it cost)'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand help; and not __fish_seen_subcommand_from configs args verdict origin restore host-dropped next help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -1,0 +1,220 @@
+//! The grid: each `--param NAME --values LIST` pair (several make a grid,
+//! `--param A,B` flags that move together, each value `a:b`) expanded into
+//! the configs in the order sweep(1) runs them, the first parameter
+//! outermost. Each config knows its words for each tool, so the script
+//! never joins or splits a config itself.
+
+use serde::Serialize;
+use sweepkit::records::Config;
+
+/// One config of the grid.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Point {
+    /// 1-based, in run order.
+    pub index: usize,
+    /// (flag as given on --param, value), in --param order.
+    pub words: Vec<(String, String)>,
+}
+
+impl Point {
+    /// `KEY=VALUE` pairs as records carry them (no leading dashes).
+    pub fn pairs(&self) -> Vec<(String, String)> {
+        self.words
+            .iter()
+            .map(|(f, v)| (key_of(f).to_string(), v.clone()))
+            .collect()
+    }
+
+    /// The config as records have it.
+    pub fn config(&self) -> Config {
+        self.pairs().into_iter().collect()
+    }
+
+    /// `a=1 b=2`, for messages.
+    pub fn label(&self) -> String {
+        let words: Vec<String> = self
+            .pairs()
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        words.join(" ")
+    }
+
+    /// True when `config` (a record's) holds this point's value for every
+    /// swept key.
+    pub fn matches(&self, config: &Config) -> bool {
+        self.pairs()
+            .iter()
+            .all(|(k, v)| config.get(k).is_some_and(|x| x == v))
+    }
+
+    /// The arguments one tool takes for this config, one word each.
+    pub fn args(&self, tool: Tool) -> Vec<String> {
+        let mut out = Vec::new();
+        for ((flag, v), (key, _)) in self.words.iter().zip(self.pairs()) {
+            match tool {
+                Tool::Swap => out.extend(["--set".to_string(), format!("{flag}={v}")]),
+                Tool::Expect => out.extend(["--expect-config".to_string(), format!("{key}={v}")]),
+                // A stage whose upstream dies without a record records
+                // this config's failure (not `config: {}`).
+                Tool::Stage => out.extend(["--pipeline-config".to_string(), format!("{key}={v}")]),
+            }
+        }
+        out
+    }
+}
+
+/// Which tool's words [`Point::args`] gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Tool {
+    /// svc-swap: `--set FLAG=VALUE` per swept flag.
+    Swap,
+    /// wait-ready: `--expect-config KEY=VALUE` per swept flag.
+    Expect,
+    /// wait-ready and loadgen: `--pipeline-config KEY=VALUE`.
+    Stage,
+}
+
+/// A flag name without its leading dashes (the key records use).
+pub fn key_of(flag: &str) -> &str {
+    flag.trim_start_matches('-')
+}
+
+/// The grid's swept keys, in --param order (coupled flags one each).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    pub points: Vec<Point>,
+    pub keys: Vec<String>,
+}
+
+/// Expand `--param`/`--values` pairs; a usage error names the bad word.
+pub fn expand(params: &[String], values: &[String]) -> Result<Grid, String> {
+    if params.len() != values.len() {
+        return Err(format!(
+            "{} --param but {} --values: give --values LIST after each --param NAME",
+            params.len(),
+            values.len()
+        ));
+    }
+    let mut keys = Vec::new();
+    let mut rows: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for (p, vs) in params.iter().zip(values) {
+        let names = flag_names(p)?;
+        for n in &names {
+            let k = key_of(n).to_string();
+            if keys.contains(&k) {
+                return Err(format!("--param {p}: {k} is swept twice"));
+            }
+            keys.push(k);
+        }
+        let assigns = vs
+            .split(',')
+            .map(|v| assign(p, &names, vs, v))
+            .collect::<Result<Vec<_>, _>>()?;
+        rows = rows
+            .iter()
+            .flat_map(|r| {
+                assigns.iter().map(move |a| {
+                    let mut r = r.clone();
+                    r.extend(a.iter().cloned());
+                    r
+                })
+            })
+            .collect();
+    }
+    let points = rows
+        .into_iter()
+        .enumerate()
+        .map(|(i, words)| Point {
+            index: i + 1,
+            words,
+        })
+        .collect();
+    Ok(Grid { points, keys })
+}
+
+/// The flag names of one `--param` (A or A,B).
+fn flag_names(p: &str) -> Result<Vec<String>, String> {
+    let names: Vec<String> = p.split(',').map(str::to_string).collect();
+    for n in &names {
+        let rest = n.strip_prefix("--").or(n.strip_prefix('-')).unwrap_or(n);
+        let ok = rest
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+            && rest
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
+        if !ok {
+            return Err(format!("--param '{p}': '{n}' is not a flag name"));
+        }
+    }
+    Ok(names)
+}
+
+/// The (flag, value) words of one value of `--param NAMES`.
+fn assign(p: &str, names: &[String], list: &str, v: &str) -> Result<Vec<(String, String)>, String> {
+    if v.is_empty() || v.contains('\n') {
+        return Err(format!(
+            "--values '{list}': expected V1,V2,... with no empty value"
+        ));
+    }
+    // One flag: a colon in its value is just a colon.
+    if names.len() == 1 {
+        return Ok(vec![(names[0].clone(), v.to_string())]);
+    }
+    let parts: Vec<&str> = v.split(':').collect();
+    if parts.len() != names.len() || parts.iter().any(|s| s.is_empty()) {
+        return Err(format!(
+            "--param {p} --values ...{v}...: expected {} values joined by ':'",
+            names.len()
+        ));
+    }
+    Ok(names
+        .iter()
+        .cloned()
+        .zip(parts.iter().map(|s| s.to_string()))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn the_first_parameter_is_outermost_and_coupled_flags_move_together() {
+        let g = expand(&s(&["--a", "b,c"]), &s(&["1,2", "x:y,z:w"])).unwrap();
+        assert_eq!(g.keys, s(&["a", "b", "c"]));
+        let labels: Vec<String> = g.points.iter().map(Point::label).collect();
+        assert_eq!(
+            labels,
+            ["a=1 b=x c=y", "a=1 b=z c=w", "a=2 b=x c=y", "a=2 b=z c=w"]
+        );
+        assert_eq!(g.points[3].index, 4);
+        assert_eq!(
+            g.points[0].args(Tool::Swap),
+            s(&["--set", "--a=1", "--set", "b=x", "--set", "c=y"])
+        );
+        assert_eq!(
+            g.points[0].args(Tool::Stage)[..2],
+            s(&["--pipeline-config", "a=1"])
+        );
+        let one = expand(&s(&["k"]), &s(&["a:b"])).unwrap();
+        assert_eq!(one.points[0].label(), "k=a:b");
+    }
+
+    #[test]
+    fn bad_grids_name_the_word() {
+        let e = |p: &[&str], v: &[&str]| expand(&s(p), &s(v)).unwrap_err();
+        assert!(e(&["a,b"], &["1"]).contains("2 values joined by ':'"));
+        assert!(e(&["a,"], &["1:2"]).contains("not a flag name"));
+        assert!(e(&["a b"], &["1"]).contains("not a flag name"));
+        assert!(e(&["a"], &["1,,2"]).contains("no empty value"));
+        assert!(e(&["a"], &[]).contains("after each --param"));
+        assert!(e(&["a", "--a"], &["1", "2"]).contains("swept twice"));
+    }
+}
