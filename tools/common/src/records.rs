@@ -428,7 +428,8 @@ pub struct ReadyRecord {
     /// Where the live config (`--expect-config`, `server.args`/`argv`) was
     /// read: `server_info` (the server's own report: SGLang's
     /// `/server_info`, llama.cpp's `/props`), `argv` (the process's
-    /// `/proc/PID/cmdline`), or `none`.
+    /// `/proc/PID/cmdline`), `inspect` (a container's command, by the
+    /// engine's `container inspect`), or `none`.
     pub config_source: Option<String>,
     /// Last log lines (journal or `--log`) when the server crashed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

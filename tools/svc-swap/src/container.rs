@@ -8,7 +8,6 @@
 
 pub mod create;
 pub mod definition;
-pub mod engine;
 pub mod inspect;
 
 use sweepkit::exit;
@@ -20,8 +19,8 @@ use crate::execstart::{escape_value, ExecLine};
 use crate::far;
 use crate::job::{self, ManagerJob, State};
 use crate::target::{Opts, Plan, Target};
-pub use engine::Engine;
 use inspect::Inspected;
+pub use sweepkit::engine::{self, Engine};
 
 pub struct Container<'t> {
     t: &'t dyn Transport,

@@ -1,16 +1,18 @@
 //! Which container engine CLI runs on the far side: `--engine` when given,
 //! else docker when its daemon answers, else podman. A docker client whose
 //! daemon is down (`docker version` cannot reach the server) is not an
-//! engine: the choice falls to podman, or the error says both.
+//! engine: the choice falls to podman, or the error says both. Shared by
+//! svc-swap and wait-ready `--container`; the engine CLI runs on the far
+//! side through the transport.
 
-use clap::ValueEnum;
-use sweepkit::exit;
-use sweepkit::report::Exit;
-use sweepkit::transport::Transport;
+use std::time::Duration;
 
-use crate::far;
+use crate::exit;
+use crate::report::Exit;
+use crate::transport::{Transport, TransportError};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "args", derive(clap::ValueEnum))]
 pub enum Engine {
     /// Docker (the daemon must answer `docker version`)
     Docker,
@@ -23,6 +25,15 @@ impl Engine {
         match self {
             Engine::Docker => "docker",
             Engine::Podman => "podman",
+        }
+    }
+
+    /// The engine a record names (`target.container.engine`).
+    pub fn from_name(s: &str) -> Option<Engine> {
+        match s {
+            "docker" => Some(Engine::Docker),
+            "podman" => Some(Engine::Podman),
+            _ => None,
         }
     }
 }
@@ -47,10 +58,31 @@ pub fn pick(t: &dyn Transport, want: Option<Engine>) -> Result<Engine, Exit> {
         Some(e) => vec![e],
         None => vec![Engine::Docker, Engine::Podman],
     };
-    let mut argv = vec!["sh", "-c", PROBE, "sh"];
-    argv.extend(cands.iter().map(|e| e.cli()));
-    let out = far::check(t, &argv, far::SHORT, exit::FAILURE)?;
-    decide(&out, &cands, &t.describe())
+    let mut argv: Vec<String> = ["sh", "-c", PROBE, "sh"].map(String::from).to_vec();
+    argv.extend(cands.iter().map(|e| e.cli().to_string()));
+    let out = t
+        .run_idempotent(&argv, None, Duration::from_secs(30))
+        .map_err(|e| {
+            let code = match e {
+                TransportError::Timeout(_) => exit::FAILURE,
+                _ => exit::TRANSPORT_ERROR,
+            };
+            Exit::new(
+                code,
+                anyhow::anyhow!("{}: looking for a container engine: {e}", t.describe()),
+            )
+        })?;
+    if !out.success() {
+        return Err(Exit::new(
+            exit::TRANSPORT_ERROR,
+            anyhow::anyhow!(
+                "{}: cannot run sh to look for a container engine: {}",
+                t.describe(),
+                out.stderr_str().trim()
+            ),
+        ));
+    }
+    decide(&out.stdout_str(), &cands, &t.describe())
 }
 
 /// The probe's verdict: the first `ok`, else one line saying why each
