@@ -108,6 +108,15 @@ impl Ctr {
     }
 
     fn remove(&self) {
+        // svc-swap's record of the container's definition and its backups.
+        let def = format!("container-podman-{}.json", self.name);
+        if let Ok(rd) = std::fs::read_dir("/run/sweepkit-swap") {
+            for e in rd.flatten() {
+                if e.file_name().to_string_lossy().starts_with(&def) {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
         for n in self.family() {
             let _ = Command::new("podman")
                 .args(["rm", "-f", "-t", "0", "--", &n])
