@@ -23,7 +23,7 @@ _wait__ready() {
 
     case "${cmd}" in
         wait__ready)
-            opts="-q -v -h -V --server --deep --timeout --attempt-timeout --interval --backoff --max-interval --unreachable-after --unresolved-after --expect-status --expect-json --expect-body --method --header --body --api-key --pid --log --log-offset --fatal-regex --unit --ssh --ssh-config --ssh-key --known-hosts --accept-new-host-key --exec-prefix --connect-timeout --ssh-retry --expect-config --invert --no-stdin --pipeline-config --quiet --verbose --help --version"
+            opts="-q -v -h -V --server --deep --timeout --attempt-timeout --interval --backoff --max-interval --unreachable-after --unresolved-after --expect-status --expect-json --expect-body --method --header --body --api-key --pid --log --log-offset --fatal-regex --unit --container --engine --ssh --ssh-config --ssh-key --known-hosts --accept-new-host-key --exec-prefix --connect-timeout --ssh-retry --expect-config --invert --no-stdin --pipeline-config --quiet --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -107,6 +107,14 @@ _wait__ready() {
                     ;;
                 --unit)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --container)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --engine)
+                    COMPREPLY=($(compgen -W "docker podman" -- "${cur}"))
                     return 0
                     ;;
                 --ssh)

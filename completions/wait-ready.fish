@@ -24,6 +24,9 @@ complete -c wait-ready -l log -d 'Watch this log file: fatal lines (OOM, Traceba
 complete -c wait-ready -l log-offset -d 'Read --log from this byte offset: where this instance\'s output begins [default: the swap record\'s start.log_offset, else the file\'s size when the wait starts]' -r
 complete -c wait-ready -l fatal-regex -d 'Extra regular expression for fatal log lines. Repeatable' -r
 complete -c wait-ready -l unit -d 'Watch this systemd unit (failed: crashed; restarts: restart loop)' -r
+complete -c wait-ready -l container -d 'Watch this container (exited: crashed, with its exit code and log tail; OOMKilled: oom; restarted by its engine: restart loop) [default: the swap record\'s container]' -r
+complete -c wait-ready -l engine -d 'Container engine CLI for --container [default: the swap record\'s, else docker when its daemon answers, else podman]' -r -f -a "docker\t'Docker (the daemon must answer `docker version`)'
+podman\t'Podman (daemonless)'"
 complete -c wait-ready -l ssh -d 'Run far-side commands over SSH; HOST may be a Host alias of the ssh config (HostName, User, Port, IdentityFile, ProxyJump, ...); the user defaults to the config\'s, then the local one' -r
 complete -c wait-ready -l ssh-config -d 'OpenSSH client config to read for --ssh [default: ~/.ssh/config]' -r -F
 complete -c wait-ready -l ssh-key -d 'Private key for --ssh (or the upstream record\'s SSH target), after agent keys (repeatable) [default: the config\'s IdentityFile, else ~/.ssh/id_ed25519, id_ecdsa, id_rsa]' -r -F

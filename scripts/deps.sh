@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Install what sweepkit's tests need on a fresh Debian machine: shellcheck,
-# a real sshd, systemd-nspawn, GNU parallel (sweep --hosts), podman (container
-# support; testkit's nspawn containers boot none of the host's services, so it
+# a real sshd, systemd-nspawn, GNU parallel (sweep --hosts), podman and runc
+# (svc-swap --container and wait-ready --container run real containers; podman
+# 4.3 here needs runc, crun fails with "cgroups in hybrid mode not supported";
+# testkit's nspawn containers boot none of the host's services, so podman
 # cannot hold their boot up), and the Python packages that build the real
 # llama-server and its test models.
 # Idempotent: quick when all is present.
 set -euo pipefail
 
-apt_pkgs=(shellcheck openssh-server systemd-container podman parallel iproute2 psmisc curl pkg-config libssl-dev g++)
+apt_pkgs=(shellcheck openssh-server systemd-container podman runc parallel iproute2 psmisc curl pkg-config libssl-dev g++)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

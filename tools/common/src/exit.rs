@@ -44,6 +44,11 @@ pub const PREFLIGHT_REJECTED: u8 = 26;
 /// svc-swap/wait-ready: the SSH client config (`~/.ssh/config`,
 /// `--ssh-config`) is malformed or unusable; the message names FILE:LINE.
 pub const SSH_CONFIG_ERROR: u8 = 27;
+/// svc-swap/wait-ready: no usable container engine for `--container` or
+/// `--compose`: the CLI (docker, podman, a compose tool) is not installed on
+/// the far side, or its engine does not answer (a docker client without a
+/// running daemon).
+pub const ENGINE_UNAVAILABLE: u8 = 28;
 
 // loadgen outcomes.
 /// loadgen: every request of a level failed, or the server died mid-run.

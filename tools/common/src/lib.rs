@@ -1,6 +1,7 @@
 //! sweepkit's shared library: the records that flow through pipes, JSON Lines
 //! and CSV I/O, exit codes, and error reporting. No tool's flags live here.
 
+pub mod engine;
 pub mod exit;
 pub mod flat;
 pub mod hardware;

@@ -210,9 +210,9 @@ pub struct Change {
 #[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ServiceTarget {
-    /// `systemd` or `process`.
+    /// `systemd`, `process` or `container`.
     pub manager: String,
-    /// Unit name (systemd) or spec file path (process).
+    /// Unit name (systemd), spec file path (process) or container name.
     pub unit: String,
     /// `user@host[:port]` when reached over SSH.
     pub ssh: Option<String>,
@@ -236,6 +236,34 @@ pub struct ServiceTarget {
     /// The ssh config file read for `ssh` (`--ssh-config`), when not the
     /// default one.
     pub ssh_config: Option<String>,
+    /// The container, when `manager` is `container` (svc-swap
+    /// `--container`, `--compose`): which engine, which container now
+    /// serves, from which image.
+    pub container: Option<ContainerRef>,
+}
+
+/// A container svc-swap recreated (or would): `unit` names it too.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct ContainerRef {
+    /// `docker` or `podman`.
+    pub engine: String,
+    /// The container's name (what `--container` named).
+    pub name: String,
+    /// Full ID of the container that serves now (after a swap: the new one).
+    pub id: String,
+    /// The image as the user named it (`lmsysorg/sglang:latest`); absent for
+    /// a container run from a root filesystem (`--rootfs`).
+    pub image: Option<String>,
+    /// The image ID the container runs (both containers of a swap share it).
+    pub image_id: Option<String>,
+    /// The image's repository digest (`name@sha256:...`), when it has one.
+    pub image_digest: Option<String>,
+    /// The old container, stopped and kept under this name for rollback.
+    pub previous: Option<String>,
+    /// The Compose file and service, when the swap went through Compose.
+    pub compose_file: Option<String>,
+    pub compose_service: Option<String>,
 }
 
 /// How the old instance stopped.
@@ -400,7 +428,8 @@ pub struct ReadyRecord {
     /// Where the live config (`--expect-config`, `server.args`/`argv`) was
     /// read: `server_info` (the server's own report: SGLang's
     /// `/server_info`, llama.cpp's `/props`), `argv` (the process's
-    /// `/proc/PID/cmdline`), or `none`.
+    /// `/proc/PID/cmdline`), `inspect` (a container's command, by the
+    /// engine's `container inspect`), or `none`.
     pub config_source: Option<String>,
     /// Last log lines (journal or `--log`) when the server crashed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -18,6 +18,8 @@ pub enum Manager {
     Systemd,
     /// A server svc-swap supervises from a process spec (--spec)
     Process,
+    /// A Docker or podman container (--container)
+    Container,
 }
 
 /// Stop a service, edit its launch flags, restart it, and prove the edit took.
@@ -29,13 +31,24 @@ pub enum Manager {
     max_term_width = 79,
     after_help = "Writes one swap record (JSON line) on stdout, or a failure record.\n\
                   Exit codes: 20 target, 21 transport, 22 not applied, 23 stop,\n\
-                  24 start, 25 rolled back, 26 refused by pre-flight.\n\
+                  24 start, 25 rolled back, 26 refused by pre-flight,\n\
+                  28 no container engine.\n\
                   See svc-swap(1)."
 )]
 pub struct Args {
     /// systemd unit to swap (".service" is added when NAME has no suffix)
-    #[arg(long, value_name = "NAME", conflicts_with = "spec")]
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["spec", "container"])]
     pub unit: Option<String>,
+
+    /// Container to swap: re-created with the edited command, the old one
+    /// kept stopped as NAME.sweepkit-prev (see CONTAINERS in svc-swap(1))
+    #[arg(long, value_name = "NAME", conflicts_with = "spec")]
+    pub container: Option<String>,
+
+    /// Container engine CLI on the far side (default: docker when its
+    /// daemon answers, else podman)
+    #[arg(long, value_enum, value_name = "ENGINE")]
+    pub engine: Option<crate::container::Engine>,
 
     /// Process spec of a server svc-swap supervises itself (no systemd);
     /// relative to the current directory; absolute with --ssh or
@@ -144,6 +157,18 @@ impl Args {
     /// The manager asked for, checked against --unit / --spec.
     pub fn manager(&self) -> Result<Manager, Exit> {
         let usage = |m: &str| Err(Exit::new(exit::USAGE, anyhow::anyhow!("{m}")));
+        if self.engine.is_some() && self.container.is_none() {
+            return usage("--engine goes with --container NAME");
+        }
+        if self.container.is_some() {
+            return match self.manager {
+                None | Some(Manager::Container) if !self.in_place => Ok(Manager::Container),
+                None | Some(Manager::Container) => {
+                    usage("--in-place edits a unit file; a container is re-created")
+                }
+                Some(_) => usage("--container NAME takes --manager container (or none)"),
+            };
+        }
         match (self.manager, &self.unit, &self.spec) {
             (None | Some(Manager::Systemd), Some(_), None) => Ok(Manager::Systemd),
             (None | Some(Manager::Process), None, Some(_)) => Ok(Manager::Process),
@@ -153,7 +178,9 @@ impl Args {
             (Some(Manager::Systemd), _, Some(_)) => {
                 usage("--manager systemd takes --unit NAME, not --spec")
             }
-            _ => usage("give --unit NAME (systemd) or --spec FILE (process manager)"),
+            _ => usage(
+                "give --unit NAME (systemd), --spec FILE (process manager) or --container NAME",
+            ),
         }
     }
 

@@ -4,6 +4,7 @@
 
 pub mod apply;
 pub mod cli;
+pub mod container;
 pub mod diff;
 pub mod draft;
 pub mod execstart;
@@ -101,6 +102,11 @@ impl Session<'_> {
             Manager::Process => Box::new(process::Process::load(
                 t,
                 a.spec.as_deref().unwrap_or_default(),
+            )?),
+            Manager::Container => Box::new(container::Container::load(
+                t,
+                a.container.as_deref().unwrap_or_default(),
+                a.engine,
             )?),
         })
     }

@@ -237,7 +237,7 @@ impl Target for Process<'_> {
 
 /// The argv as /proc/PID/cmdline holds it (NUL after each word), in the
 /// hex `od -An -v -tx1` writes.
-fn argv_hex(argv: &[String]) -> String {
+pub(crate) fn argv_hex(argv: &[String]) -> String {
     argv.iter()
         .flat_map(|w| w.bytes().chain(std::iter::once(0)))
         .map(|b| format!("{b:02x}"))

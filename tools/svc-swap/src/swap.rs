@@ -207,6 +207,7 @@ pub fn conclude(
             .finish(&st, &line, &mut stop)
             .map_err(|e| fail(e, &rec.config))?;
         rec.stop = stop;
+        target.finish_record(&mut rec);
         return Ok(rec);
     }
     let errors = st.errors();
@@ -227,7 +228,19 @@ pub fn conclude(
         &rec.config,
     );
     if st.has("phase", "starting") {
-        f.log_tail = target.log_tail();
+        // The job keeps the log of a new instance it had to remove (a
+        // container's goes with it); else the manager's log.
+        let kept: Vec<String> = st
+            .kv
+            .iter()
+            .filter(|(k, _)| k == "log")
+            .map(|(_, v)| v.clone())
+            .collect();
+        f.log_tail = if kept.is_empty() {
+            target.log_tail()
+        } else {
+            kept
+        };
     }
     f.running = Some(match running {
         "old" => "old",

@@ -79,6 +79,9 @@ pub trait Target {
         line: &ExecLine,
         stop: &mut StopInfo,
     ) -> Result<StartInfo, Exit>;
+    /// Add what only the manager knows once the new instance runs (the
+    /// new container's ID, warnings about it) to the record.
+    fn finish_record(&mut self, _rec: &mut sweepkit::records::SwapRecord) {}
     /// Environment for `--ready-cmd` (main PID, unit, port).
     fn ready_env(&self) -> Vec<(String, String)>;
     /// Last log lines for a failure record.

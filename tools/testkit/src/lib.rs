@@ -6,6 +6,7 @@ pub mod completions;
 mod gate;
 pub mod netns;
 pub mod nspawn;
+pub mod podman;
 pub mod realpeer;
 pub mod realunit;
 pub mod sshd;

@@ -124,6 +124,17 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub unit: Option<String>,
 
+    /// Watch this container (exited: crashed, with its exit code and log
+    /// tail; OOMKilled: oom; restarted by its engine: restart loop)
+    /// [default: the swap record's container]
+    #[arg(long, value_name = "NAME")]
+    pub container: Option<String>,
+
+    /// Container engine CLI for --container [default: the swap record's,
+    /// else docker when its daemon answers, else podman]
+    #[arg(long, value_enum, value_name = "ENGINE")]
+    pub engine: Option<sweepkit::engine::Engine>,
+
     // Where the unit, process and log live (with --ssh, targets are probed
     // through an SSH tunnel too) and the --exec-prefix for commands.
     #[command(flatten)]

@@ -119,7 +119,13 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         Some(t) => Place::Remote(t.clone()),
         None => Place::Local,
     };
-    let mut watchers = watchers(&args, &up, &c, transport.clone(), &place);
+    let mut watchers = match watchers(&args, &up, &c, transport.clone(), &place) {
+        Ok(w) => w,
+        Err(e) if e.code == exit::TRANSPORT_ERROR => {
+            return Err(transport_failure(&args, e, started, &up, &mut stdout))
+        }
+        Err(e) => return Err(e),
+    };
     let plan = plan(&args, targets, request(&args, &c, ssh));
     // A second handler cannot be set (tests run `run` more than once).
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
@@ -134,7 +140,13 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         c: &c,
         plan: &plan,
         place: &place,
-        pid: watchers.unit.as_ref().and_then(|u| u.main_pid).or(up.pid),
+        pid: watchers
+            .unit
+            .as_ref()
+            .and_then(|u| u.main_pid)
+            .or(watchers.container.as_ref().and_then(|c| c.main_pid))
+            .or(up.pid),
+        container: watchers.container.as_ref(),
     };
     let live = inspect_live(&ask, &mut verdict)?;
     output::report(&verdict);
@@ -213,8 +225,25 @@ fn watchers(
     c: &Checked,
     transport: Option<Arc<dyn Transport>>,
     place: &Place,
-) -> Watchers {
+) -> Result<Watchers, Exit> {
     let mut watchers = Watchers::default();
+    let from_record = up.container.clone();
+    if let Some(name) = args
+        .container
+        .clone()
+        .or(from_record.as_ref().map(|c| c.0.clone()))
+    {
+        let t: Arc<dyn Transport> = transport.clone().unwrap_or_else(|| Arc::new(Local::new()));
+        // The record's engine for the record's container, else the probe.
+        let recorded = from_record
+            .filter(|c| c.0 == name)
+            .and_then(|c| sweepkit::engine::Engine::from_name(&c.1));
+        let engine = match args.engine.or(recorded) {
+            Some(e) => e,
+            None => sweepkit::engine::pick(&*t, None)?,
+        };
+        watchers.container = Some(watch::container::ContainerWatch::new(&name, engine, t));
+    }
     if let Some(unit) = args.unit.clone().or(up.unit.clone()) {
         let t: Arc<dyn Transport> = transport.unwrap_or_else(|| Arc::new(Local::new()));
         let mut u = watch::unit::UnitWatch::new(&unit, t);
@@ -235,7 +264,7 @@ fn watchers(
         let w = watch::log::LogWatch::new(&log, place.clone(), &c.fatal, from);
         watchers.log = Some(w);
     }
-    watchers
+    Ok(watchers)
 }
 
 /// How each probe is sent.
@@ -308,6 +337,8 @@ struct Inspect<'a> {
     place: &'a Place,
     /// The server's PID: --pid, the unit's MainPID or the swap record's.
     pid: Option<u32>,
+    /// The watched container: its command, by the engine's inspect.
+    container: Option<&'a watch::container::ContainerWatch>,
 }
 
 /// Once ready: the server's resolved args (and --expect-config checked
@@ -333,6 +364,7 @@ fn inspect_live(
         configs: &a.c.configs,
         pid: a.args.pid.or(a.pid),
         place: a.place,
+        container: a.container,
     });
     verdict.warnings.extend(live.warnings);
     if !live.mismatches.is_empty() {

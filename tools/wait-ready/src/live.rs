@@ -16,7 +16,8 @@ use crate::watch::Place;
 /// What was found about the live server.
 pub struct Live {
     pub server: ServerInfo,
-    /// `server_info`, `argv` or `none` (the record's `config_source`).
+    /// `server_info`, `argv`, `inspect` or `none` (the record's
+    /// `config_source`).
     pub source: &'static str,
     /// One line per `--expect-config` that does not hold.
     pub mismatches: Vec<String>,
@@ -34,6 +35,9 @@ pub struct Ask<'a> {
     /// The server's process: `--pid`, the unit's MainPID, the swap record's.
     pub pid: Option<u32>,
     pub place: &'a Place,
+    /// The watched container: its command comes from the engine's inspect
+    /// (the server runs in the container's PID namespace).
+    pub container: Option<&'a crate::watch::container::ContainerWatch>,
 }
 
 /// Ask the server about itself and, when it reports no arguments, read
@@ -54,14 +58,24 @@ pub fn inspect(a: &Ask) -> Live {
             warnings,
         };
     }
-    let argv = match a.pid {
-        Some(pid) => crate::argv::read(pid, a.place).map(|w| (pid, w)),
-        None => Err("no process to read it from (give --pid or --unit)".into()),
+    let argv = match (a.container, a.pid) {
+        (Some(c), _) => c.live_argv().map(|w| {
+            let from = format!(
+                "container {}'s command ({} inspect)",
+                c.name,
+                c.engine.cli()
+            );
+            (from, w, "inspect")
+        }),
+        (None, Some(pid)) => crate::argv::read(pid, a.place)
+            .map(|w| (format!("the command line of PID {pid}"), w, "argv")),
+        (None, None) => {
+            Err("no process to read it from (give --pid, --unit or --container)".into())
+        }
     };
     match argv {
-        Ok((pid, words)) => {
+        Ok((from, words, source)) => {
             let args = crate::argv::to_args(&words);
-            let from = format!("the command line of PID {pid}");
             let mismatches = a
                 .configs
                 .iter()
@@ -70,7 +84,7 @@ pub fn inspect(a: &Ask) -> Live {
             server.argv = Some(words);
             Live {
                 server,
-                source: "argv",
+                source,
                 mismatches,
                 warnings: Vec::new(),
             }

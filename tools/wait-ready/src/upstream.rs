@@ -29,6 +29,9 @@ pub struct Upstream {
     /// The swap record's whole target: how to reach the far side (SSH
     /// destination, key paths, known_hosts, accept-new, exec prefix).
     pub target: Option<ServiceTarget>,
+    /// The container svc-swap re-created (`target.container`) and its
+    /// engine.
+    pub container: Option<(String, String)>,
 }
 
 /// What was on stdin.
@@ -72,6 +75,10 @@ fn from_record(rec: &Record, raw: Value) -> Upstream {
             up.exec_prefix = t.exec_prefix.clone();
             up.ssh = t.ssh.clone();
             up.port = t.port;
+            up.container = t
+                .container
+                .as_ref()
+                .map(|c| (c.name.clone(), c.engine.clone()));
             up.target = Some(t.clone());
         }
         // A ready record (a second wait in a chain) or a bench record (a

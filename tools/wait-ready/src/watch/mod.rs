@@ -1,7 +1,9 @@
 //! Watching the server while waiting, so a crash ends the wait at once
 //! instead of at the timeout: its process (`--pid`), its log (`--log`) and
-//! its systemd unit (`--unit`), locally or through the shared Transport.
+//! its systemd unit (`--unit`), its container (`--container`), locally or
+//! through the shared Transport.
 
+pub mod container;
 pub mod log;
 pub mod pid;
 pub mod unit;
@@ -38,12 +40,13 @@ pub struct Watchers {
     pub pid: Option<pid::PidWatch>,
     pub log: Option<log::LogWatch>,
     pub unit: Option<unit::UnitWatch>,
+    pub container: Option<container::ContainerWatch>,
 }
 
 impl Watchers {
     /// True when something is watched, so "refused" may mean "loading".
     pub fn any(&self) -> bool {
-        self.pid.is_some() || self.log.is_some() || self.unit.is_some()
+        self.pid.is_some() || self.log.is_some() || self.unit.is_some() || self.container.is_some()
     }
 
     /// Poll the watchers that are due. Errors are the watcher's own
@@ -72,7 +75,11 @@ impl Watchers {
                 unit_event = u.poll_now()?;
             }
         }
-        let ev = unit_event.or(pid_event).or(log_event);
+        let ctr_event = match &mut self.container {
+            Some(c) => c.poll(now)?,
+            None => None,
+        };
+        let ev = unit_event.or(ctr_event).or(pid_event).or(log_event);
         Ok(ev.map(|e| self.refine(e)))
     }
 
@@ -106,6 +113,9 @@ impl Watchers {
         }
         if let Some(u) = &mut self.unit {
             return u.journal_tail();
+        }
+        if let Some(c) = &self.container {
+            return c.logs_tail();
         }
         Vec::new()
     }

@@ -1,0 +1,428 @@
+//! `--container NAME`: a server that runs in a Docker or podman container.
+//! Its command cannot change in place, so a swap stops it, keeps it under
+//! another name for a rollback, and creates the new one from the same
+//! definition with the edited command (`container/create.rs`), all in the
+//! far-side job (`job/container.sh`), so a lost session never leaves
+//! neither running. The engine CLI runs on the far side, through SSH or the
+//! exec prefix, as systemctl does for units.
+
+pub mod create;
+pub mod definition;
+pub mod inspect;
+
+use sweepkit::exit;
+use sweepkit::records::{ContainerRef, ServiceTarget, StartInfo, StopInfo, SwapRecord};
+use sweepkit::report::Exit;
+use sweepkit::transport::{shell_join, Transport};
+
+use crate::execstart::{escape_value, ExecLine};
+use crate::far;
+use crate::job::{self, ManagerJob, State};
+use crate::target::{Opts, Plan, Target};
+use inspect::Inspected;
+pub use sweepkit::engine::{self, Engine};
+
+pub struct Container<'t> {
+    t: &'t dyn Transport,
+    engine: Engine,
+    /// As loaded: the container the swap starts from.
+    cur: Inspected,
+    line: ExecLine,
+    /// The container when the job was made (a rollback's is the new one).
+    at_job: Option<Inspected>,
+    new_id: Option<String>,
+    new_pid: Option<u32>,
+    previous: Option<String>,
+    warnings: Vec<String>,
+    /// Set by `--compose`: the file and service, for the record.
+    pub compose: Option<(String, String)>,
+}
+
+fn target_err(msg: String) -> Exit {
+    Exit::new(exit::TARGET_ERROR, anyhow::anyhow!(msg))
+}
+
+/// `ENGINE container inspect NAME`, parsed; an unknown container is exit 20.
+pub fn inspect(t: &dyn Transport, engine: Engine, name: &str) -> Result<Inspected, Exit> {
+    let e = engine.cli();
+    let out = far::run(t, &[e, "container", "inspect", "--", name], far::SHORT)?;
+    if !out.success() {
+        let why = out.stderr_str();
+        let why = why
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("");
+        let lower = why.to_lowercase();
+        if lower.contains("no such") {
+            return Err(target_err(format!(
+                "container {name}: no such container ({e} on {})",
+                t.describe()
+            )));
+        }
+        return Err(target_err(format!(
+            "container {name}: {e} container inspect failed: {}",
+            why.trim()
+        )));
+    }
+    inspect::parse(&out.stdout_str()).map_err(|m| target_err(format!("container {name}: {m}")))
+}
+
+/// The argv as ExecLine words: `%` and `$` doubled, so the flag editor's
+/// unit-file rules read them back literally.
+fn line_of(argv: &[String]) -> ExecLine {
+    ExecLine {
+        prefix: String::new(),
+        words: argv.iter().map(|w| escape_value(w)).collect(),
+    }
+}
+
+impl<'t> Container<'t> {
+    pub fn load(t: &'t dyn Transport, name: &str, want: Option<Engine>) -> Result<Self, Exit> {
+        if name.is_empty() || name.starts_with('-') {
+            return Err(Exit::new(
+                exit::USAGE,
+                anyhow::anyhow!("--container {name:?}: not a container name"),
+            ));
+        }
+        let engine = engine::pick(t, want)?;
+        let mut cur = inspect(t, engine, name)?;
+        if cur.argv.is_empty() {
+            return Err(target_err(format!(
+                "container {name} has no command (Path, Args and Config.Cmd are empty)"
+            )));
+        }
+        if cur.image_digest.is_none() && !cur.image_id.is_empty() && engine == Engine::Docker {
+            cur.image_digest = repo_digest(t, engine, &cur.image_id);
+        }
+        let mut warnings = Vec::new();
+        if let Some(u) = cur.label("PODMAN_SYSTEMD_UNIT") {
+            warn(&mut warnings, format!(
+                "container {name} belongs to systemd unit {u}: a restart of the unit re-creates it from its own definition; consider --unit {u}"
+            ));
+        }
+        let line = line_of(&cur.argv);
+        Ok(Container {
+            t,
+            engine,
+            cur,
+            line,
+            at_job: None,
+            new_id: None,
+            new_pid: None,
+            previous: None,
+            warnings,
+            compose: None,
+        })
+    }
+
+    fn name(&self) -> &str {
+        &self.cur.name
+    }
+
+    /// `/run/sweepkit-swap/container-ENGINE-NAME.json`.
+    fn def_path(&self) -> String {
+        format!(
+            "/run/sweepkit-swap/container-{}-{}.json",
+            self.engine.cli(),
+            self.name()
+        )
+    }
+
+    /// The command words of `line`, refusing an edit of the entrypoint.
+    fn command_of(&self, line: &ExecLine) -> Result<Vec<String>, Exit> {
+        let n = self.cur.entrypoint_len;
+        let argv = line.logical_argv();
+        if argv.len() < n || argv[..n] != self.cur.argv[..n] {
+            let ep = shell_join(&self.cur.argv[..n]);
+            let what = if self.cur.cmd().is_empty() {
+                format!(
+                    "container {} has no command (Config.Cmd is empty)",
+                    self.name()
+                )
+            } else {
+                format!(
+                    "container {}'s command is {}",
+                    self.name(),
+                    shell_join(self.cur.cmd())
+                )
+            };
+            return Err(target_err(format!(
+                "{what}; the edit would change its entrypoint ({ep}), which svc-swap does not rewrite"
+            )));
+        }
+        Ok(argv[n..].to_vec())
+    }
+
+    fn stop_s(&self, o: &Opts, c: &Inspected) -> u64 {
+        o.stop_timeout
+            .map_or(c.stop_timeout, |d| d.as_secs_f64().ceil() as u64)
+    }
+
+    fn render(&self, c: &Inspected, cmd: &[String], stop_s: u64) -> Result<String, Exit> {
+        let rc = create::recreate(self.engine.cli(), c, cmd).map_err(target_err)?;
+        Ok(definition::render(self.engine.cli(), c, cmd, &rc, stop_s))
+    }
+
+    /// Old PIDs on the host (`top`): what `--gpu` looks for in nvidia-smi,
+    /// which lists host PIDs.
+    fn host_pids(&self, c: &Inspected) -> Vec<u32> {
+        if !c.running {
+            return Vec::new();
+        }
+        let e = self.engine.cli();
+        let argv: Vec<&str> = match self.engine {
+            Engine::Podman => vec![e, "top", "--", &c.name, "hpid"],
+            Engine::Docker => vec![e, "top", &c.name, "-eo", "pid"],
+        };
+        let pids = far::run(self.t, &argv, far::SHORT)
+            .ok()
+            .filter(|o| o.success())
+            .map(|o| inspect::top_pids(&o.stdout_str()))
+            .unwrap_or_default();
+        if pids.is_empty() && c.pid > 0 {
+            vec![c.pid]
+        } else {
+            pids
+        }
+    }
+}
+
+/// Say it on stderr now, keep it for the record.
+fn warn(v: &mut Vec<String>, w: String) {
+    sweepkit::report::warning("svc-swap", &w);
+    v.push(w);
+}
+
+/// Docker reports repository digests on the image, not the container.
+fn repo_digest(t: &dyn Transport, e: Engine, image: &str) -> Option<String> {
+    let f = "{{range .RepoDigests}}{{println .}}{{end}}";
+    let out = far::run(
+        t,
+        &[e.cli(), "image", "inspect", "--format", f, image],
+        far::SHORT,
+    )
+    .ok()?;
+    out.stdout_str()
+        .lines()
+        .next()
+        .map(String::from)
+        .filter(|s| !s.is_empty())
+}
+
+impl Target for Container<'_> {
+    fn info(&self) -> ServiceTarget {
+        let c = &self.cur;
+        ServiceTarget {
+            manager: "container".into(),
+            unit: c.name.clone(),
+            container: Some(ContainerRef {
+                engine: self.engine.cli().into(),
+                name: c.name.clone(),
+                id: c.id.clone(),
+                image: Some(c.image_name.clone()).filter(|s| !s.is_empty()),
+                image_id: Some(c.image_id.clone()).filter(|s| !s.is_empty()),
+                image_digest: c.image_digest.clone(),
+                previous: None,
+                compose_file: self.compose.as_ref().map(|c| c.0.clone()),
+                compose_service: self.compose.as_ref().map(|c| c.1.clone()),
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn current(&self) -> &ExecLine {
+        &self.line
+    }
+
+    fn plan_edit(&self, line: &ExecLine, _in_place: bool) -> Result<Plan, Exit> {
+        let cmd = self.command_of(line)?;
+        let s = self.stop_s(&Opts::default(), &self.cur);
+        Ok(Plan {
+            path: self.def_path(),
+            old: Some(self.render(&self.cur, self.cur.cmd(), s)?),
+            new: Some(self.render(&self.cur, &cmd, s)?),
+            line: line.clone(),
+            restores: None,
+            method: "container",
+        })
+    }
+
+    fn plan_restore(&self, _in_place: bool) -> Result<Plan, Exit> {
+        let path = self.def_path();
+        let Some(b) = far::backups(self.t, &path)?.pop() else {
+            return Err(target_err(format!(
+                "container {}: no earlier definition to restore ({path}.sweepkit-bak.*)",
+                self.name()
+            )));
+        };
+        let text =
+            far::read_file(self.t, &b)?.ok_or_else(|| target_err(format!("{b} vanished")))?;
+        let d = definition::parse(&text).map_err(|e| target_err(format!("{b}: {e}")))?;
+        let mut argv = self.cur.argv[..self.cur.entrypoint_len].to_vec();
+        argv.extend(d.command.iter().cloned());
+        let s = self.stop_s(&Opts::default(), &self.cur);
+        Ok(Plan {
+            path,
+            old: Some(self.render(&self.cur, self.cur.cmd(), s)?),
+            new: Some(self.render(&self.cur, &d.command, s)?),
+            line: line_of(&argv),
+            restores: Some(b),
+            method: "container",
+        })
+    }
+
+    fn verify(&mut self, _line: &ExecLine) -> Result<(), Exit> {
+        Ok(())
+    }
+
+    fn needs_verdict(&self) -> bool {
+        false
+    }
+
+    fn state_dir(&self) -> String {
+        format!(
+            "/run/sweepkit-swap/container-{}-{}",
+            self.engine.cli(),
+            self.name()
+        )
+    }
+
+    fn live_matches(&mut self, line: &ExecLine) -> Result<bool, Exit> {
+        let c = inspect(self.t, self.engine, &self.cur.name)?;
+        Ok(c.running && c.argv == line.logical_argv())
+    }
+
+    fn job(
+        &mut self,
+        o: &Opts,
+        new: &ExecLine,
+        old: &ExecLine,
+    ) -> Result<(ManagerJob, StopInfo), Exit> {
+        let c = inspect(self.t, self.engine, &self.cur.name)?;
+        let stop_s = self.stop_s(o, &c);
+        let new_rc =
+            create::recreate(self.engine.cli(), &c, &self.command_of(new)?).map_err(target_err)?;
+        let old_rc =
+            create::recreate(self.engine.cli(), &c, &self.command_of(old)?).map_err(target_err)?;
+        // The job backs up the definition file before it writes the new
+        // one: the file must hold the definition in force.
+        let now = definition::render(self.engine.cli(), &c, c.cmd(), &old_rc, stop_s);
+        far::write_file(self.t, &self.def_path(), &now)?;
+        let pids = self.host_pids(&c);
+        let mut info = StopInfo::default();
+        if c.running {
+            info.old_main_pid = Some(c.pid);
+            info.old_pids = pids.clone();
+        }
+        let prev = format!("{}.sweepkit-prev", c.name);
+        let mut args = vec![
+            self.engine.cli().to_string(),
+            c.name.clone(),
+            c.id.clone(),
+            stop_s.to_string(),
+        ];
+        args.extend(crate::target::settle_args(o, o.port));
+        args.extend([
+            prev,
+            shell_join(&new_rc.argv),
+            shell_join(&old_rc.argv),
+            u8::from(new_rc.starts).to_string(),
+            u8::from(old_rc.starts).to_string(),
+            crate::process::argv_hex(&new.logical_argv()),
+            crate::process::argv_hex(&old.logical_argv()),
+        ]);
+        args.extend(pids.iter().map(u32::to_string));
+        if new_rc.source == "inspect" {
+            warn(&mut self.warnings, format!(
+                "container {} was re-created from its inspect ({} keeps no create command); fields carried: see svc-swap(1) CONTAINERS",
+                c.name,
+                self.engine.cli()
+            ));
+        }
+        self.at_job = Some(c);
+        let m = ManagerJob {
+            script: job::CONTAINER,
+            args,
+            systemd_run: false,
+        };
+        Ok((m, info))
+    }
+
+    fn finish(
+        &mut self,
+        st: &State,
+        line: &ExecLine,
+        info: &mut StopInfo,
+    ) -> Result<StartInfo, Exit> {
+        let name = self.cur.name.clone();
+        info.result = st.get("stop_result").unwrap_or("already_stopped").into();
+        info.term_resent = crate::target::term_resent(st);
+        let old = self.at_job.clone().unwrap_or_else(|| self.cur.clone());
+        let code = st.get("stop_exit").unwrap_or("?");
+        let secs = st.span_s("t_stop", "t_start").unwrap_or_default();
+        info.duration_s = secs;
+        info.detail = Some(match info.result.as_str() {
+            "sigkill_after_timeout" => format!(
+                "container {name} outlived its stop timeout ({}s); the engine sent SIGKILL (exit {code})",
+                self.stop_s(&Opts::default(), &old).max(1)
+            ),
+            "clean_after_resend" => format!(
+                "container {name} outlived the first SIGTERM; it exited {code} after {} more",
+                info.term_resent
+            ),
+            "already_stopped" => format!("container {name} was not running"),
+            _ => format!("container {name} exited {code} within its stop timeout"),
+        });
+        info.gpu = st.get("gpu").map(String::from);
+        self.previous = st.get("previous").map(String::from);
+        let new = inspect(self.t, self.engine, &name)?;
+        self.new_id = Some(new.id.clone());
+        self.new_pid = Some(new.pid).filter(|p| *p > 0);
+        for d in definition::differences(&old.raw, &new.raw) {
+            warn(&mut self.warnings, d);
+        }
+        // The engine's own word on what runs: inspect's Path and Args.
+        let verified = new.running && new.argv == line.logical_argv();
+        Ok(StartInfo {
+            started_at: crate::target::stamp_of(st, "t_start"),
+            main_pid: self.new_pid,
+            cmdline_verified: Some(verified),
+            ..Default::default()
+        })
+    }
+
+    fn finish_record(&mut self, rec: &mut SwapRecord) {
+        if let Some(c) = rec.target.container.as_mut() {
+            if let Some(id) = &self.new_id {
+                c.id = id.clone();
+            }
+            c.previous = self.previous.clone();
+        }
+        rec.warnings.append(&mut self.warnings);
+    }
+
+    fn ready_env(&self) -> Vec<(String, String)> {
+        let mut v = vec![
+            ("SWEEPKIT_CONTAINER".into(), self.cur.name.clone()),
+            ("SWEEPKIT_ENGINE".into(), self.engine.cli().into()),
+        ];
+        if let Some(p) = self.new_pid {
+            v.push(("SWEEPKIT_MAIN_PID".into(), p.to_string()));
+        }
+        v
+    }
+
+    fn log_tail(&self) -> Vec<String> {
+        let e = self.engine.cli();
+        // Both streams in the engine's order, not stdout then stderr.
+        let merged = r#"e=$1; shift; exec "$e" logs --tail 20 -- "$@" 2>&1"#;
+        far::run(
+            self.t,
+            &["sh", "-c", merged, "sh", e, &self.cur.name],
+            far::SHORT,
+        )
+        .map(|o| o.stdout_str().lines().map(String::from).collect())
+        .unwrap_or_default()
+    }
+}

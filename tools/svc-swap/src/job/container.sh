@@ -1,0 +1,145 @@
+# container (docker or podman): the engine CLI, the container's name and the
+# old container's ID, the stop timeout (s), the settle knobs (common.sh), the
+# name the old container is kept under, then the engine argv that creates the
+# new one and the one that re-creates the old (each shell-quoted by svc-swap,
+# every word single-quoted), whether each starts the container itself, the
+# argv each should run (hex, as /proc/PID/cmdline holds it), and the old
+# container's host PIDs.
+eng=$1 name=$2 oldid=$3 stop_s=$4 wait=$5 port=$6 gpu=$7 force=$8 resendms=$9
+prev=${10} newq=${11} oldq=${12} newstarts=${13} oldstarts=${14}
+newhex=${15} oldhex=${16}
+shift 16
+pids=$*
+kept="$name.sweepkit-old-$id"
+m_reload() { :; }
+ins() { "$eng" container inspect --format "$1" -- "$2" 2>/dev/null; }
+# The engine's stop: SIGTERM (or the image's StopSignal), SIGKILL after
+# $stop_s; a killed container's exit code reads 137 (podman issue 11854).
+# While it runs, SIGTERM is sent again every $resendms ms (vLLM loses one
+# that arrives while it loads).
+m_stop() {
+  if [ "$(ins '{{.State.Running}}' "$oldid")" != true ]; then
+    say stop_result=already_stopped
+  else
+    rc="$dir/$id.stoprc"
+    rm -f -- "$rc"
+    ("$eng" stop -t "$stop_s" -- "$oldid" >/dev/null; echo $? >"$rc") &
+    n=0 resent=0 next=$((resendms / 50))
+    while [ ! -s "$rc" ]; do
+      if [ "$resendms" -gt 0 ] && [ $n -ge "$next" ]; then
+        next=$((next + resendms / 50))
+        [ "$(ins '{{.State.Running}}' "$oldid")" = true ] &&
+          "$eng" kill --signal TERM -- "$oldid" >/dev/null 2>&1 &&
+          resent=$((resent + 1)) && say "term_resent=$resent"
+      fi
+      sleep 0.05
+      n=$((n + 1))
+    done
+    wait
+    if [ "$(cat -- "$rc")" != 0 ]; then
+      say "error=$eng stop $name failed"
+      return 1
+    fi
+    code=$(ins '{{.State.ExitCode}}' "$oldid")
+    say "stop_exit=$code"
+    if [ "$code" = 137 ]; then
+      say stop_result=sigkill_after_timeout
+    elif [ "$resent" -gt 0 ]; then
+      say stop_result=clean_after_resend
+    else
+      say stop_result=clean
+    fi
+  fi
+  # Kept for a rollback under another name; one made with --rm is gone.
+  if [ -n "$(ins '{{.Id}}' "$oldid")" ]; then
+    "$eng" rename "$oldid" "$kept" || { say "error=cannot rename $name to $kept"; return 1; }
+    say kept=1
+  fi
+}
+# Bring up the new (or the re-created old) container; a container kept from
+# an earlier swap that runs the wanted argv is renamed back instead.
+m_start() {
+  which=$1
+  if [ "$which" = new ]; then
+    want=$newhex starts=$newstarts
+    eval "set -- $newq"
+  else
+    want=$oldhex starts=$oldstarts
+    eval "set -- $oldq"
+  fi
+  reused=
+  if [ "$(ins '{{.Id}}' "$prev")" != "" ] && [ "$(argv_hex "$prev")" = "$want" ]; then
+    "$eng" rename "$prev" "$name" && reused=1
+  fi
+  if [ -z "$reused" ]; then
+    if ! out=$("$@" 2>&1 </dev/null); then
+      say "error=$eng could not create $name: $(printf '%s' "$out" | tail -n 1)"
+      "$eng" rm -f -- "$name" >/dev/null 2>&1
+      return 1
+    fi
+  fi
+  if [ -n "$reused" ] || [ "$starts" != 1 ]; then
+    if ! out=$("$eng" start -- "$name" 2>&1 </dev/null); then
+      say "error=$eng start $name failed: $(printf '%s' "$out" | tail -n 1)"
+      drop_new
+      return 1
+    fi
+  fi
+  newid=$(ins '{{.Id}}' "$name")
+  pid=$(ins '{{.State.Pid}}' "$name")
+  say "new_id=$newid"
+  say "main_pid=$pid"
+  # A server that rejects its flags is gone by now; a crash at load is
+  # wait-ready's to classify.
+  # (One second by the clock: each inspect takes a good part of one.)
+  t_end=$(($(date +%s%N) + 1000000000))
+  while :; do
+    if [ "$(ins '{{.State.Running}}' "$name")" != true ]; then
+      say "error=$name exited at once (exit $(ins '{{.State.ExitCode}}' "$name"); see $eng logs $name)"
+      "$eng" logs --tail 20 -- "$name" 2>&1 | while IFS= read -r l; do say "log=$l"; done
+      drop_new
+      return 1
+    fi
+    [ "$(date +%s%N)" -ge "$t_end" ] && break
+    sleep 0.05
+  done
+  # The swap took: the old container is the rollback point now.
+  [ "$which" = new ] || return 0
+  [ -n "$reused" ] || "$eng" rm -f -- "$prev" >/dev/null 2>&1
+  if [ -n "$(ins '{{.Id}}' "$kept")" ]; then
+    "$eng" rename "$kept" "$prev" && say "previous=$prev"
+  fi
+  return 0
+}
+# The argv a container's process runs, in /proc/PID/cmdline's hex.
+argv_hex() {
+  # The engine ends its output with a newline (0a), not a NUL.
+  h=$("$eng" container inspect --format '{{.Path}}{{range .Args}}{{printf "\x00%s" .}}{{end}}' -- "$1" 2>/dev/null |
+    od -An -v -tx1 | tr -d ' \n')
+  [ -n "$h" ] && printf '%s00' "${h%0a}"
+}
+# A new container that failed: removed, or put back under $prev if it was
+# the kept one renamed.
+drop_new() {
+  if [ -n "$reused" ]; then
+    "$eng" stop -t 1 -- "$name" >/dev/null 2>&1
+    "$eng" rename "$name" "$prev" >/dev/null 2>&1
+  else
+    "$eng" rm -f -- "$name" >/dev/null 2>&1
+  fi
+}
+m_restart_old() {
+  cur=$(ins '{{.Id}}' "$name")
+  [ -n "$cur" ] && [ "$cur" != "$oldid" ] && "$eng" rm -f -- "$cur" >/dev/null 2>&1
+  if [ -n "$(ins '{{.Id}}' "$kept")" ]; then
+    "$eng" rename "$kept" "$name" || return 1
+  fi
+  if [ -n "$(ins '{{.Id}}' "$name")" ]; then
+    [ "$(ins '{{.State.Running}}' "$name")" = true ] && return 0
+    "$eng" start -- "$name" >/dev/null 2>&1 || return 1
+    say "old_id=$(ins '{{.Id}}' "$name")"
+    return 0
+  fi
+  # Gone (made with --rm): re-created from its definition.
+  m_start old
+}

@@ -1,0 +1,348 @@
+//! svc-swap `--container` against real podman containers running the
+//! workspace's llm-sim (testkit::podman: the host root as an overlay, host
+//! networking, no registry): a swap of the speculative flag verified live by
+//! wait-ready --expect-config, --restore, a container that ignores SIGTERM,
+//! rollback by the ready rule, --dry-run, the same swap over the test sshd,
+//! and bad input. Docker's engine does not run on these machines (its client
+//! does, with no daemon): that case is the engine-unavailable test; the
+//! Docker re-create from inspect is unit-tested (container/create.rs).
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use testkit::podman::Ctr;
+use testkit::{http_get, Run};
+
+fn swap(args: &[&str]) -> Run {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
+    c.env_remove("SSH_AUTH_SOCK").args(args);
+    testkit::run(c, "")
+}
+
+fn one(r: &Run) -> Value {
+    let v = r.json_lines();
+    assert_eq!(v.len(), 1, "{}\n{}", r.stdout(), r.stderr());
+    v.into_iter().next().unwrap()
+}
+
+/// llm-sim in a container on a fresh loopback port, speculative steps 1.
+struct Sim {
+    c: Ctr,
+    port: u16,
+}
+
+impl Sim {
+    fn start(tag: &str, extra_args: &[&str]) -> Sim {
+        let port = testkit::free_port();
+        let sim = testkit::bin("llm-sim").display().to_string();
+        let p = port.to_string();
+        let mut argv = vec![
+            sim.as_str(),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &p,
+            "--load-time",
+            "10ms",
+            "--warmup-time",
+            "10ms",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-steps",
+            "1",
+        ];
+        argv.extend(extra_args);
+        let c = Ctr::run(tag, &[], &argv);
+        let s = Sim { c, port };
+        s.info();
+        s
+    }
+
+    fn name(&self) -> &str {
+        &self.c.name
+    }
+
+    /// /server_info once /health is 200.
+    fn info(&self) -> Value {
+        let t0 = Instant::now();
+        while t0.elapsed() < Duration::from_secs(30) {
+            if let Some((200, _)) = http_get(self.port, "/health") {
+                let (_, b) = http_get(self.port, "/server_info").unwrap();
+                return serde_json::from_str(&b).unwrap();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!(
+            "llm-sim in {} never healthy: {}",
+            self.name(),
+            self.c.inspect("{{.State.Status}} {{.State.ExitCode}}")
+        );
+    }
+
+    fn ready_cmd(&self, expect: &str) -> String {
+        format!(
+            "{} --server sglang http://127.0.0.1:{} --expect-config {expect} --timeout 30s",
+            testkit::bin("wait-ready").display(),
+            self.port
+        )
+    }
+}
+
+#[test]
+fn speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container() {
+    if !testkit::podman::gate() {
+        return;
+    }
+    let s = Sim::start("swap", &[]);
+    let old_id = s.c.inspect("{{.Id}}");
+    let port = s.port.to_string();
+    let ready = s.ready_cmd("speculative-num-steps=3");
+    let r = swap(&[
+        "--container",
+        s.name(),
+        "--engine",
+        "podman",
+        "--set",
+        "speculative-num-steps=3",
+        "--port",
+        &port,
+        "--ready-cmd",
+        &ready,
+    ]);
+    r.expect_code(0);
+    let rec = one(&r);
+    let c = &rec["target"]["container"];
+    assert_eq!(rec["target"]["manager"], "container");
+    assert_eq!(c["engine"], "podman");
+    assert_eq!(c["name"], s.name());
+    let new_id = s.c.inspect("{{.Id}}");
+    assert_eq!(
+        c["id"],
+        new_id.as_str(),
+        "the record names the new container"
+    );
+    assert_ne!(
+        new_id, old_id,
+        "a container's command changes by re-creating it"
+    );
+    assert_eq!(rec["stop"]["result"], "clean", "{rec}");
+    assert_eq!(rec["start"]["cmdline_verified"], true);
+    assert_eq!(rec["method"], "container");
+    // Live, by the engine and by the server itself.
+    let cmd = s.c.inspect("{{json .Config.Cmd}}");
+    assert!(cmd.ends_with(r#""--speculative-num-steps","3"]"#), "{cmd}");
+    assert_eq!(s.info()["speculative_num_steps"], 3);
+    // The old container is kept, stopped, for a rollback.
+    let prev = format!("{}.sweepkit-prev", s.name());
+    assert_eq!(c["previous"], prev.as_str());
+    assert_eq!(Ctr::inspect_of(&prev, "{{.Id}}"), old_id);
+    assert_eq!(Ctr::inspect_of(&prev, "{{.State.Running}}"), "false");
+    // Everything but the command is as it was (no differences warned).
+    assert!(
+        !r.stderr().contains("differs in"),
+        "the re-created container differs: {}",
+        r.stderr()
+    );
+    // --restore: the previous definition, by renaming the kept one back.
+    let r = swap(&["--container", s.name(), "--restore", "--port", &port]);
+    r.expect_code(0);
+    let rec = one(&r);
+    assert_eq!(rec["method"], "restore");
+    assert_eq!(
+        s.c.inspect("{{.Id}}"),
+        old_id,
+        "the kept container serves again"
+    );
+    assert_eq!(s.info()["speculative_num_steps"], 1);
+    assert_eq!(Ctr::inspect_of(&prev, "{{.Id}}"), new_id);
+}
+
+#[test]
+fn container_that_ignores_sigterm_is_killed_after_its_stop_timeout() {
+    if !testkit::podman::gate() {
+        return;
+    }
+    let s = Sim::start("sigterm", &["--ignore-sigterm", "60s"]);
+    let r = swap(&[
+        "--container",
+        s.name(),
+        "--set",
+        "speculative-num-steps=2",
+        "--stop-timeout",
+        "1s",
+        "--resend-term-after",
+        "0",
+    ]);
+    r.expect_code(0);
+    let rec = one(&r);
+    let stop = &rec["stop"];
+    assert_eq!(stop["result"], "sigkill_after_timeout", "{rec}");
+    let detail = stop["detail"].as_str().unwrap();
+    assert!(
+        detail.contains("SIGKILL") && detail.contains("137"),
+        "{detail}"
+    );
+    assert!(stop["duration_s"].as_f64().unwrap() >= 1.0, "{stop}");
+    assert!(
+        r.stderr().contains("(stop: sigkill_after_timeout)"),
+        "{}",
+        r.stderr()
+    );
+    assert_eq!(s.info()["speculative_num_steps"], 2);
+}
+
+#[test]
+fn rollback_on_fail_brings_the_old_container_back_by_the_ready_rule() {
+    if !testkit::podman::gate() {
+        return;
+    }
+    let s = Sim::start("rollback", &[]);
+    let old_id = s.c.inspect("{{.Id}}");
+    let old_cmd = s.c.inspect("{{json .Config.Cmd}}");
+    // Crashes at once: the far-side job itself puts the old one back, and
+    // the record keeps the new container's last log lines.
+    let r = swap(&["--container", s.name(), "--set", "crash-on-load"]);
+    r.expect_code(25);
+    let rec = one(&r);
+    assert_eq!(rec["running"], "old", "{rec}");
+    let tail = rec["log_tail"].to_string();
+    assert!(tail.contains("CUDA out of memory"), "{rec}");
+    assert_eq!(s.c.inspect("{{.Id}}"), old_id);
+    // Crashes at the end of a 2 s load: after the job's start check, so
+    // only the ready command can tell.
+    let ready = format!(
+        "{} --server sglang http://127.0.0.1:{} --timeout 20s",
+        testkit::bin("wait-ready").display(),
+        s.port
+    );
+    let r = swap(&[
+        "--container",
+        s.name(),
+        "--set",
+        "crash-on-load",
+        "--set",
+        "load-time=2s",
+        "--rollback-on-fail",
+        "--ready-cmd",
+        &ready,
+    ]);
+    r.expect_code(25);
+    let rec = one(&r);
+    assert_eq!(rec["type"], "failure");
+    assert_eq!(rec["running"], "old", "{rec}");
+    assert!(
+        rec["reason"].as_str().unwrap().contains("rolled back"),
+        "{rec}"
+    );
+    assert_eq!(s.c.inspect("{{.Id}}"), old_id, "the old container itself");
+    assert_eq!(s.c.inspect("{{json .Config.Cmd}}"), old_cmd);
+    assert_eq!(s.info()["speculative_num_steps"], 1);
+}
+
+#[test]
+fn dry_run_prints_the_command_diff_and_engine_commands_and_changes_nothing() {
+    if !testkit::podman::gate() {
+        return;
+    }
+    let s = Sim::start("dry", &[]);
+    let id = s.c.inspect("{{.Id}}");
+    let r = swap(&[
+        "--container",
+        s.name(),
+        "--set",
+        "speculative-num-steps=5",
+        "--dry-run",
+    ]);
+    r.expect_code(0);
+    assert_eq!(one(&r)["method"], "dry-run");
+    let err = r.stderr();
+    assert!(err.contains("-    \"1\"\n+    \"5\""), "{err}");
+    assert!(
+        err.contains(&format!("\"podman stop -t 10 {}\"", s.name())),
+        "{err}"
+    );
+    assert!(err.contains("podman --runtime runc run -d --name"), "{err}");
+    assert_eq!(s.c.inspect("{{.Id}}"), id);
+    assert_eq!(s.c.family(), [s.name().to_string()]);
+}
+
+#[test]
+fn swap_over_ssh_runs_the_engine_on_the_far_side() {
+    if !testkit::podman::gate() {
+        return;
+    }
+    let Some(sshd) = testkit::sshd::Sshd::start() else {
+        return;
+    };
+    let s = Sim::start("ssh", &[]);
+    let mut args: Vec<String> = sshd.client_args();
+    args.extend(["--container", s.name(), "--set", "speculative-num-steps=2"].map(String::from));
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = swap(&refs);
+    r.expect_code(0);
+    let rec = one(&r);
+    assert_eq!(rec["target"]["ssh"], sshd.target());
+    assert_eq!(rec["target"]["container"]["engine"], "podman");
+    assert_eq!(rec["start"]["cmdline_verified"], true);
+    assert_eq!(s.info()["speculative_num_steps"], 2);
+}
+
+#[test]
+fn bad_input_gives_one_line_and_its_exit_code() {
+    if !testkit::podman::gate() {
+        return;
+    }
+    let one_line = |r: &Run, code: i32, has: &str| {
+        r.expect_code(code);
+        let err = r.stderr();
+        let errs: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
+        assert_eq!(errs.len(), 1, "{err}");
+        assert!(errs[0].contains(has), "{err}");
+    };
+    // An unknown container: 20, nothing started.
+    let r = swap(&["--container", "sweepkit-test-no-such", "--set", "a=1"]);
+    one_line(&r, 20, "container sweepkit-test-no-such: no such container");
+    assert_eq!(one(&r)["type"], "failure");
+    // Docker's client without a daemon (as here): 28.
+    let r = swap(&["--container", "x", "--engine", "docker", "--set", "a=1"]);
+    one_line(&r, 28, "its engine does not answer");
+    // No engine CLI at all on the far side (a prefix whose PATH has none).
+    let dir = testkit::temp_dir("noengine");
+    std::os::unix::fs::symlink("/bin/sh", dir.join("sh")).unwrap();
+    let prefix = format!("env PATH={}", dir.display());
+    let r = swap(&["--container", "x", "--exec-prefix", &prefix, "--set", "a=1"]);
+    one_line(&r, 28, "docker is not installed; podman is not installed");
+    // A container with no command: its flags live in the entrypoint.
+    let port = testkit::free_port().to_string();
+    let sim = testkit::bin("llm-sim").display().to_string();
+    let ep = serde_json::to_string(&[&sim, "--host", "127.0.0.1", "--port", &port]).unwrap();
+    let c = Ctr::run("nocmd", &["--entrypoint", &ep], &[]);
+    let id = c.inspect("{{.Id}}");
+    let r = swap(&["--container", &c.name, "--set", "port=1"]);
+    one_line(&r, 20, "has no command (Config.Cmd is empty)");
+    assert_eq!(c.inspect("{{.Id}}"), id, "nothing was re-created");
+    // A value with shell metacharacters reaches the server as one word.
+    let s = Sim::start("inert", &[]);
+    let nasty = "m; touch PWNED $(touch PWNED2) `touch PWNED3` 'q\" \\ $HOME 7%";
+    let r = swap(&[
+        "--container",
+        s.name(),
+        "--set",
+        &format!("model-name={nasty}"),
+    ]);
+    r.expect_code(0);
+    assert_eq!(s.info()["served_model_name"], nasty);
+    for d in [std::path::PathBuf::from("."), std::path::PathBuf::from("/")] {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            assert!(
+                !e.file_name().to_string_lossy().starts_with("PWNED"),
+                "a value ran as shell code in {}",
+                d.display()
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -1,0 +1,134 @@
+//! Real podman containers for the container tests (svc-swap `--container`,
+//! `--compose`; wait-ready `--container`), with no image registry: the
+//! host's root filesystem as an overlay (`--rootfs /:O`), host networking,
+//! so a container runs the workspace's own llm-sim on a loopback port.
+//! Podman 4.3 on these machines needs the runc runtime (crun fails with
+//! "cgroups in hybrid mode not supported") and rlimits lowered to what the
+//! host allows. Every container is named `sweepkit-test-...` and removed,
+//! with what svc-swap kept of it, on drop.
+
+use std::process::{Command, Stdio};
+
+/// What every test container is created with, before the command.
+pub const RUN_FLAGS: &[&str] = &[
+    "--net=host",
+    "--ulimit",
+    "nofile=1024:1024",
+    "--ulimit",
+    "nproc=4096:4096",
+];
+
+/// `podman --runtime runc`: the global flags of every create here.
+pub fn podman() -> Command {
+    let mut c = Command::new("podman");
+    c.args(["--runtime", "runc"]);
+    c
+}
+
+/// True when podman and runc can run a container here; otherwise the
+/// gate's skip (a failure under CI / SWEEPKIT_REQUIRE_ALL=1) has been
+/// recorded and the test returns.
+pub fn gate() -> bool {
+    let have = |p: &str| {
+        Command::new("sh")
+            .args(["-c", "command -v \"$1\" >/dev/null", "sh", p])
+            .status()
+            .map(|s| s.success())
+            .unwrap_or(false)
+    };
+    if !have("podman") || !have("runc") {
+        crate::skip("podman with the runc runtime (scripts/deps.sh installs both)");
+        return false;
+    }
+    crate::ran("podman");
+    true
+}
+
+/// A container that is removed (with svc-swap's kept copies) on drop.
+pub struct Ctr {
+    pub name: String,
+}
+
+impl Ctr {
+    /// `podman run -d --name sweepkit-test-TAG-PID RUN_FLAGS extra
+    /// --rootfs /:O argv...`; panics with podman's stderr when it fails.
+    pub fn run(tag: &str, extra: &[&str], argv: &[&str]) -> Ctr {
+        let c = Ctr::named(tag);
+        let out = podman()
+            .args(["run", "-d", "--name", &c.name])
+            .args(RUN_FLAGS)
+            .args(extra)
+            .args(["--rootfs", "/:O"])
+            .args(argv)
+            .stdin(Stdio::null())
+            .output()
+            .expect("podman runs");
+        assert!(
+            out.status.success(),
+            "podman run {}: {}",
+            c.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        c
+    }
+
+    /// A name only (for a container something else creates).
+    pub fn named(tag: &str) -> Ctr {
+        let name = format!("sweepkit-test-{tag}-{}", std::process::id());
+        let c = Ctr { name };
+        c.remove();
+        c
+    }
+
+    /// `podman container inspect --format F NAME`, trimmed ("" when gone).
+    pub fn inspect(&self, format: &str) -> String {
+        Self::inspect_of(&self.name, format)
+    }
+
+    pub fn inspect_of(name: &str, format: &str) -> String {
+        let out = Command::new("podman")
+            .args(["container", "inspect", "--format", format, "--", name])
+            .stderr(Stdio::null())
+            .output()
+            .expect("podman runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// Names of every container that starts with this one's name.
+    pub fn family(&self) -> Vec<String> {
+        let out = Command::new("podman")
+            .args(["ps", "-a", "--format", "{{.Names}}"])
+            .output()
+            .expect("podman runs");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|n| *n == self.name || n.starts_with(&format!("{}.", self.name)))
+            .map(String::from)
+            .collect()
+    }
+
+    fn remove(&self) {
+        // svc-swap's record of the container's definition and its backups.
+        let def = format!("container-podman-{}.json", self.name);
+        if let Ok(rd) = std::fs::read_dir("/run/sweepkit-swap") {
+            for e in rd.flatten() {
+                if e.file_name().to_string_lossy().starts_with(&def) {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        for n in self.family() {
+            let _ = Command::new("podman")
+                .args(["rm", "-f", "-t", "0", "--", &n])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+impl Drop for Ctr {
+    fn drop(&mut self) {
+        self.remove();
+    }
+}
