@@ -5,7 +5,7 @@ complete -c summarize -s b -l baseline -d 'Config the change in % is against [de
 complete -c summarize -l objective -d 'How to pick the overall winner [default: slo with --slo, else weighted (every level counts, equal weights unless --weights)]' -r -f -a "max\t'The best single (config, level) cell'
 slo\t'The best cell among those meeting every --slo term'
 weighted\t'The best config over a weighted mix of levels (--weights)'"
-complete -c summarize -l slo -d 'Service levels every pick must meet, e.g. \'p99_e2e_ms<=2000,p99_ttft_ms<=500\'' -r
+complete -c summarize -l slo -d 'Service levels every pick must meet, and each config\'s capacity (highest concurrency meeting them), e.g. \'p99_ttft_ms<=500\'' -r
 complete -c summarize -l weights -d 'Level weights for --objective weighted, e.g. \'c=1:0.5,c=16:0.5\' [default: all levels equal]' -r
 complete -c summarize -l param -d 'Ordered parameter for the plateau [default: the one varying numeric parameter]' -r
 complete -c summarize -l plateau-threshold -d 'Gain below which further steps of the parameter count as a plateau' -r
@@ -15,6 +15,7 @@ markdown\t'Markdown table and decisions, for pull requests'
 csv\t'One row per config and level'
 json\t'One summary record (default when stdout is not a terminal)'"
 complete -c summarize -l plot -d 'Also draw the metric by level and by parameter into this SVG file' -r -F
+complete -c summarize -l report -d 'Also write one self-contained HTML report (verdict, table, frontier, capacity, timelines, failures, provenance) to FILE' -r -F
 complete -c summarize -l config-states -d 'For sweep(1): print each config\'s state (complete, failed, transport, incomplete), a TAB and KEY=VALUE per comma-separated KEY' -r
 complete -c summarize -l count -d 'For sweep(1): print how many records of TYPE the input holds (a type of sweepkit-records(5): bench, failure, ...)' -r
 complete -c summarize -l config -d 'With --count: only records of this config (each KEY\'s value in the record\'s config equal to V)' -r
@@ -29,6 +30,7 @@ complete -c summarize -l adaptive-config-file -d 'With --schedule sglang: the pa
 complete -c summarize -l host-dropped -d 'For sweep(1) --hosts: write the record of a host dropped for REASON; the input is that host\'s origin record (may be empty)' -r
 complete -c summarize -l pool-hosts -d 'Rank results from hosts of different hardware together (without it: one table per host, and json/csv refuse, exit 55)'
 complete -c summarize -l per-host -d 'One table (json: one summary record) per host, even when the hosts\' hardware is identical'
+complete -c summarize -l pareto -d 'Also find the Pareto frontier of interactivity (1000 / TPOT p50, tok/s per user) against output tok/s per GPU; --plot draws it'
 complete -c summarize -l origin -d 'For sweep(1): print the restore arguments of the input\'s origin record, one per line (nothing when it has none)'
 complete -c summarize -l new-origin -d 'For sweep(1): read a dry-run swap record, write an origin record'
 complete -c summarize -l emit-skipped -d 'With --next: write a skipped record for each untried value of a finished search (none twice), instead of the answer'
