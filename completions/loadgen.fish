@@ -32,6 +32,9 @@ complete -c loadgen -l format -d 'Output format on stdout' -r -f -a "json\t'One 
 csv\t'CSV (dotted column names), written after the last level'
 markdown\t'A Markdown table for people, written after the last level'"
 complete -c loadgen -l requests-out -d 'Write one JSON line per request to FILE' -r -F
+complete -c loadgen -l find-capacity -d 'Search the highest concurrency whose level meets every term, e.g. \'p99_ttft_ms<=500\' (a level\'s figure, as summarize --slo): double from --concurrency (default 1) until a level misses, then bisect' -r
+complete -c loadgen -l max-concurrency -d 'With --find-capacity: the highest concurrency to try' -r
+complete -c loadgen -l level-budget -d 'With --find-capacity: the most levels the search may run' -r
 complete -c loadgen -l pipeline-config -d 'Run as a pipeline stage for this config (repeatable; sweep passes it): with no upstream record on stdin, measure nothing, write a failure record with this config and exit 4' -r
 complete -c loadgen -l no-stream -d 'Ask for whole responses instead of a stream (no TTFT or ITL)'
 complete -c loadgen -l ignore-eos -d 'Ask the server to ignore end-of-sequence (full-length outputs)'

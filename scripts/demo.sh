@@ -4,7 +4,8 @@
 # Writes a process spec for llm-sim in a temp dir, sweeps
 # speculative-num-steps 1,2,3,4,5,8 at concurrency 1,4,16,64 with sweep.sh
 # (svc-swap | wait-ready | loadgen per value), prints summarize's table, the
-# plateau and the pick, applies the pick, then stops the server.
+# plateau and the pick, applies the pick, writes the HTML report and prints
+# its path, then stops the server.
 # Uses target/release (make demo builds it); SWEEPKIT_BIN overrides.
 set -euo pipefail
 
@@ -76,5 +77,12 @@ banner "the pick, as a record a script can apply (summarize --format json)"
   sed -n 's/.*"best_config":\({[^}]*}\).*"plateau":\("[^"]*"\).*/best_config \1\nplateau     \2/p'
 echo "applied to the spec by sweep --keep-winner:" >&2
 grep '^ExecStart=' "$spec" >&2
+banner "the report: one self-contained HTML page (summarize --report)"
+report=$dir/report.html
+if "$bin/summarize" --format json --pareto --report "$report" "$results" >/dev/null 2>&1 ||
+  [[ -s $report ]]; then
+  echo "demo: report $report" >&2
+  echo "$report"
+fi
 banner "done in $((SECONDS - t0)) s; SIMULATED (llm-sim), results in $results"
 exit "$rc"

@@ -5,11 +5,12 @@
 # 4.3 here needs runc, crun fails with "cgroups in hybrid mode not supported";
 # testkit's nspawn containers boot none of the host's services, so podman
 # cannot hold their boot up), and the Python packages that build the real
-# llama-server and its test models.
+# llama-server and its test models; chromium renders summarize's --report in
+# a headless browser test.
 # Idempotent: quick when all is present.
 set -euo pipefail
 
-apt_pkgs=(shellcheck openssh-server systemd-container podman runc parallel iproute2 psmisc curl pkg-config libssl-dev g++)
+apt_pkgs=(shellcheck openssh-server systemd-container podman runc parallel iproute2 psmisc curl pkg-config libssl-dev g++ chromium)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -56,15 +56,16 @@ fn every_record_type_has_config_and_provenance() {
 
 /// Every number a bench record carries can be ranked on: summarize's metric
 /// catalog covers each documented numeric field (the load shape, the server
-/// description, the schema number and `--until-stable`'s interval, which says
-/// how precisely the level was measured, are labels, not results).
+/// description, the schema number, `--until-stable`'s interval, which says
+/// how precisely the level was measured, and `--find-capacity`'s result,
+/// which is about the search, not this level, are labels, not results).
 #[test]
 fn every_numeric_bench_field_is_a_metric() {
     let items = parse_items(&read("tools/common/src/records.rs"));
     let catalog = summarize::metric::catalog();
     let mut numeric = 0;
     for (path, ty, _) in paths(&items, "BenchRecord") {
-        let label = ["load.", "server.", "provenance.", "stability."]
+        let label = ["load.", "server.", "provenance.", "stability.", "capacity."]
             .iter()
             .any(|p| path.starts_with(p))
             || path == "schema";

@@ -653,6 +653,48 @@ pub enum StopReason {
     ServerGone,
 }
 
+/// What `loadgen --find-capacity` found: doubling the concurrency from
+/// the start until a level missed a term, then bisecting between the last
+/// level that met every term and the first that did not, within a level
+/// budget and `--max-concurrency` (loadgen(1) CAPACITY SEARCH).
+#[skip_serializing_none]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct CapacitySearch {
+    /// The terms, as given (`p99_ttft_ms<=500`).
+    pub slo: String,
+    /// The highest concurrency that met every term; absent when none did.
+    pub capacity: Option<u32>,
+    /// The lowest concurrency that missed a term or failed; absent when
+    /// every level tried met them.
+    pub first_miss: Option<u32>,
+    /// True when `first_miss` is `capacity` + 1 (or 1 with no capacity):
+    /// the capacity is known to the request.
+    pub exact: bool,
+    /// Why the search stopped: `converged` (exact), `budget` (the level
+    /// budget ran out first), `max_concurrency` (the limit met every
+    /// term), `server_failed` (a level failed: all requests, or the server
+    /// died), `interrupted`.
+    pub stopped: String,
+    /// Levels run, and the budget they had.
+    pub levels_run: u32,
+    pub level_budget: u32,
+    pub max_concurrency: u32,
+    /// Every level tried, in order.
+    pub tried: Vec<CapacityStep>,
+}
+
+/// One level of a capacity search.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct CapacityStep {
+    pub concurrency: u32,
+    /// Every term held.
+    pub meets: bool,
+    /// The terms that did not hold, with the level's figure
+    /// (`p99_ttft_ms 812`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missed: Vec<String>,
+}
+
 /// One load level's results: loadgen writes one per level.
 #[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -683,6 +725,9 @@ pub struct BenchRecord {
     /// `loadgen --until-stable`: the throughput interval and why the
     /// level stopped. Absent without the flag.
     pub stability: Option<Stability>,
+    /// `loadgen --find-capacity`: on the search's last record only, the
+    /// capacity it found and how sure it is. Absent otherwise.
+    pub capacity: Option<CapacitySearch>,
     pub spec: Option<SpecStats>,
     /// Warnings a human should act on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1043,6 +1088,8 @@ mod tests {
             },
             // Not a metric: how the level ended (`loadgen --until-stable`).
             stability: None,
+            // Not a metric: a capacity search's result.
+            capacity: None,
             itl_method: Some("x".into()),
             tokens_per_chunk: Some(1.0),
             client_cpu_s: Some(1.0),

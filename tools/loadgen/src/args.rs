@@ -223,6 +223,29 @@ pub struct Args {
     #[arg(long)]
     pub no_upstream: bool,
 
+    /// Search the highest concurrency whose level meets every term, e.g.
+    /// 'p99_ttft_ms<=500' (a level's figure, as summarize --slo): double
+    /// from --concurrency (default 1) until a level misses, then bisect
+    #[arg(
+        long,
+        value_name = "TERMS",
+        conflicts_with = "rate",
+        help_heading = "Capacity search"
+    )]
+    pub find_capacity: Option<String>,
+
+    /// With --find-capacity: the highest concurrency to try
+    #[arg(long, value_name = "N", default_value_t = 1024,
+          value_parser = clap::value_parser!(u32).range(1..),
+          help_heading = "Capacity search")]
+    pub max_concurrency: u32,
+
+    /// With --find-capacity: the most levels the search may run
+    #[arg(long, value_name = "N", default_value_t = 12,
+          value_parser = clap::value_parser!(u32).range(1..),
+          help_heading = "Capacity search")]
+    pub level_budget: u32,
+
     #[command(flatten)]
     pub pipeline: sweepkit::upstream::PipelineArgs,
 

@@ -162,6 +162,7 @@ fn bench_record(
         steady: agg.steady,
         spec: m.spec,
         stability: m.stability,
+        capacity: None,
         warnings,
         partial,
         upstream: up.raw.clone(),

@@ -20,6 +20,7 @@
 //! stream and the socket-level timestamps.
 
 pub mod args;
+pub mod capacity;
 pub mod classify;
 pub mod client;
 pub mod death;
@@ -29,6 +30,7 @@ pub mod metrics;
 pub mod output;
 pub mod plan;
 pub mod prompts;
+pub mod run_capacity;
 pub mod run_level;
 pub mod server;
 pub mod setup;

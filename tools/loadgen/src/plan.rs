@@ -25,6 +25,8 @@ pub struct Plan {
     pub started: SystemTime,
     pub endpoint_path: &'static str,
     pub level: LevelPlan,
+    /// `--find-capacity`: search the concurrency instead of `shapes`.
+    pub capacity: Option<crate::capacity::CapacityPlan>,
 }
 
 /// What the level loop needs from the flags, and nothing else.
@@ -109,8 +111,46 @@ impl Plan {
             started: SystemTime::now(),
             endpoint_path,
             level: LevelPlan::from_args(a, until_stable(a)?),
+            capacity: capacity(a)?,
         })
     }
+}
+
+/// `--find-capacity TERMS` with its start (one --concurrency), limit and
+/// budget.
+fn capacity(a: &Args) -> Result<Option<crate::capacity::CapacityPlan>, Exit> {
+    let Some(text) = &a.find_capacity else {
+        return Ok(None);
+    };
+    let terms =
+        crate::capacity::parse_terms(text).map_err(|e| usage(format!("--find-capacity: {e}")))?;
+    let start = match a.concurrency.as_deref() {
+        None => 1,
+        Some([c]) => *c,
+        Some(_) => {
+            return Err(usage(
+                "--find-capacity: give one --concurrency, the level it starts from".into(),
+            ))
+        }
+    };
+    if a.repeat > 1 {
+        return Err(usage(
+            "--find-capacity: --repeat is not supported; each level is run once".into(),
+        ));
+    }
+    if start > a.max_concurrency {
+        return Err(usage(format!(
+            "--find-capacity: the start --concurrency {start} is above --max-concurrency {}",
+            a.max_concurrency
+        )));
+    }
+    Ok(Some(crate::capacity::CapacityPlan {
+        text: text.trim().to_string(),
+        terms,
+        start,
+        max: a.max_concurrency,
+        budget: a.level_budget,
+    }))
 }
 
 impl LevelPlan {

@@ -86,6 +86,15 @@ pub fn run_all<W: Write>(
         answered: !lp.model_given || ctx.server_info.is_some(),
         any_failed: false,
     };
+    if let Some(cp) = &plan.capacity {
+        let io = crate::run_capacity::Io {
+            sink,
+            req_out: req_out.as_mut(),
+            interrupted,
+        };
+        crate::run_capacity::run(plan, ctx, up, cp, &mut p, io)?;
+        return finish(&p);
+    }
     let levels = plan.shapes.iter().flat_map(|&shape| {
         (1..=lp.repeat).map(move |i| Level {
             shape,
@@ -100,6 +109,11 @@ pub fn run_all<W: Write>(
         let verdict = classify::classify(plan, ctx, up, m, &mut p);
         record(sink, req_out.as_mut(), verdict, interrupted)?;
     }
+    finish(&p)
+}
+
+/// The run's end: exit 3 when some level had failed requests.
+fn finish(p: &Progress) -> Result<(), Exit> {
     if p.any_failed {
         return Err(Exit::new(
             exit::SOME_FAILED,
@@ -120,7 +134,7 @@ fn open_requests_out(lp: &LevelPlan) -> Result<Option<BufWriter<File>>, Exit> {
 }
 
 /// Warm up, scrape, run the level, aggregate.
-fn measure(
+pub(crate) fn measure(
     plan: &Plan,
     ctx: &Context,
     level: Level,
@@ -369,7 +383,7 @@ fn load_of(lp: &LevelPlan, ctx: &Context, endpoint: &str, level: Level, bound: B
     }
 }
 
-fn write_requests(w: &mut impl Write, m: &Measured) -> Result<(), Exit> {
+pub(crate) fn write_requests(w: &mut impl Write, m: &Measured) -> Result<(), Exit> {
     for (s, d) in m.out.samples.iter().zip(&m.derived) {
         let line = output::request_line(&m.label, m.out.started, s, d.as_ref());
         sweepkit::io::write_json_line(w, &line)
@@ -381,7 +395,7 @@ fn write_requests(w: &mut impl Write, m: &Measured) -> Result<(), Exit> {
 
 /// Write the verdict's records. Err ends the run: every request failed,
 /// the server died (later levels would only meet a closed port), or Ctrl-C.
-fn record<W: Write>(
+pub(crate) fn record<W: Write>(
     sink: &mut Sink<W>,
     req_out: Option<&mut BufWriter<File>>,
     verdict: Verdict,

@@ -60,6 +60,11 @@ pub struct Analysis {
     pub weighted: Vec<Option<f64>>,
     pub plateau: Option<PlateauFinding>,
     pub warnings: Vec<String>,
+    /// Each cell's interval and few-requests flag (`noise`).
+    pub noise: crate::noise::Noise,
+    /// Each cell's bench records (`[row][level]`), for the views that read
+    /// more than the metric (`pareto`, `capacity`, `report`).
+    pub records: Vec<Vec<Vec<serde_json::Value>>>,
 }
 
 /// Decide. `Err` is a usage problem (a `--baseline` or `--weights` that
@@ -69,6 +74,13 @@ pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, Str
     let mut warnings = Vec::new();
     warnings.extend(crate::aside::warning(&model, &opts.metric.path));
     let grid = cell_stats(&model, obs, &opts, &mut warnings);
+    let noise = crate::noise::of(&model, obs, &opts.metric.path);
+    let records = crate::noise::cell_records(&model, obs);
+    warnings.extend(crate::noise::few_warnings(
+        &model,
+        &noise,
+        &opts.metric.path,
+    ));
     let failed: Vec<Vec<bool>> = (0..model.rows.len())
         .map(|r| {
             (0..model.levels.len())
@@ -133,6 +145,8 @@ pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, Str
         weighted,
         plateau,
         warnings,
+        noise,
+        records,
     })
 }
 

@@ -162,6 +162,9 @@ pub fn summary(a: &Analysis, started: std::time::SystemTime) -> SummaryRecord {
         "cells": cell_rows(a),
     });
     let mut details = details;
+    if a.noise.any_ci() || a.noise.any_few() {
+        details["noise"] = noise_json(a);
+    }
     if crate::aside::any(m) {
         details["not_per_level"] = crate::aside::json(a);
     }
@@ -210,4 +213,34 @@ fn weighted(a: &Analysis) -> Value {
         })
         .collect();
     Value::Object(map)
+}
+
+/// Each cell's 95% interval and few-requests flag, for `details.noise`.
+fn noise_json(a: &Analysis) -> Value {
+    let m = &a.model;
+    let mut cells = Vec::new();
+    for r in 0..m.rows.len() {
+        for c in 0..m.levels.len() {
+            let ci = a.noise.ci[r][c];
+            let few = &a.noise.few[r][c];
+            if ci.is_none() && few.is_none() {
+                continue;
+            }
+            cells.push(json!({
+                "label": m.rows[r].label,
+                "level": m.levels[c].label(),
+                "centre": ci.map(|i| i.centre),
+                "half_width": ci.map(|i| i.half_width),
+                "n": ci.map(|i| i.n),
+                "method": ci.map(|i| match i.method {
+                    crate::noise::Method::TRepeats => "t_repeats",
+                    crate::noise::Method::BatchMeans => "batch_means",
+                }),
+                "few_requests": few.as_ref().map(|f| json!({
+                    "percentile": f.pct, "count": f.count, "need": f.need,
+                })),
+            }));
+        }
+    }
+    json!({ "level": crate::interval::LEVEL, "cells": cells })
 }

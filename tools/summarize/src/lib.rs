@@ -5,21 +5,32 @@
 
 pub mod analysis;
 pub mod aside;
+pub mod capacity;
 pub mod decide;
 pub mod emit;
+pub mod gpus;
 pub mod group;
 pub mod hosts;
 pub mod input;
+pub mod interval;
 pub mod level;
 pub mod metric;
+pub mod noise;
 pub mod notes;
+pub mod pareto;
+pub mod pareto_plot;
 pub mod partial;
 pub mod plot;
 pub mod render;
+pub mod report;
+pub mod report_data;
+pub mod report_svg;
 pub mod schedule;
 pub mod schedule_out;
 pub mod spec;
+pub mod startup;
 pub mod stats;
+pub mod views;
 pub mod words;
 
 use std::io::{BufRead, Write};
@@ -107,8 +118,8 @@ pub struct Args {
     #[arg(long, value_name = "HOW", value_enum)]
     pub objective: Option<Objective>,
 
-    /// Service levels every pick must meet, e.g.
-    /// 'p99_e2e_ms<=2000,p99_ttft_ms<=500'
+    /// Service levels every pick must meet, and each config's capacity
+    /// (highest concurrency meeting them), e.g. 'p99_ttft_ms<=500'
     #[arg(long, value_name = "TERMS", value_parser = |s: &str| spec::parse_slo(s).map(Slo))]
     pub slo: Option<Slo>,
 
@@ -148,6 +159,16 @@ pub struct Args {
     /// Also draw the metric by level and by parameter into this SVG file
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+
+    /// Also find the Pareto frontier of interactivity (1000 / TPOT p50,
+    /// tok/s per user) against output tok/s per GPU; --plot draws it
+    #[arg(long, help_heading = "Decision views")]
+    pub pareto: bool,
+
+    /// Also write one self-contained HTML report (verdict, table,
+    /// frontier, capacity, timelines, failures, provenance) to FILE
+    #[arg(long, value_name = "FILE.html", help_heading = "Decision views")]
+    pub report: Option<PathBuf>,
 
     /// Print the server's own per-load schedule (JSON) from a sweep of one
     /// speculative depth at two or more concurrency levels
@@ -252,9 +273,15 @@ pub fn run_with(
         }
     };
     let analyses = analyse_groups(groups, &opts, notes, &mut stderr)?;
+    let texts: Vec<&str> = sources.iter().map(|(_, t)| t.as_str()).collect();
+    let views: Vec<views::Views> = analyses
+        .iter()
+        .map(|(_, a)| views::of(a, args.pareto || args.report.is_some(), &texts))
+        .collect();
     if let Some(path) = &args.plot {
         // One plot: of the first host's table when split per host.
-        std::fs::write(path, plot::svg(&analyses[0].1))
+        let front = views[0].pareto.as_ref().filter(|_| args.pareto);
+        std::fs::write(path, plot::svg_with(&analyses[0].1, front))
             .with_context(|| format!("--plot {}", path.display()))
             .code(exit::FAILURE)?;
     }
@@ -262,7 +289,25 @@ pub fn run_with(
         .last()
         .map(|(_, a)| notes::table_notes(a, &all_text(&sources)))
         .unwrap_or_default();
-    emit_all(&analyses, format, started, &notes, &mut stdout)?;
+    if let Some(path) = &args.report {
+        let html = report::html(&analyses, &views, &texts, started);
+        std::fs::write(path, html)
+            .with_context(|| format!("--report {}", path.display()))
+            .code(exit::FAILURE)?;
+    }
+    let shown: Vec<views::Views> = views
+        .iter()
+        .cloned()
+        .map(|mut v| {
+            // The report computes the frontier for itself; the other
+            // formats show it only when asked.
+            if !args.pareto {
+                v.pareto = None;
+            }
+            v
+        })
+        .collect();
+    emit_all(&analyses, &shown, format, started, &notes, &mut stdout)?;
     stdout.flush()?;
     finish(&analyses, machine, &mut stderr)
 }
@@ -391,6 +436,7 @@ fn analyse_groups(
 /// with a `host` column (one header for all).
 fn emit_all(
     analyses: &[(Option<hosts::HostId>, analysis::Analysis)],
+    views: &[views::Views],
     format: Format,
     started: std::time::SystemTime,
     table_notes: &str,
@@ -412,7 +458,7 @@ fn emit_all(
                 } else {
                     ""
                 };
-                let text = render::text(a) + notes;
+                let text = render::text(a) + &views::text(a, &views[i]) + notes;
                 stdout.write_all(redact::text(&text).as_bytes())?;
             }
             Format::Markdown => {
@@ -420,7 +466,8 @@ fn emit_all(
                     let gap = if i > 0 { "\n" } else { "" };
                     writeln!(stdout, "{gap}### host `{}`\n", redact::text(&title(h)))?;
                 }
-                stdout.write_all(redact::text(&render::markdown(a)).as_bytes())?;
+                let md = render::markdown(a) + &views::markdown(a, &views[i]);
+                stdout.write_all(redact::text(&md).as_bytes())?;
             }
             Format::Csv => {
                 let label = host.as_ref().map(|h| h.label.as_str());
@@ -429,6 +476,9 @@ fn emit_all(
             Format::Json => {
                 let mut rec = emit::summary(a, started);
                 rec.host = host.as_ref().map(title);
+                if let Some(d) = rec.details.as_mut() {
+                    views::json_into(d, a, &views[i]);
+                }
                 sweepkit::io::write_record(stdout, &Record::Summary(rec))?;
             }
         }

@@ -10,40 +10,53 @@ use crate::analysis::Analysis;
 use crate::render::cell_text;
 use crate::words::num;
 
-const PANEL_W: f64 = 600.0;
-const PANEL_H: f64 = 420.0;
+pub(crate) const PANEL_W: f64 = 600.0;
+pub(crate) const PANEL_H: f64 = 420.0;
 const LEFT: f64 = 70.0;
 const RIGHT: f64 = 180.0;
 const TOP: f64 = 60.0;
 const BOTTOM: f64 = 70.0;
-const PALETTE: &[&str] = &[
+pub(crate) const PALETTE: &[&str] = &[
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
     "#7f7f7f", "#bcbd22",
 ];
 
-/// One line: its label and points (x, y) in data units.
-struct Series {
-    label: String,
-    points: Vec<(f64, f64)>,
+/// One line: its label and points (x, y) in data units, each with the
+/// half-width of its 95% interval (0: none, no bar drawn).
+pub(crate) struct Series {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+    pub err: Vec<f64>,
 }
 
 /// One panel: title, axis names, x tick labels at data positions.
-struct Panel {
-    id: &'static str,
-    title: String,
-    x_name: String,
-    x_ticks: Vec<(f64, String)>,
-    series: Vec<Series>,
-    note: Option<String>,
+pub(crate) struct Panel {
+    pub id: &'static str,
+    pub title: String,
+    pub x_name: String,
+    pub x_ticks: Vec<(f64, String)>,
+    pub series: Vec<Series>,
+    pub note: Option<String>,
+}
+
+/// The half-width of cell (r, c)'s interval, 0 without one.
+fn err_of(a: &Analysis, r: usize, c: usize) -> f64 {
+    a.noise.ci[r][c].map_or(0.0, |i| i.half_width)
 }
 
 /// The whole SVG document.
 pub fn svg(a: &Analysis) -> String {
+    svg_with(a, None)
+}
+
+/// The SVG document, with the Pareto frontier as a last panel when given.
+pub fn svg_with(a: &Analysis, pareto: Option<&crate::pareto::Pareto>) -> String {
     let mut panels = vec![by_level(a)];
     if let Some(p) = by_param(a) {
         panels.push(p);
     }
-    let width = PANEL_W * panels.len() as f64;
+    let front = pareto.map(|p| (crate::pareto_plot::panel(a, p), p));
+    let width = PANEL_W * (panels.len() + usize::from(front.is_some())) as f64;
     let sim = crate::render::simulated_notice(&a.model);
     let height = PANEL_H + if sim.is_some() { 24.0 } else { 0.0 };
     let mut out = String::new();
@@ -64,6 +77,11 @@ pub fn svg(a: &Analysis) -> String {
     for (i, p) in panels.iter().enumerate() {
         draw_panel(&mut out, p, PANEL_W * i as f64, dy, &a.opts.metric.path);
     }
+    if let Some((panel, p)) = &front {
+        let x0 = PANEL_W * panels.len() as f64;
+        draw_panel(&mut out, panel, x0, dy, crate::pareto::y_name(p));
+        crate::pareto_plot::overlay(&mut out, a, p, &Frame::new(panel, x0, dy));
+    }
     out.push_str("</svg>\n");
     out
 }
@@ -73,9 +91,14 @@ fn by_level(a: &Analysis) -> Panel {
     let mut series = Vec::new();
     let mut missing = Vec::new();
     for r in 0..m.rows.len() {
-        let points: Vec<(f64, f64)> = (0..m.levels.len())
-            .filter_map(|c| a.grid[r][c].as_ref().map(|s| (c as f64, s.median)))
+        let cols: Vec<usize> = (0..m.levels.len())
+            .filter(|&c| a.grid[r][c].is_some())
             .collect();
+        let points: Vec<(f64, f64)> = cols
+            .iter()
+            .filter_map(|&c| a.grid[r][c].as_ref().map(|s| (c as f64, s.median)))
+            .collect();
+        let err: Vec<f64> = cols.iter().map(|&c| err_of(a, r, c)).collect();
         if points.is_empty() {
             let why = (0..m.levels.len())
                 .map(|c| cell_text(a, r, c).value)
@@ -86,6 +109,7 @@ fn by_level(a: &Analysis) -> Panel {
             series.push(Series {
                 label: m.rows[r].label.clone(),
                 points,
+                err,
             });
         }
     }
@@ -117,15 +141,16 @@ fn by_param(a: &Analysis) -> Option<Panel> {
     let mut xs: Vec<f64> = Vec::new();
     let mut series = Vec::new();
     for (c, l) in m.levels.iter().enumerate() {
-        let mut points: Vec<(f64, f64)> = (0..m.rows.len())
-            .filter_map(|r| Some((x_of(r)?, a.grid[r][c].as_ref()?.median)))
+        let mut pts: Vec<(f64, f64, f64)> = (0..m.rows.len())
+            .filter_map(|r| Some((x_of(r)?, a.grid[r][c].as_ref()?.median, err_of(a, r, c))))
             .collect();
-        points.sort_by(|p, q| p.0.total_cmp(&q.0));
-        xs.extend(points.iter().map(|p| p.0));
-        if !points.is_empty() {
+        pts.sort_by(|p, q| p.0.total_cmp(&q.0));
+        xs.extend(pts.iter().map(|p| p.0));
+        if !pts.is_empty() {
             series.push(Series {
                 label: l.label(),
-                points,
+                points: pts.iter().map(|p| (p.0, p.1)).collect(),
+                err: pts.iter().map(|p| p.2).collect(),
             });
         }
     }
@@ -145,7 +170,7 @@ fn by_param(a: &Analysis) -> Option<Panel> {
 }
 
 /// A panel's plotting area in SVG units and its data-to-SVG mapping.
-struct Frame {
+pub(crate) struct Frame {
     /// The panel's left edge.
     x0: f64,
     /// The plot area's top left corner, width and height.
@@ -162,14 +187,19 @@ struct Frame {
 }
 
 impl Frame {
-    fn new(p: &Panel, x0: f64, y0: f64) -> Self {
+    pub(crate) fn new(p: &Panel, x0: f64, y0: f64) -> Self {
         let xs = || p.x_ticks.iter().map(|t| t.0);
         let xmin = xs().fold(f64::INFINITY, f64::min);
         let xmax = xs().fold(f64::NEG_INFINITY, f64::max);
         let ymax_data = p
             .series
             .iter()
-            .flat_map(|s| s.points.iter().map(|q| q.1))
+            .flat_map(|s| {
+                s.points
+                    .iter()
+                    .enumerate()
+                    .map(|(i, q)| q.1 + s.err.get(i).copied().unwrap_or(0.0))
+            })
             .fold(0.0, f64::max);
         let (step, ymax) = nice_axis(ymax_data);
         Frame {
@@ -186,16 +216,16 @@ impl Frame {
         }
     }
 
-    fn sx(&self, x: f64) -> f64 {
+    pub(crate) fn sx(&self, x: f64) -> f64 {
         self.px + (x - self.xmin) / self.xspan * self.pw
     }
 
-    fn sy(&self, y: f64) -> f64 {
+    pub(crate) fn sy(&self, y: f64) -> f64 {
         self.py + self.ph - y / self.ymax * self.ph
     }
 }
 
-fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, metric: &str) {
+pub(crate) fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, metric: &str) {
     let f = Frame::new(p, x0, y0);
     let _ = writeln!(out, r#"<g class="panel" id="{}">"#, p.id);
     let _ = writeln!(
@@ -302,13 +332,26 @@ fn draw_series(out: &mut String, s: &Series, color: &str, f: &Frame, label_y: f6
         r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2"/>"#,
         pts.join(" ")
     );
-    for q in &s.points {
+    for (i, q) in s.points.iter().enumerate() {
         let _ = writeln!(
             out,
             r#"<circle cx="{:.1}" cy="{:.1}" r="3" fill="{color}"/>"#,
             f.sx(q.0),
             f.sy(q.1)
         );
+        let e = s.err.get(i).copied().unwrap_or(0.0);
+        if e > 0.0 {
+            // The 95% interval: a vertical bar with caps.
+            let (x, lo, hi) = (f.sx(q.0), f.sy((q.1 - e).max(0.0)), f.sy(q.1 + e));
+            let _ = writeln!(
+                out,
+                r#"<path class="errbar" d="M{x:.1} {lo:.1}V{hi:.1}M{:.1} {lo:.1}H{:.1}M{:.1} {hi:.1}H{:.1}" stroke="{color}" fill="none"/>"#,
+                x - 4.0,
+                x + 4.0,
+                x - 4.0,
+                x + 4.0
+            );
+        }
     }
     let end = s.points.last().map_or(f.xmax, |q| q.0);
     let _ = writeln!(
@@ -323,7 +366,7 @@ fn draw_series(out: &mut String, s: &Series, color: &str, f: &Frame, label_y: f6
 
 /// A round tick step and the axis maximum: steps of 1, 2 or 5 x 10^k, about
 /// five ticks, the top at or above the data.
-fn nice_axis(max: f64) -> (f64, f64) {
+pub(crate) fn nice_axis(max: f64) -> (f64, f64) {
     if max <= 0.0 || !max.is_finite() {
         return (1.0, 1.0);
     }
@@ -337,7 +380,7 @@ fn nice_axis(max: f64) -> (f64, f64) {
     (step, (max / step).ceil() * step)
 }
 
-fn esc(s: &str) -> String {
+pub(crate) fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
         .replace('>', "&gt;")

@@ -38,6 +38,10 @@ pub struct CellText {
     /// The cell has only figures that are not the level's own (listed
     /// apart, see `aside`).
     pub aside: bool,
+    /// `± H`, the half-width of the cell's 95% interval, or empty.
+    pub ci: String,
+    /// `p99 of 40 requests` when the percentile rests on too few.
+    pub few: Option<String>,
 }
 
 /// The text of cell (row, col).
@@ -64,6 +68,8 @@ pub fn cell_text(a: &Analysis, r: usize, c: usize) -> CellText {
                 measured: true,
                 partial: a.model.cells[r][c].partial,
                 aside: false,
+                ci: crate::noise::ci_text(a, r, c),
+                few: a.noise.few[r][c].as_ref().map(crate::noise::few_text),
             }
         }
         None => CellText {
@@ -79,6 +85,8 @@ pub fn cell_text(a: &Analysis, r: usize, c: usize) -> CellText {
             measured: false,
             partial: false,
             aside: !a.model.cells[r][c].asides.is_empty(),
+            ci: String::new(),
+            few: None,
         },
     }
 }
@@ -148,10 +156,15 @@ fn decisions(a: &Analysis) -> Vec<(String, String)> {
         }
         crate::Objective::Weighted => "weighted".to_string(),
     };
-    let best = a
-        .overall
-        .as_ref()
-        .map_or_else(|| "none".to_string(), |o| o.text.clone());
+    let best = a.overall.as_ref().map_or_else(
+        || "none".to_string(),
+        |o| {
+            let noise = o.col.map_or_else(String::new, |c| {
+                crate::noise::pick_note(a, (o.row, c), false)
+            });
+            format!("{}{noise}", o.text)
+        },
+    );
     out.push((format!("best overall ({objective})"), best));
     if let Some(p) = &a.plateau {
         out.push(("plateau".into(), p.text.clone()));
@@ -161,7 +174,10 @@ fn decisions(a: &Analysis) -> Vec<(String, String)> {
             || "none".to_string(),
             |r| {
                 let v = a.grid[r][c].as_ref().map_or(0.0, |s| s.median);
-                format!("{} ({})", m.rows[r].label, num(v))
+                let ci = crate::noise::ci_text(a, r, c);
+                let ci = if ci.is_empty() { ci } else { format!(" {ci}") };
+                let noise = crate::noise::pick_note(a, (r, c), true);
+                format!("{} ({}{ci}){noise}", m.rows[r].label, num(v))
             },
         );
         out.push((format!("best at {}", m.levels[c].label()), who));
@@ -199,7 +215,7 @@ fn failure_detail(f: &FailureInfo) -> String {
     s
 }
 
-fn legend(a: &Analysis, change: &str, partial: &str, aside: &str) -> String {
+fn legend(a: &Analysis, change: &str, partial: &str, aside: &str, few: &str) -> String {
     let mut s = format!(
         "* best at that level (within {}% the smaller value wins); {change}: median vs baseline",
         trim_float(a.opts.tolerance * 100.0)
@@ -216,7 +232,7 @@ fn legend(a: &Analysis, change: &str, partial: &str, aside: &str) -> String {
     if a.model.cells.iter().flatten().any(|c| c.partial) {
         s += &format!("; {partial}: from a level cut short (partial record, no complete one)");
     }
-    s
+    s + &crate::noise::legend(a, few)
 }
 
 /// Aligned text for a terminal.
@@ -277,13 +293,21 @@ pub fn text(a: &Analysis) -> String {
             if t.aside {
                 mark.push('#');
             }
+            if t.few.is_some() {
+                mark.push('^');
+            }
             if let Some(n) = t.runs {
                 mark += &format!(" n={n}");
             }
             if spans[r + 1].is_some() {
                 line.extend([String::new(), String::new(), String::new()]);
             } else {
-                line.extend([t.value, t.change, mark]);
+                let value = if t.ci.is_empty() {
+                    t.value
+                } else {
+                    format!("{} {}", t.value, t.ci)
+                };
+                line.extend([value, t.change, mark]);
             }
         }
         grid.push(line);
@@ -318,7 +342,7 @@ pub fn text(a: &Analysis) -> String {
         }
         let _ = writeln!(out, "{}", line.trim_end());
     }
-    let _ = writeln!(out, "\n{}\n", legend(a, "chg", "~", "#"));
+    let _ = writeln!(out, "\n{}\n", legend(a, "chg", "~", "#", "^"));
     for (k, v) in decisions(a) {
         let _ = writeln!(out, "{k}: {v}");
     }
@@ -401,12 +425,20 @@ pub fn markdown(a: &Analysis) -> String {
             if t.aside {
                 notes.push("not per-level, see below".into());
             }
+            if let Some(f) = &t.few {
+                notes.push(f.clone());
+            }
             if a.grid[r][c].as_ref().is_some_and(|s| !s.slo_ok) && !a.opts.slo.is_empty() {
                 notes.push("misses SLO".into());
             }
+            let shown = if t.ci.is_empty() {
+                t.value.clone()
+            } else {
+                format!("{} {}", t.value, t.ci)
+            };
             let value = match (t.best, t.measured) {
-                (true, _) => format!("**{}** \\*", t.value),
-                (false, true) => t.value.clone(),
+                (true, _) => format!("**{shown}** \\*"),
+                (false, true) => shown,
                 (false, false) if t.value == "-" => "-".into(),
                 (false, false) => format!("_{}_", t.value),
             };
@@ -419,7 +451,8 @@ pub fn markdown(a: &Analysis) -> String {
         }
         let _ = writeln!(out, "{line}");
     }
-    let legend = legend(a, "(+N%)", "partial", "not per-level").replace('*', "\\*");
+    let legend =
+        legend(a, "(+N%)", "partial", "not per-level", "pN of K requests").replace('*', "\\*");
     let _ = writeln!(out, "\n{legend}\n");
     for (k, v) in decisions(a) {
         let _ = writeln!(out, "- **{k}**: {}", v.replace('*', "\\*"));

@@ -48,3 +48,5 @@ pub fn temp_file(name: &str, text: &str) -> String {
     std::fs::write(&path, text).unwrap();
     path.to_string_lossy().into_owned()
 }
+
+pub mod make;

@@ -1,0 +1,109 @@
+//! The `--find-capacity` loop: run a level, judge its record against the
+//! terms (`capacity::judge`), let the search pick the next concurrency,
+//! write the record, and on the last one add what the search found. The
+//! levels are measured, classified and written exactly as `run_level`
+//! does for a fixed list; only the choice of the next level differs.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use sweepkit::records::Record;
+use sweepkit::report::Exit;
+
+use crate::capacity::{judge, sentence, CapacityPlan, Search};
+use crate::classify::{self, Verdict};
+use crate::level::Shape;
+use crate::output::Sink;
+use crate::plan::Plan;
+use crate::run_level::{measure, record, write_requests, Level, Progress};
+use crate::setup::Context;
+use crate::upstream::Upstream;
+
+/// Where the search writes.
+pub struct Io<'a, W: Write> {
+    pub sink: &'a mut Sink<W>,
+    pub req_out: Option<&'a mut BufWriter<File>>,
+    pub interrupted: &'a AtomicBool,
+}
+
+/// Search until the capacity is known, the budget or the limit is
+/// reached, a level fails, or Ctrl-C.
+pub fn run<W: Write>(
+    plan: &Plan,
+    ctx: &Context,
+    up: &Upstream,
+    cp: &CapacityPlan,
+    p: &mut Progress,
+    mut io: Io<'_, W>,
+) -> Result<(), Exit> {
+    let mut search = Search::new(cp.clone());
+    let mut c = search.first();
+    loop {
+        let level = Level {
+            shape: Shape::Closed { concurrency: c },
+            repeat: None,
+        };
+        let m = measure(plan, ctx, level, p, io.interrupted);
+        if let Some(w) = io.req_out.as_deref_mut() {
+            write_requests(w, &m)?;
+        }
+        let mut verdict = classify::classify(plan, ctx, up, m, p);
+        let stop = io.interrupted.load(Ordering::SeqCst);
+        let next = match &mut verdict {
+            Verdict::Bench(rec, died) => {
+                let Record::Bench(b) = rec.as_mut() else {
+                    unreachable!("a bench verdict holds a bench record")
+                };
+                let (meets, missed) = judge(&cp.terms, b);
+                let said = missed.join(", ");
+                let next = match search.next(c, meets, missed) {
+                    _ if stop => Err("interrupted"),
+                    _ if died.is_some() => Err("server_failed"),
+                    n => n,
+                };
+                progress(plan, c, meets, &said, next);
+                if let Err(why) = next {
+                    let r = search.result(why);
+                    say(plan, &sentence(&r));
+                    b.capacity = Some(r);
+                }
+                next
+            }
+            Verdict::AllFailed(f) => {
+                let _ = search.next(c, false, vec!["every request failed".into()]);
+                let r = search.result(if stop { "interrupted" } else { "server_failed" });
+                let line = sentence(&r);
+                say(plan, &line);
+                if let Record::Failure(fr) = &mut f.record {
+                    fr.reason = format!("{}; capacity search: {line}", fr.reason);
+                }
+                Err("server_failed")
+            }
+        };
+        record(io.sink, io.req_out.as_deref_mut(), verdict, io.interrupted)?;
+        match next {
+            Ok(n) => c = n,
+            Err(_) => return Ok(()),
+        }
+    }
+}
+
+fn say(plan: &Plan, line: &str) {
+    if !plan.level.quiet {
+        eprintln!("loadgen: {line}");
+    }
+}
+
+fn progress(plan: &Plan, c: u32, meets: bool, missed: &str, next: Result<u32, &str>) {
+    let verdict = if meets {
+        "meets every term".to_string()
+    } else {
+        format!("misses ({missed})")
+    };
+    let then = match next {
+        Ok(n) => format!("; next c={n}"),
+        Err(why) => format!("; search ends ({why})"),
+    };
+    say(plan, &format!("capacity search: c={c} {verdict}{then}"));
+}

@@ -1,0 +1,141 @@
+//! Start-up cost per config: how long the old server took to stop (the
+//! swap record's `stop.duration_s`) and the new one to become ready (the
+//! ready record's `time_to_ready_s`), medians over every start of that
+//! config in the input. Read leniently from the raw records, like
+//! `input`; a swap or ready record belongs to the row whose varying
+//! values it has.
+
+use serde_json::Value;
+
+use crate::group::Model;
+use crate::metric::lookup;
+use crate::stats::median;
+use crate::words::num;
+
+/// One start of a config.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Start {
+    pub stop_s: Option<f64>,
+    pub ready_s: Option<f64>,
+    /// The ready record's outcome (`ready`, `timeout`, ...).
+    pub outcome: Option<String>,
+}
+
+/// Per row: every start seen, and their medians.
+#[derive(Debug, Clone, Default)]
+pub struct Startup {
+    pub rows: Vec<Vec<Start>>,
+    pub stop_s: Vec<Option<f64>>,
+    pub ready_s: Vec<Option<f64>>,
+}
+
+impl Startup {
+    pub fn any(&self) -> bool {
+        self.stop_s.iter().chain(&self.ready_s).any(Option::is_some)
+    }
+
+    /// `; ready in 95 s, stop 3.2 s` for a row, or empty.
+    pub fn suffix(&self, r: usize) -> String {
+        let t = self.text(r);
+        if t.is_empty() {
+            t
+        } else {
+            format!("; {t}")
+        }
+    }
+
+    /// `ready in 95 s, stop 3.2 s` (empty when neither is known).
+    pub fn text(&self, r: usize) -> String {
+        let mut parts = Vec::new();
+        if let Some(x) = self.ready_s.get(r).copied().flatten() {
+            parts.push(format!("ready in {} s", num(x)));
+        }
+        if let Some(x) = self.stop_s.get(r).copied().flatten() {
+            parts.push(format!("stop {} s", num(x)));
+        }
+        parts.join(", ")
+    }
+}
+
+/// The row a record's config belongs to.
+pub fn row_of(model: &Model, rec: &Value) -> Option<usize> {
+    let cfg = rec.get("config")?.as_object()?;
+    let val = |k: &str| {
+        cfg.get(k)
+            .filter(|v| !v.is_null())
+            .map(|v| v.as_str().map_or_else(|| v.to_string(), String::from))
+    };
+    model.rows.iter().position(|row| {
+        model
+            .varying
+            .iter()
+            .zip(&row.key)
+            .all(|(k, v)| val(k) == *v)
+    })
+}
+
+/// Every swap and ready record of `texts` placed in `model`'s rows.
+pub fn collect(model: &Model, texts: &[&str]) -> Startup {
+    let mut rows = vec![Vec::<Start>::new(); model.rows.len()];
+    for text in texts {
+        for line in text.lines() {
+            let Ok(rec) = serde_json::from_str::<Value>(line.trim()) else {
+                continue;
+            };
+            let kind = rec.get("type").and_then(Value::as_str).unwrap_or("");
+            if kind != "swap" && kind != "ready" {
+                continue;
+            }
+            if rec.get("method").and_then(Value::as_str) == Some("dry-run") {
+                continue;
+            }
+            let Some(r) = row_of(model, &rec) else {
+                continue;
+            };
+            let start = if kind == "swap" {
+                Start {
+                    stop_s: lookup(&rec, "stop.duration_s"),
+                    ..Start::default()
+                }
+            } else {
+                Start {
+                    ready_s: lookup(&rec, "time_to_ready_s"),
+                    outcome: rec.get("outcome").and_then(Value::as_str).map(String::from),
+                    ..Start::default()
+                }
+            };
+            rows[r].push(start);
+        }
+    }
+    let med = |r: &[Start], f: fn(&Start) -> Option<f64>| {
+        median(&r.iter().filter_map(f).collect::<Vec<_>>())
+    };
+    Startup {
+        stop_s: rows.iter().map(|r| med(r, |s| s.stop_s)).collect(),
+        ready_s: rows
+            .iter()
+            .map(|r| {
+                med(r, |s| {
+                    s.ready_s
+                        .filter(|_| s.outcome.as_deref().is_none_or(|o| o == "ready"))
+                })
+            })
+            .collect(),
+        rows,
+    }
+}
+
+/// The text section listing each config's start-up cost.
+pub fn text(model: &Model, s: &Startup) -> String {
+    let mut out = String::from("\nstart-up cost (median over starts):\n");
+    for (r, row) in model.rows.iter().enumerate() {
+        let t = s.text(r);
+        let t = if t.is_empty() {
+            "not recorded".to_string()
+        } else {
+            t
+        };
+        out += &format!("  {}: {t}\n", row.label);
+    }
+    out
+}
