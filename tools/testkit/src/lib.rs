@@ -253,6 +253,33 @@ pub fn temp_dir(tag: &str) -> PathBuf {
         .keep()
 }
 
+/// `tests/fixtures/campaign.jsonl`: the reference campaign's numbers as
+/// hand-made bench records plus one OOM failure (summarize's and
+/// sweep-plan's tests read it).
+pub fn campaign_fixture() -> String {
+    repo_root()
+        .join("tests/fixtures/campaign.jsonl")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// The campaign fixture's lines, for tests that edit records.
+pub fn campaign_fixture_lines() -> Vec<String> {
+    std::fs::read_to_string(campaign_fixture())
+        .unwrap()
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// Write `text` to a file `name` in a fresh [`temp_dir`]`(tag)`; returns
+/// its path.
+pub fn temp_file(tag: &str, name: &str, text: &str) -> String {
+    let path = temp_dir(tag).join(name);
+    std::fs::write(&path, text).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
 /// The two tests every tool's clap definition gets: clap's own debug
 /// assertions, and [`check_man_page`] (`make man` runs the second by name).
 #[macro_export]

@@ -148,5 +148,8 @@ fn no_args_and_no_process_is_a_mismatch_that_says_why() {
     );
     r.expect_code(13);
     let reason = record(&r)["reason"].as_str().unwrap().to_string();
-    assert!(reason.contains("give --pid, --unit or --container"), "{reason}");
+    assert!(
+        reason.contains("give --pid, --unit or --container"),
+        "{reason}"
+    );
 }

@@ -3,28 +3,10 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
 use std::process::Command;
 
-/// `tests/fixtures/campaign.jsonl` at the repository root: the reference
-/// campaign's numbers as hand-made bench records plus one OOM failure.
-pub fn fixture() -> String {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/fixtures/campaign.jsonl")
-        .canonicalize()
-        .expect("fixture")
-        .to_string_lossy()
-        .into_owned()
-}
-
-/// The fixture's lines, for tests that edit records.
-pub fn fixture_lines() -> Vec<String> {
-    std::fs::read_to_string(fixture())
-        .unwrap()
-        .lines()
-        .map(String::from)
-        .collect()
-}
+#[allow(unused_imports)] // not every test binary reads both
+pub use testkit::{campaign_fixture as fixture, campaign_fixture_lines as fixture_lines};
 
 /// Run the built summarize with `args` and `stdin`.
 pub fn summarize(args: &[&str], stdin: &str) -> testkit::Run {
@@ -43,10 +25,7 @@ pub fn summary(run: &testkit::Run) -> serde_json::Value {
 
 /// Write `text` to a fresh temp file named `name`; returns its path.
 pub fn temp_file(name: &str, text: &str) -> String {
-    let dir = testkit::temp_dir("summarize");
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path.to_string_lossy().into_owned()
+    testkit::temp_file("summarize", name, text)
 }
 
 pub mod make;
