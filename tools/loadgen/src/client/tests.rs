@@ -84,12 +84,18 @@ fn malformed_and_error_chunks_end_the_request() {
 
 /// The design's claim: a chunk's time is when it reached the socket,
 /// even when the event loop is busy elsewhere at that moment.
+///
+/// Ordered by signals, not by sleeps, so a loaded machine cannot reorder
+/// it: the hog starts once the server holds the request, and holds the
+/// only runtime thread until 150 ms after the first chunk was written.
 #[test]
 #[cfg(target_os = "linux")] // kernel receive stamps
 fn a_blocked_event_loop_does_not_delay_chunk_timestamps() {
     use std::io::{Read, Write};
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = l.local_addr().unwrap();
+    let (got_request, request_held) = tokio::sync::oneshot::channel::<()>();
+    let (wrote, written) = std::sync::mpsc::channel::<Instant>();
     let server = std::thread::spawn(move || {
         let (mut c, _) = l.accept().unwrap();
         let mut buf = [0u8; 4096];
@@ -99,8 +105,12 @@ fn a_blocked_event_loop_does_not_delay_chunk_timestamps() {
         };
         c.write_all(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n")
             .unwrap();
+        let _ = got_request.send(());
+        // Give the hog time to take the runtime thread.
         std::thread::sleep(Duration::from_millis(20));
+        let before = Instant::now();
         chunk(&mut c, "data: {\"choices\":[{\"text\":\"a\"}]}\n\n");
+        wrote.send(before).unwrap();
         std::thread::sleep(Duration::from_millis(300));
         chunk(&mut c, "data: {\"choices\":[{\"text\":\"b\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n");
         c.write_all(b"0\r\n\r\n").unwrap();
@@ -120,25 +130,35 @@ fn a_blocked_event_loop_does_not_delay_chunk_timestamps() {
     std::thread::sleep(Duration::from_millis(200));
     let t0 = Instant::now();
     let mut s = Sample::new(0, t0, t0);
-    rt.block_on(async {
-        // Hogs the only thread from 5 ms to 205 ms after the send; the
-        // first chunk arrives at about 20 ms, in the middle of it.
-        tokio::spawn(async {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-            std::thread::sleep(Duration::from_millis(200));
+    let (first_written, hog_end) = rt.block_on(async {
+        let hog = tokio::spawn(async move {
+            request_held.await.unwrap();
+            // From here the only runtime thread is blocked: the client
+            // cannot read the first chunk until the hog lets go.
+            let w = written.recv_timeout(Duration::from_secs(20)).unwrap();
+            std::thread::sleep(Duration::from_millis(150));
+            (w, Instant::now())
         });
         let mut conn = None;
         execute(&t, &mut conn, Bytes::from_static(b"{}"), &mut s).await;
+        hog.await.unwrap()
     });
     server.join().unwrap();
     assert!(s.error.is_none(), "{:?} {:?}", s.error, s.detail);
     assert_eq!(s.chunks.len(), 2);
-    let first = s.chunks[0].at_us;
+    let first = s.sent + Duration::from_micros(s.chunks[0].at_us as u64);
     assert!(
-        (15_000..150_000).contains(&first),
-        "first chunk stamped at {first} us; the loop was blocked until 205 ms"
+        first >= first_written,
+        "first chunk stamped {:?} before it was written",
+        first_written - first
     );
-    assert!(s.chunks[1].at_us >= 300_000);
+    assert!(
+        first + Duration::from_millis(100) <= hog_end,
+        "first chunk stamped {:?} after it was written, only {:?} before the loop let go",
+        first - first_written,
+        hog_end.saturating_duration_since(first)
+    );
+    assert!(s.chunks[1].at_us >= s.chunks[0].at_us + 290_000);
 }
 
 #[test]
