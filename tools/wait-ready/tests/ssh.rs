@@ -53,13 +53,14 @@ fn crash_is_seen_through_the_far_side_pid_and_log() {
             "--log-offset",
             "0",
             "--timeout",
-            "20s",
+            "120s",
         ],
     );
     c.arg(sim.base_url());
     let (r, wall) = run_timed(c, "");
     r.expect_code(10);
-    assert!(wall < 4.0, "took {wall:.2}s");
+    // Seen by the crash, not the timeout (latency: bench/wait-ready.sh).
+    assert!(wall < 60.0, "took {wall:.2}s");
     let rec = record(&r);
     assert_eq!(rec["kind"], "oom", "{rec}");
     assert!(rec["log_tail"].to_string().contains("CUDA out of memory"));
