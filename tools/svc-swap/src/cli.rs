@@ -20,6 +20,8 @@ pub enum Manager {
     Process,
     /// A Docker or podman container (--container)
     Container,
+    /// A Docker Compose or podman-compose service (--compose, --service)
+    Compose,
 }
 
 /// Stop a service, edit its launch flags, restart it, and prove the edit took.
@@ -44,6 +46,20 @@ pub struct Args {
     /// kept stopped as NAME.sweepkit-prev (see CONTAINERS in svc-swap(1))
     #[arg(long, value_name = "NAME", conflicts_with = "spec")]
     pub container: Option<String>,
+
+    /// Compose file whose --service to swap: its command: is edited in the
+    /// file (backed up), then `compose up -d --no-deps --force-recreate`
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "service",
+        conflicts_with_all = ["spec", "container", "unit"]
+    )]
+    pub compose: Option<String>,
+
+    /// The service of --compose FILE to swap
+    #[arg(long, value_name = "NAME", requires = "compose")]
+    pub service: Option<String>,
 
     /// Container engine CLI on the far side (default: docker when its
     /// daemon answers, else podman)
@@ -157,8 +173,17 @@ impl Args {
     /// The manager asked for, checked against --unit / --spec.
     pub fn manager(&self) -> Result<Manager, Exit> {
         let usage = |m: &str| Err(Exit::new(exit::USAGE, anyhow::anyhow!("{m}")));
-        if self.engine.is_some() && self.container.is_none() {
-            return usage("--engine goes with --container NAME");
+        if self.engine.is_some() && self.container.is_none() && self.compose.is_none() {
+            return usage("--engine goes with --container NAME or --compose FILE");
+        }
+        if self.compose.is_some() {
+            return match self.manager {
+                None | Some(Manager::Compose) if !self.in_place => Ok(Manager::Compose),
+                None | Some(Manager::Compose) => {
+                    usage("--in-place edits a unit file; --compose edits the Compose file")
+                }
+                Some(_) => usage("--compose FILE takes --manager compose (or none)"),
+            };
         }
         if self.container.is_some() {
             return match self.manager {
@@ -179,7 +204,8 @@ impl Args {
                 usage("--manager systemd takes --unit NAME, not --spec")
             }
             _ => usage(
-                "give --unit NAME (systemd), --spec FILE (process manager) or --container NAME",
+                "give --unit NAME (systemd), --spec FILE (process manager), --container NAME \
+                 or --compose FILE --service NAME",
             ),
         }
     }

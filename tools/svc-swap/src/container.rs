@@ -70,7 +70,7 @@ pub fn inspect(t: &dyn Transport, engine: Engine, name: &str) -> Result<Inspecte
 
 /// The argv as ExecLine words: `%` and `$` doubled, so the flag editor's
 /// unit-file rules read them back literally.
-fn line_of(argv: &[String]) -> ExecLine {
+pub(crate) fn line_of(argv: &[String]) -> ExecLine {
     ExecLine {
         prefix: String::new(),
         words: argv.iter().map(|w| escape_value(w)).collect(),

@@ -1,0 +1,447 @@
+//! `--compose FILE --service NAME`: a server that Docker Compose or
+//! podman-compose runs. The service's `command:` is edited in the file
+//! itself (`compose/yaml.rs`: only its text changes), backed up as unit
+//! files are, and the compose tool re-creates that one service from the
+//! file in force (`up -d --no-deps --force-recreate SERVICE`, in the
+//! far-side job `job/compose.sh`). A failed start puts the old file back
+//! and re-creates the old config the same way; `--restore` puts back the
+//! newest backup. The service's container is found by the labels both
+//! tools set (`com.docker.compose.service`, `.project`,
+//! `.project.working_dir`, `.project.config_files`: Docker's
+//! `api.ServiceLabel` and friends; podman_compose.py sets the same), and
+//! checked with the engine's inspect, as for `--container`.
+
+pub mod yaml;
+
+use sweepkit::exit;
+use sweepkit::records::{ContainerRef, ServiceTarget, StartInfo, StopInfo};
+use sweepkit::report::Exit;
+use sweepkit::transport::{shell_join, Transport};
+
+use crate::container::inspect::{top_pids, Inspected};
+use crate::container::{self, line_of, Engine};
+use crate::execstart::ExecLine;
+use crate::far;
+use crate::job::{self, ManagerJob, State};
+use crate::target::{Opts, Plan, Target};
+use yaml::Located;
+
+const SERVICE_LABEL: &str = "com.docker.compose.service";
+const PROJECT_LABEL: &str = "com.docker.compose.project";
+const DIR_LABEL: &str = "com.docker.compose.project.working_dir";
+const FILES_LABEL: &str = "com.docker.compose.project.config_files";
+
+pub struct Compose<'t> {
+    t: &'t dyn Transport,
+    engine: Engine,
+    /// The compose CLI's words: `docker compose`, `docker-compose` or
+    /// `podman-compose`.
+    tool: Vec<String>,
+    file: String,
+    dir: String,
+    service: String,
+    project: String,
+    text: String,
+    loc: Located,
+    /// The service's container as loaded.
+    cur: Inspected,
+    line: ExecLine,
+    new_id: Option<String>,
+    new_pid: Option<u32>,
+    warnings: Vec<String>,
+}
+
+fn target_err(msg: String) -> Exit {
+    Exit::new(exit::TARGET_ERROR, anyhow::anyhow!(msg))
+}
+
+/// Which compose CLI goes with the engine, found on the far side: Docker
+/// Compose v2 (`docker compose`, a CLI plugin) before the v1 binary;
+/// podman-compose for podman.
+const FIND_TOOL: &str = r#"case $1 in
+  docker)
+    if docker compose version >/dev/null 2>&1 </dev/null; then echo "docker compose"
+    elif command -v docker-compose >/dev/null 2>&1; then echo docker-compose
+    fi ;;
+  *) command -v podman-compose >/dev/null 2>&1 && echo podman-compose ;;
+esac
+exit 0"#;
+
+fn find_tool(t: &dyn Transport, e: Engine) -> Result<Vec<String>, Exit> {
+    let out = far::check(
+        t,
+        &["sh", "-c", FIND_TOOL, "sh", e.cli()],
+        far::SHORT,
+        exit::FAILURE,
+    )?;
+    let words: Vec<String> = out.split_whitespace().map(String::from).collect();
+    if words.is_empty() {
+        let want = match e {
+            Engine::Docker => "docker compose (or docker-compose)",
+            Engine::Podman => "podman-compose",
+        };
+        return Err(Exit::new(
+            exit::ENGINE_UNAVAILABLE,
+            anyhow::anyhow!("--compose: {want} is not installed on {}", t.describe()),
+        ));
+    }
+    Ok(words)
+}
+
+/// The absolute path of FILE on the far side.
+fn resolve(t: &dyn Transport, file: &str) -> Result<String, Exit> {
+    let out = far::run(t, &["realpath", "-e", "--", file], far::SHORT)?;
+    let p = out.stdout_str().trim().to_string();
+    if !out.success() || p.is_empty() {
+        return Err(target_err(format!(
+            "--compose {file}: no such file on {}",
+            t.describe()
+        )));
+    }
+    Ok(p)
+}
+
+/// The container of SERVICE whose project lives in DIR (one, not a scaled
+/// set).
+fn find_container(
+    t: &dyn Transport,
+    e: Engine,
+    file: &str,
+    dir: &str,
+    service: &str,
+) -> Result<Inspected, Exit> {
+    let filter = format!("label={SERVICE_LABEL}={service}");
+    let argv = [e.cli(), "ps", "-a", "--filter", &filter, "--format", "{{.Names}}"];
+    let out = far::run(t, &argv, far::SHORT)?;
+    if !out.success() {
+        return Err(target_err(format!(
+            "--compose {file}: {} ps failed: {}",
+            e.cli(),
+            out.stderr_str().trim()
+        )));
+    }
+    let mut found = Vec::new();
+    for n in out.stdout_str().lines().filter(|l| !l.trim().is_empty()) {
+        let c = container::inspect(t, e, n.trim())?;
+        if c.label(DIR_LABEL) == Some(dir) {
+            found.push(c);
+        }
+    }
+    match found.len() {
+        1 => Ok(found.pop().expect("one")),
+        0 => Err(target_err(format!(
+            "--compose {file}: service {service} has no container ({} has none labelled {SERVICE_LABEL}={service} from {dir}); start it with `compose up -d {service}` first",
+            e.cli()
+        ))),
+        n => Err(target_err(format!(
+            "--compose {file}: service {service} has {n} containers (replicas); svc-swap swaps a service of one"
+        ))),
+    }
+}
+
+impl<'t> Compose<'t> {
+    pub fn load(
+        t: &'t dyn Transport,
+        file: &str,
+        service: &str,
+        want: Option<Engine>,
+    ) -> Result<Self, Exit> {
+        let engine = container::engine::pick(t, want)?;
+        let tool = find_tool(t, engine)?;
+        let path = resolve(t, file)?;
+        let text = far::read_file(t, &path)?
+            .ok_or_else(|| target_err(format!("--compose {path}: no such file")))?;
+        let loc = yaml::locate(&text, service).map_err(|m| target_err(format!("{path}: {m}")))?;
+        let dir = path.rsplit_once('/').map_or("/", |(d, _)| d).to_string();
+        let dir = if dir.is_empty() { "/".into() } else { dir };
+        let cur = find_container(t, engine, &path, &dir, service)?;
+        let project = cur.label(PROJECT_LABEL).unwrap_or_default().to_string();
+        if project.is_empty() {
+            return Err(target_err(format!(
+                "--compose {path}: container {} has no {PROJECT_LABEL} label",
+                cur.name
+            )));
+        }
+        // Up with -f FILE reads that file alone: a project made from
+        // several (an override file) would lose the others' settings.
+        let files = cur.label(FILES_LABEL).unwrap_or_default();
+        if files.contains(',') {
+            return Err(target_err(format!(
+                "--compose {path}: project {project} was made from several files ({files}); svc-swap re-creates from one and would drop the others' settings"
+            )));
+        }
+        let ep = cur.argv[..cur.entrypoint_len].to_vec();
+        let mut argv = ep.clone();
+        argv.extend(loc.words.iter().cloned());
+        let mut warnings = Vec::new();
+        if cur.cmd() != loc.words.as_slice() {
+            let w = format!(
+                "container {} runs {}, not the file's command (line {}): the swap re-creates it from the file",
+                cur.name,
+                shell_join(cur.cmd()),
+                loc.line
+            );
+            sweepkit::report::warning("svc-swap", &w);
+            warnings.push(w);
+        }
+        Ok(Compose {
+            t,
+            engine,
+            tool,
+            file: path,
+            dir,
+            service: service.to_string(),
+            project,
+            text,
+            loc,
+            cur,
+            line: line_of(&argv),
+            new_id: None,
+            new_pid: None,
+            warnings,
+        })
+    }
+
+    /// The command words of `line` (after the entrypoint, which the file's
+    /// `command:` does not hold).
+    fn command_of(&self, line: &ExecLine) -> Result<Vec<String>, Exit> {
+        let n = self.cur.entrypoint_len;
+        let argv = line.logical_argv();
+        if argv.len() < n || argv[..n] != self.cur.argv[..n] {
+            return Err(target_err(format!(
+                "service {}: the edit would change its entrypoint ({}), which is not in command:",
+                self.service,
+                shell_join(&self.cur.argv[..n])
+            )));
+        }
+        Ok(argv[n..].to_vec())
+    }
+
+    /// The file's text with `words` as the command, checked by reading it
+    /// back with the parser.
+    fn edited(&self, words: &[String]) -> Result<String, Exit> {
+        let new = yaml::rewrite(&self.text, &self.loc, words);
+        match yaml::locate(&new, &self.service) {
+            Ok(l) if l.words == words => Ok(new),
+            Ok(l) => Err(target_err(format!(
+                "{}: the edited command reads back as {} (svc-swap bug; nothing written)",
+                self.file,
+                shell_join(&l.words)
+            ))),
+            Err(e) => Err(target_err(format!(
+                "{}: the edited file does not read back ({e}; svc-swap bug; nothing written)",
+                self.file
+            ))),
+        }
+    }
+
+    fn host_pids(&self, c: &Inspected) -> Vec<u32> {
+        if !c.running {
+            return Vec::new();
+        }
+        let e = self.engine.cli();
+        let argv: Vec<&str> = match self.engine {
+            Engine::Podman => vec![e, "top", "--", &c.name, "hpid"],
+            Engine::Docker => vec![e, "top", &c.name, "-eo", "pid"],
+        };
+        let pids = far::run(self.t, &argv, far::SHORT)
+            .ok()
+            .filter(|o| o.success())
+            .map(|o| top_pids(&o.stdout_str()))
+            .unwrap_or_default();
+        if pids.is_empty() && c.pid > 0 {
+            vec![c.pid]
+        } else {
+            pids
+        }
+    }
+
+    fn stop_s(&self, o: &Opts, c: &Inspected) -> u64 {
+        o.stop_timeout
+            .map_or(c.stop_timeout, |d| d.as_secs_f64().ceil() as u64)
+    }
+}
+
+impl Target for Compose<'_> {
+    fn info(&self) -> ServiceTarget {
+        let c = &self.cur;
+        ServiceTarget {
+            manager: "container".into(),
+            unit: c.name.clone(),
+            container: Some(ContainerRef {
+                engine: self.engine.cli().into(),
+                name: c.name.clone(),
+                id: c.id.clone(),
+                image: Some(c.image_name.clone()).filter(|s| !s.is_empty()),
+                image_id: Some(c.image_id.clone()).filter(|s| !s.is_empty()),
+                image_digest: c.image_digest.clone(),
+                previous: None,
+                compose_file: Some(self.file.clone()),
+                compose_service: Some(self.service.clone()),
+            }),
+            ..Default::default()
+        }
+    }
+
+    fn current(&self) -> &ExecLine {
+        &self.line
+    }
+
+    fn plan_edit(&self, line: &ExecLine, _in_place: bool) -> Result<Plan, Exit> {
+        let words = self.command_of(line)?;
+        Ok(Plan {
+            path: self.file.clone(),
+            old: Some(self.text.clone()),
+            new: Some(self.edited(&words)?),
+            line: line.clone(),
+            restores: None,
+            method: "compose",
+        })
+    }
+
+    fn plan_restore(&self, _in_place: bool) -> Result<Plan, Exit> {
+        let Some(b) = far::backups(self.t, &self.file)?.pop() else {
+            return Err(target_err(format!(
+                "{}: no earlier version to restore ({}.sweepkit-bak.*)",
+                self.file, self.file
+            )));
+        };
+        let text =
+            far::read_file(self.t, &b)?.ok_or_else(|| target_err(format!("{b} vanished")))?;
+        let l = yaml::locate(&text, &self.service).map_err(|m| target_err(format!("{b}: {m}")))?;
+        let mut argv = self.cur.argv[..self.cur.entrypoint_len].to_vec();
+        argv.extend(l.words);
+        Ok(Plan {
+            path: self.file.clone(),
+            old: Some(self.text.clone()),
+            new: Some(text),
+            line: line_of(&argv),
+            restores: Some(b),
+            method: "compose",
+        })
+    }
+
+    fn verify(&mut self, _line: &ExecLine) -> Result<(), Exit> {
+        Ok(())
+    }
+
+    fn needs_verdict(&self) -> bool {
+        false
+    }
+
+    fn state_dir(&self) -> String {
+        format!(
+            "/run/sweepkit-swap/compose-{}-{}",
+            self.project, self.service
+        )
+    }
+
+    fn live_matches(&mut self, line: &ExecLine) -> Result<bool, Exit> {
+        let c = container::inspect(self.t, self.engine, &self.cur.name)?;
+        Ok(c.running && c.argv == line.logical_argv())
+    }
+
+    fn job(
+        &mut self,
+        o: &Opts,
+        new: &ExecLine,
+        old: &ExecLine,
+    ) -> Result<(ManagerJob, StopInfo), Exit> {
+        let c = container::inspect(self.t, self.engine, &self.cur.name)?;
+        let pids = self.host_pids(&c);
+        let mut info = StopInfo::default();
+        if c.running {
+            info.old_main_pid = Some(c.pid);
+            info.old_pids = pids.clone();
+        }
+        let mut args = vec![
+            self.engine.cli().to_string(),
+            shell_join(&self.tool),
+            self.file.clone(),
+            self.dir.clone(),
+            self.project.clone(),
+            self.service.clone(),
+            c.name.clone(),
+            c.id.clone(),
+            self.stop_s(o, &c).to_string(),
+        ];
+        args.extend(crate::target::settle_args(o, o.port));
+        args.extend([
+            crate::process::argv_hex(&new.logical_argv()),
+            crate::process::argv_hex(&old.logical_argv()),
+        ]);
+        args.extend(pids.iter().map(u32::to_string));
+        self.cur = c;
+        Ok((
+            ManagerJob {
+                script: job::COMPOSE,
+                args,
+                systemd_run: false,
+            },
+            info,
+        ))
+    }
+
+    fn finish(
+        &mut self,
+        st: &State,
+        line: &ExecLine,
+        info: &mut StopInfo,
+    ) -> Result<StartInfo, Exit> {
+        let name = self.cur.name.clone();
+        info.result = st.get("stop_result").unwrap_or("already_stopped").into();
+        info.term_resent = crate::target::term_resent(st);
+        info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
+        let code = st.get("stop_exit").unwrap_or("?");
+        info.detail = Some(match info.result.as_str() {
+            "sigkill_after_timeout" => format!(
+                "container {name} outlived its stop timeout; the engine sent SIGKILL (exit {code})"
+            ),
+            "clean_after_resend" => format!(
+                "container {name} outlived the first SIGTERM; it exited {code} after {} more",
+                info.term_resent
+            ),
+            "already_stopped" => format!("container {name} was not running"),
+            _ => format!("container {name} exited {code} within its stop timeout"),
+        });
+        info.gpu = st.get("gpu").map(String::from);
+        let new = container::inspect(self.t, self.engine, &name)?;
+        self.new_id = Some(new.id.clone());
+        self.new_pid = Some(new.pid).filter(|p| *p > 0);
+        Ok(StartInfo {
+            started_at: crate::target::stamp_of(st, "t_start"),
+            main_pid: self.new_pid,
+            cmdline_verified: Some(new.running && new.argv == line.logical_argv()),
+            ..Default::default()
+        })
+    }
+
+    fn finish_record(&mut self, rec: &mut sweepkit::records::SwapRecord) {
+        if let (Some(c), Some(id)) = (rec.target.container.as_mut(), &self.new_id) {
+            c.id = id.clone();
+        }
+        rec.warnings.append(&mut self.warnings);
+    }
+
+    fn ready_env(&self) -> Vec<(String, String)> {
+        let mut v = vec![
+            ("SWEEPKIT_CONTAINER".into(), self.cur.name.clone()),
+            ("SWEEPKIT_ENGINE".into(), self.engine.cli().into()),
+        ];
+        if let Some(p) = self.new_pid {
+            v.push(("SWEEPKIT_MAIN_PID".into(), p.to_string()));
+        }
+        v
+    }
+
+    fn log_tail(&self) -> Vec<String> {
+        let merged = r#"e=$1; shift; exec "$e" logs --tail 20 -- "$@" 2>&1"#;
+        far::run(
+            self.t,
+            &["sh", "-c", merged, "sh", self.engine.cli(), &self.cur.name],
+            far::SHORT,
+        )
+        .map(|o| o.stdout_str().lines().map(String::from).collect())
+        .unwrap_or_default()
+    }
+}
