@@ -111,7 +111,15 @@ fn find_container(
     service: &str,
 ) -> Result<Inspected, Exit> {
     let filter = format!("label={SERVICE_LABEL}={service}");
-    let argv = [e.cli(), "ps", "-a", "--filter", &filter, "--format", "{{.Names}}"];
+    let argv = [
+        e.cli(),
+        "ps",
+        "-a",
+        "--filter",
+        &filter,
+        "--format",
+        "{{.Names}}",
+    ];
     let out = far::run(t, &argv, far::SHORT)?;
     if !out.success() {
         return Err(target_err(format!(
@@ -344,7 +352,8 @@ impl Target for Compose<'_> {
     fn job(
         &mut self,
         o: &Opts,
-        new: &ExecLine,
+        // The new argv is checked from inspect once the job ended (`finish`).
+        _new: &ExecLine,
         old: &ExecLine,
     ) -> Result<(ManagerJob, StopInfo), Exit> {
         let c = container::inspect(self.t, self.engine, &self.cur.name)?;
@@ -366,10 +375,7 @@ impl Target for Compose<'_> {
             self.stop_s(o, &c).to_string(),
         ];
         args.extend(crate::target::settle_args(o, o.port));
-        args.extend([
-            crate::process::argv_hex(&new.logical_argv()),
-            crate::process::argv_hex(&old.logical_argv()),
-        ]);
+        args.push(crate::process::argv_hex(&old.logical_argv()));
         args.extend(pids.iter().map(u32::to_string));
         self.cur = c;
         Ok((

@@ -130,14 +130,16 @@ impl<'a> Doc<'a> {
 /// one-line error.
 pub fn locate(text: &str, service: &str) -> Result<Located, String> {
     let d = Doc::parse(text)?;
-    let root = d
-        .ev
-        .iter()
-        .position(|(e, _)| matches!(e, Event::MappingStart(..)))
-        .ok_or("no top-level mapping")?;
+    let root =
+        d.ev.iter()
+            .position(|(e, _)| matches!(e, Event::MappingStart(..)))
+            .ok_or("no top-level mapping")?;
     let services = d.get(root, "services").ok_or("no services: section")?;
     if !matches!(d.ev[services].0, Event::MappingStart(..)) {
-        return Err(format!("services: at line {} is not a mapping", d.line(services)));
+        return Err(format!(
+            "services: at line {} is not a mapping",
+            d.line(services)
+        ));
     }
     let svc = d
         .get(services, service)
@@ -172,7 +174,8 @@ pub fn locate(text: &str, service: &str) -> Result<Located, String> {
             if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
                 return refuse("is a block scalar (| or >); write it as a list or one line");
             }
-            let s = literal(s).map_err(|v| format!("service {service}'s command: at line {at} {v}"))?;
+            let s =
+                literal(s).map_err(|v| format!("service {service}'s command: at line {at} {v}"))?;
             let words = shell_words::split(&s)
                 .map_err(|e| format!("service {service}'s command: at line {at}: {e}"))?;
             let form = Form::Str {
@@ -182,13 +185,19 @@ pub fn locate(text: &str, service: &str) -> Result<Located, String> {
             };
             (words, form)
         }
-        Event::SequenceStart(..) => seq(&d, cmd).map_err(|v| format!("service {service}'s command: at line {at} {v}"))?,
+        Event::SequenceStart(..) => {
+            seq(&d, cmd).map_err(|v| format!("service {service}'s command: at line {at} {v}"))?
+        }
         _ => return refuse("is a mapping, not a string or a list"),
     };
     if words.is_empty() {
         return refuse("is empty");
     }
-    Ok(Located { words, line: at, form })
+    Ok(Located {
+        words,
+        line: at,
+        form,
+    })
 }
 
 /// The list form: its words and where each item is.
@@ -198,10 +207,16 @@ fn seq(d: &Doc, at: usize) -> Result<(Vec<String>, Form), String> {
     let mut items = Vec::new();
     for i in at + 1..end {
         let Event::Scalar(s, style, a, t) = &d.ev[i].0 else {
-            return Err(format!("has an item at line {} that is not a plain string", d.line(i)));
+            return Err(format!(
+                "has an item at line {} that is not a plain string",
+                d.line(i)
+            ));
         };
         if *a != 0 || t.is_some() || matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
-            return Err(format!("has an anchored, tagged or block item at line {}", d.line(i)));
+            return Err(format!(
+                "has an anchored, tagged or block item at line {}",
+                d.line(i)
+            ));
         }
         words.push(literal(s)?);
         items.push(Item {
@@ -217,10 +232,19 @@ fn seq(d: &Doc, at: usize) -> Result<(Vec<String>, Form), String> {
         if !d.text[close..].starts_with(']') {
             return Err("has a flow list whose end svc-swap cannot find".into());
         }
-        if d.text[open..close].contains('#') && !items.iter().any(|i| d.text[i.start..i.end].contains('#')) {
+        if d.text[open..close].contains('#')
+            && !items.iter().any(|i| d.text[i.start..i.end].contains('#'))
+        {
             return Err("has comments inside its [ ] list, which an edit would lose".into());
         }
-        return Ok((words, Form::Flow { start: open, end: close + 1, items }));
+        return Ok((
+            words,
+            Form::Flow {
+                start: open,
+                end: close + 1,
+                items,
+            },
+        ));
     }
     // Block: each item on its own `INDENT- ` line.
     let line_start = |b: usize| d.text[..b].rfind('\n').map_or(0, |n| n + 1);
@@ -229,8 +253,13 @@ fn seq(d: &Doc, at: usize) -> Result<(Vec<String>, Form), String> {
         let ls = line_start(it.start);
         let lead = &d.text[ls..it.start];
         let pad = lead.trim_end_matches([' ', '\t']);
-        let Some(ind) = pad.strip_suffix('-').filter(|p| p.chars().all(|c| c == ' ')) else {
-            return Err(format!("has an item not written as `- value` on its own line ({lead:?})"));
+        let Some(ind) = pad
+            .strip_suffix('-')
+            .filter(|p| p.chars().all(|c| c == ' '))
+        else {
+            return Err(format!(
+                "has an item not written as `- value` on its own line ({lead:?})"
+            ));
         };
         if d.text[it.start..it.end].contains('\n') {
             return Err("has an item that spans lines".into());
@@ -299,7 +328,18 @@ fn resolves_to_non_string(w: &str) -> bool {
     let l = w.to_ascii_lowercase();
     matches!(
         l.as_str(),
-        "~" | "null" | "true" | "false" | "yes" | "no" | "on" | "off" | "y" | "n" | ".inf" | "-.inf" | ".nan"
+        "~" | "null"
+            | "true"
+            | "false"
+            | "yes"
+            | "no"
+            | "on"
+            | "off"
+            | "y"
+            | "n"
+            | ".inf"
+            | "-.inf"
+            | ".nan"
     ) || w.parse::<f64>().is_ok()
         || w.chars().all(|c| c.is_ascii_digit() || "_:.+-".contains(c))
         || l.starts_with("0x")
@@ -343,7 +383,11 @@ pub fn rewrite(text: &str, loc: &Located, words: &[String]) -> String {
             let ends_nl = text[..last].ends_with('\n');
             let slot = |k: usize| {
                 let s = &text[items[k].slot.0..items[k].slot.1];
-                if s.ends_with('\n') { s.to_string() } else { format!("{s}\n") }
+                if s.ends_with('\n') {
+                    s.to_string()
+                } else {
+                    format!("{s}\n")
+                }
             };
             let parts = merge(&loc.words, words, slot, |w, k| {
                 format!("{indent}- {}\n", render(w, like(k), false))
@@ -382,7 +426,11 @@ fn merge(
                 new_len,
             } => {
                 let k = old_index.saturating_sub(1);
-                out.extend(new[new_index..new_index + new_len].iter().map(|w| fresh(w, k)));
+                out.extend(
+                    new[new_index..new_index + new_len]
+                        .iter()
+                        .map(|w| fresh(w, k)),
+                );
             }
             similar::DiffOp::Replace {
                 old_index,
@@ -390,7 +438,11 @@ fn merge(
                 new_len,
                 ..
             } => {
-                out.extend(new[new_index..new_index + new_len].iter().map(|w| fresh(w, old_index)));
+                out.extend(
+                    new[new_index..new_index + new_len]
+                        .iter()
+                        .map(|w| fresh(w, old_index)),
+                );
             }
         }
     }
@@ -436,14 +488,20 @@ mod tests {
         );
         assert_eq!(locate(&out, "flow").unwrap().words[2], "19");
         // The other services read the same as before.
-        assert_eq!(locate(&out, "block").unwrap().words, locate(FILE, "block").unwrap().words);
+        assert_eq!(
+            locate(&out, "block").unwrap().words,
+            locate(FILE, "block").unwrap().words
+        );
     }
 
     #[test]
     fn block_list_edits_lines_and_keeps_comments() {
         let l = locate(FILE, "block").unwrap();
         assert_eq!(l.words, v(&["/bin/sim", "--port", "8"]));
-        let out = swap("block", &["/bin/sim", "--port", "9", "--speculative-num-steps", "5"]);
+        let out = swap(
+            "block",
+            &["/bin/sim", "--port", "9", "--speculative-num-steps", "5"],
+        );
         assert_eq!(
             changed(FILE, &out),
             [
@@ -483,9 +541,15 @@ mod tests {
         assert!(e("anchored").contains("anchored"), "{}", e("anchored"));
         assert!(e("none").contains("no command"), "{}", e("none"));
         assert!(e("interp").contains("interpolation"), "{}", e("interp"));
-        assert!(e("missing").contains("no service \"missing\""), "{}", e("missing"));
+        assert!(
+            e("missing").contains("no service \"missing\""),
+            "{}",
+            e("missing")
+        );
         assert!(locate("a: [", "x").unwrap_err().contains("not valid YAML"));
-        assert!(locate("- a\n", "x").unwrap_err().contains("top-level mapping"));
+        assert!(locate("- a\n", "x")
+            .unwrap_err()
+            .contains("top-level mapping"));
     }
 
     #[test]
@@ -499,10 +563,20 @@ mod tests {
 
     #[test]
     fn rendered_words_read_back_as_strings() {
-        for w in ["3", "true", "no", "a: b", "#x", "-", "x y", "it's", "--port", "/p/a.b", "0x1F", "é"] {
-            for style in [ScalarStyle::Plain, ScalarStyle::SingleQuoted, ScalarStyle::DoubleQuoted] {
-                let text = format!("services:\n  s:\n    command: [{}]\n", render(w, style, true));
-                let l = locate(&text, "s").unwrap_or_else(|e| panic!("{w:?} {style:?}: {e}\n{text}"));
+        for w in [
+            "3", "true", "no", "a: b", "#x", "-", "x y", "it's", "--port", "/p/a.b", "0x1F", "é",
+        ] {
+            for style in [
+                ScalarStyle::Plain,
+                ScalarStyle::SingleQuoted,
+                ScalarStyle::DoubleQuoted,
+            ] {
+                let text = format!(
+                    "services:\n  s:\n    command: [{}]\n",
+                    render(w, style, true)
+                );
+                let l =
+                    locate(&text, "s").unwrap_or_else(|e| panic!("{w:?} {style:?}: {e}\n{text}"));
                 assert_eq!(l.words, [w], "{text}");
                 let d = Doc::parse(&text).unwrap();
                 let plain_num = d.ev.iter().any(|(e, _)| matches!(e, Event::Scalar(s, ScalarStyle::Plain, ..) if s == w && resolves_to_non_string(w)));

@@ -1,15 +1,15 @@
 # compose (Docker Compose or podman-compose): the engine CLI, the compose
 # tool's words (shell-quoted by svc-swap), the file, the project's working
 # directory and name, the service, its container's name and ID, the stop
-# timeout (s), the settle knobs (common.sh), the argv each config should run
+# timeout (s), the settle knobs (common.sh), the argv the old config runs
 # (hex, as /proc/PID/cmdline holds it), then the old container's host PIDs.
 # The job's file step (common.sh) installs the edited Compose file and puts
 # it back on failure; recreating the service from the file in force is the
 # compose tool's `up -d --no-deps --force-recreate SERVICE`.
 eng=$1 toolq=$2 cfile=$3 workdir=$4 project=$5 service=$6 name=$7 oldid=$8
 stop_s=$9 wait=${10} port=${11} gpu=${12} force=${13} resendms=${14}
-newhex=${15} oldhex=${16}
-shift 16
+oldhex=${15}
+shift 15
 pids=$*
 m_reload() { :; }
 ins() { "$eng" container inspect --format "$1" -- "$2" 2>/dev/null; }
