@@ -2,14 +2,26 @@
 //! podman-compose runs. The service's `command:` is edited in the file
 //! itself (`compose/yaml.rs`: only its text changes), backed up as unit
 //! files are, and the compose tool re-creates that one service from the
-//! file in force (`up -d --no-deps --force-recreate SERVICE`, in the
-//! far-side job `job/compose.sh`). A failed start puts the old file back
-//! and re-creates the old config the same way; `--restore` puts back the
-//! newest backup. The service's container is found by the labels both
-//! tools set (`com.docker.compose.service`, `.project`,
-//! `.project.working_dir`, `.project.config_files`: Docker's
-//! `api.ServiceLabel` and friends; podman_compose.py sets the same), and
-//! checked with the engine's inspect, as for `--container`.
+//! file in force, in the far-side job (`job/compose.sh`): the engine stops
+//! the old container (so the stop is reported as for `--container`), then
+//! `COMPOSE -f FILE -p PROJECT up -d --no-deps --force-recreate SERVICE`
+//! ("--force-recreate: recreate containers even if their configuration and
+//! image haven't changed", "--no-deps: don't start linked services":
+//! docs.docker.com/reference/cli/docker/compose/up; podman-compose 1.6's
+//! `compose_up` takes the same flags and brings the service `down` before
+//! it creates it anew). A failed start puts the old file back and
+//! re-creates the old config the same way; `--restore` puts back the
+//! newest backup.
+//!
+//! The service's container is found by the labels both tools set:
+//! `com.docker.compose.service`, `.project`, `.project.working_dir` and
+//! `.project.config_files` (Docker Compose `pkg/api/labels.go`;
+//! podman_compose.py sets the same four, seen on 1.6.0 here). The project
+//! name comes from the container, so a project started with `-p NAME` is
+//! re-created as that project, not a new one named after the directory.
+//! `-f FILE` makes the tool read that file alone (no `compose.override.yaml`:
+//! docs.docker.com/compose/how-tos/multiple-compose-files/merge), so a
+//! project whose `config_files` label names several files is refused.
 
 pub mod yaml;
 

@@ -4,7 +4,7 @@
 //! a swap of the speculative flag that changes only the command's line of
 //! the file and is verified live by wait-ready reading the record, a
 //! `--restore` that puts the file back byte for byte, a crash at load
-//! undone by the far-side job, the same swap over the test sshd, and the
+//! undone by the far-side job, a late crash undone by --rollback-on-fail, the same swap over the test sshd, and the
 //! refused cases. Docker Compose needs a Docker engine, which does not run
 //! on these machines: `--engine docker` is the engine-unavailable case.
 
@@ -218,6 +218,36 @@ fn compose_service_that_crashes_at_load_is_put_back_by_the_job() {
     assert_eq!(s.p.text(), before, "the file is put back");
     let cmd = Ctr::inspect_of(&s.name, "{{json .Config.Cmd}}");
     assert!(!cmd.contains("crash-on-load"), "{cmd}");
+    assert_eq!(s.info()["speculative_num_steps"], 1);
+    // Crashes at the end of a 2 s load, after the job's start check: only
+    // the ready command tells, and --rollback-on-fail puts the file back
+    // and re-creates the old config, ready again by the same rule.
+    let ready = format!(
+        "{} --server sglang http://127.0.0.1:{} --timeout 20s",
+        testkit::bin("wait-ready").display(),
+        s.port
+    );
+    let r = swap(&[
+        "--compose",
+        &file,
+        "--service",
+        "sim",
+        "--set",
+        "crash-on-load",
+        "--set",
+        "load-time=2s",
+        "--rollback-on-fail",
+        "--ready-cmd",
+        &ready,
+    ]);
+    r.expect_code(25);
+    let rec = one(&r);
+    assert_eq!(rec["running"], "old", "{rec}");
+    assert!(
+        rec["reason"].as_str().unwrap().contains("rolled back"),
+        "{rec}"
+    );
+    assert_eq!(s.p.text(), before, "the file is put back");
     assert_eq!(s.info()["speculative_num_steps"], 1);
 }
 

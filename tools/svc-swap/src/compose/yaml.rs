@@ -12,10 +12,11 @@
 //! that is missing, or one with no `command:` (the image's CMD runs).
 //!
 //! Words: the list form's items are the argv; the string form is split as
-//! a POSIX shell would, without expansions (Docker Compose: compose-go's
-//! `types.ShellCommand` via `shellwords`; podman-compose: `shlex.split`,
-//! podman_compose.py `container_to_args`). `$$` is Compose's literal `$`
-//! (compose-spec "Interpolation").
+//! a POSIX shell would, without expansions (Docker Compose: compose-go
+//! `types/command.go`, `ShellCommand.UnmarshalYAML`: a scalar goes through
+//! `shellwords.Parse`, a sequence's item values are taken as they are;
+//! podman-compose 1.6: `shlex.split`, podman_compose.py
+//! `container_to_args`). `$$` is Compose's literal `$` (see `literal`).
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 
@@ -286,18 +287,26 @@ fn seq(d: &Doc, at: usize) -> Result<(Vec<String>, Form), String> {
     ))
 }
 
-/// Compose's `$$` is a `$`; any other `$` is interpolation, refused.
+/// Compose's `$$` is a `$`; `$NAME` and `${...}` are interpolation,
+/// refused; any other `$` stays as written (Compose interpolates a `$`
+/// only when a valid variable definition follows, an alphanumeric name
+/// `[_a-zA-Z][_a-zA-Z0-9]*` or a braced string starting with `${`:
+/// docs.docker.com/reference/compose-file/interpolation).
 fn literal(s: &str) -> Result<String, String> {
     let mut out = String::new();
     let mut it = s.chars().peekable();
     while let Some(c) = it.next() {
         if c == '$' {
-            if it.peek() == Some(&'$') {
-                it.next();
-            } else {
-                return Err(format!(
-                    "uses variable interpolation ({s:?}): Compose fills it in, so the file's words are not the command's; svc-swap edits only literal commands"
-                ));
+            match it.peek() {
+                Some('$') => {
+                    it.next();
+                }
+                Some(n) if *n == '{' || *n == '_' || n.is_ascii_alphabetic() => {
+                    return Err(format!(
+                        "uses variable interpolation ({s:?}): Compose fills it in, so the file's words are not the command's; svc-swap edits only literal commands"
+                    ));
+                }
+                _ => {}
             }
         }
         out.push(c);
@@ -559,6 +568,11 @@ mod tests {
         let out = swap("dollars", &["/bin/sim", "--x", "c$d"]);
         assert!(out.contains("\"c$$d\""), "{out}");
         assert_eq!(locate(&out, "dollars").unwrap().words[2], "c$d");
+        // A `$` that starts no variable name is Compose's literal `$`.
+        let t = "services:\n  s:\n    command: [\"a$\", \"50$-off\", \"$1\"]\n";
+        assert_eq!(locate(t, "s").unwrap().words, v(&["a$", "50$-off", "$1"]));
+        let t = "services:\n  s:\n    command: run $_X\n";
+        assert!(locate(t, "s").unwrap_err().contains("interpolation"));
     }
 
     #[test]
