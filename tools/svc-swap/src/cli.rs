@@ -315,6 +315,20 @@ mod tests {
         let mut a = p(&["--spec", "/abs/s.spec", "--ssh", "u@h"]);
         a.resolve_spec().unwrap();
         assert_eq!(a.spec.as_deref(), Some("/abs/s.spec"));
+        // --compose: its own manager; --service goes with it.
+        let a = p(&[
+            "--compose",
+            "c.yaml",
+            "--service",
+            "s",
+            "--engine",
+            "podman",
+        ]);
+        assert_eq!(a.manager().unwrap(), Manager::Compose);
+        assert!(Args::try_parse_from(["svc-swap", "--service", "s"]).is_err());
+        assert!(Args::try_parse_from(["svc-swap", "--compose", "c.yaml"]).is_err());
+        let a = p(&["--compose", "c.yaml", "--service", "s", "--in-place"]);
+        assert_eq!(a.manager().unwrap_err().code, exit::USAGE);
         let a = p(&["--unit", "x", "--set", "--port=1", "--unset", "-c"]);
         assert_eq!((a.set[0].as_str(), a.unset[0].as_str()), ("--port=1", "-c"));
     }

@@ -575,6 +575,21 @@ mod tests {
         assert!(locate(t, "s").unwrap_err().contains("interpolation"));
     }
 
+    /// A value with shell and YAML metacharacters is one word, written so
+    /// that it reads back as itself in every form.
+    #[test]
+    fn metacharacters_stay_one_literal_word() {
+        let nasty = "m; touch PWNED $(touch X) `id` 'q\" \\ $HOME 7% #c: [a, b] {x}";
+        for svc in ["flow", "block", "str"] {
+            let l = locate(FILE, svc).unwrap();
+            let mut words = l.words.clone();
+            words.push("--served-model-name".into());
+            words.push(nasty.into());
+            let out = rewrite(FILE, &l, &words);
+            assert_eq!(locate(&out, svc).unwrap().words, words, "{svc}: {out}");
+        }
+    }
+
     #[test]
     fn rendered_words_read_back_as_strings() {
         for w in [
