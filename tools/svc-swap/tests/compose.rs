@@ -27,11 +27,53 @@ fn one(r: &Run) -> Value {
     v.into_iter().next().unwrap()
 }
 
-/// A compose file whose `sim` service runs llm-sim on `port` (block-list
-/// command, comments, an anchor used by another service) and whose `other`
-/// service takes its command from a merge key.
-fn compose_file(port: u16) -> String {
+/// How the file writes the `sim` service's command.
+#[derive(Clone, Copy)]
+enum Form {
+    /// `- word` lines, with comments between them.
+    Block,
+    /// `[word, "word"]` on the `command:` line.
+    Flow,
+    /// One string, split by the compose tool as a shell would.
+    Str,
+}
+
+/// A compose file whose `sim` service runs llm-sim on `port` (its command
+/// in `form`, comments, an anchor used by another service) and whose
+/// `other` service takes its command from a merge key.
+fn compose_file(port: u16, form: Form) -> String {
     let sim = testkit::bin("llm-sim").display().to_string();
+    let command = match form {
+        Form::Block => format!(
+            "    command:\n\
+             \x20     - {sim}\n\
+             \x20     - --host\n\
+             \x20     - 127.0.0.1   # loopback only\n\
+             \x20     - --port\n\
+             \x20     - \"{port}\"\n\
+             \x20     - --load-time\n\
+             \x20     - 10ms\n\
+             \x20     - --warmup-time\n\
+             \x20     - 10ms\n\
+             \x20     # speculative decoding: what the sweep tunes\n\
+             \x20     - --speculative-algorithm\n\
+             \x20     - EAGLE\n\
+             \x20     - --speculative-eagle-topk\n\
+             \x20     - \"1\"\n\
+             \x20     - --speculative-num-steps\n\
+             \x20     - \"1\"\n"
+        ),
+        Form::Flow => format!(
+            "    command: [{sim}, --host, 127.0.0.1, --port, \"{port}\", --load-time, 10ms, \
+             --warmup-time, 10ms, --speculative-algorithm, EAGLE, \
+             --speculative-eagle-topk, \"1\", --speculative-num-steps, \"1\"]  # tuned\n"
+        ),
+        Form::Str => format!(
+            "    command: {sim} --host 127.0.0.1 --port {port} --load-time 10ms \
+             --warmup-time 10ms --speculative-algorithm EAGLE \
+             --speculative-eagle-topk 1 --speculative-num-steps 1   # tuned\n"
+        ),
+    };
     format!(
         "# Our serving stack: hand-written, comments must survive.\n\
          x-common: &common\n\
@@ -40,23 +82,7 @@ fn compose_file(port: u16) -> String {
          \x20 sim:   # the model server\n\
          \x20   <<: *common\n\
          \x20   stop_grace_period: 10s\n\
-         \x20   command:\n\
-         \x20     - {sim}\n\
-         \x20     - --host\n\
-         \x20     - 127.0.0.1   # loopback only\n\
-         \x20     - --port\n\
-         \x20     - \"{port}\"\n\
-         \x20     - --load-time\n\
-         \x20     - 10ms\n\
-         \x20     - --warmup-time\n\
-         \x20     - 10ms\n\
-         \x20     # speculative decoding: what the sweep tunes\n\
-         \x20     - --speculative-algorithm\n\
-         \x20     - EAGLE\n\
-         \x20     - --speculative-eagle-topk\n\
-         \x20     - \"1\"\n\
-         \x20     - --speculative-num-steps\n\
-         \x20     - \"1\"\n\
+         {command}\
          \x20 other:\n\
          \x20   <<: *common\n\
          \x20   profiles: [never]\n",
@@ -72,9 +98,9 @@ struct Stack {
 }
 
 impl Stack {
-    fn up(tag: &str) -> Stack {
+    fn up(tag: &str, form: Form) -> Stack {
         let port = testkit::free_port();
-        let p = Project::new(tag, &compose_file(port));
+        let p = Project::new(tag, &compose_file(port, form));
         p.up();
         let name = p.container("sim");
         let s = Stack { p, port, name };
@@ -123,7 +149,7 @@ fn compose_swap_edits_only_the_command_and_restore_puts_the_file_back() {
     if !testkit::podman::compose_gate() {
         return;
     }
-    let s = Stack::up("cswap");
+    let s = Stack::up("cswap", Form::Block);
     let before = s.p.text();
     let old_id = s.id();
     // wait-ready finds the container from the record on its stdin, and
@@ -197,7 +223,7 @@ fn compose_service_that_crashes_at_load_is_put_back_by_the_job() {
     if !testkit::podman::compose_gate() {
         return;
     }
-    let s = Stack::up("ccrash");
+    let s = Stack::up("ccrash", Form::Flow);
     let before = s.p.text();
     let file = s.file();
     let r = swap(&[
@@ -259,7 +285,7 @@ fn compose_swap_over_ssh_runs_the_compose_tool_on_the_far_side() {
     let Some(sshd) = testkit::sshd::Sshd::start() else {
         return;
     };
-    let s = Stack::up("cssh");
+    let s = Stack::up("cssh", Form::Str);
     let file = s.file();
     let mut args: Vec<String> = sshd.client_args();
     args.extend(
@@ -280,6 +306,17 @@ fn compose_swap_over_ssh_runs_the_compose_tool_on_the_far_side() {
     assert_eq!(rec["target"]["ssh"], sshd.target());
     assert_eq!(rec["start"]["cmdline_verified"], true);
     assert_eq!(s.info()["speculative_num_steps"], 2);
+    // The string form stays one string, its comment kept.
+    let line =
+        s.p.text()
+            .lines()
+            .find(|l| l.contains("command:"))
+            .unwrap()
+            .to_string();
+    assert!(
+        line.contains("--speculative-num-steps 2\"   # tuned"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -295,7 +332,7 @@ fn compose_refusals_give_one_line_and_change_nothing() {
         assert!(errs[0].contains(has), "{err}");
         assert_eq!(one(r)["type"], "failure");
     };
-    let s = Stack::up("crefuse");
+    let s = Stack::up("crefuse", Form::Block);
     let before = s.p.text();
     let id = s.id();
     let file = s.file();
