@@ -1,12 +1,14 @@
 //! svc-swap `--compose FILE --service NAME` against real podman-compose
-//! projects whose service runs the workspace's llm-sim (testkit::podman:
-//! the host root as the container's root, host networking, no registry):
-//! a swap of the speculative flag that changes only the command's line of
-//! the file and is verified live by wait-ready reading the record, a
-//! `--restore` that puts the file back byte for byte, a crash at load
-//! undone by the far-side job, a late crash undone by --rollback-on-fail, the same swap over the test sshd, and the
-//! refused cases. Docker Compose needs a Docker engine, which does not run
-//! on these machines: `--engine docker` is the engine-unavailable case.
+//! projects whose service runs the workspace's llm-sim, its command in each
+//! of the file's forms (block list, flow list, one string), with the host
+//! root as the container's root, host networking and no registry
+//! (testkit::podman): a swap of the speculative flag that changes only the
+//! command's line of the file and is verified live by wait-ready reading
+//! the record, a `--restore` that puts the file back byte for byte, a crash
+//! at load undone by the far-side job, a late crash undone by
+//! --rollback-on-fail, the same swap over the test sshd, and the refused
+//! cases. Docker Compose needs a Docker engine, which does not run on these
+//! machines: `--engine docker` is the engine-unavailable case.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
