@@ -57,6 +57,8 @@ pub struct Compose<'t> {
     loc: Located,
     /// The service's container as loaded.
     cur: Inspected,
+    /// The service's `stop_grace_period` in seconds, when the file says.
+    grace_s: Option<u64>,
     line: ExecLine,
     new_id: Option<String>,
     new_pid: Option<u32>,
@@ -159,6 +161,18 @@ fn find_container(
     }
 }
 
+/// A Compose duration (`10s`, `1m30s`, `500ms`, Go's format) in whole
+/// seconds, rounded up; a bare number is seconds.
+fn compose_duration(s: &str) -> Option<u64> {
+    let s = s.trim();
+    if let Ok(n) = s.parse::<u64>() {
+        return Some(n);
+    }
+    sweepkit::time::parse_duration(s)
+        .ok()
+        .map(|d| d.as_secs_f64().ceil() as u64)
+}
+
 impl<'t> Compose<'t> {
     pub fn load(
         t: &'t dyn Transport,
@@ -204,6 +218,19 @@ impl<'t> Compose<'t> {
             sweepkit::report::warning("svc-swap", &w);
             warnings.push(w);
         }
+        // podman-compose does not pass stop_grace_period to `podman create`
+        // (podman_compose.py 1.6 reads it only for its own `stop -t`), so
+        // the container's StopTimeout is podman's 10 s: the file's own
+        // word comes first. (Docker Compose sets StopTimeout from it.)
+        let grace_s = yaml::service_scalar(&text, service, "stop_grace_period").and_then(|g| {
+            let d = compose_duration(&g);
+            if d.is_none() {
+                let w = format!("{path}: stop_grace_period {g:?} is not a duration svc-swap reads; the container's stop timeout ({}s) applies", cur.stop_timeout);
+                sweepkit::report::warning("svc-swap", &w);
+                warnings.push(w);
+            }
+            d
+        });
         Ok(Compose {
             t,
             engine,
@@ -215,6 +242,7 @@ impl<'t> Compose<'t> {
             text,
             loc,
             cur,
+            grace_s,
             line: line_of(&argv),
             new_id: None,
             new_pid: None,
@@ -276,9 +304,13 @@ impl<'t> Compose<'t> {
         }
     }
 
+    /// `--stop-timeout`, else the file's stop_grace_period, else the
+    /// container's StopTimeout.
     fn stop_s(&self, o: &Opts, c: &Inspected) -> u64 {
         o.stop_timeout
-            .map_or(c.stop_timeout, |d| d.as_secs_f64().ceil() as u64)
+            .map_or(self.grace_s.unwrap_or(c.stop_timeout), |d| {
+                d.as_secs_f64().ceil() as u64
+            })
     }
 }
 
@@ -461,5 +493,18 @@ impl Target for Compose<'_> {
         )
         .map(|o| o.stdout_str().lines().map(String::from).collect())
         .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn compose_durations() {
+        use super::compose_duration as d;
+        assert_eq!(d("10s"), Some(10));
+        assert_eq!(d("1m30s"), Some(90));
+        assert_eq!(d("500ms"), Some(1));
+        assert_eq!(d("7"), Some(7));
+        assert_eq!(d("soon"), None);
     }
 }

@@ -220,6 +220,50 @@ fn compose_swap_edits_only_the_command_and_restore_puts_the_file_back() {
     assert_eq!(s.info()["speculative_num_steps"], 1);
 }
 
+/// podman-compose does not give the container the file's
+/// stop_grace_period (podman's StopTimeout stays 10 s): svc-swap reads it
+/// from the file, so a server that ignores SIGTERM is killed after 1 s.
+#[test]
+fn compose_stop_grace_period_bounds_the_stop_of_a_server_that_ignores_sigterm() {
+    if !testkit::podman::compose_gate() {
+        return;
+    }
+    let port = testkit::free_port();
+    let text = compose_file(port, Form::Flow)
+        .replace("stop_grace_period: 10s", "stop_grace_period: 1s")
+        .replace(
+            "--load-time, 10ms,",
+            "--load-time, 10ms, --ignore-sigterm, 60s,",
+        );
+    let p = Project::new("cgrace", &text);
+    p.up();
+    let name = p.container("sim");
+    let s = Stack { p, port, name };
+    s.info();
+    let file = s.file();
+    let r = swap(&[
+        "--compose",
+        &file,
+        "--service",
+        "sim",
+        "--set",
+        "speculative-num-steps=2",
+        "--resend-term-after",
+        "0",
+    ]);
+    r.expect_code(0);
+    let rec = one(&r);
+    let stop = &rec["stop"];
+    assert_eq!(stop["result"], "sigkill_after_timeout", "{rec}");
+    assert!(stop["detail"].as_str().unwrap().contains("137"), "{stop}");
+    let took = stop["duration_s"].as_f64().unwrap();
+    assert!(
+        (1.0..8.0).contains(&took),
+        "stopped in {took}s, not 1 s + a kill: {stop}"
+    );
+    assert_eq!(s.info()["speculative_num_steps"], 2);
+}
+
 #[test]
 fn compose_service_that_crashes_at_load_is_put_back_by_the_job() {
     if !testkit::podman::compose_gate() {

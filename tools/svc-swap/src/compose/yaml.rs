@@ -201,6 +201,27 @@ pub fn locate(text: &str, service: &str) -> Result<Located, String> {
     })
 }
 
+/// A plain scalar written in the service itself (`stop_grace_period`),
+/// `None` when absent, not a scalar, or the file does not parse.
+pub fn service_scalar(text: &str, service: &str, key: &str) -> Option<String> {
+    let d = Doc::parse(text).ok()?;
+    let root =
+        d.ev.iter()
+            .position(|(e, _)| matches!(e, Event::MappingStart(..)))?;
+    let services = d.get(root, "services")?;
+    if !matches!(d.ev[services].0, Event::MappingStart(..)) {
+        return None;
+    }
+    let svc = d.get(services, service)?;
+    if !matches!(d.ev[svc].0, Event::MappingStart(..)) {
+        return None;
+    }
+    match &d.ev[d.get(svc, key)?].0 {
+        Event::Scalar(s, ..) => Some(s.to_string()),
+        _ => None,
+    }
+}
+
 /// The list form: its words and where each item is.
 fn seq(d: &Doc, at: usize) -> Result<(Vec<String>, Form), String> {
     let end = d.skip(at) - 1;
@@ -540,6 +561,18 @@ mod tests {
             ]
         );
         assert_eq!(locate(&out, "str").unwrap().words[4], "a b");
+    }
+
+    #[test]
+    fn a_service_key_is_read_where_it_is_written() {
+        assert_eq!(service_scalar(FILE, "flow", "image").as_deref(), Some("x"));
+        assert_eq!(
+            service_scalar(FILE, "merged", "image"),
+            None,
+            "merged in, not written"
+        );
+        assert_eq!(service_scalar(FILE, "flow", "command"), None, "a list");
+        assert_eq!(service_scalar("a: [", "flow", "image"), None);
     }
 
     #[test]
