@@ -221,7 +221,9 @@ impl<'t> Compose<'t> {
         // podman-compose does not pass stop_grace_period to `podman create`
         // (podman_compose.py 1.6 reads it only for its own `stop -t`), so
         // the container's StopTimeout is podman's 10 s: the file's own
-        // word comes first. (Docker Compose sets StopTimeout from it.)
+        // word comes first. (Docker Compose v2 sets StopTimeout from it:
+        // pkg/compose/create.go getCreateConfigs, `StopTimeout:
+        // ToSeconds(service.StopGracePeriod)`; the same is then read twice.)
         let grace_s = yaml::service_scalar(&text, service, "stop_grace_period").and_then(|g| {
             let d = compose_duration(&g);
             if d.is_none() {
