@@ -145,7 +145,11 @@ fn find_container(
     let mut found = Vec::new();
     for n in out.stdout_str().lines().filter(|l| !l.trim().is_empty()) {
         let c = container::inspect(t, e, n.trim())?;
-        if c.label(DIR_LABEL) == Some(dir) {
+        let Some(wd) = c.label(DIR_LABEL) else {
+            continue;
+        };
+        // The tool may have recorded the directory through a symlink.
+        if wd == dir || resolve(t, wd).ok().as_deref() == Some(dir) {
             found.push(c);
         }
     }
