@@ -165,6 +165,16 @@ fn find_container(
     }
 }
 
+/// True when the live argv is `want`, a word of `want` with a variable in
+/// it (`${MODEL}`, Compose's to fill in) matching any one word.
+fn same_argv(live: &[String], want: &[String]) -> bool {
+    live.len() == want.len()
+        && live
+            .iter()
+            .zip(want)
+            .all(|(l, w)| l == w || yaml::interpolates(w))
+}
+
 /// A Compose duration (`10s`, `1m30s`, `500ms`, Go's format) in whole
 /// seconds, rounded up; a bare number is seconds.
 fn compose_duration(s: &str) -> Option<u64> {
@@ -212,7 +222,23 @@ impl<'t> Compose<'t> {
         let mut argv = ep.clone();
         argv.extend(loc.words.iter().cloned());
         let mut warnings = Vec::new();
-        if cur.cmd() != loc.words.as_slice() {
+        // Docker Compose fills variables in before it splits a string
+        // command (compose-go interpolates the YAML, then ShellCommand
+        // splits), so `$ARGS` can be several words; podman-compose splits
+        // first (podman_compose.py 1.6: normalize()'s shlex.split, then
+        // rec_subs), so it is one. Either way the words must line up.
+        let vars = loc.words.iter().filter(|w| yaml::interpolates(w)).count();
+        if vars > 0 && cur.cmd().len() != loc.words.len() {
+            return Err(target_err(format!(
+                "{path}: service {service}'s command: (line {}) has {} words with variables and {} in all, but container {} runs {}: a variable fills in more or fewer words, so svc-swap cannot tell which word is which",
+                loc.line,
+                vars,
+                loc.words.len(),
+                cur.name,
+                cur.cmd().len()
+            )));
+        }
+        if !same_argv(cur.cmd(), &loc.words) {
             let w = format!(
                 "container {} runs {}, not the file's command (line {}): the swap re-creates it from the file",
                 cur.name,
@@ -396,7 +422,7 @@ impl Target for Compose<'_> {
 
     fn live_matches(&mut self, line: &ExecLine) -> Result<bool, Exit> {
         let c = container::inspect(self.t, self.engine, &self.cur.name)?;
-        Ok(c.running && c.argv == line.logical_argv())
+        Ok(c.running && same_argv(&c.argv, &line.logical_argv()))
     }
 
     fn job(
@@ -467,7 +493,7 @@ impl Target for Compose<'_> {
         Ok(StartInfo {
             started_at: crate::target::stamp_of(st, "t_start"),
             main_pid: self.new_pid,
-            cmdline_verified: Some(new.running && new.argv == line.logical_argv()),
+            cmdline_verified: Some(new.running && same_argv(&new.argv, &line.logical_argv())),
             ..Default::default()
         })
     }
@@ -504,6 +530,24 @@ impl Target for Compose<'_> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn variables_match_any_one_word() {
+        let v = |s: &[&str]| s.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+        let want = v(&["sim", "--model", "${MODEL:-m}", "--n", "2"]);
+        assert!(super::same_argv(
+            &v(&["sim", "--model", "big", "--n", "2"]),
+            &want
+        ));
+        assert!(!super::same_argv(
+            &v(&["sim", "--model", "big", "--n", "3"]),
+            &want
+        ));
+        assert!(!super::same_argv(
+            &v(&["sim", "--model", "a", "b", "--n", "2"]),
+            &want
+        ));
+    }
+
     #[test]
     fn compose_durations() {
         use super::compose_duration as d;

@@ -7,9 +7,10 @@
 //! What cannot be edited safely is refused with a reason: a command that
 //! comes from an alias, a merge key (`<<:`) or `extends:`, one that is
 //! anchored (another service may share it) or tagged (`!reset`), a block
-//! scalar, variable interpolation (`$VAR`, `${VAR}`: Compose replaces it
-//! before it runs, so the file's words are not the process's), a service
-//! that is missing, or one with no `command:` (the image's CMD runs).
+//! scalar, a service that is missing, or one with no `command:` (the
+//! image's CMD runs). A word with a variable in it (`${MODEL}`) is kept as
+//! written: Compose fills it in, the flag rules see it as written, and an
+//! edit that leaves it alone leaves its text alone.
 //!
 //! Words: the list form's items are the argv; the string form is split as
 //! a POSIX shell would, without expansions (Docker Compose: compose-go
@@ -175,10 +176,11 @@ pub fn locate(text: &str, service: &str) -> Result<Located, String> {
             if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
                 return refuse("is a block scalar (| or >); write it as a list or one line");
             }
-            let s =
-                literal(s).map_err(|v| format!("service {service}'s command: at line {at} {v}"))?;
-            let words = shell_words::split(&s)
-                .map_err(|e| format!("service {service}'s command: at line {at}: {e}"))?;
+            let words: Vec<String> = shell_words::split(s)
+                .map_err(|e| format!("service {service}'s command: at line {at}: {e}"))?
+                .iter()
+                .map(|w| literal(w))
+                .collect();
             let form = Form::Str {
                 start: d.start(cmd),
                 end: d.end(cmd),
@@ -240,7 +242,7 @@ fn seq(d: &Doc, at: usize) -> Result<(Vec<String>, Form), String> {
                 d.line(i)
             ));
         }
-        words.push(literal(s)?);
+        words.push(literal(s));
         items.push(Item {
             start: d.start(i),
             end: d.end(i),
@@ -308,13 +310,11 @@ fn seq(d: &Doc, at: usize) -> Result<(Vec<String>, Form), String> {
     ))
 }
 
-/// Compose's `$$` is a `$`; `$NAME` and `${...}` are interpolation,
-/// refused; any other `$` stays as written (Compose interpolates a `$`
-/// only when a valid variable definition follows, an alphanumeric name
-/// `[_a-zA-Z][_a-zA-Z0-9]*` or a braced string starting with `${`:
-/// docs.docker.com/reference/compose-file/interpolation).
-fn literal(s: &str) -> Result<String, String> {
-    let mut out = String::new();
+/// True when Compose would fill something in here: a `$` followed by a
+/// variable name (`[_a-zA-Z][_a-zA-Z0-9]*`) or `{`; `$$` is a literal `$`
+/// and any other `$` stays as written (docs.docker.com/reference/
+/// compose-file/interpolation).
+pub fn interpolates(s: &str) -> bool {
     let mut it = s.chars().peekable();
     while let Some(c) = it.next() {
         if c == '$' {
@@ -322,22 +322,32 @@ fn literal(s: &str) -> Result<String, String> {
                 Some('$') => {
                     it.next();
                 }
-                Some(n) if *n == '{' || *n == '_' || n.is_ascii_alphabetic() => {
-                    return Err(format!(
-                        "uses variable interpolation ({s:?}): Compose fills it in, so the file's words are not the command's; svc-swap edits only literal commands"
-                    ));
-                }
+                Some(n) if *n == '{' || *n == '_' || n.is_ascii_alphabetic() => return true,
                 _ => {}
             }
         }
-        out.push(c);
     }
-    Ok(out)
+    false
 }
 
-/// `$` written as Compose's `$$`.
-fn escape(w: &str) -> String {
-    w.replace('$', "$$")
+/// A word as the container gets it: `$$` read as `$`; a word Compose
+/// interpolates is kept as written (`${MODEL}`), its value is Compose's.
+fn literal(s: &str) -> String {
+    if interpolates(s) {
+        s.to_string()
+    } else {
+        s.replace("$$", "$")
+    }
+}
+
+/// A word as the file must hold it: `$` written as Compose's `$$`, except
+/// in a word the file already holds with a variable in it (kept as is).
+fn escape(w: &str, old: &[String]) -> String {
+    if interpolates(w) && old.iter().any(|o| o == w) {
+        w.to_string()
+    } else {
+        w.replace('$', "$$")
+    }
 }
 
 /// A plain YAML scalar that reads back as this same string (YAML 1.2
@@ -376,9 +386,10 @@ fn resolves_to_non_string(w: &str) -> bool {
         || l.starts_with("0o")
 }
 
-/// One word as a YAML scalar, in `like`'s style where that reads back.
+/// Text (already `$$`-escaped) as a YAML scalar, in `like`'s style where
+/// that reads back.
 fn render(w: &str, like: ScalarStyle, flow: bool) -> String {
-    let w = escape(w);
+    let w = w.to_string();
     match like {
         ScalarStyle::Plain if plain_ok(&w, flow) => w,
         ScalarStyle::SingleQuoted if !w.contains('\n') => format!("'{}'", w.replace('\'', "''")),
@@ -391,7 +402,8 @@ pub fn rewrite(text: &str, loc: &Located, words: &[String]) -> String {
     let mut out = String::with_capacity(text.len() + 64);
     match &loc.form {
         Form::Str { start, end, style } => {
-            let joined = shell_words::join(words);
+            let texts: Vec<String> = words.iter().map(|w| escape(w, &loc.words)).collect();
+            let joined = shell_words::join(&texts);
             out.push_str(&text[..*start]);
             out.push_str(&render(&joined, *style, false));
             out.push_str(&text[*end..]);
@@ -399,7 +411,9 @@ pub fn rewrite(text: &str, loc: &Located, words: &[String]) -> String {
         Form::Flow { start, end, items } => {
             let like = |k: usize| items.get(k).map_or(ScalarStyle::DoubleQuoted, |i| i.style);
             let keep = |k: usize| text[items[k].start..items[k].end].to_string();
-            let parts = merge(&loc.words, words, keep, |w, k| render(w, like(k), true));
+            let parts = merge(&loc.words, words, keep, |w, k| {
+                render(&escape(w, &loc.words), like(k), true)
+            });
             out.push_str(&text[..*start]);
             out.push('[');
             out.push_str(&parts.join(", "));
@@ -420,7 +434,10 @@ pub fn rewrite(text: &str, loc: &Located, words: &[String]) -> String {
                 }
             };
             let parts = merge(&loc.words, words, slot, |w, k| {
-                format!("{indent}- {}\n", render(w, like(k), false))
+                format!(
+                    "{indent}- {}\n",
+                    render(&escape(w, &loc.words), like(k), false)
+                )
             });
             out.push_str(&text[..first]);
             let mut body = parts.concat();
@@ -582,7 +599,6 @@ mod tests {
         assert!(e("alias").contains("alias"), "{}", e("alias"));
         assert!(e("anchored").contains("anchored"), "{}", e("anchored"));
         assert!(e("none").contains("no command"), "{}", e("none"));
-        assert!(e("interp").contains("interpolation"), "{}", e("interp"));
         assert!(
             e("missing").contains("no service \"missing\""),
             "{}",
@@ -605,7 +621,32 @@ mod tests {
         let t = "services:\n  s:\n    command: [\"a$\", \"50$-off\", \"$1\"]\n";
         assert_eq!(locate(t, "s").unwrap().words, v(&["a$", "50$-off", "$1"]));
         let t = "services:\n  s:\n    command: run $_X\n";
-        assert!(locate(t, "s").unwrap_err().contains("interpolation"));
+        assert_eq!(locate(t, "s").unwrap().words, v(&["run", "$_X"]));
+    }
+
+    /// A word with a variable keeps its text through an edit elsewhere, in
+    /// a list and in a string; a value the user sets with a `$` is literal.
+    #[test]
+    fn variables_stay_as_written() {
+        let l = locate(FILE, "interp").unwrap();
+        assert_eq!(l.words[2], "${MODEL}");
+        assert!(interpolates(&l.words[2]) && !interpolates("a$$b") && !interpolates("5$"));
+        let mut w = l.words.clone();
+        w.extend(["--tag".to_string(), "$HOME".to_string()]);
+        let out = rewrite(FILE, &l, &w);
+        assert!(
+            out.contains(r#"["/bin/sim", "--model", "${MODEL}", "--tag", "$$HOME"]"#),
+            "{out}"
+        );
+        let t = "services:\n  s:\n    command: run --m ${M:-x} --n 1\n";
+        let l = locate(t, "s").unwrap();
+        assert_eq!(l.words, v(&["run", "--m", "${M:-x}", "--n", "1"]));
+        let out = rewrite(t, &l, &v(&["run", "--m", "${M:-x}", "--n", "2"]));
+        assert_eq!(
+            out,
+            "services:\n  s:\n    command: \"run --m '${M:-x}' --n 2\"\n"
+        );
+        assert_eq!(locate(&out, "s").unwrap().words[2], "${M:-x}");
     }
 
     /// A value with shell and YAML metacharacters is one word, written so
