@@ -1,11 +1,14 @@
 complete -c svc-swap -l unit -d 'systemd unit to swap (".service" is added when NAME has no suffix)' -r
 complete -c svc-swap -l container -d 'Container to swap: re-created with the edited command, the old one kept stopped as NAME.sweepkit-prev (see CONTAINERS in svc-swap(1))' -r
+complete -c svc-swap -l compose -d 'Compose file whose --service to swap: its command: is edited in the file (backed up), then `compose up -d --no-deps --force-recreate`' -r
+complete -c svc-swap -l service -d 'The service of --compose FILE to swap' -r
 complete -c svc-swap -l engine -d 'Container engine CLI on the far side (default: docker when its daemon answers, else podman)' -r -f -a "docker\t'Docker (the daemon must answer `docker version`)'
 podman\t'Podman (daemonless)'"
 complete -c svc-swap -l spec -d 'Process spec of a server svc-swap supervises itself (no systemd); relative to the current directory; absolute with --ssh or --exec-prefix' -r
 complete -c svc-swap -l manager -d 'Service manager (default: systemd with --unit, process with --spec)' -r -f -a "systemd\t'A systemd service (--unit)'
 process\t'A server svc-swap supervises from a process spec (--spec)'
-container\t'A Docker or podman container (--container)'"
+container\t'A Docker or podman container (--container)'
+compose\t'A Docker Compose or podman-compose service (--compose, --service)'"
 complete -c svc-swap -l set -d 'Set a launch flag (replace or add); FLAG alone makes a bare switch' -r
 complete -c svc-swap -l unset -d 'Remove a launch flag (and its value)' -r
 complete -c svc-swap -l apply-from -d 'Apply the config of a record from FILE or - (a summary\'s best_config, with its best_unset keys removed)' -r

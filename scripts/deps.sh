@@ -4,9 +4,10 @@
 # (svc-swap --container and wait-ready --container run real containers; podman
 # 4.3 here needs runc, crun fails with "cgroups in hybrid mode not supported";
 # testkit's nspawn containers boot none of the host's services, so podman
-# cannot hold their boot up), and the Python packages that build the real
-# llama-server and its test models; chromium renders summarize's --report in
-# a headless browser test.
+# cannot hold their boot up), podman-compose from PyPI (svc-swap --compose;
+# Debian's 1.0.3 dates from 2022, PyPI's 1.x is maintained), and the Python
+# packages that build the real llama-server and its test models; chromium
+# renders summarize's --report in a headless browser test.
 # Idempotent: quick when all is present.
 set -euo pipefail
 
@@ -23,7 +24,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-py_pkgs=(cmake ninja gguf numpy)
+py_pkgs=(cmake ninja gguf numpy podman-compose)
 py_missing=()
 for p in "${py_pkgs[@]}"; do
   python3 -m pip show -q "$p" >/dev/null 2>&1 || py_missing+=("$p")

@@ -334,9 +334,11 @@ pub struct SwapRecord {
     pub exec_start: Vec<String>,
     pub stop: StopInfo,
     pub start: StartInfo,
-    /// `drop-in`, `in-place`, `spec`, `restore` or `dry-run`.
+    /// `drop-in`, `in-place`, `spec`, `container`, `compose`, `restore` or
+    /// `dry-run`.
     pub method: String,
-    /// The file svc-swap wrote (drop-in, unit file or spec).
+    /// The file svc-swap wrote (drop-in, unit file, spec, container
+    /// definition or Compose file).
     pub path: Option<String>,
     /// The timestamped copy of that file's previous text, if it had one.
     pub backup: Option<String>,

@@ -20,6 +20,8 @@ pub enum Manager {
     Process,
     /// A Docker or podman container (--container)
     Container,
+    /// A Docker Compose or podman-compose service (--compose, --service)
+    Compose,
 }
 
 /// Stop a service, edit its launch flags, restart it, and prove the edit took.
@@ -44,6 +46,20 @@ pub struct Args {
     /// kept stopped as NAME.sweepkit-prev (see CONTAINERS in svc-swap(1))
     #[arg(long, value_name = "NAME", conflicts_with = "spec")]
     pub container: Option<String>,
+
+    /// Compose file whose --service to swap: its command: is edited in the
+    /// file (backed up), then `compose up -d --no-deps --force-recreate`
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "service",
+        conflicts_with_all = ["spec", "container", "unit"]
+    )]
+    pub compose: Option<String>,
+
+    /// The service of --compose FILE to swap
+    #[arg(long, value_name = "NAME", requires = "compose")]
+    pub service: Option<String>,
 
     /// Container engine CLI on the far side (default: docker when its
     /// daemon answers, else podman)
@@ -157,8 +173,17 @@ impl Args {
     /// The manager asked for, checked against --unit / --spec.
     pub fn manager(&self) -> Result<Manager, Exit> {
         let usage = |m: &str| Err(Exit::new(exit::USAGE, anyhow::anyhow!("{m}")));
-        if self.engine.is_some() && self.container.is_none() {
-            return usage("--engine goes with --container NAME");
+        if self.engine.is_some() && self.container.is_none() && self.compose.is_none() {
+            return usage("--engine goes with --container NAME or --compose FILE");
+        }
+        if self.compose.is_some() {
+            return match self.manager {
+                None | Some(Manager::Compose) if !self.in_place => Ok(Manager::Compose),
+                None | Some(Manager::Compose) => {
+                    usage("--in-place edits a unit file; --compose edits the Compose file")
+                }
+                Some(_) => usage("--compose FILE takes --manager compose (or none)"),
+            };
         }
         if self.container.is_some() {
             return match self.manager {
@@ -179,7 +204,8 @@ impl Args {
                 usage("--manager systemd takes --unit NAME, not --spec")
             }
             _ => usage(
-                "give --unit NAME (systemd), --spec FILE (process manager) or --container NAME",
+                "give --unit NAME (systemd), --spec FILE (process manager), --container NAME \
+                 or --compose FILE --service NAME",
             ),
         }
     }
@@ -289,6 +315,20 @@ mod tests {
         let mut a = p(&["--spec", "/abs/s.spec", "--ssh", "u@h"]);
         a.resolve_spec().unwrap();
         assert_eq!(a.spec.as_deref(), Some("/abs/s.spec"));
+        // --compose: its own manager; --service goes with it.
+        let a = p(&[
+            "--compose",
+            "c.yaml",
+            "--service",
+            "s",
+            "--engine",
+            "podman",
+        ]);
+        assert_eq!(a.manager().unwrap(), Manager::Compose);
+        assert!(Args::try_parse_from(["svc-swap", "--service", "s"]).is_err());
+        assert!(Args::try_parse_from(["svc-swap", "--compose", "c.yaml"]).is_err());
+        let a = p(&["--compose", "c.yaml", "--service", "s", "--in-place"]);
+        assert_eq!(a.manager().unwrap_err().code, exit::USAGE);
         let a = p(&["--unit", "x", "--set", "--port=1", "--unset", "-c"]);
         assert_eq!((a.set[0].as_str(), a.unset[0].as_str()), ("--port=1", "-c"));
     }

@@ -34,8 +34,6 @@ pub struct Container<'t> {
     new_pid: Option<u32>,
     previous: Option<String>,
     warnings: Vec<String>,
-    /// Set by `--compose`: the file and service, for the record.
-    pub compose: Option<(String, String)>,
 }
 
 fn target_err(msg: String) -> Exit {
@@ -70,7 +68,7 @@ pub fn inspect(t: &dyn Transport, engine: Engine, name: &str) -> Result<Inspecte
 
 /// The argv as ExecLine words: `%` and `$` doubled, so the flag editor's
 /// unit-file rules read them back literally.
-fn line_of(argv: &[String]) -> ExecLine {
+pub(crate) fn line_of(argv: &[String]) -> ExecLine {
     ExecLine {
         prefix: String::new(),
         words: argv.iter().map(|w| escape_value(w)).collect(),
@@ -112,7 +110,6 @@ impl<'t> Container<'t> {
             new_pid: None,
             previous: None,
             warnings,
-            compose: None,
         })
     }
 
@@ -224,8 +221,8 @@ impl Target for Container<'_> {
                 image_id: Some(c.image_id.clone()).filter(|s| !s.is_empty()),
                 image_digest: c.image_digest.clone(),
                 previous: None,
-                compose_file: self.compose.as_ref().map(|c| c.0.clone()),
-                compose_service: self.compose.as_ref().map(|c| c.1.clone()),
+                compose_file: None,
+                compose_service: None,
             }),
             ..Default::default()
         }

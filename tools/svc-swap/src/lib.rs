@@ -4,6 +4,7 @@
 
 pub mod apply;
 pub mod cli;
+pub mod compose;
 pub mod container;
 pub mod diff;
 pub mod draft;
@@ -106,6 +107,12 @@ impl Session<'_> {
             Manager::Container => Box::new(container::Container::load(
                 t,
                 a.container.as_deref().unwrap_or_default(),
+                a.engine,
+            )?),
+            Manager::Compose => Box::new(compose::Compose::load(
+                t,
+                a.compose.as_deref().unwrap_or_default(),
+                a.service.as_deref().unwrap_or_default(),
                 a.engine,
             )?),
         })

@@ -132,3 +132,100 @@ impl Drop for Ctr {
         self.remove();
     }
 }
+
+/// True when podman-compose can run here too (see `gate`).
+pub fn compose_gate() -> bool {
+    if !gate() {
+        return false;
+    }
+    let ok = Command::new("podman-compose")
+        .arg("version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map(|s| s.success())
+        .unwrap_or(false);
+    if !ok {
+        crate::skip("podman-compose (scripts/deps.sh installs it from PyPI)");
+        return false;
+    }
+    crate::ran("podman-compose");
+    true
+}
+
+/// A Compose project in its own directory (`sweepkit-test-TAG-PID`, so the
+/// project name is unique), brought down with its pod and files on drop.
+pub struct Project {
+    pub dir: std::path::PathBuf,
+    pub file: std::path::PathBuf,
+    /// podman-compose's project name: the directory's name.
+    pub name: String,
+}
+
+/// The service keys every test service needs here (podman-compose
+/// passes `runtime` and `ulimits` to `podman create`; `x-podman.rootfs`
+/// is its registry-free root filesystem), indented for a service.
+pub const SERVICE_KEYS: &str = "    runtime: runc\n    network_mode: host\n    x-podman.rootfs: \"/:O\"\n    ulimits:\n      nofile: {soft: 1024, hard: 1024}\n      nproc: {soft: 4096, hard: 4096}\n";
+
+impl Project {
+    /// Write `text` as `compose.yaml` in a fresh directory.
+    pub fn new(tag: &str, text: &str) -> Project {
+        let name = format!("sweepkit-test-{tag}-{}", std::process::id());
+        let dir = std::env::temp_dir().join(&name);
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("project dir");
+        let file = dir.join("compose.yaml");
+        std::fs::write(&file, text).expect("compose file");
+        let p = Project { dir, file, name };
+        p.down();
+        p
+    }
+
+    /// `podman-compose up -d` (panics with its output when it fails).
+    pub fn up(&self) {
+        let out = self.compose(&["up", "-d"]);
+        assert!(
+            out.status.success(),
+            "podman-compose up: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// The container podman-compose names for SERVICE (`PROJECT_SERVICE_1`).
+    pub fn container(&self, service: &str) -> String {
+        format!("{}_{service}_1", self.name)
+    }
+
+    pub fn compose(&self, args: &[&str]) -> std::process::Output {
+        Command::new("podman-compose")
+            .current_dir(&self.dir)
+            .arg("-f")
+            .arg(&self.file)
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("podman-compose runs")
+    }
+
+    pub fn text(&self) -> String {
+        std::fs::read_to_string(&self.file).expect("compose file")
+    }
+
+    fn down(&self) {
+        if self.file.exists() {
+            let _ = self.compose(&["down", "-t", "0"]);
+        }
+        let _ = Command::new("podman")
+            .args(["pod", "rm", "-f", &format!("pod_{}", self.name)])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+impl Drop for Project {
+    fn drop(&mut self) {
+        self.down();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}

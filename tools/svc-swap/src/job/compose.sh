@@ -1,0 +1,96 @@
+# compose (Docker Compose or podman-compose): the engine CLI, the compose
+# tool's words (shell-quoted by svc-swap), the file, the project's working
+# directory and name, the service, its container's name and ID, the stop
+# timeout (s), the settle knobs (common.sh), the argv the old config runs
+# (hex, as /proc/PID/cmdline holds it), then the old container's host PIDs.
+# The job's file step (common.sh) installs the edited Compose file and puts
+# it back on failure; recreating the service from the file in force is the
+# compose tool's `up -d --no-deps --force-recreate SERVICE`.
+eng=$1 toolq=$2 cfile=$3 workdir=$4 project=$5 service=$6 name=$7 oldid=$8
+stop_s=$9 wait=${10} port=${11} gpu=${12} force=${13} resendms=${14}
+oldhex=${15}
+shift 15
+pids=$*
+m_reload() { :; }
+ins() { "$eng" container inspect --format "$1" -- "$2" 2>/dev/null; }
+argv_hex() {
+  h=$("$eng" container inspect --format '{{.Path}}{{range .Args}}{{printf "\x00%s" .}}{{end}}' -- "$1" 2>/dev/null |
+    od -An -v -tx1 | tr -d ' \n')
+  [ -n "$h" ] && printf '%s00' "${h%0a}"
+}
+# The engine's stop, as for --container (container.sh): SIGTERM, SIGKILL
+# after $stop_s, SIGTERM re-sent every $resendms ms meanwhile.
+m_stop() {
+  if [ "$(ins '{{.State.Running}}' "$oldid")" != true ]; then
+    say stop_result=already_stopped
+    return 0
+  fi
+  rc="$dir/$id.stoprc"
+  rm -f -- "$rc"
+  ("$eng" stop -t "$stop_s" -- "$oldid" >/dev/null; echo $? >"$rc") &
+  n=0 resent=0 next=$((resendms / 50))
+  while [ ! -s "$rc" ]; do
+    if [ "$resendms" -gt 0 ] && [ $n -ge "$next" ]; then
+      next=$((next + resendms / 50))
+      [ "$(ins '{{.State.Running}}' "$oldid")" = true ] &&
+        "$eng" kill --signal TERM -- "$oldid" >/dev/null 2>&1 &&
+        resent=$((resent + 1)) && say "term_resent=$resent"
+    fi
+    sleep 0.05
+    n=$((n + 1))
+  done
+  wait
+  if [ "$(cat -- "$rc")" != 0 ]; then
+    say "error=$eng stop $name failed"
+    return 1
+  fi
+  code=$(ins '{{.State.ExitCode}}' "$oldid")
+  say "stop_exit=$code"
+  if [ "$code" = 137 ]; then
+    say stop_result=sigkill_after_timeout
+  elif [ "$resent" -gt 0 ]; then
+    say stop_result=clean_after_resend
+  else
+    say stop_result=clean
+  fi
+}
+# Re-create the service from the file in force (the new one, or the old one
+# put back), then check it stays up for a second.
+m_start() {
+  (
+    cd -- "$workdir" || exit 1
+    eval "set -- $toolq"
+    "$@" -f "$cfile" -p "$project" up -d --no-deps --force-recreate "$service" >"$dir/$id.up" 2>&1 </dev/null
+  )
+  rc=$?
+  if [ $rc != 0 ]; then
+    say "error=compose up $service failed (exit $rc): $(grep . "$dir/$id.up" | tail -n 1)"
+    rm -f -- "$dir/$id.up"
+    return 1
+  fi
+  rm -f -- "$dir/$id.up"
+  if [ -z "$(ins '{{.Id}}' "$name")" ]; then
+    say "error=compose up made no container $name"
+    return 1
+  fi
+  say "new_id=$(ins '{{.Id}}' "$name")"
+  pid=$(ins '{{.State.Pid}}' "$name")
+  say "main_pid=$pid"
+  t_end=$(($(date +%s%N) + 1000000000))
+  while :; do
+    if [ "$(ins '{{.State.Running}}' "$name")" != true ]; then
+      say "error=$name exited at once (exit $(ins '{{.State.ExitCode}}' "$name"); see $eng logs $name)"
+      "$eng" logs --tail 20 -- "$name" 2>&1 | while IFS= read -r l; do say "log=$l"; done
+      return 1
+    fi
+    [ "$(date +%s%N)" -ge "$t_end" ] && break
+    sleep 0.05
+  done
+  return 0
+}
+m_restart_old() {
+  if [ "$(ins '{{.State.Running}}' "$name")" = true ] && [ "$(argv_hex "$name")" = "$oldhex" ]; then
+    return 0
+  fi
+  m_start old
+}
