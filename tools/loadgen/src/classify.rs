@@ -9,9 +9,9 @@ use sweepkit::report;
 
 use crate::death;
 use crate::level::Shape;
+use crate::measure::{Measured, Progress};
 use crate::metrics::Aggregate;
 use crate::plan::{LevelPlan, Plan};
-use crate::run_level::{scrape, Measured, Progress};
 use crate::setup::{failure_record, Context};
 use crate::spec;
 use crate::upstream::Upstream;
@@ -167,44 +167,6 @@ fn bench_record(
         partial,
         upstream: up.raw.clone(),
     }
-}
-
-/// Pick the spec figures, the level's own first: SGLang `/generate`
-/// `meta_info` sums, /metrics counter deltas, `timings` sums; else, marked
-/// as not the level's own, SGLang's /metrics gauge (a recent window) or
-/// its lifetime /server_info average (see spec.rs for each source).
-pub fn spec_stats(
-    ctx: &Context,
-    scraping: bool,
-    agg: &Aggregate,
-    before: Option<spec::SpecCounters>,
-) -> Option<SpecStats> {
-    if let Some(s) = agg.sglang.and_then(spec::from_sglang) {
-        return Some(s);
-    }
-    let after = before.and_then(|_| scrape(ctx, scraping));
-    if let (Some(b), Some(after)) = (before, after) {
-        if let Some(s) = spec::from_deltas(b, after) {
-            return Some(s);
-        }
-    }
-    if let (Some(n), Some(acc)) = (agg.draft_n, agg.draft_accepted) {
-        if let Some(s) = spec::from_timings(n, acc) {
-            return Some(s);
-        }
-    }
-    // Counters that did not move mean no drafts this level: a lifetime
-    // average from /server_info would only mislead.
-    if !scraping || after.is_some_and(|c| c.present) {
-        return None;
-    }
-    let info = ctx.probe.server_info()?;
-    if !spec::server_speculates(&info) {
-        return None;
-    }
-    after
-        .and_then(spec::from_gauge)
-        .or_else(|| spec::from_lifetime(&info))
 }
 
 fn error_summary(agg: &Aggregate) -> String {

@@ -20,16 +20,20 @@
 //! stream and the socket-level timestamps.
 
 pub mod args;
+pub mod body;
 pub mod capacity;
 pub mod classify;
 pub mod client;
 pub mod death;
 pub mod generate;
 pub mod level;
+pub mod measure;
 pub mod metrics;
 pub mod output;
+pub mod per_request;
 pub mod plan;
 pub mod prompts;
+pub mod record;
 pub mod run_capacity;
 pub mod run_level;
 pub mod server;
@@ -40,6 +44,7 @@ pub mod stability;
 pub mod stats;
 pub mod throughput;
 pub mod upstream;
+pub mod url_check;
 
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -10,7 +10,7 @@ use sweepkit::records::{BenchRecord, Record};
 
 use crate::args::Format;
 use crate::client::{kind_name, Sample};
-use crate::metrics::{ms, Derived};
+use crate::per_request::{ms, Derived};
 
 /// Records kept for the formats that need all levels before writing.
 pub struct Sink<W: Write> {

@@ -12,9 +12,9 @@ use sweepkit::report::Exit;
 
 use crate::args::{Args, Endpoint};
 use crate::level::Shape;
-use crate::metrics::{parse_slo, Slo};
-use crate::setup::{check_against_target, is_loopback_url, tunnelled_via};
+use crate::per_request::{parse_slo, Slo};
 use crate::upstream::Upstream;
+use crate::url_check::{check_against_target, is_loopback_url, tunnelled_via};
 
 /// What the flags ask for, validated.
 pub struct Plan {

@@ -2,7 +2,7 @@
 //! the same speculative-decoding and token fields.
 
 use loadgen::client::ChunkMark;
-use loadgen::metrics::{tokens_per_chunk, ITL_USAGE};
+use loadgen::per_request::{tokens_per_chunk, ITL_USAGE};
 use loadgen::spec;
 use loadgen::sse::{self, Line, LineSplitter};
 

@@ -2,6 +2,7 @@
 //! per-cell statistics, the baseline, best per level, the overall pick
 //! under the objective, the plateau, and the warnings a human should read.
 
+use crate::cli::Objective;
 use crate::decide::{self, CellStat, Grid, Plateau};
 use crate::group::{is_off, is_spec_key, Model};
 use crate::input::Obs;
@@ -9,7 +10,6 @@ use crate::level::trim_float;
 use crate::metric::{lookup, Metric};
 use crate::spec::SloTerm;
 use crate::stats;
-use crate::Objective;
 
 /// The choices that shape the decisions (from the flags).
 #[derive(Debug, Clone)]

@@ -6,7 +6,6 @@
 use serde_json::{json, Value};
 use sweepkit::lines::SummaryAside;
 
-use crate::analysis::Analysis;
 use crate::group::{Aside, Model};
 use crate::words::num;
 
@@ -50,8 +49,7 @@ pub fn warning(m: &Model, path: &str) -> Option<String> {
 /// One line per config and figure: `LABEL: VALUE at LEVELS (SOURCE:
 /// meaning)`; a lifetime average repeats at every level, so its levels are
 /// listed once.
-pub fn lines(a: &Analysis) -> Vec<String> {
-    let m = &a.model;
+pub fn lines(m: &Model) -> Vec<String> {
     let mut groups: Vec<(usize, String, String, Vec<String>)> = Vec::new();
     for (r, c, x) in all(m) {
         let (value, level) = (num(x.value), m.levels[c].label());
@@ -78,8 +76,8 @@ pub fn lines(a: &Analysis) -> Vec<String> {
 }
 
 /// The text table's "not per-level" section (empty when there is none).
-pub fn text_section(a: &Analysis) -> String {
-    let lines = lines(a);
+pub fn text_section(m: &Model) -> String {
+    let lines = lines(m);
     if lines.is_empty() {
         return String::new();
     }
@@ -91,8 +89,8 @@ pub fn text_section(a: &Analysis) -> String {
 }
 
 /// The Markdown section, escaped with `escape`.
-pub fn markdown_section(a: &Analysis, escape: fn(&str) -> String) -> String {
-    let lines = lines(a);
+pub fn markdown_section(m: &Model, escape: fn(&str) -> String) -> String {
+    let lines = lines(m);
     if lines.is_empty() {
         return String::new();
     }
@@ -104,8 +102,7 @@ pub fn markdown_section(a: &Analysis, escape: fn(&str) -> String) -> String {
 }
 
 /// The asides for the JSON summary's `details.not_per_level`.
-pub fn json(a: &Analysis) -> Value {
-    let m = &a.model;
+pub fn json(m: &Model) -> Value {
     all(m)
         .map(|(r, c, x)| {
             json!({
@@ -120,8 +117,8 @@ pub fn json(a: &Analysis) -> Value {
 
 /// The CSV/JSON cell row's columns for cell (r, c): its first aside's
 /// value and source, or nulls (every row has the columns when any has).
-pub fn cell_columns(a: &Analysis, r: usize, c: usize) -> SummaryAside {
-    let x = a.model.cells[r][c].asides.first();
+pub fn cell_columns(m: &Model, r: usize, c: usize) -> SummaryAside {
+    let x = m.cells[r][c].asides.first();
     SummaryAside {
         not_per_level: x.map(|x| x.value),
         not_per_level_source: x.map(|x| x.source.clone()),

@@ -16,9 +16,9 @@ use crate::words::failure_label;
 
 fn objective_name(a: &Analysis) -> &'static str {
     match a.opts.objective {
-        crate::Objective::Max => "max",
-        crate::Objective::Slo => "slo",
-        crate::Objective::Weighted => "weighted",
+        crate::cli::Objective::Max => "max",
+        crate::cli::Objective::Slo => "slo",
+        crate::cli::Objective::Weighted => "weighted",
     }
 }
 
@@ -45,7 +45,7 @@ fn cell_rows(a: &Analysis) -> Vec<SummaryRow> {
                 measured: measured_cell(a, r, c),
                 failure: labels.join("/"),
                 // Not the level's own figure: beside the cell, never in it.
-                aside: crate::aside::any(m).then(|| crate::aside::cell_columns(a, r, c)),
+                aside: crate::aside::any(m).then(|| crate::aside::cell_columns(m, r, c)),
                 simulated: None,
                 host: None,
             });
@@ -166,7 +166,7 @@ pub fn summary(a: &Analysis, started: std::time::SystemTime) -> SummaryRecord {
         details["noise"] = noise_json(a);
     }
     if crate::aside::any(m) {
-        details["not_per_level"] = crate::aside::json(a);
+        details["not_per_level"] = crate::aside::json(m);
     }
     SummaryRecord {
         schema: SCHEMA_VERSION,

@@ -6,7 +6,7 @@ use std::fmt::Write as _;
 
 use crate::analysis::Analysis;
 use crate::pareto::Pareto;
-use crate::plot::{esc, nice_axis, Frame, Panel, Series};
+use crate::svg_chart::{esc, nice_axis, Frame, Panel, Series};
 use crate::words::num;
 
 /// The panel: x interactivity (tok/s per user), y throughput per GPU.

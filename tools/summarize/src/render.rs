@@ -68,7 +68,7 @@ pub fn cell_text(a: &Analysis, r: usize, c: usize) -> CellText {
                 measured: true,
                 partial: a.model.cells[r][c].partial,
                 aside: false,
-                ci: crate::noise::ci_text(a, r, c),
+                ci: crate::noise::ci_text(&a.noise, r, c),
                 few: a.noise.few[r][c].as_ref().map(crate::noise::few_text),
             }
         }
@@ -149,19 +149,19 @@ fn decisions(a: &Analysis) -> Vec<(String, String)> {
     let m = &a.model;
     let mut out = Vec::new();
     let objective = match a.opts.objective {
-        crate::Objective::Max => "max".to_string(),
-        crate::Objective::Slo => {
+        crate::cli::Objective::Max => "max".to_string(),
+        crate::cli::Objective::Slo => {
             let t: Vec<String> = a.opts.slo.iter().map(|t| t.to_string()).collect();
             format!("slo {}", t.join(","))
         }
-        crate::Objective::Weighted => "weighted".to_string(),
+        crate::cli::Objective::Weighted => "weighted".to_string(),
     };
     let best = a.overall.as_ref().map_or_else(
         || "none".to_string(),
         |o| {
-            let noise = o.col.map_or_else(String::new, |c| {
-                crate::noise::pick_note(a, (o.row, c), false)
-            });
+            let noise = o
+                .col
+                .map_or_else(String::new, |c| pick_note(a, (o.row, c), false));
             format!("{}{noise}", o.text)
         },
     );
@@ -174,15 +174,45 @@ fn decisions(a: &Analysis) -> Vec<(String, String)> {
             || "none".to_string(),
             |r| {
                 let v = a.grid[r][c].as_ref().map_or(0.0, |s| s.median);
-                let ci = crate::noise::ci_text(a, r, c);
+                let ci = crate::noise::ci_text(&a.noise, r, c);
                 let ci = if ci.is_empty() { ci } else { format!(" {ci}") };
-                let noise = crate::noise::pick_note(a, (r, c), true);
+                let noise = pick_note(a, (r, c), true);
                 format!("{} ({}{ci}){noise}", m.rows[r].label, num(v))
             },
         );
         out.push((format!("best at {}", m.levels[c].label()), who));
     }
     out
+}
+
+/// `; within noise of X at c=16 (95% intervals overlap)` for a pick, or
+/// empty.
+pub fn pick_note(a: &Analysis, win: (usize, usize), same_level: bool) -> String {
+    let m = &a.model;
+    let slo = !a.opts.slo.is_empty();
+    let cands: Vec<(usize, usize)> = (0..m.rows.len())
+        .flat_map(|r| (0..m.levels.len()).map(move |c| (r, c)))
+        .filter(|&(_, c)| !same_level || c == win.1)
+        .filter(|&(r, c)| a.grid[r][c].as_ref().is_some_and(|s| !slo || s.slo_ok))
+        .collect();
+    let close = crate::noise::within_noise_of(&a.noise, win, &cands);
+    if close.is_empty() {
+        return String::new();
+    }
+    let names: Vec<String> = close
+        .iter()
+        .map(|&(r, c)| {
+            if same_level {
+                m.rows[r].label.clone()
+            } else {
+                format!("{} at {}", m.rows[r].label, m.levels[c].label())
+            }
+        })
+        .collect();
+    format!(
+        "; within noise of {} (95% intervals overlap)",
+        names.join(", ")
+    )
 }
 
 fn failure_lines(a: &Analysis) -> Vec<String> {
@@ -232,7 +262,7 @@ fn legend(a: &Analysis, change: &str, partial: &str, aside: &str, few: &str) -> 
     if a.model.cells.iter().flatten().any(|c| c.partial) {
         s += &format!("; {partial}: from a level cut short (partial record, no complete one)");
     }
-    s + &crate::noise::legend(a, few)
+    s + &crate::noise::legend(&a.noise, few)
 }
 
 /// Aligned text for a terminal.
@@ -353,7 +383,7 @@ pub fn text(a: &Analysis) -> String {
             let _ = writeln!(out, "  {f}");
         }
     }
-    out += &crate::aside::text_section(a);
+    out += &crate::aside::text_section(&a.model);
     if !a.warnings.is_empty() {
         let _ = writeln!(out, "\nwarnings:");
         for w in &a.warnings {
@@ -464,7 +494,7 @@ pub fn markdown(a: &Analysis) -> String {
             let _ = writeln!(out, "- {}", f.replace('*', "\\*"));
         }
     }
-    out += &crate::aside::markdown_section(a, md_escape);
+    out += &crate::aside::markdown_section(&a.model, md_escape);
     if !a.warnings.is_empty() {
         let _ = writeln!(out, "\n**Warnings**\n");
         for w in &a.warnings {

@@ -12,11 +12,11 @@ use std::fmt::Write as _;
 use sweepkit::redact;
 
 use crate::analysis::Analysis;
-use crate::hosts::HostId;
-use crate::plot::esc;
+use crate::host_id::HostId;
 use crate::render::{cell_text, simulated_notice};
 use crate::report_data::{self, Gathered};
 use crate::report_svg;
+use crate::svg_chart::esc;
 use crate::views::Views;
 
 const CSS: &str = "body{font-family:system-ui,sans-serif;margin:24px;max-width:1240px;color:#222}\
@@ -95,7 +95,7 @@ fn verdict(a: &Analysis, g: &Gathered, sfx: &str) -> String {
         || "none: no config was picked (see the warnings)".to_string(),
         |o| {
             let noise = o.col.map_or_else(String::new, |c| {
-                crate::noise::pick_note(a, (o.row, c), false)
+                crate::render::pick_note(a, (o.row, c), false)
             });
             format!("{}{noise}", o.text)
         },

@@ -7,9 +7,9 @@ use std::fmt::Write as _;
 use crate::analysis::Analysis;
 use crate::interval::{t_interval, LEVEL};
 use crate::metric::lookup;
-use crate::plot::{draw_panel, esc, Frame, Panel, Series, PANEL_H, PANEL_W};
 use crate::report_data::Timeline;
 use crate::stats::median;
+use crate::svg_chart::{draw_panel, esc, Frame, Panel, Series, PANEL_H, PANEL_W};
 use crate::words::num;
 
 fn open(out: &mut String, id: &str, w: f64, h: f64) {
