@@ -75,32 +75,6 @@ pub fn lines(m: &Model) -> Vec<String> {
         .collect()
 }
 
-/// The text table's "not per-level" section (empty when there is none).
-pub fn text_section(m: &Model) -> String {
-    let lines = lines(m);
-    if lines.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\nnot per-level (left out of the table):\n");
-    for l in lines {
-        out += &format!("  {l}\n");
-    }
-    out
-}
-
-/// The Markdown section, escaped with `escape`.
-pub fn markdown_section(m: &Model, escape: fn(&str) -> String) -> String {
-    let lines = lines(m);
-    if lines.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\n**Not per-level** (left out of the table)\n\n");
-    for l in lines {
-        out += &format!("- {}\n", escape(&l));
-    }
-    out
-}
-
 /// The asides for the JSON summary's `details.not_per_level`.
 pub fn json(m: &Model) -> Value {
     all(m)

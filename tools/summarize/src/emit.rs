@@ -10,8 +10,8 @@ use sweepkit::records::{Config, Provenance, SummaryRecord, SCHEMA_VERSION};
 
 use crate::analysis::Analysis;
 use crate::level::trim_float;
-use crate::render::cell_text;
 use crate::stats;
+use crate::table::cell_text;
 use crate::words::failure_label;
 
 fn objective_name(a: &Analysis) -> &'static str {

@@ -9,6 +9,7 @@ pub mod capacity;
 pub mod cli;
 pub mod decide;
 pub mod emit;
+pub mod export;
 pub mod gpus;
 pub mod group;
 pub mod host_id;
@@ -23,7 +24,6 @@ pub mod pareto;
 pub mod pareto_plot;
 pub mod partial;
 pub mod plot;
-pub mod render;
 pub mod report;
 pub mod report_data;
 pub mod report_svg;
@@ -33,6 +33,7 @@ pub mod spec;
 pub mod startup;
 pub mod stats;
 pub mod svg_chart;
+pub mod table;
 pub mod views;
 pub mod words;
 
@@ -302,7 +303,8 @@ fn emit_all(
                 } else {
                     ""
                 };
-                let text = render::text(a) + &views::text(a, &views[i]) + notes;
+                let text =
+                    export::text::write(&table::Table::of(a)) + &views::text(a, &views[i]) + notes;
                 stdout.write_all(redact::text(&text).as_bytes())?;
             }
             Format::Markdown => {
@@ -310,7 +312,8 @@ fn emit_all(
                     let gap = if i > 0 { "\n" } else { "" };
                     writeln!(stdout, "{gap}### host `{}`\n", redact::text(&title(h)))?;
                 }
-                let md = render::markdown(a) + &views::markdown(a, &views[i]);
+                let md =
+                    export::markdown::write(&table::Table::of(a)) + &views::markdown(a, &views[i]);
                 stdout.write_all(redact::text(&md).as_bytes())?;
             }
             Format::Csv => {

@@ -7,8 +7,8 @@
 use std::fmt::Write as _;
 
 use crate::analysis::Analysis;
-use crate::render::cell_text;
 use crate::svg_chart::{draw_panel, esc, Frame, Panel, Series, PANEL_H, PANEL_W};
+use crate::table::cell_text;
 
 /// The half-width of cell (r, c)'s interval, 0 without one.
 fn err_of(a: &Analysis, r: usize, c: usize) -> f64 {
@@ -28,7 +28,7 @@ pub fn svg_with(a: &Analysis, pareto: Option<&crate::pareto::Pareto>) -> String 
     }
     let front = pareto.map(|p| (crate::pareto_plot::panel(a, p), p));
     let width = PANEL_W * (panels.len() + usize::from(front.is_some())) as f64;
-    let sim = crate::render::simulated_notice(&a.model);
+    let sim = crate::table::simulated_notice(&a.model);
     let height = PANEL_H + if sim.is_some() { 24.0 } else { 0.0 };
     let mut out = String::new();
     let _ = writeln!(
