@@ -11,14 +11,14 @@ use std::time::{Instant, SystemTime};
 use sweepkit::records::{BenchRecord, Load, SpecStats, Stability, StopReason};
 
 use crate::client::Sample;
-use crate::death;
 use crate::level::{self, Bound, Ended, Env, Outcome, Shape};
 use crate::metrics::{aggregate, Aggregate};
 use crate::output;
 use crate::per_request::Derived;
 use crate::plan::{LevelPlan, Plan, UntilStable};
+use crate::server_death;
 use crate::setup::Context;
-use crate::spec;
+use crate::speculative;
 use crate::stability::{Tracker, BATCHES};
 
 /// Process CPU time (user + system) so far, in seconds.
@@ -134,7 +134,7 @@ fn warm_up(env: &mut Env, lp: &LevelPlan, shape: Shape) -> bool {
     };
     let warm = level::run(env, wshape, bound);
     env.offset += lp.warmup;
-    warm.samples.iter().any(death::answered)
+    warm.samples.iter().any(server_death::answered)
 }
 
 /// The measured run, with a progress bar on a terminal and the
@@ -269,36 +269,36 @@ fn progress(quiet: bool, label: &str, total: Option<u64>) -> Option<indicatif::P
     Some(pb)
 }
 
-pub fn scrape(ctx: &Context, enabled: bool) -> Option<spec::SpecCounters> {
+pub fn scrape(ctx: &Context, enabled: bool) -> Option<speculative::SpecCounters> {
     if !enabled {
         return None;
     }
     ctx.probe
         .get_text("/metrics")
-        .map(|t| spec::parse_metrics(&t))
+        .map(|t| speculative::parse_metrics(&t))
 }
 
 /// Pick the spec figures, the level's own first: SGLang `/generate`
 /// `meta_info` sums, /metrics counter deltas, `timings` sums; else, marked
 /// as not the level's own, SGLang's /metrics gauge (a recent window) or
-/// its lifetime /server_info average (see spec.rs for each source).
+/// its lifetime /server_info average (see speculative.rs for each source).
 pub fn spec_stats(
     ctx: &Context,
     scraping: bool,
     agg: &Aggregate,
-    before: Option<spec::SpecCounters>,
+    before: Option<speculative::SpecCounters>,
 ) -> Option<SpecStats> {
-    if let Some(s) = agg.sglang.and_then(spec::from_sglang) {
+    if let Some(s) = agg.sglang.and_then(speculative::from_sglang) {
         return Some(s);
     }
     let after = before.and_then(|_| scrape(ctx, scraping));
     if let (Some(b), Some(after)) = (before, after) {
-        if let Some(s) = spec::from_deltas(b, after) {
+        if let Some(s) = speculative::from_deltas(b, after) {
             return Some(s);
         }
     }
     if let (Some(n), Some(acc)) = (agg.draft_n, agg.draft_accepted) {
-        if let Some(s) = spec::from_timings(n, acc) {
+        if let Some(s) = speculative::from_timings(n, acc) {
             return Some(s);
         }
     }
@@ -308,12 +308,12 @@ pub fn spec_stats(
         return None;
     }
     let info = ctx.probe.server_info()?;
-    if !spec::server_speculates(&info) {
+    if !speculative::server_speculates(&info) {
         return None;
     }
     after
-        .and_then(spec::from_gauge)
-        .or_else(|| spec::from_lifetime(&info))
+        .and_then(speculative::from_gauge)
+        .or_else(|| speculative::from_lifetime(&info))
 }
 
 fn load_of(lp: &LevelPlan, ctx: &Context, endpoint: &str, level: Level, bound: Bound) -> Load {

@@ -28,7 +28,7 @@ pub struct Aggregate {
     pub draft_n: Option<u64>,
     pub draft_accepted: Option<u64>,
     /// SGLang `/generate` `meta_info` sums, when any request had them.
-    pub sglang: Option<crate::spec::SglangSums>,
+    pub sglang: Option<crate::speculative::SglangSums>,
 }
 
 /// Add one request's SGLang `meta_info` to the level's sums: draft counts

@@ -8,7 +8,7 @@ use serde_json::Value;
 use sweepkit::lines::{RequestFailure, RequestFigures, RequestLine, RequestTimings};
 use sweepkit::records::{BenchRecord, Record};
 
-use crate::args::Format;
+use crate::cli::Format;
 use crate::client::{kind_name, Sample};
 use crate::per_request::{ms, Derived};
 

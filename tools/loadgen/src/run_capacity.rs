@@ -19,7 +19,7 @@ use crate::output::Sink;
 use crate::plan::Plan;
 use crate::record::{record, write_requests};
 use crate::setup::Context;
-use crate::upstream::Upstream;
+use crate::upstream_record::Upstream;
 
 /// Where the search writes.
 pub struct Io<'a, W: Write> {

@@ -17,7 +17,7 @@ use crate::output::Sink;
 use crate::plan::{LevelPlan, Plan};
 use crate::record::{record, write_requests};
 use crate::setup::Context;
-use crate::upstream::Upstream;
+use crate::upstream_record::Upstream;
 
 /// Run every level in turn; write records; map outcomes to the exit code.
 pub fn run_all<W: Write>(

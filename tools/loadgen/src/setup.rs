@@ -9,14 +9,14 @@ use sweepkit::exit;
 use sweepkit::records::{FailureKind, FailureRecord, ServerInfo, Stage};
 use sweepkit::report::Exit;
 
-use crate::args::{Args, Endpoint};
 use crate::body::{self, BodySpec};
+use crate::cli::{Args, Endpoint};
 use crate::client::{self, Target};
 use crate::level::Prepared;
 use crate::plan::Plan;
 use crate::prompts::{self, Prompt};
 use crate::server::{self, Probe, RemoteTokenizer};
-use crate::upstream::Upstream;
+use crate::upstream_record::Upstream;
 
 /// Most distinct prompts prepared; levels cycle through them.
 pub const PROMPT_POOL: usize = 512;

@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::upstream::Upstream;
+use crate::upstream_record::Upstream;
 
 /// How wait-ready reached the server when it was not directly (`ready.via`,
 /// e.g. `ssh root@gpu1`): its base URL is then as seen from the far side.

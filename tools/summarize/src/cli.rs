@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Parser, ValueEnum};
 
+use crate::flag_values;
 use crate::level;
-use crate::spec;
 
 /// How the overall winner is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -41,7 +41,7 @@ pub enum BetterArg {
 
 /// `--slo` terms (a newtype so clap takes the list as one value).
 #[derive(Debug, Clone)]
-pub struct Slo(pub Vec<spec::SloTerm>);
+pub struct Slo(pub Vec<flag_values::SloTerm>);
 
 /// `--weights` (a newtype so clap takes the list as one value).
 #[derive(Debug, Clone)]
@@ -75,7 +75,7 @@ pub struct Args {
 
     /// Config the change in % is against [default: speculation off, if
     /// present, else the first config]
-    #[arg(short, long, value_name = "KEY=VALUE", value_parser = spec::parse_baseline)]
+    #[arg(short, long, value_name = "KEY=VALUE", value_parser = flag_values::parse_baseline)]
     pub baseline: Option<(String, String)>,
 
     /// How to pick the overall winner [default: slo with --slo, else
@@ -85,12 +85,12 @@ pub struct Args {
 
     /// Service levels every pick must meet, and each config's capacity
     /// (highest concurrency meeting them), e.g. 'p99_ttft_ms<=500'
-    #[arg(long, value_name = "TERMS", value_parser = |s: &str| spec::parse_slo(s).map(Slo))]
+    #[arg(long, value_name = "TERMS", value_parser = |s: &str| flag_values::parse_slo(s).map(Slo))]
     pub slo: Option<Slo>,
 
     /// Level weights for --objective weighted, e.g. 'c=1:0.5,c=16:0.5'
     /// [default: all levels equal]
-    #[arg(long, value_name = "WEIGHTS", value_parser = |s: &str| spec::parse_weights(s).map(Weights))]
+    #[arg(long, value_name = "WEIGHTS", value_parser = |s: &str| flag_values::parse_weights(s).map(Weights))]
     pub weights: Option<Weights>,
 
     /// Ordered parameter for the plateau [default: the one varying
@@ -99,12 +99,12 @@ pub struct Args {
     pub param: Option<String>,
 
     /// Gain below which further steps of the parameter count as a plateau
-    #[arg(long, value_name = "PCT", default_value = "2%", value_parser = spec::parse_pct)]
+    #[arg(long, value_name = "PCT", default_value = "2%", value_parser = flag_values::parse_pct)]
     pub plateau_threshold: f64,
 
     /// Scores within this of the best count as a tie; the smaller
     /// parameter value wins
-    #[arg(long, value_name = "PCT", default_value = "1%", value_parser = spec::parse_pct)]
+    #[arg(long, value_name = "PCT", default_value = "1%", value_parser = flag_values::parse_pct)]
     pub tolerance: f64,
 
     /// Output format [default: text on a terminal, else json]

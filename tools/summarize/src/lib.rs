@@ -4,12 +4,12 @@
 //! parameter, a plot, and a `summary` record a script can apply.
 
 pub mod analysis;
-pub mod aside;
 pub mod capacity;
 pub mod cli;
 pub mod decide;
 pub mod emit;
 pub mod export;
+pub mod flag_values;
 pub mod gpus;
 pub mod group;
 pub mod host_id;
@@ -19,6 +19,7 @@ pub mod interval;
 pub mod level;
 pub mod metric;
 pub mod noise;
+pub mod not_per_level;
 pub mod notes;
 pub mod pareto;
 pub mod pareto_plot;
@@ -29,13 +30,12 @@ pub mod report_data;
 pub mod report_svg;
 pub mod schedule;
 pub mod schedule_out;
-pub mod spec;
 pub mod startup;
 pub mod stats;
 pub mod svg_chart;
 pub mod table;
 pub mod views;
-pub mod words;
+pub mod wording;
 
 use std::io::{BufRead, Write};
 

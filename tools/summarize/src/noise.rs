@@ -9,7 +9,7 @@ use crate::group::Model;
 use crate::input::{Body, Obs};
 use crate::interval::{self, LEVEL};
 use crate::metric::lookup;
-use crate::words::num;
+use crate::wording::num;
 
 /// Where a cell's interval came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -30,7 +30,7 @@ use crate::analysis::Analysis;
 use crate::interval::{overlap, t_interval, LEVEL};
 use crate::metric::lookup;
 use crate::stats::median;
-use crate::words::num;
+use crate::wording::num;
 
 /// One measured cell on the chart.
 #[derive(Debug, Clone, PartialEq)]

@@ -132,16 +132,16 @@ fn frontier(a: &Analysis, p: &crate::pareto::Pareto, sfx: &str) -> String {
     for &i in &p.frontier {
         let q = &p.points[i];
         let byc = q.per_user_by_concurrency.map_or_else(String::new, |v| {
-            format!(", {} by output/concurrency", crate::words::num(v))
+            format!(", {} by output/concurrency", crate::wording::num(v))
         });
         let _ = writeln!(
             out,
             "<li>{} at {}: {} tok/s/user{}; {} {}</li>",
             esc(&m.rows[q.row].label),
             esc(&m.levels[q.col].label()),
-            crate::words::num(q.x),
+            crate::wording::num(q.x),
             esc(&byc),
-            crate::words::num(q.y),
+            crate::wording::num(q.y),
             if p.per_gpu {
                 "tok/s/GPU"
             } else {

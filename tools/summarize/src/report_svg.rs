@@ -10,7 +10,7 @@ use crate::metric::lookup;
 use crate::report_data::Timeline;
 use crate::stats::median;
 use crate::svg_chart::{draw_panel, esc, Frame, Panel, Series, PANEL_H, PANEL_W};
-use crate::words::num;
+use crate::wording::num;
 
 fn open(out: &mut String, id: &str, w: f64, h: f64) {
     let _ = writeln!(

@@ -366,7 +366,7 @@ fn choose_at(a: &Analysis, depths: &[Depth], c: usize) -> Result<LevelChoice, Re
     if rows.is_empty() {
         let failed: Vec<String> = (0..m.rows.len())
             .flat_map(|r| m.failures_at(r, c))
-            .map(crate::words::failure_label)
+            .map(crate::wording::failure_label)
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();

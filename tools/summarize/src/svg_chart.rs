@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::words::num;
+use crate::wording::num;
 
 pub(crate) const PANEL_W: f64 = 600.0;
 pub(crate) const PANEL_H: f64 = 420.0;

@@ -11,7 +11,7 @@ use crate::group::Model;
 use crate::input::FailureInfo;
 use crate::level::trim_float;
 use crate::stats;
-use crate::words::{failure_label, num};
+use crate::wording::{failure_label, num};
 
 /// A change in percent: `+56%`, `-3.2%`.
 pub fn pct(x: f64) -> String {
@@ -37,7 +37,7 @@ pub struct CellText {
     /// The value comes from a level cut short (a partial record).
     pub partial: bool,
     /// The cell has only figures that are not the level's own (listed
-    /// apart, see `aside`).
+    /// apart, see not_per_level.rs).
     pub aside: bool,
     /// `± H`, the half-width of the cell's 95% interval, or empty.
     pub ci: String,
@@ -134,7 +134,7 @@ pub struct Table<'a> {
     /// (decision, what it is) lines.
     pub decisions: Vec<(String, String)>,
     pub failures: Vec<String>,
-    /// Figures that are not the level's own, one line each (`aside`).
+    /// Figures that are not the level's own, one line each (not_per_level.rs).
     pub not_per_level: Vec<String>,
     pub warnings: Vec<String>,
 }
@@ -167,7 +167,7 @@ impl<'a> Table<'a> {
             decisions: decisions(a, pick.as_deref()),
             pick,
             failures: failure_lines(a),
-            not_per_level: crate::aside::lines(m),
+            not_per_level: crate::not_per_level::lines(m),
             warnings: a.warnings.clone(),
         }
     }
@@ -363,7 +363,7 @@ fn legend(a: &Analysis, w: &LegendWords) -> String {
     if a.grid.iter().flatten().flatten().any(|c| !c.slo_ok) && !a.opts.slo.is_empty() {
         s += "; x: misses the SLO";
     }
-    if crate::aside::any(&a.model) {
+    if crate::not_per_level::any(&a.model) {
         s += &format!(
             "; {}: only a figure that is not the level's own, listed apart",
             w.aside

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use sweepkit::lines::SummaryAside;
 
 use crate::group::{Aside, Model};
-use crate::words::num;
+use crate::wording::num;
 
 /// What a source means, in a few words.
 pub fn meaning(source: &str) -> &'static str {
