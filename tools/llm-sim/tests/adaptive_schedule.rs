@@ -8,6 +8,7 @@ mod common;
 
 use common::{sim, throughput};
 use serde_json::Value;
+use testkit::assert_contains;
 use testkit::{cmd, http_get, run};
 
 fn config_file(name: &str, text: &str) -> String {
@@ -78,11 +79,11 @@ fn steps_climb_by_the_ema_and_are_logged() {
     let s = adaptive_sim(&cfg, "1");
     throughput(s.port, 1, 2, 120);
     let err = s.stderr();
-    assert!(
-        err.contains("Adaptive spec params updated: steps 1 -> 3 (ema_accept_len="),
-        "{err}"
+    assert_contains(
+        &err,
+        "Adaptive spec params updated: steps 1 -> 3 (ema_accept_len=",
     );
-    assert!(err.contains("steps 3 -> 5"), "{err}");
+    assert_contains(&err, "steps 3 -> 5");
 }
 
 #[test]

@@ -8,7 +8,7 @@ mod common;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::{call, completion, eagle, sim, stream, throughput, Sim};
+use common::{call, completion, eagle, eagle_with, sim, stream, throughput, Sim};
 use serde_json::{json, Value};
 use testkit::{cmd, http_get, run};
 
@@ -156,7 +156,7 @@ fn topk_one_forces_draft_tokens_nextn_is_eagle_and_cap_is_48() {
         .stderr()
         .contains("adjusted to speculative_num_steps + 1"));
     // Given explicitly, the cap stays as given; no speculation, no cap.
-    let given = common::sim(&[&eagle("3")[..], &["--max-running-requests", "64"]].concat());
+    let given = common::sim(&eagle_with("3", &["--max-running-requests", "64"]));
     assert_eq!(info(given.port, None)["max_running_requests"], 64);
     let plain = common::sim(&[]);
     assert_eq!(info(plain.port, None)["max_running_requests"], 128);

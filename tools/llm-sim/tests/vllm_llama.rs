@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use common::{call, completion, sim, stream, Sim};
 use serde_json::{json, Value};
+use testkit::assert_contains;
 use testkit::{bin, cmd, http_get, run};
 
 const SPEC3: &str = r#"{"method": "eagle", "num_speculative_tokens": 3}"#;
@@ -220,7 +221,7 @@ fn vllm_server_info_only_in_dev_mode_text_unless_json() {
     let config = v["vllm_config"]
         .as_str()
         .expect("str(vllm_config) by default");
-    assert!(config.contains("num_speculative_tokens"), "{config}");
+    assert_contains(config, "num_speculative_tokens");
     let (_, j) = http_get(on.1, "/server_info?config_format=json").unwrap();
     let v: Value = serde_json::from_str(&j).unwrap();
     assert_eq!(
@@ -305,7 +306,7 @@ fn llama_cpp_listens_at_once_with_loading_model_503s() {
         std::thread::sleep(Duration::from_millis(5));
     };
     assert_eq!(code, 503);
-    assert!(body.contains("Loading model"), "{body}");
+    assert_contains(&body, "Loading model");
     assert_eq!(
         http_get(port, "/v1/models").unwrap().0,
         503,

@@ -3,6 +3,7 @@
 
 mod common;
 use common::*;
+use testkit::assert_lacks;
 
 #[test]
 fn exact_timing_gives_known_ttft_itl_tpot_e2e() {
@@ -142,9 +143,5 @@ fn markdown_table_and_extra_body() {
     let cells: Vec<&str> = lines[2].split('|').map(str::trim).collect();
     assert_eq!(cells[1], "1", "{out}");
     assert_eq!(cells[3], "3", "{out}");
-    assert!(
-        !r.stderr().contains("stopped before max_tokens"),
-        "{}",
-        r.stderr()
-    );
+    assert_lacks(&r.stderr(), "stopped before max_tokens");
 }

@@ -4,6 +4,7 @@
 mod common;
 use common::*;
 use std::time::Duration;
+use testkit::{assert_contains, assert_lacks};
 
 fn ready_record(url: &str) -> String {
     format!(
@@ -91,11 +92,7 @@ fn run_for_a_config_with_no_upstream_record_sends_no_load() {
     assert_eq!(lines[0]["kind"], "upstream_missing", "{}", lines[0]);
     assert_eq!(lines[0]["stage"], "ready");
     assert_eq!(lines[0]["config"]["speculative-num-steps"], "3");
-    assert!(
-        r.stderr().contains("no record from the wait-ready stage"),
-        "{}",
-        r.stderr()
-    );
+    assert_contains(&r.stderr(), "no record from the wait-ready stage");
     // Standalone, with no --pipeline-config, it measures as before.
     let s = sim(&["--zero-delay"]);
     let r = run(
@@ -139,7 +136,7 @@ fn bad_input_is_one_error_line_with_a_code() {
         assert!(r.stdout().is_empty(), "{args:?}: nothing on stdout");
         let err = r.stderr();
         assert!(err.contains(needle), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{err}");
+        assert_lacks(&err, "panicked");
     }
 }
 

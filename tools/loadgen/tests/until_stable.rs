@@ -3,6 +3,7 @@
 
 mod common;
 use common::*;
+use testkit::assert_contains;
 
 fn stability(r: &Run) -> serde_json::Value {
     let b = &benches(r)[0];
@@ -67,13 +68,9 @@ fn heavy_jitter_runs_to_the_cap_and_says_so() {
     assert_eq!(st["stopped"], "max_requests", "{st}");
     assert!(f(&st["half_width_pct"]) > 1.0, "{st}");
     assert_eq!(benches(&r)[0]["counts"]["completed"], 60);
-    assert!(
-        r.stderr().contains("not stable within 1%"),
-        "{}",
-        r.stderr()
-    );
+    assert_contains(&r.stderr(), "not stable within 1%");
     let w = benches(&r)[0]["warnings"].to_string();
-    assert!(w.contains("raise --max-requests or --duration"), "{w}");
+    assert_contains(&w, "raise --max-requests or --duration");
     // The same with a time bound.
     let mut a = vec![url.as_str()];
     a.extend(args);

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+#[allow(unused_imports)] // not every test binary uses both
+pub use testkit::flags::{eagle, eagle_with};
 pub use testkit::Sim;
 
 /// Flags that skip the load, warm-up and health-probe delays.
@@ -217,16 +219,4 @@ pub fn call(port: u16, path: &str, body: Option<&Value>, key: Option<&str>) -> (
         Err(e) => panic!("{path}: {e}"),
     };
     (resp.status(), resp.into_string().unwrap_or_default())
-}
-
-/// SGLang's speculative flags as SGLang accepts them (topk 1).
-pub fn eagle(steps: &str) -> [&str; 6] {
-    [
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
-        steps,
-    ]
 }
