@@ -5,20 +5,11 @@
 mod common;
 
 use std::net::TcpStream;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{completion, eagle_with, post, sim, wait_exit, Sim};
+use common::{completion, eagle_with, post, run_sim, signal, sim, wait_exit, Sim};
 use testkit::assert_contains;
 use testkit::{cmd, http_get, run};
-
-fn signal(pid: u32, sig: &str) {
-    let st = Command::new("kill")
-        .args([sig, &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-}
 
 #[test]
 fn readiness_goes_refused_then_503_then_200() {
@@ -63,13 +54,7 @@ fn readiness_goes_refused_then_503_then_200() {
 
 #[test]
 fn crash_on_load_prints_cuda_oom_and_exits_1() {
-    let r = run(
-        cmd(
-            "llm-sim",
-            &["--port", "0", "--load-time", "50ms", "--crash-on-load"],
-        ),
-        "",
-    );
+    let r = run_sim(&["--load-time", "50ms", "--crash-on-load"]);
     r.expect_code(1);
     let bound = &r.json_lines()[0];
     assert_eq!(bound["event"], "bound");

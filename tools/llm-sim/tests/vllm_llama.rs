@@ -9,20 +9,12 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{call, completion, sim, stream, Sim};
+use common::{call, completion, run_sim, signal, sim, stream, Sim};
 use serde_json::{json, Value};
 use testkit::assert_contains;
-use testkit::{bin, cmd, http_get, run};
+use testkit::{bin, http_get};
 
 const SPEC3: &str = r#"{"method": "eagle", "num_speculative_tokens": 3}"#;
-
-fn signal(pid: u32, sig: &str) {
-    let st = Command::new("kill")
-        .args([sig, &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-}
 
 #[test]
 fn vllm_port_refused_until_the_engine_is_built_then_everything_at_once() {
@@ -108,20 +100,12 @@ fn vllm_speculative_config_sets_steps_and_counters() {
 
 #[test]
 fn vllm_bad_speculative_config_fails_like_vllm() {
-    let r = run(
-        cmd(
-            "llm-sim",
-            &[
-                "--port",
-                "0",
-                "--personality",
-                "vllm",
-                "--speculative-config",
-                "{\"method\": eagle",
-            ],
-        ),
-        "",
-    );
+    let r = run_sim(&[
+        "--personality",
+        "vllm",
+        "--speculative-config",
+        "{\"method\": eagle",
+    ]);
     r.expect_code(2);
     assert_eq!(r.stdout(), "");
     assert!(
@@ -132,41 +116,20 @@ fn vllm_bad_speculative_config_fails_like_vllm() {
         "{}",
         r.stderr()
     );
-    let r = run(
-        cmd(
-            "llm-sim",
-            &[
-                "--port",
-                "0",
-                "--personality",
-                "vllm",
-                "--load-time",
-                "100ms",
-                "--speculative-config",
-                r#"{"method": "eagle"}"#,
-            ],
-        ),
-        "",
-    );
+    let r = run_sim(&[
+        "--personality",
+        "vllm",
+        "--load-time",
+        "100ms",
+        "--speculative-config",
+        r#"{"method": "eagle"}"#,
+    ]);
     r.expect_code(1);
     assert_eq!(r.json_lines()[0]["event"], "bound");
     assert!(r
         .stderr()
         .contains("ValidationError: 1 validation error for SpeculativeConfig"));
-    let r = run(
-        cmd(
-            "llm-sim",
-            &[
-                "--port",
-                "0",
-                "--personality",
-                "vllm",
-                "--speculative-num-steps",
-                "3",
-            ],
-        ),
-        "",
-    );
+    let r = run_sim(&["--personality", "vllm", "--speculative-num-steps", "3"]);
     r.expect_code(2);
     assert!(r
         .stderr()

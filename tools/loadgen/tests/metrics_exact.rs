@@ -11,9 +11,9 @@ fn exact_timing_gives_known_ttft_itl_tpot_e2e() {
     let url = s.base_url();
     // Chat endpoint: llm-sim sends an empty role chunk at once; TTFT must
     // not be clocked on it (vLLM PR 3768).
-    let r = run(
-        loadgen(&[
-            &url,
+    let r = load(
+        &url,
+        &[
             "-c",
             "1,4",
             "-n",
@@ -23,11 +23,9 @@ fn exact_timing_gives_known_ttft_itl_tpot_e2e() {
             "--ignore-eos",
             "--endpoint",
             "chat",
-            "--no-upstream",
             "--slo",
             "ttft=1s,e2e=5s",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     check_contract(&r);
@@ -68,20 +66,18 @@ fn exact_timing_gives_known_ttft_itl_tpot_e2e() {
 #[test]
 fn non_streaming_and_completions_endpoint() {
     let s = sim(&["--exact-ttft", "20ms", "--exact-itl", "5ms"]);
-    let r = run(
-        loadgen(&[
-            &s.base_url(),
+    let r = load(
+        &s.base_url(),
+        &[
             "-n",
             "4",
             "--max-tokens",
             "8",
             "--ignore-eos",
             "--no-stream",
-            "--no-upstream",
             "--format",
             "csv",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     let out = r.stdout();

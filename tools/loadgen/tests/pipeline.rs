@@ -158,9 +158,9 @@ fn empty_role_chunk_is_not_ttft_and_missing_usage_is_flagged() {
         (ms(20), chunk(" you", Some("length"))),
         (ms(0), "data: [DONE]\n\n".to_string()),
     ]);
-    let r = run(
-        loadgen(&[
-            &url,
+    let r = load(
+        &url,
+        &[
             "--model",
             "m",
             "--endpoint",
@@ -173,9 +173,7 @@ fn empty_role_chunk_is_not_ttft_and_missing_usage_is_flagged() {
             "3",
             "--no-scrape",
             "--no-tokenize",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     let b = &benches(&r)[0];
@@ -193,9 +191,9 @@ fn stream_without_done_but_with_finish_reason_completes() {
         (ms(0), chunk("a", None)),
         (ms(5), chunk("b", Some("stop"))),
     ]);
-    let r = run(
-        loadgen(&[
-            &url,
+    let r = load(
+        &url,
+        &[
             "--model",
             "m",
             "-n",
@@ -206,16 +204,14 @@ fn stream_without_done_but_with_finish_reason_completes() {
             "2",
             "--no-scrape",
             "--no-tokenize",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     // And one that just stops is a cut stream.
     let url = scripted_server(vec![(ms(0), chunk("a", None))]);
-    let r = run(
-        loadgen(&[
-            &url,
+    let r = load(
+        &url,
+        &[
             "--model",
             "m",
             "-n",
@@ -224,9 +220,7 @@ fn stream_without_done_but_with_finish_reason_completes() {
             "0",
             "--no-scrape",
             "--no-tokenize",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     r.expect_code(30);
     assert!(r.stdout().contains("cut_stream"), "{}", r.stdout());
@@ -245,9 +239,9 @@ fn ignore_eos_not_honoured_is_flagged() {
         (ms(0), usage.to_string()),
         (ms(0), "data: [DONE]\n\n".to_string()),
     ]);
-    let r = run(
-        loadgen(&[
-            &url,
+    let r = load(
+        &url,
+        &[
             "--model",
             "m",
             "-n",
@@ -259,9 +253,7 @@ fn ignore_eos_not_honoured_is_flagged() {
             "--ignore-eos",
             "--no-scrape",
             "--no-tokenize",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     let b = &benches(&r)[0];
@@ -283,9 +275,9 @@ fn stale_keepalive_connections_are_retried_not_failed() {
         (ms(1), chunk("b", Some("length"))),
         (ms(0), "data: [DONE]\n\n".to_string()),
     ]);
-    let r = run(
-        loadgen(&[
-            &url,
+    let r = load(
+        &url,
+        &[
             "--model",
             "m",
             "-n",
@@ -296,9 +288,7 @@ fn stale_keepalive_connections_are_retried_not_failed() {
             "2",
             "--no-scrape",
             "--no-tokenize",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     assert_eq!(benches(&r)[0]["counts"]["completed"], 12);

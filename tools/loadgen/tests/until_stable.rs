@@ -14,18 +14,16 @@ fn stability(r: &Run) -> serde_json::Value {
 fn exact_timing_stops_early_and_says_stable() {
     let s = sim(&["--exact-ttft", "20ms", "--exact-itl", "5ms"]);
     let url = s.base_url();
-    let r = run(
-        loadgen(&[
-            &url,
-            "--no-upstream",
+    let r = load(
+        &url,
+        &[
             "--max-tokens",
             "8",
             "--until-stable",
             "10%",
             "--max-requests",
             "1000",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     check_contract(&r);
@@ -47,7 +45,7 @@ fn exact_timing_stops_early_and_says_stable() {
     assert!((100.0..170.0).contains(&mean), "{st}");
     assert!(b["warnings"].as_array().is_none_or(|w| w.is_empty()), "{b}");
     // Without the flag the record has no stability block.
-    let r = run(loadgen(&[&url, "--no-upstream", "-n", "3"]), "");
+    let r = load(&url, &["-n", "3"]);
     r.expect_code(0);
     assert!(benches(&r)[0].get("stability").is_none());
 }
@@ -116,7 +114,7 @@ fn bad_until_stable_values_are_one_line_usage_errors() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
     // --min-requests means nothing without --until-stable (clap says so).
-    let r = run(loadgen(&[url, "--no-upstream", "--min-requests", "5"]), "");
+    let r = load(url, &["--min-requests", "5"]);
     r.expect_code(2);
     assert!(r.stderr().contains("--until-stable"), "{}", r.stderr());
 }

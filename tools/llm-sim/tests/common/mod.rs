@@ -220,3 +220,20 @@ pub fn call(port: u16, path: &str, body: Option<&Value>, key: Option<&str>) -> (
     };
     (resp.status(), resp.into_string().unwrap_or_default())
 }
+
+/// Run llm-sim on a free port with `args` until it exits (a start-up that
+/// must fail).
+pub fn run_sim(args: &[&str]) -> testkit::Run {
+    let mut a = vec!["--port", "0"];
+    a.extend_from_slice(args);
+    testkit::run(testkit::cmd("llm-sim", &a), "")
+}
+
+/// Send `sig` (`-TERM`, `-STOP`, ...) to process `pid`.
+pub fn signal(pid: u32, sig: &str) {
+    let st = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+}
