@@ -20,8 +20,9 @@ use hyper::{Request, Response};
 use serde_json::{json, Value};
 
 use crate::api::{ApiError, GenReq, Stats};
+use crate::generation::{admit, source};
 use crate::model::{Chunk, Finish};
-use crate::server::{admit, body_bytes, error, json_resp, respond, source};
+use crate::reply::{body_bytes, error, json_resp, respond};
 use crate::state::State;
 use crate::stream::{self, account, sse, HttpBody, Source};
 use crate::tokenize::{self, detokenize};

@@ -19,14 +19,16 @@ use std::sync::Arc;
 
 use hyper::body::Incoming;
 use hyper::{Method, Request, Response};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::api::ApiError;
 use crate::cli::Personality;
+use crate::generation;
 use crate::info;
-use crate::server::{self, error, json_resp, respond};
+use crate::reply::{body_bytes, error, json_resp, respond};
 use crate::state::State;
 use crate::stream::{self, HttpBody};
+use crate::tokenize;
 use crate::wire::Wire;
 
 /// Answer one request the way the chosen server would.
@@ -126,7 +128,7 @@ async fn sglang(
             // health_generate: one token, then `await asyncio.sleep(1)`
             // until the scheduler answered.
             tokio::time::sleep(state.args.health_probe_time).await;
-            server::health_generate(&state).await
+            generation::health_generate(&state).await
         }
         (&Method::GET, "/health" | "/health_generate") => {
             respond(503, "text/plain", stream::full(""))
@@ -141,13 +143,15 @@ async fn sglang(
             json_resp(200, &info::sglang_server_info(&state))
         }
         (&Method::GET, "/metrics") if state.args.enable_metrics => metrics(&state, false),
-        (&Method::POST, "/tokenize") => server::tokenize_route(&state, req).await,
+        (&Method::POST, "/tokenize") => tokenize_route(&state, req).await,
         (&Method::POST, "/v1/completions" | "/v1/chat/completions" | "/generate") if !ready => {
             warming_up()
         }
         (&Method::POST, "/generate") => crate::native::generate(state, req, wire).await,
-        (&Method::POST, "/v1/completions") => server::generate(state, req, false, wire).await,
-        (&Method::POST, "/v1/chat/completions") => server::generate(state, req, true, wire).await,
+        (&Method::POST, "/v1/completions") => generation::generate(state, req, false, wire).await,
+        (&Method::POST, "/v1/chat/completions") => {
+            generation::generate(state, req, true, wire).await
+        }
         _ => not_found(method, path),
     }
 }
@@ -174,9 +178,11 @@ async fn vllm(
                 .is_some_and(|q| q.split('&').any(|kv| kv == "config_format=json"));
             json_resp(200, &info::vllm_server_info(&state, json_format))
         }
-        (&Method::POST, "/tokenize") => server::tokenize_route(&state, req).await,
-        (&Method::POST, "/v1/completions") => server::generate(state, req, false, wire).await,
-        (&Method::POST, "/v1/chat/completions") => server::generate(state, req, true, wire).await,
+        (&Method::POST, "/tokenize") => tokenize_route(&state, req).await,
+        (&Method::POST, "/v1/completions") => generation::generate(state, req, false, wire).await,
+        (&Method::POST, "/v1/chat/completions") => {
+            generation::generate(state, req, true, wire).await
+        }
         _ => json_resp(404, &json!({"detail": "Not Found"})),
     }
 }
@@ -200,11 +206,47 @@ async fn llama(
         (&Method::GET, "/props") => json_resp(200, &info::llama_props(&state)),
         (&Method::GET, "/slots") => json_resp(200, &info::llama_slots(&state)),
         (&Method::GET, "/metrics") => metrics(&state, true),
-        (&Method::POST, "/tokenize") => server::tokenize_route(&state, req).await,
+        (&Method::POST, "/tokenize") => tokenize_route(&state, req).await,
         (&Method::POST, "/v1/completions" | "/completion") => {
-            server::generate(state, req, false, wire).await
+            generation::generate(state, req, false, wire).await
         }
-        (&Method::POST, "/v1/chat/completions") => server::generate(state, req, true, wire).await,
+        (&Method::POST, "/v1/chat/completions") => {
+            generation::generate(state, req, true, wire).await
+        }
         _ => not_found(method, path),
     }
+}
+
+/// `/tokenize`: the simulated tokenizer's tokens for `content`, `prompt` or
+/// `messages`.
+async fn tokenize_route(state: &State, req: Request<Incoming>) -> Response<HttpBody> {
+    let body = match body_bytes(req).await {
+        Ok(b) => b,
+        Err(e) => return error(&e),
+    };
+    let v: Value = match serde_json::from_slice(&body) {
+        Ok(v) => v,
+        Err(e) => return error(&ApiError::bad(format!("request body is not JSON: {e}"))),
+    };
+    let text = match (&v["content"], &v["prompt"], &v["messages"]) {
+        (Value::String(s), _, _) | (_, Value::String(s), _) => s.clone(),
+        (_, _, Value::Array(m)) => m
+            .iter()
+            .filter_map(|m| m["content"].as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+        _ => {
+            return error(&ApiError::bad(
+                "give \"content\", \"prompt\" or \"messages\"",
+            ))
+        }
+    };
+    let tokens = tokenize::tokenize(&text);
+    json_resp(
+        200,
+        &json!({
+            "tokens": tokens, "count": tokens.len(),
+            "max_model_len": state.args.context_length, "simulated": true,
+        }),
+    )
 }

@@ -6,9 +6,10 @@
 
 mod common;
 
-use common::{sim, throughput};
+use common::{run_sim, sim, throughput};
 use serde_json::Value;
-use testkit::{cmd, http_get, run};
+use testkit::assert_contains;
+use testkit::http_get;
 
 fn config_file(name: &str, text: &str) -> String {
     let dir = testkit::temp_dir("llm-sim-adaptive");
@@ -78,35 +79,27 @@ fn steps_climb_by_the_ema_and_are_logged() {
     let s = adaptive_sim(&cfg, "1");
     throughput(s.port, 1, 2, 120);
     let err = s.stderr();
-    assert!(
-        err.contains("Adaptive spec params updated: steps 1 -> 3 (ema_accept_len="),
-        "{err}"
+    assert_contains(
+        &err,
+        "Adaptive spec params updated: steps 1 -> 3 (ema_accept_len=",
     );
-    assert!(err.contains("steps 3 -> 5"), "{err}");
+    assert_contains(&err, "steps 3 -> 5");
 }
 
 #[test]
 fn what_sglang_refuses_or_turns_off() {
     let cfg = config_file("two.json", r#"{"1": {"candidate_steps": [1, 3]}}"#);
-    let r = run(
-        cmd(
-            "llm-sim",
-            &[
-                "--port",
-                "0",
-                "--load-time",
-                "50ms",
-                "--speculative-algorithm",
-                "EAGLE",
-                "--speculative-num-steps",
-                "2",
-                "--speculative-adaptive",
-                "--speculative-adaptive-config",
-                &cfg,
-            ],
-        ),
-        "",
-    );
+    let r = run_sim(&[
+        "--load-time",
+        "50ms",
+        "--speculative-algorithm",
+        "EAGLE",
+        "--speculative-num-steps",
+        "2",
+        "--speculative-adaptive",
+        "--speculative-adaptive-config",
+        &cfg,
+    ]);
     r.expect_code(1);
     let want = "ValueError: --speculative-num-steps=2 is not in the adaptive config \
                 candidate_steps [1, 3]. Pass one of those values.";
@@ -118,23 +111,15 @@ fn what_sglang_refuses_or_turns_off() {
     );
 
     let bad = config_file("bad.json", r#"{"1": {"candidate_steps": []}}"#);
-    let r = run(
-        cmd(
-            "llm-sim",
-            &[
-                "--port",
-                "0",
-                "--load-time",
-                "50ms",
-                "--speculative-algorithm",
-                "EAGLE",
-                "--speculative-adaptive",
-                "--speculative-adaptive-config",
-                &bad,
-            ],
-        ),
-        "",
-    );
+    let r = run_sim(&[
+        "--load-time",
+        "50ms",
+        "--speculative-algorithm",
+        "EAGLE",
+        "--speculative-adaptive",
+        "--speculative-adaptive-config",
+        &bad,
+    ]);
     r.expect_code(1);
     assert!(
         r.stderr().contains(

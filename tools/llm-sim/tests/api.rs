@@ -5,8 +5,9 @@ mod common;
 
 use std::time::Duration;
 
-use common::{completion, post, post_json, sim, stream};
+use common::{completion, eagle_with, post, post_json, sim, stream};
 use serde_json::{json, Value};
+use testkit::assert_contains;
 use testkit::http_get;
 
 fn chat(max_tokens: u64) -> Value {
@@ -19,16 +20,7 @@ fn chat(max_tokens: u64) -> Value {
 
 #[test]
 fn chat_stream_is_framed_sse_with_usage_and_done() {
-    let sim = sim(&[
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
-        "3",
-        "--seed",
-        "1",
-    ]);
+    let sim = sim(&eagle_with("3", &["--seed", "1"]));
     let s = stream(sim.port, "/v1/chat/completions", &chat(40));
     assert_eq!(s.status, 200);
     assert!(s.clean_end && s.done(), "{:?}", s.lines);
@@ -117,15 +109,7 @@ fn spec_stats_match_chunks_and_metrics() {
 
 #[test]
 fn continuous_usage_puts_usage_in_every_chunk() {
-    let sim = sim(&[
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
-        "2",
-        "--zero-delay",
-    ]);
+    let sim = sim(&eagle_with("2", &["--zero-delay"]));
     let mut body = completion(30, true);
     body["stream_options"]["continuous_usage_stats"] = json!(true);
     let s = stream(sim.port, "/v1/completions", &body);
@@ -161,17 +145,10 @@ fn non_streaming_completion_and_chat() {
 
 #[test]
 fn info_models_metrics_and_labels() {
-    let sim = sim(&[
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
+    let sim = sim(&eagle_with(
         "3",
-        "--model-name",
-        "m-x",
-        "--enable-metrics",
-    ]);
+        &["--model-name", "m-x", "--enable-metrics"],
+    ));
     for path in ["/server_info", "/get_server_info"] {
         let (code, body) = http_get(sim.port, path).unwrap();
         assert_eq!(code, 200);
@@ -186,8 +163,8 @@ fn info_models_metrics_and_labels() {
     assert_eq!(v["data"][0]["owned_by"], "llm-sim (simulated)");
     let (_, m) = http_get(sim.port, "/metrics").unwrap();
     assert!(m.contains("SIMULATED"));
-    assert!(m.contains("sglang:num_running_reqs{"), "{m}");
-    assert!(m.contains("model_name=\"m-x\""), "{m}");
+    assert_contains(&m, "sglang:num_running_reqs{");
+    assert_contains(&m, "model_name=\"m-x\"");
     let (code, body) = http_get(sim.port, "/health_generate").unwrap();
     assert_eq!((code, body.contains("\"simulated\":true")), (200, true));
     let (code, sim_header, body) = post(sim.port, "/nowhere", &json!({}));
@@ -243,17 +220,7 @@ fn eos_ends_early_unless_ignore_eos() {
 
 #[test]
 fn temperature_lowers_acceptance() {
-    let sim = sim(&[
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
-        "4",
-        "--seed",
-        "5",
-        "--zero-delay",
-    ]);
+    let sim = sim(&eagle_with("4", &["--seed", "5", "--zero-delay"]));
     let accepted = |t: f64| {
         let mut body = completion(2000, false);
         body["temperature"] = json!(t);
@@ -272,17 +239,7 @@ fn temperature_lowers_acceptance() {
 #[test]
 fn same_seed_same_answers() {
     let answers = |seed: &str| -> Vec<Value> {
-        let sim = sim(&[
-            "--speculative-algorithm",
-            "EAGLE",
-            "--speculative-eagle-topk",
-            "1",
-            "--speculative-num-steps",
-            "4",
-            "--seed",
-            seed,
-            "--zero-delay",
-        ]);
+        let sim = sim(&eagle_with("4", &["--seed", seed, "--zero-delay"]));
         (0..3)
             .map(|_| {
                 let (_, v) = post_json(sim.port, "/v1/completions", &completion(60, false));
@@ -324,8 +281,8 @@ fn requests_beyond_max_running_queue() {
         ttft > 100.0,
         "second request's TTFT {ttft} ms; first ran {first_end:?}"
     );
-    assert!(
-        m.contains("vllm:num_requests_running{model_name=\"sim-llama-8b\"} 1"),
-        "{m}"
+    assert_contains(
+        &m,
+        "vllm:num_requests_running{model_name=\"sim-llama-8b\"} 1",
     );
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{sim, throughput};
+use common::{eagle_with, sim, throughput};
 
 /// The default timings doubled: the model is linear in them, so the shape
 /// is the same, and a loaded machine's wake-up delays weigh half as much.
@@ -24,16 +24,7 @@ fn measure_with(
     max_tokens: u64,
 ) -> f64 {
     let s = steps.to_string();
-    let mut args = vec![
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
-        &s,
-        "--seed",
-        "7",
-    ];
+    let mut args = eagle_with(&s, &["--seed", "7"]);
     args.extend_from_slice(extra);
     let sim = sim(&args);
     let rate = throughput(sim.port, concurrency, requests, max_tokens);

@@ -6,7 +6,7 @@ mod common;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use common::{completion, post_json, sim, stream};
+use common::{completion, eagle_with, post_json, sim, stream};
 use serde_json::Value;
 
 /// Keeps the 1024-thread test from skewing the timing test's clock.
@@ -91,15 +91,7 @@ fn stall_pauses_mid_stream() {
 
 #[test]
 fn zero_delay_is_fast() {
-    let sim = sim(&[
-        "--zero-delay",
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
-        "4",
-    ]);
+    let sim = sim(&eagle_with("4", &["--zero-delay"]));
     let t0 = Instant::now();
     let s = stream(sim.port, "/v1/completions", &completion(2000, true));
     assert!(s.done());
@@ -115,18 +107,10 @@ fn zero_delay_is_fast() {
 #[test]
 fn exact_timing_one_token_per_chunk_on_schedule() {
     let _quiet = TIMING.lock().unwrap_or_else(|e| e.into_inner());
-    let sim = sim(&[
-        "--exact-ttft",
-        "40ms",
-        "--exact-itl",
-        "8ms",
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
+    let sim = sim(&eagle_with(
         "4",
-    ]);
+        &["--exact-ttft", "40ms", "--exact-itl", "8ms"],
+    ));
     let (mut errors, mut ttft_errors) = (Vec::new(), Vec::new());
     for _ in 0..3 {
         let s = stream(sim.port, "/v1/completions", &completion(25, true));

@@ -5,19 +5,11 @@
 mod common;
 
 use std::net::TcpStream;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{completion, post, sim, wait_exit, Sim};
+use common::{completion, eagle_with, post, run_sim, signal, sim, wait_exit, Sim};
+use testkit::assert_contains;
 use testkit::{cmd, http_get, run};
-
-fn signal(pid: u32, sig: &str) {
-    let st = Command::new("kill")
-        .args([sig, &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-}
 
 #[test]
 fn readiness_goes_refused_then_503_then_200() {
@@ -40,7 +32,7 @@ fn readiness_goes_refused_then_503_then_200() {
                 // SGLang's trap: /v1/models answers during warm-up.
                 let (code, models) = http_get(port, "/v1/models").unwrap();
                 assert_eq!(code, 200);
-                assert!(models.contains("llm-sim (simulated)"), "{models}");
+                assert_contains(&models, "llm-sim (simulated)");
                 let (code, _, _) = post(port, "/v1/completions", &completion(4, false));
                 assert_eq!(code, 503, "generation during warm-up");
                 "503"
@@ -62,13 +54,7 @@ fn readiness_goes_refused_then_503_then_200() {
 
 #[test]
 fn crash_on_load_prints_cuda_oom_and_exits_1() {
-    let r = run(
-        cmd(
-            "llm-sim",
-            &["--port", "0", "--load-time", "50ms", "--crash-on-load"],
-        ),
-        "",
-    );
+    let r = run_sim(&["--load-time", "50ms", "--crash-on-load"]);
     r.expect_code(1);
     let bound = &r.json_lines()[0];
     assert_eq!(bound["event"], "bound");
@@ -80,25 +66,22 @@ fn crash_on_load_prints_cuda_oom_and_exits_1() {
 
 #[test]
 fn speculative_kv_over_capacity_ooms_at_load() {
-    let args = [
-        "--port",
-        "0",
-        "--load-time",
-        "0s",
-        "--kv-capacity-tokens",
-        "4096",
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
+    let args = eagle_with(
         "1",
-        "--speculative-num-steps",
-        "1",
-    ];
+        &[
+            "--port",
+            "0",
+            "--load-time",
+            "0s",
+            "--kv-capacity-tokens",
+            "4096",
+        ],
+    );
     let r = run(cmd("llm-sim", &args), "");
     r.expect_code(1);
     let err = r.stderr();
-    assert!(err.contains("CUDA out of memory"), "{err}");
-    assert!(err.contains("speculative KV does not fit"), "{err}");
+    assert_contains(&err, "CUDA out of memory");
+    assert_contains(&err, "speculative KV does not fit");
 }
 
 #[test]
@@ -106,11 +89,7 @@ fn crash_after_duration_exits_1_mid_run() {
     let mut sim = sim(&["--crash-after", "300ms"]);
     assert_eq!(http_get(sim.port, "/health").unwrap().0, 200);
     assert_eq!(wait_exit(&mut sim, Duration::from_secs(10)), Some(1));
-    assert!(
-        sim.stderr().contains("illegal memory access"),
-        "{}",
-        sim.stderr()
-    );
+    assert_contains(&sim.stderr(), "illegal memory access");
 }
 
 #[test]
@@ -147,11 +126,7 @@ fn ignore_sigterm_keeps_serving_then_exits() {
         "exited despite --ignore-sigterm"
     );
     assert_eq!(http_get(sim.port, "/health").unwrap().0, 200);
-    assert!(
-        sim.stderr().contains("received SIGTERM; ignoring it"),
-        "{}",
-        sim.stderr()
-    );
+    assert_contains(&sim.stderr(), "received SIGTERM; ignoring it");
     assert_eq!(wait_exit(&mut sim, Duration::from_secs(10)), Some(0));
     assert!(t0.elapsed() >= Duration::from_millis(1100));
 }
@@ -185,9 +160,5 @@ fn port_in_use_is_an_error() {
     let port = taken.local_addr().unwrap().port().to_string();
     let r = run(cmd("llm-sim", &["--port", &port]), "");
     r.expect_code(1);
-    assert!(
-        r.stderr().contains("llm-sim: error: binding"),
-        "{}",
-        r.stderr()
-    );
+    assert_contains(&r.stderr(), "llm-sim: error: binding");
 }

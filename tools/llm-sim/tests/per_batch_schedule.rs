@@ -6,8 +6,8 @@
 
 mod common;
 
-use common::{sim, throughput};
-use testkit::{cmd, http_get, run};
+use common::{run_sim, sim, throughput};
+use testkit::http_get;
 
 /// (drafts, draft tokens) from vLLM's spec-decode counters.
 fn counters(port: u16) -> (u64, u64) {
@@ -71,24 +71,16 @@ fn a_schedule_vllm_refuses_fails_the_start_with_its_message() {
         let cfg = format!(
             r#"{{"method":"eagle","num_speculative_tokens":3,"num_speculative_tokens_per_batch_size":{schedule}}}"#
         );
-        let r = run(
-            cmd(
-                "llm-sim",
-                &[
-                    "--port",
-                    "0",
-                    "--personality",
-                    "vllm",
-                    "--load-time",
-                    "50ms",
-                    "--warmup-time",
-                    "0s",
-                    "--speculative-config",
-                    &cfg,
-                ],
-            ),
-            "",
-        );
+        let r = run_sim(&[
+            "--personality",
+            "vllm",
+            "--load-time",
+            "50ms",
+            "--warmup-time",
+            "0s",
+            "--speculative-config",
+            &cfg,
+        ]);
         r.expect_code(1);
         assert!(r.stderr().lines().any(|l| l == line), "{}", r.stderr());
         assert!(

@@ -8,7 +8,7 @@ mod common;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use common::{call, completion, eagle, sim, stream, throughput, Sim};
+use common::{call, completion, eagle, eagle_with, run_sim, sim, stream, throughput, Sim};
 use serde_json::{json, Value};
 use testkit::{cmd, http_get, run};
 
@@ -115,13 +115,7 @@ fn steps_without_topk_dies_with_sglangs_type_error_after_start_up() {
 
 #[test]
 fn mtp_is_not_an_algorithm() {
-    let r = run(
-        cmd(
-            "llm-sim",
-            &["--port", "0", "--speculative-algorithm", "MTP"],
-        ),
-        "",
-    );
+    let r = run_sim(&["--speculative-algorithm", "MTP"]);
     r.expect_code(2);
     assert_eq!(r.stdout(), "", "argparse fails before anything binds");
     assert!(
@@ -156,7 +150,7 @@ fn topk_one_forces_draft_tokens_nextn_is_eagle_and_cap_is_48() {
         .stderr()
         .contains("adjusted to speculative_num_steps + 1"));
     // Given explicitly, the cap stays as given; no speculation, no cap.
-    let given = common::sim(&[&eagle("3")[..], &["--max-running-requests", "64"]].concat());
+    let given = common::sim(&eagle_with("3", &["--max-running-requests", "64"]));
     assert_eq!(info(given.port, None)["max_running_requests"], 64);
     let plain = common::sim(&[]);
     assert_eq!(info(plain.port, None)["max_running_requests"], 128);

@@ -9,19 +9,12 @@ use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{call, completion, sim, stream, Sim};
+use common::{call, completion, run_sim, signal, sim, stream, Sim};
 use serde_json::{json, Value};
-use testkit::{bin, cmd, http_get, run};
+use testkit::assert_contains;
+use testkit::{bin, http_get};
 
 const SPEC3: &str = r#"{"method": "eagle", "num_speculative_tokens": 3}"#;
-
-fn signal(pid: u32, sig: &str) {
-    let st = Command::new("kill")
-        .args([sig, &pid.to_string()])
-        .status()
-        .unwrap();
-    assert!(st.success());
-}
 
 #[test]
 fn vllm_port_refused_until_the_engine_is_built_then_everything_at_once() {
@@ -107,20 +100,12 @@ fn vllm_speculative_config_sets_steps_and_counters() {
 
 #[test]
 fn vllm_bad_speculative_config_fails_like_vllm() {
-    let r = run(
-        cmd(
-            "llm-sim",
-            &[
-                "--port",
-                "0",
-                "--personality",
-                "vllm",
-                "--speculative-config",
-                "{\"method\": eagle",
-            ],
-        ),
-        "",
-    );
+    let r = run_sim(&[
+        "--personality",
+        "vllm",
+        "--speculative-config",
+        "{\"method\": eagle",
+    ]);
     r.expect_code(2);
     assert_eq!(r.stdout(), "");
     assert!(
@@ -131,41 +116,20 @@ fn vllm_bad_speculative_config_fails_like_vllm() {
         "{}",
         r.stderr()
     );
-    let r = run(
-        cmd(
-            "llm-sim",
-            &[
-                "--port",
-                "0",
-                "--personality",
-                "vllm",
-                "--load-time",
-                "100ms",
-                "--speculative-config",
-                r#"{"method": "eagle"}"#,
-            ],
-        ),
-        "",
-    );
+    let r = run_sim(&[
+        "--personality",
+        "vllm",
+        "--load-time",
+        "100ms",
+        "--speculative-config",
+        r#"{"method": "eagle"}"#,
+    ]);
     r.expect_code(1);
     assert_eq!(r.json_lines()[0]["event"], "bound");
     assert!(r
         .stderr()
         .contains("ValidationError: 1 validation error for SpeculativeConfig"));
-    let r = run(
-        cmd(
-            "llm-sim",
-            &[
-                "--port",
-                "0",
-                "--personality",
-                "vllm",
-                "--speculative-num-steps",
-                "3",
-            ],
-        ),
-        "",
-    );
+    let r = run_sim(&["--personality", "vllm", "--speculative-num-steps", "3"]);
     r.expect_code(2);
     assert!(r
         .stderr()
@@ -220,7 +184,7 @@ fn vllm_server_info_only_in_dev_mode_text_unless_json() {
     let config = v["vllm_config"]
         .as_str()
         .expect("str(vllm_config) by default");
-    assert!(config.contains("num_speculative_tokens"), "{config}");
+    assert_contains(config, "num_speculative_tokens");
     let (_, j) = http_get(on.1, "/server_info?config_format=json").unwrap();
     let v: Value = serde_json::from_str(&j).unwrap();
     assert_eq!(
@@ -305,7 +269,7 @@ fn llama_cpp_listens_at_once_with_loading_model_503s() {
         std::thread::sleep(Duration::from_millis(5));
     };
     assert_eq!(code, 503);
-    assert!(body.contains("Loading model"), "{body}");
+    assert_contains(&body, "Loading model");
     assert_eq!(
         http_get(port, "/v1/models").unwrap().0,
         503,

@@ -7,14 +7,14 @@ use sweepkit::records::{
 };
 use sweepkit::report;
 
-use crate::death;
 use crate::level::Shape;
+use crate::measure::{Measured, Progress};
 use crate::metrics::Aggregate;
 use crate::plan::{LevelPlan, Plan};
-use crate::run_level::{scrape, Measured, Progress};
+use crate::server_death;
 use crate::setup::{failure_record, Context};
-use crate::spec;
-use crate::upstream::Upstream;
+use crate::speculative;
+use crate::upstream_record::Upstream;
 
 const TOOL: &str = "loadgen";
 
@@ -45,7 +45,7 @@ pub fn classify(
     // Only a level with failures can have lost its server.
     let died = (agg.counts.failed > 0 || m.out.server_gone)
         .then(|| {
-            death::server_died(
+            server_death::server_died(
                 &plan.base_url,
                 &m.out.samples,
                 p.answered,
@@ -53,7 +53,7 @@ pub fn classify(
             )
         })
         .flatten();
-    p.answered |= m.out.samples.iter().any(death::answered);
+    p.answered |= m.out.samples.iter().any(server_death::answered);
     let warns = level_warnings(&plan.level, ctx, &m, died.as_deref());
     tell(&plan.level, &m, &warns);
     let failure = |kind, reason: String| Failure {
@@ -169,44 +169,6 @@ fn bench_record(
     }
 }
 
-/// Pick the spec figures, the level's own first: SGLang `/generate`
-/// `meta_info` sums, /metrics counter deltas, `timings` sums; else, marked
-/// as not the level's own, SGLang's /metrics gauge (a recent window) or
-/// its lifetime /server_info average (see spec.rs for each source).
-pub fn spec_stats(
-    ctx: &Context,
-    scraping: bool,
-    agg: &Aggregate,
-    before: Option<spec::SpecCounters>,
-) -> Option<SpecStats> {
-    if let Some(s) = agg.sglang.and_then(spec::from_sglang) {
-        return Some(s);
-    }
-    let after = before.and_then(|_| scrape(ctx, scraping));
-    if let (Some(b), Some(after)) = (before, after) {
-        if let Some(s) = spec::from_deltas(b, after) {
-            return Some(s);
-        }
-    }
-    if let (Some(n), Some(acc)) = (agg.draft_n, agg.draft_accepted) {
-        if let Some(s) = spec::from_timings(n, acc) {
-            return Some(s);
-        }
-    }
-    // Counters that did not move mean no drafts this level: a lifetime
-    // average from /server_info would only mislead.
-    if !scraping || after.is_some_and(|c| c.present) {
-        return None;
-    }
-    let info = ctx.probe.server_info()?;
-    if !spec::server_speculates(&info) {
-        return None;
-    }
-    after
-        .and_then(spec::from_gauge)
-        .or_else(|| spec::from_lifetime(&info))
-}
-
 fn error_summary(agg: &Aggregate) -> String {
     agg.errors
         .iter()
@@ -242,7 +204,7 @@ fn warnings(
         || ctx
             .server_info
             .as_ref()
-            .is_some_and(spec::server_speculates);
+            .is_some_and(speculative::server_speculates);
     if speculates && lp.ignore_eos && lp.temperature == Some(0.0) {
         w.push(
             "temperature 0 with ignore_eos under speculative decoding: repetitive greedy \
@@ -251,7 +213,7 @@ fn warnings(
         );
     }
     w.extend(client_bound(lp.client_threads, agg, cpu));
-    w.extend(spec.and_then(spec::not_per_level_warning));
+    w.extend(spec.and_then(speculative::not_per_level_warning));
     if let (Shape::Closed { concurrency }, Some(cap)) = (shape, ctx.server.max_running_requests) {
         w.extend(crate::generate::over_cap(concurrency, cap));
     }

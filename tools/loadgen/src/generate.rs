@@ -1,48 +1,14 @@
-//! SGLang's native `POST /generate` (`--endpoint generate`): the request
-//! body and how its stream's `text` counts. It is the only SGLang API whose
-//! stream carries per-request `meta_info` (`spec_verify_ct`,
+//! SGLang's native `POST /generate` (`--endpoint generate`): how its
+//! stream's `text` counts and the server's running-request cap (the
+//! request body is body.rs's). It is the only SGLang API whose stream
+//! carries per-request `meta_info` (`spec_verify_ct`,
 //! `completion_tokens`), so the only source of a level's own acceptance on
 //! SGLang. Upstream: python/sglang/srt/entrypoints/http_server.py
 //! `generate_request` (with `"stream": true` each output is one
 //! `data: {json}` line, then `data: [DONE]`; an error is
-//! `data: {"error": {"message": ..}}`); the body is
-//! python/sglang/srt/managers/io_struct.py `GenerateReqInput` (`text`,
-//! `sampling_params`, `stream`) and sampling_params.py `SamplingParams`
-//! (`max_new_tokens`, `min_new_tokens`, `temperature`, `ignore_eos`).
+//! `data: {"error": {"message": ..}}`).
 
-use serde_json::{json, Value};
-
-use crate::prompts::{BodySpec, Prompt};
-
-/// The `/generate` body. `GenerateReqInput` has no `model` (one server,
-/// one model); `--extra-body` fields are merged at the top level and win,
-/// as for the OpenAI bodies (`{"sampling_params": {..}}` replaces ours).
-pub fn body(spec: &BodySpec, p: &Prompt) -> Vec<u8> {
-    let mut sp = serde_json::Map::new();
-    let max = p.output_tokens.or(spec.max_tokens);
-    if let Some(m) = max {
-        sp.insert("max_new_tokens".into(), json!(m));
-    }
-    if spec.ignore_eos {
-        sp.insert("ignore_eos".into(), json!(true));
-        if let Some(m) = max {
-            sp.insert("min_new_tokens".into(), json!(m));
-        }
-    }
-    if let Some(t) = spec.temperature {
-        sp.insert("temperature".into(), json!(t));
-    }
-    let mut b = serde_json::Map::new();
-    b.insert("text".into(), json!(p.text));
-    b.insert("sampling_params".into(), Value::Object(sp));
-    b.insert("stream".into(), json!(spec.stream));
-    if let Some(extra) = spec.extra {
-        for (k, v) in extra {
-            b.insert(k.clone(), v.clone());
-        }
-    }
-    serde_json::to_vec(&Value::Object(b)).unwrap_or_default()
-}
+use serde_json::Value;
 
 /// Does each streamed chunk's `text` hold the whole text so far? It does
 /// by default; with `--incremental-streaming-output` (a server arg that
@@ -92,32 +58,7 @@ pub fn over_cap(concurrency: u32, cap: u64) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn body_is_sglang_generate_req_input() {
-        let spec = BodySpec {
-            model: "m",
-            chat: false,
-            native: true,
-            stream: true,
-            continuous_usage: true,
-            max_tokens: Some(8),
-            ignore_eos: true,
-            temperature: Some(0.0),
-            extra: None,
-        };
-        let p = Prompt {
-            text: "hi".into(),
-            input_tokens: 1,
-            output_tokens: None,
-        };
-        let v: Value = serde_json::from_slice(&body(&spec, &p)).unwrap();
-        assert_eq!(
-            v,
-            json!({"text": "hi", "stream": true, "sampling_params":
-                {"max_new_tokens": 8, "min_new_tokens": 8, "ignore_eos": true, "temperature": 0.0}})
-        );
-    }
+    use serde_json::json;
 
     #[test]
     fn cap_is_read_and_warned_about() {

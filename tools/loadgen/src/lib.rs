@@ -19,34 +19,39 @@
 //! levels for no gain; moving the load to ureq would cost a thread per
 //! stream and the socket-level timestamps.
 
-pub mod args;
+pub mod body;
 pub mod capacity;
 pub mod classify;
+pub mod cli;
 pub mod client;
-pub mod death;
 pub mod generate;
 pub mod level;
+pub mod measure;
 pub mod metrics;
 pub mod output;
+pub mod per_request;
 pub mod plan;
 pub mod prompts;
+pub mod record;
 pub mod run_capacity;
 pub mod run_level;
 pub mod server;
+pub mod server_death;
 pub mod setup;
-pub mod spec;
+pub mod speculative;
 pub mod sse;
 pub mod stability;
 pub mod stats;
 pub mod throughput;
-pub mod upstream;
+pub mod upstream_record;
+pub mod url_check;
 
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::Context as _;
-pub use args::Args;
+pub use cli::Args;
 use sweepkit::exit;
 use sweepkit::records::Record;
 use sweepkit::report::Exit;
@@ -77,8 +82,8 @@ pub fn run_with(
     interrupted: &AtomicBool,
 ) -> Result<(), Exit> {
     let up = match (args.no_upstream, stdin) {
-        (false, Some(r)) => upstream::read(r)?,
-        _ => upstream::Upstream::default(),
+        (false, Some(r)) => upstream_record::read(r)?,
+        _ => upstream_record::Upstream::default(),
     };
     let mut sink = output::Sink::new(stdout, args.format);
     // Run for a config (--pipeline-config) with no record from wait-ready:

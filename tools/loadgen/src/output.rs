@@ -8,9 +8,9 @@ use serde_json::Value;
 use sweepkit::lines::{RequestFailure, RequestFigures, RequestLine, RequestTimings};
 use sweepkit::records::{BenchRecord, Record};
 
-use crate::args::Format;
+use crate::cli::Format;
 use crate::client::{kind_name, Sample};
-use crate::metrics::{ms, Derived};
+use crate::per_request::{ms, Derived};
 
 /// Records kept for the formats that need all levels before writing.
 pub struct Sink<W: Write> {

@@ -10,11 +10,11 @@ use serde_json::Value;
 use sweepkit::exit;
 use sweepkit::report::Exit;
 
-use crate::args::{Args, Endpoint};
+use crate::cli::{Args, Endpoint};
 use crate::level::Shape;
-use crate::metrics::{parse_slo, Slo};
-use crate::setup::{check_against_target, is_loopback_url, tunnelled_via};
-use crate::upstream::Upstream;
+use crate::per_request::{parse_slo, Slo};
+use crate::upstream_record::Upstream;
+use crate::url_check::{check_against_target, is_loopback_url, tunnelled_via};
 
 /// What the flags ask for, validated.
 pub struct Plan {

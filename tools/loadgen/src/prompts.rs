@@ -9,7 +9,7 @@ use std::path::Path;
 use anyhow::{bail, Context};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// One prompt and the output length it asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -374,65 +374,6 @@ fn sharegpt(text: &str) -> anyhow::Result<Vec<Prompt>> {
     Ok(out)
 }
 
-/// The request body for `prompt`: model, prompt or messages, sampling
-/// fields, stream options, then `--extra-body` fields over everything.
-pub struct BodySpec<'a> {
-    pub model: &'a str,
-    pub chat: bool,
-    /// SGLang's native `/generate` instead of an OpenAI API.
-    pub native: bool,
-    pub stream: bool,
-    pub continuous_usage: bool,
-    pub max_tokens: Option<u64>,
-    pub ignore_eos: bool,
-    pub temperature: Option<f64>,
-    pub extra: Option<&'a serde_json::Map<String, Value>>,
-}
-
-pub fn body(spec: &BodySpec, p: &Prompt) -> Vec<u8> {
-    if spec.native {
-        return crate::generate::body(spec, p);
-    }
-    let mut b = serde_json::Map::new();
-    b.insert("model".into(), json!(spec.model));
-    if spec.chat {
-        b.insert(
-            "messages".into(),
-            json!([{"role": "user", "content": p.text}]),
-        );
-    } else {
-        b.insert("prompt".into(), json!(p.text));
-    }
-    if let Some(m) = p.output_tokens.or(spec.max_tokens) {
-        b.insert("max_tokens".into(), json!(m));
-    }
-    if spec.ignore_eos {
-        // vLLM, SGLang and llama.cpp read `ignore_eos`; `min_tokens` makes
-        // servers that ignore it still generate the full length.
-        b.insert("ignore_eos".into(), json!(true));
-        if let Some(m) = p.output_tokens.or(spec.max_tokens) {
-            b.insert("min_tokens".into(), json!(m));
-        }
-    }
-    if let Some(t) = spec.temperature {
-        b.insert("temperature".into(), json!(t));
-    }
-    b.insert("stream".into(), json!(spec.stream));
-    if spec.stream {
-        let mut so = json!({"include_usage": true});
-        if spec.continuous_usage {
-            so["continuous_usage_stats"] = json!(true);
-        }
-        b.insert("stream_options".into(), so);
-    }
-    if let Some(extra) = spec.extra {
-        for (k, v) in extra {
-            b.insert(k.clone(), v.clone());
-        }
-    }
-    serde_json::to_vec(&Value::Object(b)).unwrap_or_default()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -499,33 +440,5 @@ mod tests {
         .unwrap();
         assert_eq!(s.len(), 1);
         assert_eq!(s[0].output_tokens, Some(4));
-    }
-
-    #[test]
-    fn body_has_usage_request_and_extra_fields_win() {
-        let extra: serde_json::Map<String, Value> =
-            serde_json::from_str(r#"{"top_k":5,"temperature":0.5}"#).unwrap();
-        let spec = BodySpec {
-            model: "m",
-            chat: true,
-            native: false,
-            stream: true,
-            continuous_usage: true,
-            max_tokens: Some(8),
-            ignore_eos: true,
-            temperature: Some(0.0),
-            extra: Some(&extra),
-        };
-        let p = Prompt {
-            text: "hello".into(),
-            input_tokens: 1,
-            output_tokens: None,
-        };
-        let v: Value = serde_json::from_slice(&body(&spec, &p)).unwrap();
-        assert_eq!(v["messages"][0]["content"], "hello");
-        assert_eq!(v["stream_options"]["include_usage"], true);
-        assert_eq!(v["max_tokens"], 8);
-        assert_eq!(v["temperature"], 0.5);
-        assert_eq!(v["top_k"], 5);
     }
 }

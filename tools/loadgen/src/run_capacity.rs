@@ -14,11 +14,12 @@ use sweepkit::report::Exit;
 use crate::capacity::{judge, sentence, CapacityPlan, Search};
 use crate::classify::{self, Verdict};
 use crate::level::Shape;
+use crate::measure::{measure, Level, Progress};
 use crate::output::Sink;
 use crate::plan::Plan;
-use crate::run_level::{measure, record, write_requests, Level, Progress};
+use crate::record::{record, write_requests};
 use crate::setup::Context;
-use crate::upstream::Upstream;
+use crate::upstream_record::Upstream;
 
 /// Where the search writes.
 pub struct Io<'a, W: Write> {

@@ -6,7 +6,7 @@ use std::time::Instant;
 use sweepkit::records::{Counts, Throughput};
 
 use crate::client::Sample;
-use crate::metrics::{meets, ms, Derived, Slo};
+use crate::per_request::{meets, ms, Derived, Slo};
 use crate::stats::round3;
 
 /// Whole-level throughput over `el` seconds (first send to last finish).

@@ -4,6 +4,7 @@
 mod common;
 use common::*;
 use std::time::{Duration, Instant};
+use testkit::assert_contains;
 
 fn errors(rec: &serde_json::Value) -> serde_json::Map<String, serde_json::Value> {
     rec["errors"].as_object().cloned().unwrap_or_default()
@@ -26,19 +27,7 @@ fn assert_accounted(rec: &serde_json::Value, n: u64) {
 #[test]
 fn http_errors_are_counted_by_status_and_exit_31() {
     let s = sim(&["--zero-delay", "--error-rate", "0.3", "--seed", "7"]);
-    let r = run(
-        loadgen(&[
-            &s.base_url(),
-            "-c",
-            "4",
-            "-n",
-            "60",
-            "--max-tokens",
-            "4",
-            "--no-upstream",
-        ]),
-        "",
-    );
+    let r = load(&s.base_url(), &["-c", "4", "-n", "60", "--max-tokens", "4"]);
     r.expect_code(31);
     let b = benches(&r);
     assert_eq!(b.len(), 1);
@@ -59,19 +48,7 @@ fn cut_streams_and_malformed_sse_are_counted() {
         "--seed",
         "3",
     ]);
-    let r = run(
-        loadgen(&[
-            &s.base_url(),
-            "-c",
-            "4",
-            "-n",
-            "60",
-            "--max-tokens",
-            "8",
-            "--no-upstream",
-        ]),
-        "",
-    );
+    let r = load(&s.base_url(), &["-c", "4", "-n", "60", "--max-tokens", "8"]);
     r.expect_code(31);
     let b = benches(&r);
     assert_accounted(&b[0], 60);
@@ -92,9 +69,9 @@ fn stalled_streams_time_out_in_bounded_time() {
         "5",
     ]);
     let t0 = Instant::now();
-    let r = run(
-        loadgen(&[
-            &s.base_url(),
+    let r = load(
+        &s.base_url(),
+        &[
             "-c",
             "4",
             "-n",
@@ -103,9 +80,7 @@ fn stalled_streams_time_out_in_bounded_time() {
             "8",
             "--idle-timeout",
             "400ms",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     let took = t0.elapsed();
     r.expect_code(31);
@@ -119,9 +94,9 @@ fn stalled_streams_time_out_in_bounded_time() {
 fn level_timeout_bounds_a_hung_server() {
     let s = sim(&["--zero-delay", "--stall-rate", "1.0", "--stall", "30s"]);
     let t0 = Instant::now();
-    let r = run(
-        loadgen(&[
-            &s.base_url(),
+    let r = load(
+        &s.base_url(),
+        &[
             "-c",
             "2",
             "-n",
@@ -130,9 +105,7 @@ fn level_timeout_bounds_a_hung_server() {
             "0",
             "--level-timeout",
             "1s",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     assert!(
         t0.elapsed() < Duration::from_secs(8),
@@ -165,18 +138,9 @@ fn server_death_mid_level_ends_the_run_with_a_failure_record() {
         "700ms",
     ]);
     let t0 = Instant::now();
-    let r = run(
-        loadgen(&[
-            &s.base_url(),
-            "-c",
-            "2,4",
-            "--duration",
-            "20s",
-            "--max-tokens",
-            "16",
-            "--no-upstream",
-        ]),
-        "",
+    let r = load(
+        &s.base_url(),
+        &["-c", "2,4", "--duration", "20s", "--max-tokens", "16"],
     );
     assert!(
         t0.elapsed() < Duration::from_secs(10),
@@ -201,7 +165,7 @@ fn server_death_mid_level_ends_the_run_with_a_failure_record() {
 fn unreachable_server_writes_a_failure_record() {
     let port = testkit::free_port();
     let url = format!("http://127.0.0.1:{port}");
-    let r = run(loadgen(&[&url, "--no-upstream"]), "");
+    let r = load(&url, &[]);
     r.expect_code(30);
     let v = r.json_lines();
     assert_eq!(v.len(), 1);
@@ -225,9 +189,9 @@ fn server_crash_after_answering_is_crashed_mid_run_not_bench_failed() {
         "--crash-after",
         "3s",
     ]);
-    let r = run(
-        loadgen(&[
-            &s.base_url(),
+    let r = load(
+        &s.base_url(),
+        &[
             "-c",
             "4,8",
             "-n",
@@ -237,9 +201,7 @@ fn server_crash_after_answering_is_crashed_mid_run_not_bench_failed() {
             "--max-tokens",
             "64",
             "--ignore-eos",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     r.expect_code(30);
     check_contract(&r);
@@ -252,11 +214,8 @@ fn server_crash_after_answering_is_crashed_mid_run_not_bench_failed() {
     assert_eq!(last["stage"], "bench");
     assert_eq!(last["kind"], "crashed_mid_run", "{last}");
     let reason = last["reason"].as_str().unwrap();
-    assert!(
-        reason.contains("all 4 requests failed (cut_stream x4)"),
-        "{reason}"
-    );
-    assert!(reason.contains("died mid-level"), "{reason}");
+    assert_contains(reason, "all 4 requests failed (cut_stream x4)");
+    assert_contains(reason, "died mid-level");
 }
 
 #[test]
@@ -265,20 +224,9 @@ fn server_death_part_way_through_a_level_warns_in_the_bench_record() {
     // keeps what was measured, says the server died, and a crashed_mid_run
     // record follows.
     let s = sim(&["--zero-delay", "--crash-after-requests", "5"]);
-    let r = run(
-        loadgen(&[
-            &s.base_url(),
-            "-c",
-            "1,2",
-            "-n",
-            "8",
-            "--warmup",
-            "0",
-            "--max-tokens",
-            "8",
-            "--no-upstream",
-        ]),
-        "",
+    let r = load(
+        &s.base_url(),
+        &["-c", "1,2", "-n", "8", "--warmup", "0", "--max-tokens", "8"],
     );
     r.expect_code(30);
     check_contract(&r);

@@ -8,6 +8,7 @@
 
 mod common;
 use common::*;
+use testkit::assert_contains;
 
 fn sim6() -> Sim {
     sim(&[
@@ -78,11 +79,7 @@ fn finds_the_simulators_capacity_exactly() {
             .starts_with("p99_ttft_ms "),
         "{cap}"
     );
-    assert!(
-        r.stderr().contains("capacity c=6 (c=7 misses: exact)"),
-        "{}",
-        r.stderr()
-    );
+    assert_contains(&r.stderr(), "capacity c=6 (c=7 misses: exact)");
 }
 
 #[test]

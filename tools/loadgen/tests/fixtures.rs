@@ -2,8 +2,8 @@
 //! the same speculative-decoding and token fields.
 
 use loadgen::client::ChunkMark;
-use loadgen::metrics::{tokens_per_chunk, ITL_USAGE};
-use loadgen::spec;
+use loadgen::per_request::{tokens_per_chunk, ITL_USAGE};
+use loadgen::speculative;
 use loadgen::sse::{self, Line, LineSplitter};
 
 fn fixture(name: &str) -> String {
@@ -33,12 +33,12 @@ fn chunks(text: &str) -> (Vec<sse::Chunk>, bool) {
 
 #[test]
 fn vllm_metrics_deltas_give_acceptance_and_length() {
-    let before = spec::parse_metrics(&fixture("vllm_metrics_before.txt"));
-    let after = spec::parse_metrics(&fixture("vllm_metrics_after.txt"));
+    let before = speculative::parse_metrics(&fixture("vllm_metrics_before.txt"));
+    let after = speculative::parse_metrics(&fixture("vllm_metrics_after.txt"));
     assert_eq!(before.draft_tokens, 3000.0);
     // The per-position counter must not be summed into the total.
     assert_eq!(before.accepted_tokens, 2000.0);
-    let s = spec::from_deltas(before, after).unwrap();
+    let s = speculative::from_deltas(before, after).unwrap();
     assert_eq!(s.source, "metrics");
     assert_eq!(s.draft_tokens, Some(1500));
     assert_eq!(s.accepted_tokens, Some(1200));
@@ -50,7 +50,7 @@ fn vllm_metrics_deltas_give_acceptance_and_length() {
 
 #[test]
 fn llamacpp_metrics_and_stream_timings_parse() {
-    let m = spec::parse_metrics(&fixture("llamacpp_metrics.txt"));
+    let m = speculative::parse_metrics(&fixture("llamacpp_metrics.txt"));
     assert!(m.present);
     assert_eq!(
         (m.draft_tokens, m.accepted_tokens, m.drafts),
@@ -67,7 +67,7 @@ fn llamacpp_metrics_and_stream_timings_parse() {
     assert_eq!(last.usage.unwrap().completion_tokens, Some(665));
     let t = last.timings.unwrap();
     assert_eq!((t.draft_n, t.draft_n_accepted), (Some(604), Some(515)));
-    let s = spec::from_timings(604, 515).unwrap();
+    let s = speculative::from_timings(604, 515).unwrap();
     assert_eq!(s.acceptance_rate, Some(0.853));
 }
 
@@ -100,8 +100,8 @@ fn vllm_stream_with_continuous_usage_gives_tokens_per_chunk() {
 fn sglang_server_info_and_meta_info_parse() {
     let info: serde_json::Value =
         serde_json::from_str(&fixture("sglang_server_info.json")).unwrap();
-    assert_eq!(spec::server_info_accept_length(&info), Some(2.84));
-    assert!(spec::server_speculates(&info));
+    assert_eq!(speculative::server_info_accept_length(&info), Some(2.84));
+    assert!(speculative::server_speculates(&info));
     let c = sse::parse_chunk(fixture("sglang_generate.json").trim().as_bytes()).unwrap();
     let m = c.meta_info.unwrap();
     assert_eq!(m.spec_verify_ct, Some(3));
@@ -109,7 +109,7 @@ fn sglang_server_info_and_meta_info_parse() {
     // /generate has no usage: the counts come from meta_info.
     assert_eq!(c.usage.unwrap().completion_tokens, Some(7));
     assert_eq!(c.usage.unwrap().prompt_tokens, Some(9));
-    let s = spec::from_sglang(spec::SglangSums {
+    let s = speculative::from_sglang(speculative::SglangSums {
         verify_ct: 3,
         completion_tokens: m.completion_tokens.unwrap(),
         ..Default::default()

@@ -3,6 +3,7 @@
 
 mod common;
 use common::*;
+use testkit::assert_lacks;
 
 #[test]
 fn exact_timing_gives_known_ttft_itl_tpot_e2e() {
@@ -10,9 +11,9 @@ fn exact_timing_gives_known_ttft_itl_tpot_e2e() {
     let url = s.base_url();
     // Chat endpoint: llm-sim sends an empty role chunk at once; TTFT must
     // not be clocked on it (vLLM PR 3768).
-    let r = run(
-        loadgen(&[
-            &url,
+    let r = load(
+        &url,
+        &[
             "-c",
             "1,4",
             "-n",
@@ -22,11 +23,9 @@ fn exact_timing_gives_known_ttft_itl_tpot_e2e() {
             "--ignore-eos",
             "--endpoint",
             "chat",
-            "--no-upstream",
             "--slo",
             "ttft=1s,e2e=5s",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     check_contract(&r);
@@ -67,20 +66,18 @@ fn exact_timing_gives_known_ttft_itl_tpot_e2e() {
 #[test]
 fn non_streaming_and_completions_endpoint() {
     let s = sim(&["--exact-ttft", "20ms", "--exact-itl", "5ms"]);
-    let r = run(
-        loadgen(&[
-            &s.base_url(),
+    let r = load(
+        &s.base_url(),
+        &[
             "-n",
             "4",
             "--max-tokens",
             "8",
             "--ignore-eos",
             "--no-stream",
-            "--no-upstream",
             "--format",
             "csv",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     let out = r.stdout();
@@ -142,9 +139,5 @@ fn markdown_table_and_extra_body() {
     let cells: Vec<&str> = lines[2].split('|').map(str::trim).collect();
     assert_eq!(cells[1], "1", "{out}");
     assert_eq!(cells[3], "3", "{out}");
-    assert!(
-        !r.stderr().contains("stopped before max_tokens"),
-        "{}",
-        r.stderr()
-    );
+    assert_lacks(&r.stderr(), "stopped before max_tokens");
 }

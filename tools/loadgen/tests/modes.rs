@@ -4,6 +4,7 @@
 mod common;
 use common::*;
 use std::time::{Duration, Instant};
+use testkit::assert_contains;
 
 #[test]
 fn speculative_fields_from_metrics_deltas_and_multi_token_chunks() {
@@ -20,9 +21,9 @@ fn speculative_fields_from_metrics_deltas_and_multi_token_chunks() {
         "--seed",
         "1",
     ]);
-    let r = run(
-        loadgen(&[
-            &s.base_url(),
+    let r = load(
+        &s.base_url(),
+        &[
             "-c",
             "4",
             "-n",
@@ -32,9 +33,7 @@ fn speculative_fields_from_metrics_deltas_and_multi_token_chunks() {
             "--ignore-eos",
             "--temperature",
             "0",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     let b = &benches(&r)[0];
@@ -53,16 +52,16 @@ fn speculative_fields_from_metrics_deltas_and_multi_token_chunks() {
     assert!(b["itl_ms"]["count"].as_u64().unwrap() <= out_tok - 16);
     // Greedy + ignore_eos under speculative decoding is warned about.
     let w = b["warnings"].to_string();
-    assert!(w.contains("flatters acceptance"), "{w}");
+    assert_contains(&w, "flatters acceptance");
 }
 
 #[test]
 fn duration_mode_measures_for_the_duration() {
     let s = sim(&["--exact-ttft", "5ms", "--exact-itl", "5ms"]);
     let t0 = Instant::now();
-    let r = run(
-        loadgen(&[
-            &s.base_url(),
+    let r = load(
+        &s.base_url(),
+        &[
             "-c",
             "2",
             "--duration",
@@ -70,9 +69,7 @@ fn duration_mode_measures_for_the_duration() {
             "--max-tokens",
             "8",
             "--ignore-eos",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     assert!(t0.elapsed() < Duration::from_secs(6));
@@ -207,9 +204,9 @@ fn ctrl_c_ends_the_level_writes_it_and_exits_130() {
 fn high_concurrency_is_not_capped_by_a_connection_limit() {
     // guidellm issue 487: a default pool of 100 connections capped load.
     let s = sim(&["--exact-ttft", "300ms", "--exact-itl", "1ms"]);
-    let r = run(
-        loadgen(&[
-            &s.base_url(),
+    let r = load(
+        &s.base_url(),
+        &[
             "-c",
             "160",
             "-n",
@@ -219,10 +216,8 @@ fn high_concurrency_is_not_capped_by_a_connection_limit() {
             "--max-tokens",
             "2",
             "--ignore-eos",
-            "--no-upstream",
             "--no-tokenize",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     let b = &benches(&r)[0];
@@ -247,9 +242,9 @@ fn workers_keep_their_connections_from_warmup_through_the_level() {
         // SGLang's /metrics needs --enable-metrics.
         let s = sim(&["--zero-delay", "--enable-metrics"]);
         let before = connections(&s);
-        let r = run(
-            loadgen(&[
-                &s.base_url(),
+        let r = load(
+            &s.base_url(),
+            &[
                 "-c",
                 "8",
                 "-n",
@@ -260,11 +255,9 @@ fn workers_keep_their_connections_from_warmup_through_the_level() {
                 "4",
                 "--client-threads",
                 threads,
-                "--no-upstream",
                 "--no-tokenize",
                 "--no-scrape",
-            ]),
-            "",
+            ],
         );
         r.expect_code(0);
         let b = &benches(&r)[0];
@@ -283,9 +276,9 @@ fn workers_keep_their_connections_from_warmup_through_the_level() {
 #[test]
 fn repeat_runs_each_level_again() {
     let s = sim(&["--zero-delay"]);
-    let r = run(
-        loadgen(&[
-            &s.base_url(),
+    let r = load(
+        &s.base_url(),
+        &[
             "-c",
             "1,2",
             "-n",
@@ -296,9 +289,7 @@ fn repeat_runs_each_level_again() {
             "2",
             "--max-tokens",
             "2",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     let reps: Vec<(u64, u64)> = benches(&r)

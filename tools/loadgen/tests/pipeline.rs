@@ -4,6 +4,7 @@
 mod common;
 use common::*;
 use std::time::Duration;
+use testkit::{assert_contains, assert_lacks};
 
 fn ready_record(url: &str) -> String {
     format!(
@@ -91,11 +92,7 @@ fn run_for_a_config_with_no_upstream_record_sends_no_load() {
     assert_eq!(lines[0]["kind"], "upstream_missing", "{}", lines[0]);
     assert_eq!(lines[0]["stage"], "ready");
     assert_eq!(lines[0]["config"]["speculative-num-steps"], "3");
-    assert!(
-        r.stderr().contains("no record from the wait-ready stage"),
-        "{}",
-        r.stderr()
-    );
+    assert_contains(&r.stderr(), "no record from the wait-ready stage");
     // Standalone, with no --pipeline-config, it measures as before.
     let s = sim(&["--zero-delay"]);
     let r = run(
@@ -139,7 +136,7 @@ fn bad_input_is_one_error_line_with_a_code() {
         assert!(r.stdout().is_empty(), "{args:?}: nothing on stdout");
         let err = r.stderr();
         assert!(err.contains(needle), "{args:?}: {err}");
-        assert!(!err.contains("panicked"), "{err}");
+        assert_lacks(&err, "panicked");
     }
 }
 
@@ -161,9 +158,9 @@ fn empty_role_chunk_is_not_ttft_and_missing_usage_is_flagged() {
         (ms(20), chunk(" you", Some("length"))),
         (ms(0), "data: [DONE]\n\n".to_string()),
     ]);
-    let r = run(
-        loadgen(&[
-            &url,
+    let r = load(
+        &url,
+        &[
             "--model",
             "m",
             "--endpoint",
@@ -176,9 +173,7 @@ fn empty_role_chunk_is_not_ttft_and_missing_usage_is_flagged() {
             "3",
             "--no-scrape",
             "--no-tokenize",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     let b = &benches(&r)[0];
@@ -196,9 +191,9 @@ fn stream_without_done_but_with_finish_reason_completes() {
         (ms(0), chunk("a", None)),
         (ms(5), chunk("b", Some("stop"))),
     ]);
-    let r = run(
-        loadgen(&[
-            &url,
+    let r = load(
+        &url,
+        &[
             "--model",
             "m",
             "-n",
@@ -209,16 +204,14 @@ fn stream_without_done_but_with_finish_reason_completes() {
             "2",
             "--no-scrape",
             "--no-tokenize",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     // And one that just stops is a cut stream.
     let url = scripted_server(vec![(ms(0), chunk("a", None))]);
-    let r = run(
-        loadgen(&[
-            &url,
+    let r = load(
+        &url,
+        &[
             "--model",
             "m",
             "-n",
@@ -227,9 +220,7 @@ fn stream_without_done_but_with_finish_reason_completes() {
             "0",
             "--no-scrape",
             "--no-tokenize",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     r.expect_code(30);
     assert!(r.stdout().contains("cut_stream"), "{}", r.stdout());
@@ -248,9 +239,9 @@ fn ignore_eos_not_honoured_is_flagged() {
         (ms(0), usage.to_string()),
         (ms(0), "data: [DONE]\n\n".to_string()),
     ]);
-    let r = run(
-        loadgen(&[
-            &url,
+    let r = load(
+        &url,
+        &[
             "--model",
             "m",
             "-n",
@@ -262,9 +253,7 @@ fn ignore_eos_not_honoured_is_flagged() {
             "--ignore-eos",
             "--no-scrape",
             "--no-tokenize",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     let b = &benches(&r)[0];
@@ -286,9 +275,9 @@ fn stale_keepalive_connections_are_retried_not_failed() {
         (ms(1), chunk("b", Some("length"))),
         (ms(0), "data: [DONE]\n\n".to_string()),
     ]);
-    let r = run(
-        loadgen(&[
-            &url,
+    let r = load(
+        &url,
+        &[
             "--model",
             "m",
             "-n",
@@ -299,9 +288,7 @@ fn stale_keepalive_connections_are_retried_not_failed() {
             "2",
             "--no-scrape",
             "--no-tokenize",
-            "--no-upstream",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     assert_eq!(benches(&r)[0]["counts"]["completed"], 12);

@@ -3,6 +3,7 @@
 
 mod common;
 use common::*;
+use testkit::assert_contains;
 
 fn stability(r: &Run) -> serde_json::Value {
     let b = &benches(r)[0];
@@ -13,18 +14,16 @@ fn stability(r: &Run) -> serde_json::Value {
 fn exact_timing_stops_early_and_says_stable() {
     let s = sim(&["--exact-ttft", "20ms", "--exact-itl", "5ms"]);
     let url = s.base_url();
-    let r = run(
-        loadgen(&[
-            &url,
-            "--no-upstream",
+    let r = load(
+        &url,
+        &[
             "--max-tokens",
             "8",
             "--until-stable",
             "10%",
             "--max-requests",
             "1000",
-        ]),
-        "",
+        ],
     );
     r.expect_code(0);
     check_contract(&r);
@@ -46,7 +45,7 @@ fn exact_timing_stops_early_and_says_stable() {
     assert!((100.0..170.0).contains(&mean), "{st}");
     assert!(b["warnings"].as_array().is_none_or(|w| w.is_empty()), "{b}");
     // Without the flag the record has no stability block.
-    let r = run(loadgen(&[&url, "--no-upstream", "-n", "3"]), "");
+    let r = load(&url, &["-n", "3"]);
     r.expect_code(0);
     assert!(benches(&r)[0].get("stability").is_none());
 }
@@ -67,13 +66,9 @@ fn heavy_jitter_runs_to_the_cap_and_says_so() {
     assert_eq!(st["stopped"], "max_requests", "{st}");
     assert!(f(&st["half_width_pct"]) > 1.0, "{st}");
     assert_eq!(benches(&r)[0]["counts"]["completed"], 60);
-    assert!(
-        r.stderr().contains("not stable within 1%"),
-        "{}",
-        r.stderr()
-    );
+    assert_contains(&r.stderr(), "not stable within 1%");
     let w = benches(&r)[0]["warnings"].to_string();
-    assert!(w.contains("raise --max-requests or --duration"), "{w}");
+    assert_contains(&w, "raise --max-requests or --duration");
     // The same with a time bound.
     let mut a = vec![url.as_str()];
     a.extend(args);
@@ -119,7 +114,7 @@ fn bad_until_stable_values_are_one_line_usage_errors() {
         assert!(err.contains(needle), "{args:?}: {err}");
     }
     // --min-requests means nothing without --until-stable (clap says so).
-    let r = run(loadgen(&[url, "--no-upstream", "--min-requests", "5"]), "");
+    let r = load(url, &["--min-requests", "5"]);
     r.expect_code(2);
     assert!(r.stderr().contains("--until-stable"), "{}", r.stderr());
 }

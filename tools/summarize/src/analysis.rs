@@ -2,14 +2,14 @@
 //! per-cell statistics, the baseline, best per level, the overall pick
 //! under the objective, the plateau, and the warnings a human should read.
 
+use crate::cli::Objective;
 use crate::decide::{self, CellStat, Grid, Plateau};
+use crate::flag_values::SloTerm;
 use crate::group::{is_off, is_spec_key, Model};
 use crate::input::Obs;
 use crate::level::trim_float;
 use crate::metric::{lookup, Metric};
-use crate::spec::SloTerm;
 use crate::stats;
-use crate::Objective;
 
 /// The choices that shape the decisions (from the flags).
 #[derive(Debug, Clone)]
@@ -72,7 +72,7 @@ pub struct Analysis {
 pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, String> {
     let better = opts.metric.better;
     let mut warnings = Vec::new();
-    warnings.extend(crate::aside::warning(&model, &opts.metric.path));
+    warnings.extend(crate::not_per_level::warning(&model, &opts.metric.path));
     let grid = cell_stats(&model, obs, &opts, &mut warnings);
     let noise = crate::noise::of(&model, obs, &opts.metric.path);
     let records = crate::noise::cell_records(&model, obs);
@@ -193,7 +193,7 @@ fn cell_stats(model: &Model, obs: &[Obs], opts: &Options, warnings: &mut Vec<Str
                     where_(),
                     cell.failures.len(),
                     cell.failures.len() + cell.values.len(),
-                    crate::words::failure_label(&cell.failures[0])
+                    crate::wording::failure_label(&cell.failures[0])
                 ));
             }
             out.push(Some(CellStat {
@@ -347,8 +347,8 @@ fn noisy(
             lvl(win.1),
             model.rows[rival.0].label,
             lvl(rival.1),
-            crate::words::num((a.median - b.median).abs()),
-            crate::words::num(a.spread.max(b.spread))
+            crate::wording::num((a.median - b.median).abs()),
+            crate::wording::num(a.spread.max(b.spread))
         );
         if !warnings.contains(&msg) {
             warnings.push(msg);
@@ -373,7 +373,7 @@ fn overall_cell(model: &Model, grid: &Grid, opts: &Options, p: decide::CellPick)
                 trim_float(opts.tolerance * 100.0),
                 model.rows[rr].label,
                 model.levels[rc].label(),
-                crate::words::num(rs.score)
+                crate::wording::num(rs.score)
             );
         }
     }
@@ -389,12 +389,12 @@ fn describe(s: &CellStat) -> String {
     if s.n > 1 {
         format!(
             "{} (median {} - 1.4826 x MAD over {} runs)",
-            crate::words::num(s.score),
-            crate::words::num(s.median),
+            crate::wording::num(s.score),
+            crate::wording::num(s.median),
             s.n
         )
     } else {
-        crate::words::num(s.score)
+        crate::wording::num(s.score)
     }
 }
 

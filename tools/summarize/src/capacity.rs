@@ -16,7 +16,7 @@ use crate::analysis::Analysis;
 use crate::level::Level;
 use crate::metric::lookup;
 use crate::stats::median;
-use crate::words::num;
+use crate::wording::num;
 
 /// How one level of a config fared against the SLO.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +51,7 @@ fn verdict(a: &Analysis, r: usize, c: usize) -> Option<Verdict> {
         let f = a.model.failures_at(r, c);
         return f
             .first()
-            .map(|f| Verdict::Failed(crate::words::failure_label(f)));
+            .map(|f| Verdict::Failed(crate::wording::failure_label(f)));
     }
     if s.is_some_and(|s| s.slo_ok) {
         return Some(Verdict::Meets);

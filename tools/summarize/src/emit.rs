@@ -10,15 +10,15 @@ use sweepkit::records::{Config, Provenance, SummaryRecord, SCHEMA_VERSION};
 
 use crate::analysis::Analysis;
 use crate::level::trim_float;
-use crate::render::cell_text;
 use crate::stats;
-use crate::words::failure_label;
+use crate::table::cell_text;
+use crate::wording::failure_label;
 
 fn objective_name(a: &Analysis) -> &'static str {
     match a.opts.objective {
-        crate::Objective::Max => "max",
-        crate::Objective::Slo => "slo",
-        crate::Objective::Weighted => "weighted",
+        crate::cli::Objective::Max => "max",
+        crate::cli::Objective::Slo => "slo",
+        crate::cli::Objective::Weighted => "weighted",
     }
 }
 
@@ -45,7 +45,8 @@ fn cell_rows(a: &Analysis) -> Vec<SummaryRow> {
                 measured: measured_cell(a, r, c),
                 failure: labels.join("/"),
                 // Not the level's own figure: beside the cell, never in it.
-                aside: crate::aside::any(m).then(|| crate::aside::cell_columns(a, r, c)),
+                aside: crate::not_per_level::any(m)
+                    .then(|| crate::not_per_level::cell_columns(m, r, c)),
                 simulated: None,
                 host: None,
             });
@@ -165,8 +166,8 @@ pub fn summary(a: &Analysis, started: std::time::SystemTime) -> SummaryRecord {
     if a.noise.any_ci() || a.noise.any_few() {
         details["noise"] = noise_json(a);
     }
-    if crate::aside::any(m) {
-        details["not_per_level"] = crate::aside::json(a);
+    if crate::not_per_level::any(m) {
+        details["not_per_level"] = crate::not_per_level::json(m);
     }
     SummaryRecord {
         schema: SCHEMA_VERSION,

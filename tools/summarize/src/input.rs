@@ -10,10 +10,12 @@
 //! missing or extra fields still count as far as they go.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 
 use serde_json::Value;
 use sweepkit::io::InputError;
 use sweepkit::records::{Config, FailureClass, SCHEMA_VERSION};
+use sweepkit::redact;
 
 use crate::level::Level;
 
@@ -47,7 +49,7 @@ pub struct Obs {
     /// A bench record of a level cut short (`"partial": true`).
     pub partial: bool,
     /// The host the record ran on, when it says (see `hosts`).
-    pub host: Option<crate::hosts::HostId>,
+    pub host: Option<crate::host_id::HostId>,
 }
 
 impl Obs {
@@ -250,7 +252,7 @@ fn take_record(
     let simulated = any_simulated(&rec);
     let partial = kind == "bench" && rec.get("partial").and_then(Value::as_bool) == Some(true);
     let level = Level::of_record(&rec);
-    let host = crate::hosts::of_record(&rec);
+    let host = crate::host_id::of_record(&rec);
     let body = if kind == "bench" {
         if level.is_none() {
             input.notes.push(format!(
@@ -347,6 +349,21 @@ fn any_simulated(v: &Value) -> bool {
             .any(|(k, v)| (k == "simulated" && v.as_bool() == Some(true)) || any_simulated(v)),
         Value::Array(items) => items.iter().any(any_simulated),
         _ => false,
+    }
+}
+
+/// Notes about ignored input, capped so a huge file cannot flood stderr.
+pub fn print_notes(stderr: &mut impl Write, notes: &[String]) {
+    const CAP: usize = 20;
+    for n in notes.iter().take(CAP) {
+        let _ = writeln!(stderr, "summarize: warning: {}", redact::text(n));
+    }
+    if notes.len() > CAP {
+        let _ = writeln!(
+            stderr,
+            "summarize: warning: ... and {} more like these",
+            notes.len() - CAP
+        );
     }
 }
 

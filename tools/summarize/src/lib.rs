@@ -4,204 +4,49 @@
 //! parameter, a plot, and a `summary` record a script can apply.
 
 pub mod analysis;
-pub mod aside;
 pub mod capacity;
+pub mod cli;
 pub mod decide;
 pub mod emit;
+pub mod export;
+pub mod flag_values;
 pub mod gpus;
 pub mod group;
+pub mod host_id;
 pub mod hosts;
 pub mod input;
 pub mod interval;
 pub mod level;
 pub mod metric;
 pub mod noise;
+pub mod not_per_level;
 pub mod notes;
 pub mod pareto;
 pub mod pareto_plot;
 pub mod partial;
 pub mod plot;
-pub mod render;
 pub mod report;
 pub mod report_data;
 pub mod report_svg;
 pub mod schedule;
 pub mod schedule_out;
-pub mod spec;
 pub mod startup;
 pub mod stats;
+pub mod svg_chart;
+pub mod table;
 pub mod views;
-pub mod words;
+pub mod wording;
 
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
 
 use anyhow::{anyhow, Context};
-use clap::{Parser, ValueEnum};
 use sweepkit::exit;
 use sweepkit::records::Record;
 use sweepkit::redact;
 use sweepkit::report::{Exit, WithCode};
 
-/// How the overall winner is chosen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Objective {
-    /// The best single (config, level) cell.
-    Max,
-    /// The best cell among those meeting every --slo term.
-    Slo,
-    /// The best config over a weighted mix of levels (--weights).
-    Weighted,
-}
-
-/// Output format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// Aligned table and decisions (default on a terminal).
-    Text,
-    /// Markdown table and decisions, for pull requests.
-    Markdown,
-    /// One row per config and level.
-    Csv,
-    /// One summary record (default when stdout is not a terminal).
-    Json,
-}
-
-/// Which way the metric improves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum BetterArg {
-    Higher,
-    Lower,
-}
-
-/// `--slo` terms (a newtype so clap takes the list as one value).
-#[derive(Debug, Clone)]
-pub struct Slo(pub Vec<spec::SloTerm>);
-
-/// `--weights` (a newtype so clap takes the list as one value).
-#[derive(Debug, Clone)]
-pub struct Weights(pub Vec<(level::Level, f64)>);
-
-/// Compare configs from sweepkit results: table, picks, plateau, plot.
-///
-/// Reads bench and failure records, shows configs x load levels with the
-/// change against a baseline, picks the best config per level and overall,
-/// finds where gains level off, and writes a summary record that
-/// `svc-swap --apply-from -` applies.
-#[derive(Debug, Parser)]
-#[command(name = "summarize", version, max_term_width = 79)]
-pub struct Args {
-    /// Results: JSON Lines records or loadgen CSV; - is stdin [default: -]
-    #[arg(value_name = "FILE")]
-    pub files: Vec<String>,
-
-    /// Metric to compare: dotted path (ttft_ms.p99) or alias (p99_ttft_ms)
-    #[arg(
-        short,
-        long,
-        value_name = "METRIC",
-        default_value = "throughput.output_tok_per_s"
-    )]
-    pub metric: String,
-
-    /// Which way the metric improves [default: from its unit: _ms/_s lower]
-    #[arg(long, value_name = "WAY", value_enum)]
-    pub better: Option<BetterArg>,
-
-    /// Config the change in % is against [default: speculation off, if
-    /// present, else the first config]
-    #[arg(short, long, value_name = "KEY=VALUE", value_parser = spec::parse_baseline)]
-    pub baseline: Option<(String, String)>,
-
-    /// How to pick the overall winner [default: slo with --slo, else
-    /// weighted (every level counts, equal weights unless --weights)]
-    #[arg(long, value_name = "HOW", value_enum)]
-    pub objective: Option<Objective>,
-
-    /// Service levels every pick must meet, and each config's capacity
-    /// (highest concurrency meeting them), e.g. 'p99_ttft_ms<=500'
-    #[arg(long, value_name = "TERMS", value_parser = |s: &str| spec::parse_slo(s).map(Slo))]
-    pub slo: Option<Slo>,
-
-    /// Level weights for --objective weighted, e.g. 'c=1:0.5,c=16:0.5'
-    /// [default: all levels equal]
-    #[arg(long, value_name = "WEIGHTS", value_parser = |s: &str| spec::parse_weights(s).map(Weights))]
-    pub weights: Option<Weights>,
-
-    /// Ordered parameter for the plateau [default: the one varying
-    /// numeric parameter]
-    #[arg(long, value_name = "KEY")]
-    pub param: Option<String>,
-
-    /// Gain below which further steps of the parameter count as a plateau
-    #[arg(long, value_name = "PCT", default_value = "2%", value_parser = spec::parse_pct)]
-    pub plateau_threshold: f64,
-
-    /// Scores within this of the best count as a tie; the smaller
-    /// parameter value wins
-    #[arg(long, value_name = "PCT", default_value = "1%", value_parser = spec::parse_pct)]
-    pub tolerance: f64,
-
-    /// Output format [default: text on a terminal, else json]
-    #[arg(short, long, value_name = "FORMAT", value_enum)]
-    pub format: Option<Format>,
-
-    /// Rank results from hosts of different hardware together (without
-    /// it: one table per host, and json/csv refuse, exit 55)
-    #[arg(long, conflicts_with = "per_host")]
-    pub pool_hosts: bool,
-
-    /// One table (json: one summary record) per host, even when the
-    /// hosts' hardware is identical
-    #[arg(long)]
-    pub per_host: bool,
-
-    /// Also draw the metric by level and by parameter into this SVG file
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<PathBuf>,
-
-    /// Also find the Pareto frontier of interactivity (1000 / TPOT p50,
-    /// tok/s per user) against output tok/s per GPU; --plot draws it
-    #[arg(long, help_heading = "Decision views")]
-    pub pareto: bool,
-
-    /// Also write one self-contained HTML report (verdict, table,
-    /// frontier, capacity, timelines, failures, provenance) to FILE
-    #[arg(long, value_name = "FILE.html", help_heading = "Decision views")]
-    pub report: Option<PathBuf>,
-
-    /// Print the server's own per-load schedule (JSON) from a sweep of one
-    /// speculative depth at two or more concurrency levels
-    #[arg(
-        long,
-        value_name = "SERVER",
-        value_enum,
-        help_heading = "Per-load schedule",
-        conflicts_with_all = ["per_host", "format", "plot"]
-    )]
-    pub schedule: Option<schedule::Server>,
-
-    /// With --schedule: the server's max batch, where the last range ends
-    /// [default: from the records, else vLLM 256, SGLang 48]
-    #[arg(
-        long,
-        value_name = "N",
-        requires = "schedule",
-        value_parser = clap::value_parser!(u64).range(1..),
-        help_heading = "Per-load schedule"
-    )]
-    pub max_batch: Option<u64>,
-
-    /// With --schedule sglang: the path the flags name for the adaptive
-    /// config (write the record's adaptive_config there)
-    #[arg(
-        long,
-        value_name = "PATH",
-        default_value = "speculative-adaptive.json",
-        help_heading = "Per-load schedule"
-    )]
-    pub adaptive_config_file: String,
-}
+pub use cli::{Args, BetterArg, Format, Objective, Slo, Weights};
+use input::print_notes;
 
 /// Read every FILE (`-`: stdin, once) as text.
 fn read_all(files: &[String], stdin: &mut impl BufRead) -> Result<Vec<(String, String)>, Exit> {
@@ -315,7 +160,7 @@ pub fn run_with(
 /// The warnings on stderr where the format carries no prose; exit 1 when
 /// some table picked no config.
 fn finish(
-    analyses: &[(Option<hosts::HostId>, analysis::Analysis)],
+    analyses: &[(Option<host_id::HostId>, analysis::Analysis)],
     machine: bool,
     stderr: &mut impl Write,
 ) -> Result<(), Exit> {
@@ -407,7 +252,7 @@ fn analyse_groups(
     opts: &analysis::Options,
     mut notes: Vec<String>,
     stderr: &mut impl Write,
-) -> Result<Vec<(Option<hosts::HostId>, analysis::Analysis)>, Exit> {
+) -> Result<Vec<(Option<host_id::HostId>, analysis::Analysis)>, Exit> {
     let mut models = Vec::new();
     for (host, obs) in groups {
         let model = group::build(&obs, &opts.metric, &mut notes);
@@ -435,14 +280,14 @@ fn analyse_groups(
 /// naming the host, each summary record with its `host`, each CSV row
 /// with a `host` column (one header for all).
 fn emit_all(
-    analyses: &[(Option<hosts::HostId>, analysis::Analysis)],
+    analyses: &[(Option<host_id::HostId>, analysis::Analysis)],
     views: &[views::Views],
     format: Format,
     started: std::time::SystemTime,
     table_notes: &str,
     stdout: &mut impl Write,
 ) -> Result<(), Exit> {
-    let title = |h: &hosts::HostId| format!("{} ({})", h.label, h.key);
+    let title = |h: &host_id::HostId| format!("{} ({})", h.label, h.key);
     let mut csv_rows = Vec::new();
     for (i, (host, a)) in analyses.iter().enumerate() {
         // Tables quote config values: no secret in them (`sweepkit::redact`).
@@ -458,7 +303,8 @@ fn emit_all(
                 } else {
                     ""
                 };
-                let text = render::text(a) + &views::text(a, &views[i]) + notes;
+                let text =
+                    export::text::write(&table::Table::of(a)) + &views::text(a, &views[i]) + notes;
                 stdout.write_all(redact::text(&text).as_bytes())?;
             }
             Format::Markdown => {
@@ -466,7 +312,8 @@ fn emit_all(
                     let gap = if i > 0 { "\n" } else { "" };
                     writeln!(stdout, "{gap}### host `{}`\n", redact::text(&title(h)))?;
                 }
-                let md = render::markdown(a) + &views::markdown(a, &views[i]);
+                let md =
+                    export::markdown::write(&table::Table::of(a)) + &views::markdown(a, &views[i]);
                 stdout.write_all(redact::text(&md).as_bytes())?;
             }
             Format::Csv => {
@@ -487,24 +334,4 @@ fn emit_all(
         sweepkit::flat::write_csv(&mut *stdout, &csv_rows).context("writing stdout")?;
     }
     Ok(())
-}
-
-/// Notes about ignored input, capped so a huge file cannot flood stderr.
-pub(crate) fn print_notes(stderr: &mut impl Write, notes: &[String]) {
-    const CAP: usize = 20;
-    for n in notes.iter().take(CAP) {
-        let _ = writeln!(stderr, "summarize: warning: {}", redact::text(n));
-    }
-    if notes.len() > CAP {
-        let _ = writeln!(
-            stderr,
-            "summarize: warning: ... and {} more like these",
-            notes.len() - CAP
-        );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    testkit::cli_tests!(super::Args);
 }

@@ -5,12 +5,11 @@
 
 use serde_json::Value;
 
-use crate::analysis::Analysis;
 use crate::group::Model;
 use crate::input::{Body, Obs};
 use crate::interval::{self, LEVEL};
 use crate::metric::lookup;
-use crate::words::num;
+use crate::wording::num;
 
 /// Where a cell's interval came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,8 +155,8 @@ pub fn few_requests(recs: &[&Value], path: &str) -> Option<FewRequests> {
 }
 
 /// The `± 12` after a cell's value (empty without an interval).
-pub fn ci_text(a: &Analysis, r: usize, c: usize) -> String {
-    match &a.noise.ci[r][c] {
+pub fn ci_text(noise: &Noise, r: usize, c: usize) -> String {
+    match &noise.ci[r][c] {
         Some(i) if i.method == Method::BatchMeans => format!("± {}b", num(i.half_width)),
         Some(i) => format!("± {}", num(i.half_width)),
         None => String::new(),
@@ -174,16 +173,16 @@ pub fn few_text(f: &FewRequests) -> String {
 }
 
 /// The legend's words for ± and the few-requests mark.
-pub fn legend(a: &Analysis, few_mark: &str) -> String {
+pub fn legend(noise: &Noise, few_mark: &str) -> String {
     let mut s = String::new();
-    if a.noise.any_ci() {
+    if noise.any_ci() {
         s += "; ± H: half-width of the 95% interval of the mean (Student t over the \
               repeats, n - 1 degrees of freedom)";
-        if a.noise.any_batch_means() {
+        if noise.any_batch_means() {
             s += "; H b: one run's --until-stable batch-means interval";
         }
     }
-    if a.noise.any_few() {
+    if noise.any_few() {
         s += &format!(
             "; {few_mark}: a percentile of fewer requests than it needs \
              (p99 100, p95 20, p90 10): it is near the slowest request"
@@ -233,36 +232,6 @@ pub fn within_noise_of(
             })
         })
         .collect()
-}
-
-/// `; within noise of X at c=16 (95% intervals overlap)` for a pick, or
-/// empty.
-pub fn pick_note(a: &Analysis, win: (usize, usize), same_level: bool) -> String {
-    let m = &a.model;
-    let slo = !a.opts.slo.is_empty();
-    let cands: Vec<(usize, usize)> = (0..m.rows.len())
-        .flat_map(|r| (0..m.levels.len()).map(move |c| (r, c)))
-        .filter(|&(_, c)| !same_level || c == win.1)
-        .filter(|&(r, c)| a.grid[r][c].as_ref().is_some_and(|s| !slo || s.slo_ok))
-        .collect();
-    let close = within_noise_of(&a.noise, win, &cands);
-    if close.is_empty() {
-        return String::new();
-    }
-    let names: Vec<String> = close
-        .iter()
-        .map(|&(r, c)| {
-            if same_level {
-                m.rows[r].label.clone()
-            } else {
-                format!("{} at {}", m.rows[r].label, m.levels[c].label())
-            }
-        })
-        .collect();
-    format!(
-        "; within noise of {} (95% intervals overlap)",
-        names.join(", ")
-    )
 }
 
 #[cfg(test)]

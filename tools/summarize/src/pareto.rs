@@ -30,7 +30,7 @@ use crate::analysis::Analysis;
 use crate::interval::{overlap, t_interval, LEVEL};
 use crate::metric::lookup;
 use crate::stats::median;
-use crate::words::num;
+use crate::wording::num;
 
 /// One measured cell on the chart.
 #[derive(Debug, Clone, PartialEq)]
@@ -223,7 +223,7 @@ pub fn per_config(a: &Analysis, p: &Pareto) -> Vec<(String, String)> {
                 format!("on the frontier at {}", on.join(", "))
             } else if mine.is_empty() {
                 let why: Vec<String> = (0..m.levels.len())
-                    .map(|c| crate::render::cell_text(a, r, c).value)
+                    .map(|c| crate::table::cell_text(a, r, c).value)
                     .filter(|v| v != "-")
                     .collect();
                 match why.first() {

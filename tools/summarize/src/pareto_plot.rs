@@ -6,8 +6,8 @@ use std::fmt::Write as _;
 
 use crate::analysis::Analysis;
 use crate::pareto::Pareto;
-use crate::plot::{esc, nice_axis, Frame, Panel, Series};
-use crate::words::num;
+use crate::svg_chart::{esc, nice_axis, Frame, Panel, Series};
+use crate::wording::num;
 
 /// The panel: x interactivity (tok/s per user), y throughput per GPU.
 pub(crate) fn panel(a: &Analysis, p: &Pareto) -> Panel {

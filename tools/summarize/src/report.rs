@@ -12,11 +12,11 @@ use std::fmt::Write as _;
 use sweepkit::redact;
 
 use crate::analysis::Analysis;
-use crate::hosts::HostId;
-use crate::plot::esc;
-use crate::render::{cell_text, simulated_notice};
+use crate::host_id::HostId;
 use crate::report_data::{self, Gathered};
 use crate::report_svg;
+use crate::svg_chart::esc;
+use crate::table::{simulated_notice, Table};
 use crate::views::Views;
 
 const CSS: &str = "body{font-family:system-ui,sans-serif;margin:24px;max-width:1240px;color:#222}\
@@ -70,8 +70,9 @@ pub fn html(
         } else {
             format!("-{i}")
         };
-        out += &verdict(a, &g, &sfx);
-        out += &table(a, &sfx);
+        let t = Table::of(a);
+        out += &verdict(a, &t, &g, &sfx);
+        out += &crate::export::html::write(&t, &sfx);
         if let Some(p) = &views[i].pareto {
             out += &frontier(a, p, &sfx);
         }
@@ -88,18 +89,13 @@ pub fn html(
     redact::text(&out)
 }
 
-fn verdict(a: &Analysis, g: &Gathered, sfx: &str) -> String {
+fn verdict(a: &Analysis, t: &Table, g: &Gathered, sfx: &str) -> String {
     let mut out = format!("<section id=\"verdict{sfx}\"><h2>Verdict</h2><dl>\n");
     let m = &a.model;
-    let best = a.overall.as_ref().map_or_else(
-        || "none: no config was picked (see the warnings)".to_string(),
-        |o| {
-            let noise = o.col.map_or_else(String::new, |c| {
-                crate::noise::pick_note(a, (o.row, c), false)
-            });
-            format!("{}{noise}", o.text)
-        },
-    );
+    let best = t
+        .pick
+        .clone()
+        .unwrap_or_else(|| "none: no config was picked (see the warnings)".to_string());
     let _ = writeln!(out, "<dt>pick</dt><dd id=\"pick{sfx}\">{}</dd>", esc(&best));
     if let Some(p) = &a.plateau {
         let _ = writeln!(out, "<dt>plateau</dt><dd>{}</dd>", esc(&p.text));
@@ -120,78 +116,6 @@ fn verdict(a: &Analysis, g: &Gathered, sfx: &str) -> String {
     out
 }
 
-fn table(a: &Analysis, sfx: &str) -> String {
-    let m = &a.model;
-    let mut out = format!(
-        "<section id=\"table{sfx}\"><h2>Results: {} ({})</h2>\n<table id=\"results{sfx}\"><thead><tr><th>config</th>",
-        esc(&a.opts.metric.path),
-        a.opts.metric.better.word()
-    );
-    for l in &m.levels {
-        let _ = write!(out, "<th>{}</th>", esc(&l.label()));
-    }
-    out += "</tr></thead><tbody>\n";
-    for r in 0..m.rows.len() {
-        let _ = write!(out, "<tr><th>{}</th>", esc(&m.rows[r].label));
-        for c in 0..m.levels.len() {
-            let t = cell_text(a, r, c);
-            let class = if t.best {
-                "num best"
-            } else if !t.measured && t.value != "-" {
-                "num failed"
-            } else {
-                "num"
-            };
-            let mut marks = Vec::new();
-            if let Some(n) = t.runs {
-                marks.push(format!("n={n}"));
-            }
-            if t.some_failed {
-                marks.push("some runs failed".into());
-            }
-            if t.partial {
-                marks.push("partial".into());
-            }
-            if let Some(f) = &t.few {
-                marks.push(f.clone());
-            }
-            if a.grid[r][c].as_ref().is_some_and(|s| !s.slo_ok) && !a.opts.slo.is_empty() {
-                marks.push("misses SLO".into());
-            }
-            let ci = if t.ci.is_empty() {
-                String::new()
-            } else {
-                format!(" {}", t.ci)
-            };
-            let chg = if t.change.is_empty() {
-                String::new()
-            } else {
-                format!("<span class=\"chg\">{}</span>", esc(&t.change))
-            };
-            let marks = if marks.is_empty() {
-                String::new()
-            } else {
-                format!("<br><span class=\"mark\">{}</span>", esc(&marks.join(", ")))
-            };
-            let _ = write!(
-                out,
-                "<td class=\"{class}\">{}{}{chg}{marks}</td>",
-                esc(&t.value),
-                esc(&ci)
-            );
-        }
-        out += "</tr>\n";
-    }
-    out += "</tbody></table>\n";
-    let legend = format!(
-        "bold green: best at that level; grey: change against the baseline ({}); \
-         ± H: half-width of the 95% interval (Student t over repeats; b: --until-stable batch means)",
-        m.rows[a.baseline].label
-    );
-    let _ = writeln!(out, "<p class=\"legend\">{}</p></section>", esc(&legend));
-    out
-}
-
 fn frontier(a: &Analysis, p: &crate::pareto::Pareto, sfx: &str) -> String {
     let m = &a.model;
     let mut out = format!(
@@ -208,16 +132,16 @@ fn frontier(a: &Analysis, p: &crate::pareto::Pareto, sfx: &str) -> String {
     for &i in &p.frontier {
         let q = &p.points[i];
         let byc = q.per_user_by_concurrency.map_or_else(String::new, |v| {
-            format!(", {} by output/concurrency", crate::words::num(v))
+            format!(", {} by output/concurrency", crate::wording::num(v))
         });
         let _ = writeln!(
             out,
             "<li>{} at {}: {} tok/s/user{}; {} {}</li>",
             esc(&m.rows[q.row].label),
             esc(&m.levels[q.col].label()),
-            crate::words::num(q.x),
+            crate::wording::num(q.x),
             esc(&byc),
-            crate::words::num(q.y),
+            crate::wording::num(q.y),
             if p.per_gpu {
                 "tok/s/GPU"
             } else {

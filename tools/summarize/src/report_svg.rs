@@ -7,10 +7,10 @@ use std::fmt::Write as _;
 use crate::analysis::Analysis;
 use crate::interval::{t_interval, LEVEL};
 use crate::metric::lookup;
-use crate::plot::{draw_panel, esc, Frame, Panel, Series, PANEL_H, PANEL_W};
 use crate::report_data::Timeline;
 use crate::stats::median;
-use crate::words::num;
+use crate::svg_chart::{draw_panel, esc, Frame, Panel, Series, PANEL_H, PANEL_W};
+use crate::wording::num;
 
 fn open(out: &mut String, id: &str, w: f64, h: f64) {
     let _ = writeln!(

@@ -23,22 +23,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use clap::ValueEnum;
 use serde_json::{Map, Value};
 
 use crate::analysis::Analysis;
+pub use crate::cli::Server;
 use crate::decide::{self, CellStat};
 use crate::group::is_spec_key;
 use crate::level::Level;
-
-/// Which server's schedule to write.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Server {
-    /// vLLM: `--speculative-config` with num_speculative_tokens_per_batch_size.
-    Vllm,
-    /// SGLang: `--speculative-adaptive` with an adaptive config file.
-    Sglang,
-}
 
 /// vLLM's `max_num_seqs` for the OpenAI server when not given
 /// (vllm/engine/arg_utils.py `EngineArgs`). Only the last range's end;
@@ -375,7 +366,7 @@ fn choose_at(a: &Analysis, depths: &[Depth], c: usize) -> Result<LevelChoice, Re
     if rows.is_empty() {
         let failed: Vec<String> = (0..m.rows.len())
             .flat_map(|r| m.failures_at(r, c))
-            .map(crate::words::failure_label)
+            .map(crate::wording::failure_label)
             .collect::<BTreeSet<_>>()
             .into_iter()
             .collect();

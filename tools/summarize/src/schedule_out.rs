@@ -44,12 +44,12 @@ pub fn run(
     let obs = match groups {
         Ok(mut g) => g.remove(0).1,
         Err(e) => {
-            crate::print_notes(stderr, &notes);
+            crate::input::print_notes(stderr, &notes);
             return Err(Exit::new(exit::MIXED_HARDWARE, anyhow!(e)));
         }
     };
     let model = group::build(&obs, &opts.metric, &mut notes);
-    crate::print_notes(stderr, &notes);
+    crate::input::print_notes(stderr, &notes);
     let a = analysis::analyse(model, &obs, opts).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
     let mb = max_batch(req, &a, &obs);
     let name = match req.server {

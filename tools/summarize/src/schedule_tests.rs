@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::analysis::{analyse, Options};
+use crate::cli::Objective;
 use crate::metric::metric;
-use crate::Objective;
 
 /// A bench record of `config` at concurrency `c` with `tok_s` tokens/s.
 fn bench(config: &[(&str, &str)], c: u64, tok_s: f64) -> String {

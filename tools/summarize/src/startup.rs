@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::group::Model;
 use crate::metric::lookup;
 use crate::stats::median;
-use crate::words::num;
+use crate::wording::num;
 
 /// One start of a config.
 #[derive(Debug, Clone, Default, PartialEq)]

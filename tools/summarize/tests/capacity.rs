@@ -8,6 +8,7 @@ mod common;
 use common::make::{bench, failure, lines, ready, swap};
 use common::{summarize, summary};
 use serde_json::{json, Value};
+use testkit::assert_contains;
 
 fn cell(steps: &str, c: u64, ttft: f64, goodput: Option<f64>) -> Value {
     let mut r = bench(
@@ -84,18 +85,9 @@ fn capacity_brackets_and_ranks_configs() {
     let text = summarize(&["-f", "text", "--slo", "p99_ttft_ms<=500"], &input);
     text.expect_code(0);
     let out = text.stdout();
-    assert!(
-        out.contains("  1. speculative-num-steps=2: c=16 or more (the highest level measured meets it); 1600 output tok/s"),
-        "{out}"
-    );
-    assert!(
-        out.contains("  2. speculative-num-steps=1: c=4, between c=4 and c=8, which misses (p99_ttft_ms 600); goodput 3 req/s; 400 output tok/s; ready in 100 s, stop 4 s"),
-        "{out}"
-    );
-    assert!(
-        out.contains("  4. speculative-num-steps=4: none: below c=1, the lowest level measured, which misses (p99_ttft_ms 700)"),
-        "{out}"
-    );
+    assert_contains(&out, "  1. speculative-num-steps=2: c=16 or more (the highest level measured meets it); 1600 output tok/s");
+    assert_contains(&out, "  2. speculative-num-steps=1: c=4, between c=4 and c=8, which misses (p99_ttft_ms 600); goodput 3 req/s; 400 output tok/s; ready in 100 s, stop 4 s");
+    assert_contains(&out, "  4. speculative-num-steps=4: none: below c=1, the lowest level measured, which misses (p99_ttft_ms 700)");
 }
 
 #[test]
@@ -103,15 +95,9 @@ fn startup_cost_is_shown_without_an_slo() {
     let run = summarize(&["-f", "text"], &campaign());
     run.expect_code(0);
     let out = run.stdout();
-    assert!(out.contains("start-up cost (median over starts):"), "{out}");
-    assert!(
-        out.contains("  speculative-num-steps=1: ready in 100 s, stop 4 s"),
-        "{out}"
-    );
-    assert!(
-        out.contains("  speculative-num-steps=2: not recorded"),
-        "{out}"
-    );
+    assert_contains(&out, "start-up cost (median over starts):");
+    assert_contains(&out, "  speculative-num-steps=1: ready in 100 s, stop 4 s");
+    assert_contains(&out, "  speculative-num-steps=2: not recorded");
     let rec = summary(&summarize(&["-f", "json"], &campaign()));
     let s = &rec["details"]["startup"][0];
     assert_eq!(s["time_to_ready_s"], 100.0);

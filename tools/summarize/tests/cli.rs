@@ -6,6 +6,7 @@ mod common;
 
 use common::{fixture, fixture_lines, summarize, summary, temp_file};
 use serde_json::Value;
+use testkit::assert_contains;
 
 fn steps(cfg: &Value) -> &str {
     cfg["speculative-num-steps"].as_str().unwrap_or("?")
@@ -49,11 +50,7 @@ fn weighted_objective_picks_steps4() {
 fn unknown_weight_level_is_a_usage_error() {
     let run = summarize(&["-f", "json", "--weights", "c=8:1", &fixture()], "");
     run.expect_code(2);
-    assert!(
-        run.stderr().contains("--weights names c=8"),
-        "{}",
-        run.stderr()
-    );
+    assert_contains(&run.stderr(), "--weights names c=8");
 }
 
 #[test]
@@ -324,23 +321,22 @@ fn partial_level_without_a_complete_one_is_kept_and_marked() {
         .lines()
         .find(|l| l.starts_with("4 "))
         .unwrap_or_else(|| panic!("{out}"));
-    assert!(row.contains("1596  +56% *~"), "{row}");
-    assert!(
-        out.contains("~: from a level cut short (partial record, no complete one)"),
-        "{out}"
+    assert_contains(row, "1596  +56% *~");
+    assert_contains(
+        &out,
+        "~: from a level cut short (partial record, no complete one)",
     );
     assert_eq!(
         out.matches('~').count(),
         2,
         "only that cell and the legend: {out}"
     );
-    assert!(
-        run.stderr().contains(&format!(
+    assert_contains(
+        &run.stderr(),
+        &format!(
             "{path}: line {}: c=16 was cut short (partial) and has no complete record",
             i + 1
-        )),
-        "{}",
-        run.stderr()
+        ),
     );
     let md = summarize(&["-f", "markdown", &path], "");
     md.expect_code(0);
@@ -420,9 +416,9 @@ fn a_config_that_failed_everywhere_is_not_the_baseline() {
     let text = summarize(&["-f", "text"], &input);
     text.expect_code(0);
     let out = text.stdout();
-    assert!(
-        out.contains("baseline: num_speculative_tokens=1 (first config with results)"),
-        "{out}"
+    assert_contains(
+        &out,
+        "baseline: num_speculative_tokens=1 (first config with results)",
     );
     assert!(out.contains("+50%"), "changes against k=1 are shown: {out}");
     // Speculation off measured: it is the baseline; failed everywhere: not.
@@ -433,16 +429,13 @@ fn a_config_that_failed_everywhere_is_not_the_baseline() {
     let out = summarize(&["-f", "text"], &with_off)
         .expect_code(0)
         .stdout();
-    assert!(
-        out.contains("(first config with results; speculation off has none)"),
-        "{out}"
+    assert_contains(
+        &out,
+        "(first config with results; speculation off has none)",
     );
     let with_off = format!("{input}\n{}\n{}", bench("0", 1, 90.0), bench("0", 4, 200.0));
     let out = summarize(&["-f", "text"], &with_off)
         .expect_code(0)
         .stdout();
-    assert!(
-        out.contains("baseline: num_speculative_tokens=0 (speculation off)"),
-        "{out}"
-    );
+    assert_contains(&out, "baseline: num_speculative_tokens=0 (speculation off)");
 }

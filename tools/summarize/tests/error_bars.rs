@@ -8,6 +8,7 @@ mod common;
 use common::make::{bench, lines};
 use common::{summarize, summary, temp_file};
 use serde_json::json;
+use testkit::{assert_contains, assert_lacks};
 
 /// The reference half-width, computed here from the definition with the
 /// t table's t(0.975, n - 1) (scipy.stats.t.ppf), not by summarize's code.
@@ -54,24 +55,17 @@ fn repeats_show_median_plus_minus_the_t_half_width() {
     let run = summarize(&["-f", "text"], &input);
     run.expect_code(0);
     let out = run.stdout();
-    assert!(out.contains(&format!("3150 ± {:.0}", ha)), "{out}");
-    assert!(out.contains(&format!("3100 ± {:.1}", hb)), "{out}");
-    assert!(
-        out.contains("half-width of the 95% interval of the mean (Student t"),
-        "{out}"
+    assert_contains(&out, &format!("3150 ± {:.0}", ha));
+    assert_contains(&out, &format!("3100 ± {:.1}", hb));
+    assert_contains(
+        &out,
+        "half-width of the 95% interval of the mean (Student t",
     );
     // 3150 ± 329 and 3100 ± 50 overlap: the pick at c=4 says so.
-    assert!(
-        out.contains("within noise of speculative-num-steps=2"),
-        "{out}"
-    );
+    assert_contains(&out, "within noise of speculative-num-steps=2");
     let md = summarize(&["-f", "markdown"], &input);
     md.expect_code(0);
-    assert!(
-        md.stdout().contains(&format!("3150 ± {:.0}", ha)),
-        "{}",
-        md.stdout()
-    );
+    assert_contains(&md.stdout(), &format!("3150 ± {:.0}", ha));
     // The summary record carries the interval.
     let rec = summary(&summarize(&["-f", "json"], &input));
     let cells = rec["details"]["noise"]["cells"].as_array().unwrap();
@@ -116,11 +110,7 @@ fn one_until_stable_run_shows_its_batch_means_interval() {
     let run = summarize(&["-f", "text"], &lines(&[r, other]));
     run.expect_code(0);
     assert!(run.stdout().contains("500 ± 10b"), "{}", run.stdout());
-    assert!(
-        run.stdout().contains("batch-means interval"),
-        "{}",
-        run.stdout()
-    );
+    assert_contains(&run.stdout(), "batch-means interval");
 }
 
 #[test]
@@ -132,27 +122,16 @@ fn a_p99_of_40_requests_is_flagged() {
     let run = summarize(&["-f", "text", "-m", "p99_ttft_ms"], &input);
     run.expect_code(0);
     let out = run.stdout();
-    assert!(
-        out.contains("ttft_ms.p99 is a p99 of 40 requests (fewer than 100)"),
-        "{out}"
-    );
+    assert_contains(&out, "ttft_ms.p99 is a p99 of 40 requests (fewer than 100)");
     let row = out.lines().find(|l| l.starts_with('1')).unwrap();
     assert!(row.contains('^'), "{row}");
     let row2 = out.lines().find(|l| l.starts_with('2')).unwrap();
     assert!(!row2.contains('^'), "{row2}");
     let md = summarize(&["-f", "markdown", "-m", "p99_ttft_ms"], &input);
-    assert!(
-        md.stdout().contains("p99 of 40 requests"),
-        "{}",
-        md.stdout()
-    );
+    assert_contains(&md.stdout(), "p99 of 40 requests");
     // p50 of the same 40 requests is fine.
     let p50 = summarize(&["-f", "text", "-m", "p50_ttft_ms"], &input);
-    assert!(
-        !p50.stdout().contains("requests (fewer"),
-        "{}",
-        p50.stdout()
-    );
+    assert_lacks(&p50.stdout(), "requests (fewer");
 }
 
 #[test]

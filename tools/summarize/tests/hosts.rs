@@ -7,6 +7,7 @@ mod common;
 
 use common::{fixture_lines, summarize, temp_file};
 use serde_json::{json, Value};
+use testkit::assert_contains;
 
 const H200: &str = "8x NVIDIA H200 (143771 MiB); 192x AMD EPYC 9654";
 const A100: &str = "8x NVIDIA A100-SXM4-80GB (81920 MiB); 128x AMD EPYC 7763";
@@ -137,11 +138,7 @@ fn per_host_gives_one_summary_per_host_and_text_splits_by_default() {
     let out = run.stdout();
     assert_eq!(out.matches("== host ").count(), 2, "{out}");
     assert!(out.contains(&format!("== host root@gpu2 ({A100}; sglang) ==")));
-    assert!(
-        run.stderr().contains("one table per host"),
-        "{}",
-        run.stderr()
-    );
+    assert_contains(&run.stderr(), "one table per host");
     // The CSV names the host of every row.
     let mut args = vec!["-f", "csv", "--per-host"];
     args.extend(files(&both));
@@ -149,7 +146,7 @@ fn per_host_gives_one_summary_per_host_and_text_splits_by_default() {
     run.expect_code(0);
     let csv = run.stdout();
     assert!(csv.lines().next().unwrap().contains("host"), "{csv}");
-    assert!(csv.contains("root@gpu2"), "{csv}");
+    assert_contains(&csv, "root@gpu2");
 }
 
 #[test]
@@ -165,11 +162,7 @@ fn identical_hosts_pool_as_repeats() {
         .map(|(l, c, n)| (l, c, 2 * n))
         .collect();
     assert_eq!(runs(rec), doubled, "repeats on two hosts are repeats");
-    assert!(
-        run.stderr().contains("2 hosts with identical hardware"),
-        "{}",
-        run.stderr()
-    );
+    assert_contains(&run.stderr(), "2 hosts with identical hardware");
     // --per-host still splits them when asked.
     let run = summarize(&["-f", "json", "--per-host", &a, &b], "");
     run.expect_code(0);

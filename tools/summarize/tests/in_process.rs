@@ -6,6 +6,7 @@ use clap::Parser;
 use serde_json::Value;
 use summarize::{run_with, Args};
 use sweepkit::exit;
+use testkit::{assert_contains, assert_lacks};
 
 /// The fixture campaign, as text.
 fn campaign() -> String {
@@ -71,7 +72,7 @@ fn input_without_results_is_bad_input_and_notes_go_to_stderr() {
 fn text_table_on_stdout_and_csv_warnings_on_stderr() {
     let (code, out, err, msg) = run(&["-f", "text"], &campaign());
     assert_eq!(code, exit::OK, "{msg}");
-    assert!(out.contains("speculative-num-steps"), "{out}");
+    assert_contains(&out, "speculative-num-steps");
     assert!(
         !err.contains("summarize: warning:"),
         "text carries its warnings: {err}"
@@ -82,6 +83,6 @@ fn text_table_on_stdout_and_csv_warnings_on_stderr() {
     assert!(header.contains(','), "{out}");
     // The fixture's failed config (steps 10) is warned about; CSV has no
     // prose, so the warning is on stderr and never in the rows.
-    assert!(err.contains("summarize: warning:"), "{err}");
-    assert!(!out.contains("warning"), "{out}");
+    assert_contains(&err, "summarize: warning:");
+    assert_lacks(&out, "warning");
 }

@@ -7,6 +7,7 @@ mod common;
 
 use common::{fixture, fixture_lines, summarize, summary, temp_file};
 use serde_json::{json, Value};
+use testkit::{assert_contains, assert_lacks};
 
 /// The reference campaign with acceptance from three sources: steps=4
 /// per-level (`per_request`, from SGLang's /generate), steps=5 from the
@@ -83,9 +84,9 @@ fn per_level_figures_fill_the_table_and_the_others_are_listed_apart() {
     );
     text.expect_code(0);
     let out = text.stdout();
-    assert!(
-        out.contains("best overall (max): speculative-num-steps=4 at c=1: 3.49"),
-        "{out}"
+    assert_contains(
+        &out,
+        "best overall (max): speculative-num-steps=4 at c=1: 3.49",
     );
     assert!(out.contains("speculative-num-steps=5: 3.90 at c=1, c=4, c=16, c=32, c=64 (gauge: "));
     assert!(out.contains(
@@ -189,12 +190,9 @@ fn weighted_pick_ignores_configs_with_no_per_level_figure() {
     );
     text.expect_code(0);
     let out = text.stdout();
-    assert!(
-        out.contains("best overall (weighted): speculative-num-steps=4"),
-        "{out}"
-    );
-    assert!(
-        !out.contains("speculative-num-steps=4: not measured at every weighted level"),
-        "{out}"
+    assert_contains(&out, "best overall (weighted): speculative-num-steps=4");
+    assert_lacks(
+        &out,
+        "speculative-num-steps=4: not measured at every weighted level",
     );
 }

@@ -8,6 +8,7 @@ mod common;
 use common::make::{bench, failure, lines, on_host};
 use common::{summarize, summary, temp_file};
 use serde_json::Value;
+use testkit::{assert_contains, assert_lacks};
 
 fn cfg(v: &str, tp: &str) -> Vec<(&'static str, String)> {
     vec![("variant", v.to_string()), ("tp-size", tp.to_string())]
@@ -101,18 +102,14 @@ fn dominated_configs_ties_and_a_failed_config() {
         at("  variant=a at c=8")
             < at("  variant=a at c=1: 100 tok/s/user, 100 by output/concurrency; 100 tok/s/GPU")
     );
-    assert!(
-        out.contains("variant=b: not on the frontier (dominated at every level)"),
-        "{out}"
+    assert_contains(
+        &out,
+        "variant=b: not on the frontier (dominated at every level)",
     );
-    assert!(out.contains("  variant=a: tp 1 from flags"), "{out}");
+    assert_contains(&out, "  variant=a: tp 1 from flags");
     // Without --pareto, no section.
     let plain = summarize(&["-f", "text", "--objective", "max"], &input);
-    assert!(
-        !plain.stdout().contains("pareto frontier"),
-        "{}",
-        plain.stdout()
-    );
+    assert_lacks(&plain.stdout(), "pareto frontier");
 }
 
 #[test]

@@ -4,6 +4,7 @@
 mod common;
 
 use common::{fixture, summarize};
+use testkit::assert_contains;
 
 fn series_labels(doc: &roxmltree::Document, panel: &str) -> Vec<String> {
     let panel = doc
@@ -79,9 +80,5 @@ fn unwritable_plot_path_fails_after_saying_why() {
         "",
     );
     run.expect_code(1);
-    assert!(
-        run.stderr().contains("--plot /nonexistent/dir/p.svg"),
-        "{}",
-        run.stderr()
-    );
+    assert_contains(&run.stderr(), "--plot /nonexistent/dir/p.svg");
 }

@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use common::make::{failure, lines, ready, swap};
 use common::{fixture_lines, summarize};
 use serde_json::{json, Value};
+use testkit::assert_contains;
 
 const SECRET: &str = "sk-live-9f8e7d6c5b4a";
 
@@ -212,10 +213,10 @@ fn report_renders_in_headless_chromium() {
     // The frontier lists at least one cell.
     let list = dom.split("<ol id=\"frontier-list\">").nth(1).unwrap();
     let list = list.split("</ol>").next().unwrap();
-    assert!(list.contains("<li>"), "{list}");
+    assert_contains(list, "<li>");
     // Five failure-free configs and one OOM: the failure list names it.
     let fails = dom.split("<ul id=\"failure-list\">").nth(1).unwrap();
-    assert!(fails.contains("stage ready, class config"), "{fails}");
+    assert_contains(fails, "stage ready, class config");
 
     let shot = artefacts().join("summarize-report-1280.png");
     std::fs::remove_file(&shot).ok();

@@ -3,6 +3,7 @@
 //! them with stdin piped from a thread, and start llm-sim on a free port.
 
 pub mod completions;
+pub mod flags;
 mod gate;
 pub mod netns;
 pub mod nspawn;
@@ -278,6 +279,18 @@ pub fn temp_file(tag: &str, name: &str, text: &str) -> String {
     let path = temp_dir(tag).join(name);
     std::fs::write(&path, text).unwrap();
     path.to_string_lossy().into_owned()
+}
+
+/// Assert that `text` holds `part`; on failure show both.
+#[track_caller]
+pub fn assert_contains(text: &str, part: &str) {
+    assert!(text.contains(part), "{part:?} is not in:\n{text}");
+}
+
+/// Assert that `text` does not hold `part`; on failure show both.
+#[track_caller]
+pub fn assert_lacks(text: &str, part: &str) {
+    assert!(!text.contains(part), "{part:?} should not be in:\n{text}");
 }
 
 /// The two tests every tool's clap definition gets: clap's own debug

@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+#[allow(unused_imports)] // not every test binary uses both
+pub use testkit::flags::{eagle, eagle_with};
 pub use testkit::Sim;
 
 /// Flags that skip the load, warm-up and health-probe delays.
@@ -219,14 +221,19 @@ pub fn call(port: u16, path: &str, body: Option<&Value>, key: Option<&str>) -> (
     (resp.status(), resp.into_string().unwrap_or_default())
 }
 
-/// SGLang's speculative flags as SGLang accepts them (topk 1).
-pub fn eagle(steps: &str) -> [&str; 6] {
-    [
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
-        steps,
-    ]
+/// Run llm-sim on a free port with `args` until it exits (a start-up that
+/// must fail).
+pub fn run_sim(args: &[&str]) -> testkit::Run {
+    let mut a = vec!["--port", "0"];
+    a.extend_from_slice(args);
+    testkit::run(testkit::cmd("llm-sim", &a), "")
+}
+
+/// Send `sig` (`-TERM`, `-STOP`, ...) to process `pid`.
+pub fn signal(pid: u32, sig: &str) {
+    let st = std::process::Command::new("kill")
+        .args([sig, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
 }

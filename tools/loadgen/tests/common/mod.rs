@@ -17,6 +17,14 @@ pub fn loadgen(args: &[&str]) -> Command {
     c
 }
 
+/// Run loadgen against `url` with `args` and no upstream record.
+pub fn load(url: &str, args: &[&str]) -> Run {
+    let mut a = vec![url];
+    a.extend_from_slice(args);
+    a.push("--no-upstream");
+    run(loadgen(&a), "")
+}
+
 /// llm-sim, ready, with no load or warm-up delay.
 pub fn sim(extra: &[&str]) -> Sim {
     let mut args = vec!["--load-time", "0s", "--warmup-time", "0s"];

@@ -6,9 +6,8 @@
 use serde_json::{json, Value};
 use sweepkit::lines::SummaryAside;
 
-use crate::analysis::Analysis;
 use crate::group::{Aside, Model};
-use crate::words::num;
+use crate::wording::num;
 
 /// What a source means, in a few words.
 pub fn meaning(source: &str) -> &'static str {
@@ -50,8 +49,7 @@ pub fn warning(m: &Model, path: &str) -> Option<String> {
 /// One line per config and figure: `LABEL: VALUE at LEVELS (SOURCE:
 /// meaning)`; a lifetime average repeats at every level, so its levels are
 /// listed once.
-pub fn lines(a: &Analysis) -> Vec<String> {
-    let m = &a.model;
+pub fn lines(m: &Model) -> Vec<String> {
     let mut groups: Vec<(usize, String, String, Vec<String>)> = Vec::new();
     for (r, c, x) in all(m) {
         let (value, level) = (num(x.value), m.levels[c].label());
@@ -77,35 +75,8 @@ pub fn lines(a: &Analysis) -> Vec<String> {
         .collect()
 }
 
-/// The text table's "not per-level" section (empty when there is none).
-pub fn text_section(a: &Analysis) -> String {
-    let lines = lines(a);
-    if lines.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\nnot per-level (left out of the table):\n");
-    for l in lines {
-        out += &format!("  {l}\n");
-    }
-    out
-}
-
-/// The Markdown section, escaped with `escape`.
-pub fn markdown_section(a: &Analysis, escape: fn(&str) -> String) -> String {
-    let lines = lines(a);
-    if lines.is_empty() {
-        return String::new();
-    }
-    let mut out = String::from("\n**Not per-level** (left out of the table)\n\n");
-    for l in lines {
-        out += &format!("- {}\n", escape(&l));
-    }
-    out
-}
-
 /// The asides for the JSON summary's `details.not_per_level`.
-pub fn json(a: &Analysis) -> Value {
-    let m = &a.model;
+pub fn json(m: &Model) -> Value {
     all(m)
         .map(|(r, c, x)| {
             json!({
@@ -120,8 +91,8 @@ pub fn json(a: &Analysis) -> Value {
 
 /// The CSV/JSON cell row's columns for cell (r, c): its first aside's
 /// value and source, or nulls (every row has the columns when any has).
-pub fn cell_columns(a: &Analysis, r: usize, c: usize) -> SummaryAside {
-    let x = a.model.cells[r][c].asides.first();
+pub fn cell_columns(m: &Model, r: usize, c: usize) -> SummaryAside {
+    let x = m.cells[r][c].asides.first();
     SummaryAside {
         not_per_level: x.map(|x| x.value),
         not_per_level_source: x.map(|x| x.source.clone()),

@@ -1,0 +1,139 @@
+//! Aligned text for a terminal: the header lines, the table with one
+//! value, change and mark column per level, the legend, the decisions,
+//! the failures, the figures that are not per-level and the warnings.
+
+use std::fmt::Write as _;
+
+use crate::table::{CellText, LegendWords, Table};
+
+/// The marks after a cell's change: best, misses the SLO, some runs
+/// failed, partial, not per-level only, too few requests, runs.
+fn mark(t: &CellText) -> String {
+    let mut mark = String::from(if t.best { "*" } else { "" });
+    if t.misses_slo {
+        mark.push('x');
+    }
+    if t.some_failed {
+        mark.push('!');
+    }
+    if t.partial {
+        mark.push('~');
+    }
+    if t.aside {
+        mark.push('#');
+    }
+    if t.few.is_some() {
+        mark.push('^');
+    }
+    if let Some(n) = t.runs {
+        mark += &format!(" n={n}");
+    }
+    mark
+}
+
+/// The table's cells as text, a header row first: key columns, then
+/// value/chg/mark per level (blank where a row's one note stands).
+fn grid(t: &Table) -> Vec<Vec<String>> {
+    let mut head: Vec<String> = t.key_names.clone();
+    for l in &t.levels {
+        head.extend([l.clone(), "chg".into(), String::new()]);
+    }
+    let mut grid = vec![head];
+    for row in &t.rows {
+        let mut line = row.keys.clone();
+        for c in &row.cells {
+            if row.same_everywhere.is_some() {
+                line.extend([String::new(), String::new(), String::new()]);
+            } else {
+                let value = if c.ci.is_empty() {
+                    c.value.clone()
+                } else {
+                    format!("{} {}", c.value, c.ci)
+                };
+                line.extend([value, c.change.clone(), mark(c)]);
+            }
+        }
+        grid.push(line);
+    }
+    grid
+}
+
+/// The table lines, aligned: parameter values and marks left, numbers
+/// right; a row's one note starts where its first level would.
+fn table_lines(t: &Table, out: &mut String) {
+    let grid = grid(t);
+    let spans: Vec<Option<&String>> = std::iter::once(None)
+        .chain(t.rows.iter().map(|r| r.same_everywhere.as_ref()))
+        .collect();
+    let nk = t.key_names.len();
+    let widths: Vec<usize> = (0..grid[0].len())
+        .map(|i| grid.iter().map(|row| row[i].len()).max().unwrap_or(0))
+        .collect();
+    for (row, span) in grid.iter().zip(&spans) {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if let (Some(note), true) = (span, i == nk) {
+                line += "   ";
+                line += note;
+                break;
+            }
+            let w = widths[i];
+            let sep = if i == 0 {
+                ""
+            } else if i < nk || (i - nk).is_multiple_of(3) {
+                "   "
+            } else {
+                " "
+            };
+            line += sep;
+            if i < nk || (i - nk) % 3 == 2 {
+                line += &format!("{cell:<w$}");
+            } else {
+                line += &format!("{cell:>w$}");
+            }
+        }
+        let _ = writeln!(out, "{}", line.trim_end());
+    }
+}
+
+/// The whole text output of one table.
+pub fn write(t: &Table) -> String {
+    let mut out = String::new();
+    if let Some(n) = &t.notice {
+        let _ = writeln!(out, "{n}");
+    }
+    for (k, v) in &t.header {
+        let _ = writeln!(out, "{:<10}{v}", format!("{k}:"));
+    }
+    out.push('\n');
+    table_lines(t, &mut out);
+    let words = LegendWords {
+        change: "chg",
+        partial: "~",
+        aside: "#",
+        few: "^",
+    };
+    let _ = writeln!(out, "\n{}\n", t.legend(&words));
+    for (k, v) in &t.decisions {
+        let _ = writeln!(out, "{k}: {v}");
+    }
+    if !t.failures.is_empty() {
+        let _ = writeln!(out, "\nfailures:");
+        for f in &t.failures {
+            let _ = writeln!(out, "  {f}");
+        }
+    }
+    if !t.not_per_level.is_empty() {
+        out += "\nnot per-level (left out of the table):\n";
+        for l in &t.not_per_level {
+            out += &format!("  {l}\n");
+        }
+    }
+    if !t.warnings.is_empty() {
+        let _ = writeln!(out, "\nwarnings:");
+        for w in &t.warnings {
+            let _ = writeln!(out, "  {w}");
+        }
+    }
+    out
+}
