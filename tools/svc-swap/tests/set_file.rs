@@ -1,6 +1,7 @@
 //! `--set-file` and a schedule's adaptive config, copied to the far side:
 //! over the test sshd behind an exec prefix the file lands checked and the
-//! server (llm-sim as SGLang) reads it there; a prefix that changes a byte
+//! server (llm-sim as SGLang) reads it there, and wait-ready, reading the
+//! swap record, checks its SHA-256 there (changed: exit 13); a prefix that changes a byte
 //! on the way in is refused with exit 29 and the running server untouched;
 //! `--apply-from` a `summarize --schedule` record carries the adaptive
 //! config through.
@@ -196,6 +197,23 @@ fn set_file_over_ssh_behind_an_exec_prefix_lands_checked_and_is_served() {
     let again = one(&r);
     assert_eq!(again["noop"], true, "{again}");
     assert_eq!(again["files"][0]["far_path"], far);
+    // wait-ready, with the record on stdin, checks the far copy over the
+    // same SSH session and prefix: as copied it is ready; changed, exit 13.
+    let ready = |stdin: &str| {
+        let mut c = Command::new(testkit::bin("wait-ready"));
+        c.env_remove("SSH_AUTH_SOCK");
+        c.args(["--timeout", "20s", "--server", "sglang"]);
+        testkit::run(c, stdin)
+    };
+    ready(&r.stdout()).expect_code(0);
+    std::fs::write(far, "{\"1\": {\"candidate_steps\": [7]}}\n").unwrap();
+    let w = ready(&r.stdout());
+    w.expect_code(13);
+    let reason = w.json_lines()[0]["reason"].to_string();
+    assert!(
+        reason.contains(&format!("file {far} has sha256")),
+        "{reason}"
+    );
     let parent = spec.dir.parent().unwrap();
     no_pwned(&[&spec.dir, parent, Path::new(".")]);
 }
