@@ -375,8 +375,13 @@ pub struct CopiedFile {
     /// Where the file came from: the local path, or `RECORD#adaptive_config`
     /// when the content came from an `--apply-from` schedule record.
     pub local_path: String,
-    /// The path on the far side: `DIR/SHA16-NAME` (svc-swap(1) FILES).
+    /// The path on the far side: `DIR/SHA16-NAME` (svc-swap(1) FILES); with
+    /// `--container`, the path inside the container.
     pub far_path: String,
+    /// With `--container`: where the file lies on the container's host (the
+    /// source of the bind mount that holds `far_path`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_path: Option<String>,
     /// SHA-256 of the content, 64 lowercase hex digits (as `sha256sum`).
     pub sha256: String,
     /// The content's size, checked on the far side too.

@@ -74,7 +74,8 @@ pub struct Args {
     pub set_file: Vec<String>,
 
     /// Far-side directory for --set-file copies (default:
-    /// /var/lib/sweepkit-swap/files; SPEC.sweepkit-files with --spec)
+    /// /var/lib/sweepkit-swap/files; SPEC.sweepkit-files with --spec; with
+    /// --container, required: a directory on one of its bind mounts)
     #[arg(long, value_name = "DIR")]
     pub file_dir: Option<String>,
 

@@ -105,8 +105,68 @@ impl FileFlag {
             far_path: self.far_path(dir),
             sha256: self.sha256(),
             size_bytes: self.bytes.len() as u64,
+            host_path: None,
         }
     }
+}
+
+/// With `--container`: the host directory behind container directory
+/// `dir`, from inspect's `Mounts` (Docker and podman both list bind mounts
+/// there as `Type: bind`, `Source`, `Destination`); the deepest mount
+/// holding `dir` wins. The re-created container keeps its mounts
+/// (`container/create.rs` carries `HostConfig.Binds` and `Mounts`), so a
+/// file written there is what the new container reads.
+pub fn bind_source(inspect: &serde_json::Value, dir: &str) -> Option<String> {
+    let dir = dir.trim_end_matches('/');
+    inspect
+        .get("Mounts")?
+        .as_array()?
+        .iter()
+        .filter(|m| m.get("Type").and_then(|t| t.as_str()) == Some("bind"))
+        .filter_map(|m| {
+            let d = m.get("Destination")?.as_str()?.trim_end_matches('/');
+            let src = m.get("Source")?.as_str()?.trim_end_matches('/');
+            let rest = dir.strip_prefix(d)?;
+            (rest.is_empty() || rest.starts_with('/')).then(|| (d.len(), format!("{src}{rest}")))
+        })
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, s)| if s.is_empty() { "/".into() } else { s })
+}
+
+/// The container's inspect object (the engine picked as the swap does).
+pub fn inspect_raw(
+    t: &dyn Transport,
+    want: Option<sweepkit::engine::Engine>,
+    name: &str,
+) -> Result<serde_json::Value, Exit> {
+    let e = sweepkit::engine::pick(t, want)?;
+    Ok(crate::container::inspect(t, e, name)?.raw)
+}
+
+/// `--container`: copy into the host directory behind `dir` (a directory
+/// inside the container on one of its bind mounts); the records name the
+/// container path and the host path.
+pub fn upload_container(
+    t: &dyn Transport,
+    files: &[FileFlag],
+    dir: &str,
+    inspect: &serde_json::Value,
+    name: &str,
+) -> Result<Vec<CopiedFile>, Exit> {
+    let Some(host) = bind_source(inspect, dir) else {
+        return Err(Exit::new(
+            exit::USAGE,
+            anyhow::anyhow!(
+                "--file-dir {dir}: not on a bind mount of container {name}; give a \
+                 directory inside the container that a bind mount (-v HOST:DIR) holds"
+            ),
+        ));
+    };
+    let mut recs = upload(t, files, &host)?;
+    for (r, f) in recs.iter_mut().zip(files) {
+        r.host_path = Some(std::mem::replace(&mut r.far_path, f.far_path(dir)));
+    }
+    Ok(recs)
 }
 
 /// The far directory: `--file-dir`, else the manager's default.
@@ -246,6 +306,22 @@ mod tests {
             .far_path("/d")
             .ends_with("-r.jsonl"));
         assert!(ff("..", b"{}").far_path("/d").ends_with("-file"));
+    }
+
+    #[test]
+    fn the_deepest_bind_mount_holding_the_dir_is_used() {
+        let i = serde_json::json!({"Mounts": [
+            {"Type": "bind", "Source": "/srv/a", "Destination": "/cfg"},
+            {"Type": "bind", "Source": "/srv/b/", "Destination": "/cfg/sched"},
+            {"Type": "volume", "Source": "/v", "Destination": "/data"}]});
+        assert_eq!(bind_source(&i, "/cfg/sched/x").as_deref(), Some("/srv/b/x"));
+        assert_eq!(bind_source(&i, "/cfg/").as_deref(), Some("/srv/a"));
+        assert_eq!(bind_source(&i, "/cfgx"), None);
+        assert_eq!(
+            bind_source(&i, "/data"),
+            None,
+            "a named volume's source is not ours"
+        );
     }
 
     #[test]

@@ -52,13 +52,13 @@ pub fn run(mut args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Resul
         .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!(e)))?;
     let file_dir = farfile::dir(&args, manager)?;
     let edits = apply::edits(&args, &file_dir, stdin, &mut stdout)?;
-    if !edits.files.is_empty() && manager == Manager::Container {
+    if !edits.files.is_empty() && manager == Manager::Container && args.file_dir.is_none() {
         return Err(Exit::new(
             exit::USAGE,
             anyhow::anyhow!(
-                "--set-file and a schedule's adaptive config are not copied into a \
-                 container yet (it is re-created from its definition); put the file on \
-                 a volume the container mounts and --set its path there"
+                "--container: give --file-dir DIR, a directory inside the container \
+                 that one of its bind mounts holds (the file is written to the mount's \
+                 host side)"
             ),
         ));
     }
@@ -155,6 +155,17 @@ impl Session<'_> {
         let files = if self.req.dry_run {
             let d = &self.file_dir;
             self.files.iter().map(|f| f.record(d)).collect()
+        } else if self.manager == Manager::Container && !self.files.is_empty() {
+            let name = self.args.container.as_deref().unwrap_or_default();
+            farfile::inspect_raw(t, self.args.engine, name)
+                .and_then(|raw| {
+                    farfile::upload_container(t, &self.files, &self.file_dir, &raw, name)
+                })
+                .map_err(|e| {
+                    let mut f = self.early(e);
+                    f.running = Some("old");
+                    f
+                })?
         } else {
             farfile::upload(t, &self.files, &self.file_dir).map_err(|e| {
                 let mut f = self.early(e);

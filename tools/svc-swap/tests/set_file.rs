@@ -309,23 +309,87 @@ fn apply_from_a_schedule_record_copies_its_adaptive_config() {
     assert_eq!(info["speculative_num_steps"], 3);
 }
 
+/// Real podman: the copy goes to the host side of a bind mount of the
+/// container (`--file-dir` names the directory inside it); the re-created
+/// container keeps the mount and llm-sim in it reads the file at its
+/// container path; wait-ready checks the host copy. Without `--file-dir`,
+/// or with one no bind mount holds: exit 2, nothing stopped.
 #[test]
-fn a_container_swap_refuses_set_file_for_now() {
-    let spec = Spec::new("setfile-container");
+fn a_container_swap_copies_through_a_bind_mount() {
+    if !testkit::podman::gate() {
+        return;
+    }
+    let spec = Spec::new("setfile-ctr");
+    let host = spec.dir.parent().unwrap().join("mounted");
+    std::fs::create_dir_all(&host).unwrap();
     let local = spec.local_file(ADAPTIVE);
-    let r = swap(
-        &[],
+    let port = testkit::free_port();
+    let p = port.to_string();
+    let sim = testkit::bin("llm-sim").display().to_string();
+    let vol = format!("{}:/sched", host.display());
+    let c = testkit::podman::Ctr::run(
+        "setfile",
+        &["-v", &vol],
         &[
-            "--container",
-            "nonexistent-sweepkit",
-            "--set-file",
-            &format!("speculative-adaptive-config={local}"),
+            &sim,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &p,
+            "--load-time",
+            "10ms",
+            "--warmup-time",
+            "10ms",
+            "--speculative-algorithm",
+            "EAGLE",
+            "--speculative-eagle-topk",
+            "1",
+            "--speculative-num-steps",
+            "1",
         ],
     );
+    let set_file = format!("speculative-adaptive-config={local}");
+    let base: Vec<String> = ["--container", &c.name, "--engine", "podman", "--port", &p]
+        .map(String::from)
+        .to_vec();
+    let edits = [
+        "--set-file",
+        &set_file,
+        "--set",
+        "speculative-adaptive",
+        "--set",
+        "speculative-num-steps=3",
+    ];
+    let r = swap(&base, &edits);
     r.expect_code(2);
-    assert!(
-        r.stderr().contains("not copied into a container"),
-        "{}",
-        r.stderr()
-    );
+    assert!(r.stderr().contains("give --file-dir"), "{}", r.stderr());
+    let mut a = edits.to_vec();
+    a.extend(["--file-dir", "/elsewhere"]);
+    let r = swap(&base, &a);
+    r.expect_code(2);
+    assert!(r.stderr().contains("not on a bind mount"), "{}", r.stderr());
+    let mut a = edits.to_vec();
+    a.extend(["--file-dir", "/sched/adaptive"]);
+    let r = swap(&base, &a);
+    r.expect_code(0);
+    let rec = one(&r);
+    let f = &rec["files"][0];
+    let far = f["far_path"].as_str().unwrap();
+    let on_host = f["host_path"].as_str().unwrap();
+    assert!(far.starts_with("/sched/adaptive/"), "{f}");
+    assert!(on_host.starts_with(host.to_str().unwrap()), "{f}");
+    assert_eq!(sha256(on_host), sha256(&local));
+    let t0 = Instant::now();
+    let info = loop {
+        if let Some((200, b)) = testkit::http_get(port, "/server_info") {
+            break serde_json::from_str::<Value>(&b).unwrap();
+        }
+        assert!(t0.elapsed() < Duration::from_secs(30), "never served");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(info["speculative_adaptive"], true, "{info}");
+    assert_eq!(info["speculative_adaptive_config"], far);
+    let mut w = Command::new(testkit::bin("wait-ready"));
+    w.args(["--timeout", "20s", "--server", "sglang"]);
+    testkit::run(w, &r.stdout()).expect_code(0);
 }

@@ -340,8 +340,8 @@ fn write_verdict(
 }
 
 /// Once ready: the swap record's copied files (unless --no-stdin) and
-/// --expect-file, checked on the far side; a mismatch is exit 13. Inside a
-/// container the host's path is not the server's: not checked there.
+/// --expect-file, checked on the far side; a mismatch is exit 13. For a
+/// container, the host side of the bind mount svc-swap wrote through.
 fn check_files(
     args: &Args,
     c: &Checked,
@@ -352,18 +352,30 @@ fn check_files(
     if verdict.outcome != ReadyOutcome::Ready {
         return;
     }
+    // Inside a container the server reads `far_path`; its host side (the
+    // bind mount's source, `host_path`) is what the far side's commands see.
+    let in_container = args.container.is_some() || up.container.is_some();
     let mut want = c.files.clone();
-    want.extend(up.files.iter().map(|f| files::FileExpect {
-        path: f.far_path.clone(),
-        sha256: f.sha256.clone(),
-    }));
-    if want.is_empty() {
-        return;
+    let mut unchecked = 0;
+    for f in &up.files {
+        match (&f.host_path, in_container) {
+            (Some(h), true) => want.push(files::FileExpect {
+                path: h.clone(),
+                sha256: f.sha256.clone(),
+            }),
+            (None, true) => unchecked += 1,
+            (_, false) => want.push(files::FileExpect {
+                path: f.far_path.clone(),
+                sha256: f.sha256.clone(),
+            }),
+        }
     }
-    if args.container.is_some() || up.container.is_some() {
-        verdict
-            .warnings
-            .push("copied files were not checked: they would be read inside the container".into());
+    if unchecked > 0 {
+        verdict.warnings.push(format!(
+            "{unchecked} copied file(s) not checked: no host path for a path inside the container"
+        ));
+    }
+    if want.is_empty() {
         return;
     }
     let bad = files::check(place, &want);
