@@ -10,6 +10,8 @@ process\t'A server svc-swap supervises from a process spec (--spec)'
 container\t'A Docker or podman container (--container)'
 compose\t'A Docker Compose or podman-compose service (--compose, --service)'"
 complete -c svc-swap -l set -d 'Set a launch flag (replace or add); FLAG alone makes a bare switch' -r
+complete -c svc-swap -l set-file -d 'Set FLAG to a copy of local file PATH on the far side (checked there by size and SHA-256; see FILES in svc-swap(1))' -r
+complete -c svc-swap -l file-dir -d 'Far-side directory for --set-file copies (default: /var/lib/sweepkit-swap/files; SPEC.sweepkit-files with --spec; with --container, required: a directory on one of its bind mounts)' -r
 complete -c svc-swap -l unset -d 'Remove a launch flag (and its value)' -r
 complete -c svc-swap -l apply-from -d 'Apply the config of a record from FILE or - (a summary\'s best_config, with its best_unset keys removed)' -r
 complete -c svc-swap -l port -d 'TCP port that must be free before the new instance starts' -r

@@ -35,6 +35,7 @@ complete -c wait-ready -l exec-prefix -d 'Run every far-side command behind this
 complete -c wait-ready -l connect-timeout -d 'Limit for SSH connect and authentication' -r
 complete -c wait-ready -l ssh-retry -d 'Keep retrying SSH connects that are refused, reset or time out, and sessions lost mid-command (re-checkable steps only), for up to DUR with backoff; 0 for one attempt' -r
 complete -c wait-ready -l expect-config -d 'Once ready, require the live server argument KEY to equal VALUE (dashes or underscores). Repeatable. Mismatch: exit 13' -r
+complete -c wait-ready -l expect-file -d 'Once ready, require far-side file PATH to have this SHA-256 (the swap record\'s copied files are checked too). Mismatch: exit 13' -r
 complete -c wait-ready -l pipeline-config -d 'Run as a pipeline stage for this config (repeatable; sweep passes it): with no upstream record on stdin, measure nothing, write a failure record with this config and exit 4' -r
 complete -c wait-ready -l deep -d 'With --server sglang: also require /health_generate (one token)'
 complete -c wait-ready -l accept-new-host-key -d 'Record an unknown host\'s key (OpenSSH\'s accept-new, also set by StrictHostKeyChecking in the config); a changed key is still refused'

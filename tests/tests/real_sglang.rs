@@ -388,3 +388,122 @@ fn key_paths_names_each_place_the_key_is() {
     key_paths(&v, "line 1: ", &mut out);
     assert_eq!(out, ["line 1: .a[1]", "line 1: .b.c"]);
 }
+
+/// svc-swap, then wait-ready with its record on stdin.
+fn swap_then_ready(swap: &[&str], ready: &[&str]) -> (testkit::Run, Option<testkit::Run>) {
+    let mut c = std::process::Command::new(testkit::bin("svc-swap"));
+    c.args(swap);
+    let s = testkit::run(c, "");
+    if s.code() != 0 {
+        return (s, None);
+    }
+    let mut w = std::process::Command::new(testkit::bin("wait-ready"));
+    w.args(["--server", "sglang", "--api-key", KEY, "--timeout", "10m"])
+        .args(ready);
+    let r = testkit::run(w, &s.stdout());
+    (s, Some(r))
+}
+
+/// SGLang's own start-up check of the adaptive flags (issue 23 item 5),
+/// on the real SGLang 0.5.23 (CPU): steps outside the adaptive config's
+/// candidates is SGLang's ValueError at argument resolution
+/// (sglang/srt/arg_groups/speculative_hook.py:1417
+/// `_init_adaptive_speculative_params`), before any model load: svc-swap's
+/// pre-flight refuses it with the same line (exit 26, nothing started);
+/// bypassed, wait-ready sees `crashed_at_load` with that line. The
+/// fall-back (`_maybe_disable_adaptive`, :1374) warns and serves: with no
+/// EAGLE algorithm SGLang logs "speculative_adaptive disabled" and serves
+/// static, /server_info reporting `speculative_adaptive: false`.
+/// Speculative decoding itself (EAGLE with topk 1 running adaptive steps)
+/// needs a GPU: the CPU build serves no draft model, so the fall-back seen
+/// here is the no-algorithm one (topk > 1 is checked by pre-flight and on
+/// llm-sim: tools/svc-swap/tests/preflight_schedule.rs).
+#[test]
+fn adaptive_flags_on_real_sglang() {
+    let p = Peers::load(&["sglang_python", "sgl_kernel_stub", "hf_target", "hf_draft"]);
+    let port = testkit::realpeer::server_port();
+    let dir = testkit::temp_dir("real-sglang-adaptive");
+    let stub_log: PathBuf = dir.join("sgl_kernel-calls.log");
+    let spec = sglang_spec(&p, port, &stub_log);
+    let _group = KillGroupOnDrop(format!("{}.pid", spec.s()).into());
+    let cfg = dir.join("adaptive.json");
+    std::fs::write(
+        &cfg,
+        "{\"1\": {\"candidate_steps\": [1, 3]}, \"8\": {\"candidate_steps\": [1]}}\n",
+    )
+    .unwrap();
+    let set_file = format!("speculative-adaptive-config={}", cfg.display());
+    let draft = format!(
+        "speculative-draft-model-path={}",
+        p.get("hf_draft").display()
+    );
+    let bad = [
+        "--spec",
+        spec.s(),
+        "--force-kill",
+        "--set-file",
+        &set_file,
+        "--set",
+        "speculative-adaptive",
+        "--set",
+        "speculative-algorithm=EAGLE",
+        "--set",
+        &draft,
+        "--set",
+        "speculative-eagle-topk=1",
+        "--set",
+        "speculative-num-steps=2",
+    ];
+    const LINE: &str = "ValueError: --speculative-num-steps=2 is not in the adaptive config \
+                        candidate_steps [1, 3]. Pass one of those values.";
+    let (s, _) = swap_then_ready(&bad, &[]);
+    s.expect_code(26);
+    assert!(s.stderr().contains(LINE), "{}", s.stderr());
+    assert!(spec.live_pid().is_none(), "pre-flight started nothing");
+    // Bypassed: the real SGLang refuses, after its imports, before a load.
+    let mut bypass = bad.to_vec();
+    bypass.push("--no-preflight");
+    let (s, r) = swap_then_ready(&bypass, &[]);
+    s.expect_code(0);
+    let r = r.unwrap();
+    r.expect_code(10);
+    let f = &r.json_lines()[0];
+    assert_eq!(f["kind"], "crashed_at_load", "{f}\n{}", tail(&spec.log()));
+    let said = format!("{} {}", f["reason"], f["log_tail"]);
+    assert!(said.contains(LINE), "SGLang's own line: {f}");
+    // The fall-back: adaptive without an EAGLE algorithm warns and serves.
+    let fallback = [
+        "--spec",
+        spec.s(),
+        "--force-kill",
+        "--unset",
+        "speculative-algorithm",
+        "--unset",
+        "speculative-draft-model-path",
+        "--unset",
+        "speculative-eagle-topk",
+        "--unset",
+        "speculative-num-steps",
+    ];
+    let (s, r) = swap_then_ready(
+        &fallback,
+        &["--expect-config", "speculative-adaptive=false"],
+    );
+    s.expect_code(0);
+    let pf = s.json_lines()[0]["preflight"].to_string();
+    assert!(
+        pf.contains("speculative_algorithm=None (only EAGLE/EAGLE3"),
+        "{pf}"
+    );
+    let r = r.unwrap();
+    r.expect_code(0);
+    let log = spec.log();
+    assert!(
+        log.contains("speculative_adaptive disabled: speculative_algorithm=None")
+            && log.contains("Falling back to static speculative params."),
+        "SGLang's warning:\n{}",
+        tail(&log)
+    );
+    assert_no_kernel_called(&stub_log, &log);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -49,6 +49,10 @@ pub const SSH_CONFIG_ERROR: u8 = 27;
 /// the far side, or its engine does not answer (a docker client without a
 /// running daemon).
 pub const ENGINE_UNAVAILABLE: u8 = 28;
+/// svc-swap: a file given with `--set-file` (or a schedule's adaptive
+/// config) arrived on the far side with another size or SHA-256 than the
+/// local one; it was removed there and nothing was stopped.
+pub const FILE_MISMATCH: u8 = 29;
 
 // loadgen outcomes.
 /// loadgen: every request of a level failed, or the server died mid-run.

@@ -12,6 +12,7 @@ pub mod redact;
 pub mod report;
 #[cfg(feature = "rxstamp")]
 pub mod rxstamp;
+pub mod sha256;
 pub mod slo;
 #[cfg(feature = "ssh")]
 pub mod ssh;

@@ -362,6 +362,32 @@ pub struct SwapRecord {
     /// to the job (the run that started it was lost).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reattached: bool,
+    /// Files svc-swap copied to the far side and set a flag to
+    /// (`--set-file`, a schedule's adaptive config): each checked there by
+    /// size and SHA-256 before anything was stopped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<CopiedFile>,
+}
+
+/// A file made here that svc-swap copied to the far side for a flag.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct CopiedFile {
+    /// The flag set to `far_path`, e.g. `--speculative-adaptive-config`.
+    pub flag: String,
+    /// Where the file came from: the local path, or `RECORD#adaptive_config`
+    /// when the content came from an `--apply-from` schedule record.
+    pub local_path: String,
+    /// The path on the far side: `DIR/SHA16-NAME` (svc-swap(1) FILES); with
+    /// `--container`, the path inside the container.
+    pub far_path: String,
+    /// With `--container`: where the file lies on the container's host (the
+    /// source of the bind mount that holds `far_path`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_path: Option<String>,
+    /// SHA-256 of the content, 64 lowercase hex digits (as `sha256sum`).
+    pub sha256: String,
+    /// The content's size, checked on the far side too.
+    pub size_bytes: u64,
 }
 
 /// wait-ready's verdict.

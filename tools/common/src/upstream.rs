@@ -90,8 +90,9 @@ pub fn missing(
 pub const SERVER: &[&str] = &["swap", "ready", "bench"];
 
 /// Records that carry a config to apply, read by `svc-swap --apply-from`:
-/// the server records plus summarize's pick and sweep.sh's origin record.
-pub const CONFIG: &[&str] = &["swap", "ready", "bench", "summary", "origin"];
+/// the server records plus summarize's pick, its per-load schedule
+/// (`--schedule`) and sweep.sh's origin record.
+pub const CONFIG: &[&str] = &["swap", "ready", "bench", "summary", "schedule", "origin"];
 
 /// What was on the input.
 #[derive(Debug)]

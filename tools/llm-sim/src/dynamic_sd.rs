@@ -7,7 +7,8 @@
 //! None`, so pydantic refuses entries that are not three integers);
 //! vllm/v1/spec_decode/dynamic/utils.py
 //! `validate_and_normalize_dynamic_sd_schedule` (the checks and their
-//! ValueError texts; ranges are sorted before the overlap check) and
+//! ValueError texts, as in vLLM 0.32; ranges are sorted by start before
+//! the overlap check) and
 //! `build_dynamic_sd_schedule_lookup` (dense table indexed by batch size:
 //! gaps and the tail carry the previous k forward, every k clamped to
 //! `num_speculative_tokens`); vllm/v1/core/sched/scheduler.py
@@ -80,10 +81,13 @@ fn py_type(v: &Value) -> &'static str {
 }
 
 /// `validate_and_normalize_dynamic_sd_schedule` for 3-item entries, with
-/// its messages.
+/// its messages as vLLM 0.32 has them (vllm/v1/spec_decode/dynamic/utils.py
+/// lines 26-72 of the installed 0.32.0+cpu wheel): entries sorted by their
+/// start only (Python's stable `sort(key=lambda entry: entry[0])`), so a
+/// repeated range is an overlap.
 pub fn validate(entries: &[[i64; 3]]) -> Result<Ranges, String> {
     if entries.is_empty() {
-        return Err("speculative_token_schedule must not be empty.".into());
+        return Err("num_speculative_tokens_per_batch_size must not be empty.".into());
     }
     for &[lo, hi, k] in entries {
         if lo <= 0 || hi <= 0 {
@@ -91,43 +95,31 @@ pub fn validate(entries: &[[i64; 3]]) -> Result<Ranges, String> {
         }
         if lo > hi {
             return Err(format!(
-                "Batch-size range start must be <= end for ({lo}, {hi}, ..., {k})."
+                "Batch-size range start must be <= end for ({lo}, {hi}, {k})."
             ));
         }
         if k < 0 {
-            return Err("speculative_token_schedule K values must be >= 0.".into());
+            return Err("num_speculative_tokens_per_batch_size values must be >= 0.".into());
         }
     }
     let mut sorted: Vec<(u64, u64, u64)> = entries
         .iter()
         .map(|&[lo, hi, k]| (lo as u64, hi as u64, k as u64))
         .collect();
-    sorted.sort();
-    let mut ranges: Vec<(u64, u64)> = sorted.iter().map(|&(a, b, _)| (a, b)).collect();
-    ranges.dedup();
+    sorted.sort_by_key(|e| e.0);
     let mut prev_end = 0;
-    for &(lo, hi) in &ranges {
+    for &(lo, hi, _) in &sorted {
         if lo <= prev_end {
             return Err("Batch-size ranges must be non-overlapping and sorted.".into());
         }
         prev_end = hi;
     }
-    if ranges[0].0 != 1 {
+    if sorted[0].0 != 1 {
         return Err(
             "The first batch-size range must start at 1 so every runtime \
              batch size has a defined schedule."
                 .into(),
         );
-    }
-    if ranges.len() != sorted.len() {
-        let (lo, hi, _) = sorted
-            .windows(2)
-            .find(|w| (w[0].0, w[0].1) == (w[1].0, w[1].1))
-            .map(|w| w[1])
-            .expect("a repeated range");
-        return Err(format!(
-            "Duplicate schedule cell for (bs=[{lo},{hi}], ctx_lo=1)."
-        ));
     }
     Ok(sorted)
 }
@@ -211,11 +203,11 @@ mod tests {
         );
         assert_eq!(
             err(json!([[1, 8, -1]])),
-            v("speculative_token_schedule K values must be >= 0.")
+            v("num_speculative_tokens_per_batch_size values must be >= 0.")
         );
         assert_eq!(
             err(json!([[4, 2, 1]])),
-            v("Batch-size range start must be <= end for (4, 2, ..., 1).")
+            v("Batch-size range start must be <= end for (4, 2, 1).")
         );
         assert_eq!(
             err(json!([[0, 2, 1]])),
@@ -223,9 +215,14 @@ mod tests {
         );
         assert_eq!(
             err(json!([])),
-            v("speculative_token_schedule must not be empty.")
+            v("num_speculative_tokens_per_batch_size must not be empty.")
         );
         assert!(matches!(err(json!([[1, 2]])), Invalid::Pydantic(_)));
+        // A repeated range is an overlap to vLLM 0.32 (no duplicate check).
+        assert_eq!(
+            err(json!([[1, 8, 3], [1, 8, 2]])),
+            v("Batch-size ranges must be non-overlapping and sorted.")
+        );
         // Out of order but disjoint: vLLM sorts first and accepts it.
         let ok = ranges(&json!({"num_speculative_tokens_per_batch_size": [[9, 16, 1], [1, 8, 3]]}));
         assert_eq!(ok.unwrap().unwrap(), vec![(1, 8, 3), (9, 16, 1)]);

@@ -64,7 +64,7 @@ fn a_schedule_vllm_refuses_fails_the_start_with_its_message() {
         ),
         (
             "[[1,8,-1]]",
-            "ValueError: speculative_token_schedule K values must be >= 0.",
+            "ValueError: num_speculative_tokens_per_batch_size values must be >= 0.",
         ),
     ];
     for (schedule, line) in bad {

@@ -1,5 +1,6 @@
-//! The edits one run makes: `--apply-from` (a record's config, read with
-//! the core upstream reader) then `--set` and `--unset`.
+//! The edits one run makes: `--apply-from` (a record's config, or a
+//! `summarize --schedule` record's flags, read with the core upstream
+//! reader) then `--set`, `--set-file` and `--unset`.
 
 use std::io::{BufRead, Write};
 
@@ -9,19 +10,39 @@ use sweepkit::records::Record;
 use sweepkit::report::{Exit, WithCode};
 use sweepkit::upstream::{self, Reader, Upstream};
 
+use crate::farfile::FileFlag;
 use crate::flags::Op;
 use crate::Args;
 
+/// What one run changes.
+pub struct Edits {
+    pub ops: Vec<Op>,
+    /// The record `--apply-from` read, kept as upstream.
+    pub upstream: Option<serde_json::Value>,
+    /// Files to copy to the far side first (their flags are in `ops`).
+    pub files: Vec<FileFlag>,
+}
+
 /// The edits and the upstream record they came from. An upstream failure
 /// record is written through to `stdout` and ends the run (exit 4).
+/// `file_dir` is the far directory `--set-file` copies go to.
 pub fn edits(
     args: &Args,
+    file_dir: &str,
     stdin: impl BufRead,
     stdout: &mut impl Write,
-) -> Result<(Vec<Op>, Option<serde_json::Value>), Exit> {
+) -> Result<Edits, Exit> {
+    let mut files = Vec::new();
     let (mut ops, raw) = match &args.apply_from {
         Some(src) => match apply_from(src, stdin)? {
-            Upstream::Record(rec, raw) => (ops_from(src, &rec)?, Some(raw)),
+            Upstream::Record(rec, raw) => match *rec {
+                Record::Schedule(s) => {
+                    let (ops, f) = crate::schedule::ops(source_name(src), &s, file_dir)?;
+                    files.extend(f);
+                    (ops, Some(raw))
+                }
+                rec => (ops_from(src, &rec)?, Some(raw)),
+            },
             Upstream::Failure(raw) => {
                 return Err(upstream::pass_through(crate::TOOL, &raw, stdout))
             }
@@ -33,10 +54,19 @@ pub fn edits(
     for s in &args.set {
         ops.push(Op::parse_set(s).map_err(|e| usage("--set", e))?);
     }
+    for s in &args.set_file {
+        let f = FileFlag::parse(s)?;
+        ops.push(f.op(file_dir));
+        files.push(f);
+    }
     for s in &args.unset {
         ops.push(Op::parse_unset(s).map_err(|e| usage("--unset", e))?);
     }
-    Ok((ops, raw))
+    Ok(Edits {
+        ops,
+        upstream: raw,
+        files,
+    })
 }
 
 /// Read the `--apply-from` record (`-` is stdin) with the core reader.

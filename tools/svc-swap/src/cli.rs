@@ -34,7 +34,7 @@ pub enum Manager {
     after_help = "Writes one swap record (JSON line) on stdout, or a failure record.\n\
                   Exit codes: 20 target, 21 transport, 22 not applied, 23 stop,\n\
                   24 start, 25 rolled back, 26 refused by pre-flight,\n\
-                  28 no container engine.\n\
+                  28 no container engine, 29 copied file mismatch.\n\
                   See svc-swap(1)."
 )]
 pub struct Args {
@@ -80,6 +80,21 @@ pub struct Args {
     #[arg(long = "set", value_name = "FLAG=VALUE", allow_hyphen_values = true)]
     pub set: Vec<String>,
 
+    /// Set FLAG to a copy of local file PATH on the far side (checked there
+    /// by size and SHA-256; see FILES in svc-swap(1))
+    #[arg(
+        long = "set-file",
+        value_name = "FLAG=PATH",
+        allow_hyphen_values = true
+    )]
+    pub set_file: Vec<String>,
+
+    /// Far-side directory for --set-file copies (default:
+    /// /var/lib/sweepkit-swap/files; SPEC.sweepkit-files with --spec; with
+    /// --container, required: a directory on one of its bind mounts)
+    #[arg(long, value_name = "DIR")]
+    pub file_dir: Option<String>,
+
     /// Remove a launch flag (and its value)
     #[arg(long = "unset", value_name = "FLAG", allow_hyphen_values = true)]
     pub unset: Vec<String>,
@@ -98,7 +113,7 @@ pub struct Args {
     pub dry_run: bool,
 
     /// Put the previous config back (latest backup, or drop-in removal)
-    #[arg(long, conflicts_with_all = ["set", "unset", "apply_from"])]
+    #[arg(long, conflicts_with_all = ["set", "set_file", "unset", "apply_from"])]
     pub restore: bool,
 
     /// TCP port that must be free before the new instance starts
@@ -162,7 +177,7 @@ pub struct Args {
 
     /// Follow swap job ID (a run that lost its session) to its end and
     /// write its record: which config runs now
-    #[arg(long, value_name = "ID", conflicts_with_all = ["set", "unset", "apply_from", "restore", "dry_run"])]
+    #[arg(long, value_name = "ID", conflicts_with_all = ["set", "set_file", "unset", "apply_from", "restore", "dry_run"])]
     pub reattach: Option<String>,
 
     #[command(flatten)]

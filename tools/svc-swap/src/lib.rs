@@ -10,11 +10,14 @@ pub mod diff;
 pub mod draft;
 pub mod execstart;
 pub mod far;
+pub mod farfile;
 pub mod flags;
 pub mod job;
 pub mod preflight;
+pub mod preflight_schedule;
 pub mod process;
 pub mod ready;
+pub mod schedule;
 pub mod show;
 pub mod spec;
 pub mod swap;
@@ -48,13 +51,26 @@ pub fn run(mut args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Resul
         .clone()
         .fill_from(None)
         .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!(e)))?;
-    let (ops, upstream) = apply::edits(&args, stdin, &mut stdout)?;
+    let file_dir = farfile::dir(&args, manager)?;
+    let edits = apply::edits(&args, &file_dir, stdin, &mut stdout)?;
+    if !edits.files.is_empty() && manager == Manager::Container && args.file_dir.is_none() {
+        return Err(Exit::new(
+            exit::USAGE,
+            anyhow::anyhow!(
+                "--container: give --file-dir DIR, a directory inside the container \
+                 that one of its bind mounts holds (the file is written to the mount's \
+                 host side)"
+            ),
+        ));
+    }
     let s = Session {
-        req: args.request(ops),
+        req: args.request(edits.ops),
         args: &args,
         manager,
         started,
-        upstream,
+        upstream: edits.upstream,
+        files: edits.files,
+        file_dir,
     };
     let transport = match make_transport(&args) {
         Ok(t) => t,
@@ -89,6 +105,9 @@ struct Session<'a> {
     req: swap::Request,
     started: SystemTime,
     upstream: Option<Value>,
+    /// Files to copy to the far side before the stop (`farfile.rs`).
+    files: Vec<farfile::FileFlag>,
+    file_dir: String,
 }
 
 impl Session<'_> {
@@ -136,12 +155,68 @@ impl Session<'_> {
         // Before anything is written or stopped: a config SGLang would
         // refuse after its model load is refused here, and the old server
         // keeps running.
-        let notes = preflight_gate(self.args, &self.req, target.current())?;
+        let read = |p: &str| self.adaptive_config_text(t, p);
+        let notes = preflight_gate(self.args, &self.req, target.current(), &read)?;
+        // The copies and their checks, still before the stop: a mismatch
+        // leaves the running server as it was.
+        let files = if self.req.dry_run {
+            let d = &self.file_dir;
+            self.files.iter().map(|f| f.record(d)).collect()
+        } else if self.manager == Manager::Container && !self.files.is_empty() {
+            let name = self.args.container.as_deref().unwrap_or_default();
+            farfile::inspect_raw(t, self.args.engine, name)
+                .and_then(|raw| {
+                    farfile::upload_container(t, &self.files, &self.file_dir, &raw, name)
+                })
+                .map_err(|e| {
+                    let mut f = self.early(e);
+                    f.running = Some("old");
+                    f
+                })?
+        } else {
+            farfile::upload(t, &self.files, &self.file_dir).map_err(|e| {
+                let mut f = self.early(e);
+                f.running = Some("old");
+                f
+            })?
+        };
         let up = self.upstream.clone();
         let mut r = swap::run(t, target.as_mut(), &self.req, self.started, up)?;
         r.warnings.extend(earlier);
         r.preflight = notes;
+        r.files = files;
         Ok(r)
+    }
+
+    /// The text of the adaptive config at far path `p`, for pre-flight: the
+    /// bytes of a file this run copies there, else the far file itself
+    /// (`None`: not checked, with the reason; a container's own paths are
+    /// not the host's).
+    fn adaptive_config_text(
+        &self,
+        t: &dyn Transport,
+        p: &str,
+    ) -> Result<Result<String, String>, Exit> {
+        if let Some(f) = self.files.iter().find(|f| f.far_path(&self.file_dir) == p) {
+            return Ok(Ok(String::from_utf8_lossy(&f.bytes).into_owned()));
+        }
+        if !p.starts_with('/') || self.manager == Manager::Container {
+            return Ok(Err(format!(
+                "--speculative-adaptive-config {p} was not checked (a path the server \
+                 resolves itself: relative, or inside the container)"
+            )));
+        }
+        match far::read_file(t, p)? {
+            Some(text) => Ok(Ok(text)),
+            None => Err(Exit::new(
+                exit::PREFLIGHT_REJECTED,
+                anyhow::anyhow!(
+                    "pre-flight: SGLang refuses at start-up: FileNotFoundError: [Errno 2] No \
+                     such file or directory: '{p}' (on {}); nothing was stopped",
+                    t.describe()
+                ),
+            )),
+        }
     }
 
     /// A failure before the target is read: the config is what the edits
@@ -237,40 +312,67 @@ fn settle_earlier(
     Ok(said)
 }
 
-/// Check the edited command line with `preflight` when it starts SGLang
-/// (or llm-sim); the notes go to stderr now and into the swap record.
+/// How pre-flight gets the adaptive config's text (`Err` inside: not
+/// checked, and why).
+type ReadConfig<'a> = dyn Fn(&str) -> Result<Result<String, String>, Exit> + 'a;
+
+/// Check the edited command line with `preflight` (SGLang, or llm-sim as
+/// SGLang) and `preflight_schedule` (both servers' schedules); the notes
+/// go to stderr now and into the swap record.
 fn preflight_gate(
     args: &Args,
     req: &swap::Request,
     cur: &execstart::ExecLine,
+    read: &ReadConfig,
 ) -> Result<Vec<String>, swap::Failed> {
     if args.no_preflight || req.restore {
         return Ok(Vec::new());
     }
     let edited = flags::apply(cur, &req.ops);
-    let argv = edited.line.logical_argv();
-    if !preflight::is_sglang(&argv) {
-        return Ok(Vec::new());
-    }
-    match preflight::check(&argv) {
-        Ok(found) => {
-            for n in &found.notes {
-                sweepkit::report::warning(TOOL, format!("pre-flight: {n}"));
-            }
-            Ok(found.notes)
+    let reject = |reason: String| {
+        let mut f = swap::fail(
+            Exit::new(
+                exit::PREFLIGHT_REJECTED,
+                anyhow::anyhow!("pre-flight: {reason}; nothing was stopped"),
+            ),
+            &edited.config,
+        );
+        f.running = Some("old");
+        f
+    };
+    let mut argv = edited.line.logical_argv();
+    let mut notes = Vec::new();
+    if preflight_schedule::is_vllm(&argv) {
+        notes = preflight_schedule::check_vllm(&argv).map_err(reject)?;
+    } else if preflight::is_sglang(&argv) {
+        let adaptive = argv.iter().any(|w| w == "--speculative-adaptive");
+        let path = preflight_schedule::value(&argv, &["--speculative-adaptive-config"]);
+        let text = match path.filter(|_| adaptive) {
+            None => Some(None),
+            Some(p) => match read(&p) {
+                Ok(Ok(t)) => Some(Some(t)),
+                Ok(Err(why)) => {
+                    notes.push(why);
+                    None
+                }
+                Err(e) => {
+                    let mut f = swap::fail(e, &edited.config);
+                    f.running = Some("old");
+                    return Err(f);
+                }
+            },
+        };
+        if let Some(text) = text {
+            let a = preflight_schedule::check_sglang(&argv, text.as_deref()).map_err(reject)?;
+            argv.extend(a.implied);
+            notes.extend(a.notes);
         }
-        Err(reason) => {
-            let mut f = swap::fail(
-                Exit::new(
-                    exit::PREFLIGHT_REJECTED,
-                    anyhow::anyhow!("pre-flight: {reason}; nothing was stopped"),
-                ),
-                &edited.config,
-            );
-            f.running = Some("old");
-            Err(f)
-        }
+        notes.extend(preflight::check(&argv).map_err(reject)?.notes);
     }
+    for n in &notes {
+        sweepkit::report::warning(TOOL, format!("pre-flight: {n}"));
+    }
+    Ok(notes)
 }
 
 /// The transport svc-swap runs through. Over SSH, transient faults are

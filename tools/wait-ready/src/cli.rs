@@ -145,6 +145,11 @@ pub struct Args {
     #[arg(long, value_name = "KEY=VALUE")]
     pub expect_config: Vec<String>,
 
+    /// Once ready, require far-side file PATH to have this SHA-256 (the
+    /// swap record's copied files are checked too). Mismatch: exit 13
+    #[arg(long, value_name = "PATH=SHA256")]
+    pub expect_file: Vec<String>,
+
     /// Wait until the targets fail (server down) instead.
     #[arg(long)]
     pub invert: bool,

@@ -5,6 +5,7 @@ pub mod argv;
 pub mod check;
 pub mod cli;
 pub mod command;
+pub mod files;
 pub mod info;
 pub mod live;
 pub mod machine;
@@ -42,6 +43,7 @@ struct Checked {
     headers: Vec<(String, String)>,
     fatal: Vec<Regex>,
     configs: Vec<info::ConfigExpect>,
+    files: Vec<files::FileExpect>,
 }
 
 fn usage(msg: impl Into<String>) -> Exit {
@@ -75,6 +77,12 @@ fn check_args(a: &Args) -> Result<Checked, Exit> {
         .iter()
         .map(|r| Regex::new(r).map_err(|e| usage(format!("--fatal-regex: {e}"))))
         .collect::<Result<Vec<_>, _>>()?;
+    let files = a
+        .expect_file
+        .iter()
+        .map(|s| files::FileExpect::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(usage)?;
     let configs = a
         .expect_config
         .iter()
@@ -95,6 +103,7 @@ fn check_args(a: &Args) -> Result<Checked, Exit> {
         headers,
         fatal,
         configs,
+        files,
     })
 }
 
@@ -149,6 +158,7 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         container: watchers.container.as_ref(),
     };
     let live = inspect_live(&ask, &mut verdict)?;
+    check_files(&args, &c, &up, &place, &mut verdict);
     output::report(&verdict);
     if !args.quiet {
         let via = transport.as_ref().map(|t| t.describe());
@@ -327,6 +337,57 @@ fn write_verdict(
     machine::attach(&mut rec, host);
     sweepkit::io::write_record(stdout, &rec).context("writing stdout")?;
     Ok(())
+}
+
+/// Once ready: the swap record's copied files (unless --no-stdin) and
+/// --expect-file, checked on the far side; a mismatch is exit 13. For a
+/// container, the host side of the bind mount svc-swap wrote through.
+fn check_files(
+    args: &Args,
+    c: &Checked,
+    up: &Upstream,
+    place: &Place,
+    verdict: &mut wait::Verdict,
+) {
+    if verdict.outcome != ReadyOutcome::Ready {
+        return;
+    }
+    // Inside a container the server reads `far_path`; its host side (the
+    // bind mount's source, `host_path`) is what the far side's commands see.
+    let in_container = args.container.is_some() || up.container.is_some();
+    let mut want = c.files.clone();
+    let mut unchecked = 0;
+    for f in &up.files {
+        match (&f.host_path, in_container) {
+            (Some(h), true) => want.push(files::FileExpect {
+                path: h.clone(),
+                sha256: f.sha256.clone(),
+            }),
+            (None, true) => unchecked += 1,
+            (_, false) => want.push(files::FileExpect {
+                path: f.far_path.clone(),
+                sha256: f.sha256.clone(),
+            }),
+        }
+    }
+    if unchecked > 0 {
+        verdict.warnings.push(format!(
+            "{unchecked} copied file(s) not checked: no host path for a path inside the container"
+        ));
+    }
+    if want.is_empty() {
+        return;
+    }
+    let bad = files::check(place, &want);
+    if !bad.is_empty() {
+        verdict.outcome = ReadyOutcome::ConfigMismatch;
+        let why = format!("config mismatch: {}", bad.join("; "));
+        verdict.reason = if verdict.reason.starts_with("config mismatch") {
+            format!("{}; {}", verdict.reason, bad.join("; "))
+        } else {
+            why
+        };
+    }
 }
 
 /// What the live check needs.

@@ -32,6 +32,8 @@ pub struct Upstream {
     /// The container svc-swap re-created (`target.container`) and its
     /// engine.
     pub container: Option<(String, String)>,
+    /// Files svc-swap copied to the far side for a flag, to check there.
+    pub files: Vec<sweepkit::records::CopiedFile>,
 }
 
 /// What was on stdin.
@@ -80,6 +82,7 @@ fn from_record(rec: &Record, raw: Value) -> Upstream {
                 .as_ref()
                 .map(|c| (c.name.clone(), c.engine.clone()));
             up.target = Some(t.clone());
+            up.files = s.files.clone();
         }
         // A ready record (a second wait in a chain) or a bench record (a
         // wait after a load run): keep it as upstream, and the swap

@@ -1,0 +1,408 @@
+//! Pre-flight of the two servers' per-load speculation schedules: refuse,
+//! with the server's own message, a schedule the server would reject at
+//! start-up, and warn about the cases where it silently runs static
+//! instead. Pure: the adaptive config's text comes from the caller.
+//!
+//! vLLM 0.32 (read from the installed vllm 0.32.0+cpu wheel):
+//! - vllm/config/speculative.py:491 `num_speculative_tokens_per_batch_size:
+//!   list[tuple[int, int, int]] | None` (pydantic refuses other shapes);
+//! - vllm/v1/spec_decode/dynamic/utils.py:7-74
+//!   `validate_and_normalize_dynamic_sd_schedule`, called from
+//!   `build_dynamic_sd_schedule_lookup` (utils.py:94) when the scheduler
+//!   starts: positive ranges (:43), start <= end (:47), k >= 0 (:52), sorted
+//!   by start then non-overlapping (:59-64), the first starting at 1 (:66-72);
+//! - vllm/config/vllm.py:1058-1075 `_maybe_disable_dynamic_sd_for_data_parallel`:
+//!   with `data_parallel_size > 1` a warning, then static k;
+//! - vllm/engine/arg_utils.py:1209 `--data-parallel-size`/`-dp`.
+//!
+//! SGLang 0.5.23 (read from the installed sglang 0.5.23 wheel):
+//! - python/sglang/srt/arg_groups/speculative_hook.py:261-264: with
+//!   `--speculative-adaptive`, `_maybe_disable_adaptive` (:1374-1389: a
+//!   warning "speculative_adaptive disabled: REASON. Falling back to static
+//!   speculative params.") then `_init_adaptive_speculative_params`
+//!   (:1392-1428: topk 1 when unset, steps = the middle candidate when
+//!   unset, else steps must be a candidate, the ValueError at :1417; draft
+//!   tokens = steps + 1), before the algorithm's own checks;
+//! - python/sglang/srt/speculative/adaptive_spec_params.py:56-98
+//!   `adaptive_unsupported_reason` (EAGLE/EAGLE3 only, topk 1 only, ...),
+//!   :103-139 `_load_adaptive_config` (its ValueErrors, keys that are not
+//!   digits skipped), :142-150 `resolve_candidate_steps_from_config` (the
+//!   sorted union), `DEFAULT_ADAPTIVE_CONFIG` without a file.
+
+use serde_json::Value;
+
+/// SGLang's `DEFAULT_ADAPTIVE_CONFIG` candidates, as their sorted union.
+const SGLANG_DEFAULT_CANDIDATES: [i64; 5] = [0, 1, 3, 5, 7];
+
+/// The last value of `--NAME V` / `--NAME=V` (argparse keeps the last).
+pub fn value(argv: &[String], names: &[&str]) -> Option<String> {
+    let mut out = None;
+    for (i, w) in argv.iter().enumerate().skip(1) {
+        let (k, v) = match w.split_once('=') {
+            Some((k, v)) => (k, Some(v.to_string())),
+            None => (w.as_str(), argv.get(i + 1).cloned()),
+        };
+        if names.contains(&k) {
+            out = v;
+        }
+    }
+    out
+}
+
+fn has(argv: &[String], name: &str) -> bool {
+    argv.iter().skip(1).any(|w| w == name)
+}
+
+/// Does `argv` start vLLM (or llm-sim as vLLM)?
+pub fn is_vllm(argv: &[String]) -> bool {
+    let prog = argv
+        .first()
+        .map(|p| p.rsplit('/').next().unwrap_or(p))
+        .unwrap_or("");
+    if prog == "llm-sim" {
+        return value(argv, &["--personality"]).as_deref() == Some("vllm");
+    }
+    argv.iter()
+        .any(|w| w == "vllm.entrypoints.openai.api_server")
+        || argv
+            .windows(2)
+            .any(|w| w[0].rsplit('/').next() == Some("vllm") && w[1] == "serve")
+}
+
+/// vLLM: the schedule inside `--speculative-config` (whole JSON, or the
+/// dotted `--speculative-config.num_speculative_tokens_per_batch_size`
+/// that `FlexibleArgumentParser` merges). `Err` is vLLM's own message.
+pub fn check_vllm(argv: &[String]) -> Result<Vec<String>, String> {
+    let key = "num_speculative_tokens_per_batch_size";
+    let whole = value(argv, &["--speculative-config", "-sc"])
+        .and_then(|j| serde_json::from_str::<Value>(&j).ok())
+        .and_then(|v| v.get(key).cloned());
+    let dotted = value(argv, &[&format!("--speculative-config.{key}")])
+        .and_then(|j| serde_json::from_str::<Value>(&j).ok());
+    let Some(schedule) = dotted.or(whole).filter(|v| !v.is_null()) else {
+        return Ok(Vec::new());
+    };
+    validate_vllm(&schedule).map_err(|m| {
+        format!("vLLM refuses --speculative-config {key} at start-up: ValueError: {m}")
+    })?;
+    let dp = value(argv, &["--data-parallel-size", "-dp"])
+        .and_then(|v| v.trim().parse::<i64>().ok())
+        .unwrap_or(1);
+    let mut notes = Vec::new();
+    if dp > 1 {
+        notes.push(format!(
+            "--data-parallel-size {dp}: vLLM runs static: \"Dynamic speculative decoding is \
+             not supported with data parallelism ... Disabling \
+             num_speculative_tokens_per_batch_size and falling back to static \
+             num_speculative_tokens\" (drop the schedule or run DP 1)"
+        ));
+    }
+    Ok(notes)
+}
+
+/// `validate_and_normalize_dynamic_sd_schedule`, with its messages.
+fn validate_vllm(v: &Value) -> Result<(), String> {
+    let Some(list) = v.as_array() else {
+        return Err(
+            "num_speculative_tokens_per_batch_size must be a non-empty list of \
+                    (range_start, range_end, num_speculative_tokens) entries."
+                .into(),
+        );
+    };
+    if list.is_empty() {
+        return Err("num_speculative_tokens_per_batch_size must not be empty.".into());
+    }
+    let mut parsed = Vec::new();
+    for e in list {
+        let n: Option<Vec<i64>> = e
+            .as_array()
+            .filter(|a| a.len() == 3)
+            .map(|a| a.iter().filter_map(Value::as_i64).collect());
+        let Some(n) = n.filter(|n| n.len() == 3) else {
+            return Err(
+                "Each num_speculative_tokens_per_batch_size entry must be a \
+                        3-item sequence: (range_start, range_end, num_speculative_tokens)."
+                    .into(),
+            );
+        };
+        let (lo, hi, k) = (n[0], n[1], n[2]);
+        if lo <= 0 || hi <= 0 {
+            return Err(format!("Batch-size range ({lo}, {hi}) must be positive."));
+        }
+        if lo > hi {
+            return Err(format!(
+                "Batch-size range start must be <= end for ({lo}, {hi}, {k})."
+            ));
+        }
+        if k < 0 {
+            return Err("num_speculative_tokens_per_batch_size values must be >= 0.".into());
+        }
+        parsed.push((lo, hi));
+    }
+    // Python's sort by start is stable; the overlap check follows it.
+    parsed.sort_by_key(|r| r.0);
+    let mut prev_end = 0;
+    for &(lo, hi) in &parsed {
+        if lo <= prev_end {
+            return Err("Batch-size ranges must be non-overlapping and sorted.".into());
+        }
+        prev_end = hi;
+    }
+    if parsed[0].0 != 1 {
+        return Err(
+            "The first batch-size range must start at 1 so every runtime \
+                    batch size has a defined schedule."
+                .into(),
+        );
+    }
+    Ok(())
+}
+
+/// What SGLang's adaptive mode resolves, for the static rules to check.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Adaptive {
+    /// Flags SGLang sets itself (`--speculative-eagle-topk 1`, the steps),
+    /// appended to the argv the static rules read.
+    pub implied: Vec<String>,
+    pub notes: Vec<String>,
+}
+
+/// SGLang with `--speculative-adaptive`. `config` is the adaptive config
+/// file's text (`None`: no `--speculative-adaptive-config`, SGLang's
+/// default). `Err` is SGLang's own ValueError (or the file error).
+pub fn check_sglang(argv: &[String], config: Option<&str>) -> Result<Adaptive, String> {
+    let mut out = Adaptive::default();
+    if !has(argv, "--speculative-adaptive") {
+        return Ok(out);
+    }
+    let algo = value(argv, &["--speculative-algorithm", "--speculative-algo"])
+        .map(|a| a.to_ascii_uppercase());
+    // NEXTN resolves to EAGLE before this check (speculative_hook.py
+    // `_resolve_speculative_algorithm_alias`).
+    let resolved = algo
+        .as_deref()
+        .map(|a| if a == "NEXTN" { "EAGLE" } else { a });
+    let topk =
+        value(argv, &["--speculative-eagle-topk"]).and_then(|v| v.trim().parse::<i64>().ok());
+    let reason = match (resolved, topk) {
+        (a, _) if !matches!(a, Some("EAGLE" | "EAGLE3")) => Some(format!(
+            "speculative_algorithm={} (only EAGLE/EAGLE3 are supported)",
+            a.unwrap_or("None")
+        )),
+        (_, Some(k)) if k != 1 => Some(format!(
+            "speculative_eagle_topk={k} (only topk=1 is supported)"
+        )),
+        _ => None,
+    };
+    if let Some(r) = reason {
+        out.notes.push(format!(
+            "SGLang runs static: \"speculative_adaptive disabled: {r}. Falling back to \
+             static speculative params.\" (--speculative-adaptive-config is not read)"
+        ));
+        return Ok(out);
+    }
+    let candidates = match config {
+        None => SGLANG_DEFAULT_CANDIDATES.to_vec(),
+        Some(text) => candidates(text)?,
+    };
+    if topk.is_none() {
+        out.implied
+            .extend(["--speculative-eagle-topk".into(), "1".into()]);
+    }
+    let steps = match value(argv, &["--speculative-num-steps"]) {
+        Some(s) => s
+            .trim()
+            .parse::<i64>()
+            .map_err(|_| format!("--speculative-num-steps {s}: not an integer"))?,
+        None => {
+            let m = candidates[candidates.len() / 2];
+            out.implied
+                .extend(["--speculative-num-steps".into(), m.to_string()]);
+            out.notes.push(format!(
+                "--speculative-num-steps unset: SGLang starts adaptive at {m} (the middle candidate)"
+            ));
+            m
+        }
+    };
+    if !candidates.contains(&steps) {
+        let list: Vec<String> = candidates.iter().map(i64::to_string).collect();
+        return Err(format!(
+            "SGLang refuses at start-up: ValueError: --speculative-num-steps={steps} is not \
+             in the adaptive config candidate_steps [{}]. Pass one of those values.",
+            list.join(", ")
+        ));
+    }
+    Ok(out)
+}
+
+/// `_load_adaptive_config` and `resolve_candidate_steps_from_config`.
+fn candidates(text: &str) -> Result<Vec<i64>, String> {
+    let cfg: Value = serde_json::from_str(text).map_err(|e| {
+        format!("SGLang refuses the adaptive config: json.decoder.JSONDecodeError: {e}")
+    })?;
+    let Some(obj) = cfg.as_object() else {
+        return Err("SGLang refuses the adaptive config: it is not a JSON object".into());
+    };
+    let mut all = Vec::new();
+    for (key, entry) in obj {
+        if key.is_empty() || !key.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let steps = entry.get("candidate_steps");
+        let ok: Option<Vec<i64>> = steps
+            .and_then(Value::as_array)
+            .filter(|a| !a.is_empty())
+            .and_then(|a| a.iter().map(|s| s.as_i64().filter(|n| *n >= 0)).collect());
+        let Some(ok) = ok else {
+            return Err(format!(
+                "SGLang refuses at start-up: ValueError: BS {key}: candidate_steps must be a \
+                 list of non-negative ints, got {}",
+                steps.map_or("None".into(), Value::to_string)
+            ));
+        };
+        all.extend(ok);
+    }
+    if all.is_empty() {
+        let keys: Vec<String> = obj.keys().map(|k| format!("'{k}'")).collect();
+        return Err(format!(
+            "SGLang refuses at start-up: ValueError: speculative_adaptive_config must contain \
+             at least one integer-string BS key, e.g. {{\"1\": {{\"candidate_steps\": [1,3,7]}}}}. \
+             Got keys: [{}]",
+            keys.join(", ")
+        ));
+    }
+    all.sort_unstable();
+    all.dedup();
+    Ok(all)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(s: &str) -> Vec<String> {
+        s.split_whitespace().map(String::from).collect()
+    }
+    fn vllm(sc: &str, rest: &str) -> Result<Vec<String>, String> {
+        let mut a = argv(&format!("/opt/v/bin/vllm serve m {rest}"));
+        a.extend(["--speculative-config".into(), sc.into()]);
+        check_vllm(&a)
+    }
+    fn sched(s: &str) -> String {
+        format!(
+            r#"{{"method":"ngram","num_speculative_tokens":4,"num_speculative_tokens_per_batch_size":{s}}}"#
+        )
+    }
+
+    #[test]
+    fn vllm_schedules_vllm_refuses_are_refused_with_its_message() {
+        assert!(vllm(&sched("[[1,1,4],[2,64,1]]"), "").unwrap().is_empty());
+        let e = vllm(&sched("[[2,8,3]]"), "").unwrap_err();
+        assert!(e.ends_with("ValueError: The first batch-size range must start at 1 so every runtime batch size has a defined schedule."), "{e}");
+        let e = vllm(&sched("[[1,8,3],[8,16,1]]"), "").unwrap_err();
+        assert!(
+            e.ends_with("Batch-size ranges must be non-overlapping and sorted."),
+            "{e}"
+        );
+        let e = vllm(&sched("[[1,8,-1]]"), "").unwrap_err();
+        assert!(
+            e.ends_with("num_speculative_tokens_per_batch_size values must be >= 0."),
+            "{e}"
+        );
+        let e = vllm(&sched("[[1,8]]"), "").unwrap_err();
+        assert!(e.contains("3-item sequence"), "{e}");
+        let e = vllm(&sched("[[0,8,1]]"), "").unwrap_err();
+        assert!(
+            e.ends_with("Batch-size range (0, 8) must be positive."),
+            "{e}"
+        );
+        // Unsorted but disjoint is sorted by vLLM first: accepted.
+        assert!(vllm(&sched("[[9,16,1],[1,8,3]]"), "").is_ok());
+        assert!(!e.contains('\n'));
+    }
+
+    #[test]
+    fn vllm_dotted_form_and_the_dp_fall_back() {
+        let a = argv(
+            "vllm serve m --speculative-config.num_speculative_tokens_per_batch_size [[3,4,1]]",
+        );
+        assert!(check_vllm(&a).unwrap_err().contains("must start at 1"));
+        let n = vllm(&sched("[[1,4,2]]"), "--data-parallel-size 2").unwrap();
+        assert!(n[0].contains("falling back to static"), "{n:?}");
+        assert!(vllm(&sched("[[1,4,2]]"), "-dp 1").unwrap().is_empty());
+        assert!(
+            vllm(r#"{"method":"ngram","num_speculative_tokens":4}"#, "-dp 2")
+                .unwrap()
+                .is_empty()
+        );
+        assert!(is_vllm(&argv("llm-sim --personality vllm")));
+        assert!(is_vllm(&argv(
+            "python3 -m vllm.entrypoints.openai.api_server"
+        )));
+        assert!(!is_vllm(&argv("llm-sim")));
+    }
+
+    fn sg(rest: &str, cfg: Option<&str>) -> Result<Adaptive, String> {
+        check_sglang(
+            &argv(&format!("python -m sglang.launch_server {rest}")),
+            cfg,
+        )
+    }
+
+    #[test]
+    fn sglang_steps_outside_the_candidates_is_sglangs_value_error() {
+        let cfg = r#"{"1": {"candidate_steps": [3, 5]}, "16": {"candidate_steps": [1]}, "strategy": "ema"}"#;
+        let base =
+            "--speculative-algorithm EAGLE --speculative-adaptive --speculative-eagle-topk 1";
+        let e = sg(&format!("{base} --speculative-num-steps 2"), Some(cfg)).unwrap_err();
+        assert!(e.ends_with("ValueError: --speculative-num-steps=2 is not in the adaptive config candidate_steps [1, 3, 5]. Pass one of those values."), "{e}");
+        assert!(sg(&format!("{base} --speculative-num-steps 5"), Some(cfg)).is_ok());
+        // Unset steps: the middle candidate; unset topk: 1.
+        let a = sg(
+            "--speculative-algorithm EAGLE3 --speculative-adaptive",
+            Some(cfg),
+        )
+        .unwrap();
+        assert_eq!(
+            a.implied,
+            argv("--speculative-eagle-topk 1 --speculative-num-steps 3")
+        );
+        // SGLang's default config without a file.
+        let e = sg(&format!("{base} --speculative-num-steps 2"), None).unwrap_err();
+        assert!(e.contains("[0, 1, 3, 5, 7]"), "{e}");
+        let e = sg(base, Some(r#"{"1": {"candidate_steps": [-1]}}"#)).unwrap_err();
+        assert!(
+            e.contains("ValueError: BS 1: candidate_steps must be a list"),
+            "{e}"
+        );
+        let e = sg(base, Some(r#"{"strategy": "ema"}"#)).unwrap_err();
+        assert!(e.contains("Got keys: ['strategy']"), "{e}");
+    }
+
+    #[test]
+    fn sglang_fall_backs_warn_and_pass() {
+        let cfg = Some(r#"{"1": {"candidate_steps": [3]}}"#);
+        let a = sg(
+            "--speculative-algorithm NGRAM --speculative-adaptive --speculative-num-steps 2",
+            cfg,
+        )
+        .unwrap();
+        assert!(
+            a.notes[0].contains("speculative_algorithm=NGRAM (only EAGLE/EAGLE3"),
+            "{a:?}"
+        );
+        assert!(a.implied.is_empty());
+        let a = sg("--speculative-algorithm EAGLE --speculative-adaptive --speculative-eagle-topk 2 --speculative-num-steps 2", cfg).unwrap();
+        assert!(
+            a.notes[0].contains("speculative_eagle_topk=2 (only topk=1"),
+            "{a:?}"
+        );
+        assert!(a.notes[0].contains("Falling back to static"));
+        let a = sg("--speculative-adaptive", cfg).unwrap();
+        assert!(a.notes[0].contains("speculative_algorithm=None"), "{a:?}");
+        assert_eq!(
+            sg("--speculative-algorithm EAGLE", cfg).unwrap(),
+            Adaptive::default()
+        );
+    }
+}
