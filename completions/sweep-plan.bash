@@ -31,6 +31,9 @@ _sweep__plan() {
             sweep__plan,next)
                 cmd="sweep__plan__subcmd__next"
                 ;;
+            sweep__plan,options)
+                cmd="sweep__plan__subcmd__options"
+                ;;
             sweep__plan,origin)
                 cmd="sweep__plan__subcmd__origin"
                 ;;
@@ -55,6 +58,9 @@ _sweep__plan() {
             sweep__plan__subcmd__help,next)
                 cmd="sweep__plan__subcmd__help__subcmd__next"
                 ;;
+            sweep__plan__subcmd__help,options)
+                cmd="sweep__plan__subcmd__help__subcmd__options"
+                ;;
             sweep__plan__subcmd__help,origin)
                 cmd="sweep__plan__subcmd__help__subcmd__origin"
                 ;;
@@ -71,7 +77,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next help"
+            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -149,7 +155,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict origin restore host-dropped next help"
+            opts="configs args verdict origin restore host-dropped next options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -219,6 +225,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__next)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__options)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -327,6 +347,24 @@ _sweep__plan() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__options)
+            opts="-h --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --field)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

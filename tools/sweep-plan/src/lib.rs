@@ -14,6 +14,7 @@ pub mod next;
 pub mod origin;
 pub mod out;
 pub mod results;
+pub mod sweep_options;
 
 use std::io::{BufRead, Write};
 
@@ -163,6 +164,17 @@ pub enum Command {
         #[arg(value_name = "RESULTS")]
         results: String,
     },
+    /// Parse sweep(1)'s own arguments (after --) with its one option
+    /// definition; print its settings as bash assignments, every value
+    /// single-quoted (sweep.sh evals them); a bad one: `sweep: error:`, 2
+    Options {
+        #[arg(
+            value_name = "SWEEP_ARG",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        argv: Vec<String>,
+    },
 }
 
 /// clap's parser for a percentage (`5%` or `5`), as a fraction.
@@ -233,6 +245,9 @@ fn read_text(path: &str, missing_ok: bool) -> Result<String, Exit> {
 /// Run sweep-plan.
 pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
+    if let Command::Options { argv } = &args.command {
+        return options(argv, stdout);
+    }
     let mut o = out::Out::new(&args.field, &mut stdout);
     match args.command {
         Command::Configs {
@@ -331,6 +346,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             })?;
             o.record(&Record::Failure(f))?;
         }
+        Command::Options { .. } => unreachable!("answered above"),
         Command::Next {
             grid,
             knobs,
@@ -350,6 +366,23 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
     }
     stdout.flush()?;
     Ok(())
+}
+
+/// `options`: sweep's settings, or its usage error in sweep's name.
+fn options(argv: &[String], mut stdout: impl Write) -> Result<(), Exit> {
+    match sweep_options::parse(argv) {
+        Ok(text) => {
+            stdout.write_all(text.as_bytes())?;
+            stdout.flush()?;
+            Ok(())
+        }
+        Err(e) => {
+            if let Some(err) = &e.error {
+                sweepkit::report::error("sweep", err);
+            }
+            Err(Exit::silent(e.code))
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -392,7 +425,13 @@ fn run_next(
             o.record(&rec)?;
         }
     } else {
-        o.answer(&next::answer(&space, &d, &all, &rows))?;
+        let mut a = next::answer(&space, &d, &all, &rows);
+        a.index = g
+            .points
+            .iter()
+            .find(|p| Some(&p.words[0].1) == a.value.as_ref())
+            .map(|p| p.index);
+        o.answer(&a)?;
     }
     Ok(())
 }
