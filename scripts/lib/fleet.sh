@@ -170,7 +170,7 @@ fleet_job_main() {
   echo $$ >"$fleet_dir/job-$slot.pid"
   status_file=$(mktemp "${TMPDIR:-/tmp}/sweep-status.XXXXXX")
   trap 'fleet_job_exit $? "$slot"' EXIT
-  table() { :; } # the driver prints the table once, at the end
+  print_table=0 # the driver prints the table once, at the end
   no_restore=1
   trap on_signal INT TERM
   while fleet_acquire "$slot" "${tried[@]}"; do
