@@ -37,6 +37,9 @@ _sweep__plan() {
             sweep__plan,origin)
                 cmd="sweep__plan__subcmd__origin"
                 ;;
+            sweep__plan,outcome)
+                cmd="sweep__plan__subcmd__outcome"
+                ;;
             sweep__plan,restore)
                 cmd="sweep__plan__subcmd__restore"
                 ;;
@@ -64,6 +67,9 @@ _sweep__plan() {
             sweep__plan__subcmd__help,origin)
                 cmd="sweep__plan__subcmd__help__subcmd__origin"
                 ;;
+            sweep__plan__subcmd__help,outcome)
+                cmd="sweep__plan__subcmd__help__subcmd__outcome"
+                ;;
             sweep__plan__subcmd__help,restore)
                 cmd="sweep__plan__subcmd__help__subcmd__restore"
                 ;;
@@ -77,7 +83,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next options help"
+            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -155,7 +161,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict origin restore host-dropped next options help"
+            opts="configs args verdict origin restore host-dropped next outcome options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -253,6 +259,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__origin)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__outcome)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -383,6 +403,36 @@ _sweep__plan() {
                 return 0
             fi
             case "${prev}" in
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__outcome)
+            opts="-h --param --values --dropped --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --param)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --values)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dropped)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --field)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

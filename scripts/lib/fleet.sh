@@ -286,7 +286,7 @@ fleet_on_signal() {
 # Restore every host that has an origin (in parallel: each waits for its
 # server), print the table, exit with the pool's status.
 fleet_finish() { # CODE
-  local code=$1 i rc failed=0 missing=0 ok=0 dropped=0 refused=0
+  local code=$1 i rc dropped=0 refused=0
   local -a pids=()
   trap '' INT TERM
   if ((keep_winner)) && fleet_mixed_hardware; then
@@ -310,24 +310,14 @@ fleet_finish() { # CODE
     ((rc == 0)) || final_rc="$EXIT_RESTORE_FAILED"
   done
   table
-  local -a states=()
-  mapfile -t states < <(plan configs "$results" --field state)
-  for i in "${!states[@]}"; do
-    case ${states[$i]} in
-      complete) ok=$((ok + 1)) ;;
-      failed | transport) failed=$((failed + 1)) ;;
-      *) missing=$((missing + 1)) ;;
-    esac
-  done
+  # sweep-plan outcome counts the grid's states in the file and names the
+  # pool's exit status (43, 41, 40, 45 or 0).
+  local -a out=()
+  mapfile -t out < <(plan outcome --dropped "$dropped" "$results" \
+    --field measured --field failed --field missing --field exit)
   say_prefix=""
-  say "done: $ok measured, $failed failed, $missing without a result, $dropped host(s) dropped"
-  if ((code == 0)); then
-    if ((missing > 0)); then code="$EXIT_NO_HOST_LEFT"
-    elif ((failed > 0 && ok == 0)); then code="$EXIT_ALL_CONFIGS_FAILED"
-    elif ((failed > 0)); then code="$EXIT_SOME_CONFIGS_FAILED"
-    elif ((dropped > 0)); then code="$EXIT_HOST_DROPPED"
-    fi
-  fi
+  say "done: ${out[0]} measured, ${out[1]} failed, ${out[2]} without a result, $dropped host(s) dropped"
+  ((code != 0)) || code=${out[3]:-$EXIT_FAILURE}
   ((final_rc)) && code=$final_rc
   if ((refused)); then
     printf '%s: error: %s\n' "$PROG" "--keep-winner: the hosts differ in hardware or server version, so one pick would compare the hosts, not the configs; every host's original config is back (--summarize-arg --pool-hosts applies one pick to every host anyway; summarize --per-host $results shows each host's best)" >&2

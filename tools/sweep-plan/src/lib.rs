@@ -164,6 +164,17 @@ pub enum Command {
         #[arg(value_name = "RESULTS")]
         results: String,
     },
+    /// How a pool's grid ended (sweep --hosts): configs measured, failed
+    /// and left without a result, and the exit status sweep(1) documents
+    Outcome {
+        #[command(flatten)]
+        grid: GridArgs,
+        /// Hosts the pool dropped
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        dropped: usize,
+        #[arg(value_name = "RESULTS")]
+        results: String,
+    },
     /// Parse sweep(1)'s own arguments (after --) with its one option
     /// definition; print its settings as bash assignments, every value
     /// single-quoted (sweep.sh evals them); a bad one: `sweep: error:`, 2
@@ -201,6 +212,52 @@ struct ConfigAnswer {
     state: results::State,
     /// `run` or `skip`.
     action: &'static str,
+}
+
+/// A pool's end, as `outcome` answers.
+#[derive(Debug, Serialize)]
+struct Outcome {
+    #[serde(rename = "type")]
+    tag: &'static str,
+    measured: usize,
+    failed: usize,
+    /// Configs with no result (pending, transport only, cut short).
+    missing: usize,
+    dropped: usize,
+    /// 43 configs left unrun, 41 all failed, 40 some failed, 45 a host
+    /// dropped, else 0.
+    exit: u8,
+}
+
+fn outcome(g: &grid::Grid, text: &str, dropped: usize) -> Outcome {
+    let lines = results::read(text);
+    let (mut measured, mut failed, mut missing) = (0, 0, 0);
+    for p in &g.points {
+        match results::state_of(&lines, |c| p.matches(c)) {
+            results::State::Complete => measured += 1,
+            results::State::Failed | results::State::Transport => failed += 1,
+            _ => missing += 1,
+        }
+    }
+    let exit = if missing > 0 {
+        exit::NO_HOST_LEFT
+    } else if failed > 0 && measured == 0 {
+        exit::ALL_CONFIGS_FAILED
+    } else if failed > 0 {
+        exit::SOME_CONFIGS_FAILED
+    } else if dropped > 0 {
+        exit::HOST_DROPPED
+    } else {
+        exit::OK
+    };
+    Outcome {
+        tag: "outcome",
+        measured,
+        failed,
+        missing,
+        dropped,
+        exit,
+    }
 }
 
 /// A run's verdict.
@@ -345,6 +402,14 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 )
             })?;
             o.record(&Record::Failure(f))?;
+        }
+        Command::Outcome {
+            grid,
+            dropped,
+            results,
+        } => {
+            let g = grid_of(&grid)?;
+            o.answer(&outcome(&g, &read_text(&results, true)?, dropped))?;
         }
         Command::Options { .. } => unreachable!("answered above"),
         Command::Next {
