@@ -22,6 +22,9 @@ _sweep__plan() {
             sweep__plan,configs)
                 cmd="sweep__plan__subcmd__configs"
                 ;;
+            sweep__plan,fleet-step)
+                cmd="sweep__plan__subcmd__fleet__subcmd__step"
+                ;;
             sweep__plan,help)
                 cmd="sweep__plan__subcmd__help"
                 ;;
@@ -51,6 +54,9 @@ _sweep__plan() {
                 ;;
             sweep__plan__subcmd__help,configs)
                 cmd="sweep__plan__subcmd__help__subcmd__configs"
+                ;;
+            sweep__plan__subcmd__help,fleet-step)
+                cmd="sweep__plan__subcmd__help__subcmd__fleet__subcmd__step"
                 ;;
             sweep__plan__subcmd__help,help)
                 cmd="sweep__plan__subcmd__help__subcmd__help"
@@ -83,7 +89,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome options help"
+            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome fleet-step options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -160,8 +166,34 @@ _sweep__plan() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        sweep__subcmd__plan__subcmd__fleet__subcmd__step)
+            opts="-h --state --suspect --swap-exit --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --state)
+                    COMPREPLY=($(compgen -W "pending complete failed transport incomplete" -- "${cur}"))
+                    return 0
+                    ;;
+                --swap-exit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict origin restore host-dropped next outcome options help"
+            opts="configs args verdict origin restore host-dropped next outcome fleet-step options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -189,6 +221,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__configs)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__fleet__subcmd__step)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -160,8 +160,8 @@ fleet_charge() { # I WHY
 # host at once. Exit: 0 measured, 40 failed (its own), 43 no host left,
 # 130 interrupted.
 fleet_job_main() {
-  local slot=${fleet_job%%:*} idx=${fleet_job#*:} label i state suspect=""
-  local -a tried=()
+  local slot=${fleet_job%%:*} idx=${fleet_job#*:} label i suspect=""
+  local -a tried=() step=()
   [[ $slot =~ ^[0-9]+$ && $idx =~ ^[0-9]+$ ]] && ((idx >= 1 && idx <= n_configs)) ||
     die "$EXIT_USAGE" "--fleet-job '$fleet_job': internal SLOT:INDEX"
   fleet_hosts
@@ -187,20 +187,20 @@ fleet_job_main() {
     run_config "$idx"
     fleet_release
     ((interrupted)) && exit "$EXIT_INTERRUPTED"
-    # run_config's verdict from the records this try appended: while a
-    # job holds a config no other host runs it, so it is the file's too.
-    state=$last_state
-    case $state in
-      complete)
+    # run_config's verdict from the records this try appended (while a job
+    # holds a config no other host runs it, so it is the file's too);
+    # sweep-plan fleet-step says what follows from it.
+    mapfile -t step < <("$SWEEP_PLAN" fleet-step --state "$last_state" ${suspect:+--suspect} \
+      --swap-exit "$last_rc_swap" --field step --field exit)
+    case ${step[0]} in
+      measured)
         [[ -z $suspect ]] || fleet_charge "$suspect" "$label failed there, not on ${h_name[$i]}"
-        exit 0 ;;
-      transport) fleet_charge "$i" "transport failure on $label" ;;
-      failed)
-        # Pre-flight (svc-swap exit 26) refused the config itself.
-        [[ -z $suspect && $last_rc_swap != "$EXIT_PREFLIGHT_REJECTED" ]] || exit "$EXIT_SOME_CONFIGS_FAILED"
+        exit "${step[1]}" ;;
+      blame-host) fleet_charge "$i" "transport failure on $label" ;;
+      try-elsewhere)
         suspect=$i
         say "$label: trying another host before it counts as the config's own failure" ;;
-      *) exit "$EXIT_INTERRUPTED" ;;
+      *) exit "${step[1]:-$EXIT_FAILURE}" ;;
     esac
   done
   ((interrupted)) && exit "$EXIT_INTERRUPTED"

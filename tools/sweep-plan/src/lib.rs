@@ -175,6 +175,21 @@ pub enum Command {
         #[arg(value_name = "RESULTS")]
         results: String,
     },
+    /// A pool job's next step after one try of its config on one host,
+    /// from that try's verdict state: measured, blame-host (a transport
+    /// failure: another host), try-elsewhere (a first failure: another
+    /// host before it counts), config-failed or interrupted
+    FleetStep {
+        /// The try's verdict (`verdict --field state`)
+        #[arg(long, value_enum)]
+        state: results::State,
+        /// The config already failed on another host
+        #[arg(long)]
+        suspect: bool,
+        /// svc-swap's exit status in the try
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        swap_exit: u8,
+    },
     /// Parse sweep(1)'s own arguments (after --) with its one option
     /// definition; print its settings as bash assignments, every value
     /// single-quoted (sweep.sh evals them); a bad one: `sweep: error:`, 2
@@ -256,6 +271,39 @@ fn outcome(g: &grid::Grid, text: &str, dropped: usize) -> Outcome {
         failed,
         missing,
         dropped,
+        exit,
+    }
+}
+
+/// A pool job's step, as `fleet-step` answers.
+#[derive(Debug, Serialize)]
+struct FleetStep {
+    #[serde(rename = "type")]
+    tag: &'static str,
+    step: &'static str,
+    /// The job's exit status, for the steps that end it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit: Option<u8>,
+}
+
+/// A config that fails on one host runs once more on another before it
+/// counts as its own failure (a GPU fault or a leftover process on one
+/// host looks exactly like an OOM at load), unless pre-flight refused the
+/// config itself; a transport failure blames its host.
+fn fleet_step(state: results::State, suspect: bool, swap_exit: u8) -> FleetStep {
+    use results::State as S;
+    let (step, exit) = match state {
+        S::Complete => ("measured", Some(exit::OK)),
+        S::Transport => ("blame-host", None),
+        S::Failed if suspect || swap_exit == exit::PREFLIGHT_REJECTED => {
+            ("config-failed", Some(exit::SOME_CONFIGS_FAILED))
+        }
+        S::Failed => ("try-elsewhere", None),
+        S::Pending | S::Incomplete => ("interrupted", Some(exit::INTERRUPTED)),
+    };
+    FleetStep {
+        tag: "fleet_step",
+        step,
         exit,
     }
 }
@@ -411,6 +459,11 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             let g = grid_of(&grid)?;
             o.answer(&outcome(&g, &read_text(&results, true)?, dropped))?;
         }
+        Command::FleetStep {
+            state,
+            suspect,
+            swap_exit,
+        } => o.answer(&fleet_step(state, suspect, swap_exit))?,
         Command::Options { .. } => unreachable!("answered above"),
         Command::Next {
             grid,
@@ -503,5 +556,26 @@ fn run_next(
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use results::State as S;
+
     testkit::cli_tests!(super::Args);
+
+    #[test]
+    fn a_first_failure_moves_on_and_a_second_one_stands() {
+        let step = |st, sus, rc| fleet_step(st, sus, rc).step;
+        assert_eq!(step(S::Complete, true, 0), "measured");
+        assert_eq!(step(S::Transport, false, 21), "blame-host");
+        assert_eq!(step(S::Failed, false, 24), "try-elsewhere");
+        assert_eq!(step(S::Failed, true, 24), "config-failed");
+        assert_eq!(
+            step(S::Failed, false, exit::PREFLIGHT_REJECTED),
+            "config-failed"
+        );
+        assert_eq!(step(S::Incomplete, false, 130), "interrupted");
+        assert_eq!(
+            fleet_step(S::Failed, true, 0).exit,
+            Some(exit::SOME_CONFIGS_FAILED)
+        );
+    }
 }
