@@ -36,7 +36,7 @@ release: ## Build every tool (release)
 lint: ## cargo fmt --check, clippy -D warnings, shellcheck
 	$(CARGO) fmt --all -- --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	shellcheck -x scripts/*.sh .ci/run completions/sweep.bash
+	shellcheck -x scripts/*.sh .ci/run
 
 # cargo-nextest (on the machines' toolchain) runs every binary's tests from
 # one queue (.config/nextest.toml says why); plain cargo test if it is absent.

@@ -22,6 +22,9 @@ _sweep__plan() {
             sweep__plan,configs)
                 cmd="sweep__plan__subcmd__configs"
                 ;;
+            sweep__plan,fleet-step)
+                cmd="sweep__plan__subcmd__fleet__subcmd__step"
+                ;;
             sweep__plan,help)
                 cmd="sweep__plan__subcmd__help"
                 ;;
@@ -31,8 +34,14 @@ _sweep__plan() {
             sweep__plan,next)
                 cmd="sweep__plan__subcmd__next"
                 ;;
+            sweep__plan,options)
+                cmd="sweep__plan__subcmd__options"
+                ;;
             sweep__plan,origin)
                 cmd="sweep__plan__subcmd__origin"
+                ;;
+            sweep__plan,outcome)
+                cmd="sweep__plan__subcmd__outcome"
                 ;;
             sweep__plan,restore)
                 cmd="sweep__plan__subcmd__restore"
@@ -46,6 +55,9 @@ _sweep__plan() {
             sweep__plan__subcmd__help,configs)
                 cmd="sweep__plan__subcmd__help__subcmd__configs"
                 ;;
+            sweep__plan__subcmd__help,fleet-step)
+                cmd="sweep__plan__subcmd__help__subcmd__fleet__subcmd__step"
+                ;;
             sweep__plan__subcmd__help,help)
                 cmd="sweep__plan__subcmd__help__subcmd__help"
                 ;;
@@ -55,8 +67,14 @@ _sweep__plan() {
             sweep__plan__subcmd__help,next)
                 cmd="sweep__plan__subcmd__help__subcmd__next"
                 ;;
+            sweep__plan__subcmd__help,options)
+                cmd="sweep__plan__subcmd__help__subcmd__options"
+                ;;
             sweep__plan__subcmd__help,origin)
                 cmd="sweep__plan__subcmd__help__subcmd__origin"
+                ;;
+            sweep__plan__subcmd__help,outcome)
+                cmd="sweep__plan__subcmd__help__subcmd__outcome"
                 ;;
             sweep__plan__subcmd__help,restore)
                 cmd="sweep__plan__subcmd__help__subcmd__restore"
@@ -71,7 +89,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next help"
+            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome fleet-step options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -148,8 +166,34 @@ _sweep__plan() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        sweep__subcmd__plan__subcmd__fleet__subcmd__step)
+            opts="-h --state --suspect --swap-exit --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --state)
+                    COMPREPLY=($(compgen -W "pending complete failed transport incomplete" -- "${cur}"))
+                    return 0
+                    ;;
+                --swap-exit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict origin restore host-dropped next help"
+            opts="configs args verdict origin restore host-dropped next outcome fleet-step options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -177,6 +221,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__configs)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__fleet__subcmd__step)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -232,7 +290,35 @@ _sweep__plan() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__options)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         sweep__subcmd__plan__subcmd__help__subcmd__origin)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__outcome)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -338,6 +424,24 @@ _sweep__plan() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        sweep__subcmd__plan__subcmd__options)
+            opts="-h --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         sweep__subcmd__plan__subcmd__origin)
             opts="-h --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -345,6 +449,36 @@ _sweep__plan() {
                 return 0
             fi
             case "${prev}" in
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__outcome)
+            opts="-h --param --values --dropped --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --param)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --values)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --dropped)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --field)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

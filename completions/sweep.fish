@@ -1,12 +1,42 @@
-# fish completion for sweep (scripts/sweep.sh), which has no clap definition
-# to generate one from: the options are read from `sweep --help`, so a new
-# option completes without editing this file.
-for opt in (sweep --help 2>/dev/null | string match -ar -- '--[a-z][a-z-]+' | sort -u)
-    complete -c sweep -l (string replace -- '--' '' $opt)
-end
-complete -c sweep -l server -x -a 'sglang vllm llama.cpp openai llm-sim'
-complete -c sweep -l results -r -F
-complete -c sweep -l spec -r -F
-complete -c sweep -l ssh-key -r -F
-complete -c sweep -l known-hosts -r -F
-complete -c sweep -l bin-dir -x -a '(__fish_complete_directories)'
+complete -c sweep -l param -d 'Launch flag to vary (speculative-num-steps or --speculative-num-steps); repeatable; A,B: flags that move together, each value of --values then A:B (--values 1:2,2:3)' -r
+complete -c sweep -l values -d 'Comma-separated values for the --param before it' -r
+complete -c sweep -l results -d 'JSON Lines results, appended as records arrive' -r -F
+complete -c sweep -l retries -d 'Run a config again after a transport failure (SSH lost, host unreachable) up to N times, backing off 2s, 4s, 8s...' -r
+complete -c sweep -l patience -d 'Values past the best that must show the plateau [default: 2]' -r
+complete -c sweep -l noise-margin -d 'Weighted-score gap that counts as a close call until repeats measure the noise [default: 5%]' -r
+complete -c sweep -l repeat-budget -d 'Extra config starts for close calls [default: 4]' -r
+complete -c sweep -l hosts -d 'One host per line of FILE, or a comma list: [USER@]HOST[:PORT] (reached over SSH) or - (here), then optional NAME=VALUE words ({NAME} in --url) and exec=PREFIX... (the rest of the line)' -r
+complete -c sweep -l drop-after -d 'Stop using a host after N failures blamed on it; its configs go to the other hosts' -r
+complete -c sweep -l fleet-job -d 'Internal: one fleet job, SLOT:INDEX' -r
+complete -c sweep -l unit -d 'systemd unit' -r
+complete -c sweep -l spec -d 'Process spec (svc-swap\'s process manager)' -r -F
+complete -c sweep -l ssh -d 'Reach the unit over SSH' -r
+complete -c sweep -l ssh-key -d 'Private key for --ssh (repeatable)' -r -F
+complete -c sweep -l known-hosts -d 'Check the host key against FILE' -r -F
+complete -c sweep -l exec-prefix -d 'Run far-side commands behind CMD (\'pct exec 129 --\')' -r
+complete -c sweep -l ssh-config -d 'OpenSSH client config to read for --ssh and --hosts [default: ~/.ssh/config]' -r -F
+complete -c sweep -l ssh-retry -d 'Keep retrying SSH connects and lost sessions for up to DUR (svc-swap, wait-ready) [their default: 30s]' -r
+complete -c sweep -l connect-timeout -d 'Limit for SSH connect and authentication [their default: 10s]' -r
+complete -c sweep -l url -d 'Server base URL, as reachable from here; with --hosts a template: {host}, {n}, {NAME} per host' -r
+complete -c sweep -l server -d 'wait-ready preset [default: probe --url as given]' -r -f -a "sglang\t''
+vllm\t''
+llama.cpp\t''
+openai\t''
+llm-sim\t''"
+complete -c sweep -l ready-timeout -d 'wait-ready --timeout' -r
+complete -c sweep -l concurrency -d 'loadgen -c LIST (closed-loop levels)' -r
+complete -c sweep -l swap-arg -d 'Extra argument for every svc-swap call (repeatable, one word each)' -r
+complete -c sweep -l ready-arg -d 'Extra argument for wait-ready' -r
+complete -c sweep -l load-arg -d 'Extra argument for loadgen' -r
+complete -c sweep -l summarize-arg -d 'Extra argument for summarize' -r
+complete -c sweep -l bin-dir -d 'Where the tools are [default: $SWEEPKIT_BIN, beside sweep, PATH, then the repository\'s target/release or debug]' -r -f -a "(__fish_complete_directories)"
+complete -c sweep -l resume -d 'Skip configs that already have records in FILE (a config whose last record is a transport failure or an interruption is run again)'
+complete -c sweep -l keep-winner -d 'Apply summarize\'s pick at the end (default: restore the original config)'
+complete -c sweep -l no-restore -d 'Leave the last config running (the original is the one recorded when FILE was first started: its origin record, kept across --resume)'
+complete -c sweep -l dry-run -d 'Print the configs and the commands; run nothing'
+complete -c sweep -l adaptive -d 'Measure the values of one numeric --param in order and stop at the plateau or a clear peak; re-measure close calls; untried values get skipped records (continues what FILE holds: --resume is implied)'
+complete -c sweep -l accept-new-host-key -d 'Record an unknown host key (a changed one is refused)'
+complete -c sweep -l expect-config -d 'Also check each swept value in the live server\'s arguments (wait-ready --expect-config)'
+complete -c sweep -s q -l quiet -d 'No progress lines on stderr'
+complete -c sweep -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c sweep -s V -l version -d 'Print version'

@@ -8,106 +8,17 @@
 # their pipes together, so a user can read it and run any step by hand.
 # Records are whole lines flushed per line by the tools and appended with
 # >>, so the results file is whole whatever happens to this script.
+# The settings `sweep-plan options` hands back assign what is read here
+# before any visible assignment (sweep_options.rs, Settings::emit).
+# shellcheck disable=SC2154
 set -euo pipefail
 
 readonly PROG=sweep
-# Exit codes (sweep(1) EXIT STATUS; unique across sweepkit tools).
-readonly EXIT_USAGE=2 EXIT_SOME_FAILED=40 EXIT_ALL_FAILED=41 EXIT_RESTORE_FAILED=42
-readonly EXIT_INTERRUPTED=130
-# --hosts (scripts/lib/fleet.sh): 43 configs left unrun (every host dropped),
-# 44 GNU parallel missing, 45 a host was dropped (every config has a result).
-readonly EXIT_NO_HOST=43 EXIT_NO_PARALLEL=44 EXIT_HOST_DROPPED=45
+# Exit codes: EXIT_<NAME> come with the settings, from the shared table
+# (sweepkit::exit; sweep(1) EXIT STATUS). These two are bash's own: a tool
+# that could not be run.
+readonly SHELL_CANNOT_EXEC=126 SHELL_NOT_FOUND=127
 argv=("$@") # the fleet's jobs run this script again with the same words
-
-usage() {
-  cat <<'EOF'
-Usage: sweep [OPTIONS] --param NAME --values LIST [--param NAME --values LIST]
-             (--unit NAME | --spec FILE) --url URL --results FILE
-
-For each value of a launch parameter (several --param make a grid), swap
-the server's config, wait until it is ready, benchmark it, and append the
-records to a results file; go on past configs that fail; at the end put
-the original config back (or apply the winner) and print summarize's table.
-
-Sweep:
-  --param NAME          launch flag to vary (speculative-num-steps or
-                        --speculative-num-steps); repeatable
-  --param A,B           flags that move together: each value of --values
-                        is A:B (--values 1:2,2:3 sets A=1 B=2, then A=2 B=3)
-  --values LIST         comma-separated values for the --param before it
-  --results FILE        JSON Lines results, appended as records arrive
-  --resume              skip configs that already have records in FILE
-                        (a config whose last record is a transport
-                        failure or an interruption is run again)
-  --retries N           run a config again after a transport failure (SSH
-                        lost, host unreachable) up to N times, backing off
-                        2s, 4s, 8s... (default 3)
-  --keep-winner         apply summarize's pick at the end (default: restore
-                        the original config)
-  --no-restore          leave the last config running (the original is
-                        the one recorded when FILE was first started: its
-                        origin record, kept across --resume)
-  --dry-run             print the configs and the commands; run nothing
-Adaptive (one numeric --param; sweep-plan next decides, see sweep(1)):
-  --adaptive            measure the values in order and stop at the
-                        plateau or a clear peak; re-measure close calls;
-                        untried values get skipped records (continues
-                        what FILE holds, so --resume is implied)
-  --patience K          values past the best that must show the plateau
-                        (default 2)
-  --noise-margin PCT    weighted-score gap that counts as a close call
-                        until repeats measure the noise (default 5%)
-  --repeat-budget N     extra config starts for close calls (default 4)
-Fleet (one grid over a pool of hosts, run by GNU parallel; see sweep(1)):
-  --hosts FILE|LIST     one host per line of FILE, or a comma list:
-                        [USER@]HOST[:PORT] (reached over SSH) or - (here),
-                        then optional NAME=VALUE words ({NAME} in --url)
-                        and exec=PREFIX... (the rest of the line)
-  --drop-after N        stop using a host after N failures blamed on it
-                        (default 2); its configs go to the other hosts
-Target (given once, to svc-swap; wait-ready reads them from the swap
-record, so no --ready-arg is needed for them):
-  --unit NAME           systemd unit
-  --spec FILE           process spec (svc-swap's process manager)
-  --ssh USER@HOST[:PORT]  reach the unit over SSH
-  --ssh-key FILE        private key for --ssh (repeatable)
-  --known-hosts FILE    check the host key against FILE
-  --accept-new-host-key record an unknown host key (a changed one is
-                        refused)
-  --exec-prefix 'CMD'   run far-side commands behind CMD ('pct exec 129 --')
-Server:
-  --url URL             server base URL, as reachable from here; with
-                        --hosts a template: {host}, {n}, {NAME} per host
-  --server KIND         wait-ready preset: sglang, vllm, llama.cpp, openai,
-                        llm-sim (default: probe --url as given)
-  --ready-timeout DUR   wait-ready --timeout (default 10m)
-  --expect-config       also check each swept value in the live server's
-                        arguments (wait-ready --expect-config)
-  --concurrency LIST    loadgen -c LIST (closed-loop levels)
-Pass-through (repeatable, one word each, so quoting stays sane):
-  --swap-arg ARG        extra argument for every svc-swap call
-  --ready-arg ARG       extra argument for wait-ready
-  --load-arg ARG        extra argument for loadgen
-  --summarize-arg ARG   extra argument for summarize
-Other:
-  --bin-dir DIR         where the tools are (default: $SWEEPKIT_BIN, PATH,
-                        then the repository's target/release or debug)
-  -q, --quiet           no progress lines on stderr
-  -h, --help            this help
-
-Configs svc-swap's pre-flight refuses (SGLang steps without topk, ...) are
-recorded as failures untouched; --swap-arg --no-preflight lets them through.
-
-Exit status: 0 every config measured; 2 usage; 40 some configs failed
-(recorded as failure records); 41 every config failed; 42 the final
-restore or apply failed (--hosts: also --keep-winner refused on hosts of
-different hardware); 43 configs left unrun (every host dropped); 44
-GNU parallel not found; 45 a host was dropped (every config has a result);
-50-52 --adaptive: sweep-plan next refused the results file (no records,
-another sweep's, a non-numeric value); 53 the results file's origin is
-another sweep's; 130 interrupted (results whole, config restored).
-EOF
-}
 
 say() { ((quiet)) || printf '%s: %s%s\n' "$PROG" "${say_prefix:-}" "$*" >&2; }
 warn() { printf '%s: warning: %s\n' "$PROG" "$*" >&2; }
@@ -118,109 +29,48 @@ die() {
   exit "$code"
 }
 
-# ---- arguments --------------------------------------------------------
-params=() values=() swap_args=() ready_args=() load_args=() sum_args=()
-unit="" spec="" ssh="" exec_prefix="" url="" server="" results=""
-ssh_opts=() retries=3
-ready_timeout=10m concurrency="" bin_dir=${SWEEPKIT_BIN:-}
-resume=0 keep_winner=0 no_restore=0 dry_run=0 quiet=0 expect_config=0
-adaptive=0 adaptive_args=()
-hosts="" drop_after=2 fleet_job="" origin_file=""
-
-need() { (($# >= 2)) || die $EXIT_USAGE "$1: missing value (see --help)"; }
-while (($#)); do
-  if [[ $1 == --*=* ]]; then # --opt=value reads as --opt value
-    set -- "${1%%=*}" "${1#*=}" "${@:2}"
-  fi
-  case $1 in
-    --param) need "$@"; params+=("$2"); shift ;;
-    --values)
-      need "$@"
-      ((${#params[@]} == ${#values[@]} + 1)) || die $EXIT_USAGE "--values $2: give --param NAME before each --values"
-      [[ $2 =~ ^[^,]+(,[^,]+)*$ ]] || die $EXIT_USAGE "--values '$2': expected V1,V2,... with no empty value"
-      values+=("$2"); shift ;;
-    --results) need "$@"; results=$2; shift ;;
-    --resume) resume=1 ;;
-    --keep-winner) keep_winner=1 ;;
-    --no-restore) no_restore=1 ;;
-    --dry-run) dry_run=1 ;;
-    --adaptive) adaptive=1 ;;
-    --patience | --noise-margin | --repeat-budget)
-      need "$@"; adaptive_args+=("$1" "$2"); shift ;;
-    --unit) need "$@"; unit=$2; shift ;;
-    --spec) need "$@"; spec=$2; shift ;;
-    --ssh) need "$@"; ssh=$2; shift ;;
-    --ssh-key | --known-hosts) need "$@"; ssh_opts+=("$1" "$2"); shift ;;
-    --accept-new-host-key) ssh_opts+=("$1") ;;
-    --retries)
-      need "$@"
-      [[ $2 =~ ^[0-9]+$ ]] || die $EXIT_USAGE "--retries '$2': expected a whole number"
-      retries=$2; shift ;;
-    --exec-prefix) need "$@"; exec_prefix=$2; shift ;;
-    --hosts) need "$@"; hosts=$2; shift ;;
-    --drop-after)
-      need "$@"
-      [[ $2 =~ ^[1-9][0-9]*$ ]] || die $EXIT_USAGE "--drop-after '$2': expected a whole number >= 1"
-      drop_after=$2; shift ;;
-    --fleet-job) need "$@"; fleet_job=$2; shift ;; # internal: SLOT:INDEX
-    --url) need "$@"; url=$2; shift ;;
-    --server) need "$@"; server=$2; shift ;;
-    --ready-timeout) need "$@"; ready_timeout=$2; shift ;;
-    --expect-config) expect_config=1 ;;
-    --concurrency) need "$@"; concurrency=$2; shift ;;
-    --swap-arg) need "$@"; swap_args+=("$2"); shift ;;
-    --ready-arg) need "$@"; ready_args+=("$2"); shift ;;
-    --load-arg) need "$@"; load_args+=("$2"); shift ;;
-    --summarize-arg) need "$@"; sum_args+=("$2"); shift ;;
-    --bin-dir) need "$@"; bin_dir=$2; shift ;;
-    -q | --quiet) quiet=1 ;;
-    -h | --help) usage; exit 0 ;;
-    *) die $EXIT_USAGE "unknown argument '$1' (see --help)" ;;
-  esac
-  shift
-done
-
-((${#params[@]})) || die $EXIT_USAGE "give at least one --param NAME --values LIST"
-((${#params[@]} == ${#values[@]})) || die $EXIT_USAGE "--param ${params[-1]}: no --values after it"
-[[ -n $unit || -n $spec ]] || die $EXIT_USAGE "give the target: --unit NAME or --spec FILE"
-[[ -z $unit || -z $spec ]] || die $EXIT_USAGE "--unit and --spec exclude each other"
-[[ -n $url ]] || die $EXIT_USAGE "give the server's base URL: --url URL"
-[[ -n $results ]] || die $EXIT_USAGE "give the results file: --results FILE"
-[[ -z $hosts || -z $ssh$exec_prefix ]] || die $EXIT_USAGE "--hosts names every host: give --ssh and --exec-prefix per host in it, not as options"
-((${#ssh_opts[@]} == 0)) || [[ -n $ssh$hosts ]] || die $EXIT_USAGE "--ssh-key, --known-hosts and --accept-new-host-key need --ssh"
-((!keep_winner || !no_restore)) || die $EXIT_USAGE "--keep-winner and --no-restore exclude each other"
-((${#adaptive_args[@]} == 0 || adaptive)) || die $EXIT_USAGE "${adaptive_args[0]} needs --adaptive"
-# One decision after each config is a sequential walk; a pool runs configs
-# side by side, so the two are not combined (yet).
-((!adaptive)) || [[ -z $hosts ]] || die $EXIT_USAGE "--adaptive and --hosts exclude each other"
-if ((adaptive)); then
-  [[ ${#params[@]} -eq 1 && ${params[0]} != *,* ]] ||
-    die $EXIT_USAGE "--adaptive walks one parameter: give one --param NAME (no grid, no A,B)"
-fi
 # ---- tools ------------------------------------------------------------
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 self=$here/$(basename "${BASH_SOURCE[0]}")
 # The tools: --bin-dir, else beside this script (an installed sweep finds
 # the tools it was installed with even off PATH), PATH, then the
-# repository's builds.
+# repository's builds. --bin-dir is looked up before sweep-plan parses the
+# rest, since it says which sweep-plan parses them.
+bin_dir=${SWEEPKIT_BIN:-}
+for ((i = 1; i <= $#; i++)); do
+  [[ ${!i} != --bin-dir=* ]] || bin_dir=${!i#--bin-dir=}
+  [[ ${!i} != --bin-dir ]] || { j=$((i + 1)) && bin_dir=${!j:-}; }
+done
 find_tool() {
   local t=$1 d
   if [[ -n $bin_dir ]]; then
     [[ -x $bin_dir/$t ]] && { printf '%s\n' "$bin_dir/$t"; return; }
-    die 1 "$bin_dir/$t: not found or not executable (--bin-dir)"
+    die "${EXIT_FAILURE:-1}" "$bin_dir/$t: not found or not executable (--bin-dir)"
   fi
   [[ -x $here/$t ]] && { printf '%s\n' "$here/$t"; return; }
   command -v "$t" 2>/dev/null && return
   for d in "$here/../target/release" "$here/../target/debug"; do
     [[ -x $d/$t ]] && { printf '%s\n' "$(cd "$d" && pwd)/$t"; return; }
   done
-  die 1 "$t: not found on PATH; build the tools (cargo build --release) or give --bin-dir DIR"
+  die "${EXIT_FAILURE:-1}" "$t: not found on PATH; build the tools (cargo build --release) or give --bin-dir DIR"
 }
+SWEEP_PLAN=$(find_tool sweep-plan)
+
+# ---- arguments --------------------------------------------------------
+# sweep's options are defined once, in sweep-plan's clap definition of
+# sweep (tools/sweep-plan/src/sweep_options.rs: --help, man page and
+# completions come from it). It parses "$@" and prints the settings as
+# bash assignments with every value single-quoted, or one usage line
+# (exit 2); the eval runs no user text.
+settings=$("$SWEEP_PLAN" options -- "$@") || exit $?
+eval "$settings"
+[[ -z $help ]] || { printf '%s' "$help"; exit 0; }
+[[ -n $bin_dir ]] || bin_dir=${SWEEPKIT_BIN:-}
+origin_file="" # a fleet's host keeps its origin in a file of its own
 SVC_SWAP=$(find_tool svc-swap)
 WAIT_READY=$(find_tool wait-ready)
 LOADGEN=$(find_tool loadgen)
 SUMMARIZE=$(find_tool summarize)
-SWEEP_PLAN=$(find_tool sweep-plan)
 
 # Arguments every svc-swap call shares (a fleet sets them per host).
 set_target() { # SSH EXEC_PREFIX URL
@@ -247,7 +97,7 @@ for i in "${!params[@]}"; do grid+=("--param=${params[$i]}" "--values=${values[$
 plan() { "$SWEEP_PLAN" "$1" "${grid[@]}" "${@:2}"; } # SUBCOMMAND ARGS...
 labels=() # labels[i]: config i+1's "a=1 b=2"
 # A bad grid is sweep's usage error: sweep-plan's one line, as sweep's.
-out=$(plan configs --field label 2>&1) || die $EXIT_USAGE "${out#sweep-plan: error: }"
+out=$(plan configs --field label 2>&1) || die "$EXIT_USAGE" "${out#sweep-plan: error: }"
 mapfile -t labels <<<"$out"
 n_configs=${#labels[@]}
 # --resume: the configs whose last record is a result are skipped; one cut
@@ -278,7 +128,7 @@ originals() {
   fi
   # A fleet keeps each host's origin record in a file of its own too.
   new=$(printf '%s\n' "$rec" | "$SWEEP_PLAN" origin "$of") ||
-    die 1 "sweep-plan origin failed; the target was not touched"
+    die "$EXIT_FAILURE" "sweep-plan origin failed; the target was not touched"
   if [[ -n $new ]]; then
     printf '%s\n' "$new" >>"$results"
     [[ -z $origin_file ]] || printf '%s\n' "$new" >"$origin_file"
@@ -342,17 +192,17 @@ run_config() { # INDEX
   # A usage error or a missing tool fails every config alike: stop.
   local rc
   for rc in "$rc_swap" "$rc_ready" "$rc_load"; do
-    if ((rc == 2 || rc == 126 || rc == 127)); then
+    if ((rc == EXIT_USAGE || rc == SHELL_CANNOT_EXEC || rc == SHELL_NOT_FOUND)); then
       n_failed=$((n_failed + 1))
-      finish_and_exit $EXIT_USAGE "a tool rejected its arguments (exit $rc); fix the pass-through options"
+      finish_and_exit "$EXIT_USAGE" "a tool rejected its arguments (exit $rc); fix the pass-through options"
     fi
   done
-  if ((rc_swap == 130 || rc_ready == 130 || rc_load == 130)) || ((interrupted)); then
+  if ((rc_swap == EXIT_INTERRUPTED || rc_ready == EXIT_INTERRUPTED || rc_load == EXIT_INTERRUPTED)) || ((interrupted)); then
     interrupted=1
   fi
   # Refused by pre-flight (svc-swap exit 26): the server was not touched,
   # not a swap (with none left, the final restore is skipped).
-  ((rc_swap != 26)) || swaps=$((swaps - 1))
+  ((rc_swap != EXIT_PREFLIGHT_REJECTED)) || swaps=$((swaps - 1))
   last_rc_swap=$rc_swap # a fleet's job asks (scripts/lib/fleet.sh)
   if [[ $state == failed || $state == transport ]]; then
     n_failed=$((n_failed + 1))
@@ -360,7 +210,7 @@ run_config() { # INDEX
   elif ((benches > 0 && rc_load == 0)); then
     n_ok=$((n_ok + 1))
     say "  $benches bench record(s)"
-  elif ((benches > 0 && rc_load == 130)); then
+  elif ((benches > 0 && rc_load == EXIT_INTERRUPTED)); then
     say "  $benches bench record(s), the last cut short by the interrupt"
   elif ((benches > 0)); then
     # Failed requests are data: counted in each record's errors.
@@ -432,8 +282,8 @@ restore() {
       local -a st2=("${PIPESTATUS[@]}")
       rc=$((st2[0] | st2[1]))
       why="svc-swap exit ${st2[0]}, wait-ready exit ${st2[1]}"
-      # 21: SSH connect, authentication or session lost (exit.rs).
-      if ((st2[0] != 21 && st2[1] != 21)) || ((attempt >= retries)); then break; fi
+      # SSH connect, authentication or session lost (exit.rs).
+      if ((st2[0] != EXIT_TRANSPORT_ERROR && st2[1] != EXIT_TRANSPORT_ERROR)) || ((attempt >= retries)); then break; fi
       say "  transport failure; retry $((attempt + 1))/$retries in $((2 << attempt))s"
       sleep $((2 << attempt))
     done
@@ -441,12 +291,13 @@ restore() {
   set -e
   if ((rc != 0)); then
     printf '%s: error: %s\n' "$PROG" "the final swap did not end with a ready server ($why); check the server" >&2
-    final_rc=$EXIT_RESTORE_FAILED
+    final_rc="$EXIT_RESTORE_FAILED"
   fi
 }
 
+print_table=1 # a fleet job leaves the table to the driver (lib/fleet.sh)
 table() {
-  [[ -s $results ]] || return 0
+  ((print_table)) && [[ -s $results ]] || return 0
   "$SUMMARIZE" --format text "${sum_args[@]}" "$results" || warn "summarize failed on $results"
 }
 
@@ -496,7 +347,7 @@ on_signal() {
   fi
   say "interrupted; the results file is whole"
   table
-  finish_and_exit $EXIT_INTERRUPTED
+  finish_and_exit "$EXIT_INTERRUPTED"
 }
 
 # ---- --adaptive: sweep-plan next decides, this loop measures ----------
@@ -509,7 +360,7 @@ score() { # summarize's scores of the results so far, into scores_file
   "$SUMMARIZE" --format json "${sum_args[@]}" --objective weighted --pool-hosts \
     "$results" 2>/dev/null >"$scores_file" || rc=$?
   # 1: nothing picked yet, 3: nothing measured yet; the scores say so.
-  ((rc == 0 || rc == 1 || rc == 3)) || finish_and_exit "$rc" "summarize failed on $results (exit $rc)"
+  ((rc == 0 || rc == EXIT_FAILURE || rc == EXIT_BAD_INPUT)) || finish_and_exit "$rc" "summarize failed on $results (exit $rc)"
 }
 adaptive_next() { plan next "${adaptive_args[@]}" --summary "$scores_file" "$@" "$results"; }
 adaptive_sweep() {
@@ -520,7 +371,7 @@ adaptive_sweep() {
     rc=0
     score
     mapfile -t a < <(adaptive_next --field action --field value --field why \
-      --field rule --field best --field skipped --field cost_line) || true
+      --field rule --field best --field skipped --field cost_line --field index) || true
     wait $! || rc=$?
     ((rc == 0)) || finish_and_exit "$rc" "sweep-plan next failed (exit $rc)"
     say "next: ${a[2]}"
@@ -531,33 +382,25 @@ adaptive_sweep() {
       break
     fi
     round=$((round + 1))
-    ((round <= max_rounds)) || finish_and_exit 1 "sweep-plan next keeps asking for ${a[1]}; stopping"
+    ((round <= max_rounds)) || finish_and_exit "$EXIT_FAILURE" "sweep-plan next keeps asking for ${a[1]}; stopping"
     # Only the first of a round: the answer after each start is then a
     # function of the file alone, so a resumed sweep asks and acts the same.
     value=${a[1]}
-    run_config "$(value_index "$value")"
+    run_config "${a[7]}"
     ((interrupted)) && on_signal
     # A value that only failed in transport would be asked for forever.
-    [[ $last_state != transport ]] || finish_and_exit 1 "${params[0]}=$value: transport failures after $retries retries; fix the target and rerun (the file resumes)"
+    [[ $last_state != transport ]] || finish_and_exit "$EXIT_FAILURE" "${params[0]}=$value: transport failures after $retries retries; fix the target and rerun (the file resumes)"
   done
   score
   adaptive_next --emit-skipped >>"$results" || warn "could not append the skipped records"
 }
-# The grid index of VALUE of the one adaptive --param.
-value_index() {
-  local i
-  IFS=, read -r -a vs <<<"${values[0]}"
-  for i in "${!vs[@]}"; do [[ ${vs[$i]} != "$1" ]] || { echo $((i + 1)); return; }; done
-  finish_and_exit 1 "sweep-plan next asked for ${params[0]}=$1, not one of --values"
-}
-
 # ---- main ---------------------------------------------------------------
 if [[ -n $hosts ]]; then
   # In the repository beside this script; installed (make install) in
   # PREFIX/lib/sweepkit beside PREFIX/bin.
   fleet_lib=$here/lib/fleet.sh
   [[ -f $fleet_lib ]] || fleet_lib=$here/../lib/sweepkit/fleet.sh
-  [[ -f $fleet_lib ]] || die 1 "--hosts: $here/lib/fleet.sh or $here/../lib/sweepkit/fleet.sh not found; reinstall sweepkit (make install)"
+  [[ -f $fleet_lib ]] || die "$EXIT_FAILURE" "--hosts: $here/lib/fleet.sh or $here/../lib/sweepkit/fleet.sh not found; reinstall sweepkit (make install)"
   # shellcheck source=scripts/lib/fleet.sh
   source "$fleet_lib"
   if [[ -n $fleet_job ]]; then fleet_job_main; else fleet_main; fi
@@ -597,9 +440,9 @@ restore
 table
 code=0
 if ((n_failed > 0 && n_ok + n_skipped == 0)); then
-  code=$EXIT_ALL_FAILED
+  code="$EXIT_ALL_CONFIGS_FAILED"
 elif ((n_failed > 0)); then
-  code=$EXIT_SOME_FAILED
+  code="$EXIT_SOME_CONFIGS_FAILED"
 fi
 ((final_rc)) && code=$final_rc
 exit "$code"

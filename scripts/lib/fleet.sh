@@ -2,6 +2,7 @@
 # fleet: `sweep --hosts`, one grid spread over a pool of hosts. Sourced by
 # sweep.sh, whose globals and functions (configs, run_config, originals,
 # restore, set_target, ...) it uses. See sweep(1), FLEET.
+# shellcheck disable=SC2154 # sweep.sh's settings (sweep-plan options)
 #
 # Shape: GNU parallel is the job engine, with one job slot per live host.
 # Each job is this script again (`--fleet-job SLOT:INDEX`) for ONE config:
@@ -29,7 +30,7 @@ fleet_hosts() {
   if [[ -f $hosts ]]; then
     mapfile -t lines <"$hosts"
   elif [[ $hosts == */* ]]; then
-    die $EXIT_USAGE "--hosts $hosts: no such file"
+    die "$EXIT_USAGE" "--hosts $hosts: no such file"
   else
     IFS=, read -r -a lines <<<"$hosts"
   fi
@@ -39,7 +40,7 @@ fleet_hosts() {
     where="--hosts $([[ -f $hosts ]] && printf '%s line %d' "$hosts" "$n" || printf "'%s'" "$line")"
     fleet_host_line "$line" "$where"
   done
-  ((${#h_dest[@]})) || die $EXIT_USAGE "--hosts $hosts: no hosts in it"
+  ((${#h_dest[@]})) || die "$EXIT_USAGE" "--hosts $hosts: no hosts in it"
 }
 
 # One host line: DEST [NAME=VALUE]... [exec=PREFIX WORDS...]
@@ -48,14 +49,14 @@ fleet_host_line() { # LINE WHERE
   local -A var=()
   read -r dest rest <<<"$1"
   [[ $dest == - || $dest =~ ^([^@[:space:]]+@)?(\[[0-9A-Fa-f:]+\]|[A-Za-z0-9._-]+)(:[0-9]+)?$ ]] ||
-    die $EXIT_USAGE "$2: '$dest' is not [USER@]HOST[:PORT] or -"
+    die "$EXIT_USAGE" "$2: '$dest' is not [USER@]HOST[:PORT] or -"
   while [[ -n $rest ]]; do
     word=${rest%%[[:space:]]*}
     if [[ $word == exec=* ]]; then
       var[exec]=${rest#exec=}
       break
     fi
-    [[ $word =~ ^([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] || die $EXIT_USAGE "$2: '$word': expected NAME=VALUE"
+    [[ $word =~ ^([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] || die "$EXIT_USAGE" "$2: '$word': expected NAME=VALUE"
     var[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
     rest=${rest#"$word"}
     rest=${rest#"${rest%%[![:space:]]*}"}
@@ -66,11 +67,11 @@ fleet_host_line() { # LINE WHERE
   u=${u//\{host\}/$h} u=${u//\{n\}/$((${#h_dest[@]} + 1))}
   for word in "${!var[@]}"; do u=${u//\{$word\}/${var[$word]}}; done
   [[ ! $u =~ \{[A-Za-z_][A-Za-z0-9_]*\} ]] ||
-    die $EXIT_USAGE "$2: --url $url: no value for ${BASH_REMATCH[0]} on this host (add ${BASH_REMATCH[0]//[\{\}]/}=VALUE to its line)"
+    die "$EXIT_USAGE" "$2: --url $url: no value for ${BASH_REMATCH[0]} on this host (add ${BASH_REMATCH[0]//[\{\}]/}=VALUE to its line)"
   id=${known[${#h_dest[@]}]:-} # fleet_hosts' local
   [[ -n $id ]] || id=$(printf '%s\n%s\n' "$dest" "${var[exec]:-}" | cksum | cut -d' ' -f1)
   for h in "${h_id[@]}"; do
-    [[ $h != "$id" ]] || die $EXIT_USAGE "$2: the same host twice"
+    [[ $h != "$id" ]] || die "$EXIT_USAGE" "$2: the same host twice"
   done
   h_dest+=("$dest") h_exec+=("${var[exec]:-}") h_url+=("$u") h_id+=("$id")
   if [[ $dest == - ]]; then h_name+=("${var[exec]:-local}"); else h_name+=("$dest"); fi
@@ -159,17 +160,17 @@ fleet_charge() { # I WHY
 # host at once. Exit: 0 measured, 40 failed (its own), 43 no host left,
 # 130 interrupted.
 fleet_job_main() {
-  local slot=${fleet_job%%:*} idx=${fleet_job#*:} label i state suspect=""
-  local -a tried=()
+  local slot=${fleet_job%%:*} idx=${fleet_job#*:} label i suspect=""
+  local -a tried=() step=()
   [[ $slot =~ ^[0-9]+$ && $idx =~ ^[0-9]+$ ]] && ((idx >= 1 && idx <= n_configs)) ||
-    die $EXIT_USAGE "--fleet-job '$fleet_job': internal SLOT:INDEX"
+    die "$EXIT_USAGE" "--fleet-job '$fleet_job': internal SLOT:INDEX"
   fleet_hosts
-  [[ ! -e $fleet_dir/stop ]] || exit $EXIT_INTERRUPTED
+  [[ ! -e $fleet_dir/stop ]] || exit "$EXIT_INTERRUPTED"
   label=${labels[idx - 1]}
   echo $$ >"$fleet_dir/job-$slot.pid"
   status_file=$(mktemp "${TMPDIR:-/tmp}/sweep-status.XXXXXX")
   trap 'fleet_job_exit $? "$slot"' EXIT
-  table() { :; } # the driver prints the table once, at the end
+  print_table=0 # the driver prints the table once, at the end
   no_restore=1
   trap on_signal INT TERM
   while fleet_acquire "$slot" "${tried[@]}"; do
@@ -185,27 +186,27 @@ fleet_job_main() {
     fi
     run_config "$idx"
     fleet_release
-    ((interrupted)) && exit $EXIT_INTERRUPTED
-    # run_config's verdict from the records this try appended: while a
-    # job holds a config no other host runs it, so it is the file's too.
-    state=$last_state
-    case $state in
-      complete)
+    ((interrupted)) && exit "$EXIT_INTERRUPTED"
+    # run_config's verdict from the records this try appended (while a job
+    # holds a config no other host runs it, so it is the file's too);
+    # sweep-plan fleet-step says what follows from it.
+    mapfile -t step < <("$SWEEP_PLAN" fleet-step --state "$last_state" ${suspect:+--suspect} \
+      --swap-exit "$last_rc_swap" --field step --field exit)
+    case ${step[0]} in
+      measured)
         [[ -z $suspect ]] || fleet_charge "$suspect" "$label failed there, not on ${h_name[$i]}"
-        exit 0 ;;
-      transport) fleet_charge "$i" "transport failure on $label" ;;
-      failed)
-        # Pre-flight (svc-swap exit 26) refused the config itself.
-        [[ -z $suspect && $last_rc_swap != 26 ]] || exit $EXIT_SOME_FAILED
+        exit "${step[1]}" ;;
+      blame-host) fleet_charge "$i" "transport failure on $label" ;;
+      try-elsewhere)
         suspect=$i
         say "$label: trying another host before it counts as the config's own failure" ;;
-      *) exit $EXIT_INTERRUPTED ;;
+      *) exit "${step[1]:-$EXIT_FAILURE}" ;;
     esac
   done
-  ((interrupted)) && exit $EXIT_INTERRUPTED
-  [[ -z $suspect ]] || exit $EXIT_SOME_FAILED # no other host: its failure stands
+  ((interrupted)) && exit "$EXIT_INTERRUPTED"
+  [[ -z $suspect ]] || exit "$EXIT_SOME_CONFIGS_FAILED" # no other host: its failure stands
   warn "$label: no host left to run it"
-  exit $EXIT_NO_HOST
+  exit "$EXIT_NO_HOST_LEFT"
 }
 
 # A usage error (a tool rejected a pass-through argument) fails every
@@ -221,11 +222,11 @@ fleet_pid=""
 fleet_main() {
   local i pending=() code
   command -v parallel >/dev/null ||
-    die $EXIT_NO_PARALLEL "GNU parallel not found; --hosts needs it (apt-get install parallel)"
+    die "$EXIT_NO_PARALLEL" "GNU parallel not found; --hosts needs it (apt-get install parallel)"
   # One summary per host would give each host the best of the few configs
   # it happened to run (and svc-swap reads only one record).
   [[ $keep_winner == 0 || " ${sum_args[*]} " != *" --per-host "* ]] ||
-    die $EXIT_USAGE "--keep-winner with --summarize-arg --per-host: each host ran only some configs, so its own best is no winner; drop one of them (--pool-hosts applies one pick to every host)"
+    die "$EXIT_USAGE" "--keep-winner with --summarize-arg --per-host: each host ran only some configs, so its own best is no winner; drop one of them (--pool-hosts applies one pick to every host)"
   fleet_hosts
   if ((dry_run)); then
     for i in "${!h_dest[@]}"; do
@@ -261,9 +262,9 @@ fleet_main() {
   fleet_pid=""
   if [[ -e $fleet_dir/usage ]]; then
     printf '%s: error: %s\n' "$PROG" "a tool rejected its arguments; fix the pass-through options" >&2
-    fleet_finish $EXIT_USAGE
+    fleet_finish "$EXIT_USAGE"
   fi
-  ((interrupted)) && fleet_finish $EXIT_INTERRUPTED
+  ((interrupted)) && fleet_finish "$EXIT_INTERRUPTED"
   fleet_finish 0
 }
 
@@ -285,7 +286,7 @@ fleet_on_signal() {
 # Restore every host that has an origin (in parallel: each waits for its
 # server), print the table, exit with the pool's status.
 fleet_finish() { # CODE
-  local code=$1 i rc failed=0 missing=0 ok=0 dropped=0 refused=0
+  local code=$1 i rc dropped=0 refused=0
   local -a pids=()
   trap '' INT TERM
   if ((keep_winner)) && fleet_mixed_hardware; then
@@ -306,31 +307,21 @@ fleet_finish() { # CODE
   for i in "${pids[@]}"; do
     rc=0
     wait "$i" || rc=$?
-    ((rc == 0)) || final_rc=$EXIT_RESTORE_FAILED
+    ((rc == 0)) || final_rc="$EXIT_RESTORE_FAILED"
   done
   table
-  local -a states=()
-  mapfile -t states < <(plan configs "$results" --field state)
-  for i in "${!states[@]}"; do
-    case ${states[$i]} in
-      complete) ok=$((ok + 1)) ;;
-      failed | transport) failed=$((failed + 1)) ;;
-      *) missing=$((missing + 1)) ;;
-    esac
-  done
+  # sweep-plan outcome counts the grid's states in the file and names the
+  # pool's exit status (43, 41, 40, 45 or 0).
+  local -a out=()
+  mapfile -t out < <(plan outcome --dropped "$dropped" "$results" \
+    --field measured --field failed --field missing --field exit)
   say_prefix=""
-  say "done: $ok measured, $failed failed, $missing without a result, $dropped host(s) dropped"
-  if ((code == 0)); then
-    if ((missing > 0)); then code=$EXIT_NO_HOST
-    elif ((failed > 0 && ok == 0)); then code=$EXIT_ALL_FAILED
-    elif ((failed > 0)); then code=$EXIT_SOME_FAILED
-    elif ((dropped > 0)); then code=$EXIT_HOST_DROPPED
-    fi
-  fi
+  say "done: ${out[0]} measured, ${out[1]} failed, ${out[2]} without a result, $dropped host(s) dropped"
+  ((code != 0)) || code=${out[3]:-$EXIT_FAILURE}
   ((final_rc)) && code=$final_rc
   if ((refused)); then
     printf '%s: error: %s\n' "$PROG" "--keep-winner: the hosts differ in hardware or server version, so one pick would compare the hosts, not the configs; every host's original config is back (--summarize-arg --pool-hosts applies one pick to every host anyway; summarize --per-host $results shows each host's best)" >&2
-    code=$EXIT_RESTORE_FAILED
+    code="$EXIT_RESTORE_FAILED"
   fi
   exit "$code"
 }
@@ -343,5 +334,5 @@ fleet_finish() { # CODE
 fleet_mixed_hardware() {
   local rc=0
   "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >/dev/null 2>&1 || rc=$?
-  ((rc == 55))
+  ((rc == EXIT_MIXED_HARDWARE))
 }

@@ -119,24 +119,17 @@ fn generated_bash_completions_offer_every_flag_of_each_tool() {
     }
 }
 
-/// The long options sweep.sh's argument loop accepts (its `case` labels).
-fn sweep_parsed_options(script: &str) -> BTreeSet<String> {
-    let start = script.find("case $1 in").expect("sweep.sh argument loop");
-    let end = start + script[start..].find("esac").expect("esac");
-    script[start..end]
-        .lines()
-        .map(str::trim)
-        .filter(|l| l.starts_with('-') && l.contains(')'))
-        // Options marked internal (the fleet's per-job mode) are not offered.
-        .filter(|l| !l.contains("# internal"))
-        .flat_map(|l| {
-            let label = l.split(')').next().unwrap_or("");
-            label
-                .split('|')
-                .map(|w| w.trim().to_string())
-                .filter(|w| w.starts_with("--") && w.len() > 2)
-                .collect::<Vec<_>>()
-        })
+/// The long options sweep accepts: those its `--help` defines, one a line
+/// (generated from its one clap definition, which parses its arguments).
+fn sweep_parsed_options(script: &Path) -> BTreeSet<String> {
+    let help = bash("bash \"$1\" --help", &[script.to_str().unwrap()]);
+    // Definitions are indented at most 6 columns, their help text 10.
+    help.lines()
+        .filter(|l| l.len() - l.trim_start().len() <= 6)
+        .map(|l| l.trim_start().trim_start_matches("-q, "))
+        .filter(|l| l.starts_with("--") && l.len() > 2)
+        .filter_map(|l| l.split([' ', '=']).next())
+        .map(String::from)
         .collect()
 }
 
@@ -144,19 +137,19 @@ fn sweep_parsed_options(script: &str) -> BTreeSet<String> {
 fn sweep_completion_offers_every_option_the_script_parses() {
     let root = testkit::repo_root();
     let script = root.join("scripts/sweep.sh");
-    let parsed = sweep_parsed_options(&std::fs::read_to_string(&script).unwrap());
+    let parsed = sweep_parsed_options(&script);
     assert!(
         parsed.contains("--results") && parsed.len() > 15,
         "{parsed:?}"
     );
     let file = root.join("completions/sweep.bash");
-    let offered = complete(&file, "sweep", &[script.to_str().unwrap(), "--"]);
+    let offered = complete(&file, "sweep", &["sweep", "--"]);
     let missing: Vec<_> = parsed.difference(&offered).collect();
     assert!(
         missing.is_empty(),
         "sweep completion lacks {missing:?}; offered {offered:?}"
     );
-    let res = complete(&file, "sweep", &[script.to_str().unwrap(), "--res"]);
+    let res = complete(&file, "sweep", &["sweep", "--res"]);
     assert_eq!(res, ["--results", "--resume"].map(String::from).into());
     let server = complete(&file, "sweep", &["sweep", "--server", "v"]);
     assert_eq!(server, ["vllm".to_string()].into());
@@ -206,9 +199,9 @@ fn make_install_lays_out_binaries_man_pages_and_completions() {
     }
     assert!(share.join("man/man5/sweepkit-records.5").is_file());
     // The installed sweep answers its installed completion.
-    let installed = usr.join("bin/sweep");
+    assert!(usr.join("bin/sweep").is_file());
     let bash_file = share.join("bash-completion/completions/sweep");
-    let offered = complete(&bash_file, "sweep", &[installed.to_str().unwrap(), "--kee"]);
+    let offered = complete(&bash_file, "sweep", &["sweep", "--kee"]);
     assert_eq!(offered, ["--keep-winner".to_string()].into());
     std::fs::remove_dir_all(dest).unwrap();
 }

@@ -62,6 +62,61 @@ fn the_installed_sweep_runs_the_readme_fleet_examples_from_its_prefix_alone() {
     let _ = std::fs::remove_dir_all(&prefix);
 }
 
+/// Every README example that runs `sweep`, by the installed sweep from a
+/// PATH of the PREFIX and the system, in a directory outside the
+/// repository: the llm-sim one for real (on a free port), the ones for GPU
+/// hosts with `--dry-run`, as the user would paste them.
+#[test]
+fn the_installed_sweep_runs_every_readme_sweep_example_as_written() {
+    let prefix = install();
+    let path = format!("{}/bin:{SYSTEM_PATH}", prefix.display());
+    let swap = format!("{}/bin/svc-swap", prefix.display());
+    let (mut real, mut dry) = (0, 0);
+    for block in sweep_support::readme_sweep_blocks() {
+        let dir = testkit::temp_dir("installed-example");
+        if block.contains("--server llm-sim") {
+            let port = testkit::free_port().to_string();
+            let script = format!(
+                "set -e\ntimeout 120 bash -e <<'EOS'\n{}\nEOS",
+                block.replace("18080", &port)
+            );
+            let out = shell(&script, &path, &dir);
+            // The example stops the simulator; a failed run may not have.
+            if let Ok(pid) = std::fs::read_to_string(dir.join("sim.spec.pid")) {
+                let _ = Command::new("kill").arg(pid.trim()).status();
+            }
+            assert_eq!(out.status.code(), Some(0), "{block}\n{}", dump(&out));
+            let recs = records(&dir.join("sim.jsonl"));
+            for v in ["1", "2", "4"] {
+                // One bench record per concurrency level (1 and 4).
+                assert_eq!(
+                    with_config(&recs, "bench", KEY, v).len(),
+                    2,
+                    "{v}: {}",
+                    dump(&out)
+                );
+            }
+            let spec = std::fs::read_to_string(dir.join("sim.spec")).unwrap();
+            assert!(
+                spec.contains("--speculative-num-steps 1") && !spec.contains("-steps 4"),
+                "restored: {spec}"
+            );
+            real += 1;
+        } else {
+            let script = format!("set -e\nsweep() {{ command sweep \"$@\" --dry-run; }}\n{block}");
+            let out = shell(&script, &path, &dir);
+            assert_eq!(out.status.code(), Some(0), "{block}\n{}", dump(&out));
+            let plan = String::from_utf8_lossy(&out.stdout);
+            assert!(plan.contains("# [1/"), "{block}\n{plan}");
+            assert!(plan.contains(&swap), "the installed tools: {block}\n{plan}");
+            dry += 1;
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    assert!(real >= 1 && dry >= 3, "{real} real, {dry} dry");
+    let _ = std::fs::remove_dir_all(&prefix);
+}
+
 /// A real pool sweep (`--hosts -`, GNU parallel, scripts/lib/fleet.sh) by
 /// the installed sweep called by its path, with no tool on PATH.
 #[test]

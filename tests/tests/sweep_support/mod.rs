@@ -150,6 +150,20 @@ pub fn dump(out: &std::process::Output) -> String {
 
 /// The shell blocks of the README's "Many hosts at once" section (the
 /// fleet examples), each run as written by the tests.
+/// Every `sh` block of the README that runs `sweep`, in order.
+pub fn readme_sweep_blocks() -> Vec<String> {
+    let readme = std::fs::read_to_string(testkit::repo_root().join("README.md")).unwrap();
+    let blocks: Vec<String> = readme
+        .split("```sh\n")
+        .skip(1)
+        .filter_map(|b| b.split("```").next())
+        .filter(|b| b.lines().any(|l| l.starts_with("sweep ")))
+        .map(String::from)
+        .collect();
+    assert!(blocks.len() >= 4, "README: sweep examples: {blocks:?}");
+    blocks
+}
+
 pub fn readme_fleet_blocks() -> Vec<String> {
     let readme = std::fs::read_to_string(testkit::repo_root().join("README.md")).unwrap();
     let section = readme

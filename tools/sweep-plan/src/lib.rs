@@ -14,6 +14,7 @@ pub mod next;
 pub mod origin;
 pub mod out;
 pub mod results;
+pub mod sweep_options;
 
 use std::io::{BufRead, Write};
 
@@ -163,6 +164,43 @@ pub enum Command {
         #[arg(value_name = "RESULTS")]
         results: String,
     },
+    /// How a pool's grid ended (sweep --hosts): configs measured, failed
+    /// and left without a result, and the exit status sweep(1) documents
+    Outcome {
+        #[command(flatten)]
+        grid: GridArgs,
+        /// Hosts the pool dropped
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        dropped: usize,
+        #[arg(value_name = "RESULTS")]
+        results: String,
+    },
+    /// A pool job's next step after one try of its config on one host,
+    /// from that try's verdict state: measured, blame-host (a transport
+    /// failure: another host), try-elsewhere (a first failure: another
+    /// host before it counts), config-failed or interrupted
+    FleetStep {
+        /// The try's verdict (`verdict --field state`)
+        #[arg(long, value_enum)]
+        state: results::State,
+        /// The config already failed on another host
+        #[arg(long)]
+        suspect: bool,
+        /// svc-swap's exit status in the try
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        swap_exit: u8,
+    },
+    /// Parse sweep(1)'s own arguments (after --) with its one option
+    /// definition; print its settings as bash assignments, every value
+    /// single-quoted (sweep.sh evals them); a bad one: `sweep: error:`, 2
+    Options {
+        #[arg(
+            value_name = "SWEEP_ARG",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        argv: Vec<String>,
+    },
 }
 
 /// clap's parser for a percentage (`5%` or `5`), as a fraction.
@@ -189,6 +227,85 @@ struct ConfigAnswer {
     state: results::State,
     /// `run` or `skip`.
     action: &'static str,
+}
+
+/// A pool's end, as `outcome` answers.
+#[derive(Debug, Serialize)]
+struct Outcome {
+    #[serde(rename = "type")]
+    tag: &'static str,
+    measured: usize,
+    failed: usize,
+    /// Configs with no result (pending, transport only, cut short).
+    missing: usize,
+    dropped: usize,
+    /// 43 configs left unrun, 41 all failed, 40 some failed, 45 a host
+    /// dropped, else 0.
+    exit: u8,
+}
+
+fn outcome(g: &grid::Grid, text: &str, dropped: usize) -> Outcome {
+    let lines = results::read(text);
+    let (mut measured, mut failed, mut missing) = (0, 0, 0);
+    for p in &g.points {
+        match results::state_of(&lines, |c| p.matches(c)) {
+            results::State::Complete => measured += 1,
+            results::State::Failed | results::State::Transport => failed += 1,
+            _ => missing += 1,
+        }
+    }
+    let exit = if missing > 0 {
+        exit::NO_HOST_LEFT
+    } else if failed > 0 && measured == 0 {
+        exit::ALL_CONFIGS_FAILED
+    } else if failed > 0 {
+        exit::SOME_CONFIGS_FAILED
+    } else if dropped > 0 {
+        exit::HOST_DROPPED
+    } else {
+        exit::OK
+    };
+    Outcome {
+        tag: "outcome",
+        measured,
+        failed,
+        missing,
+        dropped,
+        exit,
+    }
+}
+
+/// A pool job's step, as `fleet-step` answers.
+#[derive(Debug, Serialize)]
+struct FleetStep {
+    #[serde(rename = "type")]
+    tag: &'static str,
+    step: &'static str,
+    /// The job's exit status, for the steps that end it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    exit: Option<u8>,
+}
+
+/// A config that fails on one host runs once more on another before it
+/// counts as its own failure (a GPU fault or a leftover process on one
+/// host looks exactly like an OOM at load), unless pre-flight refused the
+/// config itself; a transport failure blames its host.
+fn fleet_step(state: results::State, suspect: bool, swap_exit: u8) -> FleetStep {
+    use results::State as S;
+    let (step, exit) = match state {
+        S::Complete => ("measured", Some(exit::OK)),
+        S::Transport => ("blame-host", None),
+        S::Failed if suspect || swap_exit == exit::PREFLIGHT_REJECTED => {
+            ("config-failed", Some(exit::SOME_CONFIGS_FAILED))
+        }
+        S::Failed => ("try-elsewhere", None),
+        S::Pending | S::Incomplete => ("interrupted", Some(exit::INTERRUPTED)),
+    };
+    FleetStep {
+        tag: "fleet_step",
+        step,
+        exit,
+    }
 }
 
 /// A run's verdict.
@@ -233,6 +350,9 @@ fn read_text(path: &str, missing_ok: bool) -> Result<String, Exit> {
 /// Run sweep-plan.
 pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
+    if let Command::Options { argv } = &args.command {
+        return options(argv, stdout);
+    }
     let mut o = out::Out::new(&args.field, &mut stdout);
     match args.command {
         Command::Configs {
@@ -331,6 +451,20 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             })?;
             o.record(&Record::Failure(f))?;
         }
+        Command::Outcome {
+            grid,
+            dropped,
+            results,
+        } => {
+            let g = grid_of(&grid)?;
+            o.answer(&outcome(&g, &read_text(&results, true)?, dropped))?;
+        }
+        Command::FleetStep {
+            state,
+            suspect,
+            swap_exit,
+        } => o.answer(&fleet_step(state, suspect, swap_exit))?,
+        Command::Options { .. } => unreachable!("answered above"),
         Command::Next {
             grid,
             knobs,
@@ -350,6 +484,23 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
     }
     stdout.flush()?;
     Ok(())
+}
+
+/// `options`: sweep's settings, or its usage error in sweep's name.
+fn options(argv: &[String], mut stdout: impl Write) -> Result<(), Exit> {
+    match sweep_options::parse(argv) {
+        Ok(text) => {
+            stdout.write_all(text.as_bytes())?;
+            stdout.flush()?;
+            Ok(())
+        }
+        Err(e) => {
+            if let Some(err) = &e.error {
+                sweepkit::report::error("sweep", err);
+            }
+            Err(Exit::silent(e.code))
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -392,12 +543,39 @@ fn run_next(
             o.record(&rec)?;
         }
     } else {
-        o.answer(&next::answer(&space, &d, &all, &rows))?;
+        let mut a = next::answer(&space, &d, &all, &rows);
+        a.index = g
+            .points
+            .iter()
+            .find(|p| Some(&p.words[0].1) == a.value.as_ref())
+            .map(|p| p.index);
+        o.answer(&a)?;
     }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use results::State as S;
+
     testkit::cli_tests!(super::Args);
+
+    #[test]
+    fn a_first_failure_moves_on_and_a_second_one_stands() {
+        let step = |st, sus, rc| fleet_step(st, sus, rc).step;
+        assert_eq!(step(S::Complete, true, 0), "measured");
+        assert_eq!(step(S::Transport, false, 21), "blame-host");
+        assert_eq!(step(S::Failed, false, 24), "try-elsewhere");
+        assert_eq!(step(S::Failed, true, 24), "config-failed");
+        assert_eq!(
+            step(S::Failed, false, exit::PREFLIGHT_REJECTED),
+            "config-failed"
+        );
+        assert_eq!(step(S::Incomplete, false, 130), "interrupted");
+        assert_eq!(
+            fleet_step(S::Failed, true, 0).exit,
+            Some(exit::SOME_CONFIGS_FAILED)
+        );
+    }
 }

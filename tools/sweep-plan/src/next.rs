@@ -238,6 +238,10 @@ pub struct Answer {
     /// The value to measure now (the first of `measure`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// `value`'s config in the grid, numbered as `configs` numbers them
+    /// (set by the caller, which knows the grid's order).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
     /// Every value this round asks for, in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub measure: Vec<String>,
@@ -268,6 +272,7 @@ pub fn answer(space: &Space, d: &Decision, all: &str, rows: &[RowData]) -> Answe
         tag: "next",
         action: "measure",
         value: None,
+        index: None,
         measure: Vec::new(),
         why: String::new(),
         rule: None,

@@ -42,7 +42,7 @@ where
 }
 
 /// Where a config stands after its last record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
 pub enum State {
     /// No record of it yet.

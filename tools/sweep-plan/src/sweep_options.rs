@@ -1,0 +1,565 @@
+//! sweep(1)'s options, defined once: `sweep --help`, the OPTIONS section of
+//! man/sweep.1 and sweep's completions are generated from [`SweepArgs`],
+//! and `sweep-plan options -- ARGV...` parses sweep's argv with it and hands
+//! the script its settings as shell assignments whose every value is
+//! single-quoted by [`quote`], so the script's `eval` runs no user text.
+//!
+//! Adding a sweep option that a tool takes as it is (a pass-through such as
+//! `--container NAME` for svc-swap or `--report FILE` for summarize): add
+//! a field under `FAR_SIDE` or the matching heading (`Option<String>`,
+//! `Vec<String>` or `bool`), and a row in [`PASS_THROUGH`] naming its long
+//! flag and the tools that get it. sweep.sh needs no change: the words land
+//! in the arrays it already hands each tool. An option sweep itself acts on
+//! is a field plus an entry in [`Settings::emit`].
+
+use clap::{ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser};
+use sweepkit::exit;
+use sweepkit::report::Exit;
+
+const FAR_SIDE: &str = "Far side (given once, to every tool that takes it)";
+
+/// Swap, wait, benchmark every value of a server launch parameter, then pick.
+///
+/// For each value of a launch parameter (several --param make a grid),
+/// swap the server's config, wait until it is ready, benchmark it, and
+/// append the records to a results file; go on past configs that fail; at
+/// the end put the original config back (or apply the winner) and print
+/// summarize's table. Configs svc-swap's pre-flight refuses (SGLang steps
+/// without topk, ...) are recorded as failures untouched; --swap-arg
+/// --no-preflight lets them through.
+#[derive(Debug, Parser)]
+#[command(
+    name = "sweep",
+    version,
+    max_term_width = 79,
+    // As sweep's own parser did: an option given twice takes the last value.
+    args_override_self = true,
+    after_help = EXIT_HELP,
+    group(clap::ArgGroup::new("target").required(true).args(["unit", "spec"])),
+    override_usage = "sweep [OPTIONS] --param NAME --values LIST [--param NAME --values LIST]\n       (--unit NAME | --spec FILE) --url URL --results FILE"
+)]
+pub struct SweepArgs {
+    /// Launch flag to vary (speculative-num-steps or
+    /// --speculative-num-steps); repeatable; A,B: flags that move together,
+    /// each value of --values then A:B (--values 1:2,2:3)
+    #[arg(
+        long = "param",
+        value_name = "NAME",
+        required = true,
+        allow_hyphen_values = true,
+        help_heading = "Sweep"
+    )]
+    pub params: Vec<String>,
+
+    /// Comma-separated values for the --param before it
+    #[arg(
+        long = "values",
+        value_name = "LIST",
+        required = true,
+        allow_hyphen_values = true,
+        help_heading = "Sweep"
+    )]
+    pub values: Vec<String>,
+
+    /// JSON Lines results, appended as records arrive
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath,
+          help_heading = "Sweep")]
+    pub results: String,
+
+    /// Skip configs that already have records in FILE (a config whose last
+    /// record is a transport failure or an interruption is run again)
+    #[arg(long, help_heading = "Sweep")]
+    pub resume: bool,
+
+    /// Run a config again after a transport failure (SSH lost, host
+    /// unreachable) up to N times, backing off 2s, 4s, 8s...
+    #[arg(long, value_name = "N", default_value = "3", help_heading = "Sweep")]
+    pub retries: String,
+
+    /// Apply summarize's pick at the end (default: restore the original
+    /// config)
+    #[arg(long, conflicts_with = "no_restore", help_heading = "Sweep")]
+    pub keep_winner: bool,
+
+    /// Leave the last config running (the original is the one recorded when
+    /// FILE was first started: its origin record, kept across --resume)
+    #[arg(long, help_heading = "Sweep")]
+    pub no_restore: bool,
+
+    /// Print the configs and the commands; run nothing
+    #[arg(long, help_heading = "Sweep")]
+    pub dry_run: bool,
+
+    /// Measure the values of one numeric --param in order and stop at the
+    /// plateau or a clear peak; re-measure close calls; untried values get
+    /// skipped records (continues what FILE holds: --resume is implied)
+    #[arg(long, conflicts_with = "hosts", help_heading = "Adaptive")]
+    pub adaptive: bool,
+
+    /// Values past the best that must show the plateau [default: 2]
+    #[arg(
+        long,
+        value_name = "K",
+        requires = "adaptive",
+        help_heading = "Adaptive"
+    )]
+    pub patience: Option<String>,
+
+    /// Weighted-score gap that counts as a close call until repeats measure
+    /// the noise [default: 5%]
+    #[arg(
+        long,
+        value_name = "PCT",
+        requires = "adaptive",
+        help_heading = "Adaptive"
+    )]
+    pub noise_margin: Option<String>,
+
+    /// Extra config starts for close calls [default: 4]
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "adaptive",
+        help_heading = "Adaptive"
+    )]
+    pub repeat_budget: Option<String>,
+
+    /// One host per line of FILE, or a comma list: [USER@]HOST[:PORT]
+    /// (reached over SSH) or - (here), then optional NAME=VALUE words
+    /// ({NAME} in --url) and exec=PREFIX... (the rest of the line)
+    #[arg(long, value_name = "FILE|LIST", help_heading = "Fleet")]
+    pub hosts: Option<String>,
+
+    /// Stop using a host after N failures blamed on it; its configs go to
+    /// the other hosts
+    #[arg(long, value_name = "N", default_value = "2", help_heading = "Fleet")]
+    pub drop_after: String,
+
+    /// Internal: one fleet job, SLOT:INDEX
+    #[arg(long, value_name = "SLOT:INDEX", hide = true)]
+    pub fleet_job: Option<String>,
+
+    /// systemd unit
+    #[arg(long, value_name = "NAME", help_heading = "Target")]
+    pub unit: Option<String>,
+
+    /// Process spec (svc-swap's process manager)
+    #[arg(long, value_name = "FILE", conflicts_with = "unit",
+          value_hint = clap::ValueHint::FilePath, help_heading = "Target")]
+    pub spec: Option<String>,
+
+    /// Reach the unit over SSH
+    #[arg(long, value_name = "USER@HOST[:PORT]", help_heading = "Target")]
+    pub ssh: Option<String>,
+
+    /// Private key for --ssh (repeatable)
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath,
+          help_heading = "Target")]
+    pub ssh_key: Vec<String>,
+
+    /// Check the host key against FILE
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath,
+          help_heading = "Target")]
+    pub known_hosts: Option<String>,
+
+    /// Record an unknown host key (a changed one is refused)
+    #[arg(long, help_heading = "Target")]
+    pub accept_new_host_key: bool,
+
+    /// Run far-side commands behind CMD ('pct exec 129 --')
+    #[arg(long, value_name = "'CMD'", help_heading = "Target")]
+    pub exec_prefix: Option<String>,
+
+    /// OpenSSH client config to read for --ssh and --hosts [default:
+    /// ~/.ssh/config]
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath,
+          help_heading = FAR_SIDE)]
+    pub ssh_config: Option<String>,
+
+    /// Keep retrying SSH connects and lost sessions for up to DUR (svc-swap,
+    /// wait-ready) [their default: 30s]
+    #[arg(long, value_name = "DUR", help_heading = FAR_SIDE)]
+    pub ssh_retry: Option<String>,
+
+    /// Limit for SSH connect and authentication [their default: 10s]
+    #[arg(long, value_name = "DUR", help_heading = FAR_SIDE)]
+    pub connect_timeout: Option<String>,
+
+    /// Server base URL, as reachable from here; with --hosts a template:
+    /// {host}, {n}, {NAME} per host
+    #[arg(long, value_name = "URL", help_heading = "Server")]
+    pub url: String,
+
+    /// wait-ready preset [default: probe --url as given]
+    #[arg(long, value_name = "KIND", help_heading = "Server",
+          value_parser = ["sglang", "vllm", "llama.cpp", "openai", "llm-sim"])]
+    pub server: Option<String>,
+
+    /// wait-ready --timeout
+    #[arg(
+        long,
+        value_name = "DUR",
+        default_value = "10m",
+        help_heading = "Server"
+    )]
+    pub ready_timeout: String,
+
+    /// Also check each swept value in the live server's arguments
+    /// (wait-ready --expect-config)
+    #[arg(long, help_heading = "Server")]
+    pub expect_config: bool,
+
+    /// loadgen -c LIST (closed-loop levels)
+    #[arg(long, value_name = "LIST", help_heading = "Server")]
+    pub concurrency: Option<String>,
+
+    /// Extra argument for every svc-swap call (repeatable, one word each)
+    #[arg(
+        long,
+        value_name = "ARG",
+        allow_hyphen_values = true,
+        help_heading = "Pass-through"
+    )]
+    pub swap_arg: Vec<String>,
+
+    /// Extra argument for wait-ready
+    #[arg(
+        long,
+        value_name = "ARG",
+        allow_hyphen_values = true,
+        help_heading = "Pass-through"
+    )]
+    pub ready_arg: Vec<String>,
+
+    /// Extra argument for loadgen
+    #[arg(
+        long,
+        value_name = "ARG",
+        allow_hyphen_values = true,
+        help_heading = "Pass-through"
+    )]
+    pub load_arg: Vec<String>,
+
+    /// Extra argument for summarize
+    #[arg(
+        long,
+        value_name = "ARG",
+        allow_hyphen_values = true,
+        help_heading = "Pass-through"
+    )]
+    pub summarize_arg: Vec<String>,
+
+    /// Where the tools are [default: $SWEEPKIT_BIN, beside sweep, PATH, then
+    /// the repository's target/release or debug]
+    #[arg(long, value_name = "DIR", value_hint = clap::ValueHint::DirPath,
+          help_heading = "Other")]
+    pub bin_dir: Option<String>,
+
+    /// No progress lines on stderr
+    #[arg(short, long, help_heading = "Other")]
+    pub quiet: bool,
+}
+
+const EXIT_HELP: &str = "\
+Exit status: 0 every config measured; 2 usage; 40 some configs failed
+(recorded as failure records); 41 every config failed; 42 the final restore
+or apply failed (--hosts: also --keep-winner refused on hosts of different
+hardware); 43 configs left unrun (every host dropped); 44 GNU parallel not
+found; 45 a host was dropped (every config has a result); 50-52 --adaptive:
+sweep-plan next refused the results file (no records, another sweep's, a
+non-numeric value); 53 the results file's origin is another sweep's; 130
+interrupted (results whole, config restored).";
+
+/// The exit codes sweep.sh names, as `EXIT_<NAME>` with their values from
+/// the shared table, so the script holds no magic numbers.
+const EXITS: &[(&str, u8)] = &[
+    ("FAILURE", exit::FAILURE),
+    ("USAGE", exit::USAGE),
+    ("BAD_INPUT", exit::BAD_INPUT),
+    ("TRANSPORT_ERROR", exit::TRANSPORT_ERROR),
+    ("PREFLIGHT_REJECTED", exit::PREFLIGHT_REJECTED),
+    ("SOME_CONFIGS_FAILED", exit::SOME_CONFIGS_FAILED),
+    ("ALL_CONFIGS_FAILED", exit::ALL_CONFIGS_FAILED),
+    ("RESTORE_FAILED", exit::RESTORE_FAILED),
+    ("NO_HOST_LEFT", exit::NO_HOST_LEFT),
+    ("NO_PARALLEL", exit::NO_PARALLEL),
+    ("HOST_DROPPED", exit::HOST_DROPPED),
+    ("MIXED_HARDWARE", exit::MIXED_HARDWARE),
+    ("INTERRUPTED", exit::INTERRUPTED),
+];
+
+/// The tools a pass-through option goes to: the shell arrays sweep.sh
+/// hands each of them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum To {
+    Swap,
+    Ready,
+    Load,
+    Summarize,
+}
+
+/// Options sweep takes once and hands on as given (the tools check them):
+/// long flag, the tools that take it. See the module note to add one.
+pub const PASS_THROUGH: &[(&str, &[To])] = &[
+    ("ssh-config", &[To::Swap, To::Ready]),
+    ("ssh-retry", &[To::Swap, To::Ready]),
+    ("connect-timeout", &[To::Swap, To::Ready]),
+];
+
+/// POSIX single-quoting: inside '...' no character is special but the
+/// quote itself, written '\'' (close, escaped quote, reopen). Newlines,
+/// `$(...)`, backquotes and globs stay literal; argv holds no NUL.
+pub fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// sweep's settings as the lines of a bash script: `name='value'` and
+/// `name=('a' 'b')`.
+#[derive(Default)]
+pub struct Settings(Vec<String>);
+
+impl Settings {
+    fn scalar(&mut self, name: &str, v: &str) {
+        self.0.push(format!("{name}={}", quote(v)));
+    }
+    fn flag(&mut self, name: &str, on: bool) {
+        self.0.push(format!("{name}={}", u8::from(on)));
+    }
+    fn array(&mut self, name: &str, words: &[String]) {
+        let q: Vec<String> = words.iter().map(|w| quote(w)).collect();
+        self.0.push(format!("{name}=({})", q.join(" ")));
+    }
+
+    /// Every variable sweep.sh reads, from parsed options.
+    fn emit(a: &SweepArgs, m: &ArgMatches) -> Settings {
+        let mut s = Settings::default();
+        let opt = |o: &Option<String>| o.clone().unwrap_or_default();
+        s.array("params", &a.params);
+        s.array("values", &a.values);
+        for (n, v) in [
+            ("results", &a.results),
+            ("retries", &a.retries),
+            ("drop_after", &a.drop_after),
+            ("url", &a.url),
+            ("ready_timeout", &a.ready_timeout),
+        ] {
+            s.scalar(n, v);
+        }
+        for (n, v) in [
+            ("unit", &a.unit),
+            ("spec", &a.spec),
+            ("ssh", &a.ssh),
+            ("exec_prefix", &a.exec_prefix),
+            ("hosts", &a.hosts),
+            ("fleet_job", &a.fleet_job),
+            ("server", &a.server),
+            ("concurrency", &a.concurrency),
+            ("bin_dir", &a.bin_dir),
+        ] {
+            s.scalar(n, &opt(v));
+        }
+        for (n, v) in [
+            ("resume", a.resume),
+            ("keep_winner", a.keep_winner),
+            ("no_restore", a.no_restore),
+            ("dry_run", a.dry_run),
+            ("adaptive", a.adaptive),
+            ("expect_config", a.expect_config),
+            ("quiet", a.quiet),
+        ] {
+            s.flag(n, v);
+        }
+        s.words(a, m);
+        s
+    }
+
+    /// The arrays: the adaptive knobs, the SSH options that go with each
+    /// --ssh, and each tool's extra words (pass-through options first).
+    fn words(&mut self, a: &SweepArgs, m: &ArgMatches) {
+        let s = self;
+        let mut knobs = Vec::new();
+        for (f, v) in [
+            ("--patience", &a.patience),
+            ("--noise-margin", &a.noise_margin),
+            ("--repeat-budget", &a.repeat_budget),
+        ] {
+            if let Some(v) = v {
+                knobs.extend([f.to_string(), v.clone()]);
+            }
+        }
+        s.array("adaptive_args", &knobs);
+        let mut ssh_opts = Vec::new();
+        for k in &a.ssh_key {
+            ssh_opts.extend(["--ssh-key".to_string(), k.clone()]);
+        }
+        if let Some(k) = &a.known_hosts {
+            ssh_opts.extend(["--known-hosts".to_string(), k.clone()]);
+        }
+        if a.accept_new_host_key {
+            ssh_opts.push("--accept-new-host-key".into());
+        }
+        s.array("ssh_opts", &ssh_opts);
+        for (name, to, own) in [
+            ("swap_args", To::Swap, &a.swap_arg),
+            ("ready_args", To::Ready, &a.ready_arg),
+            ("load_args", To::Load, &a.load_arg),
+            ("sum_args", To::Summarize, &a.summarize_arg),
+        ] {
+            let mut words = passed_to(m, to);
+            words.extend(own.iter().cloned());
+            s.array(name, &words);
+        }
+    }
+}
+
+/// The [`PASS_THROUGH`] options given on the command line that go to `to`,
+/// as words (`--flag`, or `--flag VALUE` per occurrence).
+fn passed_to(m: &ArgMatches, to: To) -> Vec<String> {
+    let cmd = SweepArgs::command();
+    let mut words = Vec::new();
+    for (long, _) in PASS_THROUGH.iter().filter(|(_, t)| t.contains(&to)) {
+        let arg = cmd
+            .get_arguments()
+            .find(|a| a.get_long() == Some(long))
+            .unwrap_or_else(|| panic!("PASS_THROUGH: no option --{long}"));
+        let id = arg.get_id().as_str();
+        if matches!(arg.get_action(), ArgAction::SetTrue) {
+            if m.get_flag(id) {
+                words.push(format!("--{long}"));
+            }
+        } else if let Some(vs) = m.get_raw(id) {
+            for v in vs {
+                words.extend([format!("--{long}"), v.to_string_lossy().into_owned()]);
+            }
+        }
+    }
+    words
+}
+
+fn usage(msg: String) -> Exit {
+    Exit::new(exit::USAGE, anyhow::anyhow!("{msg}"))
+}
+
+/// What clap can't say: each --values after its --param, values with no
+/// empty item, whole numbers.
+fn check(a: &SweepArgs, m: &ArgMatches) -> Result<(), Exit> {
+    let p: Vec<usize> = m
+        .indices_of("params")
+        .map(Iterator::collect)
+        .unwrap_or_default();
+    let v: Vec<usize> = m
+        .indices_of("values")
+        .map(Iterator::collect)
+        .unwrap_or_default();
+    for (i, (vi, list)) in v.iter().zip(&a.values).enumerate() {
+        if p.get(i).is_none_or(|pi| pi > vi) || p.get(i + 1).is_some_and(|next| next < vi) {
+            return Err(usage(format!(
+                "--values {list}: give --param NAME before each --values"
+            )));
+        }
+        if list.split(',').any(str::is_empty) {
+            return Err(usage(format!(
+                "--values '{list}': expected V1,V2,... with no empty value"
+            )));
+        }
+    }
+    if p.len() > v.len() {
+        return Err(usage(format!(
+            "--param {}: no --values after it",
+            a.params[v.len()]
+        )));
+    }
+    if !a.retries.bytes().all(|b| b.is_ascii_digit()) || a.retries.is_empty() {
+        return Err(usage(format!(
+            "--retries '{}': expected a whole number",
+            a.retries
+        )));
+    }
+    if !a.drop_after.bytes().all(|b| b.is_ascii_digit())
+        || a.drop_after.parse::<u64>().unwrap_or(0) == 0
+    {
+        return Err(usage(format!(
+            "--drop-after '{}': expected a whole number >= 1",
+            a.drop_after
+        )));
+    }
+    if a.hosts.is_some() && (a.ssh.is_some() || a.exec_prefix.is_some()) {
+        return Err(usage(
+            "--hosts names every host: give --ssh and --exec-prefix per host in it, not as options"
+                .into(),
+        ));
+    }
+    let ssh_opts = !a.ssh_key.is_empty() || a.known_hosts.is_some() || a.accept_new_host_key;
+    if ssh_opts && a.ssh.is_none() && a.hosts.is_none() {
+        return Err(usage(
+            "--ssh-key, --known-hosts and --accept-new-host-key need --ssh".into(),
+        ));
+    }
+    if a.adaptive && (a.params.len() != 1 || a.params[0].contains(',')) {
+        return Err(usage(
+            "--adaptive walks one parameter: give one --param NAME (no grid, no A,B)".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// clap's error as one line: its first paragraph, without `error: `.
+fn one_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let para: Vec<&str> = text.lines().take_while(|l| !l.trim().is_empty()).collect();
+    let line = para.join(" ");
+    let line = line.trim_start_matches("error: ");
+    format!(
+        "{} (see --help)",
+        line.split_whitespace().collect::<Vec<_>>().join(" ")
+    )
+}
+
+/// Parse sweep's `argv` (without the program name): the settings script,
+/// or a one-line usage error (exit 2). --help and --version come back as
+/// `help='...'`, for the script to print.
+pub fn parse(argv: &[String]) -> Result<String, Exit> {
+    let words = std::iter::once("sweep".to_string()).chain(argv.iter().cloned());
+    let m = match SweepArgs::command().try_get_matches_from(words) {
+        Ok(m) => m,
+        Err(e) if !e.use_stderr() => {
+            return Ok(format!("help={}\n", quote(&e.render().to_string())));
+        }
+        Err(e) => return Err(usage(one_line(&e))),
+    };
+    let a = SweepArgs::from_arg_matches(&m).map_err(|e| usage(one_line(&e)))?;
+    check(&a, &m)?;
+    let mut lines = Settings::emit(&a, &m).0;
+    lines.push("help=''".into());
+    let exits: Vec<String> = EXITS.iter().map(|(n, c)| format!("EXIT_{n}={c}")).collect();
+    lines.push(format!("readonly {}", exits.join(" ")));
+    Ok(lines.join("\n") + "\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    testkit::cli_tests!(SweepArgs);
+
+    #[test]
+    fn quote_keeps_every_character_literal() {
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn every_pass_through_option_exists() {
+        let v = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut argv = v(&["--param", "a", "--values", "1", "--unit", "u"]);
+        argv.extend(v(&["--url", "x", "--results", "r"]));
+        for (long, _) in PASS_THROUGH {
+            argv.extend([format!("--{long}"), "V".into()]);
+        }
+        let out = parse(&argv).unwrap();
+        for (long, _) in PASS_THROUGH {
+            assert!(out.contains(&format!("'--{long}' 'V'")), "{long}: {out}");
+        }
+    }
+}

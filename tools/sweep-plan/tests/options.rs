@@ -1,0 +1,142 @@
+//! `sweep-plan options`: sweep's argv parsed by its one clap definition and
+//! handed back as bash assignments that bash reads back exactly, whatever
+//! the values hold (command substitutions, quotes, newlines, globs), with
+//! nothing run; the far-side options land in the tools' arrays; usage
+//! errors are one `sweep: error:` line and exit 2.
+
+use std::process::Command;
+
+const BASE: [&str; 8] = [
+    "--param",
+    "a",
+    "--values",
+    "1,2",
+    "--url",
+    "http://x",
+    "--results",
+    "r",
+];
+
+/// `eval` sweep-plan's settings for `argv` in bash, as sweep.sh does, then
+/// print the named variables' values (arrays: one element per line), each
+/// followed by a NUL.
+fn eval(argv: &[&str], vars: &[&str]) -> (Option<i32>, String, String) {
+    let script = r#"
+        plan=$1 n=$2; shift 2
+        names=("${@:1:n}"); shift "$n"
+        settings=$("$plan" options -- "$@") || exit $?
+        eval "$settings"
+        for v in "${names[@]}"; do
+          declare -n ref=$v
+          printf '%s\n' "${ref[@]}"; printf '\0'
+          unset -n ref
+        done
+    "#;
+    let out = Command::new("bash")
+        .args([
+            "--norc",
+            "-c",
+            script,
+            "bash",
+            env!("CARGO_BIN_EXE_sweep-plan"),
+        ])
+        .arg(vars.len().to_string())
+        .args(vars)
+        .args(argv)
+        .output()
+        .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn hostile_values_come_back_exactly_and_run_nothing() {
+    let dir = testkit::temp_dir("options-hostile");
+    let marker = dir.join("ran");
+    let m = marker.display();
+    let hostile = [
+        format!("$(touch {m})"),
+        format!("`touch {m}`"),
+        format!("'; touch {m}; '"),
+        format!("\"; touch {m}; \""),
+        format!("x\ntouch {m}\n"),
+        "it's a \\ back'slash'".to_string(),
+        "*".to_string(),
+        "${HOME}".to_string(),
+    ];
+    for h in &hostile {
+        let argv = [
+            &BASE[..],
+            &["--unit", h, "--swap-arg", h, "--ssh-config", h],
+        ]
+        .concat();
+        let (code, out, err) = eval(&argv, &["unit", "swap_args"]);
+        assert_eq!(code, Some(0), "{h:?}: {err}");
+        let want = format!("{h}\n\0--ssh-config\n{h}\n{h}\n\0");
+        assert_eq!(out, want, "{h:?}");
+        assert!(!marker.exists(), "{h:?} ran a command");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn far_side_options_go_once_to_each_tool_that_takes_them() {
+    let argv = [
+        &BASE[..],
+        &[
+            "--unit",
+            "u",
+            "--ssh-config",
+            "cfg",
+            "--ssh-retry",
+            "5s",
+            "--connect-timeout",
+            "3s",
+            "--load-arg",
+            "-n",
+        ],
+    ]
+    .concat();
+    let (code, out, err) = eval(&argv, &["swap_args", "ready_args", "load_args"]);
+    assert_eq!(code, Some(0), "{err}");
+    let far = "--ssh-config\ncfg\n--ssh-retry\n5s\n--connect-timeout\n3s\n";
+    assert_eq!(out, format!("{far}\0{far}\0-n\n\0"));
+}
+
+#[test]
+fn usage_errors_are_one_sweep_line_and_exit_2() {
+    for (extra, want) in [
+        (&["--unit", "u", "--bogus"][..], "'--bogus'"),
+        (&["--unit", "u", "--spec", "s"][..], "--spec"),
+        (&[][..], "--unit"),
+        (
+            &["--unit", "u", "--values", "3"][..],
+            "before each --values",
+        ),
+        (&["--unit", "u", "--retries", "x"][..], "--retries 'x'"),
+    ] {
+        let argv = [&BASE[..], extra].concat();
+        let (code, out, err) = eval(&argv, &[]);
+        assert_eq!(code, Some(2), "{extra:?}: {err}");
+        assert!(out.is_empty(), "{out}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("sweep: error: ") && err.contains(want),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn help_is_handed_back_for_the_script_to_print() {
+    let (code, out, err) = eval(&["--help"], &["help"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(out.starts_with("Swap, wait, benchmark"), "{out}");
+    assert!(
+        out.contains("--connect-timeout") && out.contains("130"),
+        "{out}"
+    );
+}
