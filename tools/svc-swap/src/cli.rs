@@ -9,7 +9,7 @@ use sweepkit::time::parse_duration;
 use sweepkit::transport_args::TransportArgs;
 
 use crate::flags::Op;
-use crate::swap::Request;
+use crate::request::Request;
 use crate::target::Opts;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

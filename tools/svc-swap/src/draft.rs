@@ -10,7 +10,7 @@ use sweepkit::records::{Change, Config, StartInfo, StopInfo, SwapRecord, SCHEMA_
 use crate::execstart::ExecLine;
 use crate::flags;
 use crate::job;
-use crate::swap::{fail, Failed, Request};
+use crate::request::{fail, Failed, Request};
 use crate::target::{Plan, Target};
 
 /// `PATH.sweepkit-bak.20261130T050102.345Z`: sorts by time.

@@ -17,6 +17,7 @@ pub mod preflight;
 pub mod preflight_schedule;
 pub mod process;
 pub mod ready;
+pub mod request;
 pub mod schedule;
 pub mod show;
 pub mod spec;
@@ -102,7 +103,7 @@ pub fn run(mut args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Resul
 struct Session<'a> {
     args: &'a Args,
     manager: Manager,
-    req: swap::Request,
+    req: request::Request,
     started: SystemTime,
     upstream: Option<Value>,
     /// Files to copy to the far side before the stop (`farfile.rs`).
@@ -142,7 +143,7 @@ impl Session<'_> {
         &self,
         t: &'t dyn Transport,
         target: &mut Box<dyn target::Target + 't>,
-    ) -> Result<SwapRecord, swap::Failed> {
+    ) -> Result<SwapRecord, request::Failed> {
         if let Some(id) = &self.args.reattach {
             return swap::reattach(t, target.as_mut(), &self.req, id, false);
         }
@@ -221,17 +222,17 @@ impl Session<'_> {
 
     /// A failure before the target is read: the config is what the edits
     /// ask for.
-    fn early(&self, exit: Exit) -> swap::Failed {
+    fn early(&self, exit: Exit) -> request::Failed {
         let any = execstart::ExecLine {
             prefix: String::new(),
             words: vec!["x".into()],
         };
         let config = flags::apply(&any, &self.req.ops).config;
-        swap::fail(exit, &config)
+        request::fail(exit, &config)
     }
 
     /// Write the failure record, then end with its exit code.
-    fn fail_out(&self, stdout: &mut dyn Write, f: swap::Failed) -> Result<(), Exit> {
+    fn fail_out(&self, stdout: &mut dyn Write, f: request::Failed) -> Result<(), Exit> {
         let reason = f
             .exit
             .error
@@ -289,7 +290,7 @@ fn write_swap(args: &Args, stdout: &mut dyn Write, mut rec: SwapRecord) -> Resul
 fn settle_earlier(
     t: &dyn Transport,
     target: &mut dyn target::Target,
-    req: &swap::Request,
+    req: &request::Request,
 ) -> Result<Vec<String>, Exit> {
     let dir = target.state_dir();
     let mut said = Vec::new();
@@ -321,16 +322,16 @@ type ReadConfig<'a> = dyn Fn(&str) -> Result<Result<String, String>, Exit> + 'a;
 /// go to stderr now and into the swap record.
 fn preflight_gate(
     args: &Args,
-    req: &swap::Request,
+    req: &request::Request,
     cur: &execstart::ExecLine,
     read: &ReadConfig,
-) -> Result<Vec<String>, swap::Failed> {
+) -> Result<Vec<String>, request::Failed> {
     if args.no_preflight || req.restore {
         return Ok(Vec::new());
     }
     let edited = flags::apply(cur, &req.ops);
     let reject = |reason: String| {
-        let mut f = swap::fail(
+        let mut f = request::fail(
             Exit::new(
                 exit::PREFLIGHT_REJECTED,
                 anyhow::anyhow!("pre-flight: {reason}; nothing was stopped"),
@@ -356,7 +357,7 @@ fn preflight_gate(
                     None
                 }
                 Err(e) => {
-                    let mut f = swap::fail(e, &edited.config);
+                    let mut f = request::fail(e, &edited.config);
                     f.running = Some("old");
                     return Err(f);
                 }

@@ -79,7 +79,10 @@ fn crash_found_by_pid_alone_is_crashed_at_load() {
     let sim = LoggedSim::start("crash-pid", &["--crash-on-load", "--load-time", "100ms"]);
     let (r, wall) = run_timed(wr(&["--pid", &sim.pid(), &sim.base_url()]), "");
     r.expect_code(10);
-    assert!(wall < 30.0, "took {wall:.2}s: by the crash, not the timeout");
+    assert!(
+        wall < 30.0,
+        "took {wall:.2}s: by the crash, not the timeout"
+    );
     let rec = record(&r);
     assert_eq!(rec["kind"], "crashed_at_load");
     assert!(
