@@ -12,6 +12,21 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::records::ServiceTarget;
+
+/// Why [`TransportArgs::fill_from`] refused: the upstream record's target
+/// (bad input) or the flags (usage).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FillError {
+    /// A field of the record's `target` does not parse.
+    #[error("target.{field}: {reason}")]
+    Target { field: &'static str, reason: String },
+    /// SSH-only flags with no destination on the command line or in the record.
+    #[error(
+        "--ssh-key, --known-hosts and --accept-new-host-key need --ssh \
+         (or an upstream record whose target has ssh)"
+    )]
+    SshOnlyWithoutDestination,
+}
 use crate::ssh::{ConfigFile, Ssh, SshConfig, SshDest, SshTarget, DEFAULT_RETRY};
 use crate::time::parse_duration;
 use crate::transport::{Local, Transport, TransportError};
@@ -115,12 +130,16 @@ impl TransportArgs {
     /// target: destination, key paths, known_hosts, accept-new, prefix.
     /// Flags given here win, each on its own (`--ssh-key K` with the
     /// record's destination works). Then check that SSH-only flags have a
-    /// destination. `Err` names the bad field or flag.
-    pub fn fill_from(&mut self, t: Option<&ServiceTarget>) -> Result<(), String> {
+    /// destination. `Err` says whether the record or the flags were wrong.
+    pub fn fill_from(&mut self, t: Option<&ServiceTarget>) -> Result<(), FillError> {
         if let Some(t) = t {
             if self.ssh.is_none() {
                 if let Some(s) = &t.ssh {
-                    self.ssh = Some(s.parse().map_err(|e| format!("target.ssh: {e}"))?);
+                    let dest = s.parse::<SshDest>().map_err(|e| FillError::Target {
+                        field: "ssh",
+                        reason: e.to_string(),
+                    })?;
+                    self.ssh = Some(dest);
                 }
             }
             // Key, host-key file and policy belong to the record's
@@ -138,19 +157,17 @@ impl TransportArgs {
             self.accept_new_host_key |= same && t.accept_new_host_key;
             if self.exec_prefix.is_none() {
                 if let Some(p) = &t.exec_prefix {
-                    self.exec_prefix =
-                        Some(parse_prefix(p).map_err(|e| format!("target.exec_prefix: {e}"))?);
+                    self.exec_prefix = Some(parse_prefix(p).map_err(|e| FillError::Target {
+                        field: "exec_prefix",
+                        reason: e.to_string(),
+                    })?);
                 }
             }
         }
         let ssh_only =
             !self.ssh_key.is_empty() || self.known_hosts.is_some() || self.accept_new_host_key;
         if ssh_only && self.ssh.is_none() {
-            return Err(
-                "--ssh-key, --known-hosts and --accept-new-host-key need --ssh \
-                        (or an upstream record whose target has ssh)"
-                    .into(),
-            );
+            return Err(FillError::SshOnlyWithoutDestination);
         }
         Ok(())
     }
@@ -349,13 +366,15 @@ mod tests {
         // SSH-only flags with no destination anywhere.
         let mut d = parse(&["--ssh-key", "/k"]).unwrap();
         let e = d.fill_from(None).unwrap_err();
-        assert!(e.contains("need --ssh"), "{e}");
+        assert_eq!(e, FillError::SshOnlyWithoutDestination);
+        assert!(e.to_string().contains("need --ssh"), "{e}");
         let bad = ServiceTarget {
             ssh: Some("root@".into()),
             ..Default::default()
         };
         let e = parse(&[]).unwrap().fill_from(Some(&bad)).unwrap_err();
-        assert!(e.starts_with("target.ssh: "), "{e}");
+        assert!(matches!(e, FillError::Target { field: "ssh", .. }), "{e}");
+        assert!(e.to_string().starts_with("target.ssh: "), "{e}");
     }
 
     #[test]

@@ -28,6 +28,7 @@ use sweepkit::records::ReadyOutcome;
 use sweepkit::report::Exit;
 use sweepkit::ssh::Ssh;
 use sweepkit::transport::{Local, Transport};
+use sweepkit::transport_args::FillError;
 
 pub use cli::Args;
 use cli::ServerKind;
@@ -445,12 +446,9 @@ fn open_transport(
     up: &Upstream,
 ) -> Result<(Option<Arc<dyn Transport>>, Option<Arc<dyn Transport>>), Exit> {
     let mut ta = args.transport.clone();
-    ta.fill_from(up.target.as_ref()).map_err(|e| {
-        if e.starts_with("target.") {
-            Exit::new(exit::BAD_INPUT, anyhow::anyhow!("<stdin>: {e}"))
-        } else {
-            usage(e)
-        }
+    ta.fill_from(up.target.as_ref()).map_err(|e| match e {
+        FillError::Target { .. } => Exit::new(exit::BAD_INPUT, anyhow::anyhow!("<stdin>: {e}")),
+        FillError::SshOnlyWithoutDestination => usage(e.to_string()),
     })?;
     // Resolved through the ssh config as --ssh would be, also for a
     // destination that came from the record.

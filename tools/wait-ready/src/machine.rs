@@ -16,8 +16,12 @@ use crate::upstream::Upstream;
 /// `open_transport` fills them.
 pub fn identity(args: &Args, up: &Upstream) -> (String, Option<String>) {
     let mut ta = args.transport.clone();
-    // open_transport already refused a target that does not fill.
-    let _ = ta.fill_from(up.target.as_ref());
+    // open_transport already refused a target that does not fill, so an
+    // error here cannot happen; if it did, the flags alone name the host.
+    if let Err(e) = ta.fill_from(up.target.as_ref()) {
+        eprintln!("wait-ready: warning: host identity from the flags only: {e}");
+        ta = args.transport.clone();
+    }
     let name = ta
         .ssh
         .as_ref()
