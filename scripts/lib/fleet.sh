@@ -168,7 +168,6 @@ fleet_job_main() {
   [[ ! -e $fleet_dir/stop ]] || exit "$EXIT_INTERRUPTED"
   label=${labels[idx - 1]}
   echo $$ >"$fleet_dir/job-$slot.pid"
-  status_file=$(mktemp "${TMPDIR:-/tmp}/sweep-status.XXXXXX")
   trap 'fleet_job_exit $? "$slot"' EXIT
   print_table=0 # the driver prints the table once, at the end
   no_restore=1
@@ -212,7 +211,7 @@ fleet_job_main() {
 # A usage error (a tool rejected a pass-through argument) fails every
 # config alike: no further job starts, and the driver exits 2.
 fleet_job_exit() { # RC SLOT
-  rm -f "$status_file" "$fleet_dir/job-$2.pid"
+  rm -f "$fleet_dir/job-$2.pid"
   (($1 != EXIT_USAGE)) || touch "$fleet_dir/stop" "$fleet_dir/usage"
 }
 
