@@ -16,9 +16,9 @@
 # exit 2, a usage error, ends the pool), SIGHUP to it starts no new job
 # (Ctrl-C, a usage error), --jobs FILE shrinks the pool by a dropped host.
 # State still kept beside the results (RESULTS.fleet/): each host's origin
-# record (also in RESULTS), locks, failure counts, drop marks, the hosts'
-# ids (worked out once, by the driver), the joblog. Only the origins matter
-# across runs; the rest is reset when a sweep starts.
+# record (also in RESULTS), locks, failure counts, drop marks, the joblog.
+# Only the origins matter across runs; the rest is reset when a sweep
+# starts.
 
 fleet_dir="$results.fleet"
 h_dest=() h_exec=() h_url=() h_id=() h_name=()
@@ -27,9 +27,10 @@ h_dest=() h_exec=() h_url=() h_id=() h_name=()
 fleet_hosts() {
   local -a lines=() known=()
   local line n=0 where
-  # A job reads the ids the driver worked out (a cksum per host per job
-  # is three processes each, on a machine the servers keep busy).
-  [[ -z $fleet_job || ! -s $fleet_dir/ids ]] || mapfile -t known <"$fleet_dir/ids"
+  # A job takes the ids the driver worked out from its environment (a
+  # cksum per host per job is three processes each, on a machine the
+  # servers keep busy); parallel passes the driver's environment on.
+  [[ -z $fleet_job ]] || read -r -a known <<<"${SWEEP_FLEET_IDS:-}"
   if [[ -f $hosts ]]; then
     mapfile -t lines <"$hosts"
   elif [[ $hosts == */* ]]; then
@@ -241,7 +242,7 @@ fleet_main() {
   touch "$results"
   rm -f "$fleet_dir"/dropped-* "$fleet_dir"/fail-* "$fleet_dir/joblog"
   echo "${#h_id[@]}" >"$fleet_dir/jobs"
-  printf '%s\n' "${h_id[@]}" >"$fleet_dir/ids"
+  export SWEEP_FLEET_IDS="${h_id[*]}"
   for ((i = 1; i <= n_configs; i++)); do
     if [[ ${actions[i - 1]:-run} == skip ]]; then
       say "[$i/$n_configs] ${labels[i - 1]}: already in $results, skipped"
