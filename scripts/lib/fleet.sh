@@ -229,15 +229,7 @@ fleet_main() {
   [[ $keep_winner == 0 || " ${sum_args[*]} " != *" --per-host "* ]] ||
     die "$EXIT_USAGE" "--keep-winner with --summarize-arg --per-host: each host ran only some configs, so its own best is no winner; drop one of them (--pool-hosts applies one pick to every host)"
   fleet_hosts
-  if ((dry_run)); then
-    for i in "${!h_dest[@]}"; do
-      printf '# host %d: %s -> %s\n' $((i + 1)) "${h_name[$i]}" "${h_url[$i]}"
-    done
-    fleet_use_host 0
-    say_prefix=""
-    for ((i = 1; i <= n_configs; i++)); do run_config "$i"; done
-    exit 0
-  fi
+  ((dry_run)) && fleet_dry_run
   mkdir -p "$fleet_dir"
   touch "$results"
   rm -f "$fleet_dir"/dropped-* "$fleet_dir"/fail-* "$fleet_dir/joblog"
@@ -271,6 +263,18 @@ fleet_main() {
   fi
   ((interrupted)) && fleet_finish "$EXIT_INTERRUPTED"
   fleet_finish 0
+}
+
+# --dry-run: each host with its URL, then the plan (on the first host).
+fleet_dry_run() {
+  local i
+  for i in "${!h_dest[@]}"; do
+    printf '# host %d: %s -> %s\n' $((i + 1)) "${h_name[$i]}" "${h_url[$i]}"
+  done
+  fleet_use_host 0
+  say_prefix=""
+  for ((i = 1; i <= n_configs; i++)); do run_config "$i"; done
+  exit 0
 }
 
 # Ctrl-C, or a signal to this script alone: no new job starts, each running
