@@ -13,8 +13,9 @@
 # runs one config at a time. The driver restores every host at the end.
 #
 # parallel's own machinery: its joblog is the record of what ran (a job's
-# exit 2, a usage error, ends the pool), SIGHUP to it starts no new job
-# (Ctrl-C, a usage error), --jobs FILE shrinks the pool by a dropped host.
+# exit 2, a usage error, ends the pool), SIGINT to it stops the running
+# jobs (Ctrl-C), SIGHUP starts no new one (a usage error), --jobs FILE
+# shrinks the pool by a dropped host.
 # State still kept beside the results (RESULTS.fleet/): each host's origin
 # record (also in RESULTS), locks, failure counts, drop marks, the joblog.
 # Only the origins matter across runs; the rest is reset when a sweep
@@ -280,17 +281,14 @@ fleet_dry_run() {
 # Ctrl-C, or a signal to this script alone: no new job starts, each running
 # job is told to stop (it writes its records and leaves its host as
 # sweep's single-host interrupt does), then every host is restored.
-# SIGHUP makes parallel start no new job and wait for the running ones
-# (man parallel, COMPLETE RUNNING JOBS BUT DO NOT START NEW JOBS); a
-# SIGTERM or SIGINT to parallel alone would leave its jobs running (GNU
-# parallel 20221122, tried). The running jobs are parallel's children.
+# SIGINT to parallel is its own way to stop a pool: it starts no new job
+# and ends each running one with --termseq (TERM, so the job stops its
+# tools and writes its records, KILL after 20 s), waiting for them (man
+# parallel, --termseq: "abnormal termination of GNU parallel"; tried on
+# 20221122: the jobs got TERM and parallel exited 255 after them).
 fleet_on_signal() {
-  local p
   interrupted=1
-  if [[ -n $fleet_pid ]]; then
-    kill -HUP "$fleet_pid" 2>/dev/null || true
-    for p in $(pipeline_pids "$fleet_pid"); do kill -TERM "$p" 2>/dev/null || true; done
-  fi
+  [[ -z $fleet_pid ]] || kill -INT "$fleet_pid" 2>/dev/null || true
   say "interrupted; stopping every host's job"
 }
 
