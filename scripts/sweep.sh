@@ -144,25 +144,39 @@ originals() {
 # ---- one config --------------------------------------------------------
 interrupted=0
 pipe_sub=""
-status_file=""
 swaps=0
 n_ok=0 n_failed=0 n_skipped=0 last_rc_swap=0
 last_state="" # run_config's verdict on its config, for the adaptive loop
+# One config's three stages, as stage_args sets them and run_pipe runs
+# them; run_pipe's answer: the file's length before the try and each
+# stage's exit status. Named globals, so no function reads another's locals.
+swap_cmd=() ready_cmd=() load_cmd=()
+pipe_before=0 pipe_rc=()
+
+# The arguments of config IDX's three stages, into swap_cmd, ready_cmd and
+# load_cmd. A stage whose upstream dies without a record measures nothing
+# and records this config's failure (not `config: {}`).
+stage_args() { # IDX
+  local -a sets=() expect=() stage=()
+  mapfile -t sets < <(plan args --index "$1" --for swap)
+  if ((expect_config)); then mapfile -t expect < <(plan args --index "$1" --for expect); fi
+  mapfile -t stage < <(plan args --index "$1" --for stage)
+  swap_cmd=("$SVC_SWAP" "${target[@]}" "${sets[@]}")
+  ready_cmd=("$WAIT_READY" "${ready[@]}" "${expect[@]}" "${stage[@]}")
+  load_cmd=("$LOADGEN" "${load[@]}" "${stage[@]}")
+}
+
 run_config() { # INDEX
-  local idx=$1 before rc_swap rc_ready rc_load
-  local -a sets=() expect=() stage=() verdict=()
-  mapfile -t sets < <(plan args --index "$idx" --for swap)
-  if ((expect_config)); then mapfile -t expect < <(plan args --index "$idx" --for expect); fi
-  # A stage whose upstream dies without a record measures nothing and
-  # records this config's failure (not `config: {}`).
-  mapfile -t stage < <(plan args --index "$idx" --for stage)
+  local idx=$1 rc_swap rc_ready rc_load
+  local -a verdict=()
+  stage_args "$idx"
   if ((dry_run)); then
     printf '# [%d/%d] %s\n' "$idx" "$n_configs" "${labels[idx - 1]}"
-    printf '%q ' "$SVC_SWAP" "${target[@]}" "${sets[@]}"
+    printf '%q ' "${swap_cmd[@]}"
     printf '\\\n  | '
-    printf '%q ' "$WAIT_READY" "${ready[@]}" "${expect[@]}" "${stage[@]}"
+    printf '%q ' "${ready_cmd[@]}"
     printf '\\\n  | '
-    printf '%q ' "$LOADGEN" "${load[@]}" "${stage[@]}"
+    printf '%q ' "${load_cmd[@]}"
     printf '>> %q\n' "$results"
     return 0
   fi
@@ -170,9 +184,10 @@ run_config() { # INDEX
   local attempt state benches
   for ((attempt = 0; ; attempt++)); do
     run_pipe
+    read -r rc_swap rc_ready rc_load <<<"${pipe_rc[*]}"
     # What this try appended for this config (a fleet's other hosts
     # append to FILE too): its state, and its bench records.
-    mapfile -t verdict < <(plan verdict --index "$idx" --since "$before" "$results" \
+    mapfile -t verdict < <(plan verdict --index "$idx" --since "$pipe_before" "$results" \
       --field state --field bench_records)
     state=${verdict[0]:-pending} benches=${verdict[1]:-0}
     # A transport failure (SSH lost, host unreachable) says nothing about
@@ -222,32 +237,33 @@ run_config() { # INDEX
   return 0
 }
 
-# One try of the pipe for run_config's config (sets before, rc_*). Each tool
+# One try of stage_args' pipe (sets pipe_before and pipe_rc). Each tool
 # passes the upstream record (or a failure record) down, so whatever
 # happens, the last record lands in the results file. It runs in a
 # background subshell that we `wait` for, so a signal sent to this script
 # alone (timeout(1), kill PID) is handled at once rather than when the
-# pipeline ends: the trap forwards it to the tools.
+# pipeline ends: the trap forwards it to the tools. The subshell hands back
+# the stages' exit statuses on its stdout, a pipe (no status file): one
+# line, read after the wait, which the pipe's buffer holds till then.
 run_pipe() {
-  before=$(wc -l <"$results")
+  local st
+  pipe_before=$(wc -l <"$results")
   swaps=$((swaps + 1))
-  rm -f "$status_file"
-  (
+  exec {st}< <(
     set +e
     # A fleet job's host lock (scripts/lib/fleet.sh) stays with the job: a
     # server that svc-swap's process manager starts would inherit the fd
     # and hold the host locked for good.
     [[ -z ${fleet_fd:-} ]] || exec {fleet_fd}>&-
-    "$SVC_SWAP" "${target[@]}" "${sets[@]}" </dev/null |
-      "$WAIT_READY" "${ready[@]}" "${expect[@]}" "${stage[@]}" |
-      "$LOADGEN" "${load[@]}" "${stage[@]}" >>"$results"
-    echo "${PIPESTATUS[*]}" >"$status_file"
-  ) &
+    "${swap_cmd[@]}" </dev/null | "${ready_cmd[@]}" | "${load_cmd[@]}" >>"$results"
+    echo "${PIPESTATUS[*]}"
+  )
   pipe_sub=$!
   wait "$pipe_sub" || true
   pipe_sub=""
-  rc_swap=1 rc_ready=1 rc_load=1
-  [[ -s $status_file ]] && read -r rc_swap rc_ready rc_load <"$status_file"
+  pipe_rc=(1 1 1)
+  read -r -t 5 -a pipe_rc <&"$st" || pipe_rc=(1 1 1)
+  exec {st}<&-
   return 0
 }
 
@@ -411,9 +427,8 @@ if ((dry_run)); then
 fi
 mkdir -p "$(dirname "$results")"
 touch "$results"
-status_file=$(mktemp "${TMPDIR:-/tmp}/sweep-status.XXXXXX")
 scores_file=$(mktemp "${TMPDIR:-/tmp}/sweep-scores.XXXXXX")
-trap 'rm -f "$status_file" "$scores_file"' EXIT
+trap 'rm -f "$scores_file"' EXIT
 originals
 trap on_signal INT TERM
 if ((adaptive)); then

@@ -12,10 +12,14 @@
 # flock(1) on a lock file, so each config runs on one host and each host
 # runs one config at a time. The driver restores every host at the end.
 #
-# State, kept beside the results (RESULTS.fleet/): each host's origin
-# record (also in RESULTS), locks, failure counts, drop marks, the hosts' ids
-# (worked out once, by the driver). Only the
-# origins matter across runs; the rest is reset when a sweep starts.
+# parallel's own machinery: its joblog is the record of what ran (a job's
+# exit 2, a usage error, ends the pool), SIGINT to it stops the running
+# jobs (Ctrl-C), SIGHUP starts no new one (a usage error), --jobs FILE
+# shrinks the pool by a dropped host.
+# State still kept beside the results (RESULTS.fleet/): each host's origin
+# record (also in RESULTS), locks, failure counts, drop marks, the joblog.
+# Only the origins matter across runs; the rest is reset when a sweep
+# starts.
 
 fleet_dir="$results.fleet"
 h_dest=() h_exec=() h_url=() h_id=() h_name=()
@@ -24,9 +28,10 @@ h_dest=() h_exec=() h_url=() h_id=() h_name=()
 fleet_hosts() {
   local -a lines=() known=()
   local line n=0 where
-  # A job reads the ids the driver worked out (a cksum per host per job
-  # is three processes each, on a machine the servers keep busy).
-  [[ -z $fleet_job || ! -s $fleet_dir/ids ]] || mapfile -t known <"$fleet_dir/ids"
+  # A job takes the ids the driver worked out from its environment (a
+  # cksum per host per job is three processes each, on a machine the
+  # servers keep busy); parallel passes the driver's environment on.
+  [[ -z $fleet_job ]] || read -r -a known <<<"${SWEEP_FLEET_IDS:-}"
   if [[ -f $hosts ]]; then
     mapfile -t lines <"$hosts"
   elif [[ $hosts == */* ]]; then
@@ -104,13 +109,12 @@ fleet_acquire() { # SLOT EXCLUDED...
       fleet_try_lock "$i" -n && return 0
     done
     ((${#live[@]})) || return 1
-    [[ ! -e $fleet_dir/stop ]] || return 1
     # Every host busy (a config moving on after a failure): wait in the
     # kernel on one of them, in turn, rather than sleep and poll. A lock
     # released goes to its waiter at once, before the next job GNU
     # parallel starts can take it; polling lost that race every time, so
     # the moving config waited for the grid's end while its slot's host
-    # idled. -w 0.5: the stop file and dropped hosts are seen soon.
+    # idled. -w 0.5: dropped hosts and the driver's TERM are seen soon.
     i=${live[$((turn++ % ${#live[@]}))]}
     fleet_try_lock "$i" -w 0.5 && ! fleet_dropped "$i" && return 0
     fleet_release
@@ -165,11 +169,8 @@ fleet_job_main() {
   [[ $slot =~ ^[0-9]+$ && $idx =~ ^[0-9]+$ ]] && ((idx >= 1 && idx <= n_configs)) ||
     die "$EXIT_USAGE" "--fleet-job '$fleet_job': internal SLOT:INDEX"
   fleet_hosts
-  [[ ! -e $fleet_dir/stop ]] || exit "$EXIT_INTERRUPTED"
   label=${labels[idx - 1]}
-  echo $$ >"$fleet_dir/job-$slot.pid"
-  status_file=$(mktemp "${TMPDIR:-/tmp}/sweep-status.XXXXXX")
-  trap 'fleet_job_exit $? "$slot"' EXIT
+  trap 'fleet_job_exit $?' EXIT
   print_table=0 # the driver prints the table once, at the end
   no_restore=1
   trap on_signal INT TERM
@@ -210,10 +211,11 @@ fleet_job_main() {
 }
 
 # A usage error (a tool rejected a pass-through argument) fails every
-# config alike: no further job starts, and the driver exits 2.
-fleet_job_exit() { # RC SLOT
-  rm -f "$status_file" "$fleet_dir/job-$2.pid"
-  (($1 != EXIT_USAGE)) || touch "$fleet_dir/stop" "$fleet_dir/usage"
+# config alike: SIGHUP tells parallel to start no further job (man
+# parallel, COMPLETE RUNNING JOBS BUT DO NOT START NEW JOBS; $PARALLEL_PID
+# is parallel's), and the driver finds this job's exit 2 in the joblog.
+fleet_job_exit() { # RC
+  (($1 != EXIT_USAGE)) || kill -HUP "${PARALLEL_PID:-}" 2>/dev/null || true
 }
 
 # ---- the driver ----------------------------------------------------------
@@ -228,20 +230,12 @@ fleet_main() {
   [[ $keep_winner == 0 || " ${sum_args[*]} " != *" --per-host "* ]] ||
     die "$EXIT_USAGE" "--keep-winner with --summarize-arg --per-host: each host ran only some configs, so its own best is no winner; drop one of them (--pool-hosts applies one pick to every host)"
   fleet_hosts
-  if ((dry_run)); then
-    for i in "${!h_dest[@]}"; do
-      printf '# host %d: %s -> %s\n' $((i + 1)) "${h_name[$i]}" "${h_url[$i]}"
-    done
-    fleet_use_host 0
-    say_prefix=""
-    for ((i = 1; i <= n_configs; i++)); do run_config "$i"; done
-    exit 0
-  fi
+  ((dry_run)) && fleet_dry_run
   mkdir -p "$fleet_dir"
   touch "$results"
-  rm -f "$fleet_dir"/stop "$fleet_dir"/usage "$fleet_dir"/dropped-* "$fleet_dir"/fail-* "$fleet_dir"/job-*.pid
+  rm -f "$fleet_dir"/dropped-* "$fleet_dir"/fail-* "$fleet_dir/joblog"
   echo "${#h_id[@]}" >"$fleet_dir/jobs"
-  printf '%s\n' "${h_id[@]}" >"$fleet_dir/ids"
+  export SWEEP_FLEET_IDS="${h_id[*]}"
   for ((i = 1; i <= n_configs; i++)); do
     if [[ ${actions[i - 1]:-run} == skip ]]; then
       say "[$i/$n_configs] ${labels[i - 1]}: already in $results, skipped"
@@ -250,17 +244,21 @@ fleet_main() {
     fi
   done
   say "$n_configs config(s) on ${#h_id[@]} host(s); results: $results"
-  printf '%s\n' "${pending[@]}" >"$fleet_dir/queue"
   trap fleet_on_signal INT TERM
   # -u: jobs' progress lines pass straight through (each one write);
   # --jobs FILE is read again after each job, so a dropped host's slot
-  # goes; --termseq: a job stops its tools and writes its records first.
-  ((${#pending[@]} == 0)) || parallel -u --jobs "$fleet_dir/jobs" --termseq TERM,20000,KILL,25 \
-    -a "$fleet_dir/queue" -q bash "$self" "${argv[@]}" --fleet-job '{%}:{}' </dev/null &
-  fleet_pid=$!
-  while kill -0 "$fleet_pid" 2>/dev/null; do wait "$fleet_pid" || true; done
-  fleet_pid=""
-  if [[ -e $fleet_dir/usage ]]; then
+  # goes; --termseq: a job stops its tools and writes its records first;
+  # --joblog: the record of what ran, each job's exit status in column 7.
+  # fleet_pid is parallel's own pid (fleet_on_signal signals it).
+  if ((${#pending[@]})); then
+    parallel -u --jobs "$fleet_dir/jobs" --termseq TERM,20000,KILL,25 \
+      --joblog "$fleet_dir/joblog" -q bash "$self" "${argv[@]}" --fleet-job '{%}:{}' \
+      ::: "${pending[@]}" </dev/null &
+    fleet_pid=$!
+    while kill -0 "$fleet_pid" 2>/dev/null; do wait "$fleet_pid" || true; done
+    fleet_pid=""
+  fi
+  if [[ -s $fleet_dir/joblog ]] && cut -f7 "$fleet_dir/joblog" | grep -qx "$EXIT_USAGE"; then
     printf '%s: error: %s\n' "$PROG" "a tool rejected its arguments; fix the pass-through options" >&2
     fleet_finish "$EXIT_USAGE"
   fi
@@ -268,18 +266,29 @@ fleet_main() {
   fleet_finish 0
 }
 
+# --dry-run: each host with its URL, then the plan (on the first host).
+fleet_dry_run() {
+  local i
+  for i in "${!h_dest[@]}"; do
+    printf '# host %d: %s -> %s\n' $((i + 1)) "${h_name[$i]}" "${h_url[$i]}"
+  done
+  fleet_use_host 0
+  say_prefix=""
+  for ((i = 1; i <= n_configs; i++)); do run_config "$i"; done
+  exit 0
+}
+
 # Ctrl-C, or a signal to this script alone: no new job starts, each running
 # job is told to stop (it writes its records and leaves its host as
 # sweep's single-host interrupt does), then every host is restored.
+# SIGINT to parallel is its own way to stop a pool: it starts no new job
+# and ends each running one with --termseq (TERM, so the job stops its
+# tools and writes its records, KILL after 20 s), waiting for them (man
+# parallel, --termseq: "abnormal termination of GNU parallel"; tried on
+# 20221122: the jobs got TERM and parallel exited 255 after them).
 fleet_on_signal() {
-  local f p
   interrupted=1
-  touch "$fleet_dir/stop"
-  # A job may end (and remove its pid file) while we look.
-  for f in "$fleet_dir"/job-*.pid; do
-    { read -r p <"$f"; } 2>/dev/null || continue
-    kill -TERM "$p" 2>/dev/null || true
-  done
+  [[ -z $fleet_pid ]] || kill -INT "$fleet_pid" 2>/dev/null || true
   say "interrupted; stopping every host's job"
 }
 
