@@ -46,6 +46,9 @@ _sweep__plan() {
             sweep__plan,restore)
                 cmd="sweep__plan__subcmd__restore"
                 ;;
+            sweep__plan,schedule)
+                cmd="sweep__plan__subcmd__schedule"
+                ;;
             sweep__plan,verdict)
                 cmd="sweep__plan__subcmd__verdict"
                 ;;
@@ -79,6 +82,9 @@ _sweep__plan() {
             sweep__plan__subcmd__help,restore)
                 cmd="sweep__plan__subcmd__help__subcmd__restore"
                 ;;
+            sweep__plan__subcmd__help,schedule)
+                cmd="sweep__plan__subcmd__help__subcmd__schedule"
+                ;;
             sweep__plan__subcmd__help,verdict)
                 cmd="sweep__plan__subcmd__help__subcmd__verdict"
                 ;;
@@ -89,7 +95,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome fleet-step options help"
+            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome fleet-step schedule options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -193,7 +199,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict origin restore host-dropped next outcome fleet-step options help"
+            opts="configs args verdict origin restore host-dropped next outcome fleet-step schedule options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -333,6 +339,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__restore)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__schedule)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -502,6 +522,40 @@ _sweep__plan() {
                     return 0
                     ;;
                 --values)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__schedule)
+            opts="-h --server --resume --since --emit-record --words --key --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --server)
+                    COMPREPLY=($(compgen -W "vllm sglang" -- "${cur}"))
+                    return 0
+                    ;;
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --words)
+                    COMPREPLY=($(compgen -W "expect stage restore" -- "${cur}"))
+                    return 0
+                    ;;
+                --key)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

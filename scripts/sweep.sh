@@ -293,7 +293,7 @@ restore() {
     for ((attempt = 0; ; attempt++)); do
       say "restoring the original config"
       # What ran before is put back as it was, even if pre-flight would balk.
-      "$SVC_SWAP" "${target[@]}" --no-preflight "${orig_set[@]}" </dev/null |
+      "$SVC_SWAP" "${target[@]}" --no-preflight "${orig_set[@]}" "${sched_restore[@]}" </dev/null |
         "$WAIT_READY" "${ready[@]}" --quiet
       local -a st2=("${PIPESTATUS[@]}")
       rc=$((st2[0] | st2[1]))
@@ -410,6 +410,81 @@ adaptive_sweep() {
   score
   adaptive_next --emit-skipped >>"$results" || warn "could not append the skipped records"
 }
+# ---- --schedule: the server's own per-load schedule, validated ---------
+# After the grid: summarize derives the schedule from the results, its
+# record goes into the results file (a resumed sweep applies that same one),
+# and it runs as one more config: svc-swap --apply-from it (SGLang's
+# adaptive config is copied to the far side and checksummed), wait-ready
+# checks the live server runs it, loadgen measures every level. One extra
+# restart, one extra benchmark pass. sweep-plan schedule decides.
+sched_restore=() # svc-swap words that undo the schedule's other flags
+schedule_restore() {
+  local -a keys=()
+  local p
+  for p in "${params[@]}"; do keys+=(--key "$p"); done
+  mapfile -t sched_restore < <("$SWEEP_PLAN" schedule --server "$schedule" \
+    --words restore "${keys[@]}" "$results")
+}
+schedule_step() {
+  local -a st=() expect_s=() stage_s=()
+  local rc=0 rec_file attempt action
+  local -a keep=()
+  ((resume)) && keep=(--resume)
+  sched() { "$SWEEP_PLAN" schedule --server "$schedule" "$@" "$results"; }
+  action=$(sched "${keep[@]}" --field action)
+  if [[ $action == derive ]]; then
+    say "schedule: deriving the $schedule schedule (summarize --schedule $schedule)"
+    local derived
+    derived=$("$SUMMARIZE" --schedule "$schedule" "${sum_args[@]}" "$results") || rc=$?
+    if ((rc == EXIT_SCHEDULE_REFUSED)); then
+      say "schedule: the results cannot support a $schedule schedule (summarize said why above); keeping the static pick"
+      return 0
+    fi
+    ((rc == 0)) || finish_and_exit "$rc" "summarize --schedule $schedule failed (exit $rc)"
+    printf '%s\n' "$derived" >>"$results"
+  elif [[ $action == "done" ]]; then
+    say "schedule: already measured in $results, skipped"
+    schedule_restore
+    return 0
+  fi
+  rec_file=$(mktemp "${TMPDIR:-/tmp}/sweep-schedule.XXXXXX")
+  sched --emit-record >"$rec_file"
+  mapfile -t expect_s < <(sched --words expect)
+  mapfile -t stage_s < <(sched --words stage)
+  say "[schedule] $schedule per-load schedule"
+  local before state benches
+  for ((attempt = 0; ; attempt++)); do
+    before=$(wc -l <"$results")
+    swaps=$((swaps + 1))
+    rm -f "$status_file"
+    (
+      set +e
+      "$SVC_SWAP" "${target[@]}" --apply-from "$rec_file" </dev/null |
+        "$WAIT_READY" "${ready[@]}" "${expect_s[@]}" "${stage_s[@]}" |
+        "$LOADGEN" "${load[@]}" "${stage_s[@]}" >>"$results"
+      echo "${PIPESTATUS[*]}" >"$status_file"
+    ) &
+    pipe_sub=$!
+    wait "$pipe_sub" || true
+    pipe_sub=""
+    mapfile -t st < <(sched --since "$before" --field run_state --field run_bench_records)
+    state=${st[0]:-pending} benches=${st[1]:-0}
+    if [[ $state != transport ]] || ((attempt >= retries || interrupted)); then break; fi
+    say "  transport failure (recorded, not a result); retry $((attempt + 1))/$retries"
+    sleep $((2 << attempt)) &
+    wait $! || true
+    ((interrupted)) && break
+  done
+  rm -f "$rec_file"
+  schedule_restore
+  ((interrupted)) && on_signal
+  if [[ $state == complete ]]; then
+    say "  $benches bench record(s) of the schedule"
+  else
+    n_failed=$((n_failed + 1))
+    say "  the schedule failed ($state, recorded)"
+  fi
+}
 # ---- main ---------------------------------------------------------------
 if [[ -n $hosts ]]; then
   # In the repository beside this script; installed (make install) in
@@ -448,6 +523,7 @@ for ((i = 1; i <= n_configs; i++)); do
     on_signal
   fi
 done
+[[ -z $schedule ]] || schedule_step
 say "done: $n_ok measured, $n_failed failed, $n_skipped skipped"
 trap '' INT TERM
 finished=1

@@ -14,6 +14,7 @@ pub mod next;
 pub mod origin;
 pub mod out;
 pub mod results;
+pub mod schedule;
 pub mod sweep_options;
 
 use std::io::{BufRead, Write};
@@ -189,6 +190,36 @@ pub enum Command {
         /// svc-swap's exit status in the try
         #[arg(long, value_name = "N", default_value_t = 0)]
         swap_exit: u8,
+    },
+    /// `sweep --schedule`'s step after the grid: derive, run or done (its
+    /// records in RESULTS after the last schedule record), the words for
+    /// wait-ready, and with --emit-record that schedule record itself
+    Schedule {
+        /// The server the schedule is for
+        #[arg(long, value_name = "SERVER", value_parser = ["vllm", "sglang"])]
+        server: String,
+        /// Keep a schedule RESULTS holds (without: always derive anew)
+        #[arg(long)]
+        resume: bool,
+        /// run_state and run_bench_records: only the records after this
+        /// many lines (the file's length before one run)
+        #[arg(long, value_name = "LINES", default_value_t = 0)]
+        since: usize,
+        /// Print the last schedule record (as svc-swap --apply-from reads
+        /// it) instead of the answer; none: exit 3
+        #[arg(long)]
+        emit_record: bool,
+        /// Print one tool's words one per line instead: expect (wait-ready
+        /// --expect-config), stage (--pipeline-config) or restore (svc-swap:
+        /// undo the schedule's flags outside the swept --key)
+        #[arg(long, value_name = "WHICH", value_parser = ["expect", "stage", "restore"])]
+        words: Option<String>,
+        /// With --words restore: a swept key (repeatable; the origin
+        /// record restores those)
+        #[arg(long, value_name = "KEY")]
+        key: Vec<String>,
+        #[arg(value_name = "RESULTS")]
+        results: String,
     },
     /// Parse sweep(1)'s own arguments (after --) with its one option
     /// definition; print its settings as bash assignments, every value
@@ -464,6 +495,34 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             suspect,
             swap_exit,
         } => o.answer(&fleet_step(state, suspect, swap_exit))?,
+        Command::Schedule {
+            server,
+            resume,
+            since,
+            emit_record,
+            words,
+            key,
+            results,
+        } => {
+            let lines = results::read(&read_text(&results, true)?);
+            if emit_record {
+                let rec = schedule::last_schedule(&lines, &server).ok_or_else(|| {
+                    Exit::new(
+                        exit::BAD_INPUT,
+                        anyhow!("{results}: no schedule record for {server}"),
+                    )
+                })?;
+                o.value(&rec.raw)?;
+            } else {
+                let st = schedule::step(&lines, &server, resume, since);
+                match words.as_deref() {
+                    Some("expect") => o.words(&st.expect)?,
+                    Some("restore") => o.words(&schedule::restore_words(&lines, &server, &key))?,
+                    Some(_) => o.words(&st.stage)?,
+                    None => o.answer(&st)?,
+                }
+            }
+        }
         Command::Options { .. } => unreachable!("answered above"),
         Command::Next {
             grid,

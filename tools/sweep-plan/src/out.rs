@@ -40,6 +40,12 @@ impl<'a, W: Write> Out<'a, W> {
         Ok(())
     }
 
+    /// One JSON value as it is, on one line (a record to hand on).
+    pub fn value(&mut self, v: &Value) -> Result<(), Exit> {
+        writeln!(self.w, "{v}")?;
+        Ok(())
+    }
+
     /// Words, one per line (arguments for a tool).
     pub fn words(&mut self, words: &[String]) -> Result<(), Exit> {
         for w in words {

@@ -8,6 +8,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sweepkit::records::{Config, FailureClass};
 
+/// The config key of the schedule step's records that no upstream record
+/// reached (`--pipeline-config schedule=SERVER`).
+pub const SCHEDULE_KEY: &str = "schedule";
+
 /// One line of the results file.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Line {
@@ -70,6 +74,29 @@ impl Line {
         sweepkit::records::failure_class(&self.raw)
     }
 
+    /// A record of `sweep --schedule`'s step: its upstream chain holds the
+    /// `schedule` record svc-swap applied, or (a stage whose upstream died
+    /// without a record) its config is the step's own
+    /// `schedule=SERVER`. These are no grid point's, even where the
+    /// schedule sets a swept key to a swept value.
+    pub fn is_schedule(&self) -> bool {
+        if self
+            .config
+            .as_ref()
+            .is_some_and(|c| c.contains_key(SCHEDULE_KEY))
+        {
+            return true;
+        }
+        let mut up = self.raw.get("upstream");
+        while let Some(u) = up.filter(|u| u.is_object()) {
+            if u.get("type").and_then(Value::as_str) == Some("schedule") {
+                return true;
+            }
+            up = u.get("upstream");
+        }
+        false
+    }
+
     /// The state this record gives its config (`None`: not a result line).
     pub fn state(&self) -> Option<State> {
         match self.tag.as_str() {
@@ -101,7 +128,7 @@ pub fn read(text: &str) -> Vec<Line> {
 pub fn state_of(lines: &[Line], matches: impl Fn(&Config) -> bool) -> State {
     lines
         .iter()
-        .filter(|l| l.config.as_ref().is_some_and(&matches))
+        .filter(|l| !l.is_schedule() && l.config.as_ref().is_some_and(&matches))
         .filter_map(Line::state)
         .last()
         .unwrap_or(State::Pending)
@@ -111,7 +138,7 @@ pub fn state_of(lines: &[Line], matches: impl Fn(&Config) -> bool) -> State {
 pub fn count(lines: &[Line], tag: &str, matches: impl Fn(&Config) -> bool) -> usize {
     lines
         .iter()
-        .filter(|l| l.tag == tag && l.config.as_ref().is_some_and(&matches))
+        .filter(|l| l.tag == tag && !l.is_schedule() && l.config.as_ref().is_some_and(&matches))
         .count()
 }
 

@@ -124,6 +124,15 @@ pub struct SweepArgs {
     )]
     pub repeat_budget: Option<String>,
 
+    /// After the grid (and any --adaptive search): derive the server's
+    /// per-load schedule (summarize --schedule SERVER), apply it as one
+    /// more config and benchmark it at every level (one extra restart, one
+    /// extra pass); if the data cannot support one, say why and keep the
+    /// static pick
+    #[arg(long, value_name = "SERVER", value_parser = ["vllm", "sglang"],
+          conflicts_with = "hosts", help_heading = "Schedule")]
+    pub schedule: Option<String>,
+
     /// One host per line of FILE, or a comma list: [USER@]HOST[:PORT]
     /// (reached over SSH) or - (here), then optional NAME=VALUE words
     /// ({NAME} in --url) and exec=PREFIX... (the rest of the line)
@@ -286,6 +295,7 @@ const EXITS: &[(&str, u8)] = &[
     ("HOST_DROPPED", exit::HOST_DROPPED),
     ("MIXED_HARDWARE", exit::MIXED_HARDWARE),
     ("INTERRUPTED", exit::INTERRUPTED),
+    ("SCHEDULE_REFUSED", exit::SCHEDULE_REFUSED),
 ];
 
 /// The tools a pass-through option goes to: the shell arrays sweep.sh
@@ -354,6 +364,7 @@ impl Settings {
             ("fleet_job", &a.fleet_job),
             ("server", &a.server),
             ("concurrency", &a.concurrency),
+            ("schedule", &a.schedule),
             ("bin_dir", &a.bin_dir),
         ] {
             s.scalar(n, &opt(v));
