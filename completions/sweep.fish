@@ -30,6 +30,8 @@ openai\t''
 llm-sim\t''"
 complete -c sweep -l ready-timeout -d 'wait-ready --timeout' -r
 complete -c sweep -l concurrency -d 'loadgen -c LIST (closed-loop levels)' -r
+complete -c sweep -l report -d 'Write summarize\'s self-contained HTML report of the results to FILE at the end (after Ctrl-C too, with what was measured)' -r -F
+complete -c sweep -l find-capacity -d 'Per config, search the highest concurrency meeting every term (loadgen --find-capacity TERMS) and rank configs by it (summarize --slo TERMS), e.g. \'p99_ttft_ms<=500\'' -r
 complete -c sweep -l swap-arg -d 'Extra argument for every svc-swap call (repeatable, one word each)' -r
 complete -c sweep -l ready-arg -d 'Extra argument for wait-ready' -r
 complete -c sweep -l load-arg -d 'Extra argument for loadgen' -r

@@ -37,7 +37,7 @@ const FAR_SIDE: &str = "Far side (given once, to every tool that takes it)";
     after_help = EXIT_HELP,
     group(clap::ArgGroup::new("target").required(true)
         .args(["unit", "spec", "container", "compose"])),
-    override_usage = "sweep [OPTIONS] --param NAME --values LIST [--param NAME --values LIST]\n       (--unit NAME | --spec FILE | --container NAME | --compose FILE --service NAME)\n       --url URL --results FILE"
+    override_usage = "sweep [OPTIONS] --param NAME --values LIST [--param NAME --values LIST]\n       (--unit NAME | --spec FILE | --container NAME\n        | --compose FILE --service NAME) --url URL --results FILE"
 )]
 pub struct SweepArgs {
     /// Launch flag to vary (speculative-num-steps or
@@ -242,6 +242,18 @@ pub struct SweepArgs {
     #[arg(long, value_name = "LIST", help_heading = "Server")]
     pub concurrency: Option<String>,
 
+    /// Write summarize's self-contained HTML report of the results to FILE
+    /// at the end (after Ctrl-C too, with what was measured)
+    #[arg(long, value_name = "FILE.html", value_hint = clap::ValueHint::FilePath,
+          help_heading = "Decision")]
+    pub report: Option<String>,
+
+    /// Per config, search the highest concurrency meeting every term
+    /// (loadgen --find-capacity TERMS) and rank configs by it (summarize
+    /// --slo TERMS), e.g. 'p99_ttft_ms<=500'
+    #[arg(long, value_name = "TERMS", help_heading = "Decision")]
+    pub find_capacity: Option<String>,
+
     /// Extra argument for every svc-swap call (repeatable, one word each)
     #[arg(
         long,
@@ -389,6 +401,7 @@ impl Settings {
             ("server", &a.server),
             ("concurrency", &a.concurrency),
             ("bin_dir", &a.bin_dir),
+            ("report", &a.report),
         ] {
             s.scalar(n, &opt(v));
         }
@@ -440,6 +453,14 @@ impl Settings {
             ("sum_args", To::Summarize, &a.summarize_arg),
         ] {
             let mut words = passed_to(m, to);
+            // One SLO, two tools' spellings of it.
+            if let Some(slo) = &a.find_capacity {
+                match to {
+                    To::Load => words.extend(["--find-capacity".into(), slo.clone()]),
+                    To::Summarize => words.extend(["--slo".into(), slo.clone()]),
+                    _ => {}
+                }
+            }
             words.extend(own.iter().cloned());
             s.array(name, &words);
         }
