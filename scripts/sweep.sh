@@ -20,25 +20,16 @@ readonly PROG=sweep
 readonly SHELL_CANNOT_EXEC=126 SHELL_NOT_FOUND=127
 argv=("$@") # the fleet's jobs run this script again with the same words
 
-say() {
-  ((quiet)) && return 0
-  # A progress line left open on a terminal is overwritten (progress).
-  ((${progress_open:-0})) && printf '\r\033[K' >&2 && progress_open=0
-  printf '%s: %s%s\n' "$PROG" "${say_prefix:-}" "$*" >&2
-}
+say() { ((quiet)) || printf '%s: %s%s\n' "$PROG" "${say_prefix:-}" "$*" >&2; }
 # "config 3/10, ETA 14 min (load 95 s, bench 70 s per config so far)",
-# worked out by sweep-plan from the results file: one updating line on a
-# terminal, a plain line otherwise.
+# worked out by sweep-plan from the results file. A plain line on a
+# terminal too: the tools' own stderr lines (loadgen's bar) follow it, so a
+# line left open to update would be torn by them.
 progress() { # INDEX
   local line
   ((quiet)) && return 0
   line=$(plan progress --index "$1" --field line "$results" 2>/dev/null) || return 0
-  if [[ -t 2 ]]; then
-    printf '\r\033[K%s: %s' "$PROG" "$line" >&2
-    progress_open=1
-  else
-    say "$line"
-  fi
+  say "$line"
 }
 warn() { printf '%s: warning: %s\n' "$PROG" "$*" >&2; }
 die() {
