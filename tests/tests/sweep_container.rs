@@ -3,7 +3,9 @@
 //! (`--compose FILE --service NAME`), llm-sim inside (testkit::podman: the
 //! host root as an overlay, host networking, no registry): each measures
 //! two values of the speculative flag, checked live by wait-ready
-//! --expect-config, and the original command is back and serving at the end.
+//! --expect-config, and the original command is back and serving at the end;
+//! the container sweep once more through the test sshd (the engine CLI on
+//! the far side).
 //! Docker's engine does not run on these machines, so podman is the engine
 //! proven here (as in svc-swap's container tests).
 
@@ -169,4 +171,45 @@ fn sweep_over_a_compose_service_measures_each_value_and_restores() {
     );
     assert!(p.text().starts_with("# hand-written\n"), "{}", p.text());
     assert_eq!(info(port)["speculative_num_steps"], 1, "restored, live");
+}
+
+#[test]
+fn sweep_over_a_container_through_the_test_sshd_restores_it() {
+    if !testkit::podman::gate() {
+        return;
+    }
+    let Some(sshd) = testkit::sshd::Sshd::start() else {
+        return;
+    };
+    let port = testkit::free_port();
+    let argv = sim_argv(port);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let c = Ctr::run("sweep-ssh", &[], &argv);
+    info(port);
+    let original = c.inspect("{{json .Config.Cmd}}");
+    let dir = testkit::temp_dir("sweep-container-ssh");
+    let results = dir.join("results.jsonl");
+    let url = format!("http://127.0.0.1:{port}");
+    let ssh = sshd.client_args();
+    let mut args: Vec<&str> = ssh.iter().map(String::as_str).collect();
+    args.extend(["--container", c.name.as_str()]);
+    args.extend(rest(&url, results.to_str().unwrap()));
+    let out = sweep(&args).output().unwrap();
+    assert_two_values_measured(&results, &out);
+    let recs = records(&results);
+    let b = with_config(&recs, "bench", KEY, "2");
+    assert_eq!(
+        b[0]["upstream"]["upstream"]["target"]["ssh"],
+        sshd.target(),
+        "the engine ran on the far side: {}",
+        b[0]
+    );
+    assert_eq!(
+        c.inspect("{{json .Config.Cmd}}"),
+        original,
+        "{}",
+        dump(&out)
+    );
+    assert_eq!(info(port)["speculative_num_steps"], 1, "restored, live");
+    let _ = std::fs::remove_dir_all(dir);
 }
