@@ -5,7 +5,7 @@
 //! two values of the speculative flag, checked live by wait-ready
 //! --expect-config, and the original command is back and serving at the end;
 //! the container sweep once more through the test sshd (the engine CLI on
-//! the far side).
+//! the far side), and a signal mid-config restores the original container.
 //! Docker's engine does not run on these machines, so podman is the engine
 //! proven here (as in svc-swap's container tests).
 
@@ -61,6 +61,11 @@ fn info(port: u16) -> Value {
 
 /// The sweep's options past the target: two values, one small level.
 fn rest<'a>(url: &'a str, results: &'a str) -> Vec<&'a str> {
+    rest_n(url, results, "4")
+}
+
+/// [`rest`] with `n` requests per level.
+fn rest_n<'a>(url: &'a str, results: &'a str, n: &'a str) -> Vec<&'a str> {
     vec![
         "--engine",
         "podman",
@@ -82,7 +87,7 @@ fn rest<'a>(url: &'a str, results: &'a str) -> Vec<&'a str> {
         "--load-arg",
         "-n",
         "--load-arg",
-        "4",
+        n,
         "--load-arg",
         "--max-tokens",
         "--load-arg",
@@ -204,6 +209,59 @@ fn sweep_over_a_container_through_the_test_sshd_restores_it() {
         "the engine ran on the far side: {}",
         b[0]
     );
+    assert_eq!(
+        c.inspect("{{json .Config.Cmd}}"),
+        original,
+        "{}",
+        dump(&out)
+    );
+    assert_eq!(info(port)["speculative_num_steps"], 1, "restored, live");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_signal_mid_config_restores_the_original_container() {
+    if !testkit::podman::gate() {
+        return;
+    }
+    let port = testkit::free_port();
+    let argv = sim_argv(port);
+    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let c = Ctr::run("sweep-term", &[], &argv);
+    info(port);
+    let original = c.inspect("{{json .Config.Cmd}}");
+    let dir = testkit::temp_dir("sweep-container-term");
+    let results = dir.join("results.jsonl");
+    let url = format!("http://127.0.0.1:{port}");
+    let mut args = vec!["--container", c.name.as_str()];
+    // A level that would run for ages: the signal cuts it short.
+    args.extend(rest_n(&url, results.to_str().unwrap(), "100000"));
+    let child = sweep(&args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = Instant::now();
+    while http_get(port, "/server_info")
+        .is_none_or(|(_, b)| !b.contains("\"speculative_num_steps\":2"))
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(60),
+            "config 1 never served"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", dump(&out));
+    let recs = records(&results);
+    let b = with_config(&recs, "bench", KEY, "2");
+    assert_eq!(b.len(), 1, "{}", dump(&out));
+    assert_eq!(b[0]["partial"], true, "cut short: {}", b[0]);
     assert_eq!(
         c.inspect("{{json .Config.Cmd}}"),
         original,
