@@ -43,6 +43,9 @@ _sweep__plan() {
             sweep__plan,outcome)
                 cmd="sweep__plan__subcmd__outcome"
                 ;;
+            sweep__plan,progress)
+                cmd="sweep__plan__subcmd__progress"
+                ;;
             sweep__plan,restore)
                 cmd="sweep__plan__subcmd__restore"
                 ;;
@@ -79,6 +82,9 @@ _sweep__plan() {
             sweep__plan__subcmd__help,outcome)
                 cmd="sweep__plan__subcmd__help__subcmd__outcome"
                 ;;
+            sweep__plan__subcmd__help,progress)
+                cmd="sweep__plan__subcmd__help__subcmd__progress"
+                ;;
             sweep__plan__subcmd__help,restore)
                 cmd="sweep__plan__subcmd__help__subcmd__restore"
                 ;;
@@ -95,7 +101,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome fleet-step schedule options help"
+            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome fleet-step schedule progress options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -199,7 +205,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict origin restore host-dropped next outcome fleet-step schedule options help"
+            opts="configs args verdict origin restore host-dropped next outcome fleet-step schedule progress options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -325,6 +331,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__outcome)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__progress)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -496,6 +516,36 @@ _sweep__plan() {
                     return 0
                     ;;
                 --dropped)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__progress)
+            opts="-h --param --values --index --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --param)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --values)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --index)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -23,7 +23,7 @@ _sweep() {
 
     case "${cmd}" in
         sweep)
-            opts="-q -h -V --param --values --results --resume --retries --keep-winner --no-restore --dry-run --adaptive --patience --noise-margin --repeat-budget --schedule --hosts --drop-after --fleet-job --unit --spec --ssh --ssh-key --known-hosts --accept-new-host-key --exec-prefix --ssh-config --ssh-retry --connect-timeout --url --server --ready-timeout --expect-config --concurrency --swap-arg --ready-arg --load-arg --summarize-arg --bin-dir --quiet --help --version"
+            opts="-q -h -V --param --values --results --resume --retries --keep-winner --no-restore --dry-run --adaptive --patience --noise-margin --repeat-budget --schedule --hosts --drop-after --fleet-job --unit --spec --container --compose --service --engine --ssh --ssh-key --known-hosts --accept-new-host-key --exec-prefix --ssh-config --ssh-retry --connect-timeout --url --server --ready-timeout --expect-config --concurrency --report --find-capacity --swap-arg --ready-arg --load-arg --summarize-arg --bin-dir --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -103,6 +103,33 @@ _sweep() {
                     fi
                     return 0
                     ;;
+                --container)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compose)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --service)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --engine)
+                    COMPREPLY=($(compgen -W "docker podman" -- "${cur}"))
+                    return 0
+                    ;;
                 --ssh)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -177,6 +204,25 @@ _sweep() {
                     return 0
                     ;;
                 --concurrency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --report)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --find-capacity)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -12,6 +12,11 @@ complete -c sweep -l drop-after -d 'Stop using a host after N failures blamed on
 complete -c sweep -l fleet-job -d 'Internal: one fleet job, SLOT:INDEX' -r
 complete -c sweep -l unit -d 'systemd unit' -r
 complete -c sweep -l spec -d 'Process spec (svc-swap\'s process manager)' -r -F
+complete -c sweep -l container -d 'Container to swap (svc-swap --container: re-created per config; wait-ready watches it)' -r
+complete -c sweep -l compose -d 'Compose file whose --service to swap (svc-swap --compose)' -r -F
+complete -c sweep -l service -d 'The service of --compose FILE' -r
+complete -c sweep -l engine -d 'Container engine CLI for --container and --compose (svc-swap, wait-ready) [their default: docker when its daemon answers, else podman]' -r -f -a "docker\t''
+podman\t''"
 complete -c sweep -l ssh -d 'Reach the unit over SSH' -r
 complete -c sweep -l ssh-key -d 'Private key for --ssh (repeatable)' -r -F
 complete -c sweep -l known-hosts -d 'Check the host key against FILE' -r -F
@@ -27,6 +32,8 @@ openai\t''
 llm-sim\t''"
 complete -c sweep -l ready-timeout -d 'wait-ready --timeout' -r
 complete -c sweep -l concurrency -d 'loadgen -c LIST (closed-loop levels)' -r
+complete -c sweep -l report -d 'Write summarize\'s self-contained HTML report of the results to FILE at the end (after Ctrl-C too, with what was measured)' -r -F
+complete -c sweep -l find-capacity -d 'Per config, search the highest concurrency meeting every term (loadgen --find-capacity TERMS) and rank configs by it (summarize --slo TERMS), e.g. \'p99_ttft_ms<=500\'' -r
 complete -c sweep -l swap-arg -d 'Extra argument for every svc-swap call (repeatable, one word each)' -r
 complete -c sweep -l ready-arg -d 'Extra argument for wait-ready' -r
 complete -c sweep -l load-arg -d 'Extra argument for loadgen' -r

@@ -21,6 +21,16 @@ readonly SHELL_CANNOT_EXEC=126 SHELL_NOT_FOUND=127
 argv=("$@") # the fleet's jobs run this script again with the same words
 
 say() { ((quiet)) || printf '%s: %s%s\n' "$PROG" "${say_prefix:-}" "$*" >&2; }
+# "config 3/10, ETA 14 min (load 95 s, bench 70 s per config so far)",
+# worked out by sweep-plan from the results file. A plain line on a
+# terminal too: the tools' own stderr lines (loadgen's bar) follow it, so a
+# line left open to update would be torn by them.
+progress() { # INDEX
+  local line
+  ((quiet)) && return 0
+  line=$(plan progress --index "$1" --field line "$results" 2>/dev/null) || return 0
+  say "$line"
+}
 warn() { printf '%s: warning: %s\n' "$PROG" "$*" >&2; }
 die() {
   local code=$1
@@ -181,6 +191,7 @@ run_config() { # INDEX
     return 0
   fi
   say "[$idx/$n_configs] ${labels[idx - 1]}"
+  progress "$idx"
   local attempt state benches
   for ((attempt = 0; ; attempt++)); do
     run_pipe
@@ -314,7 +325,10 @@ restore() {
 print_table=1 # a fleet job leaves the table to the driver (lib/fleet.sh)
 table() {
   ((print_table)) && [[ -s $results ]] || return 0
-  "$SUMMARIZE" --format text "${sum_args[@]}" "$results" || warn "summarize failed on $results"
+  local -a rep=()
+  [[ -z $report ]] || rep=(--report "$report") # --report: the HTML too
+  "$SUMMARIZE" --format text "${sum_args[@]}" "${rep[@]}" "$results" || warn "summarize failed on $results"
+  [[ -z $report || ! -s $report ]] || say "report: $report"
 }
 
 finished=0

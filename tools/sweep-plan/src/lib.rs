@@ -13,6 +13,7 @@ pub mod grid;
 pub mod next;
 pub mod origin;
 pub mod out;
+pub mod progress;
 pub mod results;
 pub mod schedule;
 pub mod sweep_options;
@@ -220,6 +221,18 @@ pub enum Command {
         key: Vec<String>,
         #[arg(value_name = "RESULTS")]
         results: String,
+    },
+    /// Where the sweep stands before config N runs, and its ETA: the mean
+    /// load and bench time of the config starts in RESULTS so far, times
+    /// the configs without a result (`--field line`: the human line)
+    Progress {
+        #[command(flatten)]
+        grid: GridArgs,
+        #[arg(long, value_name = "N")]
+        index: usize,
+        /// Results file; absent or missing: nothing ran yet
+        #[arg(value_name = "RESULTS")]
+        results: Option<String>,
     },
     /// Parse sweep(1)'s own arguments (after --) with its one option
     /// definition; print its settings as bash assignments, every value
@@ -481,6 +494,19 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 )
             })?;
             o.record(&Record::Failure(f))?;
+        }
+        Command::Progress {
+            grid,
+            index,
+            results,
+        } => {
+            let g = grid_of(&grid)?;
+            point(&g, index)?;
+            let text = match &results {
+                Some(p) => read_text(p, true)?,
+                None => String::new(),
+            };
+            o.answer(&progress::progress(&g, &text, index))?;
         }
         Command::Outcome {
             grid,

@@ -35,8 +35,9 @@ const FAR_SIDE: &str = "Far side (given once, to every tool that takes it)";
     // As sweep's own parser did: an option given twice takes the last value.
     args_override_self = true,
     after_help = EXIT_HELP,
-    group(clap::ArgGroup::new("target").required(true).args(["unit", "spec"])),
-    override_usage = "sweep [OPTIONS] --param NAME --values LIST [--param NAME --values LIST]\n       (--unit NAME | --spec FILE) --url URL --results FILE"
+    group(clap::ArgGroup::new("target").required(true)
+        .args(["unit", "spec", "container", "compose"])),
+    override_usage = "sweep [OPTIONS] --param NAME --values LIST [--param NAME --values LIST]\n       (--unit NAME | --spec FILE | --container NAME\n        | --compose FILE --service NAME) --url URL --results FILE"
 )]
 pub struct SweepArgs {
     /// Launch flag to vary (speculative-num-steps or
@@ -157,6 +158,34 @@ pub struct SweepArgs {
           value_hint = clap::ValueHint::FilePath, help_heading = "Target")]
     pub spec: Option<String>,
 
+    /// Container to swap (svc-swap --container: re-created per config;
+    /// wait-ready watches it)
+    #[arg(long, value_name = "NAME", conflicts_with_all = ["unit", "spec"],
+          help_heading = "Target")]
+    pub container: Option<String>,
+
+    /// Compose file whose --service to swap (svc-swap --compose)
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["unit", "spec", "container"],
+          requires = "service", value_hint = clap::ValueHint::FilePath,
+          help_heading = "Target")]
+    pub compose: Option<String>,
+
+    /// The service of --compose FILE
+    #[arg(
+        long,
+        value_name = "NAME",
+        requires = "compose",
+        help_heading = "Target"
+    )]
+    pub service: Option<String>,
+
+    /// Container engine CLI for --container and --compose (svc-swap,
+    /// wait-ready) [their default: docker when its daemon answers, else
+    /// podman]
+    #[arg(long, value_name = "ENGINE", value_parser = ["docker", "podman"],
+          help_heading = "Target")]
+    pub engine: Option<String>,
+
     /// Reach the unit over SSH
     #[arg(long, value_name = "USER@HOST[:PORT]", help_heading = "Target")]
     pub ssh: Option<String>,
@@ -221,6 +250,18 @@ pub struct SweepArgs {
     /// loadgen -c LIST (closed-loop levels)
     #[arg(long, value_name = "LIST", help_heading = "Server")]
     pub concurrency: Option<String>,
+
+    /// Write summarize's self-contained HTML report of the results to FILE
+    /// at the end (after Ctrl-C too, with what was measured)
+    #[arg(long, value_name = "FILE.html", value_hint = clap::ValueHint::FilePath,
+          help_heading = "Decision")]
+    pub report: Option<String>,
+
+    /// Per config, search the highest concurrency meeting every term
+    /// (loadgen --find-capacity TERMS) and rank configs by it (summarize
+    /// --slo TERMS), e.g. 'p99_ttft_ms<=500'
+    #[arg(long, value_name = "TERMS", help_heading = "Decision")]
+    pub find_capacity: Option<String>,
 
     /// Extra argument for every svc-swap call (repeatable, one word each)
     #[arg(
@@ -314,6 +355,11 @@ pub const PASS_THROUGH: &[(&str, &[To])] = &[
     ("ssh-config", &[To::Swap, To::Ready]),
     ("ssh-retry", &[To::Swap, To::Ready]),
     ("connect-timeout", &[To::Swap, To::Ready]),
+    // Containers (issue 25): svc-swap re-creates, wait-ready watches.
+    ("container", &[To::Swap, To::Ready]),
+    ("compose", &[To::Swap]),
+    ("service", &[To::Swap]),
+    ("engine", &[To::Swap, To::Ready]),
 ];
 
 /// POSIX single-quoting: inside '...' no character is special but the
@@ -366,6 +412,7 @@ impl Settings {
             ("concurrency", &a.concurrency),
             ("schedule", &a.schedule),
             ("bin_dir", &a.bin_dir),
+            ("report", &a.report),
         ] {
             s.scalar(n, &opt(v));
         }
@@ -417,6 +464,14 @@ impl Settings {
             ("sum_args", To::Summarize, &a.summarize_arg),
         ] {
             let mut words = passed_to(m, to);
+            // One SLO, two tools' spellings of it.
+            if let Some(slo) = &a.find_capacity {
+                match to {
+                    To::Load => words.extend(["--find-capacity".into(), slo.clone()]),
+                    To::Summarize => words.extend(["--slo".into(), slo.clone()]),
+                    _ => {}
+                }
+            }
             words.extend(own.iter().cloned());
             s.array(name, &words);
         }
@@ -563,14 +618,36 @@ mod tests {
     #[test]
     fn every_pass_through_option_exists() {
         let v = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let mut argv = v(&["--param", "a", "--values", "1", "--unit", "u"]);
-        argv.extend(v(&["--url", "x", "--results", "r"]));
-        for (long, _) in PASS_THROUGH {
-            argv.extend([format!("--{long}"), "V".into()]);
+        // The target options are each other's alternatives: two runs.
+        let targets = ["container", "compose", "service"];
+        for target in [&["--unit", "u"][..], &["--compose", "V", "--service", "V"]] {
+            let mut argv = v(&["--param", "a", "--values", "1"]);
+            argv.extend(v(target));
+            argv.extend(v(&["--url", "x", "--results", "r"]));
+            let value = |long: &str| if long == "engine" { "podman" } else { "V" };
+            let given: Vec<&str> = PASS_THROUGH
+                .iter()
+                .map(|(l, _)| *l)
+                .filter(|l| !targets.contains(l) || (target[0] != "--unit" && *l != "container"))
+                .collect();
+            for long in &given {
+                if !targets.contains(long) {
+                    argv.extend([format!("--{long}"), value(long).into()]);
+                }
+            }
+            let out = parse(&argv).unwrap();
+            for long in &given {
+                let w = format!("'--{long}' '{}'", value(long));
+                assert!(out.contains(&w), "{long}: {out}");
+            }
         }
-        let out = parse(&argv).unwrap();
-        for (long, _) in PASS_THROUGH {
-            assert!(out.contains(&format!("'--{long}' 'V'")), "{long}: {out}");
-        }
+        let argv = v(&["--param", "a", "--values", "1", "--container", "c"]);
+        let mut argv2 = argv.clone();
+        argv2.extend(v(&["--url", "x", "--results", "r"]));
+        let out = parse(&argv2).unwrap();
+        assert!(out.contains("swap_args=('--container' 'c')"), "{out}");
+        assert!(out.contains("ready_args=('--container' 'c')"), "{out}");
+        argv2.extend(v(&["--unit", "u"]));
+        assert_eq!(parse(&argv2).unwrap_err().code, exit::USAGE);
     }
 }
