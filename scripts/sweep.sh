@@ -59,9 +59,13 @@ find_tool() {
   fi
   [[ -x $here/$t ]] && { printf '%s\n' "$here/$t"; return; }
   command -v "$t" 2>/dev/null && return
+  # In a checkout: the newer of the release and debug builds, so a stale
+  # release binary never shadows a fresh debug one.
+  local found=""
   for d in "$here/../target/release" "$here/../target/debug"; do
-    [[ -x $d/$t ]] && { printf '%s\n' "$(cd "$d" && pwd)/$t"; return; }
+    [[ -x $d/$t && ( -z $found || $d/$t -nt $found ) ]] && found=$d/$t
   done
+  [[ -n $found ]] && { printf '%s\n' "$(cd "$(dirname "$found")" && pwd)/$t"; return; }
   die "${EXIT_FAILURE:-1}" "$t: not found on PATH; build the tools (cargo build --release) or give --bin-dir DIR"
 }
 SWEEP_PLAN=$(find_tool sweep-plan)
@@ -467,20 +471,12 @@ schedule_step() {
   mapfile -t stage_s < <(sched --words stage)
   say "[schedule] $schedule per-load schedule"
   local before state benches
+  swap_cmd=("$SVC_SWAP" "${target[@]}" --apply-from "$rec_file")
+  ready_cmd=("$WAIT_READY" "${ready[@]}" "${expect_s[@]}" "${stage_s[@]}")
+  load_cmd=("$LOADGEN" "${load[@]}" "${stage_s[@]}")
   for ((attempt = 0; ; attempt++)); do
-    before=$(wc -l <"$results")
-    swaps=$((swaps + 1))
-    rm -f "$status_file"
-    (
-      set +e
-      "$SVC_SWAP" "${target[@]}" --apply-from "$rec_file" </dev/null |
-        "$WAIT_READY" "${ready[@]}" "${expect_s[@]}" "${stage_s[@]}" |
-        "$LOADGEN" "${load[@]}" "${stage_s[@]}" >>"$results"
-      echo "${PIPESTATUS[*]}" >"$status_file"
-    ) &
-    pipe_sub=$!
-    wait "$pipe_sub" || true
-    pipe_sub=""
+    run_pipe
+    before=$pipe_before
     mapfile -t st < <(sched --since "$before" --field run_state --field run_bench_records)
     state=${st[0]:-pending} benches=${st[1]:-0}
     if [[ $state != transport ]] || ((attempt >= retries || interrupted)); then break; fi

@@ -89,8 +89,18 @@ pub fn find_container(
         )));
     }
     let mut found = Vec::new();
+    let mut vanished = None;
     for n in out.stdout_str().lines().filter(|l| !l.trim().is_empty()) {
-        let c = container::inspect(t, e, n.trim())?;
+        // Another project's container of the same service name may be
+        // removed between `ps` and `inspect`: not ours, so pass it by; if
+        // none is found, that error is the one to report.
+        let c = match container::inspect(t, e, n.trim()) {
+            Ok(c) => c,
+            Err(err) => {
+                vanished.get_or_insert(err);
+                continue;
+            }
+        };
         let Some(wd) = c.label(DIR_LABEL) else {
             continue;
         };
@@ -101,6 +111,7 @@ pub fn find_container(
     }
     match found.len() {
         1 => Ok(found.pop().expect("one")),
+        0 if vanished.is_some() => Err(vanished.expect("some")),
         0 => Err(target_err(format!(
             "--compose {file}: service {service} has no container ({} has none labelled {SERVICE_LABEL}={service} from {dir}); start it with `compose up -d {service}` first",
             e.cli()
