@@ -12,6 +12,8 @@
 //! less likely to fall over at higher load.
 
 use crate::metric::Better;
+/// The pick rule, shared with sweep-plan's adaptive search.
+pub use sweepkit::pick::{pick, Pick};
 
 /// Statistics of one measured cell.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,44 +30,6 @@ pub struct CellStat {
 
 /// `grid[row][level]`: `None` where nothing was measured.
 pub type Grid = Vec<Vec<Option<CellStat>>>;
-
-/// A pick: the winner, and the competitor it was decided against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Pick {
-    pub winner: usize,
-    /// The best-scoring candidate when the tolerance rule chose another
-    /// one, else the runner-up; `None` with a single candidate.
-    pub rival: Option<usize>,
-}
-
-/// Pick among `(order, score)` candidates: best score, then within `tol`
-/// (a fraction) of it the smallest `order`. Returns indexes into `cands`.
-pub fn pick(cands: &[(usize, f64)], better: Better, tol: f64) -> Option<Pick> {
-    let top = (0..cands.len()).reduce(|a, b| {
-        if better.beats(cands[b].1, cands[a].1) {
-            b
-        } else {
-            a
-        }
-    })?;
-    let best = cands[top].1;
-    let winner = (0..cands.len())
-        .filter(|&i| better.within(cands[i].1, best, tol))
-        .min_by_key(|&i| cands[i].0)
-        .unwrap_or(top);
-    let rival = if winner != top {
-        Some(top)
-    } else {
-        (0..cands.len()).filter(|&i| i != top).reduce(|a, b| {
-            if better.beats(cands[b].1, cands[a].1) {
-                b
-            } else {
-                a
-            }
-        })
-    };
-    Some(Pick { winner, rival })
-}
 
 /// The best row at level `col` (only cells meeting the SLO when `slo`).
 /// Returns row indexes.

@@ -5,37 +5,8 @@
 use serde_json::Value;
 use sweepkit::records::{BenchRecord, Counts, SpecStats, Stats, Throughput};
 
-/// Which way a metric improves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Better {
-    Higher,
-    Lower,
-}
-
-impl Better {
-    /// True when `a` is strictly better than `b`.
-    pub fn beats(self, a: f64, b: f64) -> bool {
-        match self {
-            Better::Higher => a > b,
-            Better::Lower => a < b,
-        }
-    }
-
-    /// True when `x` is within `tol` (a fraction) of `best`.
-    pub fn within(self, x: f64, best: f64, tol: f64) -> bool {
-        match self {
-            Better::Higher => x >= best - tol * best.abs(),
-            Better::Lower => x <= best + tol * best.abs(),
-        }
-    }
-
-    pub fn word(self) -> &'static str {
-        match self {
-            Better::Higher => "higher is better",
-            Better::Lower => "lower is better",
-        }
-    }
-}
+/// Which way a metric improves (shared with sweep-plan).
+pub use sweepkit::pick::Better;
 
 /// A resolved metric: its dotted path and direction.
 #[derive(Debug, Clone, PartialEq)]

@@ -14,49 +14,9 @@
 //!   interleaved order so a drift of the machine hits every candidate alike.
 
 /// Which way the metric improves (summarize's summary record says, in
-/// `details.better`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Better {
-    Higher,
-    Lower,
-}
-
-impl Better {
-    /// True when `a` is strictly better than `b`.
-    pub fn beats(self, a: f64, b: f64) -> bool {
-        match self {
-            Better::Higher => a > b,
-            Better::Lower => a < b,
-        }
-    }
-
-    /// True when `x` is within `tol` (a fraction) of `best`.
-    pub fn within(self, x: f64, best: f64, tol: f64) -> bool {
-        match self {
-            Better::Higher => x >= best - tol * best.abs(),
-            Better::Lower => x <= best + tol * best.abs(),
-        }
-    }
-}
-
-/// Pick among `(order, score)` candidates: the best score, then within
-/// `tol` (a fraction) of it the smallest `order`; the index into `cands`.
-/// The rule of summarize's own pick (`summarize/src/decide.rs`, `pick`),
-/// so the search's best is the config summarize picks and sweep applies.
-pub fn pick(cands: &[(usize, f64)], better: Better, tol: f64) -> Option<usize> {
-    let top = (0..cands.len()).reduce(|a, b| {
-        if better.beats(cands[b].1, cands[a].1) {
-            b
-        } else {
-            a
-        }
-    })?;
-    let best = cands[top].1;
-    (0..cands.len())
-        .filter(|&i| better.within(cands[i].1, best, tol))
-        .min_by_key(|&i| cands[i].0)
-        .or(Some(top))
-}
+/// `details.better`), and the pick rule summarize picks by, so the search's
+/// best is the config summarize picks and sweep applies.
+pub use sweepkit::pick::{pick, Better};
 
 /// What is known about one value of the parameter (index = its order).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -169,7 +129,7 @@ pub fn best_row(rows: &[RowData], tol: f64) -> Option<usize> {
         .filter(|&i| rows[i].done && !rows[i].failed)
         .filter_map(|i| rows[i].weighted.map(|s| (i, s)))
         .collect();
-    let p = pick(&cands, Better::Higher, tol)?;
+    let p = pick(&cands, Better::Higher, tol)?.winner;
     Some(cands[p].0)
 }
 
