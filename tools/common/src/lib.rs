@@ -22,6 +22,7 @@ pub mod transport;
 #[cfg(feature = "cli")]
 pub mod transport_args;
 pub mod upstream;
+pub mod vllm_schedule;
 
 pub use records::{
     BenchRecord, Change, FailureKind, FailureRecord, Provenance, ReadyOutcome, ReadyRecord, Record,

@@ -16,9 +16,8 @@
 //! reads `dynamic_sd_lookup[len(num_scheduled_tokens)]` each step.
 
 use serde_json::Value;
-
-/// Inclusive batch-size ranges and their k: `(start, end, k)`.
-pub type Ranges = Vec<(u64, u64, u64)>;
+/// vLLM's own checks of the entries, shared with svc-swap's pre-flight.
+pub use sweepkit::vllm_schedule::{validate, Ranges};
 
 /// Why vLLM refuses the schedule, and where.
 #[derive(Debug, Clone, PartialEq)]
@@ -78,50 +77,6 @@ fn py_type(v: &Value) -> &'static str {
         Value::Array(_) => "list",
         Value::Object(_) => "dict",
     }
-}
-
-/// `validate_and_normalize_dynamic_sd_schedule` for 3-item entries, with
-/// its messages as vLLM 0.32 has them (vllm/v1/spec_decode/dynamic/utils.py
-/// lines 26-72 of the installed 0.32.0+cpu wheel): entries sorted by their
-/// start only (Python's stable `sort(key=lambda entry: entry[0])`), so a
-/// repeated range is an overlap.
-pub fn validate(entries: &[[i64; 3]]) -> Result<Ranges, String> {
-    if entries.is_empty() {
-        return Err("num_speculative_tokens_per_batch_size must not be empty.".into());
-    }
-    for &[lo, hi, k] in entries {
-        if lo <= 0 || hi <= 0 {
-            return Err(format!("Batch-size range ({lo}, {hi}) must be positive."));
-        }
-        if lo > hi {
-            return Err(format!(
-                "Batch-size range start must be <= end for ({lo}, {hi}, {k})."
-            ));
-        }
-        if k < 0 {
-            return Err("num_speculative_tokens_per_batch_size values must be >= 0.".into());
-        }
-    }
-    let mut sorted: Vec<(u64, u64, u64)> = entries
-        .iter()
-        .map(|&[lo, hi, k]| (lo as u64, hi as u64, k as u64))
-        .collect();
-    sorted.sort_by_key(|e| e.0);
-    let mut prev_end = 0;
-    for &(lo, hi, _) in &sorted {
-        if lo <= prev_end {
-            return Err("Batch-size ranges must be non-overlapping and sorted.".into());
-        }
-        prev_end = hi;
-    }
-    if sorted[0].0 != 1 {
-        return Err(
-            "The first batch-size range must start at 1 so every runtime \
-             batch size has a defined schedule."
-                .into(),
-        );
-    }
-    Ok(sorted)
 }
 
 /// `build_dynamic_sd_schedule_lookup`: `k` for every batch size

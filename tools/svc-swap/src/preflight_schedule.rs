@@ -100,7 +100,8 @@ pub fn check_vllm(argv: &[String]) -> Result<Vec<String>, String> {
     Ok(notes)
 }
 
-/// `validate_and_normalize_dynamic_sd_schedule`, with its messages.
+/// The entries' shape, then `validate_and_normalize_dynamic_sd_schedule`,
+/// with their messages.
 fn validate_vllm(v: &Value) -> Result<(), String> {
     let Some(list) = v.as_array() else {
         return Err(
@@ -109,9 +110,8 @@ fn validate_vllm(v: &Value) -> Result<(), String> {
                 .into(),
         );
     };
-    if list.is_empty() {
-        return Err("num_speculative_tokens_per_batch_size must not be empty.".into());
-    }
+    // Every entry's shape first (pydantic types the list before vLLM's
+    // checks run), then vLLM's checks, shared with llm-sim.
     let mut parsed = Vec::new();
     for e in list {
         let n: Option<Vec<i64>> = e
@@ -125,37 +125,9 @@ fn validate_vllm(v: &Value) -> Result<(), String> {
                     .into(),
             );
         };
-        let (lo, hi, k) = (n[0], n[1], n[2]);
-        if lo <= 0 || hi <= 0 {
-            return Err(format!("Batch-size range ({lo}, {hi}) must be positive."));
-        }
-        if lo > hi {
-            return Err(format!(
-                "Batch-size range start must be <= end for ({lo}, {hi}, {k})."
-            ));
-        }
-        if k < 0 {
-            return Err("num_speculative_tokens_per_batch_size values must be >= 0.".into());
-        }
-        parsed.push((lo, hi));
+        parsed.push([n[0], n[1], n[2]]);
     }
-    // Python's sort by start is stable; the overlap check follows it.
-    parsed.sort_by_key(|r| r.0);
-    let mut prev_end = 0;
-    for &(lo, hi) in &parsed {
-        if lo <= prev_end {
-            return Err("Batch-size ranges must be non-overlapping and sorted.".into());
-        }
-        prev_end = hi;
-    }
-    if parsed[0].0 != 1 {
-        return Err(
-            "The first batch-size range must start at 1 so every runtime \
-                    batch size has a defined schedule."
-                .into(),
-        );
-    }
-    Ok(())
+    sweepkit::vllm_schedule::validate(&parsed).map(|_| ())
 }
 
 /// What SGLang's adaptive mode resolves, for the static rules to check.
