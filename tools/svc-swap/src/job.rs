@@ -19,8 +19,14 @@ const COMMON: &str = include_str!("job/common.sh");
 const MAIN: &str = include_str!("job/main.sh");
 pub const SYSTEMD: &str = include_str!("job/systemd.sh");
 pub const PROCESS: &str = include_str!("job/process.sh");
-pub const CONTAINER: &str = include_str!("job/container.sh");
-pub const COMPOSE: &str = include_str!("job/compose.sh");
+pub const CONTAINER: &str = concat!(
+    include_str!("job/engine.sh"),
+    include_str!("job/container.sh")
+);
+pub const COMPOSE: &str = concat!(
+    include_str!("job/engine.sh"),
+    include_str!("job/compose.sh")
+);
 
 /// Detach with setsid: the job outlives the command (and SSH channel) that
 /// started it; its stdio is its own log, set by the script.

@@ -12,48 +12,13 @@ oldhex=${15}
 shift 15
 pids=$*
 m_reload() { :; }
-ins() { "$eng" container inspect --format "$1" -- "$2" 2>/dev/null; }
 argv_hex() {
   h=$("$eng" container inspect --format '{{.Path}}{{range .Args}}{{printf "\x00%s" .}}{{end}}' -- "$1" 2>/dev/null |
     od -An -v -tx1 | tr -d ' \n')
   [ -n "$h" ] && printf '%s00' "${h%0a}"
 }
-# The engine's stop, as for --container (container.sh): SIGTERM, SIGKILL
-# after $stop_s, SIGTERM re-sent every $resendms ms meanwhile.
-m_stop() {
-  if [ "$(ins '{{.State.Running}}' "$oldid")" != true ]; then
-    say stop_result=already_stopped
-    return 0
-  fi
-  rc="$dir/$id.stoprc"
-  rm -f -- "$rc"
-  ("$eng" stop -t "$stop_s" -- "$oldid" >/dev/null; echo $? >"$rc") &
-  n=0 resent=0 next=$((resendms / 50))
-  while [ ! -s "$rc" ]; do
-    if [ "$resendms" -gt 0 ] && [ $n -ge "$next" ]; then
-      next=$((next + resendms / 50))
-      [ "$(ins '{{.State.Running}}' "$oldid")" = true ] &&
-        "$eng" kill --signal TERM -- "$oldid" >/dev/null 2>&1 &&
-        resent=$((resent + 1)) && say "term_resent=$resent"
-    fi
-    sleep 0.05
-    n=$((n + 1))
-  done
-  wait
-  if [ "$(cat -- "$rc")" != 0 ]; then
-    say "error=$eng stop $name failed"
-    return 1
-  fi
-  code=$(ins '{{.State.ExitCode}}' "$oldid")
-  say "stop_exit=$code"
-  if [ "$code" = 137 ]; then
-    say stop_result=sigkill_after_timeout
-  elif [ "$resent" -gt 0 ]; then
-    say stop_result=clean_after_resend
-  else
-    say stop_result=clean
-  fi
-}
+# The engine's stop (engine.sh).
+m_stop() { engine_stop; }
 # Re-create the service from the file in force (the new one, or the old one
 # put back), then check it stays up for a second.
 m_start() {

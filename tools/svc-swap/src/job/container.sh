@@ -12,44 +12,9 @@ shift 16
 pids=$*
 kept="$name.sweepkit-old-$id"
 m_reload() { :; }
-ins() { "$eng" container inspect --format "$1" -- "$2" 2>/dev/null; }
-# The engine's stop: SIGTERM (or the image's StopSignal), SIGKILL after
-# $stop_s; a killed container's exit code reads 137 (podman issue 11854).
-# While it runs, SIGTERM is sent again every $resendms ms (vLLM loses one
-# that arrives while it loads).
+# The engine's stop (engine.sh), then the old container renamed.
 m_stop() {
-  if [ "$(ins '{{.State.Running}}' "$oldid")" != true ]; then
-    say stop_result=already_stopped
-  else
-    rc="$dir/$id.stoprc"
-    rm -f -- "$rc"
-    ("$eng" stop -t "$stop_s" -- "$oldid" >/dev/null; echo $? >"$rc") &
-    n=0 resent=0 next=$((resendms / 50))
-    while [ ! -s "$rc" ]; do
-      if [ "$resendms" -gt 0 ] && [ $n -ge "$next" ]; then
-        next=$((next + resendms / 50))
-        [ "$(ins '{{.State.Running}}' "$oldid")" = true ] &&
-          "$eng" kill --signal TERM -- "$oldid" >/dev/null 2>&1 &&
-          resent=$((resent + 1)) && say "term_resent=$resent"
-      fi
-      sleep 0.05
-      n=$((n + 1))
-    done
-    wait
-    if [ "$(cat -- "$rc")" != 0 ]; then
-      say "error=$eng stop $name failed"
-      return 1
-    fi
-    code=$(ins '{{.State.ExitCode}}' "$oldid")
-    say "stop_exit=$code"
-    if [ "$code" = 137 ]; then
-      say stop_result=sigkill_after_timeout
-    elif [ "$resent" -gt 0 ]; then
-      say stop_result=clean_after_resend
-    else
-      say stop_result=clean
-    fi
-  fi
+  engine_stop || return 1
   # Kept for a rollback under another name; one made with --rm is gone.
   if [ -n "$(ins '{{.Id}}' "$oldid")" ]; then
     "$eng" rename "$oldid" "$kept" || { say "error=cannot rename $name to $kept"; return 1; }

@@ -1,0 +1,42 @@
+# The container engine's part shared by the container and compose jobs:
+# reading a container's state, and its stop. Both read the job's globals:
+# eng, name, oldid, stop_s, resendms (and dir, id from common.sh).
+ins() { "$eng" container inspect --format "$1" -- "$2" 2>/dev/null; }
+# The engine's stop: SIGTERM (or the image's StopSignal), SIGKILL after
+# $stop_s; a killed container's exit code reads 137 (podman issue 11854).
+# While it runs, SIGTERM is sent again every $resendms ms (vLLM loses one
+# that arrives while it loads).
+engine_stop() {
+  if [ "$(ins '{{.State.Running}}' "$oldid")" != true ]; then
+    say stop_result=already_stopped
+    return 0
+  fi
+  rc="$dir/$id.stoprc"
+  rm -f -- "$rc"
+  ("$eng" stop -t "$stop_s" -- "$oldid" >/dev/null; echo $? >"$rc") &
+  n=0 resent=0 next=$((resendms / 50))
+  while [ ! -s "$rc" ]; do
+    if [ "$resendms" -gt 0 ] && [ $n -ge "$next" ]; then
+      next=$((next + resendms / 50))
+      [ "$(ins '{{.State.Running}}' "$oldid")" = true ] &&
+        "$eng" kill --signal TERM -- "$oldid" >/dev/null 2>&1 &&
+        resent=$((resent + 1)) && say "term_resent=$resent"
+    fi
+    sleep 0.05
+    n=$((n + 1))
+  done
+  wait
+  if [ "$(cat -- "$rc")" != 0 ]; then
+    say "error=$eng stop $name failed"
+    return 1
+  fi
+  code=$(ins '{{.State.ExitCode}}' "$oldid")
+  say "stop_exit=$code"
+  if [ "$code" = 137 ]; then
+    say stop_result=sigkill_after_timeout
+  elif [ "$resent" -gt 0 ]; then
+    say stop_result=clean_after_resend
+  else
+    say stop_result=clean
+  fi
+}
