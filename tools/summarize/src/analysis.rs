@@ -65,6 +65,9 @@ pub struct Analysis {
     /// Each cell's bench records (`[row][level]`), for the views that read
     /// more than the metric (`pareto`, `capacity`, `report`).
     pub records: Vec<Vec<Vec<serde_json::Value>>>,
+    /// The validated schedules' rows (schedule_row.rs), filled by the
+    /// caller; empty when the input has none.
+    pub schedule: Vec<crate::schedule_row::Row>,
 }
 
 /// Decide. `Err` is a usage problem (a `--baseline` or `--weights` that
@@ -147,6 +150,7 @@ pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, Str
         warnings,
         noise,
         records,
+        schedule: Vec::new(),
     })
 }
 

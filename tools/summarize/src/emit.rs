@@ -169,6 +169,9 @@ pub fn summary(a: &Analysis, started: std::time::SystemTime) -> SummaryRecord {
     if crate::not_per_level::any(m) {
         details["not_per_level"] = crate::not_per_level::json(m);
     }
+    if !a.schedule.is_empty() {
+        details["schedule"] = crate::schedule_row::json(a);
+    }
     SummaryRecord {
         schema: SCHEMA_VERSION,
         provenance: Provenance::new("summarize", started),

@@ -50,6 +50,9 @@ pub struct Obs {
     pub partial: bool,
     /// The host the record ran on, when it says (see `hosts`).
     pub host: Option<crate::host_id::HostId>,
+    /// The server whose validated schedule this measured (`sweep
+    /// --schedule`; schedule_row.rs): its own row, never a static value.
+    pub schedule: Option<String>,
 }
 
 impl Obs {
@@ -253,6 +256,7 @@ fn take_record(
     let partial = kind == "bench" && rec.get("partial").and_then(Value::as_bool) == Some(true);
     let level = Level::of_record(&rec);
     let host = crate::host_id::of_record(&rec);
+    let schedule = crate::schedule_row::server_of(&rec);
     let body = if kind == "bench" {
         if level.is_none() {
             input.notes.push(format!(
@@ -290,6 +294,7 @@ fn take_record(
         simulated,
         partial,
         host,
+        schedule,
     });
 }
 

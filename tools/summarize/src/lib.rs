@@ -30,10 +30,12 @@ pub mod report_data;
 pub mod report_svg;
 pub mod schedule;
 pub mod schedule_out;
+pub mod schedule_row;
 pub mod startup;
 pub mod stats;
 pub mod svg_chart;
 pub mod table;
+pub mod table_schedule;
 pub mod views;
 pub mod wording;
 
@@ -255,6 +257,8 @@ fn analyse_groups(
 ) -> Result<Vec<(Option<host_id::HostId>, analysis::Analysis)>, Exit> {
     let mut models = Vec::new();
     for (host, obs) in groups {
+        // A validated schedule is its own row, never a static value.
+        let (obs, sched) = schedule_row::split(obs);
         let model = group::build(&obs, &opts.metric, &mut notes);
         if model.levels.iter().any(|l| l.is_open()) && model.levels.iter().any(|l| !l.is_open()) {
             notes.push(
@@ -263,14 +267,15 @@ fn analyse_groups(
                     .into(),
             );
         }
-        models.push((host, model, obs));
+        models.push((host, model, obs, sched));
     }
     notes.dedup();
     print_notes(stderr, &notes);
     let mut analyses = Vec::new();
-    for (host, model, obs) in models {
-        let a = analysis::analyse(model, &obs, opts.clone())
+    for (host, model, obs, sched) in models {
+        let mut a = analysis::analyse(model, &obs, opts.clone())
             .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
+        a.schedule = schedule_row::rows(&a, &obs, &sched);
         analyses.push((host, a));
     }
     Ok(analyses)

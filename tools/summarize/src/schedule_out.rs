@@ -42,7 +42,9 @@ pub fn run(
     let mut notes = std::mem::take(&mut inp.notes);
     let groups = hosts::plan(inp.obs, req.pool_hosts, false, true, &mut notes);
     let obs = match groups {
-        Ok(mut g) => g.remove(0).1,
+        // Derived from the static values only: a file that already holds
+        // a schedule's own records derives the same schedule again.
+        Ok(mut g) => crate::schedule_row::split(g.remove(0).1).0,
         Err(e) => {
             crate::input::print_notes(stderr, &notes);
             return Err(Exit::new(exit::MIXED_HARDWARE, anyhow!(e)));

@@ -112,6 +112,8 @@ pub struct LegendWords<'a> {
     pub partial: &'a str,
     pub aside: &'a str,
     pub few: &'a str,
+    /// How the format says a change is beyond noise or not.
+    pub verdicts: &'a str,
 }
 
 /// The whole table of one analysis.
@@ -137,6 +139,9 @@ pub struct Table<'a> {
     /// Figures that are not the level's own, one line each (not_per_level.rs).
     pub not_per_level: Vec<String>,
     pub warnings: Vec<String>,
+    /// The validated schedules' rows, beside the static ones (never picked
+    /// among them; schedule_row.rs).
+    pub schedule: Vec<crate::table_schedule::ScheduleRows>,
 }
 
 impl<'a> Table<'a> {
@@ -169,6 +174,7 @@ impl<'a> Table<'a> {
             failures: failure_lines(a),
             not_per_level: crate::not_per_level::lines(m),
             warnings: a.warnings.clone(),
+            schedule: crate::table_schedule::of(a),
         }
     }
 
@@ -272,6 +278,9 @@ fn decisions(a: &Analysis, pick: Option<&str>) -> Vec<(String, String)> {
     };
     let best = pick.unwrap_or("none").to_string();
     out.push((format!("best overall ({objective})"), best));
+    for s in &a.schedule {
+        out.push((format!("{} vs the pick", s.label), s.decision.clone()));
+    }
     if let Some(p) = &a.plateau {
         out.push(("plateau".into(), p.text.clone()));
     }
@@ -373,6 +382,13 @@ fn legend(a: &Analysis, w: &LegendWords) -> String {
         s += &format!(
             "; {}: from a level cut short (partial record, no complete one)",
             w.partial
+        );
+    }
+    if !a.schedule.is_empty() {
+        s += &format!(
+            "; schedule rows: the validated schedule, not a static value (never the best mark); \
+             vs best static / vs pick: its median's change against that value at that level, {}",
+            w.verdicts
         );
     }
     s + &crate::noise::legend(&a.noise, w.few)

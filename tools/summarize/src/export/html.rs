@@ -6,6 +6,34 @@ use std::fmt::Write as _;
 
 use crate::svg_chart::esc;
 use crate::table::{CellText, Table};
+use crate::table_schedule::{ScheduleRows, VsText};
+
+/// A schedule's rows: its values, then its change against the best static
+/// value and against the pick, each with its verdict.
+fn schedule_rows(s: &ScheduleRows) -> String {
+    let mut out = format!("<tr class=\"schedule\"><th>{}</th>", esc(&s.label));
+    for c in &s.values {
+        out += &cell(c);
+    }
+    out += "</tr>\n";
+    let vs = |label: &str, cells: &[VsText]| {
+        let mut line = format!("<tr class=\"schedule-vs\"><th>{}</th>", esc(label));
+        for v in cells {
+            let word = v.verdict.map_or("", |x| x.word());
+            let _ = write!(
+                line,
+                "<td class=\"num\" title=\"against {}\">{}<br><span class=\"mark\">{}</span></td>",
+                esc(&v.against),
+                esc(&v.change),
+                esc(word)
+            );
+        }
+        line + "</tr>\n"
+    };
+    out += &vs("vs best static", &s.vs_best);
+    out += &vs(&s.vs_pick_label, &s.vs_pick);
+    out
+}
 
 /// One `<td>`: class by best or failed, value and interval, change, marks.
 fn cell(t: &CellText) -> String {
@@ -71,12 +99,27 @@ pub fn write(t: &Table, sfx: &str) -> String {
         }
         out += "</tr>\n";
     }
+    for s in &t.schedule {
+        out += &schedule_rows(s);
+    }
     out += "</tbody></table>\n";
-    let legend = format!(
+    let mut legend = format!(
         "bold green: best at that level; grey: change against the baseline ({}); \
          ± H: half-width of the 95% interval (Student t over repeats; b: --until-stable batch means)",
         t.baseline
     );
-    let _ = writeln!(out, "<p class=\"legend\">{}</p></section>", esc(&legend));
+    if !t.schedule.is_empty() {
+        legend += "; schedule rows: the validated per-load schedule (never a static pick), \
+                   its change against the best static value and the pick at each level, beyond noise or not";
+    }
+    let _ = writeln!(out, "<p class=\"legend\">{}</p>", esc(&legend));
+    for s in &t.schedule {
+        let _ = writeln!(out, "<ul class=\"schedule\">");
+        for l in &s.lines {
+            let _ = writeln!(out, "<li>{}</li>", esc(l));
+        }
+        let _ = writeln!(out, "</ul>");
+    }
+    out += "</section>\n";
     out
 }

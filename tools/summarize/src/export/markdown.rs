@@ -6,6 +6,30 @@
 use std::fmt::Write as _;
 
 use crate::table::{CellText, LegendWords, Table};
+use crate::table_schedule::{ScheduleRows, VsText};
+
+/// A schedule's three rows: its values (italic label: not a static
+/// value), its change against the best static value and against the pick.
+fn schedule_rows(s: &ScheduleRows) -> String {
+    let mut out = format!("| _{}_ |", escape(&s.label));
+    for c in &s.values {
+        out += &cell(c);
+    }
+    out.push('\n');
+    let vs = |label: &str, cells: &[VsText]| {
+        let mut line = format!("| {} |", escape(label));
+        for v in cells {
+            match v.verdict {
+                Some(x) => line += &format!(" {} ({}) |", escape(&v.change), x.word()),
+                None => line += " - |",
+            }
+        }
+        line + "\n"
+    };
+    out += &vs("↳ vs best static", &s.vs_best);
+    out += &vs(&format!("↳ {}", s.vs_pick_label), &s.vs_pick);
+    out
+}
 
 /// `|` would end a table cell.
 fn escape(s: &str) -> String {
@@ -85,15 +109,25 @@ pub fn write(t: &Table) -> String {
         }
         let _ = writeln!(out, "{line}");
     }
+    for s in &t.schedule {
+        out += &schedule_rows(s);
+    }
     let words = LegendWords {
         change: "(+N%)",
         partial: "partial",
         aside: "not per-level",
         few: "pN of K requests",
+        verdicts: "with whether it is beyond noise",
     };
     let _ = writeln!(out, "\n{}\n", star(&t.legend(&words)));
     for (k, v) in &t.decisions {
         let _ = writeln!(out, "- **{k}**: {}", star(v));
+    }
+    for s in &t.schedule {
+        let _ = writeln!(out, "\n**{}**\n", s.label);
+        for l in &s.lines {
+            let _ = writeln!(out, "- {}", star(l));
+        }
     }
     if !t.failures.is_empty() {
         let _ = writeln!(out, "\n**Failures**\n");

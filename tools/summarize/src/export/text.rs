@@ -5,6 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::table::{CellText, LegendWords, Table};
+use crate::table_schedule::{ScheduleRows, VsText};
 
 /// The marks after a cell's change: best, misses the SLO, some runs
 /// failed, partial, not per-level only, too few requests, runs.
@@ -55,7 +56,44 @@ fn grid(t: &Table) -> Vec<Vec<String>> {
         }
         grid.push(line);
     }
+    for s in &t.schedule {
+        grid.extend(schedule_lines(t, s));
+    }
     grid
+}
+
+/// A first key cell and blanks for the other key columns.
+fn keys(t: &Table, first: &str) -> Vec<String> {
+    let mut k = vec![first.to_string()];
+    k.resize(t.key_names.len(), String::new());
+    k
+}
+
+/// A schedule's three table lines: its values, its change against the
+/// best static value and against the pick (the change, then its verdict).
+fn schedule_lines(t: &Table, s: &ScheduleRows) -> Vec<Vec<String>> {
+    let mut values = keys(t, &s.label);
+    for c in &s.values {
+        let value = if c.ci.is_empty() {
+            c.value.clone()
+        } else {
+            format!("{} {}", c.value, c.ci)
+        };
+        values.extend([value, c.change.clone(), mark(c)]);
+    }
+    let vs = |label: &str, cells: &[VsText]| {
+        let mut line = keys(t, label);
+        for v in cells {
+            let mark = v.verdict.map_or("", |x| x.mark());
+            line.extend([v.change.clone(), mark.to_string(), String::new()]);
+        }
+        line
+    };
+    vec![
+        values,
+        vs("  vs best static", &s.vs_best),
+        vs(&format!("  {}", s.vs_pick_label), &s.vs_pick),
+    ]
 }
 
 /// The table lines, aligned: parameter values and marks left, numbers
@@ -64,6 +102,7 @@ fn table_lines(t: &Table, out: &mut String) {
     let grid = grid(t);
     let spans: Vec<Option<&String>> = std::iter::once(None)
         .chain(t.rows.iter().map(|r| r.same_everywhere.as_ref()))
+        .chain(t.schedule.iter().flat_map(|_| [None, None, None]))
         .collect();
     let nk = t.key_names.len();
     let widths: Vec<usize> = (0..grid[0].len())
@@ -112,10 +151,17 @@ pub fn write(t: &Table) -> String {
         partial: "~",
         aside: "#",
         few: "^",
+        verdicts: "then = within noise, + / - better / worse beyond noise, ? noise unknown (one run each, no interval)",
     };
     let _ = writeln!(out, "\n{}\n", t.legend(&words));
     for (k, v) in &t.decisions {
         let _ = writeln!(out, "{k}: {v}");
+    }
+    for s in &t.schedule {
+        let _ = writeln!(out, "\n{}:", s.label);
+        for l in &s.lines {
+            let _ = writeln!(out, "  {l}");
+        }
     }
     if !t.failures.is_empty() {
         let _ = writeln!(out, "\nfailures:");

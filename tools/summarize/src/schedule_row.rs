@@ -1,0 +1,407 @@
+//! The validated schedule (`sweep --schedule SERVER`) as its own row of
+//! the table, beside the static values and never one of them: its records
+//! (those with a `schedule` record upstream, or a stage's own failure with
+//! `config.schedule`) are taken out before the static analysis, so no
+//! static decision (best per level, the pick, the plateau) sees them.
+//! Its cells are then measured by the same rules in an analysis of the
+//! static records plus the schedule as one more config, and compared at
+//! every level with the best static value there and with the single pick,
+//! each change beyond noise or not by the table's own noise rules (95%
+//! intervals overlap, `noise::within_noise_of`; else repeats spread wider
+//! than the difference, `decide::too_noisy`). Whether it wins is the pick's
+//! own objective and rule over the static rows plus the schedule, the
+//! schedule ranked last, so a schedule within `--tolerance` of the static
+//! pick does not win: the static value is one flag, the schedule several.
+
+use serde_json::Value;
+
+use crate::analysis::{self, Analysis, Options};
+use crate::cli::Objective;
+use crate::decide::{self, CellStat, Grid};
+use crate::input::Obs;
+use crate::noise::CellInterval;
+
+/// The config key a stage's own record of the schedule step carries
+/// (`--pipeline-config schedule=SERVER`, sweep-plan schedule).
+pub const KEY: &str = "schedule";
+
+/// The server whose schedule `rec` measured: the `server` of a `schedule`
+/// record upstream, else the config's `schedule` key.
+pub fn server_of(rec: &Value) -> Option<String> {
+    let mut up = rec.get("upstream");
+    while let Some(u) = up {
+        if u.get("type").and_then(Value::as_str) == Some("schedule") {
+            return Some(u.get("server").and_then(Value::as_str)?.to_string());
+        }
+        up = u.get("upstream");
+    }
+    let c = rec.get("config")?.get(KEY)?;
+    Some(c.as_str().map_or_else(|| c.to_string(), String::from))
+}
+
+/// Split `obs` into the static ones and the schedules' (when there are
+/// static ones to compare with; else everything is static as before).
+pub fn split(obs: Vec<Obs>) -> (Vec<Obs>, Vec<Obs>) {
+    let (sched, stat): (Vec<Obs>, Vec<Obs>) = obs.into_iter().partition(|o| o.schedule.is_some());
+    if stat.is_empty() {
+        return (sched, Vec::new());
+    }
+    (stat, sched)
+}
+
+/// A change beyond noise or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Better beyond noise.
+    Better,
+    /// Worse beyond noise.
+    Worse,
+    /// Within noise (the rule in `how`).
+    Within,
+    /// One run each, no interval: noise unknown.
+    Unknown,
+}
+
+impl Verdict {
+    pub fn word(self) -> &'static str {
+        match self {
+            Verdict::Better => "better beyond noise",
+            Verdict::Worse => "worse beyond noise",
+            Verdict::Within => "within noise",
+            Verdict::Unknown => "noise unknown",
+        }
+    }
+
+    /// The one-character mark of the text table.
+    pub fn mark(self) -> &'static str {
+        match self {
+            Verdict::Better => "+",
+            Verdict::Worse => "-",
+            Verdict::Within => "=",
+            Verdict::Unknown => "?",
+        }
+    }
+
+    pub fn json(self) -> &'static str {
+        match self {
+            Verdict::Better => "better",
+            Verdict::Worse => "worse",
+            Verdict::Within => "within_noise",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+/// The schedule's cell against one static cell at the same level.
+#[derive(Debug, Clone)]
+pub struct Against {
+    /// The static config's label.
+    pub label: String,
+    pub median: f64,
+    /// Schedule vs that config, median against median, in percent.
+    pub change_pct: Option<f64>,
+    pub verdict: Verdict,
+    /// Which rule decided: `95% intervals`, `repeats' spread`, or empty.
+    pub how: &'static str,
+}
+
+/// One level of the schedule's row.
+#[derive(Debug, Clone, Default)]
+pub struct Cell {
+    pub stat: Option<CellStat>,
+    pub ci: Option<CellInterval>,
+    /// What its failures were (`crashed_at_load`, ...), when it failed.
+    pub failures: Vec<String>,
+    pub vs_best: Option<Against>,
+    pub vs_pick: Option<Against>,
+}
+
+/// The schedule's row and its decision.
+#[derive(Debug, Clone)]
+pub struct Row {
+    pub server: String,
+    /// `schedule (vllm)`.
+    pub label: String,
+    /// One per level of the static table.
+    pub cells: Vec<Cell>,
+    /// The objective's name (`weighted`, `max`, `slo`).
+    pub objective: &'static str,
+    /// The schedule's and the static pick's scores by that objective
+    /// (weighted: over the static pick's levels with the schedule counted).
+    pub score: Option<f64>,
+    pub pick_score: Option<f64>,
+    /// The static pick's label.
+    pub pick: Option<String>,
+    /// It wins by the objective that picks a static value.
+    pub wins: bool,
+    /// One line saying so.
+    pub decision: String,
+}
+
+/// The schedule rows of static analysis `a` (of `stat`) and the schedule
+/// records `sched`, one per server, in server order.
+pub fn rows(a: &Analysis, stat: &[Obs], sched: &[Obs]) -> Vec<Row> {
+    let mut servers: Vec<&String> = sched.iter().filter_map(|o| o.schedule.as_ref()).collect();
+    servers.sort();
+    servers.dedup();
+    servers
+        .into_iter()
+        .filter_map(|s| row(a, stat, sched, s))
+        .collect()
+}
+
+/// The analysis of the static records plus `server`'s schedule as one
+/// more config (`schedule=SERVER`), and the schedule's row in it.
+fn combined(a: &Analysis, stat: &[Obs], sched: &[Obs], server: &str) -> Option<(Analysis, usize)> {
+    let mut obs = stat.to_vec();
+    obs.extend(
+        sched
+            .iter()
+            .filter(|o| o.schedule.as_deref() == Some(server))
+            .cloned()
+            .map(|mut o| {
+                o.config = [(KEY.to_string(), server.to_string())].into();
+                o
+            }),
+    );
+    let opts = Options {
+        baseline: None,
+        ..a.opts.clone()
+    };
+    let model = crate::group::build(&obs, &opts.metric, &mut Vec::new());
+    let ca = analysis::analyse(model, &obs, opts).ok()?;
+    let s = ca
+        .model
+        .rows
+        .iter()
+        .position(|r| r.config.get(KEY).map(String::as_str) == Some(server))?;
+    Some((ca, s))
+}
+
+fn row(a: &Analysis, stat: &[Obs], sched: &[Obs], server: &str) -> Option<Row> {
+    let (ca, s) = combined(a, stat, sched, server)?;
+    // Static row r of `a` in `ca`, by its config.
+    let in_ca = |r: usize| {
+        ca.model
+            .rows
+            .iter()
+            .position(|x| x.config == a.model.rows[r].config)
+    };
+    let col = |c: usize| ca.model.levels.iter().position(|l| *l == a.model.levels[c]);
+    let pick = a.overall.as_ref().map(|o| o.row);
+    let cells = (0..a.model.levels.len())
+        .map(|c| {
+            let Some(cc) = col(c) else {
+                return Cell::default();
+            };
+            let vs = |r: Option<usize>| {
+                let r = r?;
+                against(&ca, (s, cc), (in_ca(r)?, cc), &a.model.rows[r].label)
+            };
+            let mut failures: Vec<String> = ca
+                .model
+                .failures_at(s, cc)
+                .iter()
+                .map(|f| crate::wording::failure_label(f))
+                .collect();
+            failures.dedup();
+            Cell {
+                stat: ca.grid[s][cc].clone(),
+                ci: ca.noise.ci[s][cc],
+                failures,
+                vs_best: vs(a.best_per_level[c]),
+                vs_pick: vs(pick),
+            }
+        })
+        .collect();
+    let statics: Vec<usize> = (0..a.model.rows.len()).filter_map(in_ca).collect();
+    let (wins, score, pick_score) = decide_win(&ca, s, &statics, pick.and_then(in_ca));
+    let label = format!("schedule ({server})");
+    let pick_label = pick.map(|r| a.model.rows[r].label.clone());
+    let decision = decision_line(&label, &ca.opts, wins, score, pick_score, &pick_label);
+    Some(Row {
+        server: server.to_string(),
+        label,
+        cells,
+        objective: objective_name(ca.opts.objective),
+        score,
+        pick_score,
+        pick: pick_label,
+        wins,
+        decision,
+    })
+}
+
+pub fn objective_name(o: Objective) -> &'static str {
+    match o {
+        Objective::Max => "max",
+        Objective::Slo => "slo",
+        Objective::Weighted => "weighted",
+    }
+}
+
+/// Cell `s` (the schedule's) against cell `o`, both of `ca`.
+fn against(ca: &Analysis, s: (usize, usize), o: (usize, usize), label: &str) -> Option<Against> {
+    let (x, y) = (ca.grid[s.0][s.1].as_ref()?, ca.grid[o.0][o.1].as_ref()?);
+    let better = ca.opts.metric.better;
+    let dir = if better.beats(x.median, y.median) {
+        Verdict::Better
+    } else if better.beats(y.median, x.median) {
+        Verdict::Worse
+    } else {
+        Verdict::Within
+    };
+    let (verdict, how) = if ca.noise.ci[s.0][s.1].is_some() && ca.noise.ci[o.0][o.1].is_some() {
+        let close = !crate::noise::within_noise_of(&ca.noise, s, &[o]).is_empty();
+        (if close { Verdict::Within } else { dir }, "95% intervals")
+    } else if x.n > 1 || y.n > 1 {
+        let close = decide::too_noisy(x, y);
+        (if close { Verdict::Within } else { dir }, "repeats' spread")
+    } else {
+        (Verdict::Unknown, "")
+    };
+    Some(Against {
+        label: label.to_string(),
+        median: y.median,
+        change_pct: crate::stats::change_pct(x.median, y.median),
+        verdict,
+        how,
+    })
+}
+
+/// Whether schedule row `s` wins by the objective over the static rows
+/// `statics` (all of `ca`): the same weights (over the static rows'
+/// levels), scores and pick rule as the static pick, the schedule ranked
+/// last so that a tie within tolerance stays with the static value. Also
+/// the schedule's and the static pick's (`pick`) scores.
+fn decide_win(
+    ca: &Analysis,
+    s: usize,
+    statics: &[usize],
+    pick: Option<usize>,
+) -> (bool, Option<f64>, Option<f64>) {
+    let order: Vec<usize> = statics.iter().copied().chain([s]).collect();
+    let grid: Grid = order.iter().map(|&r| ca.grid[r].clone()).collect();
+    let failed: Vec<Vec<bool>> = order
+        .iter()
+        .map(|&r| {
+            (0..ca.model.levels.len())
+                .map(|c| !ca.model.failures_at(r, c).is_empty())
+                .collect()
+        })
+        .collect();
+    let last = order.len() - 1;
+    let at = |r: Option<usize>| r.and_then(|r| order.iter().position(|&x| x == r));
+    let better = ca.opts.metric.better;
+    let (tol, slo) = (ca.opts.tolerance, !ca.opts.slo.is_empty());
+    match ca.opts.objective {
+        Objective::Weighted => {
+            let statics: Grid = grid[..last].to_vec();
+            let Ok(weights) =
+                analysis::weight_columns(&ca.model, &ca.opts, &statics, &failed[..last])
+            else {
+                return (false, None, None);
+            };
+            let scores = decide::weighted_scores(&grid, &failed, &weights, better, slo);
+            let cands: Vec<(usize, f64)> = scores
+                .iter()
+                .enumerate()
+                .filter_map(|(r, x)| x.map(|x| (r, x)))
+                .filter(|&(_, x)| x > 0.0)
+                .collect();
+            let p = decide::pick(&cands, crate::metric::Better::Higher, tol);
+            let wins = p.is_some_and(|p| cands[p.winner].0 == last);
+            (wins, scores[last], at(pick).and_then(|i| scores[i]))
+        }
+        Objective::Max | Objective::Slo => {
+            let p = decide::best_cell(&grid, better, tol, slo);
+            let best = |r: usize| {
+                (0..ca.model.levels.len())
+                    .filter_map(|c| grid[r][c].as_ref())
+                    .filter(|x| !slo || x.slo_ok)
+                    .map(|x| x.score)
+                    .reduce(|a, b| if better.beats(a, b) { a } else { b })
+            };
+            let wins = p.is_some_and(|p| p.winner.0 == last);
+            (wins, best(last), at(pick).and_then(best))
+        }
+    }
+}
+
+fn decision_line(
+    label: &str,
+    opts: &Options,
+    wins: bool,
+    score: Option<f64>,
+    pick_score: Option<f64>,
+    pick: &Option<String>,
+) -> String {
+    let obj = objective_name(opts.objective);
+    let fmt = |x: Option<f64>| match (x, opts.objective) {
+        (None, _) => "none".to_string(),
+        (Some(x), Objective::Weighted) => format!("{x:.3}"),
+        (Some(x), _) => crate::wording::num(x),
+    };
+    let pick = pick.as_deref().unwrap_or("none");
+    let score = fmt(score);
+    let pick_score = fmt(pick_score);
+    if wins {
+        format!("{label} wins by the objective ({obj}): {score} against {pick_score} for the static pick {pick}")
+    } else {
+        format!(
+            "the static pick {pick} stands by the objective ({obj}): {pick_score} against {score} for {label} \
+             (the schedule wins only beyond --tolerance {}%)",
+            crate::level::trim_float(opts.tolerance * 100.0)
+        )
+    }
+}
+
+/// `details.schedule` of the summary record: per schedule its cells and
+/// comparisons, and whether it wins (`sweep --keep-winner` reads `wins`).
+pub fn json(a: &Analysis) -> Value {
+    let vs = |v: &Option<Against>| {
+        v.as_ref().map(|v| {
+            serde_json::json!({
+                "label": v.label,
+                "median": v.median,
+                "change_pct": v.change_pct.map(|x| (x * 100.0).round() / 100.0),
+                "verdict": v.verdict.json(),
+                "rule": (!v.how.is_empty()).then_some(v.how),
+            })
+        })
+    };
+    let rows: Vec<Value> = a
+        .schedule
+        .iter()
+        .map(|s| {
+            let levels: Vec<Value> = s
+                .cells
+                .iter()
+                .enumerate()
+                .map(|(c, cell)| {
+                    serde_json::json!({
+                        "level": a.model.levels[c].label(),
+                        "median": cell.stat.as_ref().map(|x| x.median),
+                        "runs": cell.stat.as_ref().map_or(0, |x| x.n),
+                        "half_width": cell.ci.map(|i| i.half_width),
+                        "failure": cell.failures.join("/"),
+                        "vs_best_static": vs(&cell.vs_best),
+                        "vs_pick": vs(&cell.vs_pick),
+                    })
+                })
+                .collect();
+            serde_json::json!({
+                "server": s.server,
+                "label": s.label,
+                "objective": s.objective,
+                "score": s.score,
+                "pick": s.pick,
+                "pick_score": s.pick_score,
+                "wins": s.wins,
+                "decision": s.decision,
+                "levels": levels,
+            })
+        })
+        .collect();
+    Value::Array(rows)
+}
