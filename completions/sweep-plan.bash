@@ -587,7 +587,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__schedule)
-            opts="-h --server --resume --since --emit-record --words --key --field --help"
+            opts="-h --server --resume --since --emit-record --words --key --summary --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -606,6 +606,10 @@ _sweep__plan() {
                     return 0
                     ;;
                 --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --summary)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

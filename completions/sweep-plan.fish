@@ -98,6 +98,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand schedule" -l words
 stage\t''
 restore\t''"
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand schedule" -l key -d 'With --words restore: a swept key (repeatable; the origin record restores those)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand schedule" -l summary -d 'summarize\'s summary record of RESULTS: the answer\'s `keep` says whether --keep-winner keeps the schedule (it wins by the objective) or the static pick' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand schedule" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand schedule" -l resume -d 'Keep a schedule RESULTS holds (without: always derive anew)'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand schedule" -l emit-record -d 'Print the last schedule record (as svc-swap --apply-from reads it) instead of the answer; none: exit 3'

@@ -295,13 +295,34 @@ restore() {
   local rc=0 why="" attempt
   set +e
   if ((keep_winner)); then
-    say "applying summarize's pick"
-    "$SUMMARIZE" --format json "${sum_args[@]}" "$results" |
-      "$SVC_SWAP" "${target[@]}" --apply-from - |
-      "$WAIT_READY" "${ready[@]}" --quiet
-    local -a st=("${PIPESTATUS[@]}")
-    rc=$((st[0] | st[1] | st[2]))
-    why="summarize exit ${st[0]}, svc-swap exit ${st[1]}, wait-ready exit ${st[2]}"
+    # summarize decides (its summary says whether the schedule wins by the
+    # objective that picks a static value); sweep-plan reads that verdict.
+    local sum_f rec_f keep=static
+    local -a st=() expect_k=()
+    sum_f=$(mktemp "${TMPDIR:-/tmp}/sweep-summary.XXXXXX")
+    "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >"$sum_f"
+    rc=$?
+    [[ -z $schedule ]] || keep=$("$SWEEP_PLAN" schedule --server "$schedule" --summary "$sum_f" --field keep "$results")
+    if [[ $keep == schedule ]]; then
+      say "applying the $schedule schedule (it wins by the objective; see the table)"
+      rc=0 # the schedule does not need a static pick
+      rec_f=$(mktemp "${TMPDIR:-/tmp}/sweep-schedule.XXXXXX")
+      "$SWEEP_PLAN" schedule --server "$schedule" --emit-record "$results" >"$rec_f"
+      mapfile -t expect_k < <("$SWEEP_PLAN" schedule --server "$schedule" --words expect "$results")
+      "$SVC_SWAP" "${target[@]}" --apply-from "$rec_f" </dev/null |
+        "$WAIT_READY" "${ready[@]}" "${expect_k[@]}" --quiet
+      st=("${PIPESTATUS[@]}")
+      rm -f "$rec_f"
+    elif ((rc == 0)); then
+      say "applying summarize's pick"
+      # With the schedule's own flags (outside the grid) undone.
+      "$SVC_SWAP" "${target[@]}" --apply-from "$sum_f" "${sched_restore[@]}" </dev/null |
+        "$WAIT_READY" "${ready[@]}" --quiet
+      st=("${PIPESTATUS[@]}")
+    fi
+    rm -f "$sum_f"
+    why="summarize exit $rc, svc-swap exit ${st[0]:-none}, wait-ready exit ${st[1]:-none}"
+    rc=$((rc | ${st[0]:-1} | ${st[1]:-1}))
   fi
   if ((!keep_winner || rc != 0)); then
     ((keep_winner)) && warn "applying the winner failed ($why); restoring the original config"

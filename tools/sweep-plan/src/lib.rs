@@ -219,6 +219,11 @@ pub enum Command {
         /// record restores those)
         #[arg(long, value_name = "KEY")]
         key: Vec<String>,
+        /// summarize's summary record of RESULTS: the answer's `keep` says
+        /// whether --keep-winner keeps the schedule (it wins by the
+        /// objective) or the static pick
+        #[arg(long, value_name = "FILE")]
+        summary: Option<String>,
         #[arg(value_name = "RESULTS")]
         results: String,
     },
@@ -528,6 +533,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             emit_record,
             words,
             key,
+            summary,
             results,
         } => {
             let lines = results::read(&read_text(&results, true)?);
@@ -540,7 +546,17 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 })?;
                 o.value(&rec.raw)?;
             } else {
-                let st = schedule::step(&lines, &server, resume, since);
+                let mut st = schedule::step(&lines, &server, resume, since);
+                if let Some(f) = &summary {
+                    let v: serde_json::Value = serde_json::from_str(read_text(f, false)?.trim())
+                        .map_err(|e| {
+                            Exit::new(
+                                exit::BAD_INPUT,
+                                anyhow!("--summary {f}: not a summary record: {e}"),
+                            )
+                        })?;
+                    st.keep = schedule::keep(&v, &server, st.state);
+                }
                 match words.as_deref() {
                     Some("expect") => o.words(&st.expect)?,
                     Some("restore") => o.words(&schedule::restore_words(&lines, &server, &key))?,

@@ -32,6 +32,29 @@ pub struct Step {
     /// wait-ready's and loadgen's words: a stage whose upstream died
     /// without a record records the schedule step's failure.
     pub stage: Vec<String>,
+    /// `--keep-winner`: `schedule` when it was measured to the end and
+    /// summarize's summary (`--summary`) says it wins by the objective
+    /// that picks a static value, else `static`.
+    pub keep: &'static str,
+}
+
+/// `--keep-winner`'s choice from summarize's `summary` record: the
+/// schedule only when its records are whole (`state` complete) and
+/// `details.schedule` has it winning (summarize's schedule_row.rs decides;
+/// this only reads the verdict).
+pub fn keep(summary: &Value, server: &str, state: State) -> &'static str {
+    let wins = summary
+        .pointer("/details/schedule")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|s| s.get("server").and_then(Value::as_str) == Some(server))
+        .any(|s| s.get("wins").and_then(Value::as_bool) == Some(true));
+    if wins && state == State::Complete {
+        "schedule"
+    } else {
+        "static"
+    }
 }
 
 /// The last schedule record for `server` in `lines`.
@@ -118,6 +141,7 @@ pub fn step(lines: &[Line], server: &str, resume: bool, after: usize) -> Step {
             "--pipeline-config".into(),
             format!("{SCHEDULE_KEY}={server}"),
         ],
+        keep: "static",
     }
 }
 
@@ -229,6 +253,21 @@ mod tests {
             step(&results::read(&done), "vllm", true, 0).action,
             "derive"
         );
+    }
+
+    #[test]
+    fn the_schedule_is_kept_only_when_it_wins_and_was_measured_whole() {
+        let sum = |wins: bool| -> Value {
+            serde_json::json!({"type": "summary", "details": {"schedule": [
+                {"server": "vllm", "wins": !wins}, {"server": "sglang", "wins": wins}]}})
+        };
+        assert_eq!(keep(&sum(true), "sglang", State::Complete), "schedule");
+        assert_eq!(keep(&sum(false), "sglang", State::Complete), "static");
+        assert_eq!(keep(&sum(true), "sglang", State::Incomplete), "static");
+        assert_eq!(keep(&sum(true), "sglang", State::Failed), "static");
+        assert_eq!(keep(&sum(false), "vllm", State::Complete), "schedule");
+        let none = serde_json::json!({"type": "summary", "details": {}});
+        assert_eq!(keep(&none, "sglang", State::Complete), "static");
     }
 
     #[test]
