@@ -5,12 +5,15 @@
 //! every level (one extra pass); its records carry the schedule, the
 //! original config comes back (the schedule's own flags removed), and a
 //! grid that cannot support a schedule (one level) ends with the static
-//! pick and the reason on stderr.
+//! pick and the reason on stderr. summarize's table shows the schedule as
+//! its own row (never the static best), with its change against the best
+//! static value and the weighted pick at each level; `--keep-winner` leaves
+//! applied what summarize decides wins by the objective.
 //! Needs `cargo build --workspace` first (the binaries beside the tests).
 
 mod sweep_support;
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use sweep_support::{dump, records, sweep, SpecFile};
 
 /// llm-sim's default campaign-shaped model, seeded, with 2% run-to-run
@@ -67,6 +70,76 @@ fn carries_schedule(r: &Value) -> bool {
         u = x.get("upstream");
     }
     false
+}
+
+/// summarize's summary record of `results` (its `--summarize-arg`s `extra`).
+fn summary(results: &std::path::Path, extra: &[&str]) -> Value {
+    let out = std::process::Command::new(testkit::bin("summarize"))
+        .args(extra)
+        .arg(results)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", dump(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The table's schedule row against the records: at every level its
+/// change against summarize's best static value there and against the
+/// weighted pick, worked out again from the bench records themselves.
+fn check_table(server: &str, out: &std::process::Output, results: &std::path::Path) {
+    let table = String::from_utf8_lossy(&out.stdout);
+    let label = format!("schedule ({server})");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with(&label) && !l.contains('*')),
+        "{table}"
+    );
+    assert!(table.contains("  vs best static"), "{table}");
+    assert!(table.contains("  vs weighted pick ("), "{table}");
+    let sum = summary(results, &[]);
+    let rows = sum["details"]["schedule"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let row = &rows[0];
+    assert_eq!(
+        (&row["label"], &row["current"]),
+        (&json!(label), &json!(true))
+    );
+    let recs = records(results);
+    let (mine, grid): (Vec<&Value>, Vec<&Value>) = recs
+        .iter()
+        .filter(|r| r["type"] == "bench")
+        .partition(|r| carries_schedule(r));
+    let key = sum["details"]["varying"][0].as_str().unwrap().to_string();
+    let value_of = |label: &str, c: u64| {
+        let v = label.split_once('=').unwrap().1;
+        tok_s(
+            grid.iter()
+                .find(|r| r["config"][&key] == v && r["load"]["concurrency"] == c)
+                .unwrap(),
+        )
+    };
+    for lv in row["levels"].as_array().unwrap() {
+        let c: u64 = lv["level"].as_str().unwrap()[2..].parse().unwrap();
+        let s = tok_s(mine.iter().find(|r| r["load"]["concurrency"] == c).unwrap());
+        assert_eq!(lv["median"].as_f64(), Some(s));
+        let best = &sum["best_per_level"][lv["level"].as_str().unwrap()][&key];
+        let vs = &lv["vs_best_static"];
+        assert_eq!(vs["label"], format!("{key}={}", best.as_str().unwrap()));
+        for (which, want) in [
+            ("vs_best_static", vs["label"].clone()),
+            ("vs_pick", row["pick"].clone()),
+        ] {
+            let b = value_of(want.as_str().unwrap(), c);
+            let pct = lv[which]["change_pct"].as_f64().unwrap();
+            assert!(
+                (pct - 100.0 * (s - b) / b).abs() < 0.01,
+                "{which} {pct} {s} {b}"
+            );
+            // One run each: no interval, and the table says so.
+            assert_eq!(lv[which]["verdict"], "unknown");
+        }
+    }
 }
 
 /// Run the sweep; check the schedule step and that the schedule is never
@@ -133,6 +206,7 @@ fn schedule_sweep(server: &str, sim_flags: &str, param: &str, values: &str) {
     }
     // The original config is back, the schedule's flags gone.
     assert_eq!(spec.exec_start(), before);
+    check_table(server, &out, &results);
 }
 
 #[test]
@@ -196,4 +270,65 @@ fn one_level_cannot_support_a_schedule_and_the_static_pick_stands() {
     assert!(recs.iter().all(|r| r["type"] != "schedule"));
     assert!(recs.iter().all(|r| !carries_schedule(r)));
     assert!(!err.contains("[schedule]"));
+}
+
+/// `--keep-winner` with `--schedule`: what stays applied is what summarize
+/// decides (`details.schedule[].wins`, read by sweep-plan). With
+/// `--tolerance 10%` (the sweep's `--summarize-arg`) on this curve, where
+/// steps=4 is best or within 2% at every level, the schedule cannot beat
+/// the static pick by 10% (it would need to be 10% above steps=4 on
+/// average over the levels): the static pick stays, with the schedule's
+/// own flags (`--speculative-adaptive`, its config file) removed.
+#[test]
+fn keep_winner_leaves_the_static_pick_when_the_schedule_does_not_win() {
+    let (spec, url) = sim(
+        "sweep-sched-keep",
+        "--speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1",
+    );
+    let results = spec.results();
+    let res = results.to_str().unwrap();
+    let mut args = vec![
+        "--spec",
+        spec.s(),
+        "--url",
+        &url,
+        "--server",
+        "sglang",
+        "--results",
+        res,
+        "--param",
+        "speculative-num-steps",
+        "--values",
+        "2,4,5",
+        "--concurrency",
+        "1,16,64",
+        "--schedule",
+        "sglang",
+        "--keep-winner",
+        "--summarize-arg",
+        "--tolerance",
+        "--summarize-arg",
+        "10%",
+    ];
+    args.extend(load_args());
+    let out = sweep(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("[schedule]"), "{err}");
+    let sum = summary(&results, &["--tolerance", "10%"]);
+    let row = &sum["details"]["schedule"][0];
+    assert_eq!(row["wins"], false, "{row}");
+    assert!(err.contains("applying summarize's pick"), "{err}");
+    let pick = sum["best_config"]["speculative-num-steps"]
+        .as_str()
+        .unwrap();
+    let exec = spec.exec_start();
+    assert!(
+        exec.contains(&format!("--speculative-num-steps {pick}")),
+        "{exec}"
+    );
+    assert!(
+        !exec.contains("--speculative-adaptive"),
+        "the schedule's flags stay on: {exec}"
+    );
 }

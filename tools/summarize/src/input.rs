@@ -50,9 +50,9 @@ pub struct Obs {
     pub partial: bool,
     /// The host the record ran on, when it says (see `hosts`).
     pub host: Option<crate::host_id::HostId>,
-    /// The server whose validated schedule this measured (`sweep
-    /// --schedule`; schedule_row.rs): its own row, never a static value.
-    pub schedule: Option<String>,
+    /// The validated schedule this measured (`sweep --schedule`;
+    /// schedule_row.rs): its own row, never a static value.
+    pub schedule: Option<crate::schedule_row::Tag>,
 }
 
 impl Obs {

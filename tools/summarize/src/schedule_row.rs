@@ -25,18 +25,37 @@ use crate::noise::CellInterval;
 /// (`--pipeline-config schedule=SERVER`, sweep-plan schedule).
 pub const KEY: &str = "schedule";
 
-/// The server whose schedule `rec` measured: the `server` of a `schedule`
-/// record upstream, else the config's `schedule` key.
-pub fn server_of(rec: &Value) -> Option<String> {
+/// Which schedule a record measured.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tag {
+    pub server: String,
+    /// What the schedule sets (its flags and server config, as JSON), so
+    /// that two different schedules of one server (sweeps run again into
+    /// one file derive anew) are two rows; empty for a stage's own
+    /// failure with no record upstream (it joins the server's latest).
+    pub id: String,
+}
+
+/// The schedule `rec` measured: the `schedule` record upstream, else the
+/// config's `schedule` key.
+pub fn server_of(rec: &Value) -> Option<Tag> {
     let mut up = rec.get("upstream");
     while let Some(u) = up {
         if u.get("type").and_then(Value::as_str) == Some("schedule") {
-            return Some(u.get("server").and_then(Value::as_str)?.to_string());
+            let id = ["flags", "adaptive_config", "speculative_config"]
+                .map(|k| u.get(k).map_or_else(String::new, Value::to_string))
+                .join(" ");
+            let server = u.get("server").and_then(Value::as_str)?.to_string();
+            return Some(Tag { server, id });
         }
         up = u.get("upstream");
     }
     let c = rec.get("config")?.get(KEY)?;
-    Some(c.as_str().map_or_else(|| c.to_string(), String::from))
+    let server = c.as_str().map_or_else(|| c.to_string(), String::from);
+    Some(Tag {
+        server,
+        id: String::new(),
+    })
 }
 
 /// Split `obs` into the static ones and the schedules' (when there are
@@ -136,34 +155,72 @@ pub struct Row {
     pub wins: bool,
     /// One line saying so.
     pub decision: String,
+    /// The server's latest schedule in the input (what a resumed sweep
+    /// and `--keep-winner` apply).
+    pub current: bool,
 }
 
 /// The schedule rows of static analysis `a` (of `stat`) and the schedule
-/// records `sched`, one per server, in server order.
+/// records `sched`: one per server and schedule, in server order, then in
+/// order of appearance; a failure with no schedule record upstream joins
+/// its server's latest schedule, the one `sweep --resume` and
+/// `--keep-winner` apply (`current`).
 pub fn rows(a: &Analysis, stat: &[Obs], sched: &[Obs]) -> Vec<Row> {
-    let mut servers: Vec<&String> = sched.iter().filter_map(|o| o.schedule.as_ref()).collect();
+    let mut servers: Vec<&String> = sched
+        .iter()
+        .filter_map(|o| o.schedule.as_ref().map(|t| &t.server))
+        .collect();
     servers.sort();
     servers.dedup();
-    servers
-        .into_iter()
-        .filter_map(|s| row(a, stat, sched, s))
-        .collect()
+    let mut out = Vec::new();
+    for server in servers {
+        let mine: Vec<&Obs> = sched
+            .iter()
+            .filter(|o| o.schedule.as_ref().is_some_and(|t| &t.server == server))
+            .collect();
+        let mut ids: Vec<&str> = Vec::new();
+        for o in &mine {
+            let id = o.schedule.as_ref().map_or("", |t| t.id.as_str());
+            if !id.is_empty() && !ids.contains(&id) {
+                ids.push(id);
+            }
+        }
+        let latest = mine
+            .iter()
+            .rev()
+            .find_map(|o| o.schedule.as_ref().filter(|t| !t.id.is_empty()))
+            .map_or("", |t| t.id.as_str());
+        if ids.is_empty() {
+            ids.push("");
+        }
+        for (i, id) in ids.iter().enumerate() {
+            let of_id: Vec<Obs> = mine
+                .iter()
+                .filter(|o| {
+                    let t = o.schedule.as_ref().map_or("", |t| t.id.as_str());
+                    t == *id || (t.is_empty() && *id == latest)
+                })
+                .map(|o| (*o).clone())
+                .collect();
+            let label = if ids.len() == 1 {
+                format!("schedule ({server})")
+            } else {
+                format!("schedule ({server}) {}", i + 1)
+            };
+            out.extend(row(a, stat, &of_id, server, label, *id == latest));
+        }
+    }
+    out
 }
 
 /// The analysis of the static records plus `server`'s schedule as one
 /// more config (`schedule=SERVER`), and the schedule's row in it.
 fn combined(a: &Analysis, stat: &[Obs], sched: &[Obs], server: &str) -> Option<(Analysis, usize)> {
     let mut obs = stat.to_vec();
-    obs.extend(
-        sched
-            .iter()
-            .filter(|o| o.schedule.as_deref() == Some(server))
-            .cloned()
-            .map(|mut o| {
-                o.config = [(KEY.to_string(), server.to_string())].into();
-                o
-            }),
-    );
+    obs.extend(sched.iter().cloned().map(|mut o| {
+        o.config = [(KEY.to_string(), server.to_string())].into();
+        o
+    }));
     let opts = Options {
         baseline: None,
         ..a.opts.clone()
@@ -178,7 +235,14 @@ fn combined(a: &Analysis, stat: &[Obs], sched: &[Obs], server: &str) -> Option<(
     Some((ca, s))
 }
 
-fn row(a: &Analysis, stat: &[Obs], sched: &[Obs], server: &str) -> Option<Row> {
+fn row(
+    a: &Analysis,
+    stat: &[Obs],
+    sched: &[Obs],
+    server: &str,
+    label: String,
+    current: bool,
+) -> Option<Row> {
     let (ca, s) = combined(a, stat, sched, server)?;
     // Static row r of `a` in `ca`, by its config.
     let in_ca = |r: usize| {
@@ -216,7 +280,6 @@ fn row(a: &Analysis, stat: &[Obs], sched: &[Obs], server: &str) -> Option<Row> {
         .collect();
     let statics: Vec<usize> = (0..a.model.rows.len()).filter_map(in_ca).collect();
     let (wins, score, pick_score) = decide_win(&ca, s, &statics, pick.and_then(in_ca));
-    let label = format!("schedule ({server})");
     let pick_label = pick.map(|r| a.model.rows[r].label.clone());
     let decision = decision_line(&label, &ca.opts, wins, score, pick_score, &pick_label);
     Some(Row {
@@ -229,6 +292,7 @@ fn row(a: &Analysis, stat: &[Obs], sched: &[Obs], server: &str) -> Option<Row> {
         pick: pick_label,
         wins,
         decision,
+        current,
     })
 }
 
@@ -398,6 +462,7 @@ pub fn json(a: &Analysis) -> Value {
                 "pick": s.pick,
                 "pick_score": s.pick_score,
                 "wins": s.wins,
+                "current": s.current,
                 "decision": s.decision,
                 "levels": levels,
             })

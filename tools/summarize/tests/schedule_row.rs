@@ -224,3 +224,33 @@ fn one_run_each_is_noise_unknown_and_the_derivation_ignores_the_schedules_record
     let rec = &run.json_lines()[0];
     assert_eq!(rec["adaptive_config"]["1"]["candidate_steps"], json!([5]));
 }
+
+#[test]
+fn two_different_schedules_of_one_server_are_two_rows_and_the_latest_is_current() {
+    let mut recs: Vec<Value> = Vec::new();
+    for (n, at) in [("2", [1100.0, 15000.0]), ("5", [1600.0, 12000.0])] {
+        recs.push(steps(n, 1, at[0]));
+        recs.push(steps(n, 16, at[1]));
+    }
+    recs.push(sched(1, 1590.0));
+    recs.push(sched(16, 14900.0));
+    // A second sweep into the file derived another schedule.
+    for c in [1, 16] {
+        let mut r = sched(c, 1000.0);
+        r["upstream"]["upstream"]["upstream"]["flags"] = json!(["--speculative-num-steps", "2"]);
+        recs.push(r);
+    }
+    let f = temp_file("sched-two.jsonl", &common::make::lines(&recs));
+    let run = summarize(&[&f], "");
+    run.expect_code(0);
+    let rows = summary(&run)["details"]["schedule"].clone();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0]["label"], "schedule (sglang) 1");
+    assert_eq!(
+        (&rows[0]["current"], &rows[1]["current"]),
+        (&json!(false), &json!(true))
+    );
+    assert_eq!(level(&rows[0], "c=1")["median"], 1590.0);
+    assert_eq!(level(&rows[1], "c=1")["median"], 1000.0);
+}

@@ -49,6 +49,8 @@ pub fn keep(summary: &Value, server: &str, state: State) -> &'static str {
         .into_iter()
         .flatten()
         .filter(|s| s.get("server").and_then(Value::as_str) == Some(server))
+        // The latest schedule: the one --emit-record hands svc-swap.
+        .filter(|s| s.get("current").and_then(Value::as_bool) != Some(false))
         .any(|s| s.get("wins").and_then(Value::as_bool) == Some(true));
     if wins && state == State::Complete {
         "schedule"
@@ -266,6 +268,10 @@ mod tests {
         assert_eq!(keep(&sum(true), "sglang", State::Incomplete), "static");
         assert_eq!(keep(&sum(true), "sglang", State::Failed), "static");
         assert_eq!(keep(&sum(false), "vllm", State::Complete), "schedule");
+        let old = serde_json::json!({"details": {"schedule": [
+            {"server": "sglang", "wins": true, "current": false},
+            {"server": "sglang", "wins": false, "current": true}]}});
+        assert_eq!(keep(&old, "sglang", State::Complete), "static");
         let none = serde_json::json!({"type": "summary", "details": {}});
         assert_eq!(keep(&none, "sglang", State::Complete), "static");
     }
