@@ -294,6 +294,9 @@ restore() {
   fi
   local rc=0 why="" attempt
   set +e
+  # From the file as it is now: a signal in the schedule step comes here
+  # before schedule_step has worked out the undo of its flags.
+  [[ -z $schedule ]] || schedule_restore
   if ((keep_winner)); then
     # summarize decides (its summary says whether the schedule wins by the
     # objective that picks a static value); sweep-plan reads that verdict.
