@@ -165,6 +165,7 @@ fn the_human_formats_show_the_schedule_rows_beside_the_static_ones() {
         "{pick}"
     );
     assert!(out.contains("best overall (weighted): speculative-num-steps=4"));
+    insta::assert_snapshot!("schedule_text", out);
     assert!(out.contains(
         "schedule (sglang) vs the pick: schedule (sglang) wins by the objective (weighted)"
     ));
@@ -179,6 +180,7 @@ fn the_human_formats_show_the_schedule_rows_beside_the_static_ones() {
     let md = summarize(&["--format", "markdown", &f], "");
     md.expect_code(0);
     let md = md.stdout();
+    insta::assert_snapshot!("schedule_markdown", md);
     assert!(md.contains("| _schedule (sglang)_ | 1600 ± "), "{md}");
     assert!(md.contains("| ↳ vs best static | +0.0% (within noise) | +0.0% (within noise) | +0.0% (within noise) |"), "{md}");
     assert!(
