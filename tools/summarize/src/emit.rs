@@ -88,6 +88,7 @@ pub fn csv_rows(a: &Analysis, host: Option<&str>) -> anyhow::Result<Vec<serde_js
     let sim = a.model.simulated_records > 0;
     let rows = cell_rows(a)
         .into_iter()
+        .chain(crate::schedule_row::csv_rows(a))
         .map(|r| SummaryRow {
             simulated: Some(sim),
             host: host.map(str::to_string),

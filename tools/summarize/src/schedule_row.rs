@@ -470,3 +470,39 @@ pub fn json(a: &Analysis) -> Value {
         .collect();
     Value::Array(rows)
 }
+
+/// The schedules' cells as CSV rows after the static ones: config
+/// `schedule=SERVER`, never `best`, the change against the baseline as a
+/// static cell's.
+pub fn csv_rows(a: &Analysis) -> Vec<sweepkit::lines::SummaryRow> {
+    let mut out = Vec::new();
+    for s in &a.schedule {
+        for (c, cell) in s.cells.iter().enumerate() {
+            let base = a.grid[a.baseline][c].as_ref();
+            let measured = cell.stat.as_ref().map(|x| sweepkit::lines::SummaryCell {
+                median: x.median,
+                score: x.score,
+                spread: x.spread,
+                change_pct: base
+                    .and_then(|b| crate::stats::change_pct(x.median, b.median))
+                    .map(|p| (p * 100.0).round() / 100.0),
+                best: false,
+                partial: false,
+                slo_ok: (!a.opts.slo.is_empty()).then_some(x.slo_ok),
+            });
+            out.push(sweepkit::lines::SummaryRow {
+                config: [(KEY.to_string(), Some(s.server.clone()))].into(),
+                label: s.label.clone(),
+                level: a.model.levels[c].label(),
+                metric: a.opts.metric.path.clone(),
+                runs: cell.stat.as_ref().map_or(0, |x| x.n as u64),
+                measured,
+                failure: cell.failures.join("/"),
+                aside: None,
+                simulated: None,
+                host: None,
+            });
+        }
+    }
+    out
+}

@@ -189,6 +189,20 @@ fn the_human_formats_show_the_schedule_rows_beside_the_static_ones() {
         ),
         "{md}"
     );
+    let csv = summarize(&["--format", "csv", &f], "");
+    csv.expect_code(0);
+    let csv = csv.stdout();
+    let sched_rows: Vec<&str> = csv
+        .lines()
+        .filter(|l| l.contains("schedule (sglang)"))
+        .collect();
+    assert_eq!(sched_rows.len(), 3, "{csv}");
+    assert!(
+        sched_rows
+            .iter()
+            .all(|l| l.ends_with(",sglang") && l.contains(",false,")),
+        "{csv}"
+    );
     let report = std::path::PathBuf::from(temp_file("sched.html", ""));
     summarize(
         &["--format", "text", "--report", report.to_str().unwrap(), &f],
