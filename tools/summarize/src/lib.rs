@@ -29,6 +29,7 @@ pub mod report;
 pub mod report_data;
 pub mod report_svg;
 pub mod schedule;
+pub mod schedule_emit;
 pub mod schedule_out;
 pub mod schedule_row;
 pub mod startup;

@@ -244,39 +244,10 @@ fn row(
     current: bool,
 ) -> Option<Row> {
     let (ca, s) = combined(a, stat, sched, server)?;
-    // Static row r of `a` in `ca`, by its config.
-    let in_ca = |r: usize| {
-        ca.model
-            .rows
-            .iter()
-            .position(|x| x.config == a.model.rows[r].config)
-    };
-    let col = |c: usize| ca.model.levels.iter().position(|l| *l == a.model.levels[c]);
+    let in_ca = |r: usize| in_combined(a, &ca, r);
     let pick = a.overall.as_ref().map(|o| o.row);
     let cells = (0..a.model.levels.len())
-        .map(|c| {
-            let Some(cc) = col(c) else {
-                return Cell::default();
-            };
-            let vs = |r: Option<usize>| {
-                let r = r?;
-                against(&ca, (s, cc), (in_ca(r)?, cc), &a.model.rows[r].label)
-            };
-            let mut failures: Vec<String> = ca
-                .model
-                .failures_at(s, cc)
-                .iter()
-                .map(|f| crate::wording::failure_label(f))
-                .collect();
-            failures.dedup();
-            Cell {
-                stat: ca.grid[s][cc].clone(),
-                ci: ca.noise.ci[s][cc],
-                failures,
-                vs_best: vs(a.best_per_level[c]),
-                vs_pick: vs(pick),
-            }
-        })
+        .map(|c| level_cell(a, &ca, s, c))
         .collect();
     let statics: Vec<usize> = (0..a.model.rows.len()).filter_map(in_ca).collect();
     let (wins, score, pick_score) = decide_win(&ca, s, &statics, pick.and_then(in_ca));
@@ -294,6 +265,45 @@ fn row(
         decision,
         current,
     })
+}
+
+/// Static row `r` of `a` in `ca`, by its config.
+fn in_combined(a: &Analysis, ca: &Analysis, r: usize) -> Option<usize> {
+    ca.model
+        .rows
+        .iter()
+        .position(|x| x.config == a.model.rows[r].config)
+}
+
+/// The schedule's (row `s` of `ca`) cell at level `c` of `a`, against the
+/// best static value there and against the pick.
+fn level_cell(a: &Analysis, ca: &Analysis, s: usize, c: usize) -> Cell {
+    let Some(cc) = ca.model.levels.iter().position(|l| *l == a.model.levels[c]) else {
+        return Cell::default();
+    };
+    let vs = |r: Option<usize>| {
+        let r = r?;
+        against(
+            ca,
+            (s, cc),
+            (in_combined(a, ca, r)?, cc),
+            &a.model.rows[r].label,
+        )
+    };
+    let mut failures: Vec<String> = ca
+        .model
+        .failures_at(s, cc)
+        .iter()
+        .map(|f| crate::wording::failure_label(f))
+        .collect();
+    failures.dedup();
+    Cell {
+        stat: ca.grid[s][cc].clone(),
+        ci: ca.noise.ci[s][cc],
+        failures,
+        vs_best: vs(a.best_per_level[c]),
+        vs_pick: vs(a.overall.as_ref().map(|o| o.row)),
+    }
 }
 
 pub fn objective_name(o: Objective) -> &'static str {
@@ -418,91 +428,4 @@ fn decision_line(
             crate::level::trim_float(opts.tolerance * 100.0)
         )
     }
-}
-
-/// `details.schedule` of the summary record: per schedule its cells and
-/// comparisons, and whether it wins (`sweep --keep-winner` reads `wins`).
-pub fn json(a: &Analysis) -> Value {
-    let vs = |v: &Option<Against>| {
-        v.as_ref().map(|v| {
-            serde_json::json!({
-                "label": v.label,
-                "median": v.median,
-                "change_pct": v.change_pct.map(|x| (x * 100.0).round() / 100.0),
-                "verdict": v.verdict.json(),
-                "rule": (!v.how.is_empty()).then_some(v.how),
-            })
-        })
-    };
-    let rows: Vec<Value> = a
-        .schedule
-        .iter()
-        .map(|s| {
-            let levels: Vec<Value> = s
-                .cells
-                .iter()
-                .enumerate()
-                .map(|(c, cell)| {
-                    serde_json::json!({
-                        "level": a.model.levels[c].label(),
-                        "median": cell.stat.as_ref().map(|x| x.median),
-                        "runs": cell.stat.as_ref().map_or(0, |x| x.n),
-                        "half_width": cell.ci.map(|i| i.half_width),
-                        "failure": cell.failures.join("/"),
-                        "vs_best_static": vs(&cell.vs_best),
-                        "vs_pick": vs(&cell.vs_pick),
-                    })
-                })
-                .collect();
-            serde_json::json!({
-                "server": s.server,
-                "label": s.label,
-                "objective": s.objective,
-                "score": s.score,
-                "pick": s.pick,
-                "pick_score": s.pick_score,
-                "wins": s.wins,
-                "current": s.current,
-                "decision": s.decision,
-                "levels": levels,
-            })
-        })
-        .collect();
-    Value::Array(rows)
-}
-
-/// The schedules' cells as CSV rows after the static ones: config
-/// `schedule=SERVER`, never `best`, the change against the baseline as a
-/// static cell's.
-pub fn csv_rows(a: &Analysis) -> Vec<sweepkit::lines::SummaryRow> {
-    let mut out = Vec::new();
-    for s in &a.schedule {
-        for (c, cell) in s.cells.iter().enumerate() {
-            let base = a.grid[a.baseline][c].as_ref();
-            let measured = cell.stat.as_ref().map(|x| sweepkit::lines::SummaryCell {
-                median: x.median,
-                score: x.score,
-                spread: x.spread,
-                change_pct: base
-                    .and_then(|b| crate::stats::change_pct(x.median, b.median))
-                    .map(|p| (p * 100.0).round() / 100.0),
-                best: false,
-                partial: false,
-                slo_ok: (!a.opts.slo.is_empty()).then_some(x.slo_ok),
-            });
-            out.push(sweepkit::lines::SummaryRow {
-                config: [(KEY.to_string(), Some(s.server.clone()))].into(),
-                label: s.label.clone(),
-                level: a.model.levels[c].label(),
-                metric: a.opts.metric.path.clone(),
-                runs: cell.stat.as_ref().map_or(0, |x| x.n as u64),
-                measured,
-                failure: cell.failures.join("/"),
-                aside: None,
-                simulated: None,
-                host: None,
-            });
-        }
-    }
-    out
 }
