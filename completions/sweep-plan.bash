@@ -25,6 +25,9 @@ _sweep__plan() {
             sweep__plan,fleet-step)
                 cmd="sweep__plan__subcmd__fleet__subcmd__step"
                 ;;
+            sweep__plan,fleet-watch)
+                cmd="sweep__plan__subcmd__fleet__subcmd__watch"
+                ;;
             sweep__plan,help)
                 cmd="sweep__plan__subcmd__help"
                 ;;
@@ -64,6 +67,9 @@ _sweep__plan() {
             sweep__plan__subcmd__help,fleet-step)
                 cmd="sweep__plan__subcmd__help__subcmd__fleet__subcmd__step"
                 ;;
+            sweep__plan__subcmd__help,fleet-watch)
+                cmd="sweep__plan__subcmd__help__subcmd__fleet__subcmd__watch"
+                ;;
             sweep__plan__subcmd__help,help)
                 cmd="sweep__plan__subcmd__help__subcmd__help"
                 ;;
@@ -101,7 +107,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome fleet-step schedule progress options help"
+            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome fleet-step fleet-watch schedule progress options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -179,12 +185,28 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__fleet__subcmd__step)
-            opts="-h --state --suspect --swap-exit --field --help"
+            opts="-h --param --values --index --host --state --origin-failed --suspect --swap-exit --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --param)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --values)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --index)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --state)
                     COMPREPLY=($(compgen -W "pending complete failed transport incomplete" -- "${cur}"))
                     return 0
@@ -204,8 +226,46 @@ _sweep__plan() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        sweep__subcmd__plan__subcmd__fleet__subcmd__watch)
+            opts="-h --drop-after --host --slf --origins --tries --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --drop-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --slf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --origins)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict origin restore host-dropped next outcome fleet-step schedule progress options help"
+            opts="configs args verdict origin restore host-dropped next outcome fleet-step fleet-watch schedule progress options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -247,6 +307,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__fleet__subcmd__step)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__fleet__subcmd__watch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -501,7 +575,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__outcome)
-            opts="-h --param --values --dropped --field --help"
+            opts="-h --param --values --since --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -515,7 +589,7 @@ _sweep__plan() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --dropped)
+                --since)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -266,10 +266,6 @@ run_pipe() {
   swaps=$((swaps + 1))
   exec {st}< <(
     set +e
-    # A fleet job's host lock (scripts/lib/fleet.sh) stays with the job: a
-    # server that svc-swap's process manager starts would inherit the fd
-    # and hold the host locked for good.
-    [[ -z ${fleet_fd:-} ]] || exec {fleet_fd}>&-
     "${swap_cmd[@]}" </dev/null | "${ready_cmd[@]}" | "${load_cmd[@]}" >>"$results"
     echo "${PIPESTATUS[*]}"
   )

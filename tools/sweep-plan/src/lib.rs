@@ -9,6 +9,7 @@
 
 pub mod adapt;
 pub mod cost;
+pub mod fleet;
 pub mod grid;
 pub mod next;
 pub mod origin;
@@ -167,30 +168,65 @@ pub enum Command {
         results: String,
     },
     /// How a pool's grid ended (sweep --hosts): configs measured, failed
-    /// and left without a result, and the exit status sweep(1) documents
+    /// and left without a result, hosts dropped, and the exit status
+    /// sweep(1) documents
     Outcome {
         #[command(flatten)]
         grid: GridArgs,
-        /// Hosts the pool dropped
-        #[arg(long, value_name = "N", default_value_t = 0)]
-        dropped: usize,
+        /// Count the host_dropped records after this many lines (the
+        /// file's length when the pool started)
+        #[arg(long, value_name = "LINES", default_value_t = 0)]
+        since: usize,
         #[arg(value_name = "RESULTS")]
         results: String,
     },
-    /// A pool job's next step after one try of its config on one host,
-    /// from that try's verdict state: measured, blame-host (a transport
-    /// failure: another host), try-elsewhere (a first failure: another
-    /// host before it counts), config-failed or interrupted
+    /// One try of config N on one pool host: the try's record (it names
+    /// the host, for fleet-watch) with the job's next step and its exit
+    /// status for GNU parallel (0: the result stands, 1: another host
+    /// tries it through --retries, 130: interrupted)
     FleetStep {
+        #[command(flatten)]
+        grid: GridArgs,
+        #[arg(long, value_name = "N")]
+        index: usize,
+        /// The host's id (its sshlogin)
+        #[arg(long, value_name = "ID")]
+        host: String,
         /// The try's verdict (`verdict --field state`)
-        #[arg(long, value_enum)]
-        state: results::State,
-        /// The config already failed on another host
+        #[arg(long, value_enum, required_unless_present = "origin_failed")]
+        state: Option<results::State>,
+        /// The host's config could not be read (nothing ran): blame it
+        #[arg(long)]
+        origin_failed: bool,
+        /// The config already failed on another host in this run
         #[arg(long)]
         suspect: bool,
         /// svc-swap's exit status in the try
         #[arg(long, value_name = "N", default_value_t = 0)]
         swap_exit: u8,
+    },
+    /// Read the pool's tries (fleet-step's records) on stdin till parallel
+    /// ends; keep each host's blame and drop a host at --drop-after
+    /// failures: a warning, a host_dropped record appended to RESULTS, and
+    /// the sshlogin file SLF rewritten without it (parallel re-reads it)
+    FleetWatch {
+        /// Failures charged to a host before it is dropped
+        #[arg(long, value_name = "N", default_value_t = 2)]
+        drop_after: usize,
+        /// A host of the pool (repeatable, in --hosts order)
+        #[arg(long = "host", value_name = "ID=NAME", value_parser = fleet::parse_host, required = true)]
+        hosts: Vec<fleet::Host>,
+        /// parallel's --slf file, written here
+        #[arg(long, value_name = "FILE")]
+        slf: String,
+        /// The directory of the hosts' origin-ID.jsonl records
+        #[arg(long, value_name = "DIR")]
+        origins: String,
+        /// Append each try's record here too (the pool's per-try log)
+        #[arg(long, value_name = "FILE")]
+        tries: Option<String>,
+        #[arg(value_name = "RESULTS")]
+        results: String,
     },
     /// `sweep --schedule`'s step after the grid: derive, run or done (its
     /// records in RESULTS after the last schedule record), the words for
@@ -271,85 +307,6 @@ struct ConfigAnswer {
     state: results::State,
     /// `run` or `skip`.
     action: &'static str,
-}
-
-/// A pool's end, as `outcome` answers.
-#[derive(Debug, Serialize)]
-struct Outcome {
-    #[serde(rename = "type")]
-    tag: &'static str,
-    measured: usize,
-    failed: usize,
-    /// Configs with no result (pending, transport only, cut short).
-    missing: usize,
-    dropped: usize,
-    /// 43 configs left unrun, 41 all failed, 40 some failed, 45 a host
-    /// dropped, else 0.
-    exit: u8,
-}
-
-fn outcome(g: &grid::Grid, text: &str, dropped: usize) -> Outcome {
-    let lines = results::read(text);
-    let (mut measured, mut failed, mut missing) = (0, 0, 0);
-    for p in &g.points {
-        match results::state_of(&lines, |c| p.matches(c)) {
-            results::State::Complete => measured += 1,
-            results::State::Failed | results::State::Transport => failed += 1,
-            _ => missing += 1,
-        }
-    }
-    let exit = if missing > 0 {
-        exit::NO_HOST_LEFT
-    } else if failed > 0 && measured == 0 {
-        exit::ALL_CONFIGS_FAILED
-    } else if failed > 0 {
-        exit::SOME_CONFIGS_FAILED
-    } else if dropped > 0 {
-        exit::HOST_DROPPED
-    } else {
-        exit::OK
-    };
-    Outcome {
-        tag: "outcome",
-        measured,
-        failed,
-        missing,
-        dropped,
-        exit,
-    }
-}
-
-/// A pool job's step, as `fleet-step` answers.
-#[derive(Debug, Serialize)]
-struct FleetStep {
-    #[serde(rename = "type")]
-    tag: &'static str,
-    step: &'static str,
-    /// The job's exit status, for the steps that end it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    exit: Option<u8>,
-}
-
-/// A config that fails on one host runs once more on another before it
-/// counts as its own failure (a GPU fault or a leftover process on one
-/// host looks exactly like an OOM at load), unless pre-flight refused the
-/// config itself; a transport failure blames its host.
-fn fleet_step(state: results::State, suspect: bool, swap_exit: u8) -> FleetStep {
-    use results::State as S;
-    let (step, exit) = match state {
-        S::Complete => ("measured", Some(exit::OK)),
-        S::Transport => ("blame-host", None),
-        S::Failed if suspect || swap_exit == exit::PREFLIGHT_REJECTED => {
-            ("config-failed", Some(exit::SOME_CONFIGS_FAILED))
-        }
-        S::Failed => ("try-elsewhere", None),
-        S::Pending | S::Incomplete => ("interrupted", Some(exit::INTERRUPTED)),
-    };
-    FleetStep {
-        tag: "fleet_step",
-        step,
-        exit,
-    }
 }
 
 /// A run's verdict.
@@ -510,17 +467,57 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
         }
         Command::Outcome {
             grid,
-            dropped,
+            since,
             results,
         } => {
             let g = grid_of(&grid)?;
-            o.answer(&outcome(&g, &read_text(&results, true)?, dropped))?;
+            o.answer(&fleet::outcome(&g, &read_text(&results, true)?, since))?;
         }
         Command::FleetStep {
+            grid,
+            index,
+            host,
             state,
+            origin_failed,
             suspect,
             swap_exit,
-        } => o.answer(&fleet_step(state, suspect, swap_exit))?,
+        } => {
+            let g = grid_of(&grid)?;
+            let p = point(&g, index)?;
+            let (state, (step, exit)) = match state {
+                Some(st) if !origin_failed => (
+                    serde_json::to_value(st).map_err(anyhow::Error::from)?,
+                    fleet::step(st, suspect, swap_exit),
+                ),
+                _ => ("origin_failed".into(), ("blame-host", 1)),
+            };
+            o.answer(&fleet::Try {
+                tag: "try".into(),
+                index,
+                label: p.label(),
+                host,
+                state: state.as_str().unwrap_or_default().into(),
+                step: step.into(),
+                exit,
+            })?;
+        }
+        Command::FleetWatch {
+            drop_after,
+            hosts,
+            slf,
+            origins,
+            tries,
+            results,
+        } => {
+            let b = fleet::Blame::new(drop_after, hosts);
+            let files = fleet::WatchFiles {
+                slf: &slf,
+                origins: &origins,
+                results: &results,
+                tries: tries.as_deref(),
+            };
+            fleet::watch(b, &files, &mut stdin)?;
+        }
         Command::Schedule {
             server,
             resume,
@@ -641,26 +638,5 @@ fn run_next(
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use results::State as S;
-
     testkit::cli_tests!(super::Args);
-
-    #[test]
-    fn a_first_failure_moves_on_and_a_second_one_stands() {
-        let step = |st, sus, rc| fleet_step(st, sus, rc).step;
-        assert_eq!(step(S::Complete, true, 0), "measured");
-        assert_eq!(step(S::Transport, false, 21), "blame-host");
-        assert_eq!(step(S::Failed, false, 24), "try-elsewhere");
-        assert_eq!(step(S::Failed, true, 24), "config-failed");
-        assert_eq!(
-            step(S::Failed, false, exit::PREFLIGHT_REJECTED),
-            "config-failed"
-        );
-        assert_eq!(step(S::Incomplete, false, 130), "interrupted");
-        assert_eq!(
-            fleet_step(S::Failed, true, 0).exit,
-            Some(exit::SOME_CONFIGS_FAILED)
-        );
-    }
 }
