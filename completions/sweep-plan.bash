@@ -34,6 +34,9 @@ _sweep__plan() {
             sweep__plan,host-dropped)
                 cmd="sweep__plan__subcmd__host__subcmd__dropped"
                 ;;
+            sweep__plan,hosts)
+                cmd="sweep__plan__subcmd__hosts"
+                ;;
             sweep__plan,next)
                 cmd="sweep__plan__subcmd__next"
                 ;;
@@ -76,6 +79,9 @@ _sweep__plan() {
             sweep__plan__subcmd__help,host-dropped)
                 cmd="sweep__plan__subcmd__help__subcmd__host__subcmd__dropped"
                 ;;
+            sweep__plan__subcmd__help,hosts)
+                cmd="sweep__plan__subcmd__help__subcmd__hosts"
+                ;;
             sweep__plan__subcmd__help,next)
                 cmd="sweep__plan__subcmd__help__subcmd__next"
                 ;;
@@ -107,7 +113,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome fleet-step fleet-watch schedule progress options help"
+            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -265,7 +271,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict origin restore host-dropped next outcome fleet-step fleet-watch schedule progress options help"
+            opts="configs args verdict origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -349,6 +355,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__host__subcmd__dropped)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__hosts)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -482,6 +502,32 @@ _sweep__plan() {
             fi
             case "${prev}" in
                 --reason)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__hosts)
+            opts="-h --hosts --url --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --url)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -27,62 +27,18 @@
 fleet_dir="$results.fleet"
 h_dest=() h_exec=() h_url=() h_id=() h_name=()
 
-# Parse --hosts (a file, or a comma list) into h_*; usage errors name the line.
+# The pool, into h_*: sweep-plan hosts parses --hosts (a file, or a comma
+# list) and the --url template; a bad line is sweep's usage error.
 fleet_hosts() {
-  local -a lines=() known=()
-  local line n=0 where
-  # A job takes the ids the driver worked out from its environment (a
-  # cksum per host per job is three processes each, on a machine the
-  # servers keep busy); parallel passes the driver's environment on.
-  [[ -z $fleet_job ]] || read -r -a known <<<"${SWEEP_FLEET_IDS:-}"
-  if [[ -f $hosts ]]; then
-    mapfile -t lines <"$hosts"
-  elif [[ $hosts == */* ]]; then
-    die "$EXIT_USAGE" "--hosts $hosts: no such file"
-  else
-    IFS=, read -r -a lines <<<"$hosts"
-  fi
-  for line in "${lines[@]}"; do
-    n=$((n + 1))
-    [[ $line =~ ^[[:space:]]*(#|$) ]] && continue
-    where="--hosts $([[ -f $hosts ]] && printf '%s line %d' "$hosts" "$n" || printf "'%s'" "$line")"
-    fleet_host_line "$line" "$where"
+  local out i
+  local -a f=()
+  out=$("$SWEEP_PLAN" hosts --hosts "$hosts" --url "$url" --field dest --field exec \
+    --field url --field id --field name 2>&1) || die "$EXIT_USAGE" "${out#sweep-plan: error: }"
+  mapfile -t f <<<"$out"
+  for ((i = 0; i + 4 < ${#f[@]}; i += 5)); do
+    h_dest+=("${f[i]}") h_exec+=("${f[i + 1]}") h_url+=("${f[i + 2]}") h_id+=("${f[i + 3]}")
+    h_name+=("${f[i + 4]}")
   done
-  ((${#h_dest[@]})) || die "$EXIT_USAGE" "--hosts $hosts: no hosts in it"
-}
-
-# One host line: DEST [NAME=VALUE]... [exec=PREFIX WORDS...]
-fleet_host_line() { # LINE WHERE
-  local dest rest word u id h
-  local -A var=()
-  read -r dest rest <<<"$1"
-  [[ $dest == - || $dest =~ ^([^@[:space:]]+@)?(\[[0-9A-Fa-f:]+\]|[A-Za-z0-9._-]+)(:[0-9]+)?$ ]] ||
-    die "$EXIT_USAGE" "$2: '$dest' is not [USER@]HOST[:PORT] or -"
-  while [[ -n $rest ]]; do
-    word=${rest%%[[:space:]]*}
-    if [[ $word == exec=* ]]; then
-      var[exec]=${rest#exec=}
-      break
-    fi
-    [[ $word =~ ^([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] || die "$EXIT_USAGE" "$2: '$word': expected NAME=VALUE"
-    var[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
-    rest=${rest#"$word"}
-    rest=${rest#"${rest%%[![:space:]]*}"}
-  done
-  h=${dest#*@} h=${h%:[0-9]*} h=${h#[} h=${h%]}
-  [[ $dest == - ]] && h=localhost
-  u=${var[url]:-$url}
-  u=${u//\{host\}/$h} u=${u//\{n\}/$((${#h_dest[@]} + 1))}
-  for word in "${!var[@]}"; do u=${u//\{$word\}/${var[$word]}}; done
-  [[ ! $u =~ \{[A-Za-z_][A-Za-z0-9_]*\} ]] ||
-    die "$EXIT_USAGE" "$2: --url $url: no value for ${BASH_REMATCH[0]} on this host (add ${BASH_REMATCH[0]//[\{\}]/}=VALUE to its line)"
-  id=${known[${#h_dest[@]}]:-} # fleet_hosts' local
-  [[ -n $id ]] || id=$(printf '%s\n%s\n' "$dest" "${var[exec]:-}" | cksum | cut -d' ' -f1)
-  for h in "${h_id[@]}"; do
-    [[ $h != "$id" ]] || die "$EXIT_USAGE" "$2: the same host twice"
-  done
-  h_dest+=("$dest") h_exec+=("${var[exec]:-}") h_url+=("$u") h_id+=("$id")
-  if [[ $dest == - ]]; then h_name+=("${var[exec]:-local}"); else h_name+=("$dest"); fi
 }
 
 # Point sweep's target, origin file and messages at host I.
@@ -153,10 +109,9 @@ fleet_main() {
   touch "$results"
   rm -f "$fleet_dir"/{joblog,tries.jsonl}
   printf '1/%s\n' "${h_id[@]}" >"$fleet_dir/sshlogins"
-  # Jobs take the hosts' ids, and where this run's records start, from
-  # the environment parallel passes on (a cksum per host per job is three
-  # processes each, on a machine the servers keep busy).
-  export SWEEP_FLEET_IDS="${h_id[*]}" SWEEP_FLEET_SINCE
+  # Jobs take where this run's records start from the environment
+  # parallel passes on.
+  export SWEEP_FLEET_SINCE
   SWEEP_FLEET_SINCE=$(wc -l <"$results")
   for ((i = 1; i <= n_configs; i++)); do
     if [[ ${actions[i - 1]:-run} == skip ]]; then

@@ -11,6 +11,7 @@ pub mod adapt;
 pub mod cost;
 pub mod fleet;
 pub mod grid;
+pub mod hosts;
 pub mod next;
 pub mod origin;
 pub mod out;
@@ -179,6 +180,17 @@ pub enum Command {
         since: usize,
         #[arg(value_name = "RESULTS")]
         results: String,
+    },
+    /// The pool of `sweep --hosts`, one answer per host: its place (n),
+    /// dest, exec prefix, URL (from the --url template), id and name; a
+    /// bad line: a usage error naming it
+    Hosts {
+        /// A pool file, or a comma list of hosts
+        #[arg(long, value_name = "FILE|LIST")]
+        hosts: String,
+        /// sweep's --url template ({host}, {n}, {NAME} of the line)
+        #[arg(long, value_name = "URL")]
+        url: String,
     },
     /// One try of config N on one pool host: the try's record (it names
     /// the host, for fleet-watch) with the job's next step and its exit
@@ -472,6 +484,25 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
         } => {
             let g = grid_of(&grid)?;
             o.answer(&fleet::outcome(&g, &read_text(&results, true)?, since))?;
+        }
+        Command::Hosts { hosts, url } => {
+            let file = std::path::Path::new(&hosts).is_file();
+            if !file && hosts.contains('/') {
+                return Err(Exit::new(
+                    exit::USAGE,
+                    anyhow!("--hosts {hosts}: no such file"),
+                ));
+            }
+            let text = if file {
+                read_text(&hosts, false)?
+            } else {
+                hosts.clone()
+            };
+            let pool = hosts::parse(&text, file.then_some(hosts.as_str()), &url)
+                .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
+            for h in &pool {
+                o.answer(h)?;
+            }
         }
         Command::FleetStep {
             grid,
