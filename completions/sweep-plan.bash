@@ -741,7 +741,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__verdict)
-            opts="-h --param --values --index --since --field --help"
+            opts="-h --param --values --index --since --exits --retries --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -760,6 +760,14 @@ _sweep__plan() {
                     return 0
                     ;;
                 --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exits)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

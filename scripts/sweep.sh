@@ -15,9 +15,7 @@ set -euo pipefail
 
 readonly PROG=sweep
 # Exit codes: EXIT_<NAME> come with the settings, from the shared table
-# (sweepkit::exit; sweep(1) EXIT STATUS). These two are bash's own: a tool
-# that could not be run.
-readonly SHELL_CANNOT_EXEC=126 SHELL_NOT_FOUND=127
+# (sweepkit::exit; sweep(1) EXIT STATUS).
 argv=("$@") # the fleet's jobs run this script again with the same words
 
 say() { ((quiet)) || printf '%s: %s%s\n' "$PROG" "${say_prefix:-}" "$*" >&2; }
@@ -180,76 +178,63 @@ stage_args() { # IDX
   load_cmd=("$LOADGEN" "${load[@]}" "${stage[@]}")
 }
 
+# --dry-run: config IDX's pipe, as a command to copy.
+print_plan() { # IDX
+  printf '# [%d/%d] %s\n' "$1" "$n_configs" "${labels[$1 - 1]}"
+  printf '%q ' "${swap_cmd[@]}"
+  printf '\\\n  | '
+  printf '%q ' "${ready_cmd[@]}"
+  printf '\\\n  | '
+  printf '%q ' "${load_cmd[@]}"
+  printf '>> %q\n' "$results"
+}
+
 run_config() { # INDEX
-  local idx=$1 rc_swap rc_ready rc_load
-  local -a verdict=()
+  local idx=$1 attempt pause
+  local -a v=()
   stage_args "$idx"
-  if ((dry_run)); then
-    printf '# [%d/%d] %s\n' "$idx" "$n_configs" "${labels[idx - 1]}"
-    printf '%q ' "${swap_cmd[@]}"
-    printf '\\\n  | '
-    printf '%q ' "${ready_cmd[@]}"
-    printf '\\\n  | '
-    printf '%q ' "${load_cmd[@]}"
-    printf '>> %q\n' "$results"
-    return 0
-  fi
+  if ((dry_run)); then print_plan "$idx" && return 0; fi
   say "[$idx/$n_configs] ${labels[idx - 1]}"
   progress "$idx"
-  local attempt state benches
   for ((attempt = 0; ; attempt++)); do
     run_pipe
-    read -r rc_swap rc_ready rc_load <<<"${pipe_rc[*]}"
     # What this try appended for this config (a fleet's other hosts
-    # append to FILE too): its state, and its bench records.
-    mapfile -t verdict < <(plan verdict --index "$idx" --since "$pipe_before" "$results" \
-      --field state --field bench_records)
-    state=${verdict[0]:-pending} benches=${verdict[1]:-0}
+    # append to FILE too), judged with the stages' exit statuses.
+    mapfile -t v < <(plan verdict --index "$idx" --since "$pipe_before" --exits "${pipe_rc[@]}" \
+      --retries "$retries" "$results" --field state --field tally --field usage_exit \
+      --field interrupted --field refused --field warning --field note)
     # A transport failure (SSH lost, host unreachable) says nothing about
     # the config: run it again, backing off, before moving on.
-    if [[ $state != transport ]] || ((attempt >= retries || interrupted)); then break; fi
-    local pause=$((2 << attempt))
+    if [[ ${v[0]:-} != transport ]] || ((attempt >= retries || interrupted)); then break; fi
+    pause=$((2 << attempt))
     ((pause > 30)) && pause=30
     say "  transport failure (recorded, not a result); retry $((attempt + 1))/$retries in ${pause}s"
     sleep "$pause" &
     wait $! || true
     ((interrupted)) && break
   done
-  last_state=$state
-  if [[ $state == pending ]]; then
-    warn "${labels[idx - 1]}: no record arrived (exit codes: svc-swap $rc_swap, wait-ready $rc_ready, loadgen $rc_load)"
-  fi
+  count_config "${v[@]}"
+}
+
+# Count a config's verdict (sweep-plan verdict's fields STATE TALLY
+# USAGE_EXIT INTERRUPTED REFUSED WARNING NOTE) and say it.
+count_config() {
+  last_state=${1:-pending} last_rc_swap=${pipe_rc[0]} # for the adaptive loop, a fleet job
+  [[ -z ${6:-} ]] || warn "$6"
   # A usage error or a missing tool fails every config alike: stop.
-  local rc
-  for rc in "$rc_swap" "$rc_ready" "$rc_load"; do
-    if ((rc == EXIT_USAGE || rc == SHELL_CANNOT_EXEC || rc == SHELL_NOT_FOUND)); then
-      n_failed=$((n_failed + 1))
-      finish_and_exit "$EXIT_USAGE" "a tool rejected its arguments (exit $rc); fix the pass-through options"
-    fi
-  done
-  if ((rc_swap == EXIT_INTERRUPTED || rc_ready == EXIT_INTERRUPTED || rc_load == EXIT_INTERRUPTED)) || ((interrupted)); then
-    interrupted=1
-  fi
-  # Refused by pre-flight (svc-swap exit 26): the server was not touched,
-  # not a swap (with none left, the final restore is skipped).
-  ((rc_swap != EXIT_PREFLIGHT_REJECTED)) || swaps=$((swaps - 1))
-  last_rc_swap=$rc_swap # a fleet's job asks (scripts/lib/fleet.sh)
-  if [[ $state == failed || $state == transport ]]; then
+  if [[ -n ${3:-} ]]; then
     n_failed=$((n_failed + 1))
-    say "  failed$([[ $state == transport ]] && printf ' (transport, after %d retries)' "$retries") (recorded)"
-  elif ((benches > 0 && rc_load == 0)); then
-    n_ok=$((n_ok + 1))
-    say "  $benches bench record(s)"
-  elif ((benches > 0 && rc_load == EXIT_INTERRUPTED)); then
-    say "  $benches bench record(s), the last cut short by the interrupt"
-  elif ((benches > 0)); then
-    # Failed requests are data: counted in each record's errors.
-    n_ok=$((n_ok + 1))
-    say "  $benches bench record(s); some requests failed (loadgen exit $rc_load; see errors)"
-  else
-    n_failed=$((n_failed + 1))
+    finish_and_exit "$EXIT_USAGE" "a tool rejected its arguments (exit $3); fix the pass-through options"
   fi
-  return 0
+  [[ ${4:-} != true ]] || interrupted=1
+  # Refused by pre-flight: the server was not touched, not a swap (with
+  # none left, the final restore is skipped).
+  [[ ${5:-} != true ]] || swaps=$((swaps - 1))
+  case ${2:-failed} in
+    ok) n_ok=$((n_ok + 1)) ;;
+    failed) n_failed=$((n_failed + 1)) ;;
+  esac
+  [[ -z ${7:-} ]] || say "$7"
 }
 
 # One try of stage_args' pipe (sets pipe_before and pipe_rc). Each tool

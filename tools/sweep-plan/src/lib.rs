@@ -19,6 +19,7 @@ pub mod progress;
 pub mod results;
 pub mod schedule;
 pub mod sweep_options;
+pub mod verdict;
 
 use std::io::{BufRead, Write};
 
@@ -113,7 +114,9 @@ pub enum Command {
         tool: grid::Tool,
     },
     /// What one run of a config left in RESULTS: its state and how many
-    /// bench records it wrote (other configs' records are not counted)
+    /// bench records it wrote (other configs' records are not counted);
+    /// with --exits, what sweep makes of it (tally, usage_exit,
+    /// interrupted, refused, warning, note)
     Verdict {
         #[command(flatten)]
         grid: GridArgs,
@@ -123,6 +126,12 @@ pub enum Command {
         /// before the run)
         #[arg(long, value_name = "LINES", default_value_t = 0)]
         since: usize,
+        /// The run's exit statuses: svc-swap's, wait-ready's, loadgen's
+        #[arg(long, value_name = "STATUS", num_args = 3)]
+        exits: Option<Vec<u8>>,
+        /// sweep's --retries (for the note on a transport failure)
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        retries: usize,
         #[arg(value_name = "RESULTS")]
         results: String,
     },
@@ -321,18 +330,6 @@ struct ConfigAnswer {
     action: &'static str,
 }
 
-/// A run's verdict.
-#[derive(Debug, Serialize)]
-struct Verdict {
-    #[serde(rename = "type")]
-    tag: &'static str,
-    index: usize,
-    label: String,
-    /// The state of its last record; `pending`: it wrote none.
-    state: results::State,
-    bench_records: usize,
-}
-
 fn grid_of(g: &GridArgs) -> Result<grid::Grid, Exit> {
     grid::expand(&g.params, &g.values).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))
 }
@@ -401,6 +398,8 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             grid,
             index,
             since,
+            exits,
+            retries,
             results,
         } => {
             let g = grid_of(&grid)?;
@@ -410,13 +409,18 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 .into_iter()
                 .filter(|l| l.line > since)
                 .collect();
-            o.answer(&Verdict {
+            let mut v = verdict::Verdict {
                 tag: "verdict",
                 index,
                 label: p.label(),
-                state: results::state_of(&lines, |c| p.matches(c)),
+                state: Some(results::state_of(&lines, |c| p.matches(c))),
                 bench_records: results::count(&lines, "bench", |c| p.matches(c)),
-            })?;
+                ..verdict::Verdict::default()
+            };
+            if let Some(&[swap, ready, load]) = exits.as_deref() {
+                verdict::judge(&mut v, [swap, ready, load], retries);
+            }
+            o.answer(&v)?;
         }
         Command::Origin { file } => {
             let have = match &file {
