@@ -164,6 +164,7 @@ last_state="" # run_config's verdict on its config, for the adaptive loop
 # stage's exit status. Named globals, so no function reads another's locals.
 swap_cmd=() ready_cmd=() load_cmd=()
 pipe_before=0 pipe_rc=()
+config_idx=0 verdict=() # the config run_config runs, and a try's verdict
 
 # The arguments of config IDX's three stages, into swap_cmd, ready_cmd and
 # load_cmd. A stage whose upstream dies without a record measures nothing
@@ -190,30 +191,40 @@ print_plan() { # IDX
 }
 
 run_config() { # INDEX
-  local idx=$1 attempt pause
-  local -a v=()
-  stage_args "$idx"
-  if ((dry_run)); then print_plan "$idx" && return 0; fi
-  say "[$idx/$n_configs] ${labels[idx - 1]}"
-  progress "$idx"
+  config_idx=$1
+  stage_args "$1"
+  if ((dry_run)); then print_plan "$1" && return 0; fi
+  say "[$1/$n_configs] ${labels[$1 - 1]}"
+  progress "$1"
+  try_pipe judge_config
+  count_config "${verdict[@]}"
+}
+
+# What the last try appended for config_idx (a fleet's other hosts append
+# to FILE too), judged by sweep-plan with the stages' exit statuses.
+# shellcheck disable=SC2317 # called by try_pipe
+judge_config() {
+  mapfile -t verdict < <(plan verdict --index "$config_idx" --since "$pipe_before" \
+    --exits "${pipe_rc[@]}" --retries "$retries" "$results" --field state --field tally \
+    --field usage_exit --field interrupted --field refused --field warning --field note)
+}
+
+# Run the pipe, and JUDGE (a function that sets verdict, its state first)
+# after each try. A transport failure (SSH lost, host unreachable) says
+# nothing about the config: run it again, backing off, before moving on.
+try_pipe() { # JUDGE
+  local attempt pause
   for ((attempt = 0; ; attempt++)); do
     run_pipe
-    # What this try appended for this config (a fleet's other hosts
-    # append to FILE too), judged with the stages' exit statuses.
-    mapfile -t v < <(plan verdict --index "$idx" --since "$pipe_before" --exits "${pipe_rc[@]}" \
-      --retries "$retries" "$results" --field state --field tally --field usage_exit \
-      --field interrupted --field refused --field warning --field note)
-    # A transport failure (SSH lost, host unreachable) says nothing about
-    # the config: run it again, backing off, before moving on.
-    if [[ ${v[0]:-} != transport ]] || ((attempt >= retries || interrupted)); then break; fi
+    "$1"
+    if [[ ${verdict[0]:-} != transport ]] || ((attempt >= retries || interrupted)); then return 0; fi
     pause=$((2 << attempt))
     ((pause > 30)) && pause=30
     say "  transport failure (recorded, not a result); retry $((attempt + 1))/$retries in ${pause}s"
     sleep "$pause" &
     wait $! || true
-    ((interrupted)) && break
+    ((interrupted)) && return 0
   done
-  count_config "${v[@]}"
 }
 
 # Count a config's verdict (sweep-plan verdict's fields STATE TALLY
@@ -424,23 +435,32 @@ schedule_restore() {
   mapfile -t sched_restore < <("$SWEEP_PLAN" schedule --server "$schedule" \
     --words restore "${keys[@]}" "$results")
 }
+sched() { "$SWEEP_PLAN" schedule --server "$schedule" "$@" "$results"; }
+# The schedule's run: its state and bench records since the try began.
+# shellcheck disable=SC2317 # called by try_pipe
+judge_schedule() {
+  mapfile -t verdict < <(sched --since "$pipe_before" --field run_state --field run_bench_records)
+}
+# Derive the schedule into the results file; 1: the results cannot
+# support one (summarize said why).
+schedule_derive() {
+  local derived rc=0
+  say "schedule: deriving the $schedule schedule (summarize --schedule $schedule)"
+  derived=$("$SUMMARIZE" --schedule "$schedule" "${sum_args[@]}" "$results") || rc=$?
+  if ((rc == EXIT_SCHEDULE_REFUSED)); then
+    say "schedule: the results cannot support a $schedule schedule (summarize said why above); keeping the static pick"
+    return 1
+  fi
+  ((rc == 0)) || finish_and_exit "$rc" "summarize --schedule $schedule failed (exit $rc)"
+  printf '%s\n' "$derived" >>"$results"
+}
 schedule_step() {
-  local -a st=() expect_s=() stage_s=()
-  local rc=0 rec_file attempt action
-  local -a keep=()
+  local -a expect_s=() stage_s=() keep=()
+  local rec_file action
   ((resume)) && keep=(--resume)
-  sched() { "$SWEEP_PLAN" schedule --server "$schedule" "$@" "$results"; }
   action=$(sched "${keep[@]}" --field action)
   if [[ $action == derive ]]; then
-    say "schedule: deriving the $schedule schedule (summarize --schedule $schedule)"
-    local derived
-    derived=$("$SUMMARIZE" --schedule "$schedule" "${sum_args[@]}" "$results") || rc=$?
-    if ((rc == EXIT_SCHEDULE_REFUSED)); then
-      say "schedule: the results cannot support a $schedule schedule (summarize said why above); keeping the static pick"
-      return 0
-    fi
-    ((rc == 0)) || finish_and_exit "$rc" "summarize --schedule $schedule failed (exit $rc)"
-    printf '%s\n' "$derived" >>"$results"
+    schedule_derive || return 0
   elif [[ $action == "done" ]]; then
     say "schedule: already measured in $results, skipped"
     schedule_restore
@@ -451,29 +471,18 @@ schedule_step() {
   mapfile -t expect_s < <(sched --words expect)
   mapfile -t stage_s < <(sched --words stage)
   say "[schedule] $schedule per-load schedule"
-  local before state benches
   swap_cmd=("$SVC_SWAP" "${target[@]}" --apply-from "$rec_file")
   ready_cmd=("$WAIT_READY" "${ready[@]}" "${expect_s[@]}" "${stage_s[@]}")
   load_cmd=("$LOADGEN" "${load[@]}" "${stage_s[@]}")
-  for ((attempt = 0; ; attempt++)); do
-    run_pipe
-    before=$pipe_before
-    mapfile -t st < <(sched --since "$before" --field run_state --field run_bench_records)
-    state=${st[0]:-pending} benches=${st[1]:-0}
-    if [[ $state != transport ]] || ((attempt >= retries || interrupted)); then break; fi
-    say "  transport failure (recorded, not a result); retry $((attempt + 1))/$retries"
-    sleep $((2 << attempt)) &
-    wait $! || true
-    ((interrupted)) && break
-  done
+  try_pipe judge_schedule
   rm -f "$rec_file"
   schedule_restore
   ((interrupted)) && on_signal
-  if [[ $state == complete ]]; then
-    say "  $benches bench record(s) of the schedule"
+  if [[ ${verdict[0]:-} == complete ]]; then
+    say "  ${verdict[1]:-0} bench record(s) of the schedule"
   else
     n_failed=$((n_failed + 1))
-    say "  the schedule failed ($state, recorded)"
+    say "  the schedule failed (${verdict[0]:-pending}, recorded)"
   fi
 }
 # ---- main ---------------------------------------------------------------
