@@ -59,6 +59,12 @@ fleet_job_main() {
   local idx=$fleet_job i id=${PARALLEL_SSHHOST:-}
   [[ $idx =~ ^[0-9]+$ ]] && ((idx >= 1 && idx <= n_configs)) ||
     die "$EXIT_USAGE" "--fleet-job '$fleet_job': internal INDEX"
+  # Every host dropped: parallel, its sshlogin file empty, runs jobs here
+  # (sshlogin ':'); the config stays without a result.
+  if [[ $id == : ]]; then
+    warn "${labels[idx - 1]}: no host left to run it"
+    exit "$EXIT_NO_HOST_LEFT"
+  fi
   fleet_hosts
   for i in "${!h_id[@]}"; do [[ ${h_id[$i]} != "$id" ]] || break; done
   [[ ${h_id[$i]} == "$id" ]] || die "$EXIT_USAGE" "--fleet-job: host '$id' is not in --hosts"

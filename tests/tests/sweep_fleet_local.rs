@@ -202,3 +202,50 @@ fn the_readme_fleet_examples_run_as_dry_runs() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// Every host dropped (here the one host, whose config cannot be read, so
+/// each try blames it): parallel's sshlogin file has no host left, the rest
+/// of the grid stays without a result (exit 43), one host_dropped record
+/// says why, and the per-try log names the host of every try.
+#[test]
+fn a_pool_with_every_host_dropped_ends_with_no_host_left() {
+    let dir = testkit::temp_dir("fleet-all-dropped");
+    let results = dir.join("r.jsonl");
+    let spec = dir.join("missing.spec");
+    let args = [
+        "--hosts",
+        "-",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--url",
+        "http://127.0.0.1:9",
+        "--server",
+        "llm-sim",
+        "--param",
+        KEY,
+        "--values",
+        "1,2,3,4",
+        "--results",
+        results.to_str().unwrap(),
+    ];
+    let mut cmd = sweep_behind(&["timeout", "60"], &args);
+    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    assert_eq!(out.status.code(), Some(43), "{}", dump(&out));
+    let recs = sweep_support::all_records(&results);
+    let dropped = recs.iter().filter(|r| r["kind"] == "host_dropped").count();
+    assert_eq!(dropped, 1, "{}", dump(&out));
+    assert!(recs.iter().all(|r| r["type"] != "bench"));
+    let tries = std::fs::read_to_string(dir.join("r.jsonl.fleet/tries.jsonl")).unwrap();
+    // Two at least: a job parallel started before the drop reached it
+    // tries too.
+    assert!(tries.lines().count() >= 2, "{tries}");
+    for t in tries.lines() {
+        let t: serde_json::Value = serde_json::from_str(t).unwrap();
+        assert_eq!(
+            (t["type"].as_str(), t["step"].as_str()),
+            (Some("try"), Some("blame-host"))
+        );
+        assert!(t["host"].as_str().is_some_and(|h| !h.is_empty()), "{t}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
