@@ -621,7 +621,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__outcome)
-            opts="-h --param --values --since --field --help"
+            opts="-h --param --values --since --joblog --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -636,6 +636,10 @@ _sweep__plan() {
                     return 0
                     ;;
                 --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --joblog)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -129,12 +129,7 @@ fleet_main() {
   say "$n_configs config(s) on ${#h_id[@]} host(s); results: $results"
   trap fleet_on_signal INT TERM
   ((${#pending[@]} == 0)) || fleet_run "${pending[@]}"
-  if [[ -s $fleet_dir/joblog ]] && cut -f7 "$fleet_dir/joblog" | grep -qx "$EXIT_USAGE"; then
-    printf '%s: error: %s\n' "$PROG" "a tool rejected its arguments; fix the pass-through options" >&2
-    fleet_finish "$EXIT_USAGE"
-  fi
-  ((interrupted)) && fleet_finish "$EXIT_INTERRUPTED"
-  fleet_finish 0
+  fleet_finish
 }
 
 # parallel's "ssh" for a pool host: run the job here ($1 is the host,
@@ -194,15 +189,11 @@ fleet_on_signal() {
   say "interrupted; stopping every host's job"
 }
 
-# Restore every host that has an origin (in parallel: each waits for its
-# server), print the table, exit with the pool's status.
-fleet_finish() { # CODE
-  local code=$1 i rc refused=0
+# Restore every host that has an origin, all at once (each waits for its
+# server); any that fails: final_rc 42.
+fleet_restore() {
+  local i rc
   local -a pids=()
-  trap '' INT TERM
-  if ((keep_winner)) && fleet_mixed_hardware; then
-    keep_winner=0 refused=1
-  fi
   for i in "${!h_id[@]}"; do
     [[ -e $fleet_dir/origin-${h_id[$i]}.jsonl ]] || continue
     (
@@ -219,15 +210,31 @@ fleet_finish() { # CODE
     wait "$i" || rc=$?
     ((rc == 0)) || final_rc="$EXIT_RESTORE_FAILED"
   done
-  table
-  # sweep-plan outcome counts the grid's states in the file and this run's
-  # drops, and names the pool's exit status (43, 41, 40, 45 or 0).
+}
+
+# The end of a pool: restore, print the table, exit with its status.
+# sweep-plan outcome counts the grid's states in the file and this run's
+# drops, finds a usage error in the joblog, and names the pool's exit
+# status (2, 43, 41, 40, 45 or 0); an interrupt makes it 130.
+fleet_finish() {
+  local code=0 refused=0
   local -a out=()
-  mapfile -t out < <(plan outcome --since "${SWEEP_FLEET_SINCE:-0}" "$results" \
-    --field measured --field failed --field missing --field dropped --field exit)
+  trap '' INT TERM
+  mapfile -t out < <(plan outcome --since "${SWEEP_FLEET_SINCE:-0}" --joblog "$fleet_dir/joblog" \
+    "$results" --field measured --field failed --field missing --field dropped --field exit \
+    --field usage)
+  if [[ ${out[5]:-} == true ]]; then
+    printf '%s: error: %s\n' "$PROG" "a tool rejected its arguments; fix the pass-through options" >&2
+  fi
+  if ((keep_winner)) && fleet_mixed_hardware; then
+    keep_winner=0 refused=1
+  fi
+  fleet_restore
+  table
   say_prefix=""
-  say "done: ${out[0]} measured, ${out[1]} failed, ${out[2]} without a result, ${out[3]} host(s) dropped"
-  ((code != 0)) || code=${out[4]:-$EXIT_FAILURE}
+  say "done: ${out[0]:-0} measured, ${out[1]:-0} failed, ${out[2]:-0} without a result, ${out[3]:-0} host(s) dropped"
+  code=${out[4]:-$EXIT_FAILURE}
+  ((!interrupted || code == EXIT_USAGE)) || code=$EXIT_INTERRUPTED
   ((final_rc)) && code=$final_rc
   if ((refused)); then
     printf '%s: error: %s\n' "$PROG" "--keep-winner: the hosts differ in hardware or server version, so one pick would compare the hosts, not the configs; every host's original config is back (--summarize-arg --pool-hosts applies one pick to every host anyway; summarize --per-host $results shows each host's best)" >&2

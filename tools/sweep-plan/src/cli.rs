@@ -153,8 +153,9 @@ pub enum Command {
         results: String,
     },
     /// How a pool's grid ended (sweep --hosts): configs measured, failed
-    /// and left without a result, hosts dropped, and the exit status
-    /// sweep(1) documents
+    /// and left without a result, hosts dropped, whether a job's tool
+    /// rejected its arguments (usage), and the exit status sweep(1)
+    /// documents
     Outcome {
         #[command(flatten)]
         grid: GridArgs,
@@ -162,6 +163,10 @@ pub enum Command {
         /// file's length when the pool started)
         #[arg(long, value_name = "LINES", default_value_t = 0)]
         since: usize,
+        /// GNU parallel's --joblog of the pool: a job that exited 2 (a
+        /// usage error) is one (missing: none ran)
+        #[arg(long, value_name = "FILE")]
+        joblog: Option<String>,
         #[arg(value_name = "RESULTS")]
         results: String,
     },

@@ -31,7 +31,9 @@ pub struct Outcome {
     pub missing: usize,
     /// Hosts dropped: host_dropped records after line `since`.
     pub dropped: usize,
-    /// 43 configs left unrun, 41 all failed, 40 some failed, 45 a host
+    /// A job exited 2 (a tool rejected its arguments): the pool stopped.
+    pub usage: bool,
+    /// 2 a usage error, 43 configs left unrun, 41 all failed, 40 some failed, 45 a host
     /// dropped, else 0.
     pub exit: u8,
 }
@@ -68,8 +70,18 @@ pub fn outcome(g: &Grid, text: &str, since: usize) -> Outcome {
         failed,
         missing,
         dropped,
+        usage: false,
         exit,
     }
+}
+
+/// Whether GNU parallel's joblog (TSV with a header; Exitval is its
+/// seventh column) holds a job that exited 2, a usage error.
+pub fn joblog_usage(text: &str) -> bool {
+    let usage = exit::USAGE.to_string();
+    text.lines()
+        .skip(1)
+        .any(|l| l.split('\t').nth(6).is_some_and(|x| x.trim() == usage))
 }
 
 /// One try of a config on one host, as `fleet-step` answers: the record
@@ -353,5 +365,10 @@ mod tests {
         let text = format!("{drop}\n{drop}\n");
         let o = outcome(&g, &text, 1);
         assert_eq!((o.dropped, o.missing, o.exit), (1, 2, exit::NO_HOST_LEFT));
+        let log = "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\n\
+                   1\th1\t1.0\t0.5\t0\t0\t2\t0\tbash sweep.sh --values 2,3\n";
+        assert!(joblog_usage(log));
+        assert!(!joblog_usage(&log.replace("\t2\t0\t", "\t1\t0\t")));
+        assert!(!joblog_usage(""));
     }
 }

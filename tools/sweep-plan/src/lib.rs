@@ -201,10 +201,18 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
         Command::Outcome {
             grid,
             since,
+            joblog,
             results,
         } => {
             let g = grid_of(&grid)?;
-            o.answer(&fleet::outcome(&g, &read_text(&results, true)?, since))?;
+            let mut a = fleet::outcome(&g, &read_text(&results, true)?, since);
+            if let Some(j) = &joblog {
+                a.usage = fleet::joblog_usage(&read_text(j, true)?);
+                if a.usage {
+                    a.exit = exit::USAGE;
+                }
+            }
+            o.answer(&a)?;
         }
         Command::Hosts { hosts, url } => {
             let file = std::path::Path::new(&hosts).is_file();
