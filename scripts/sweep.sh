@@ -262,6 +262,10 @@ run_pipe() {
   swaps=$((swaps + 1))
   exec {st}< <(
     set +e
+    # A TERM or INT to the whole group (a fleet's job is stopped so) is the
+    # tools' to act on: this shell waits for them and reports, rather than
+    # die and let the job end while they still write their records.
+    trap : INT TERM
     "${swap_cmd[@]}" </dev/null | "${ready_cmd[@]}" | "${load_cmd[@]}" >>"$results"
     echo "${PIPESTATUS[*]}"
   )

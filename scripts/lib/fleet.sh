@@ -133,11 +133,12 @@ fleet_main() {
 }
 
 # parallel's "ssh" for a pool host: run the job here ($1 is the host,
-# $2 --). In the background, so it ignores a terminal's SIGINT (bash's
-# rule for asynchronous commands) and parallel's worker outlives this
-# shell: when parallel TERMs it, the worker sees its parent gone and
-# stops the job with --termseq (TERM, KILL after 20 s), as over real ssh.
-readonly fleet_ssh="bash -c 'shift 2; bash -c \"\$*\" & wait \$!' sweep-fleet-ssh"
+# $2 --), as ssh would: parallel's worker in a session of its own, so the
+# signals parallel and a terminal send this shell miss it. When parallel
+# stops the pool it TERMs this shell; the worker sees its parent gone and
+# stops the job with --termseq (TERM, so the job writes its records and
+# stops its tools; KILL after 20 s), as it does over real ssh.
+readonly fleet_ssh="bash -c 'shift 2; setsid bash -c \"\$*\" & wait \$!' sweep-fleet-ssh"
 
 # Run the configs INDEX... over the pool; every try's record goes to
 # sweep-plan fleet-watch, which ends when the last job has (the jobs hold
@@ -153,9 +154,12 @@ fleet_run() { # INDEX...
   watch_pid=$!
   # -u: jobs' lines pass straight through (each one write); --retries: a
   # config may meet every host once; --joblog: each job's exit in column 7.
+  # exec: the job is the process parallel's worker signals, not a shell
+  # around it that dies at the TERM and makes the worker KILL the job at
+  # once (its --termseq sleep ends with its child).
   parallel -u --slf "$fleet_dir/sshlogins" --ssh "$fleet_ssh" --retries "${#h_id[@]}" \
     --termseq TERM,20000,KILL,25 --joblog "$fleet_dir/joblog" \
-    -q bash "$self" "${argv[@]}" --fleet-job '{}' ::: "$@" </dev/null >&"$w" {w}>&- &
+    -q exec bash "$self" "${argv[@]}" --fleet-job '{}' ::: "$@" </dev/null >&"$w" {w}>&- &
   fleet_pid=$!
   exec {w}>&-
   while kill -0 "$fleet_pid" 2>/dev/null; do wait "$fleet_pid" || true; done
