@@ -249,3 +249,61 @@ fn a_pool_with_every_host_dropped_ends_with_no_host_left() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// SIGINT to the sweep alone while a job's loadgen runs: the job is told
+/// to stop through parallel (its worker TERMs the job's group), the run's
+/// shell outlives the TERM and waits for its tools, so loadgen's cut-short
+/// level lands as a partial bench record; exit 130, the host restored, and
+/// long before the 10 s level would have ended.
+#[test]
+fn ctrl_c_stops_a_local_pools_job_with_its_partial_record() {
+    let (spec, port) = spec("fleet-local-int");
+    let original = spec.exec_start();
+    let long = [
+        "--load-arg",
+        "--duration",
+        "--load-arg",
+        "10s",
+        "--load-arg",
+        "--warmup",
+    ];
+    let mut extra = long.to_vec();
+    extra.extend_from_slice(&["--load-arg", "0"]);
+    let mut cmd = local_pool(&spec, port, "1,2", &extra);
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let results = spec.results();
+    let t0 = std::time::Instant::now();
+    // The origin is recorded before the first swap; the swap and the
+    // server's start take about a second, then the 10 s level runs.
+    while !std::fs::read_to_string(&results)
+        .unwrap_or_default()
+        .contains("\"type\":\"origin\"")
+    {
+        assert!(t0.elapsed().as_secs() < 30, "no origin record");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    let t1 = std::time::Instant::now();
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", dump(&out));
+    assert!(
+        t1.elapsed().as_secs() < 8,
+        "stopped at once: {}",
+        dump(&out)
+    );
+    let recs = records(&results);
+    let partial = recs
+        .iter()
+        .filter(|r| r["type"] == "bench" && r["partial"] == true)
+        .count();
+    assert_eq!(partial, 1, "{}", dump(&out));
+    assert_eq!(spec.exec_start(), original, "restored");
+}
