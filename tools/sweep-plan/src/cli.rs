@@ -207,9 +207,9 @@ pub enum Command {
         swap_exit: u8,
     },
     /// Read the pool's tries (fleet-step's records) on stdin till parallel
-    /// ends; keep each host's blame and drop a host at --drop-after
-    /// failures: a warning, a host_dropped record appended to RESULTS, and
-    /// the sshlogin file SLF rewritten without it (parallel re-reads it)
+    /// ends; keep each host's blame, and drop a host charged N times (a
+    /// warning, a host_dropped record appended to RESULTS, the sshlogin
+    /// file SLF rewritten without it: parallel re-reads it)
     FleetWatch {
         /// Failures charged to a host before it is dropped
         #[arg(long, value_name = "N", default_value_t = 2)]
