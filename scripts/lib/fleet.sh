@@ -8,7 +8,9 @@
 # (--slf), one job slot each, so a job runs on the host its slot is bound
 # to ($PARALLEL_SSHHOST) and no host runs two configs at once. Its "ssh"
 # runs the job here, the host named (fleet_ssh). Each job is this script
-# again (`--fleet-job INDEX`): one try of ONE config on that host, which
+# again (`--fleet-job INDEX`; a job needs sweep's whole setup, arrays and
+# all, which bash cannot hand on through the environment parallel passes):
+# one try of ONE config on that host, which
 # records the host's origin once, runs sweep's usual pipe there, appends
 # to the one results file (each record one line, O_APPEND) and prints its
 # try record (sweep-plan fleet-step: the host, the verdict) on stdout.
@@ -137,7 +139,8 @@ fleet_main() {
 # signals parallel and a terminal send this shell miss it. When parallel
 # stops the pool it TERMs this shell; the worker sees its parent gone and
 # stops the job with --termseq (TERM, so the job writes its records and
-# stops its tools; KILL after 20 s), as it does over real ssh.
+# stops its tools; KILL after 20 s, or for what outlives the job at once),
+# as it does over real ssh.
 readonly fleet_ssh="bash -c 'shift 2; setsid bash -c \"\$*\" & wait \$!' sweep-fleet-ssh"
 
 # Run the configs INDEX... over the pool; every try's record goes to
