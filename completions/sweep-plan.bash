@@ -25,11 +25,17 @@ _sweep__plan() {
             sweep__plan,fleet-step)
                 cmd="sweep__plan__subcmd__fleet__subcmd__step"
                 ;;
+            sweep__plan,fleet-watch)
+                cmd="sweep__plan__subcmd__fleet__subcmd__watch"
+                ;;
             sweep__plan,help)
                 cmd="sweep__plan__subcmd__help"
                 ;;
             sweep__plan,host-dropped)
                 cmd="sweep__plan__subcmd__host__subcmd__dropped"
+                ;;
+            sweep__plan,hosts)
+                cmd="sweep__plan__subcmd__hosts"
                 ;;
             sweep__plan,next)
                 cmd="sweep__plan__subcmd__next"
@@ -64,11 +70,17 @@ _sweep__plan() {
             sweep__plan__subcmd__help,fleet-step)
                 cmd="sweep__plan__subcmd__help__subcmd__fleet__subcmd__step"
                 ;;
+            sweep__plan__subcmd__help,fleet-watch)
+                cmd="sweep__plan__subcmd__help__subcmd__fleet__subcmd__watch"
+                ;;
             sweep__plan__subcmd__help,help)
                 cmd="sweep__plan__subcmd__help__subcmd__help"
                 ;;
             sweep__plan__subcmd__help,host-dropped)
                 cmd="sweep__plan__subcmd__help__subcmd__host__subcmd__dropped"
+                ;;
+            sweep__plan__subcmd__help,hosts)
+                cmd="sweep__plan__subcmd__help__subcmd__hosts"
                 ;;
             sweep__plan__subcmd__help,next)
                 cmd="sweep__plan__subcmd__help__subcmd__next"
@@ -101,7 +113,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome fleet-step schedule progress options help"
+            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -179,12 +191,28 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__fleet__subcmd__step)
-            opts="-h --state --suspect --swap-exit --field --help"
+            opts="-h --param --values --index --host --state --origin-failed --suspect --swap-exit --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --param)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --values)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --index)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --state)
                     COMPREPLY=($(compgen -W "pending complete failed transport incomplete" -- "${cur}"))
                     return 0
@@ -204,8 +232,46 @@ _sweep__plan() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        sweep__subcmd__plan__subcmd__fleet__subcmd__watch)
+            opts="-h --drop-after --host --slf --origins --tries --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --drop-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --slf)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --origins)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict origin restore host-dropped next outcome fleet-step schedule progress options help"
+            opts="configs args verdict origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -260,6 +326,20 @@ _sweep__plan() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__fleet__subcmd__watch)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         sweep__subcmd__plan__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -275,6 +355,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__host__subcmd__dropped)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__hosts)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -422,6 +516,32 @@ _sweep__plan() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        sweep__subcmd__plan__subcmd__hosts)
+            opts="-h --hosts --url --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         sweep__subcmd__plan__subcmd__next)
             opts="-h --param --values --patience --noise-margin --repeat-budget --summary --emit-skipped --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -501,7 +621,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__outcome)
-            opts="-h --param --values --dropped --field --help"
+            opts="-h --param --values --since --joblog --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -515,7 +635,11 @@ _sweep__plan() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --dropped)
+                --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --joblog)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -625,7 +749,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__verdict)
-            opts="-h --param --values --index --since --field --help"
+            opts="-h --param --values --index --since --exits --retries --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -644,6 +768,14 @@ _sweep__plan() {
                     return 0
                     ;;
                 --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exits)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

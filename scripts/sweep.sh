@@ -15,9 +15,7 @@ set -euo pipefail
 
 readonly PROG=sweep
 # Exit codes: EXIT_<NAME> come with the settings, from the shared table
-# (sweepkit::exit; sweep(1) EXIT STATUS). These two are bash's own: a tool
-# that could not be run.
-readonly SHELL_CANNOT_EXEC=126 SHELL_NOT_FOUND=127
+# (sweepkit::exit; sweep(1) EXIT STATUS).
 argv=("$@") # the fleet's jobs run this script again with the same words
 
 say() { ((quiet)) || printf '%s: %s%s\n' "$PROG" "${say_prefix:-}" "$*" >&2; }
@@ -166,6 +164,7 @@ last_state="" # run_config's verdict on its config, for the adaptive loop
 # stage's exit status. Named globals, so no function reads another's locals.
 swap_cmd=() ready_cmd=() load_cmd=()
 pipe_before=0 pipe_rc=()
+config_idx=0 verdict=() # the config run_config runs, and a try's verdict
 
 # The arguments of config IDX's three stages, into swap_cmd, ready_cmd and
 # load_cmd. A stage whose upstream dies without a record measures nothing
@@ -180,76 +179,73 @@ stage_args() { # IDX
   load_cmd=("$LOADGEN" "${load[@]}" "${stage[@]}")
 }
 
+# --dry-run: config IDX's pipe, as a command to copy.
+print_plan() { # IDX
+  printf '# [%d/%d] %s\n' "$1" "$n_configs" "${labels[$1 - 1]}"
+  printf '%q ' "${swap_cmd[@]}"
+  printf '\\\n  | '
+  printf '%q ' "${ready_cmd[@]}"
+  printf '\\\n  | '
+  printf '%q ' "${load_cmd[@]}"
+  printf '>> %q\n' "$results"
+}
+
 run_config() { # INDEX
-  local idx=$1 rc_swap rc_ready rc_load
-  local -a verdict=()
-  stage_args "$idx"
-  if ((dry_run)); then
-    printf '# [%d/%d] %s\n' "$idx" "$n_configs" "${labels[idx - 1]}"
-    printf '%q ' "${swap_cmd[@]}"
-    printf '\\\n  | '
-    printf '%q ' "${ready_cmd[@]}"
-    printf '\\\n  | '
-    printf '%q ' "${load_cmd[@]}"
-    printf '>> %q\n' "$results"
-    return 0
-  fi
-  say "[$idx/$n_configs] ${labels[idx - 1]}"
-  progress "$idx"
-  local attempt state benches
+  config_idx=$1
+  stage_args "$1"
+  if ((dry_run)); then print_plan "$1" && return 0; fi
+  say "[$1/$n_configs] ${labels[$1 - 1]}"
+  progress "$1"
+  try_pipe judge_config
+  count_config "${verdict[@]}"
+}
+
+# What the last try appended for config_idx (a fleet's other hosts append
+# to FILE too), judged by sweep-plan with the stages' exit statuses.
+# shellcheck disable=SC2317 # called by try_pipe
+judge_config() {
+  mapfile -t verdict < <(plan verdict --index "$config_idx" --since "$pipe_before" \
+    --exits "${pipe_rc[@]}" --retries "$retries" "$results" --field state --field tally \
+    --field usage_exit --field interrupted --field refused --field warning --field note)
+}
+
+# Run the pipe, and JUDGE (a function that sets verdict, its state first)
+# after each try. A transport failure (SSH lost, host unreachable) says
+# nothing about the config: run it again, backing off, before moving on.
+try_pipe() { # JUDGE
+  local attempt pause
   for ((attempt = 0; ; attempt++)); do
     run_pipe
-    read -r rc_swap rc_ready rc_load <<<"${pipe_rc[*]}"
-    # What this try appended for this config (a fleet's other hosts
-    # append to FILE too): its state, and its bench records.
-    mapfile -t verdict < <(plan verdict --index "$idx" --since "$pipe_before" "$results" \
-      --field state --field bench_records)
-    state=${verdict[0]:-pending} benches=${verdict[1]:-0}
-    # A transport failure (SSH lost, host unreachable) says nothing about
-    # the config: run it again, backing off, before moving on.
-    if [[ $state != transport ]] || ((attempt >= retries || interrupted)); then break; fi
-    local pause=$((2 << attempt))
+    "$1"
+    if [[ ${verdict[0]:-} != transport ]] || ((attempt >= retries || interrupted)); then return 0; fi
+    pause=$((2 << attempt))
     ((pause > 30)) && pause=30
     say "  transport failure (recorded, not a result); retry $((attempt + 1))/$retries in ${pause}s"
     sleep "$pause" &
     wait $! || true
-    ((interrupted)) && break
+    ((interrupted)) && return 0
   done
-  last_state=$state
-  if [[ $state == pending ]]; then
-    warn "${labels[idx - 1]}: no record arrived (exit codes: svc-swap $rc_swap, wait-ready $rc_ready, loadgen $rc_load)"
-  fi
+}
+
+# Count a config's verdict (sweep-plan verdict's fields STATE TALLY
+# USAGE_EXIT INTERRUPTED REFUSED WARNING NOTE) and say it.
+count_config() {
+  last_state=${1:-pending} last_rc_swap=${pipe_rc[0]} # for the adaptive loop, a fleet job
+  [[ -z ${6:-} ]] || warn "$6"
   # A usage error or a missing tool fails every config alike: stop.
-  local rc
-  for rc in "$rc_swap" "$rc_ready" "$rc_load"; do
-    if ((rc == EXIT_USAGE || rc == SHELL_CANNOT_EXEC || rc == SHELL_NOT_FOUND)); then
-      n_failed=$((n_failed + 1))
-      finish_and_exit "$EXIT_USAGE" "a tool rejected its arguments (exit $rc); fix the pass-through options"
-    fi
-  done
-  if ((rc_swap == EXIT_INTERRUPTED || rc_ready == EXIT_INTERRUPTED || rc_load == EXIT_INTERRUPTED)) || ((interrupted)); then
-    interrupted=1
-  fi
-  # Refused by pre-flight (svc-swap exit 26): the server was not touched,
-  # not a swap (with none left, the final restore is skipped).
-  ((rc_swap != EXIT_PREFLIGHT_REJECTED)) || swaps=$((swaps - 1))
-  last_rc_swap=$rc_swap # a fleet's job asks (scripts/lib/fleet.sh)
-  if [[ $state == failed || $state == transport ]]; then
+  if [[ -n ${3:-} ]]; then
     n_failed=$((n_failed + 1))
-    say "  failed$([[ $state == transport ]] && printf ' (transport, after %d retries)' "$retries") (recorded)"
-  elif ((benches > 0 && rc_load == 0)); then
-    n_ok=$((n_ok + 1))
-    say "  $benches bench record(s)"
-  elif ((benches > 0 && rc_load == EXIT_INTERRUPTED)); then
-    say "  $benches bench record(s), the last cut short by the interrupt"
-  elif ((benches > 0)); then
-    # Failed requests are data: counted in each record's errors.
-    n_ok=$((n_ok + 1))
-    say "  $benches bench record(s); some requests failed (loadgen exit $rc_load; see errors)"
-  else
-    n_failed=$((n_failed + 1))
+    finish_and_exit "$EXIT_USAGE" "a tool rejected its arguments (exit $3); fix the pass-through options"
   fi
-  return 0
+  [[ ${4:-} != true ]] || interrupted=1
+  # Refused by pre-flight: the server was not touched, not a swap (with
+  # none left, the final restore is skipped).
+  [[ ${5:-} != true ]] || swaps=$((swaps - 1))
+  case ${2:-failed} in
+    ok) n_ok=$((n_ok + 1)) ;;
+    failed) n_failed=$((n_failed + 1)) ;;
+  esac
+  [[ -z ${7:-} ]] || say "$7"
 }
 
 # One try of stage_args' pipe (sets pipe_before and pipe_rc). Each tool
@@ -266,10 +262,10 @@ run_pipe() {
   swaps=$((swaps + 1))
   exec {st}< <(
     set +e
-    # A fleet job's host lock (scripts/lib/fleet.sh) stays with the job: a
-    # server that svc-swap's process manager starts would inherit the fd
-    # and hold the host locked for good.
-    [[ -z ${fleet_fd:-} ]] || exec {fleet_fd}>&-
+    # A TERM or INT to the whole group (a fleet's job is stopped so) is the
+    # tools' to act on: this shell waits for them and reports, rather than
+    # die and let the job end while they still write their records.
+    trap : INT TERM
     "${swap_cmd[@]}" </dev/null | "${ready_cmd[@]}" | "${load_cmd[@]}" >>"$results"
     echo "${PIPESTATUS[*]}"
   )
@@ -467,23 +463,32 @@ schedule_restore() {
   mapfile -t sched_restore < <("$SWEEP_PLAN" schedule --server "$schedule" \
     --words restore "${keys[@]}" "$results")
 }
+sched() { "$SWEEP_PLAN" schedule --server "$schedule" "$@" "$results"; }
+# The schedule's run: its state and bench records since the try began.
+# shellcheck disable=SC2317 # called by try_pipe
+judge_schedule() {
+  mapfile -t verdict < <(sched --since "$pipe_before" --field run_state --field run_bench_records)
+}
+# Derive the schedule into the results file; 1: the results cannot
+# support one (summarize said why).
+schedule_derive() {
+  local derived rc=0
+  say "schedule: deriving the $schedule schedule (summarize --schedule $schedule)"
+  derived=$("$SUMMARIZE" --schedule "$schedule" "${sum_args[@]}" "$results") || rc=$?
+  if ((rc == EXIT_SCHEDULE_REFUSED)); then
+    say "schedule: the results cannot support a $schedule schedule (summarize said why above); keeping the static pick"
+    return 1
+  fi
+  ((rc == 0)) || finish_and_exit "$rc" "summarize --schedule $schedule failed (exit $rc)"
+  printf '%s\n' "$derived" >>"$results"
+}
 schedule_step() {
-  local -a st=() expect_s=() stage_s=()
-  local rc=0 rec_file attempt action
-  local -a keep=()
+  local -a expect_s=() stage_s=() keep=()
+  local rec_file action
   ((resume)) && keep=(--resume)
-  sched() { "$SWEEP_PLAN" schedule --server "$schedule" "$@" "$results"; }
   action=$(sched "${keep[@]}" --field action)
   if [[ $action == derive ]]; then
-    say "schedule: deriving the $schedule schedule (summarize --schedule $schedule)"
-    local derived
-    derived=$("$SUMMARIZE" --schedule "$schedule" "${sum_args[@]}" "$results") || rc=$?
-    if ((rc == EXIT_SCHEDULE_REFUSED)); then
-      say "schedule: the results cannot support a $schedule schedule (summarize said why above); keeping the static pick"
-      return 0
-    fi
-    ((rc == 0)) || finish_and_exit "$rc" "summarize --schedule $schedule failed (exit $rc)"
-    printf '%s\n' "$derived" >>"$results"
+    schedule_derive || return 0
   elif [[ $action == "done" ]]; then
     say "schedule: already measured in $results, skipped"
     schedule_restore
@@ -494,29 +499,18 @@ schedule_step() {
   mapfile -t expect_s < <(sched --words expect)
   mapfile -t stage_s < <(sched --words stage)
   say "[schedule] $schedule per-load schedule"
-  local before state benches
   swap_cmd=("$SVC_SWAP" "${target[@]}" --apply-from "$rec_file")
   ready_cmd=("$WAIT_READY" "${ready[@]}" "${expect_s[@]}" "${stage_s[@]}")
   load_cmd=("$LOADGEN" "${load[@]}" "${stage_s[@]}")
-  for ((attempt = 0; ; attempt++)); do
-    run_pipe
-    before=$pipe_before
-    mapfile -t st < <(sched --since "$before" --field run_state --field run_bench_records)
-    state=${st[0]:-pending} benches=${st[1]:-0}
-    if [[ $state != transport ]] || ((attempt >= retries || interrupted)); then break; fi
-    say "  transport failure (recorded, not a result); retry $((attempt + 1))/$retries"
-    sleep $((2 << attempt)) &
-    wait $! || true
-    ((interrupted)) && break
-  done
+  try_pipe judge_schedule
   rm -f "$rec_file"
   schedule_restore
   ((interrupted)) && on_signal
-  if [[ $state == complete ]]; then
-    say "  $benches bench record(s) of the schedule"
+  if [[ ${verdict[0]:-} == complete ]]; then
+    say "  ${verdict[1]:-0} bench record(s) of the schedule"
   else
     n_failed=$((n_failed + 1))
-    say "  the schedule failed ($state, recorded)"
+    say "  the schedule failed (${verdict[0]:-pending}, recorded)"
   fi
 }
 # ---- main ---------------------------------------------------------------

@@ -4,82 +4,43 @@
 # restore, set_target, ...) it uses. See sweep(1), FLEET.
 # shellcheck disable=SC2154 # sweep.sh's settings (sweep-plan options)
 #
-# Shape: GNU parallel is the job engine, with one job slot per live host.
-# Each job is this script again (`--fleet-job SLOT:INDEX`) for ONE config:
-# it takes a free host (its slot's host first), records that host's origin
-# once, runs sweep's usual pipe there, and appends to the one results file
-# (each record one line, written with O_APPEND). A host is held with
-# flock(1) on a lock file, so each config runs on one host and each host
-# runs one config at a time. The driver restores every host at the end.
-#
-# parallel's own machinery: its joblog is the record of what ran (a job's
-# exit 2, a usage error, ends the pool), SIGINT to it stops the running
-# jobs (Ctrl-C), SIGHUP starts no new one (a usage error), --jobs FILE
-# shrinks the pool by a dropped host.
-# State still kept beside the results (RESULTS.fleet/): each host's origin
-# record (also in RESULTS), locks, failure counts, drop marks, the joblog.
-# Only the origins matter across runs; the rest is reset when a sweep
-# starts.
+# Shape: GNU parallel is the job engine and the hosts are its sshlogins
+# (--slf), one job slot each, so a job runs on the host its slot is bound
+# to ($PARALLEL_SSHHOST) and no host runs two configs at once. Its "ssh"
+# runs the job here, the host named (fleet_ssh). Each job is this script
+# again (`--fleet-job INDEX`; a job needs sweep's whole setup, arrays and
+# all, which bash cannot hand on through the environment parallel passes):
+# one try of ONE config on that host, which
+# records the host's origin once, runs sweep's usual pipe there, appends
+# to the one results file (each record one line, O_APPEND) and prints its
+# try record (sweep-plan fleet-step: the host, the verdict) on stdout.
+# parallel's --retries moves a config that failed to another host; the
+# try's exit status says whether its result stands (0) or another host
+# should try (1). sweep-plan fleet-watch reads the tries as they end and
+# does what parallel cannot express: blame a host and drop it at
+# --drop-after failures, by rewriting the --slf file, which parallel
+# re-reads when a job ends (man parallel, --slf). --joblog is the record
+# of what ran (a job's exit 2, a usage error, ends the pool); SIGINT to
+# parallel stops the running jobs (Ctrl-C). Kept beside the results
+# (RESULTS.fleet/): each host's origin record (also in RESULTS), which
+# matters across runs; the sshlogin file, the joblog and the per-try log
+# (tries.jsonl) are rewritten when a sweep starts.
 
 fleet_dir="$results.fleet"
 h_dest=() h_exec=() h_url=() h_id=() h_name=()
 
-# Parse --hosts (a file, or a comma list) into h_*; usage errors name the line.
+# The pool, into h_*: sweep-plan hosts parses --hosts (a file, or a comma
+# list) and the --url template; a bad line is sweep's usage error.
 fleet_hosts() {
-  local -a lines=() known=()
-  local line n=0 where
-  # A job takes the ids the driver worked out from its environment (a
-  # cksum per host per job is three processes each, on a machine the
-  # servers keep busy); parallel passes the driver's environment on.
-  [[ -z $fleet_job ]] || read -r -a known <<<"${SWEEP_FLEET_IDS:-}"
-  if [[ -f $hosts ]]; then
-    mapfile -t lines <"$hosts"
-  elif [[ $hosts == */* ]]; then
-    die "$EXIT_USAGE" "--hosts $hosts: no such file"
-  else
-    IFS=, read -r -a lines <<<"$hosts"
-  fi
-  for line in "${lines[@]}"; do
-    n=$((n + 1))
-    [[ $line =~ ^[[:space:]]*(#|$) ]] && continue
-    where="--hosts $([[ -f $hosts ]] && printf '%s line %d' "$hosts" "$n" || printf "'%s'" "$line")"
-    fleet_host_line "$line" "$where"
+  local out i
+  local -a f=()
+  out=$("$SWEEP_PLAN" hosts --hosts "$hosts" --url "$url" --field dest --field exec \
+    --field url --field id --field name 2>&1) || die "$EXIT_USAGE" "${out#sweep-plan: error: }"
+  mapfile -t f <<<"$out"
+  for ((i = 0; i + 4 < ${#f[@]}; i += 5)); do
+    h_dest+=("${f[i]}") h_exec+=("${f[i + 1]}") h_url+=("${f[i + 2]}") h_id+=("${f[i + 3]}")
+    h_name+=("${f[i + 4]}")
   done
-  ((${#h_dest[@]})) || die "$EXIT_USAGE" "--hosts $hosts: no hosts in it"
-}
-
-# One host line: DEST [NAME=VALUE]... [exec=PREFIX WORDS...]
-fleet_host_line() { # LINE WHERE
-  local dest rest word u id h
-  local -A var=()
-  read -r dest rest <<<"$1"
-  [[ $dest == - || $dest =~ ^([^@[:space:]]+@)?(\[[0-9A-Fa-f:]+\]|[A-Za-z0-9._-]+)(:[0-9]+)?$ ]] ||
-    die "$EXIT_USAGE" "$2: '$dest' is not [USER@]HOST[:PORT] or -"
-  while [[ -n $rest ]]; do
-    word=${rest%%[[:space:]]*}
-    if [[ $word == exec=* ]]; then
-      var[exec]=${rest#exec=}
-      break
-    fi
-    [[ $word =~ ^([A-Za-z_][A-Za-z0-9_]*)=(.*)$ ]] || die "$EXIT_USAGE" "$2: '$word': expected NAME=VALUE"
-    var[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
-    rest=${rest#"$word"}
-    rest=${rest#"${rest%%[![:space:]]*}"}
-  done
-  h=${dest#*@} h=${h%:[0-9]*} h=${h#[} h=${h%]}
-  [[ $dest == - ]] && h=localhost
-  u=${var[url]:-$url}
-  u=${u//\{host\}/$h} u=${u//\{n\}/$((${#h_dest[@]} + 1))}
-  for word in "${!var[@]}"; do u=${u//\{$word\}/${var[$word]}}; done
-  [[ ! $u =~ \{[A-Za-z_][A-Za-z0-9_]*\} ]] ||
-    die "$EXIT_USAGE" "$2: --url $url: no value for ${BASH_REMATCH[0]} on this host (add ${BASH_REMATCH[0]//[\{\}]/}=VALUE to its line)"
-  id=${known[${#h_dest[@]}]:-} # fleet_hosts' local
-  [[ -n $id ]] || id=$(printf '%s\n%s\n' "$dest" "${var[exec]:-}" | cksum | cut -d' ' -f1)
-  for h in "${h_id[@]}"; do
-    [[ $h != "$id" ]] || die "$EXIT_USAGE" "$2: the same host twice"
-  done
-  h_dest+=("$dest") h_exec+=("${var[exec]:-}") h_url+=("$u") h_id+=("$id")
-  if [[ $dest == - ]]; then h_name+=("${var[exec]:-local}"); else h_name+=("$dest"); fi
 }
 
 # Point sweep's target, origin file and messages at host I.
@@ -91,123 +52,44 @@ fleet_use_host() { # I
   say_prefix="[${h_name[$1]}] "
 }
 
-fleet_dropped() { [[ -e $fleet_dir/dropped-${h_id[$1]} ]]; }
-
-# Take a free live host not in EXCLUDED, trying SLOT's host first; sets
-# fleet_i and holds its lock on fd fleet_fd. 1: no host could take it.
-fleet_acquire() { # SLOT EXCLUDED...
-  local slot=$1 n=${#h_id[@]} k i turn=0
-  local -a live
-  shift
-  while :; do
-    live=()
-    for ((k = 0; k < n; k++)); do
-      i=$(((slot - 1 + k) % n))
-      fleet_dropped "$i" && continue
-      [[ " $* " == *" $i "* ]] && continue
-      live+=("$i")
-      fleet_try_lock "$i" -n && return 0
-    done
-    ((${#live[@]})) || return 1
-    # Every host busy (a config moving on after a failure): wait in the
-    # kernel on one of them, in turn, rather than sleep and poll. A lock
-    # released goes to its waiter at once, before the next job GNU
-    # parallel starts can take it; polling lost that race every time, so
-    # the moving config waited for the grid's end while its slot's host
-    # idled. -w 0.5: dropped hosts and the driver's TERM are seen soon.
-    i=${live[$((turn++ % ${#live[@]}))]}
-    fleet_try_lock "$i" -w 0.5 && ! fleet_dropped "$i" && return 0
-    fleet_release
-  done
-}
-
-# Lock host I with flock(1) OPTS on fd fleet_fd; sets fleet_i. 1: not got.
-fleet_try_lock() { # I FLOCK_OPTS...
-  exec {fleet_fd}>>"$fleet_dir/lock-${h_id[$1]}"
-  if flock "${@:2}" "$fleet_fd"; then
-    fleet_i=$1
-    return 0
-  fi
-  exec {fleet_fd}>&-
-  return 1
-}
-
-fleet_release() { exec {fleet_fd}>&-; }
-
-# Blame host I for a failure; at --drop-after failures, drop it: a record
-# says so (a failure record with no config, class transport, so summarize
-# never takes it for a result) and parallel runs one job fewer.
-fleet_charge() { # I WHY
-  local i=$1 why=$2 c n k live=0 of
-  exec {c}>>"$fleet_dir/count.lock"
-  flock "$c"
-  n=$(($(cat "$fleet_dir/fail-${h_id[$i]}" 2>/dev/null || echo 0) + 1))
-  echo "$n" >"$fleet_dir/fail-${h_id[$i]}"
-  if ((n >= drop_after)) && ! fleet_dropped "$i"; then
-    touch "$fleet_dir/dropped-${h_id[$i]}"
-    for k in "${!h_id[@]}"; do fleet_dropped "$k" || live=$((live + 1)); done
-    echo $((live > 0 ? live : 1)) >"$fleet_dir/jobs"
-    warn "host ${h_name[$i]}: dropped after $n failures ($why); its configs go to the other hosts"
-    of="$fleet_dir/origin-${h_id[$i]}.jsonl"
-    [[ -e $of ]] || of=/dev/null
-    "$SWEEP_PLAN" host-dropped --reason "host ${h_name[$i]} dropped after $n failures; last: $why" "$of" \
-      >>"$results" || warn "sweep-plan host-dropped failed"
-  fi
-  exec {c}>&-
-}
-
-# ---- one job: one config, on whichever host is free ---------------------
+# ---- one job: one try of one config, on its slot's host ----------------
 # A config that fails on one host is run once more on another before it
-# counts as the config's own failure: a GPU fault or a leftover process on
-# one host looks exactly like an OOM at load. When it then succeeds, the
-# first host is blamed; a transport failure (after --retries) blames its
-# host at once. Exit: 0 measured, 40 failed (its own), 43 no host left,
-# 130 interrupted.
+# counts as the config's own failure (sweep-plan fleet-step says which:
+# the job's exit status, for parallel's --retries). Exit: 0 the result
+# stands, 1 another host should try, 2 usage, 130 interrupted.
 fleet_job_main() {
-  local slot=${fleet_job%%:*} idx=${fleet_job#*:} label i suspect=""
-  local -a tried=() step=()
-  [[ $slot =~ ^[0-9]+$ && $idx =~ ^[0-9]+$ ]] && ((idx >= 1 && idx <= n_configs)) ||
-    die "$EXIT_USAGE" "--fleet-job '$fleet_job': internal SLOT:INDEX"
+  local idx=$fleet_job i id=${PARALLEL_SSHHOST:-}
+  [[ $idx =~ ^[0-9]+$ ]] && ((idx >= 1 && idx <= n_configs)) ||
+    die "$EXIT_USAGE" "--fleet-job '$fleet_job': internal INDEX"
+  # Every host dropped: parallel, its sshlogin file empty, runs jobs here
+  # (sshlogin ':'); the config stays without a result.
+  if [[ $id == : ]]; then
+    warn "${labels[idx - 1]}: no host left to run it"
+    exit "$EXIT_NO_HOST_LEFT"
+  fi
   fleet_hosts
-  label=${labels[idx - 1]}
+  for i in "${!h_id[@]}"; do [[ ${h_id[$i]} != "$id" ]] || break; done
+  [[ ${h_id[$i]} == "$id" ]] || die "$EXIT_USAGE" "--fleet-job: host '$id' is not in --hosts"
+  # Dropped, but parallel has not re-read its sshlogin file yet: hand on.
+  ! grep -qx "# dropped $id" "$fleet_dir/sshlogins" || exit 1
   trap 'fleet_job_exit $?' EXIT
-  print_table=0 # the driver prints the table once, at the end
-  no_restore=1
+  print_table=0 no_restore=1 # the driver restores, and prints the table
   trap on_signal INT TERM
-  while fleet_acquire "$slot" "${tried[@]}"; do
-    i=$fleet_i
-    fleet_use_host "$i"
-    tried+=("$i")
-    # The origin is read once per host (a dry-run swap); later jobs there
-    # need not ask again, since a job never restores.
-    if [[ ! -s $origin_file ]] && ! (originals); then
-      fleet_release
-      fleet_charge "$i" "svc-swap --dry-run could not read its config"
-      continue
-    fi
-    run_config "$idx"
-    fleet_release
-    ((interrupted)) && exit "$EXIT_INTERRUPTED"
-    # run_config's verdict from the records this try appended (while a job
-    # holds a config no other host runs it, so it is the file's too);
-    # sweep-plan fleet-step says what follows from it.
-    mapfile -t step < <("$SWEEP_PLAN" fleet-step --state "$last_state" ${suspect:+--suspect} \
-      --swap-exit "$last_rc_swap" --field step --field exit)
-    case ${step[0]} in
-      measured)
-        [[ -z $suspect ]] || fleet_charge "$suspect" "$label failed there, not on ${h_name[$i]}"
-        exit "${step[1]}" ;;
-      blame-host) fleet_charge "$i" "transport failure on $label" ;;
-      try-elsewhere)
-        suspect=$i
-        say "$label: trying another host before it counts as the config's own failure" ;;
-      *) exit "${step[1]:-$EXIT_FAILURE}" ;;
-    esac
-  done
+  fleet_use_host "$i"
+  local -a step=(--index "$idx" --host "$id")
+  # The origin is read once per host (a dry-run swap); a job never restores.
+  if [[ ! -s $origin_file ]] && ! (originals); then
+    plan fleet-step "${step[@]}" --origin-failed
+    exit 1
+  fi
+  # This run's records already hold the config's failure (another host).
+  [[ $(plan verdict --index "$idx" --since "$SWEEP_FLEET_SINCE" "$results" --field state) != failed ]] ||
+    step+=(--suspect)
+  run_config "$idx"
   ((interrupted)) && exit "$EXIT_INTERRUPTED"
-  [[ -z $suspect ]] || exit "$EXIT_SOME_CONFIGS_FAILED" # no other host: its failure stands
-  warn "$label: no host left to run it"
-  exit "$EXIT_NO_HOST_LEFT"
+  step+=(--state "$last_state" --swap-exit "$last_rc_swap")
+  plan fleet-step "${step[@]}" # the try's record, for fleet-watch
+  exit "$(plan fleet-step "${step[@]}" --field exit)"
 }
 
 # A usage error (a tool rejected a pass-through argument) fails every
@@ -222,7 +104,7 @@ fleet_job_exit() { # RC
 fleet_pid=""
 
 fleet_main() {
-  local i pending=() code
+  local i pending=()
   command -v parallel >/dev/null ||
     die "$EXIT_NO_PARALLEL" "GNU parallel not found; --hosts needs it (apt-get install parallel)"
   # One summary per host would give each host the best of the few configs
@@ -233,9 +115,12 @@ fleet_main() {
   ((dry_run)) && fleet_dry_run
   mkdir -p "$fleet_dir"
   touch "$results"
-  rm -f "$fleet_dir"/dropped-* "$fleet_dir"/fail-* "$fleet_dir/joblog"
-  echo "${#h_id[@]}" >"$fleet_dir/jobs"
-  export SWEEP_FLEET_IDS="${h_id[*]}"
+  rm -f "$fleet_dir"/{joblog,tries.jsonl}
+  printf '1/%s\n' "${h_id[@]}" >"$fleet_dir/sshlogins"
+  # Jobs take where this run's records start from the environment
+  # parallel passes on.
+  export SWEEP_FLEET_SINCE
+  SWEEP_FLEET_SINCE=$(wc -l <"$results")
   for ((i = 1; i <= n_configs; i++)); do
     if [[ ${actions[i - 1]:-run} == skip ]]; then
       say "[$i/$n_configs] ${labels[i - 1]}: already in $results, skipped"
@@ -245,25 +130,44 @@ fleet_main() {
   done
   say "$n_configs config(s) on ${#h_id[@]} host(s); results: $results"
   trap fleet_on_signal INT TERM
-  # -u: jobs' progress lines pass straight through (each one write);
-  # --jobs FILE is read again after each job, so a dropped host's slot
-  # goes; --termseq: a job stops its tools and writes its records first;
-  # --joblog: the record of what ran, each job's exit status in column 7.
-  # fleet_pid is parallel's own pid (fleet_on_signal signals it).
-  if ((${#pending[@]})); then
-    parallel -u --jobs "$fleet_dir/jobs" --termseq TERM,20000,KILL,25 \
-      --joblog "$fleet_dir/joblog" -q bash "$self" "${argv[@]}" --fleet-job '{%}:{}' \
-      ::: "${pending[@]}" </dev/null &
-    fleet_pid=$!
-    while kill -0 "$fleet_pid" 2>/dev/null; do wait "$fleet_pid" || true; done
-    fleet_pid=""
-  fi
-  if [[ -s $fleet_dir/joblog ]] && cut -f7 "$fleet_dir/joblog" | grep -qx "$EXIT_USAGE"; then
-    printf '%s: error: %s\n' "$PROG" "a tool rejected its arguments; fix the pass-through options" >&2
-    fleet_finish "$EXIT_USAGE"
-  fi
-  ((interrupted)) && fleet_finish "$EXIT_INTERRUPTED"
-  fleet_finish 0
+  ((${#pending[@]} == 0)) || fleet_run "${pending[@]}"
+  fleet_finish
+}
+
+# parallel's "ssh" for a pool host: run the job here ($1 is the host,
+# $2 --), as ssh would: parallel's worker in a session of its own, so the
+# signals parallel and a terminal send this shell miss it. When parallel
+# stops the pool it TERMs this shell; the worker sees its parent gone and
+# stops the job with --termseq (TERM, so the job writes its records and
+# stops its tools; KILL after 20 s, or for what outlives the job at once),
+# as it does over real ssh.
+readonly fleet_ssh="bash -c 'shift 2; setsid bash -c \"\$*\" & wait \$!' sweep-fleet-ssh"
+
+# Run the configs INDEX... over the pool; every try's record goes to
+# sweep-plan fleet-watch, which ends when the last job has (the jobs hold
+# its pipe), so the restores never overlap a job. fleet_pid is
+# parallel's own pid (fleet_on_signal signals it).
+fleet_run() { # INDEX...
+  local i w watch_pid
+  local -a watch=(--drop-after "$drop_after" --slf "$fleet_dir/sshlogins" --origins "$fleet_dir"
+    --tries "$fleet_dir/tries.jsonl")
+  for i in "${!h_id[@]}"; do watch+=(--host "${h_id[$i]}=${h_name[$i]}"); done
+  # It reads on through a Ctrl-C, till the stopped jobs' last records.
+  exec {w}> >(trap '' INT TERM && exec "$SWEEP_PLAN" fleet-watch "${watch[@]}" "$results")
+  watch_pid=$!
+  # -u: jobs' lines pass straight through (each one write); --retries: a
+  # config may meet every host once; --joblog: each job's exit in column 7.
+  # exec: the job is the process parallel's worker signals, not a shell
+  # around it that dies at the TERM and makes the worker KILL the job at
+  # once (its --termseq sleep ends with its child).
+  parallel -u --slf "$fleet_dir/sshlogins" --ssh "$fleet_ssh" --retries "${#h_id[@]}" \
+    --termseq TERM,20000,KILL,25 --joblog "$fleet_dir/joblog" \
+    -q exec bash "$self" "${argv[@]}" --fleet-job '{}' ::: "$@" </dev/null >&"$w" {w}>&- &
+  fleet_pid=$!
+  exec {w}>&-
+  while kill -0 "$fleet_pid" 2>/dev/null; do wait "$fleet_pid" || true; done
+  fleet_pid=""
+  wait "$watch_pid" || warn "sweep-plan fleet-watch failed; the drops may be incomplete"
 }
 
 # --dry-run: each host with its URL, then the plan (on the first host).
@@ -292,17 +196,12 @@ fleet_on_signal() {
   say "interrupted; stopping every host's job"
 }
 
-# Restore every host that has an origin (in parallel: each waits for its
-# server), print the table, exit with the pool's status.
-fleet_finish() { # CODE
-  local code=$1 i rc dropped=0 refused=0
+# Restore every host that has an origin, all at once (each waits for its
+# server); any that fails: final_rc 42.
+fleet_restore() {
+  local i rc
   local -a pids=()
-  trap '' INT TERM
-  if ((keep_winner)) && fleet_mixed_hardware; then
-    keep_winner=0 refused=1
-  fi
   for i in "${!h_id[@]}"; do
-    fleet_dropped "$i" && dropped=$((dropped + 1))
     [[ -e $fleet_dir/origin-${h_id[$i]}.jsonl ]] || continue
     (
       fleet_use_host "$i"
@@ -318,15 +217,31 @@ fleet_finish() { # CODE
     wait "$i" || rc=$?
     ((rc == 0)) || final_rc="$EXIT_RESTORE_FAILED"
   done
-  table
-  # sweep-plan outcome counts the grid's states in the file and names the
-  # pool's exit status (43, 41, 40, 45 or 0).
+}
+
+# The end of a pool: restore, print the table, exit with its status.
+# sweep-plan outcome counts the grid's states in the file and this run's
+# drops, finds a usage error in the joblog, and names the pool's exit
+# status (2, 43, 41, 40, 45 or 0); an interrupt makes it 130.
+fleet_finish() {
+  local code=0 refused=0
   local -a out=()
-  mapfile -t out < <(plan outcome --dropped "$dropped" "$results" \
-    --field measured --field failed --field missing --field exit)
+  trap '' INT TERM
+  mapfile -t out < <(plan outcome --since "${SWEEP_FLEET_SINCE:-0}" --joblog "$fleet_dir/joblog" \
+    "$results" --field measured --field failed --field missing --field dropped --field exit \
+    --field usage)
+  if [[ ${out[5]:-} == true ]]; then
+    printf '%s: error: %s\n' "$PROG" "a tool rejected its arguments; fix the pass-through options" >&2
+  fi
+  if ((keep_winner)) && fleet_mixed_hardware; then
+    keep_winner=0 refused=1
+  fi
+  fleet_restore
+  table
   say_prefix=""
-  say "done: ${out[0]} measured, ${out[1]} failed, ${out[2]} without a result, $dropped host(s) dropped"
-  ((code != 0)) || code=${out[3]:-$EXIT_FAILURE}
+  say "done: ${out[0]:-0} measured, ${out[1]:-0} failed, ${out[2]:-0} without a result, ${out[3]:-0} host(s) dropped"
+  code=${out[4]:-$EXIT_FAILURE}
+  ((!interrupted || code == EXIT_USAGE)) || code=$EXIT_INTERRUPTED
   ((final_rc)) && code=$final_rc
   if ((refused)); then
     printf '%s: error: %s\n' "$PROG" "--keep-winner: the hosts differ in hardware or server version, so one pick would compare the hosts, not the configs; every host's original config is back (--summarize-arg --pool-hosts applies one pick to every host anyway; summarize --per-host $results shows each host's best)" >&2

@@ -202,3 +202,108 @@ fn the_readme_fleet_examples_run_as_dry_runs() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// Every host dropped (here the one host, whose config cannot be read, so
+/// each try blames it): parallel's sshlogin file has no host left, the rest
+/// of the grid stays without a result (exit 43), one host_dropped record
+/// says why, and the per-try log names the host of every try.
+#[test]
+fn a_pool_with_every_host_dropped_ends_with_no_host_left() {
+    let dir = testkit::temp_dir("fleet-all-dropped");
+    let results = dir.join("r.jsonl");
+    let spec = dir.join("missing.spec");
+    let args = [
+        "--hosts",
+        "-",
+        "--spec",
+        spec.to_str().unwrap(),
+        "--url",
+        "http://127.0.0.1:9",
+        "--server",
+        "llm-sim",
+        "--param",
+        KEY,
+        "--values",
+        "1,2,3,4",
+        "--results",
+        results.to_str().unwrap(),
+    ];
+    let mut cmd = sweep_behind(&["timeout", "60"], &args);
+    let out = cmd.stdin(Stdio::null()).output().unwrap();
+    assert_eq!(out.status.code(), Some(43), "{}", dump(&out));
+    let recs = sweep_support::all_records(&results);
+    let dropped = recs.iter().filter(|r| r["kind"] == "host_dropped").count();
+    assert_eq!(dropped, 1, "{}", dump(&out));
+    assert!(recs.iter().all(|r| r["type"] != "bench"));
+    let tries = std::fs::read_to_string(dir.join("r.jsonl.fleet/tries.jsonl")).unwrap();
+    // Two at least: a job parallel started before the drop reached it
+    // tries too.
+    assert!(tries.lines().count() >= 2, "{tries}");
+    for t in tries.lines() {
+        let t: serde_json::Value = serde_json::from_str(t).unwrap();
+        assert_eq!(
+            (t["type"].as_str(), t["step"].as_str()),
+            (Some("try"), Some("blame-host"))
+        );
+        assert!(t["host"].as_str().is_some_and(|h| !h.is_empty()), "{t}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// SIGINT to the sweep alone while a job's loadgen runs: the job is told
+/// to stop through parallel (its worker TERMs the job's group), the run's
+/// shell outlives the TERM and waits for its tools, so loadgen's cut-short
+/// level lands as a partial bench record; exit 130, the host restored, and
+/// long before the 10 s level would have ended.
+#[test]
+fn ctrl_c_stops_a_local_pools_job_with_its_partial_record() {
+    let (spec, port) = spec("fleet-local-int");
+    let original = spec.exec_start();
+    let long = [
+        "--load-arg",
+        "--duration",
+        "--load-arg",
+        "10s",
+        "--load-arg",
+        "--warmup",
+    ];
+    let mut extra = long.to_vec();
+    extra.extend_from_slice(&["--load-arg", "0"]);
+    let mut cmd = local_pool(&spec, port, "1,2", &extra);
+    let child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let results = spec.results();
+    let t0 = std::time::Instant::now();
+    // The origin is recorded before the first swap; the swap and the
+    // server's start take about a second, then the 10 s level runs.
+    while !std::fs::read_to_string(&results)
+        .unwrap_or_default()
+        .contains("\"type\":\"origin\"")
+    {
+        assert!(t0.elapsed().as_secs() < 30, "no origin record");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    let t1 = std::time::Instant::now();
+    Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", dump(&out));
+    assert!(
+        t1.elapsed().as_secs() < 8,
+        "stopped at once: {}",
+        dump(&out)
+    );
+    let recs = records(&results);
+    let partial = recs
+        .iter()
+        .filter(|r| r["type"] == "bench" && r["partial"] == true)
+        .count();
+    assert_eq!(partial, 1, "{}", dump(&out));
+    assert_eq!(spec.exec_start(), original, "restored");
+}

@@ -145,8 +145,9 @@ pub struct SweepArgs {
     #[arg(long, value_name = "N", default_value = "2", help_heading = "Fleet")]
     pub drop_after: String,
 
-    /// Internal: one fleet job, SLOT:INDEX
-    #[arg(long, value_name = "SLOT:INDEX", hide = true)]
+    /// Internal (scripts/lib/fleet.sh): a pool job, one try of config
+    /// INDEX on the host GNU parallel bound its slot to ($PARALLEL_SSHHOST)
+    #[arg(long, value_name = "INDEX", hide = true)]
     pub fleet_job: Option<String>,
 
     /// systemd unit

@@ -155,29 +155,28 @@ fn bad_grids_are_one_line_usage_errors() {
 #[test]
 fn a_pools_outcome_names_its_exit_status_from_the_grids_states() {
     // The campaign: steps 4 measured, 10 an OOM (a failure of its own), 11
-    // never run.
+    // never run; then the same file with a host dropped after it.
     let f = fixture();
-    for (values, dropped, want) in [
-        ("4,10,11", "0", [1, 1, 1, 43]),
-        ("4,10", "0", [1, 1, 0, 40]),
-        ("10", "0", [0, 1, 0, 41]),
-        ("4", "1", [1, 0, 0, 45]),
-        ("4", "0", [1, 0, 0, 0]),
+    let text = std::fs::read_to_string(&f).unwrap();
+    let since = text.lines().count().to_string();
+    let drop =
+        r#"{"type":"failure","schema":1,"kind":"host_dropped","class":"transport","config":{}}"#;
+    let g = temp_file("outcome-drop.jsonl", &format!("{text}{drop}\n"));
+    for (values, file, want) in [
+        ("4,10,11", &f, [1, 1, 1, 0, 43]),
+        ("4,10", &f, [1, 1, 0, 0, 40]),
+        ("10", &f, [0, 1, 0, 0, 41]),
+        ("4", &g, [1, 0, 0, 1, 45]),
+        ("4", &f, [1, 0, 0, 0, 0]),
     ] {
         let args = [
-            "outcome",
-            "--param",
-            KEY,
-            "--values",
-            values,
-            "--dropped",
-            dropped,
-            &f,
+            "outcome", "--param", KEY, "--values", values, "--since", &since, file,
         ];
         let r = plan(&args, "");
         assert_eq!(r.code(), 0, "{}", r.stderr());
         let a = &r.json_lines()[0];
-        let got = ["measured", "failed", "missing", "exit"].map(|k| a[k].as_u64().unwrap());
-        assert_eq!(got, want.map(|n| n as u64), "{values} dropped {dropped}");
+        let got =
+            ["measured", "failed", "missing", "dropped", "exit"].map(|k| a[k].as_u64().unwrap());
+        assert_eq!(got, want.map(|n| n as u64), "{values} {file}");
     }
 }

@@ -1,0 +1,302 @@
+//! sweep-plan's command line: its subcommands and their flags, as clap
+//! defines them (the man page and completions are generated from here).
+
+use clap::{Parser, Subcommand};
+
+use crate::{fleet, grid, results};
+
+/// Decide a sweep's campaign: what to run next, what to restore.
+///
+/// sweep(1) asks; each answer is a function of the grid (--param and
+/// --values, as sweep takes them) and the results file, so a resumed sweep
+/// asks and acts exactly the same.
+#[derive(Debug, Parser)]
+#[command(name = "sweep-plan", version, max_term_width = 79)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: Command,
+
+    /// Print these fields of each answer, one per line (arrays: the
+    /// elements joined by spaces; absent: an empty line), not JSON
+    #[arg(long, value_name = "NAME", global = true)]
+    pub field: Vec<String>,
+}
+
+/// The grid, as sweep(1) takes it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GridArgs {
+    /// Launch flag to vary (repeatable); A,B: flags that move together
+    #[arg(
+        long = "param",
+        value_name = "NAME",
+        required = true,
+        allow_hyphen_values = true
+    )]
+    pub params: Vec<String>,
+
+    /// Comma-separated values of the --param at the same place (with A,B:
+    /// each value A:B)
+    #[arg(
+        long = "values",
+        value_name = "LIST",
+        required = true,
+        allow_hyphen_values = true
+    )]
+    pub values: Vec<String>,
+}
+
+/// The adaptive search's knobs.
+#[derive(Debug, Clone, clap::Args)]
+pub struct NextArgs {
+    /// Stop after K further values past the best showed the plateau
+    #[arg(long, value_name = "K", default_value_t = 2)]
+    pub patience: usize,
+
+    /// Weighted-score gap that counts as a close call (and a drop that
+    /// counts as a clear peak) until repeats measure the noise
+    #[arg(long, value_name = "PCT", default_value = "5%", value_parser = parse_pct)]
+    pub noise_margin: f64,
+
+    /// Extra config starts allowed for re-measuring close calls
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub repeat_budget: usize,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Each config of the grid, in run order, with its state in RESULTS
+    /// and whether to run it (--resume skips those with a result)
+    Configs {
+        #[command(flatten)]
+        grid: GridArgs,
+        /// Skip configs whose last record is a result (complete, or a
+        /// failure of their own)
+        #[arg(long)]
+        resume: bool,
+        /// Results file (JSON Lines); absent or missing: nothing ran yet
+        #[arg(value_name = "RESULTS")]
+        results: Option<String>,
+    },
+    /// One config's arguments for a tool, one word per line
+    Args {
+        #[command(flatten)]
+        grid: GridArgs,
+        /// The config's place in the grid (1-based, as `configs` numbers)
+        #[arg(long, value_name = "N")]
+        index: usize,
+        /// Which tool's words
+        #[arg(long = "for", value_name = "TOOL", value_enum)]
+        tool: grid::Tool,
+    },
+    /// What one run of a config left in RESULTS: its state and how many
+    /// bench records it wrote (other configs' records are not counted);
+    /// with --exits, what sweep makes of it (tally, usage_exit,
+    /// interrupted, refused, warning, note)
+    Verdict {
+        #[command(flatten)]
+        grid: GridArgs,
+        #[arg(long, value_name = "N")]
+        index: usize,
+        /// Only the records after this many lines (the file's length
+        /// before the run)
+        #[arg(long, value_name = "LINES", default_value_t = 0)]
+        since: usize,
+        /// The run's exit statuses: svc-swap's, wait-ready's, loadgen's
+        #[arg(long, value_name = "STATUS", num_args = 3)]
+        exits: Option<Vec<u8>>,
+        /// sweep's --retries (for the note on a transport failure)
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        retries: usize,
+        #[arg(value_name = "RESULTS")]
+        results: String,
+    },
+    /// Read a dry-run swap record on stdin; print the origin record to
+    /// append, unless ORIGIN already holds one (then print nothing)
+    Origin {
+        /// Where the origin is kept (the results file); missing: none yet
+        #[arg(value_name = "ORIGIN")]
+        file: Option<String>,
+    },
+    /// svc-swap's words that put ORIGIN's original config back, one per
+    /// line; every swept key must be in it
+    Restore {
+        #[command(flatten)]
+        grid: GridArgs,
+        #[arg(value_name = "ORIGIN")]
+        file: String,
+    },
+    /// The record of a host the fleet dropped for REASON; ORIGIN is that
+    /// host's origin record (may be missing)
+    HostDropped {
+        #[arg(long, value_name = "REASON")]
+        reason: String,
+        #[arg(value_name = "ORIGIN")]
+        file: Option<String>,
+    },
+    /// The adaptive search's next step along the one --param: measure a
+    /// value, or done (and why, what it cost)
+    Next {
+        #[command(flatten)]
+        grid: GridArgs,
+        #[command(flatten)]
+        knobs: NextArgs,
+        /// summarize's summary record of RESULTS (`summarize --format json
+        /// --objective weighted --pool-hosts RESULTS`); - is stdin; empty:
+        /// nothing measured yet
+        #[arg(long, value_name = "FILE")]
+        summary: String,
+        /// Write a skipped record for each untried value of a finished
+        /// search (none twice), instead of the answer
+        #[arg(long)]
+        emit_skipped: bool,
+        #[arg(value_name = "RESULTS")]
+        results: String,
+    },
+    /// How a pool's grid ended (sweep --hosts): configs measured, failed
+    /// and left without a result, hosts dropped, whether a job's tool
+    /// rejected its arguments (usage), and the exit status sweep(1)
+    /// documents
+    Outcome {
+        #[command(flatten)]
+        grid: GridArgs,
+        /// Count the host_dropped records after this many lines (the
+        /// file's length when the pool started)
+        #[arg(long, value_name = "LINES", default_value_t = 0)]
+        since: usize,
+        /// GNU parallel's --joblog of the pool: a job that exited 2 (a
+        /// usage error) is one (missing: none ran)
+        #[arg(long, value_name = "FILE")]
+        joblog: Option<String>,
+        #[arg(value_name = "RESULTS")]
+        results: String,
+    },
+    /// The pool of `sweep --hosts`, one answer per host: its place (n),
+    /// dest, exec prefix, URL (from the --url template), id and name; a
+    /// bad line: a usage error naming it
+    Hosts {
+        /// A pool file, or a comma list of hosts
+        #[arg(long, value_name = "FILE|LIST")]
+        hosts: String,
+        /// sweep's --url template ({host}, {n}, {NAME} of the line)
+        #[arg(long, value_name = "URL")]
+        url: String,
+    },
+    /// One try of config N on one pool host: the try's record (it names
+    /// the host, for fleet-watch) with the job's next step and its exit
+    /// status for GNU parallel (0: the result stands, 1: another host
+    /// tries it through --retries, 130: interrupted)
+    FleetStep {
+        #[command(flatten)]
+        grid: GridArgs,
+        #[arg(long, value_name = "N")]
+        index: usize,
+        /// The host's id (its sshlogin)
+        #[arg(long, value_name = "ID")]
+        host: String,
+        /// The try's verdict (`verdict --field state`)
+        #[arg(long, value_enum, required_unless_present = "origin_failed")]
+        state: Option<results::State>,
+        /// The host's config could not be read (nothing ran): blame it
+        #[arg(long)]
+        origin_failed: bool,
+        /// The config already failed on another host in this run
+        #[arg(long)]
+        suspect: bool,
+        /// svc-swap's exit status in the try
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        swap_exit: u8,
+    },
+    /// Read the pool's tries (fleet-step's records) on stdin till parallel
+    /// ends; keep each host's blame, and drop a host charged N times (a
+    /// warning, a host_dropped record appended to RESULTS, the sshlogin
+    /// file SLF rewritten without it: parallel re-reads it)
+    FleetWatch {
+        /// Failures charged to a host before it is dropped
+        #[arg(long, value_name = "N", default_value_t = 2)]
+        drop_after: usize,
+        /// A host of the pool (repeatable, in --hosts order)
+        #[arg(long = "host", value_name = "ID=NAME", value_parser = fleet::parse_host, required = true)]
+        hosts: Vec<fleet::Host>,
+        /// parallel's --slf file, written here
+        #[arg(long, value_name = "FILE")]
+        slf: String,
+        /// The directory of the hosts' origin-ID.jsonl records
+        #[arg(long, value_name = "DIR")]
+        origins: String,
+        /// Append each try's record here too (the pool's per-try log)
+        #[arg(long, value_name = "FILE")]
+        tries: Option<String>,
+        #[arg(value_name = "RESULTS")]
+        results: String,
+    },
+    /// `sweep --schedule`'s step after the grid: derive, run or done (its
+    /// records in RESULTS after the last schedule record), the words for
+    /// wait-ready, and with --emit-record that schedule record itself
+    Schedule {
+        /// The server the schedule is for
+        #[arg(long, value_name = "SERVER", value_parser = ["vllm", "sglang"])]
+        server: String,
+        /// Keep a schedule RESULTS holds (without: always derive anew)
+        #[arg(long)]
+        resume: bool,
+        /// run_state and run_bench_records: only the records after this
+        /// many lines (the file's length before one run)
+        #[arg(long, value_name = "LINES", default_value_t = 0)]
+        since: usize,
+        /// Print the last schedule record (as svc-swap --apply-from reads
+        /// it) instead of the answer; none: exit 3
+        #[arg(long)]
+        emit_record: bool,
+        /// Print one tool's words one per line instead: expect (wait-ready
+        /// --expect-config), stage (--pipeline-config) or restore (svc-swap:
+        /// undo the schedule's flags outside the swept --key)
+        #[arg(long, value_name = "WHICH", value_parser = ["expect", "stage", "restore"])]
+        words: Option<String>,
+        /// With --words restore: a swept key (repeatable; the origin
+        /// record restores those)
+        #[arg(long, value_name = "KEY")]
+        key: Vec<String>,
+        /// summarize's summary record of RESULTS: the answer's `keep` says
+        /// whether --keep-winner keeps the schedule (it wins by the
+        /// objective) or the static pick
+        #[arg(long, value_name = "FILE")]
+        summary: Option<String>,
+        #[arg(value_name = "RESULTS")]
+        results: String,
+    },
+    /// Where the sweep stands before config N runs, and its ETA: the mean
+    /// load and bench time of the config starts in RESULTS so far, times
+    /// the configs without a result (`--field line`: the human line)
+    Progress {
+        #[command(flatten)]
+        grid: GridArgs,
+        #[arg(long, value_name = "N")]
+        index: usize,
+        /// Results file; absent or missing: nothing ran yet
+        #[arg(value_name = "RESULTS")]
+        results: Option<String>,
+    },
+    /// Parse sweep(1)'s own arguments (after --) with its one option
+    /// definition; print its settings as bash assignments, every value
+    /// single-quoted (sweep.sh evals them); a bad one: `sweep: error:`, 2
+    Options {
+        #[arg(
+            value_name = "SWEEP_ARG",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        argv: Vec<String>,
+    },
+}
+
+/// clap's parser for a percentage (`5%` or `5`), as a fraction.
+pub fn parse_pct(s: &str) -> Result<f64, String> {
+    let t = s.trim().trim_end_matches('%').trim();
+    let x: f64 = t
+        .parse()
+        .map_err(|_| format!("\"{s}\": expected a percentage like 5%"))?;
+    if !(0.0..=100.0).contains(&x) {
+        return Err(format!("\"{s}\": must be between 0% and 100%"));
+    }
+    Ok(x / 100.0)
+}

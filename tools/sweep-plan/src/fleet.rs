@@ -1,0 +1,374 @@
+//! `sweep --hosts`: what GNU parallel cannot decide for the pool. parallel
+//! binds each job slot to a host (the hosts are its sshlogins) and moves a
+//! failed config to another host with its own `--retries`; this module
+//! says, after each try, whether the try's result stands (`fleet-step`),
+//! keeps the per-host blame and drops a host that fails too often
+//! (`fleet-watch`, which reads every try's record on parallel's output and
+//! rewrites the sshlogin file parallel re-reads, since parallel has no rule
+//! for "this host is bad"), and how the pool ended (`outcome`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, Write};
+use std::time::SystemTime;
+
+use anyhow::{anyhow, Context};
+use serde::{Deserialize, Serialize};
+use sweepkit::exit;
+use sweepkit::records::Record;
+use sweepkit::report::{Exit, WithCode};
+
+use crate::grid::Grid;
+use crate::results::{self, State};
+
+/// A pool's end, as `outcome` answers.
+#[derive(Debug, Serialize)]
+pub struct Outcome {
+    #[serde(rename = "type")]
+    tag: &'static str,
+    pub measured: usize,
+    pub failed: usize,
+    /// Configs with no result (pending, transport only, cut short).
+    pub missing: usize,
+    /// Hosts dropped: host_dropped records after line `since`.
+    pub dropped: usize,
+    /// A job exited 2 (a tool rejected its arguments): the pool stopped.
+    pub usage: bool,
+    /// 2 a usage error, 43 configs left unrun, 41 all failed, 40 some failed, 45 a host
+    /// dropped, else 0.
+    pub exit: u8,
+}
+
+/// How the grid stands in `text`, and the pool's exit status.
+pub fn outcome(g: &Grid, text: &str, since: usize) -> Outcome {
+    let lines = results::read(text);
+    let (mut measured, mut failed, mut missing) = (0, 0, 0);
+    for p in &g.points {
+        match results::state_of(&lines, |c| p.matches(c)) {
+            State::Complete => measured += 1,
+            State::Failed | State::Transport => failed += 1,
+            _ => missing += 1,
+        }
+    }
+    let dropped = lines
+        .iter()
+        .filter(|l| l.line > since && l.kind.as_deref() == Some("host_dropped"))
+        .count();
+    let exit = if missing > 0 {
+        exit::NO_HOST_LEFT
+    } else if failed > 0 && measured == 0 {
+        exit::ALL_CONFIGS_FAILED
+    } else if failed > 0 {
+        exit::SOME_CONFIGS_FAILED
+    } else if dropped > 0 {
+        exit::HOST_DROPPED
+    } else {
+        exit::OK
+    };
+    Outcome {
+        tag: "outcome",
+        measured,
+        failed,
+        missing,
+        dropped,
+        usage: false,
+        exit,
+    }
+}
+
+/// Whether GNU parallel's joblog (TSV with a header; Exitval is its
+/// seventh column) holds a job that exited 2, a usage error.
+pub fn joblog_usage(text: &str) -> bool {
+    let usage = exit::USAGE.to_string();
+    text.lines()
+        .skip(1)
+        .any(|l| l.split('\t').nth(6).is_some_and(|x| x.trim() == usage))
+}
+
+/// One try of a config on one host, as `fleet-step` answers: the record
+/// `fleet-watch` reads (it names the host, for blame).
+#[derive(Debug, Serialize, Deserialize, PartialEq)]
+pub struct Try {
+    #[serde(rename = "type")]
+    pub tag: String,
+    pub index: usize,
+    pub label: String,
+    /// The host's id (its sshlogin in parallel's --slf file).
+    pub host: String,
+    /// The try's verdict; `origin_failed`: the host's config could not be
+    /// read, so nothing ran.
+    pub state: String,
+    /// measured, config-failed (its own failure stands), try-elsewhere (a
+    /// first failure), blame-host (transport: the host's fault) or
+    /// interrupted.
+    pub step: String,
+    /// The job's exit status for parallel: 0 the config is done (its
+    /// result stands), 1 another host should try it (--retries), 130.
+    pub exit: u8,
+}
+
+/// A config that fails on one host runs once more on another before it
+/// counts as its own failure (a GPU fault or a leftover process on one
+/// host looks exactly like an OOM at load), unless pre-flight refused the
+/// config itself; a transport failure blames its host. `suspect`: this
+/// run's records already hold a failure of the config (on another host).
+pub fn step(state: State, suspect: bool, swap_exit: u8) -> (&'static str, u8) {
+    const AGAIN: u8 = 1; // any non-zero status: parallel's --retries
+    match state {
+        State::Complete => ("measured", exit::OK),
+        State::Transport => ("blame-host", AGAIN),
+        State::Failed if suspect || swap_exit == exit::PREFLIGHT_REJECTED => {
+            ("config-failed", exit::OK)
+        }
+        State::Failed => ("try-elsewhere", AGAIN),
+        State::Pending | State::Incomplete => ("interrupted", exit::INTERRUPTED),
+    }
+}
+
+/// A host of the pool, as `fleet-watch --host ID=NAME` names it.
+#[derive(Debug, Clone)]
+pub struct Host {
+    pub id: String,
+    pub name: String,
+}
+
+/// clap's parser for `--host ID=NAME`.
+pub fn parse_host(s: &str) -> Result<Host, String> {
+    let (id, name) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}': expected ID=NAME"))?;
+    if id.is_empty() || id.contains(char::is_whitespace) || id.contains('/') {
+        return Err(format!("'{id}': not a host id"));
+    }
+    Ok(Host {
+        id: id.into(),
+        name: name.into(),
+    })
+}
+
+/// The pool's blame: failures charged to each host, and the dropped ones.
+#[derive(Debug, Default)]
+pub struct Blame {
+    pub drop_after: usize,
+    pub hosts: Vec<Host>,
+    charges: BTreeMap<String, usize>,
+    pub dropped: BTreeSet<String>,
+    /// A config's first failure, on this host, until another host decides.
+    failed_on: BTreeMap<usize, String>,
+}
+
+/// A host to drop: its id, failure count and the last reason.
+#[derive(Debug, PartialEq)]
+pub struct Drop {
+    pub id: String,
+    pub count: usize,
+    pub why: String,
+}
+
+impl Blame {
+    pub fn new(drop_after: usize, hosts: Vec<Host>) -> Self {
+        Blame {
+            drop_after,
+            hosts,
+            ..Blame::default()
+        }
+    }
+
+    fn name(&self, id: &str) -> String {
+        self.hosts
+            .iter()
+            .find(|h| h.id == id)
+            .map_or_else(|| id.to_string(), |h| h.name.clone())
+    }
+
+    /// Take one try into account; a host that reaches --drop-after
+    /// failures is to be dropped (once).
+    pub fn record(&mut self, t: &Try) -> Option<Drop> {
+        let (host, why) = match t.step.as_str() {
+            "measured" => match self.failed_on.remove(&t.index) {
+                Some(h) if h != t.host => {
+                    let why = format!("{} failed there, not on {}", t.label, self.name(&t.host));
+                    (h, why)
+                }
+                _ => return None,
+            },
+            "try-elsewhere" => {
+                self.failed_on.insert(t.index, t.host.clone());
+                return None;
+            }
+            "blame-host" if t.state == "origin_failed" => (
+                t.host.clone(),
+                "svc-swap --dry-run could not read its config".to_string(),
+            ),
+            "blame-host" => (t.host.clone(), format!("transport failure on {}", t.label)),
+            _ => {
+                self.failed_on.remove(&t.index);
+                return None;
+            }
+        };
+        let n = self.charges.entry(host.clone()).or_default();
+        *n += 1;
+        if *n < self.drop_after || self.dropped.contains(&host) {
+            return None;
+        }
+        let count = *n;
+        self.dropped.insert(host.clone());
+        Some(Drop {
+            id: host,
+            count,
+            why,
+        })
+    }
+
+    /// parallel's sshlogin file: one job slot per live host; a dropped one
+    /// stays as a comment, which parallel skips and a job on it reads.
+    pub fn sshlogins(&self) -> String {
+        let mut s = String::from("# sweep --hosts: one job slot per live host\n");
+        for h in &self.hosts {
+            if self.dropped.contains(&h.id) {
+                s.push_str(&format!("# dropped {}\n", h.id));
+            } else {
+                s.push_str(&format!("1/{}\n", h.id));
+            }
+        }
+        s
+    }
+}
+
+/// Where `fleet-watch` reads and writes.
+pub struct WatchFiles<'a> {
+    pub slf: &'a str,
+    pub origins: &'a str,
+    pub results: &'a str,
+    pub tries: Option<&'a str>,
+}
+
+fn append(path: &str, text: &str) -> Result<(), Exit> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("{path}: cannot append"))
+        .code(exit::FAILURE)?;
+    // One write per line: O_APPEND keeps lines whole beside the jobs'.
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("{path}: cannot append"))
+        .code(exit::FAILURE)
+}
+
+/// Read the tries on `input` till it ends; keep the blame, and drop a
+/// host at --drop-after failures: a warning, a host_dropped record in
+/// RESULTS (whose upstream is the host's origin record) and the sshlogin
+/// file rewritten without it (parallel re-reads it when a job ends).
+pub fn watch(mut b: Blame, f: &WatchFiles, input: impl BufRead) -> Result<(), Exit> {
+    for line in input.lines() {
+        let line = line.context("<stdin>").code(exit::BAD_INPUT)?;
+        let Ok(t) = serde_json::from_str::<Try>(&line) else {
+            // Not a try: a job's stray output, passed on as it is.
+            println!("{line}");
+            continue;
+        };
+        if let Some(path) = f.tries {
+            append(path, &format!("{line}\n"))?;
+        }
+        let Some(d) = b.record(&t) else { continue };
+        let name = b.name(&d.id);
+        eprintln!(
+            "sweep: warning: host {name}: dropped after {} failures ({}); its configs go to the other hosts",
+            d.count, d.why
+        );
+        let origin = format!("{}/origin-{}.jsonl", f.origins, d.id);
+        let text = std::fs::read_to_string(&origin).unwrap_or_default();
+        let reason = format!(
+            "host {name} dropped after {} failures; last: {}",
+            d.count, d.why
+        );
+        let rec = crate::origin::host_dropped(&text, &reason, SystemTime::now())
+            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("{origin}: {e}")))?;
+        let mut buf = Vec::new();
+        sweepkit::io::write_record(&mut buf, &Record::Failure(rec))?;
+        append(f.results, &String::from_utf8_lossy(&buf))?;
+        write_slf(f.slf, &b.sshlogins())?;
+    }
+    Ok(())
+}
+
+/// Replace the sshlogin file whole (a new file renamed over it), so
+/// parallel never reads half of one.
+fn write_slf(path: &str, text: &str) -> Result<(), Exit> {
+    let tmp = format!("{path}.new");
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .with_context(|| format!("{path}: cannot write"))
+        .code(exit::FAILURE)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use State as S;
+
+    fn t(index: usize, host: &str, state: S, suspect: bool) -> Try {
+        let (step, exit) = step(state, suspect, 0);
+        Try {
+            tag: "try".into(),
+            index,
+            label: format!("k={index}"),
+            host: host.into(),
+            state: format!("{state:?}").to_lowercase(),
+            step: step.into(),
+            exit,
+        }
+    }
+
+    #[test]
+    fn a_first_failure_moves_on_and_a_second_one_stands() {
+        assert_eq!(step(S::Complete, true, 0), ("measured", 0));
+        assert_eq!(step(S::Transport, false, 21), ("blame-host", 1));
+        assert_eq!(step(S::Failed, false, 24), ("try-elsewhere", 1));
+        assert_eq!(step(S::Failed, true, 24), ("config-failed", 0));
+        assert_eq!(
+            step(S::Failed, false, exit::PREFLIGHT_REJECTED),
+            ("config-failed", 0)
+        );
+        assert_eq!(step(S::Incomplete, false, 130), ("interrupted", 130));
+    }
+
+    #[test]
+    fn a_host_whose_configs_pass_elsewhere_is_dropped_once() {
+        let hosts = ["1", "2", "3"].map(|i| Host {
+            id: i.into(),
+            name: format!("h{i}"),
+        });
+        let mut b = Blame::new(2, hosts.to_vec());
+        assert_eq!(b.record(&t(1, "3", S::Failed, false)), None);
+        assert_eq!(b.record(&t(1, "1", S::Complete, true)), None, "one charge");
+        // A config failing everywhere is its own failure: no blame.
+        assert_eq!(b.record(&t(2, "2", S::Failed, false)), None);
+        assert_eq!(b.record(&t(2, "3", S::Failed, true)), None);
+        assert_eq!(b.record(&t(4, "3", S::Failed, false)), None);
+        let d = b.record(&t(4, "2", S::Complete, true)).unwrap();
+        assert_eq!(d.id, "3");
+        assert_eq!(d.count, 2);
+        assert_eq!(d.why, "k=4 failed there, not on h2");
+        assert!(b.sshlogins().contains("# dropped 3\n"));
+        assert!(b.sshlogins().contains("1/1\n1/2\n"));
+        // Dropped already: never a second record.
+        assert_eq!(b.record(&t(5, "3", S::Transport, false)), None);
+        assert!(parse_host("12=pct exec 1 --").is_ok());
+        assert!(parse_host("a b=x").is_err() && parse_host("x").is_err());
+    }
+
+    #[test]
+    fn the_outcome_counts_this_runs_drops() {
+        let g = crate::grid::expand(&["k".into()], &["1,2".into()]).unwrap();
+        let drop = r#"{"type":"failure","kind":"host_dropped","config":{}}"#;
+        let text = format!("{drop}\n{drop}\n");
+        let o = outcome(&g, &text, 1);
+        assert_eq!((o.dropped, o.missing, o.exit), (1, 2, exit::NO_HOST_LEFT));
+        let log = "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\n\
+                   1\th1\t1.0\t0.5\t0\t0\t2\t0\tbash sweep.sh --values 2,3\n";
+        assert!(joblog_usage(log));
+        assert!(!joblog_usage(&log.replace("\t2\t0\t", "\t1\t0\t")));
+        assert!(!joblog_usage(""));
+    }
+}
