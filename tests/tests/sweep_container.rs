@@ -9,8 +9,9 @@
 //! and the whole sweep through the test sshd and an exec prefix, cut by
 //! Ctrl-C (SIGINT to its process group) and `--resume`d to the end, with
 //! the original container back each time.
-//! Docker's engine does not run on these machines, so podman is the engine
-//! proven here (as in svc-swap's container tests).
+//! podman is the engine these sweeps run over; sweep passes --engine
+//! through to svc-swap untouched, and svc-swap's own tests run the Docker
+//! engine for real (tools/svc-swap/tests/container.rs, testkit::docker).
 
 mod sweep_support;
 
