@@ -16,6 +16,7 @@ pub mod out;
 pub mod progress;
 pub mod results;
 pub mod schedule;
+pub mod statusline;
 pub mod sweep_options;
 
 use std::io::{BufRead, Write};
@@ -230,10 +231,21 @@ pub enum Command {
         grid: GridArgs,
         #[arg(long, value_name = "N")]
         index: usize,
+        /// Show the line on stderr, after PREFIX, instead of answering on
+        /// stdout: kept on the bottom row of a terminal, else a plain line
+        #[arg(long, value_name = "PREFIX", allow_hyphen_values = true)]
+        show: Option<String>,
+        /// With --show: a plain line even on a terminal
+        #[arg(long, requires = "show")]
+        plain: bool,
         /// Results file; absent or missing: nothing ran yet
         #[arg(value_name = "RESULTS")]
         results: Option<String>,
     },
+    /// Give a terminal's bottom row back after `progress --show` (the
+    /// whole screen scrolls again, the row is cleared); off a terminal,
+    /// nothing. sweep(1) runs it at exit, signals included
+    ProgressEnd,
     /// Parse sweep(1)'s own arguments (after --) with its one option
     /// definition; print its settings as bash assignments, every value
     /// single-quoted (sweep.sh evals them); a bad one: `sweep: error:`, 2
@@ -498,6 +510,8 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
         Command::Progress {
             grid,
             index,
+            show,
+            plain,
             results,
         } => {
             let g = grid_of(&grid)?;
@@ -506,8 +520,16 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 Some(p) => read_text(p, true)?,
                 None => String::new(),
             };
-            o.answer(&progress::progress(&g, &text, index))?;
+            let p = progress::progress(&g, &text, index);
+            match show {
+                Some(prefix) => {
+                    let m = statusline::mode(plain);
+                    statusline::emit(&statusline::draw(m, &format!("{prefix}{}", p.line)))?;
+                }
+                None => o.answer(&p)?,
+            }
         }
+        Command::ProgressEnd => statusline::emit(&statusline::end(statusline::mode(false)))?,
         Command::Outcome {
             grid,
             dropped,
