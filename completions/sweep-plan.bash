@@ -52,6 +52,9 @@ _sweep__plan() {
             sweep__plan,progress)
                 cmd="sweep__plan__subcmd__progress"
                 ;;
+            sweep__plan,progress-end)
+                cmd="sweep__plan__subcmd__progress__subcmd__end"
+                ;;
             sweep__plan,restore)
                 cmd="sweep__plan__subcmd__restore"
                 ;;
@@ -97,6 +100,9 @@ _sweep__plan() {
             sweep__plan__subcmd__help,progress)
                 cmd="sweep__plan__subcmd__help__subcmd__progress"
                 ;;
+            sweep__plan__subcmd__help,progress-end)
+                cmd="sweep__plan__subcmd__help__subcmd__progress__subcmd__end"
+                ;;
             sweep__plan__subcmd__help,restore)
                 cmd="sweep__plan__subcmd__help__subcmd__restore"
                 ;;
@@ -113,7 +119,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress options help"
+            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress progress-end options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -271,7 +277,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress options help"
+            opts="configs args verdict origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress progress-end options help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -439,6 +445,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__progress)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__progress__subcmd__end)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -655,7 +675,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__progress)
-            opts="-h --param --values --index --field --help"
+            opts="-h --param --values --index --show --plain --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -673,6 +693,28 @@ _sweep__plan() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --show)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__progress__subcmd__end)
+            opts="-h --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --field)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

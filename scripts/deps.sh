@@ -7,11 +7,13 @@
 # cannot hold their boot up), podman-compose from PyPI (svc-swap --compose;
 # Debian's 1.0.3 dates from 2022, PyPI's 1.x is maintained), and the Python
 # packages that build the real llama-server and its test models; chromium
-# renders summarize's --report in a headless browser test.
+# renders summarize's --report in a headless browser test; docker.io gives
+# the Docker engine tests a dockerd of their own (testkit/src/docker.rs
+# starts one per test on a socket under /tmp, never the system's).
 # Idempotent: quick when all is present.
 set -euo pipefail
 
-apt_pkgs=(shellcheck openssh-server systemd-container podman runc parallel iproute2 psmisc curl pkg-config libssl-dev g++ chromium)
+apt_pkgs=(shellcheck openssh-server systemd-container podman runc parallel iproute2 psmisc curl pkg-config libssl-dev g++ chromium docker.io)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -22,6 +24,12 @@ if ((${#missing[@]})); then
   [[ $(id -u) -eq 0 ]] || SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # docker.io just installed enables a system dockerd on the default socket
+  # where systemd runs; the tests want none there (an --engine-less swap of
+  # a podman container would pick it), so it stays off until a user wants it.
+  if [[ " ${missing[*]} " == *" docker.io "* && -d /run/systemd/system ]]; then
+    $SUDO systemctl disable --now docker.socket docker.service >/dev/null 2>&1 || true
+  fi
 fi
 
 py_pkgs=(cmake ninja gguf numpy podman-compose)

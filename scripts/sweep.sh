@@ -20,14 +20,16 @@ argv=("$@") # the fleet's jobs run this script again with the same words
 
 say() { ((quiet)) || printf '%s: %s%s\n' "$PROG" "${say_prefix:-}" "$*" >&2; }
 # "config 3/10, ETA 14 min (load 95 s, bench 70 s per config so far)",
-# worked out by sweep-plan from the results file. A plain line on a
-# terminal too: the tools' own stderr lines (loadgen's bar) follow it, so a
-# line left open to update would be torn by them.
+# worked out by sweep-plan from the results file. On a terminal it stays on
+# the bottom row, below the tools' own lines (sweep-plan(1) progress
+# --show); `sweep-plan progress-end` in the EXIT trap (signals too) gives
+# the row back.
+# Plain lines otherwise, and in a fleet's jobs (they share one terminal).
 progress() { # INDEX
-  local line
+  local -a plain=()
   ((quiet)) && return 0
-  line=$(plan progress --index "$1" --field line "$results" 2>/dev/null) || return 0
-  say "$line"
+  [[ -z ${fleet_job:-} ]] || plain=(--plain)
+  plan progress --index "$1" --show "$PROG: ${say_prefix:-}" "${plain[@]}" "$results" || true
 }
 warn() { printf '%s: warning: %s\n' "$PROG" "$*" >&2; }
 die() {
@@ -531,7 +533,7 @@ fi
 mkdir -p "$(dirname "$results")"
 touch "$results"
 scores_file=$(mktemp "${TMPDIR:-/tmp}/sweep-scores.XXXXXX")
-trap 'rm -f "$scores_file"' EXIT
+trap 'rm -f "$scores_file"; ((quiet)) || "$SWEEP_PLAN" progress-end || true' EXIT
 originals
 trap on_signal INT TERM
 if ((adaptive)); then

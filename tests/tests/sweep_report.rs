@@ -2,7 +2,9 @@
 //! manager: `--report FILE` writes summarize's HTML report at the end and
 //! after a signal (with what was measured), `--find-capacity SLO` searches
 //! each config's capacity with loadgen and ranks the configs by it, and the
-//! progress lines say where the sweep is and its ETA.
+//! progress lines say where the sweep is and its ETA; with configs whose
+//! true capacity follows from llm-sim's KV model, the search finds each
+//! exactly and summarize ranks them by it.
 
 mod sweep_support;
 
@@ -159,4 +161,104 @@ fn find_capacity_searches_each_config_and_summarize_ranks_by_it() {
         table.contains("capacity under the SLO (p99_ttft_ms<=60000)"),
         "summarize ranks by capacity:\n{table}"
     );
+}
+
+/// llm-sim's documented model (llm-sim(1), `llm-sim --help`): a request
+/// reserves prompt + max_tokens KV tokens (no speculation here) and runs
+/// while that fits in --kv-capacity-tokens; the rest queue, and a queued
+/// request's first token waits for a running one to finish: max_tokens
+/// steps. So a config's true capacity is floor(kv / (prompt + max_tokens)),
+/// and an SLO on TTFT between a step or two and a whole request's decode
+/// time separates the levels that fit from those that queue.
+#[test]
+fn find_capacity_finds_each_configs_true_capacity_from_the_sims_kv_model() {
+    const STEP_MS: f64 = 5.0;
+    const PROMPT: u64 = 16;
+    const MAX_TOKENS: u64 = 60;
+    let need = PROMPT + MAX_TOKENS;
+    // A queued request waits MAX_TOKENS steps (300 ms); one that runs gets
+    // its first token within a step or two. The SLO sits well between.
+    let queue_wait_ms = MAX_TOKENS as f64 * STEP_MS;
+    let slo_ms = queue_wait_ms / 2.5;
+    assert!(slo_ms > 10.0 * STEP_MS);
+    let slo = format!("p99_ttft_ms<={slo_ms}");
+    // Room for 3 and a half requests, and for 5 and a token.
+    let kvs = [3 * need + need / 2, 5 * need + 1];
+    let values = format!("{},{}", kvs[0], kvs[1]);
+    let port = testkit::free_port();
+    let exec = format!(
+        "{} --host 127.0.0.1 --port {port} --load-time 200ms --warmup-time 100ms --seed 1 \
+         --step-time {STEP_MS}ms --per-seq-time 0ms --prefill-per-token 0ms \
+         --context-length 128 --kv-capacity-tokens {}",
+        testkit::bin("llm-sim").display(),
+        kvs[1]
+    );
+    let spec = SpecFile::new("sweep-true-capacity", &exec, port);
+    let url = format!("http://127.0.0.1:{port}");
+    let results = spec.results();
+    let (p, m) = (PROMPT.to_string(), MAX_TOKENS.to_string());
+    let mut args = vec!["--spec", spec.s(), "--url", &url, "--server", "llm-sim"];
+    args.extend(["--results", results.to_str().unwrap()]);
+    args.extend(["--param", "kv-capacity-tokens", "--values", &values]);
+    args.extend(["--find-capacity", &slo]);
+    for a in [
+        "--max-tokens",
+        &m,
+        "--ignore-eos",
+        "--input-tokens",
+        &p,
+        "--no-tokenize",
+    ] {
+        args.extend(["--load-arg", a]);
+    }
+    for a in ["--max-concurrency", "8", "-n", "8"] {
+        args.extend(["--load-arg", a]);
+    }
+    let out = sweep(&args).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let recs = records(&results);
+    let mut found = Vec::new();
+    for kv in kvs {
+        let b = with_config(&recs, "bench", "kv-capacity-tokens", &kv.to_string());
+        let last = b
+            .last()
+            .unwrap_or_else(|| panic!("kv={kv}: no bench\n{}", dump(&out)));
+        assert_eq!(last["server"]["args"]["kv_capacity_tokens"], kv, "{last}");
+        // The model's need per request, from what the level really sent.
+        let c = &last["counts"];
+        let prompt = c["input_tokens"].as_u64().unwrap() / c["completed"].as_u64().unwrap();
+        let want = kv / (prompt + MAX_TOKENS);
+        let cap = &last["capacity"];
+        assert_eq!(cap["capacity"], want, "kv={kv}: {cap}\n{}", dump(&out));
+        assert_eq!(
+            (cap["first_miss"].as_u64(), cap["exact"].as_bool()),
+            (Some(want + 1), Some(true)),
+            "{cap}"
+        );
+        found.push((want, kv));
+    }
+    assert_eq!(found.iter().map(|f| f.0).collect::<Vec<_>>(), [3, 5]);
+    // summarize ranks the configs by capacity: the larger first.
+    let table = String::from_utf8_lossy(&out.stdout);
+    let section = table
+        .split(&format!("capacity under the SLO ({slo})"))
+        .nth(1)
+        .unwrap_or_else(|| panic!("no capacity ranking:\n{table}"));
+    let at = |kv: u64| {
+        section
+            .find(&format!("kv-capacity-tokens={kv}"))
+            .unwrap_or_else(|| panic!("kv={kv} not ranked:\n{table}"))
+    };
+    assert!(
+        at(kvs[1]) < at(kvs[0]),
+        "capacity 5 ranks above 3:\n{table}"
+    );
+    for (rank, (want, kv)) in found.iter().rev().enumerate() {
+        let line = format!(
+            "{}. kv-capacity-tokens={kv}: c={want}, between c={want} and c={}",
+            rank + 1,
+            want + 1
+        );
+        assert!(section.contains(&line), "{line}\n{table}");
+    }
 }

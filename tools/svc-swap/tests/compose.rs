@@ -7,8 +7,9 @@
 //! the record, a `--restore` that puts the file back byte for byte, a crash
 //! at load undone by the far-side job, a late crash undone by
 //! --rollback-on-fail, the same swap over the test sshd, and the refused
-//! cases. Docker Compose needs a Docker engine, which does not run on these
-//! machines: `--engine docker` is the engine-unavailable case.
+//! cases. Docker Compose (`docker compose`, `docker-compose`) is not
+//! installed on these machines: `--engine docker` is the engine-unavailable
+//! case (no daemon on the default socket).
 
 use std::process::Command;
 use std::time::{Duration, Instant};

@@ -3,14 +3,17 @@
 //! networking, no registry): a swap of the speculative flag verified live by
 //! wait-ready --expect-config, --restore, a container that ignores SIGTERM,
 //! rollback by the ready rule, --dry-run, the same swap over the test sshd,
-//! and bad input. Docker's engine does not run on these machines (its client
-//! does, with no daemon): that case is the engine-unavailable test; the
-//! Docker re-create from inspect is unit-tested (container/create.rs).
+//! and bad input. The swap, the SIGTERM-ignoring container, rollback and
+//! the swap over ssh run against Docker too: Debian's docker.io dockerd,
+//! started by the test itself on a socket of its own (testkit::docker; a
+//! local image from `docker import`, host networking). The client with no
+//! daemon at the default socket is the engine-unavailable test.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use testkit::docker::Dockerd;
 use testkit::podman::Ctr;
 use testkit::{http_get, Run};
 
@@ -33,7 +36,13 @@ struct Sim {
 }
 
 impl Sim {
+    /// In podman.
     fn start(tag: &str, extra_args: &[&str]) -> Sim {
+        Sim::start_in(None, tag, extra_args)
+    }
+
+    /// In the test's dockerd when `d` is given, else in podman.
+    fn start_in(d: Option<&Dockerd>, tag: &str, extra_args: &[&str]) -> Sim {
         let port = testkit::free_port();
         let sim = testkit::bin("llm-sim").display().to_string();
         let p = port.to_string();
@@ -55,7 +64,10 @@ impl Sim {
             "1",
         ];
         argv.extend(extra_args);
-        let c = Ctr::run(tag, &[], &argv);
+        let c = match d {
+            Some(d) => Ctr::run_docker(d, tag, &[], &argv),
+            None => Ctr::run(tag, &[], &argv),
+        };
         let s = Sim { c, port };
         s.info();
         s
@@ -63,6 +75,23 @@ impl Sim {
 
     fn name(&self) -> &str {
         &self.c.name
+    }
+
+    /// svc-swap against this container's engine: docker's with `--engine
+    /// docker` and the test daemon's DOCKER_HOST; podman's as given.
+    fn swap(&self, args: &[&str]) -> Run {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
+        c.env_remove("SSH_AUTH_SOCK").args(args);
+        if self.c.engine() == "docker" {
+            c.args(["--engine", "docker"]);
+            let host = self
+                .c
+                .cli()
+                .get_envs()
+                .find_map(|(k, v)| (k == "DOCKER_HOST").then(|| v.unwrap().to_owned()));
+            c.env("DOCKER_HOST", host.unwrap());
+        }
+        testkit::run(c, "")
     }
 
     /// /server_info once /health is 200.
@@ -93,18 +122,26 @@ impl Sim {
 
 #[test]
 fn speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container() {
-    if !testkit::podman::gate() {
-        return;
+    if testkit::podman::gate() {
+        swap_and_restore(None);
     }
-    let s = Sim::start("swap", &[]);
+}
+
+#[test]
+fn docker_speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container() {
+    if let Some(d) = Dockerd::start() {
+        swap_and_restore(Some(&d));
+    }
+}
+
+fn swap_and_restore(d: Option<&Dockerd>) {
+    let s = Sim::start_in(d, "swap", &[]);
     let old_id = s.c.inspect("{{.Id}}");
     let port = s.port.to_string();
     let ready = s.ready_cmd("speculative-num-steps=3");
-    let r = swap(&[
+    let r = s.swap(&[
         "--container",
         s.name(),
-        "--engine",
-        "podman",
         "--set",
         "speculative-num-steps=3",
         "--port",
@@ -116,7 +153,7 @@ fn speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container() {
     let rec = one(&r);
     let c = &rec["target"]["container"];
     assert_eq!(rec["target"]["manager"], "container");
-    assert_eq!(c["engine"], "podman");
+    assert_eq!(c["engine"], s.c.engine());
     assert_eq!(c["name"], s.name());
     let new_id = s.c.inspect("{{.Id}}");
     assert_eq!(
@@ -138,8 +175,8 @@ fn speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container() {
     // The old container is kept, stopped, for a rollback.
     let prev = format!("{}.sweepkit-prev", s.name());
     assert_eq!(c["previous"], prev.as_str());
-    assert_eq!(Ctr::inspect_of(&prev, "{{.Id}}"), old_id);
-    assert_eq!(Ctr::inspect_of(&prev, "{{.State.Running}}"), "false");
+    assert_eq!(s.c.inspect_other(&prev, "{{.Id}}"), old_id);
+    assert_eq!(s.c.inspect_other(&prev, "{{.State.Running}}"), "false");
     // Everything but the command is as it was (no differences warned).
     assert!(
         !r.stderr().contains("differs in"),
@@ -147,7 +184,7 @@ fn speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container() {
         r.stderr()
     );
     // --restore: the previous definition, by renaming the kept one back.
-    let r = swap(&["--container", s.name(), "--restore", "--port", &port]);
+    let r = s.swap(&["--container", s.name(), "--restore", "--port", &port]);
     r.expect_code(0);
     let rec = one(&r);
     assert_eq!(rec["method"], "restore");
@@ -157,16 +194,26 @@ fn speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container() {
         "the kept container serves again"
     );
     assert_eq!(s.info()["speculative_num_steps"], 1);
-    assert_eq!(Ctr::inspect_of(&prev, "{{.Id}}"), new_id);
+    assert_eq!(s.c.inspect_other(&prev, "{{.Id}}"), new_id);
 }
 
 #[test]
 fn container_that_ignores_sigterm_is_killed_after_its_stop_timeout() {
-    if !testkit::podman::gate() {
-        return;
+    if testkit::podman::gate() {
+        ignores_sigterm(None);
     }
-    let s = Sim::start("sigterm", &["--ignore-sigterm", "60s"]);
-    let r = swap(&[
+}
+
+#[test]
+fn docker_container_that_ignores_sigterm_is_killed_after_its_stop_timeout() {
+    if let Some(d) = Dockerd::start() {
+        ignores_sigterm(Some(&d));
+    }
+}
+
+fn ignores_sigterm(d: Option<&Dockerd>) {
+    let s = Sim::start_in(d, "sigterm", &["--ignore-sigterm", "60s"]);
+    let r = s.swap(&[
         "--container",
         s.name(),
         "--set",
@@ -196,15 +243,25 @@ fn container_that_ignores_sigterm_is_killed_after_its_stop_timeout() {
 
 #[test]
 fn rollback_on_fail_brings_the_old_container_back_by_the_ready_rule() {
-    if !testkit::podman::gate() {
-        return;
+    if testkit::podman::gate() {
+        rollback(None);
     }
-    let s = Sim::start("rollback", &[]);
+}
+
+#[test]
+fn docker_rollback_on_fail_brings_the_old_container_back_by_the_ready_rule() {
+    if let Some(d) = Dockerd::start() {
+        rollback(Some(&d));
+    }
+}
+
+fn rollback(d: Option<&Dockerd>) {
+    let s = Sim::start_in(d, "rollback", &[]);
     let old_id = s.c.inspect("{{.Id}}");
     let old_cmd = s.c.inspect("{{json .Config.Cmd}}");
     // Crashes at once: the far-side job itself puts the old one back, and
     // the record keeps the new container's last log lines.
-    let r = swap(&["--container", s.name(), "--set", "crash-on-load"]);
+    let r = s.swap(&["--container", s.name(), "--set", "crash-on-load"]);
     r.expect_code(25);
     let rec = one(&r);
     assert_eq!(rec["running"], "old", "{rec}");
@@ -218,7 +275,7 @@ fn rollback_on_fail_brings_the_old_container_back_by_the_ready_rule() {
         testkit::bin("wait-ready").display(),
         s.port
     );
-    let r = swap(&[
+    let r = s.swap(&[
         "--container",
         s.name(),
         "--set",
@@ -290,6 +347,47 @@ fn swap_over_ssh_runs_the_engine_on_the_far_side() {
     assert_eq!(s.info()["speculative_num_steps"], 2);
 }
 
+/// Docker over ssh: the far side reaches the test's dockerd through an
+/// exec prefix that sets DOCKER_HOST (ssh passes no environment).
+#[test]
+fn docker_swap_over_ssh_and_an_exec_prefix_runs_the_engine_on_the_far_side() {
+    let Some(d) = Dockerd::start() else {
+        return;
+    };
+    let Some(sshd) = testkit::sshd::Sshd::start() else {
+        return;
+    };
+    let s = Sim::start_in(Some(&d), "ssh", &[]);
+    let prefix = format!("env DOCKER_HOST={}", d.host);
+    let mut args: Vec<String> = sshd.client_args();
+    args.extend(
+        [
+            "--exec-prefix",
+            &prefix,
+            "--container",
+            s.name(),
+            "--engine",
+            "docker",
+            "--set",
+            "speculative-num-steps=2",
+        ]
+        .map(String::from),
+    );
+    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = swap(&refs);
+    r.expect_code(0);
+    let rec = one(&r);
+    assert_eq!(rec["target"]["ssh"], sshd.target());
+    assert_eq!(rec["target"]["exec_prefix"], prefix.as_str());
+    assert_eq!(rec["target"]["container"]["engine"], "docker");
+    assert_eq!(
+        rec["target"]["container"]["id"],
+        s.c.inspect("{{.Id}}").as_str()
+    );
+    assert_eq!(rec["start"]["cmdline_verified"], true);
+    assert_eq!(s.info()["speculative_num_steps"], 2);
+}
+
 #[test]
 fn bad_input_gives_one_line_and_its_exit_code() {
     if !testkit::podman::gate() {
@@ -306,11 +404,22 @@ fn bad_input_gives_one_line_and_its_exit_code() {
     let r = swap(&["--container", "sweepkit-test-no-such", "--set", "a=1"]);
     one_line(&r, 20, "container sweepkit-test-no-such: no such container");
     assert_eq!(one(&r)["type"], "failure");
-    // Docker's client without a daemon (as here): 28.
-    let r = swap(&["--container", "x", "--engine", "docker", "--set", "a=1"]);
+    // Docker's client without a daemon: 28 (a socket no daemon listens
+    // on, so a machine's own dockerd cannot answer for it).
+    let dir = testkit::temp_dir("noengine");
+    let dead = format!("env DOCKER_HOST=unix://{}/none.sock", dir.display());
+    let r = swap(&[
+        "--container",
+        "x",
+        "--engine",
+        "docker",
+        "--exec-prefix",
+        &dead,
+        "--set",
+        "a=1",
+    ]);
     one_line(&r, 28, "its engine does not answer");
     // No engine CLI at all on the far side (a prefix whose PATH has none).
-    let dir = testkit::temp_dir("noengine");
     std::os::unix::fs::symlink("/bin/sh", dir.join("sh")).unwrap();
     let prefix = format!("env PATH={}", dir.display());
     let r = swap(&["--container", "x", "--exec-prefix", &prefix, "--set", "a=1"]);

@@ -272,10 +272,21 @@ pub enum Command {
         grid: GridArgs,
         #[arg(long, value_name = "N")]
         index: usize,
+        /// Show the line on stderr, after PREFIX, instead of answering on
+        /// stdout: kept on the bottom row of a terminal, else a plain line
+        #[arg(long, value_name = "PREFIX", allow_hyphen_values = true)]
+        show: Option<String>,
+        /// With --show: a plain line even on a terminal
+        #[arg(long, requires = "show")]
+        plain: bool,
         /// Results file; absent or missing: nothing ran yet
         #[arg(value_name = "RESULTS")]
         results: Option<String>,
     },
+    /// Give a terminal's bottom row back after `progress --show` (the
+    /// whole screen scrolls again, the row is cleared); off a terminal,
+    /// nothing. sweep(1) runs it at exit, signals included
+    ProgressEnd,
     /// Parse sweep(1)'s own arguments (after --) with its one option
     /// definition; print its settings as bash assignments, every value
     /// single-quoted (sweep.sh evals them); a bad one: `sweep: error:`, 2

@@ -20,6 +20,7 @@ pub mod out;
 pub mod progress;
 pub mod results;
 pub mod schedule;
+pub mod statusline;
 pub mod sweep_options;
 pub mod verdict;
 
@@ -188,6 +189,8 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
         Command::Progress {
             grid,
             index,
+            show,
+            plain,
             results,
         } => {
             let g = grid_of(&grid)?;
@@ -196,8 +199,16 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 Some(p) => read_text(p, true)?,
                 None => String::new(),
             };
-            o.answer(&progress::progress(&g, &text, index))?;
+            let p = progress::progress(&g, &text, index);
+            match show {
+                Some(prefix) => {
+                    let m = statusline::mode(plain);
+                    statusline::emit(&statusline::draw(m, &format!("{prefix}{}", p.line)))?;
+                }
+                None => o.answer(&p)?,
+            }
         }
+        Command::ProgressEnd => statusline::emit(&statusline::end(statusline::mode(false)))?,
         Command::Outcome {
             grid,
             since,

@@ -3,6 +3,7 @@
 //! them with stdin piped from a thread, and start llm-sim on a free port.
 
 pub mod completions;
+pub mod docker;
 pub mod flags;
 mod gate;
 pub mod netns;

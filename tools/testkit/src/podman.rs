@@ -5,7 +5,8 @@
 //! Podman 4.3 on these machines needs the runc runtime (crun fails with
 //! "cgroups in hybrid mode not supported") and rlimits lowered to what the
 //! host allows. Every container is named `sweepkit-test-...` and removed,
-//! with what svc-swap kept of it, on drop.
+//! with what svc-swap kept of it, on drop. A [`Ctr`] can live in a test's
+//! own Docker engine too ([`Ctr::run_docker`], crate::docker).
 
 use std::process::{Command, Stdio};
 
@@ -47,6 +48,8 @@ pub fn gate() -> bool {
 /// A container that is removed (with svc-swap's kept copies) on drop.
 pub struct Ctr {
     pub name: String,
+    /// The `DOCKER_HOST` of the test's dockerd; None: podman.
+    docker: Option<String>,
 }
 
 impl Ctr {
@@ -72,17 +75,74 @@ impl Ctr {
         c
     }
 
+    /// `docker run -d --name sweepkit-test-TAG-PID --net=host extra IMAGE
+    /// argv...` in the test's own dockerd (crate::docker::IMAGE holds
+    /// llm-sim at its own path, so `argv` is the same as with podman).
+    pub fn run_docker(d: &crate::docker::Dockerd, tag: &str, extra: &[&str], argv: &[&str]) -> Ctr {
+        let mut c = Ctr::named(tag);
+        c.docker = Some(d.host.clone());
+        c.remove();
+        let out = c
+            .cli()
+            .args(["run", "-d", "--name", &c.name, "--net=host"])
+            .args(extra)
+            .arg(crate::docker::IMAGE)
+            .args(argv)
+            .stdin(Stdio::null())
+            .output()
+            .expect("docker runs");
+        assert!(
+            out.status.success(),
+            "docker run {}: {}",
+            c.name,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        c
+    }
+
     /// A name only (for a container something else creates).
     pub fn named(tag: &str) -> Ctr {
         let name = format!("sweepkit-test-{tag}-{}", std::process::id());
-        let c = Ctr { name };
+        let c = Ctr { name, docker: None };
         c.remove();
         c
     }
 
-    /// `podman container inspect --format F NAME`, trimmed ("" when gone).
+    /// The engine's name, as svc-swap's `--engine` takes it.
+    pub fn engine(&self) -> &'static str {
+        if self.docker.is_some() {
+            "docker"
+        } else {
+            "podman"
+        }
+    }
+
+    /// The engine's CLI (docker with the test daemon's `DOCKER_HOST`).
+    pub fn cli(&self) -> Command {
+        match &self.docker {
+            Some(host) => {
+                let mut c = Command::new("docker");
+                c.env("DOCKER_HOST", host);
+                c
+            }
+            None => Command::new("podman"),
+        }
+    }
+
+    /// `ENGINE container inspect --format F NAME`, trimmed ("" when gone).
     pub fn inspect(&self, format: &str) -> String {
-        Self::inspect_of(&self.name, format)
+        self.inspect_other(&self.name, format)
+    }
+
+    /// The same for another container of this one's engine.
+    pub fn inspect_other(&self, name: &str, format: &str) -> String {
+        let out = self
+            .cli()
+            .args(["container", "inspect", "--format", format, "--", name])
+            .stderr(Stdio::null())
+            .output()
+            .expect("the engine runs");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
     pub fn inspect_of(name: &str, format: &str) -> String {
@@ -96,10 +156,11 @@ impl Ctr {
 
     /// Names of every container that starts with this one's name.
     pub fn family(&self) -> Vec<String> {
-        let out = Command::new("podman")
+        let out = self
+            .cli()
             .args(["ps", "-a", "--format", "{{.Names}}"])
             .output()
-            .expect("podman runs");
+            .expect("the engine runs");
         String::from_utf8_lossy(&out.stdout)
             .lines()
             .filter(|n| *n == self.name || n.starts_with(&format!("{}.", self.name)))
@@ -109,7 +170,7 @@ impl Ctr {
 
     fn remove(&self) {
         // svc-swap's record of the container's definition and its backups.
-        let def = format!("container-podman-{}.json", self.name);
+        let def = format!("container-{}-{}.json", self.engine(), self.name);
         if let Ok(rd) = std::fs::read_dir("/run/sweepkit-swap") {
             for e in rd.flatten() {
                 if e.file_name().to_string_lossy().starts_with(&def) {
@@ -117,9 +178,16 @@ impl Ctr {
                 }
             }
         }
+        let force: &[&str] = if self.docker.is_some() {
+            &["rm", "-f"]
+        } else {
+            &["rm", "-f", "-t", "0"]
+        };
         for n in self.family() {
-            let _ = Command::new("podman")
-                .args(["rm", "-f", "-t", "0", "--", &n])
+            let _ = self
+                .cli()
+                .args(force)
+                .args(["--", &n])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .status();
