@@ -15,6 +15,9 @@ use serde_json::Value;
 // struct it marks); `Change` keeps its `null`s, so it is not marked.
 use serde_with::skip_serializing_none;
 
+mod vocabulary;
+pub use vocabulary::*;
+
 /// Bumped when a field changes meaning or is removed (adding fields is not).
 pub const SCHEMA_VERSION: u32 = 1;
 
@@ -125,8 +128,8 @@ impl Provenance {
 #[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ServerInfo {
-    /// `sglang`, `vllm`, `llama.cpp`, `llm-sim`, or `openai` when unknown.
-    pub kind: Option<String>,
+    /// The server software (`openai` when unknown).
+    pub kind: Option<ServerKind>,
     /// Base URL the tools talked to.
     pub base_url: Option<String>,
     /// Served model name.
@@ -270,10 +273,10 @@ pub struct ContainerRef {
 #[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct StopInfo {
-    /// `clean`, `clean_after_resend` (it ended only after SIGTERM was sent
-    /// again, see `term_resent`), `sigkill_after_timeout`, `already_stopped`,
-    /// `force_killed`, `failed`.
-    pub result: String,
+    /// How it ended: `clean_after_resend` ended only after SIGTERM was
+    /// sent again (see `term_resent`); empty when nothing was stopped (a
+    /// dry run, a no-op).
+    pub result: StopResult,
     pub duration_s: f64,
     /// SIGTERMs sent after the first while the old instance outlived it
     /// (svc-swap `--resend-term-after`; vLLM loses one that arrives while it
@@ -334,9 +337,8 @@ pub struct SwapRecord {
     pub exec_start: Vec<String>,
     pub stop: StopInfo,
     pub start: StartInfo,
-    /// `drop-in`, `in-place`, `spec`, `container`, `compose`, `restore` or
-    /// `dry-run`.
-    pub method: String,
+    /// How the new command line was put in place.
+    pub method: SwapMethod,
     /// The file svc-swap wrote (drop-in, unit file, spec, container
     /// definition or Compose file).
     pub path: Option<String>,
@@ -458,7 +460,7 @@ pub struct ReadyRecord {
     /// `/server_info`, llama.cpp's `/props`), `argv` (the process's
     /// `/proc/PID/cmdline`), `inspect` (a container's command, by the
     /// engine's `container inspect`), or `none`.
-    pub config_source: Option<String>,
+    pub config_source: Option<ConfigSource>,
     /// Last log lines (journal or `--log`) when the server crashed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub log_tail: Vec<String>,
@@ -493,7 +495,7 @@ impl Stats {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Load {
     /// `closed` (fixed concurrency) or `open` (arrival rate).
-    pub mode: String,
+    pub mode: LoadMode,
     pub concurrency: Option<u32>,
     pub rate_rps: Option<f64>,
     pub burstiness: Option<f64>,
@@ -531,7 +533,7 @@ pub struct SpecStats {
     /// `sglang:spec_accept_length` gauge, a recent window),
     /// `lifetime_average` (SGLang `/server_info` `avg_spec_accept_length`
     /// since server start; older records say `server_info`).
-    pub source: String,
+    pub source: SpecSource,
     /// The exact fields read, e.g. `/generate meta_info.spec_verify_ct,
     /// completion_tokens`.
     pub origin: Option<String>,
@@ -560,7 +562,7 @@ impl SpecStats {
 /// Is a `SpecStats.source` a figure of the level itself? `gauge`,
 /// `lifetime_average` and the older `server_info` are not.
 pub fn spec_source_is_per_level(source: &str) -> bool {
-    matches!(source, "metrics" | "per_request")
+    SpecSource::from(source).is_per_level()
 }
 
 /// Throughput figures for one level.
@@ -1079,7 +1081,7 @@ mod tests {
         };
         assert_eq!(keys(&c), sorted(&Counts::FIELDS));
         let sp = SpecStats {
-            source: "metrics".into(),
+            source: SpecSource::Metrics,
             origin: Some("x".into()),
             draft_tokens: Some(1),
             accepted_tokens: Some(1),
@@ -1249,8 +1251,8 @@ pub struct SkippedRecord {
     /// The rule that stopped the search: `plateau` (K further values
     /// gained less than the plateau threshold at every level and lost at
     /// one), `peaked` (the weighted score fell clearly below the best) or
-    /// `failed` (the values after the best failed).
-    pub rule: String,
+    /// `exhausted` (every value was measured).
+    pub rule: SkipRule,
     /// One line for people: which values decided it, against which best.
     pub reason: String,
     /// The best config when the search stopped.
