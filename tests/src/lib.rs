@@ -1,5 +1,5 @@
 //! Support for the pipeline tests: renders `man/sweepkit-records.5` from the
-//! doc comments in `tools/common/src/records.rs` (so the page cannot drift
+//! doc comments in `tools/common/src/records/` (so the page cannot drift
 //! from the types), and lists the dotted field paths the page documents, which
 //! the contract test checks real tool output against.
 
@@ -24,7 +24,7 @@ pub fn records_source() -> String {
         .join("\n")
 }
 
-/// One struct field as written in records.rs.
+/// One struct field as written in the record types.
 #[derive(Debug, Clone)]
 pub struct Field {
     pub name: String,
@@ -34,7 +34,7 @@ pub struct Field {
     pub flatten: bool,
 }
 
-/// A struct or enum from records.rs.
+/// A struct or enum of the record types.
 #[derive(Debug, Clone)]
 pub enum Item {
     Struct {
@@ -50,7 +50,7 @@ pub enum Item {
     },
 }
 
-/// Parse the `pub struct` and `pub enum` items of records.rs with their docs.
+/// Parse the `pub struct` and `pub enum` items of the record types with their docs.
 pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
     let mut items = BTreeMap::new();
     let mut doc: Vec<String> = Vec::new();
