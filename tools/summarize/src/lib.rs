@@ -8,6 +8,7 @@ pub mod capacity;
 pub mod cli;
 pub mod decide;
 pub mod emit;
+pub mod error;
 pub mod export;
 pub mod flag_values;
 pub mod gpus;
@@ -114,7 +115,7 @@ pub fn run_with(
         Ok(g) => g,
         Err(e) => {
             print_notes(&mut stderr, &notes);
-            return Err(Exit::new(exit::MIXED_HARDWARE, anyhow!(e)));
+            return Err(Exit::new(e.exit_code(), anyhow!(e)));
         }
     };
     let analyses = analyse_groups(groups, &opts, notes, &mut stderr)?;
@@ -270,7 +271,7 @@ fn analyse_groups(
     let mut analyses = Vec::new();
     for (host, model, obs) in models {
         let a = analysis::analyse(model, &obs, opts.clone())
-            .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
+            .map_err(|e| Exit::new(e.exit_code(), anyhow!(e)))?;
         analyses.push((host, a));
     }
     Ok(analyses)

@@ -367,7 +367,8 @@ fn preflight_gate(
             argv.extend(a.implied);
             notes.extend(a.notes);
         }
-        notes.extend(preflight::check(&argv).map_err(reject)?.notes);
+        let findings = preflight::check(&argv).map_err(|e| reject(e.to_string()))?;
+        notes.extend(findings.notes);
     }
     for n in &notes {
         sweepkit::report::warning(TOOL, format!("pre-flight: {n}"));
