@@ -26,6 +26,7 @@ pub mod pareto;
 pub mod pareto_plot;
 pub mod partial;
 pub mod plot;
+pub mod record_view;
 pub mod report;
 pub mod report_data;
 pub mod report_svg;
