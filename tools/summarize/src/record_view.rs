@@ -47,6 +47,67 @@ pub struct Head {
     pub outcome: Lenient<String>,
     pub load: Lenient<LoadHead>,
     pub spec: Lenient<SpecHead>,
+    pub provenance: Lenient<ProvenanceHead>,
+    /// An object for most records; a schedule names its server.
+    pub server: Lenient<ServerField>,
+    /// A failure record's host (others carry it under `server`).
+    pub host: Lenient<HostHead>,
+    /// A failure record's class, as written.
+    pub class: Lenient<String>,
+    pub exit_code: Lenient<i64>,
+    pub log_tail: Lenient<Vec<Lenient<String>>>,
+    /// A swap record's new command line.
+    pub exec_start: Lenient<Vec<Lenient<String>>>,
+    /// A schedule record's server flags.
+    pub flags: Lenient<Vec<Lenient<String>>>,
+}
+
+/// Who wrote the record, when.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct ProvenanceHead {
+    pub tool: Lenient<String>,
+    pub version: Lenient<String>,
+    pub started_at: Lenient<String>,
+    pub finished_at: Lenient<String>,
+}
+
+/// `server`: a schedule's server name, or what a record knows of it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+pub enum ServerField {
+    Named(String),
+    Described(ServerHead),
+}
+
+/// What a record knows of the server (kind and host as written).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct ServerHead {
+    pub kind: Lenient<String>,
+    pub version: Lenient<String>,
+    pub model: Lenient<String>,
+    pub simulated: Lenient<bool>,
+    pub argv: Lenient<Vec<Lenient<String>>>,
+    pub host: Lenient<HostHead>,
+}
+
+/// The machine a record ran on.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(default)]
+pub struct HostHead {
+    pub name: Lenient<String>,
+    pub hostname: Lenient<String>,
+    pub fingerprint: Lenient<String>,
+}
+
+/// The strings of a list, skipping items that are not strings.
+pub fn words(list: &Lenient<Vec<Lenient<String>>>) -> Vec<&str> {
+    list.0
+        .iter()
+        .flatten()
+        .filter_map(|w| w.0.as_deref())
+        .collect()
 }
 
 /// `load`: what decides a bench record's level besides its numbers
@@ -73,6 +134,20 @@ impl Head {
     /// The `type` tag, when it is a string.
     pub fn record_type(&self) -> Option<&str> {
         self.record_type.0.as_deref()
+    }
+
+    /// `server` when it is an object.
+    pub fn server_info(&self) -> Option<&ServerHead> {
+        match &self.server.0 {
+            Some(ServerField::Described(s)) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The host: `server.host`, else a failure's own `host`.
+    pub fn host(&self) -> Option<&HostHead> {
+        let on_server = self.server_info().and_then(|s| s.host.0.as_ref());
+        on_server.or(self.host.0.as_ref())
     }
 }
 
