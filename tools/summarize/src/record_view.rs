@@ -60,6 +60,8 @@ pub struct Head {
     pub exec_start: Lenient<Vec<Lenient<String>>>,
     /// A schedule record's server flags.
     pub flags: Lenient<Vec<Lenient<String>>>,
+    /// The record this one's tool read from stdin, and so on up the chain.
+    pub upstream: Lenient<Box<Head>>,
 }
 
 /// Who wrote the record, when.
@@ -97,8 +99,11 @@ pub struct ServerHead {
 #[serde(default)]
 pub struct HostHead {
     pub name: Lenient<String>,
+    pub exec_prefix: Lenient<String>,
     pub hostname: Lenient<String>,
     pub fingerprint: Lenient<String>,
+    /// One entry per GPU (only counted here).
+    pub gpus: Lenient<Vec<Value>>,
 }
 
 /// The strings of a list, skipping items that are not strings.
@@ -142,6 +147,11 @@ impl Head {
             Some(ServerField::Described(s)) => Some(s),
             _ => None,
         }
+    }
+
+    /// This record and each it carries upstream, in order.
+    pub fn chain(&self) -> impl Iterator<Item = &Head> {
+        std::iter::successors(Some(self), |h| h.upstream.0.as_deref())
     }
 
     /// The host: `server.host`, else a failure's own `host`.
