@@ -27,7 +27,9 @@ pub mod find;
 pub mod yaml;
 
 use sweepkit::exit;
-use sweepkit::records::{ContainerRef, ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod};
+use sweepkit::records::{
+    ContainerRef, ServiceManager, ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod,
+};
 use sweepkit::report::Exit;
 use sweepkit::transport::{shell_join, Transport};
 
@@ -251,7 +253,7 @@ impl Target for Compose<'_> {
     fn info(&self) -> ServiceTarget {
         let c = &self.cur;
         ServiceTarget {
-            manager: "container".into(),
+            manager: ServiceManager::Container,
             unit: c.name.clone(),
             container: Some(ContainerRef {
                 engine: self.engine.cli().into(),

@@ -12,7 +12,8 @@ pub mod inspect;
 
 use sweepkit::exit;
 use sweepkit::records::{
-    ContainerRef, ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod, SwapRecord,
+    ContainerRef, ServiceManager, ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod,
+    SwapRecord,
 };
 use sweepkit::report::Exit;
 use sweepkit::transport::{shell_join, Transport};
@@ -213,7 +214,7 @@ impl Target for Container<'_> {
     fn info(&self) -> ServiceTarget {
         let c = &self.cur;
         ServiceTarget {
-            manager: "container".into(),
+            manager: ServiceManager::Container,
             unit: c.name.clone(),
             container: Some(ContainerRef {
                 engine: self.engine.cli().into(),

@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use sweepkit::exit;
-use sweepkit::records::{ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod};
+use sweepkit::records::{
+    ServiceManager, ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod,
+};
 use sweepkit::report::Exit;
 use sweepkit::transport::{shell_join, Transport};
 
@@ -47,7 +49,7 @@ impl<'t> Process<'t> {
 impl Target for Process<'_> {
     fn info(&self) -> ServiceTarget {
         ServiceTarget {
-            manager: "process".into(),
+            manager: ServiceManager::Process,
             unit: self.path.clone(),
             log: Some(self.spec.log_file.clone()),
             port: self.spec.port,

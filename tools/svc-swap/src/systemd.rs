@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use sweepkit::exit;
-use sweepkit::records::{ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod};
+use sweepkit::records::{
+    ServiceManager, ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod,
+};
 use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
@@ -182,7 +184,7 @@ if [ -r "$d$1/cgroup.procs" ]; then exec find "$d$1" -name cgroup.procs -exec ca
 impl Target for Systemd<'_> {
     fn info(&self) -> ServiceTarget {
         ServiceTarget {
-            manager: "systemd".into(),
+            manager: ServiceManager::Systemd,
             unit: self.unit.clone(),
             ..Default::default()
         }

@@ -9,7 +9,7 @@ use serde_with::skip_serializing_none;
 
 use super::server::ServerInfo;
 use super::shared::{Config, Provenance};
-use super::vocabulary::{LoadMode, SpecSource};
+use super::vocabulary::{CapacityStop, LoadMode, SpecSource};
 
 /// Summary statistics of one latency metric, in milliseconds.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
@@ -243,7 +243,7 @@ pub struct CapacitySearch {
     /// budget ran out first), `max_concurrency` (the limit met every
     /// term), `server_failed` (a level failed: all requests, or the server
     /// died), `interrupted`.
-    pub stopped: String,
+    pub stopped: CapacityStop,
     /// Levels run, and the budget they had.
     pub levels_run: u32,
     pub level_budget: u32,

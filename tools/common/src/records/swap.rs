@@ -8,7 +8,7 @@ use serde_json::Value;
 use serde_with::skip_serializing_none;
 
 use super::shared::{Config, Provenance};
-use super::vocabulary::{StopResult, SwapMethod};
+use super::vocabulary::{ServiceManager, StopResult, SwapMethod};
 
 /// One launch-argument change made by svc-swap.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -25,8 +25,8 @@ pub struct Change {
 #[skip_serializing_none]
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct ServiceTarget {
-    /// `systemd`, `process` or `container`.
-    pub manager: String,
+    /// What manages the service.
+    pub manager: ServiceManager,
     /// Unit name (systemd), spec file path (process) or container name.
     pub unit: String,
     /// `user@host[:port]` when reached over SSH.

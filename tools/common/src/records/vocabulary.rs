@@ -48,9 +48,18 @@ vocabulary!(
     LoadMode,
     SpecSource,
     SkipRule,
-    ServerKind
+    ServerKind,
+    ServiceManager,
+    CapacityStop
 );
-default_other!(SwapMethod, LoadMode, SpecSource, SkipRule);
+default_other!(
+    SwapMethod,
+    LoadMode,
+    SpecSource,
+    SkipRule,
+    ServiceManager,
+    CapacityStop
+);
 
 /// How svc-swap's stop of the old instance ended (`stop.result`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -179,6 +188,39 @@ pub enum ServerKind {
     LlmSim,
     /// Some OpenAI-compatible server, which one unknown.
     Openai,
+    /// A value this version does not know, kept as written.
+    #[serde(untagged)]
+    Other(String),
+}
+
+/// What manages a service svc-swap swaps (`target.manager`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ServiceManager {
+    /// A systemd unit.
+    Systemd,
+    /// A process svc-swap runs from a spec file.
+    Process,
+    /// A container (`--container`, `--compose`).
+    Container,
+    /// A value this version does not know, kept as written.
+    #[serde(untagged)]
+    Other(String),
+}
+
+/// Why `loadgen --find-capacity` stopped (`capacity.stopped`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CapacityStop {
+    /// The capacity is known to the request.
+    Converged,
+    /// The level budget ran out first.
+    Budget,
+    /// `--max-concurrency` met every term.
+    MaxConcurrency,
+    /// A level failed: all requests, or the server died.
+    ServerFailed,
+    Interrupted,
     /// A value this version does not know, kept as written.
     #[serde(untagged)]
     Other(String),
