@@ -47,13 +47,8 @@ impl Sim {
             "10ms",
             "--warmup-time",
             "10ms",
-            "--speculative-algorithm",
-            "EAGLE",
-            "--speculative-eagle-topk",
-            "1",
-            "--speculative-num-steps",
-            "1",
         ];
+        argv.extend(testkit::flags::eagle("1"));
         argv.extend(extra_args);
         let c = Ctr::run(tag, &[], &argv);
         let s = Sim { c, port };
