@@ -1,11 +1,30 @@
 //! Support for the pipeline tests: renders `man/sweepkit-records.5` from the
-//! doc comments in `tools/common/src/records.rs` (so the page cannot drift
+//! doc comments in `tools/common/src/records/` (so the page cannot drift
 //! from the types), and lists the dotted field paths the page documents, which
 //! the contract test checks real tool output against.
 
 use std::collections::BTreeMap;
 
-/// One struct field as written in records.rs.
+/// The source the page is generated from: the record types
+/// (`tools/common/src/records.rs`, or each file of `records/`, in name
+/// order) and the line formats (`lines.rs`).
+pub fn records_source() -> String {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/common/src");
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(src.join("records"))
+        .map(|d| d.filter_map(|e| Some(e.ok()?.path())).collect())
+        .unwrap_or_default();
+    files.sort();
+    files.insert(0, src.join("records.rs"));
+    files.push(src.join("lines.rs"));
+    files
+        .iter()
+        .filter(|f| f.extension().is_some_and(|x| x == "rs"))
+        .filter_map(|f| std::fs::read_to_string(f).ok())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// One struct field as written in the record types.
 #[derive(Debug, Clone)]
 pub struct Field {
     pub name: String,
@@ -15,7 +34,7 @@ pub struct Field {
     pub flatten: bool,
 }
 
-/// A struct or enum from records.rs.
+/// A struct or enum of the record types.
 #[derive(Debug, Clone)]
 pub enum Item {
     Struct {
@@ -25,10 +44,13 @@ pub enum Item {
     Enum {
         doc: String,
         variants: Vec<(String, String)>,
+        /// A catch-all variant (`#[serde(untagged)] Other(String)`) keeps
+        /// a value this version does not know.
+        open: bool,
     },
 }
 
-/// Parse the `pub struct` and `pub enum` items of records.rs with their docs.
+/// Parse the `pub struct` and `pub enum` items of the record types with their docs.
 pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
     let mut items = BTreeMap::new();
     let mut doc: Vec<String> = Vec::new();
@@ -63,6 +85,7 @@ pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
         let mut variants = Vec::new();
         let mut fdoc: Vec<String> = Vec::new();
         let mut flatten = false;
+        let (mut rename, mut untagged, mut open) = (None, false, false);
         for inner in lines.by_ref() {
             let t = inner.trim();
             if t == "}" {
@@ -72,6 +95,10 @@ pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
                 fdoc.push(d.trim().to_string());
             } else if t.starts_with("#[") {
                 flatten |= t.starts_with("#[serde(") && t.contains("flatten");
+                untagged |= t == "#[serde(untagged)]";
+                if let Some(r) = t.strip_prefix("#[serde(rename = \"") {
+                    rename = r.split('"').next().map(str::to_string);
+                }
             } else if t.starts_with("//") || t.is_empty() {
                 continue;
             } else if is_struct {
@@ -89,7 +116,14 @@ pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
             } else {
                 let v = t.trim_end_matches(',');
                 let v = v.split('(').next().unwrap_or(v).trim();
-                variants.push((snake(v), fdoc.join(" ")));
+                if std::mem::take(&mut untagged) {
+                    open = true;
+                } else {
+                    let name = rename.take().unwrap_or_else(|| snake(v));
+                    let name = if name.is_empty() { "\"\"".into() } else { name };
+                    variants.push((name, fdoc.join(" ")));
+                }
+                rename = None;
                 fdoc.clear();
             }
         }
@@ -102,6 +136,7 @@ pub fn parse_items(src: &str) -> BTreeMap<String, Item> {
             Item::Enum {
                 doc: item_doc,
                 variants,
+                open,
             }
         };
         items.insert(name, item);
@@ -176,9 +211,14 @@ fn walk(
         if doc.is_empty() && prefix.is_empty() {
             doc = shared_doc(&f.name).unwrap_or("").to_string();
         }
-        if let Some(Item::Enum { variants, .. }) = items.get(inner) {
+        if let Some(Item::Enum { variants, open, .. }) = items.get(inner) {
             let vals: Vec<&str> = variants.iter().map(|(v, _)| v.as_str()).collect();
-            doc = format!("{doc} One of: {}.", vals.join(", "))
+            let newer = if *open {
+                " A reader keeps a value it does not know (a newer writer's) as it is."
+            } else {
+                ""
+            };
+            doc = format!("{doc} One of: {}.{newer}", vals.join(", "))
                 .trim()
                 .to_string();
         }

@@ -10,8 +10,9 @@ use std::process::Command;
 use serde_json::Value;
 use testkit::{cmd, run, temp_dir, Run};
 
+/// The types the page is generated from.
 fn records_rs() -> String {
-    std::fs::read_to_string(testkit::repo_root().join("tools/common/src/records.rs")).unwrap()
+    sweepkit_tests::records_source()
 }
 
 fn conforms(rec: &Value, what: &str) {

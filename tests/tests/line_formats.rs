@@ -11,12 +11,9 @@ use serde_json::Value;
 use sweepkit::lines::RequestLine;
 use testkit::{cmd, run, temp_dir};
 
-/// The types the page is generated from: records.rs and lines.rs.
+/// The types the page is generated from.
 fn records_rs() -> String {
-    let read = |f: &str| {
-        std::fs::read_to_string(testkit::repo_root().join("tools/common/src").join(f)).unwrap()
-    };
-    format!("{}\n{}", read("records.rs"), read("lines.rs"))
+    sweepkit_tests::records_source()
 }
 
 struct Sim(Child);

@@ -1,4 +1,5 @@
-//! `man/sweepkit-records.5` is generated from records.rs and lines.rs; this
+//! `man/sweepkit-records.5` is generated from records (records.rs and
+//! records/) and lines.rs; this
 //! test fails when it is out of date (`make man` rewrites it).
 
 use sweepkit_tests::{parse_items, paths, render_records_page, RECORDS};
@@ -11,11 +12,7 @@ fn read(rel: &str) -> String {
 #[test]
 fn man_page_records_up_to_date() {
     // The line formats (lines.rs) are documented on the same page.
-    let types = format!(
-        "{}\n{}",
-        read("tools/common/src/records.rs"),
-        read("tools/common/src/lines.rs")
-    );
+    let types = sweepkit_tests::records_source();
     let page = render_records_page(
         &types,
         &read("man/src/sweepkit-records.head.roff"),
@@ -36,7 +33,7 @@ fn man_page_records_up_to_date() {
 
 #[test]
 fn every_record_type_has_config_and_provenance() {
-    let items = parse_items(&read("tools/common/src/records.rs"));
+    let items = parse_items(&sweepkit_tests::records_source());
     for (tag, strukt) in RECORDS {
         let p = paths(&items, strukt);
         assert!(p.len() > 5, "{tag}: too few fields parsed: {p:?}");
@@ -61,7 +58,7 @@ fn every_record_type_has_config_and_provenance() {
 /// which is about the search, not this level, are labels, not results).
 #[test]
 fn every_numeric_bench_field_is_a_metric() {
-    let items = parse_items(&read("tools/common/src/records.rs"));
+    let items = parse_items(&sweepkit_tests::records_source());
     let catalog = summarize::metric::catalog();
     let mut numeric = 0;
     for (path, ty, _) in paths(&items, "BenchRecord") {

@@ -2,7 +2,7 @@
 //! and `summarize --format csv` rows. They carry no `type` tag and no tool
 //! reads them back, but they are data too, so they are typed here and
 //! documented in sweepkit-records(5) LINE FORMATS (generated from this file
-//! beside records.rs).
+//! beside records/).
 
 use std::collections::BTreeMap;
 

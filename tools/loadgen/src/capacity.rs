@@ -11,7 +11,9 @@
 //! than rate because an over-capacity rate builds an unbounded backlog.
 
 use serde_json::Value;
-use sweepkit::records::{BenchRecord, CapacitySearch, CapacityStep, Stats, Throughput};
+use sweepkit::records::{
+    BenchRecord, CapacitySearch, CapacityStep, CapacityStop, Stats, Throughput,
+};
 use sweepkit::slo::Op;
 
 /// One term, its name resolved to a dotted path of the bench record.
@@ -125,7 +127,7 @@ impl Search {
     }
 
     /// Take level `c`'s verdict; the next level, or why the search stops.
-    pub fn next(&mut self, c: u32, meets: bool, missed: Vec<String>) -> Result<u32, &'static str> {
+    pub fn next(&mut self, c: u32, meets: bool, missed: Vec<String>) -> Result<u32, CapacityStop> {
         self.tried.push(CapacityStep {
             concurrency: c,
             meets,
@@ -139,19 +141,19 @@ impl Search {
         let lo = self.lo.unwrap_or(0);
         let next = match self.hi {
             // Doubling: no level has missed yet.
-            None if lo >= self.plan.max => return Err("max_concurrency"),
+            None if lo >= self.plan.max => return Err(CapacityStop::MaxConcurrency),
             None => lo.saturating_mul(2).clamp(1, self.plan.max),
-            Some(hi) if hi <= lo + 1 => return Err("converged"),
+            Some(hi) if hi <= lo + 1 => return Err(CapacityStop::Converged),
             Some(hi) => lo + (hi - lo) / 2,
         };
         if self.tried.len() as u32 >= self.plan.budget {
-            return Err("budget");
+            return Err(CapacityStop::Budget);
         }
         Ok(next)
     }
 
     /// The result, for the last record.
-    pub fn result(&self, stopped: &str) -> CapacitySearch {
+    pub fn result(&self, stopped: CapacityStop) -> CapacitySearch {
         let exact = match (self.lo, self.hi) {
             (Some(l), Some(h)) => h == l + 1,
             (None, Some(h)) => h == 1,
@@ -162,7 +164,7 @@ impl Search {
             capacity: self.lo,
             first_miss: self.hi,
             exact,
-            stopped: stopped.to_string(),
+            stopped,
             levels_run: self.tried.len() as u32,
             level_budget: self.plan.budget,
             max_concurrency: self.plan.max,
@@ -228,7 +230,7 @@ mod tests {
             (r.capacity, r.first_miss, r.exact),
             (Some(6), Some(7), true)
         );
-        assert_eq!(r.stopped, "converged");
+        assert_eq!(r.stopped, CapacityStop::Converged);
         let (ran, r) = search(plan(1, 1024, 20), 100);
         assert_eq!(
             ran,
@@ -245,12 +247,12 @@ mod tests {
             (r.capacity, r.first_miss, r.exact),
             (Some(4), Some(8), false)
         );
-        assert_eq!(r.stopped, "budget");
+        assert_eq!(r.stopped, CapacityStop::Budget);
         let (ran, r) = search(plan(4, 20, 20), 1000);
         assert_eq!(ran, [4, 8, 16, 20]);
         assert_eq!(
-            (r.capacity, r.stopped.as_str()),
-            (Some(20), "max_concurrency")
+            (r.capacity, r.stopped),
+            (Some(20), CapacityStop::MaxConcurrency)
         );
     }
 

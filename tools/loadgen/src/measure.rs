@@ -8,7 +8,7 @@ use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::time::{Instant, SystemTime};
 
-use sweepkit::records::{BenchRecord, Load, SpecStats, Stability, StopReason};
+use sweepkit::records::{BenchRecord, Load, LoadMode, SpecStats, Stability, StopReason};
 
 use crate::client::Sample;
 use crate::level::{self, Bound, Ended, Env, Outcome, Shape};
@@ -318,13 +318,13 @@ pub fn spec_stats(
 
 fn load_of(lp: &LevelPlan, ctx: &Context, endpoint: &str, level: Level, bound: Bound) -> Load {
     let (mode, concurrency, rate, burst, cap) = match level.shape {
-        Shape::Closed { concurrency } => ("closed", Some(concurrency), None, None, None),
+        Shape::Closed { concurrency } => (LoadMode::Closed, Some(concurrency), None, None, None),
         Shape::Open {
             rate,
             burstiness,
             max_inflight,
         } => (
-            "open",
+            LoadMode::Open,
             None,
             Some(rate),
             Some(burstiness),
@@ -332,7 +332,7 @@ fn load_of(lp: &LevelPlan, ctx: &Context, endpoint: &str, level: Level, bound: B
         ),
     };
     Load {
-        mode: mode.into(),
+        mode,
         concurrency,
         rate_rps: rate,
         burstiness: burst,

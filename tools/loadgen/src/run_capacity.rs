@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use sweepkit::records::Record;
+use sweepkit::records::{CapacityStop, Record};
 use sweepkit::report::Exit;
 
 use crate::capacity::{judge, sentence, CapacityPlan, Search};
@@ -59,13 +59,13 @@ pub fn run<W: Write>(
                 let (meets, missed) = judge(&cp.terms, b);
                 let said = missed.join(", ");
                 let next = match search.next(c, meets, missed) {
-                    _ if stop => Err("interrupted"),
-                    _ if died.is_some() => Err("server_failed"),
+                    _ if stop => Err(CapacityStop::Interrupted),
+                    _ if died.is_some() => Err(CapacityStop::ServerFailed),
                     n => n,
                 };
-                progress(plan, c, meets, &said, next);
-                if let Err(why) = next {
-                    let r = search.result(why);
+                progress(plan, c, meets, &said, &next);
+                if let Err(why) = &next {
+                    let r = search.result(why.clone());
                     say(plan, &sentence(&r));
                     b.capacity = Some(r);
                 }
@@ -73,13 +73,17 @@ pub fn run<W: Write>(
             }
             Verdict::AllFailed(f) => {
                 let _ = search.next(c, false, vec!["every request failed".into()]);
-                let r = search.result(if stop { "interrupted" } else { "server_failed" });
+                let r = search.result(if stop {
+                    CapacityStop::Interrupted
+                } else {
+                    CapacityStop::ServerFailed
+                });
                 let line = sentence(&r);
                 say(plan, &line);
                 if let Record::Failure(fr) = &mut f.record {
                     fr.reason = format!("{}; capacity search: {line}", fr.reason);
                 }
-                Err("server_failed")
+                Err(CapacityStop::ServerFailed)
             }
         };
         record(io.sink, io.req_out.as_deref_mut(), verdict, io.interrupted)?;
@@ -96,7 +100,7 @@ fn say(plan: &Plan, line: &str) {
     }
 }
 
-fn progress(plan: &Plan, c: u32, meets: bool, missed: &str, next: Result<u32, &str>) {
+fn progress(plan: &Plan, c: u32, meets: bool, missed: &str, next: &Result<u32, CapacityStop>) {
     let verdict = if meets {
         "meets every term".to_string()
     } else {

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use sweepkit::records::ServerInfo;
+use sweepkit::records::{ServerInfo, ServerKind};
 
 use crate::prompts::Tokenizer;
 
@@ -98,23 +98,20 @@ pub fn describe(
         .unwrap_or(false);
     s.simulated |= simulated;
     if s.kind.is_none() {
-        s.kind = Some(
-            if simulated {
-                "llm-sim"
-            } else if info.is_some_and(|i| i.get("internal_states").is_some()) {
-                // SGLang's /server_info carries internal_states; a
-                // /server_info alone does not make a server SGLang.
-                "sglang"
-            } else {
-                match owner {
-                    Some("vllm") => "vllm",
-                    Some("llamacpp") => "llama.cpp",
-                    Some("sglang") => "sglang",
-                    _ => "openai",
-                }
+        s.kind = Some(if simulated {
+            ServerKind::LlmSim
+        } else if info.is_some_and(|i| i.get("internal_states").is_some()) {
+            // SGLang's /server_info carries internal_states; a
+            // /server_info alone does not make a server SGLang.
+            ServerKind::Sglang
+        } else {
+            match owner {
+                Some("vllm") => ServerKind::Vllm,
+                Some("llamacpp") => ServerKind::LlamaCpp,
+                Some("sglang") => ServerKind::Sglang,
+                _ => ServerKind::Openai,
             }
-            .to_string(),
-        );
+        });
     }
     if s.version.is_none() {
         s.version = info

@@ -17,7 +17,7 @@
 //!   earlier levels included.
 
 use serde_json::Value;
-use sweepkit::records::SpecStats;
+use sweepkit::records::{SpecSource, SpecStats};
 
 use crate::stats::round3;
 
@@ -91,7 +91,7 @@ pub fn from_deltas(before: SpecCounters, after: SpecCounters) -> Option<SpecStat
         return None;
     }
     Some(SpecStats {
-        source: "metrics".into(),
+        source: SpecSource::Metrics,
         origin: Some("/metrics spec_decode_num_*_total counter deltas over the level".into()),
         draft_tokens: Some(draft as u64),
         accepted_tokens: Some(acc as u64),
@@ -106,7 +106,7 @@ pub fn from_deltas(before: SpecCounters, after: SpecCounters) -> Option<SpecStat
 /// Accept length needs the number of steps, which timings lack.
 pub fn from_timings(draft_n: u64, accepted: u64) -> Option<SpecStats> {
     (draft_n > 0).then(|| SpecStats {
-        source: "per_request".into(),
+        source: SpecSource::PerRequest,
         origin: Some("timings.draft_n, timings.draft_n_accepted".into()),
         draft_tokens: Some(draft_n),
         accepted_tokens: Some(accepted),
@@ -134,7 +134,7 @@ pub struct SglangSums {
 /// (`spec_accept_rate` there).
 pub fn from_sglang(s: SglangSums) -> Option<SpecStats> {
     (s.verify_ct > 0).then(|| SpecStats {
-        source: "per_request".into(),
+        source: SpecSource::PerRequest,
         origin: Some("/generate meta_info.spec_verify_ct, completion_tokens".into()),
         accept_length: Some(round3(s.completion_tokens as f64 / s.verify_ct as f64)),
         drafts: Some(s.verify_ct),
@@ -151,7 +151,7 @@ pub fn from_sglang(s: SglangSums) -> Option<SpecStats> {
 /// SGLang's `/metrics` gauge read after the level: a recent window.
 pub fn from_gauge(c: SpecCounters) -> Option<SpecStats> {
     c.accept_length_gauge.map(|len| SpecStats {
-        source: "gauge".into(),
+        source: SpecSource::Gauge,
         origin: Some("/metrics sglang:spec_accept_length after the level".into()),
         accept_length: Some(len),
         ..SpecStats::default()
@@ -161,7 +161,7 @@ pub fn from_gauge(c: SpecCounters) -> Option<SpecStats> {
 /// SGLang's lifetime average from `/server_info`.
 pub fn from_lifetime(info: &Value) -> Option<SpecStats> {
     server_info_accept_length(info).map(|len| SpecStats {
-        source: "lifetime_average".into(),
+        source: SpecSource::LifetimeAverage,
         origin: Some("/server_info internal_states[].avg_spec_accept_length".into()),
         accept_length: Some(len),
         ..SpecStats::default()
@@ -170,9 +170,11 @@ pub fn from_lifetime(info: &Value) -> Option<SpecStats> {
 
 /// The warning for a figure that is not the level's own, or None.
 pub fn not_per_level_warning(s: &SpecStats) -> Option<String> {
-    let what = match s.source.as_str() {
-        "lifetime_average" => "SGLang's lifetime average (includes warmup and earlier levels)",
-        "gauge" => "SGLang's /metrics gauge (its last logging window)",
+    let what = match s.source {
+        SpecSource::LifetimeAverage => {
+            "SGLang's lifetime average (includes warmup and earlier levels)"
+        }
+        SpecSource::Gauge => "SGLang's /metrics gauge (its last logging window)",
         _ => return None,
     };
     Some(format!(

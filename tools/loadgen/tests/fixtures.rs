@@ -5,6 +5,7 @@ use loadgen::client::ChunkMark;
 use loadgen::per_request::{tokens_per_chunk, ITL_USAGE};
 use loadgen::speculative;
 use loadgen::sse::{self, Line, LineSplitter};
+use sweepkit::records::SpecSource;
 
 fn fixture(name: &str) -> String {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -39,7 +40,7 @@ fn vllm_metrics_deltas_give_acceptance_and_length() {
     // The per-position counter must not be summed into the total.
     assert_eq!(before.accepted_tokens, 2000.0);
     let s = speculative::from_deltas(before, after).unwrap();
-    assert_eq!(s.source, "metrics");
+    assert_eq!(s.source, SpecSource::Metrics);
     assert_eq!(s.draft_tokens, Some(1500));
     assert_eq!(s.accepted_tokens, Some(1200));
     assert_eq!(s.acceptance_rate, Some(0.8));
@@ -116,5 +117,5 @@ fn sglang_server_info_and_meta_info_parse() {
     })
     .unwrap();
     assert_eq!(s.accept_length, Some(2.333));
-    assert_eq!(s.source, "per_request");
+    assert_eq!(s.source, SpecSource::PerRequest);
 }

@@ -4,6 +4,7 @@
 
 use crate::cli::Objective;
 use crate::decide::{self, CellStat, Grid, Plateau};
+use crate::error::AnalysisError;
 use crate::flag_values::SloTerm;
 use crate::group::{is_off, is_spec_key, Model};
 use crate::input::Obs;
@@ -72,7 +73,7 @@ pub struct Analysis {
 
 /// Decide. `Err` is a usage problem (a `--baseline` or `--weights` that
 /// names nothing in the input), exit 2.
-pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, String> {
+pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, AnalysisError> {
     let better = opts.metric.better;
     let mut warnings = Vec::new();
     warnings.extend(crate::not_per_level::warning(&model, &opts.metric.path));
@@ -217,7 +218,7 @@ fn cell_stats(model: &Model, obs: &[Obs], opts: &Options, warnings: &mut Vec<Str
 /// The row changes are against: `--baseline`, else speculation off if it
 /// was measured, else the first config that has results (a config that
 /// failed at every level has no numbers to be against; issue 21).
-fn baseline(model: &Model, grid: &Grid, opts: &Options) -> Result<(usize, String), String> {
+fn baseline(model: &Model, grid: &Grid, opts: &Options) -> Result<(usize, String), AnalysisError> {
     if let Some((k, v)) = &opts.baseline {
         let hit = model
             .rows
@@ -231,14 +232,15 @@ fn baseline(model: &Model, grid: &Grid, opts: &Options) -> Result<(usize, String
                     .iter()
                     .filter_map(|r| r.config.get(k).map(String::as_str))
                     .collect();
-                Err(format!(
-                    "--baseline {k}={v}: no config has it (values of {k}: {})",
-                    if have.is_empty() {
+                Err(AnalysisError::NoSuchBaseline {
+                    key: k.clone(),
+                    value: v.clone(),
+                    have: if have.is_empty() {
                         "none".to_string()
                     } else {
                         have.join(", ")
-                    }
-                ))
+                    },
+                })
             }
         };
     }
@@ -292,7 +294,7 @@ pub fn weight_columns(
     opts: &Options,
     grid: &Grid,
     failed: &[Vec<bool>],
-) -> Result<Vec<(usize, f64)>, String> {
+) -> Result<Vec<(usize, f64)>, AnalysisError> {
     if opts.weights.is_empty() {
         // Equal weights over the levels every config reached (measured or
         // failed there): a level only some configs ran cannot rank them all.
@@ -319,13 +321,9 @@ pub fn weight_columns(
                 .iter()
                 .position(|x| x == l)
                 .map(|c| (c, *w))
-                .ok_or_else(|| {
-                    let have: Vec<String> = model.levels.iter().map(|l| l.label()).collect();
-                    format!(
-                        "--weights names {}, which no record has (levels: {})",
-                        l.label(),
-                        have.join(", ")
-                    )
+                .ok_or_else(|| AnalysisError::NoSuchWeightLevel {
+                    level: l.label(),
+                    have: model.levels.iter().map(|l| l.label()).collect(),
                 })
         })
         .collect()

@@ -69,18 +69,9 @@ fn size(names: &[&str], config: &Config, rec: &Value) -> Option<u64> {
 
 /// The GPUs the host of `rec` (or of a record it carries upstream) lists.
 pub fn host_gpus(rec: &Value) -> Option<usize> {
-    let mut cur = Some(rec);
-    while let Some(v) = cur {
-        let h = v
-            .pointer("/server/host")
-            .or_else(|| v.get("host"))
-            .filter(|h| h.is_object());
-        if let Some(h) = h {
-            return Some(h.get("gpus").and_then(Value::as_array).map_or(0, Vec::len));
-        }
-        cur = v.get("upstream");
-    }
-    None
+    let head = crate::record_view::Head::of(rec);
+    let host = head.chain().find_map(|h| h.host())?;
+    Some(host.gpus.0.as_ref().map_or(0, Vec::len))
 }
 
 /// The GPU count of the server that wrote `rec` under `config`.

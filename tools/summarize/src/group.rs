@@ -53,8 +53,8 @@ fn aside_source(rec: &serde_json::Value, path: &str) -> Option<String> {
     if !path.starts_with("spec.") {
         return None;
     }
-    let src = rec.get("spec")?.get("source")?.as_str()?;
-    (!sweepkit::records::spec_source_is_per_level(src)).then(|| src.to_string())
+    let src = crate::record_view::Head::of(rec).spec.0?.source.0?;
+    (!src.is_per_level()).then(|| src.to_string())
 }
 
 /// The grouped results.

@@ -4,6 +4,8 @@
 
 use serde_json::Value;
 
+use crate::record_view::{Head, HostHead, ServerHead};
+
 /// The host a record names.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct HostId {
@@ -17,31 +19,26 @@ pub struct HostId {
 
 /// The host of a record, if it (or any record it carries upstream) says.
 pub fn of_record(rec: &Value) -> Option<HostId> {
-    let mut cur = Some(rec);
-    let mut server: Option<&Value> = None;
-    while let Some(v) = cur {
-        server = server.or_else(|| v.get("server").filter(|s| s.is_object()));
-        let h = v
-            .pointer("/server/host")
-            .or_else(|| v.get("host"))
-            .filter(|h| h.is_object());
-        if let Some(h) = h {
-            return Some(id(h, server.or_else(|| v.get("server"))));
+    let head = Head::of(rec);
+    // The first server description up the chain, down to the host's record.
+    let mut server: Option<&ServerHead> = None;
+    for h in head.chain() {
+        server = server.or(h.server_info());
+        if let Some(host) = h.host() {
+            return Some(id(host, server));
         }
-        cur = v.get("upstream");
     }
     None
 }
 
-fn id(h: &Value, server: Option<&Value>) -> HostId {
-    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(String::from);
-    let mut label = s(h, "name").unwrap_or_else(|| "unknown".into());
-    if let Some(p) = s(h, "exec_prefix") {
+fn id(h: &HostHead, server: Option<&ServerHead>) -> HostId {
+    let mut label = h.name.0.clone().unwrap_or_else(|| "unknown".into());
+    if let Some(p) = &h.exec_prefix.0 {
         label = format!("{label} via '{p}'");
     }
-    let mut key = s(h, "fingerprint").unwrap_or_else(|| "unknown hardware".into());
-    let kind = server.and_then(|v| s(v, "kind"));
-    let version = server.and_then(|v| s(v, "version"));
+    let mut key = (h.fingerprint.0.clone()).unwrap_or_else(|| "unknown hardware".into());
+    let kind = server.and_then(|v| v.kind.0.clone());
+    let version = server.and_then(|v| v.version.0.clone());
     if kind.is_some() || version.is_some() {
         let sv = [kind, version].into_iter().flatten().collect::<Vec<_>>();
         key = format!("{key}; {}", sv.join(" "));

@@ -6,6 +6,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::error::HostsError;
 use crate::host_id::HostId;
 use crate::input::Obs;
 
@@ -23,7 +24,7 @@ pub fn plan(
     per_host: bool,
     machine: bool,
     notes: &mut Vec<String>,
-) -> Result<Vec<Group>, String> {
+) -> Result<Vec<Group>, HostsError> {
     let hosts = hardware_by_host(&obs);
     if per_host {
         return Ok(split(obs));
@@ -52,12 +53,7 @@ pub fn plan(
         return Ok(vec![(None, obs)]);
     }
     if machine {
-        return Err(format!(
-            "results come from hosts of different hardware or server version \
-             ({list}): one pick \
-             would compare the hardware, not the configs; give --per-host for \
-             one summary per host, or --pool-hosts to rank them together"
-        ));
+        return Err(HostsError::MixedHardware { list });
     }
     notes.push(format!(
         "hosts differ in hardware or server version ({list}): one table per host \

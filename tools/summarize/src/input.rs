@@ -7,7 +7,9 @@
 //!
 //! Records are read leniently from their JSON form rather than through the
 //! strict serde structs, so records from older or newer tool versions with
-//! missing or extra fields still count as far as they go.
+//! missing or extra fields still count as far as they go: the fields read
+//! here are typed once in `record_view::Head`, each absent when it is of
+//! another type.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -18,6 +20,7 @@ use sweepkit::records::{Config, FailureClass, SCHEMA_VERSION};
 use sweepkit::redact;
 
 use crate::level::Level;
+use crate::record_view::Head;
 
 /// Why a config could not be measured, as the failure record said.
 #[derive(Debug, Clone, PartialEq)]
@@ -82,7 +85,7 @@ pub fn read_source(name: &str, text: &str, input: &mut Input) -> Result<(), Inpu
     let mut skipped: BTreeMap<String, usize> = BTreeMap::new();
     let mut newer_schema = None;
     let mut handle = |line: usize, rec: Value, input: &mut Input| {
-        if let Some(s) = rec.get("schema").and_then(Value::as_u64) {
+        if let Some(s) = Head::of(&rec).schema.0 {
             if s > u64::from(SCHEMA_VERSION) && newer_schema.is_none() {
                 newer_schema = Some((line, s));
             }
@@ -107,7 +110,7 @@ pub fn read_source(name: &str, text: &str, input: &mut Input) -> Result<(), Inpu
                     "not a JSON object (expected sweepkit records)",
                 ));
             }
-            if rec.get("type").and_then(Value::as_str).is_none() {
+            if Head::of(&rec).record_type().is_none() {
                 return Err(bad(
                     name,
                     line,
@@ -185,7 +188,7 @@ fn read_csv(
             obj.entry("config")
                 .or_insert_with(|| Value::Object(Default::default()));
         }
-        if rec.get("type").and_then(Value::as_str).is_none() {
+        if Head::of(&rec).record_type().is_none() {
             return Err(bad(name, line, "row has an empty \"type\" cell"));
         }
         handle(line, rec, input);
@@ -200,11 +203,8 @@ fn take_record(
     input: &mut Input,
     skipped: &mut BTreeMap<String, usize>,
 ) {
-    let kind = rec
-        .get("type")
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string();
+    let head = Head::of(&rec);
+    let kind = head.record_type().unwrap_or("").to_string();
     let at = format!("{name}: line {line}");
     match kind.as_str() {
         "bench" | "failure" => {}
@@ -253,7 +253,7 @@ fn take_record(
         return;
     }
     let simulated = any_simulated(&rec);
-    let partial = kind == "bench" && rec.get("partial").and_then(Value::as_bool) == Some(true);
+    let partial = kind == "bench" && head.partial.0 == Some(true);
     let level = Level::of_record(&rec);
     let host = crate::host_id::of_record(&rec);
     let schedule = crate::schedule_row::server_of(&rec);
@@ -269,20 +269,11 @@ fn take_record(
         // read (see `partial::resolve`): a complete one may come later.
         Body::Bench(rec)
     } else {
-        let text = |k: &str| {
-            rec.get(k)
-                .and_then(Value::as_str)
-                .unwrap_or("unknown")
-                .to_string()
-        };
+        let text = |f: Option<String>| f.unwrap_or_else(|| "unknown".into());
         Body::Failure(FailureInfo {
-            stage: text("stage"),
-            kind: text("kind"),
-            reason: rec
-                .get("reason")
-                .and_then(Value::as_str)
-                .unwrap_or("")
-                .to_string(),
+            stage: text(head.stage.0),
+            kind: text(head.kind.0),
+            reason: head.reason.0.unwrap_or_default(),
         })
     };
     input.obs.push(Obs {

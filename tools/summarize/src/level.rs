@@ -50,7 +50,11 @@ impl Level {
             .and_then(as_f64)
             .filter(|r| r.is_finite() && *r > 0.0)
             .map(Level::Rate);
-        let open = load.get("mode").and_then(Value::as_str) == Some("open");
+        let mode = crate::record_view::Head::of(rec)
+            .load
+            .0
+            .and_then(|l| l.mode.0);
+        let open = mode == Some(sweepkit::records::LoadMode::Open);
         if open {
             rate.or(conc)
         } else {

@@ -8,6 +8,7 @@ pub mod capacity;
 pub mod cli;
 pub mod decide;
 pub mod emit;
+pub mod error;
 pub mod export;
 pub mod flag_values;
 pub mod gpus;
@@ -25,6 +26,7 @@ pub mod pareto;
 pub mod pareto_plot;
 pub mod partial;
 pub mod plot;
+pub mod record_view;
 pub mod report;
 pub mod report_data;
 pub mod report_svg;
@@ -117,7 +119,7 @@ pub fn run_with(
         Ok(g) => g,
         Err(e) => {
             print_notes(&mut stderr, &notes);
-            return Err(Exit::new(exit::MIXED_HARDWARE, anyhow!(e)));
+            return Err(Exit::new(e.exit_code(), anyhow!(e)));
         }
     };
     let analyses = analyse_groups(groups, &opts, notes, &mut stderr)?;
@@ -275,7 +277,7 @@ fn analyse_groups(
     let mut analyses = Vec::new();
     for (host, model, obs, sched) in models {
         let mut a = analysis::analyse(model, &obs, opts.clone())
-            .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
+            .map_err(|e| Exit::new(e.exit_code(), anyhow!(e)))?;
         a.schedule = schedule_row::rows(&a, &obs, &sched);
         analyses.push((host, a));
     }

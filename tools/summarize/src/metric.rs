@@ -16,7 +16,7 @@ pub struct Metric {
 }
 
 /// Every number of a bench record that can be a metric, as a dotted path.
-/// Derived from the field lists next to the types in records.rs (which a
+/// Derived from the field lists next to the types in records/ (which a
 /// test there checks against the structs), so a new field is not forgotten
 /// here. The load shape and server description are labels, not metrics.
 pub fn catalog() -> Vec<String> {

@@ -13,6 +13,7 @@ use sweepkit::redact;
 
 use crate::group::Model;
 use crate::metric::lookup;
+use crate::record_view::{words, Head, Lenient, ServerField};
 
 /// A failure as the report lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -54,10 +55,6 @@ pub struct Gathered {
     pub simulated: bool,
 }
 
-fn s(v: &Value, ptr: &str) -> Option<String> {
-    v.pointer(ptr).and_then(Value::as_str).map(String::from)
-}
-
 fn label(model: &Model, rec: &Value) -> String {
     match crate::startup::row_of(model, rec) {
         Some(r) => model.rows[r].label.clone(),
@@ -93,61 +90,69 @@ pub fn gather(model: &Model, texts: &[&str]) -> Gathered {
 }
 
 fn take(model: &Model, rec: &Value, g: &mut Gathered) {
-    let kind = rec.get("type").and_then(Value::as_str).unwrap_or("");
-    if let Some(t) = s(rec, "/provenance/started_at") {
+    let head = Head::of(rec);
+    let kind = head.record_type().unwrap_or("");
+    let prov = head.provenance.0.clone().unwrap_or_default();
+    if let Some(t) = prov.started_at.0 {
         if g.first.as_ref().is_none_or(|f| t < *f) {
             g.first = Some(t.clone());
         }
     }
-    if let Some(t) = s(rec, "/provenance/finished_at") {
+    if let Some(t) = prov.finished_at.0 {
         if g.last.as_ref().is_none_or(|l| t > *l) {
             g.last = Some(t);
         }
     }
-    if let (Some(tool), Some(v)) = (s(rec, "/provenance/tool"), s(rec, "/provenance/version")) {
+    if let (Some(tool), Some(v)) = (prov.tool.0, prov.version.0) {
         g.tools.insert(format!("{tool} {v}"));
     }
-    if let Some(server) = rec.get("server").filter(|v| v.is_object()) {
-        let kind = s(server, "/kind").unwrap_or_else(|| "unknown".into());
-        let ver = s(server, "/version").unwrap_or_else(|| "version unknown".into());
-        let model_name = s(server, "/model").map_or_else(String::new, |m| format!(" ({m})"));
+    if let Some(server) = head.server_info() {
+        let text = |f: &Lenient<String>, or: &str| f.0.clone().unwrap_or_else(|| or.into());
+        let kind = text(&server.kind, "unknown");
+        let ver = text(&server.version, "version unknown");
+        let model_name = server
+            .model
+            .0
+            .as_ref()
+            .map_or_else(String::new, |m| format!(" ({m})"));
         g.servers.insert(format!("{kind} {ver}{model_name}"));
-        g.simulated |= server.get("simulated").and_then(Value::as_bool) == Some(true);
+        g.simulated |= server.simulated.0 == Some(true);
     }
-    let host = rec
-        .pointer("/server/host")
-        .or_else(|| rec.get("host"))
-        .filter(|h| h.is_object());
-    if let Some(h) = host {
-        let name = s(h, "/name").unwrap_or_else(|| "unknown".into());
-        let hn = s(h, "/hostname").map_or_else(String::new, |x| format!(" ({x})"));
-        let fp = s(h, "/fingerprint").unwrap_or_else(|| "unknown hardware".into());
+    if let Some(h) = head.host() {
+        let name = h.name.0.clone().unwrap_or_else(|| "unknown".into());
+        let hn = h
+            .hostname
+            .0
+            .as_ref()
+            .map_or_else(String::new, |x| format!(" ({x})"));
+        let fp = h
+            .fingerprint
+            .0
+            .clone()
+            .unwrap_or_else(|| "unknown hardware".into());
         g.hosts.insert(format!("{name}{hn}: {fp}"));
     }
     match kind {
-        "failure" => g.failures.push(failure(model, rec)),
-        "swap" => {
-            if let Some(words) = rec.get("exec_start").and_then(Value::as_array) {
-                let cmd: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
-                command(g, label(model, rec), cmd.join(" "));
-            }
+        "failure" => g.failures.push(failure(model, rec, &head)),
+        "swap" if head.exec_start.0.is_some() => {
+            command(g, label(model, rec), words(&head.exec_start).join(" "));
         }
         "bench" | "ready" => {
-            if let Some(words) = rec.pointer("/server/argv").and_then(Value::as_array) {
-                let cmd: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
-                command(g, label(model, rec), cmd.join(" "));
+            if let Some(argv) = head
+                .server_info()
+                .map(|s| &s.argv)
+                .filter(|a| a.0.is_some())
+            {
+                command(g, label(model, rec), words(argv).join(" "));
             }
         }
         "schedule" => {
-            let flags: Vec<&str> = rec
-                .get("flags")
-                .and_then(Value::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .collect();
-            let server = s(rec, "/server").unwrap_or_default();
-            g.schedules.push(format!("{server}: {}", flags.join(" ")));
+            let server = match &head.server.0 {
+                Some(ServerField::Named(s)) => s.clone(),
+                _ => String::new(),
+            };
+            g.schedules
+                .push(format!("{server}: {}", words(&head.flags).join(" ")));
         }
         _ => {}
     }
@@ -159,11 +164,11 @@ fn command(g: &mut Gathered, label: String, cmd: String) {
     }
 }
 
-fn failure(model: &Model, rec: &Value) -> Failure {
-    let text = |k: &str| s(rec, &format!("/{k}")).unwrap_or_else(|| "unknown".into());
-    let kind = text("kind");
-    let class = s(rec, "/class").unwrap_or_else(|| {
-        // Older records: the kind's default class (records.rs).
+fn failure(model: &Model, rec: &Value, head: &Head) -> Failure {
+    let text = |f: &Lenient<String>| f.0.clone().unwrap_or_else(|| "unknown".into());
+    let kind = text(&head.kind);
+    let class = head.class.0.clone().unwrap_or_else(|| {
+        // Older records: the kind's default class (records/failure.rs).
         match kind.as_str() {
             "unreachable" | "host_dropped" | "upstream_missing" => "transport".into(),
             _ => "config".into(),
@@ -172,17 +177,13 @@ fn failure(model: &Model, rec: &Value) -> Failure {
     Failure {
         config: label(model, rec),
         level: crate::level::Level::of_record(rec).map(|l| l.label()),
-        stage: text("stage"),
+        stage: text(&head.stage),
         kind,
         class,
-        reason: s(rec, "/reason").unwrap_or_default(),
-        exit_code: rec.get("exit_code").and_then(Value::as_i64),
-        log_tail: rec
-            .get("log_tail")
-            .and_then(Value::as_array)
+        reason: head.reason.0.clone().unwrap_or_default(),
+        exit_code: head.exit_code.0,
+        log_tail: words(&head.log_tail)
             .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
             .map(String::from)
             .collect(),
     }

@@ -6,9 +6,11 @@
 //! values it has.
 
 use serde_json::Value;
+use sweepkit::records::SwapMethod;
 
 use crate::group::Model;
 use crate::metric::lookup;
+use crate::record_view::Head;
 use crate::stats::median;
 use crate::wording::num;
 
@@ -82,11 +84,12 @@ pub fn collect(model: &Model, texts: &[&str]) -> Startup {
             let Ok(rec) = serde_json::from_str::<Value>(line.trim()) else {
                 continue;
             };
-            let kind = rec.get("type").and_then(Value::as_str).unwrap_or("");
+            let head = Head::of(&rec);
+            let kind = head.record_type().unwrap_or("");
             if kind != "swap" && kind != "ready" {
                 continue;
             }
-            if rec.get("method").and_then(Value::as_str) == Some("dry-run") {
+            if head.method.0 == Some(SwapMethod::DryRun) {
                 continue;
             }
             let Some(r) = row_of(model, &rec) else {
@@ -100,7 +103,7 @@ pub fn collect(model: &Model, texts: &[&str]) -> Startup {
             } else {
                 Start {
                     ready_s: lookup(&rec, "time_to_ready_s"),
-                    outcome: rec.get("outcome").and_then(Value::as_str).map(String::from),
+                    outcome: head.outcome.0.clone(),
                     ..Start::default()
                 }
             };

@@ -27,7 +27,9 @@ pub mod find;
 pub mod yaml;
 
 use sweepkit::exit;
-use sweepkit::records::{ContainerRef, ServiceTarget, StartInfo, StopInfo};
+use sweepkit::records::{
+    ContainerRef, ServiceManager, ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod,
+};
 use sweepkit::report::Exit;
 use sweepkit::transport::{shell_join, Transport};
 
@@ -251,7 +253,7 @@ impl Target for Compose<'_> {
     fn info(&self) -> ServiceTarget {
         let c = &self.cur;
         ServiceTarget {
-            manager: "container".into(),
+            manager: ServiceManager::Container,
             unit: c.name.clone(),
             container: Some(ContainerRef {
                 engine: self.engine.cli().into(),
@@ -280,7 +282,7 @@ impl Target for Compose<'_> {
             new: Some(self.edited(&words)?),
             line: line.clone(),
             restores: None,
-            method: "compose",
+            method: SwapMethod::Compose,
         })
     }
 
@@ -302,7 +304,7 @@ impl Target for Compose<'_> {
             new: Some(text),
             line: line_of(&argv),
             restores: Some(b),
-            method: "compose",
+            method: SwapMethod::Compose,
         })
     }
 
@@ -372,19 +374,21 @@ impl Target for Compose<'_> {
         info: &mut StopInfo,
     ) -> Result<StartInfo, Exit> {
         let name = self.cur.name.clone();
-        info.result = st.get("stop_result").unwrap_or("already_stopped").into();
+        info.result = st
+            .get("stop_result")
+            .map_or(StopResult::AlreadyStopped, StopResult::from);
         info.term_resent = crate::target::term_resent(st);
         info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
         let code = st.get("stop_exit").unwrap_or("?");
-        info.detail = Some(match info.result.as_str() {
-            "sigkill_after_timeout" => format!(
+        info.detail = Some(match info.result {
+            StopResult::SigkillAfterTimeout => format!(
                 "container {name} outlived its stop timeout; the engine sent SIGKILL (exit {code})"
             ),
-            "clean_after_resend" => format!(
+            StopResult::CleanAfterResend => format!(
                 "container {name} outlived the first SIGTERM; it exited {code} after {} more",
                 info.term_resent
             ),
-            "already_stopped" => format!("container {name} was not running"),
+            StopResult::AlreadyStopped => format!("container {name} was not running"),
             _ => format!("container {name} exited {code} within its stop timeout"),
         });
         info.gpu = st.get("gpu").map(String::from);

@@ -11,7 +11,10 @@ pub mod definition;
 pub mod inspect;
 
 use sweepkit::exit;
-use sweepkit::records::{ContainerRef, ServiceTarget, StartInfo, StopInfo, SwapRecord};
+use sweepkit::records::{
+    ContainerRef, ServiceManager, ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod,
+    SwapRecord,
+};
 use sweepkit::report::Exit;
 use sweepkit::transport::{shell_join, Transport};
 
@@ -211,7 +214,7 @@ impl Target for Container<'_> {
     fn info(&self) -> ServiceTarget {
         let c = &self.cur;
         ServiceTarget {
-            manager: "container".into(),
+            manager: ServiceManager::Container,
             unit: c.name.clone(),
             container: Some(ContainerRef {
                 engine: self.engine.cli().into(),
@@ -241,7 +244,7 @@ impl Target for Container<'_> {
             new: Some(self.render(&self.cur, &cmd, s)?),
             line: line.clone(),
             restores: None,
-            method: "container",
+            method: SwapMethod::Container,
         })
     }
 
@@ -265,7 +268,7 @@ impl Target for Container<'_> {
             new: Some(self.render(&self.cur, &d.command, s)?),
             line: line_of(&argv),
             restores: Some(b),
-            method: "container",
+            method: SwapMethod::Container,
         })
     }
 
@@ -353,22 +356,24 @@ impl Target for Container<'_> {
         info: &mut StopInfo,
     ) -> Result<StartInfo, Exit> {
         let name = self.cur.name.clone();
-        info.result = st.get("stop_result").unwrap_or("already_stopped").into();
+        info.result = st
+            .get("stop_result")
+            .map_or(StopResult::AlreadyStopped, StopResult::from);
         info.term_resent = crate::target::term_resent(st);
         let old = self.at_job.clone().unwrap_or_else(|| self.cur.clone());
         let code = st.get("stop_exit").unwrap_or("?");
         let secs = st.span_s("t_stop", "t_start").unwrap_or_default();
         info.duration_s = secs;
-        info.detail = Some(match info.result.as_str() {
-            "sigkill_after_timeout" => format!(
+        info.detail = Some(match info.result {
+            StopResult::SigkillAfterTimeout => format!(
                 "container {name} outlived its stop timeout ({}s); the engine sent SIGKILL (exit {code})",
                 self.stop_s(&Opts::default(), &old).max(1)
             ),
-            "clean_after_resend" => format!(
+            StopResult::CleanAfterResend => format!(
                 "container {name} outlived the first SIGTERM; it exited {code} after {} more",
                 info.term_resent
             ),
-            "already_stopped" => format!("container {name} was not running"),
+            StopResult::AlreadyStopped => format!("container {name} was not running"),
             _ => format!("container {name} exited {code} within its stop timeout"),
         });
         info.gpu = st.get("gpu").map(String::from);

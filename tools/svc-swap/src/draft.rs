@@ -5,7 +5,9 @@
 use std::time::SystemTime;
 
 use serde_json::Value;
-use sweepkit::records::{Change, Config, StartInfo, StopInfo, SwapRecord, SCHEMA_VERSION};
+use sweepkit::records::{
+    Change, Config, StartInfo, StopInfo, SwapMethod, SwapRecord, SCHEMA_VERSION,
+};
 
 use crate::execstart::ExecLine;
 use crate::flags;
@@ -62,9 +64,9 @@ pub(crate) fn new_record(
         stop: StopInfo::default(),
         start: StartInfo::default(),
         method: if req.restore {
-            "restore".into()
+            SwapMethod::Restore
         } else {
-            plan.method.into()
+            plan.method.clone()
         },
         path: Some(plan.path.clone()),
         backup: None,

@@ -33,7 +33,7 @@ use serde_json::Value;
 
 use sweepkit::exit;
 use sweepkit::io::write_record;
-use sweepkit::records::{failure, FailureKind, Record, Stage, SwapRecord};
+use sweepkit::records::{failure, FailureKind, Record, Stage, StopResult, SwapRecord};
 use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
@@ -273,10 +273,9 @@ fn write_swap(args: &Args, stdout: &mut dyn Write, mut rec: SwapRecord) -> Resul
     } else {
         swap::describe(&rec.changes)
     };
-    let stop = if rec.stop.result.is_empty() {
-        "-"
-    } else {
-        &rec.stop.result
+    let stop = match &rec.stop.result {
+        StopResult::NotStopped => "-".to_string(),
+        r => r.to_string(),
     };
     sweepkit::report::info(
         TOOL,
@@ -368,7 +367,8 @@ fn preflight_gate(
             argv.extend(a.implied);
             notes.extend(a.notes);
         }
-        notes.extend(preflight::check(&argv).map_err(reject)?.notes);
+        let findings = preflight::check(&argv).map_err(|e| reject(e.to_string()))?;
+        notes.extend(findings.notes);
     }
     for n in &notes {
         sweepkit::report::warning(TOOL, format!("pre-flight: {n}"));

@@ -22,6 +22,38 @@
 //!   `scripts/playground/bench_speculative.py` `main()` skips every config
 //!   with `steps * topk + 1 < num_draft_tokens` for that reason.
 
+/// Why SGLang would refuse a command line: each variant one rule above,
+/// its message the one line svc-swap prints (and records) as the reason.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    #[error("--{flag} {value}: not an integer (SGLang's argument parser exits 2)")]
+    NotAnInteger { flag: &'static str, value: String },
+    #[error(
+        "--{ALGO} {algo}: SGLang has no algorithm {algo}; multi-token \
+         prediction (MTP) heads run as NEXTN (reported as EAGLE), or use EAGLE"
+    )]
+    NoMtp { algo: String },
+    #[error("--{ALGO} {algo}: not an SGLang algorithm (valid: {})", ALGORITHMS.join(", "))]
+    UnknownAlgorithm { algo: String },
+    #[error(
+        "--{flag} {value} without --{STEPS}: SGLang's argument check fails \
+         (assert: topk and draft tokens need steps); give --{STEPS} too"
+    )]
+    NeedsSteps { flag: &'static str, value: i64 },
+    #[error(
+        "--{STEPS} {steps} without --{TOPK}: SGLang's argument check fails \
+         (TypeError: '>' not supported between 'NoneType' and 'int', exit 1); \
+         add --{TOPK} 1 (or --no-preflight to try anyway)"
+    )]
+    NeedsTopk { steps: i64 },
+    #[error(
+        "--{DRAFT} {draft}: more than --{STEPS} x --{TOPK} + 1 = {} tokens a \
+         draft tree of {steps} steps and topk {topk} can hold",
+        steps * topk + 1
+    )]
+    TreeTooSmall { draft: i64, steps: i64, topk: i64 },
+}
+
 /// Algorithms SGLang accepts (see the module comment for the sources).
 const ALGORITHMS: [&str; 6] = ["EAGLE", "EAGLE3", "NEXTN", "STANDALONE", "NGRAM", "DFLASH"];
 
@@ -94,18 +126,23 @@ fn flag(argv: &[String], name: &str) -> Option<String> {
 
 /// `--NAME` as an integer, if given; a value argparse would refuse is an
 /// error naming the flag.
-fn int(argv: &[String], name: &str) -> Result<Option<i64>, String> {
+fn int(argv: &[String], name: &'static str) -> Result<Option<i64>, Refusal> {
     match flag(argv, name) {
         None => Ok(None),
-        Some(v) => v.trim().parse().map(Some).map_err(|_| {
-            format!("--{name} {v}: not an integer (SGLang's argument parser exits 2)")
-        }),
+        Some(v) => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| Refusal::NotAnInteger {
+                flag: name,
+                value: v,
+            }),
     }
 }
 
 /// Check an SGLang command line. `Err` is the one-line reason SGLang would
 /// fail at start-up; `Ok` carries what it will force instead.
-pub fn check(argv: &[String]) -> Result<Findings, String> {
+pub fn check(argv: &[String]) -> Result<Findings, Refusal> {
     let mut f = Findings::default();
     let (steps, topk, draft) = (int(argv, STEPS)?, int(argv, TOPK)?, int(argv, DRAFT)?);
     let Some(algo) = flag(argv, ALGO) else {
@@ -129,19 +166,13 @@ pub fn check(argv: &[String]) -> Result<Findings, String> {
 }
 
 /// The algorithm as SGLang resolves it; unknown names are refused.
-fn algorithm(algo: &str, f: &mut Findings) -> Result<String, String> {
+fn algorithm(algo: &str, f: &mut Findings) -> Result<String, Refusal> {
     let upper = algo.to_ascii_uppercase();
     if upper.contains("MTP") {
-        return Err(format!(
-            "--{ALGO} {algo}: SGLang has no algorithm {algo}; multi-token \
-             prediction (MTP) heads run as NEXTN (reported as EAGLE), or use EAGLE"
-        ));
+        return Err(Refusal::NoMtp { algo: algo.into() });
     }
     if !ALGORITHMS.contains(&upper.as_str()) {
-        return Err(format!(
-            "--{ALGO} {algo}: not an SGLang algorithm (valid: {})",
-            ALGORITHMS.join(", ")
-        ));
+        return Err(Refusal::UnknownAlgorithm { algo: algo.into() });
     }
     if upper != algo {
         f.notes.push(format!(
@@ -173,16 +204,13 @@ fn eagle_rules(
     topk: Option<i64>,
     draft: Option<i64>,
     f: &mut Findings,
-) -> Result<(), String> {
+) -> Result<(), Refusal> {
     let Some(steps) = steps else {
         if let Some((n, v)) = [(TOPK, topk), (DRAFT, draft)]
             .into_iter()
             .find_map(|(n, v)| v.map(|v| (n, v)))
         {
-            return Err(format!(
-                "--{n} {v} without --{STEPS}: SGLang's argument check fails \
-                 (assert: topk and draft tokens need steps); give --{STEPS} too"
-            ));
+            return Err(Refusal::NeedsSteps { flag: n, value: v });
         }
         f.notes.push(format!(
             "--{STEPS}, --{TOPK} and --{DRAFT} unset: SGLang picks all three \
@@ -191,11 +219,7 @@ fn eagle_rules(
         return Ok(());
     };
     let Some(topk) = topk else {
-        return Err(format!(
-            "--{STEPS} {steps} without --{TOPK}: SGLang's argument check fails \
-             (TypeError: '>' not supported between 'NoneType' and 'int', exit 1); \
-             add --{TOPK} 1 (or --no-preflight to try anyway)"
-        ));
+        return Err(Refusal::NeedsTopk { steps });
     };
     let forced = steps + 1;
     match (topk, draft) {
@@ -207,11 +231,11 @@ fn eagle_rules(
             "SGLang sets speculative_num_draft_tokens to {forced} (steps + 1) at --{TOPK} 1"
         )),
         (k, Some(d)) if k > 1 && d > steps * k + 1 => {
-            return Err(format!(
-                "--{DRAFT} {d}: more than --{STEPS} x --{TOPK} + 1 = {} tokens a \
-                 draft tree of {steps} steps and topk {k} can hold",
-                steps * k + 1
-            ))
+            return Err(Refusal::TreeTooSmall {
+                draft: d,
+                steps,
+                topk: k,
+            })
         }
         (k, None) if k > 1 => f.notes.push(format!(
             "--{TOPK} {k} without --{DRAFT}: set it (at most {}) for a tree draft",
@@ -235,8 +259,25 @@ mod tests {
         ))
     }
     fn rejected(rest: &str) -> String {
-        check(&sg(rest)).expect_err(rest)
+        check(&sg(rest)).expect_err(rest).to_string()
     }
+    /// A caller tells refusals apart by their variant, not their text.
+    #[test]
+    fn refusals_are_typed() {
+        let e = check(&sg(
+            "--speculative-algorithm EAGLE --speculative-num-steps 2",
+        ));
+        assert_eq!(e.unwrap_err(), Refusal::NeedsTopk { steps: 2 });
+        let e = check(&sg("--speculative-algorithm MEDUSA")).unwrap_err();
+        assert_eq!(
+            e,
+            Refusal::UnknownAlgorithm {
+                algo: "MEDUSA".into()
+            }
+        );
+        assert!(e.to_string().contains("(valid: EAGLE, EAGLE3,"), "{e}");
+    }
+
     fn notes(rest: &str) -> Vec<String> {
         check(&sg(rest)).expect(rest).notes
     }

@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use sweepkit::exit;
-use sweepkit::records::{ServiceTarget, StartInfo, StopInfo};
+use sweepkit::records::{
+    ServiceManager, ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod,
+};
 use sweepkit::report::Exit;
 use sweepkit::transport::{shell_join, Transport};
 
@@ -47,7 +49,7 @@ impl<'t> Process<'t> {
 impl Target for Process<'_> {
     fn info(&self) -> ServiceTarget {
         ServiceTarget {
-            manager: "process".into(),
+            manager: ServiceManager::Process,
             unit: self.path.clone(),
             log: Some(self.spec.log_file.clone()),
             port: self.spec.port,
@@ -68,7 +70,7 @@ impl Target for Process<'_> {
             new: Some(new),
             line: line.clone(),
             restores: None,
-            method: "spec",
+            method: SwapMethod::Spec,
         })
     }
 
@@ -85,7 +87,7 @@ impl Target for Process<'_> {
             new: Some(text),
             line: spec.exec,
             restores: Some(b),
-            method: "spec",
+            method: SwapMethod::Spec,
         })
     }
 
@@ -179,14 +181,16 @@ impl Target for Process<'_> {
         line: &ExecLine,
         info: &mut StopInfo,
     ) -> Result<StartInfo, Exit> {
-        info.result = st.get("stop_result").unwrap_or("already_stopped").into();
+        info.result = st
+            .get("stop_result")
+            .map_or(StopResult::AlreadyStopped, StopResult::from);
         info.term_resent = crate::target::term_resent(st);
         let pid = info.old_main_pid.unwrap_or(0);
-        info.detail = match info.result.as_str() {
-            "sigkill_after_timeout" => Some(format!(
+        info.detail = match info.result {
+            StopResult::SigkillAfterTimeout => Some(format!(
                 "PID {pid} ignored SIGTERM for TimeoutStopSec; sent SIGKILL to its group"
             )),
-            "clean_after_resend" => Some(format!(
+            StopResult::CleanAfterResend => Some(format!(
                 "PID {pid} outlived the first SIGTERM; ended after {} more",
                 info.term_resent
             )),

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 
 use serde_json::Value;
 use sweepkit::exit;
-use sweepkit::records::{Change, Config, SwapRecord};
+use sweepkit::records::{Change, Config, SwapMethod, SwapRecord};
 use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
@@ -51,7 +51,7 @@ pub fn run(
     let mut rec = new_record(&*target, req, &plan, parts, started, upstream);
     if req.dry_run {
         dry_run(&plan);
-        rec.method = "dry-run".into();
+        rec.method = SwapMethod::DryRun;
         return Ok(rec);
     }
     // Nothing to write (no edits, or edits that change nothing): a plain
@@ -264,7 +264,7 @@ fn rollback_record(rec: &SwapRecord, back: SwapRecord) -> SwapRecord {
         .iter()
         .filter_map(|c| Some((c.flag.trim_start_matches('-').to_string(), c.old.clone()?)))
         .collect();
-    r.method = "rollback".into();
+    r.method = SwapMethod::Rollback;
     r.start = back.start;
     r.stop = back.stop;
     r.swap_id = back.swap_id;

@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use sweepkit::exit;
-use sweepkit::records::{ServiceTarget, StartInfo, StopInfo};
+use sweepkit::records::{
+    ServiceManager, ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod,
+};
 use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
@@ -182,7 +184,7 @@ if [ -r "$d$1/cgroup.procs" ]; then exec find "$d$1" -name cgroup.procs -exec ca
 impl Target for Systemd<'_> {
     fn info(&self) -> ServiceTarget {
         ServiceTarget {
-            manager: "systemd".into(),
+            manager: ServiceManager::Systemd,
             unit: self.unit.clone(),
             ..Default::default()
         }
@@ -208,7 +210,7 @@ impl Target for Systemd<'_> {
                 new: Some(new),
                 line: line.clone(),
                 restores: None,
-                method: "drop-in",
+                method: SwapMethod::DropIn,
             });
         }
         let path = self.prop("FragmentPath").to_string();
@@ -236,15 +238,15 @@ impl Target for Systemd<'_> {
             new: Some(new),
             line: line.clone(),
             restores: None,
-            method: "in-place",
+            method: SwapMethod::InPlace,
         })
     }
 
     fn plan_restore(&self, in_place: bool) -> Result<Plan, Exit> {
         let (path, method) = if in_place {
-            (self.prop("FragmentPath").to_string(), "in-place")
+            (self.prop("FragmentPath").to_string(), SwapMethod::InPlace)
         } else {
-            (self.drop_in_path(), "drop-in")
+            (self.drop_in_path(), SwapMethod::DropIn)
         };
         let old = far::read_file(self.t, &path)?;
         let backup = far::backups(self.t, &path)?.pop();
@@ -415,7 +417,7 @@ impl Target for Systemd<'_> {
 fn classify_stop(st: &State, result: &str, journal: Option<String>, info: &mut StopInfo) {
     info.term_resent = crate::target::term_resent(st);
     if let Some(left) = st.get("force_killed") {
-        info.result = "force_killed".into();
+        info.result = StopResult::ForceKilled;
         info.detail = Some(format!("sent SIGKILL to the unit's leftover PIDs [{left}]"));
         return;
     }
@@ -424,20 +426,19 @@ fn classify_stop(st: &State, result: &str, journal: Option<String>, info: &mut S
         "active" | "activating" | "reloading" | "deactivating"
     );
     info.result = if !was_active {
-        "already_stopped"
+        StopResult::AlreadyStopped
     } else if result == "timeout" || journal.is_some() {
-        "sigkill_after_timeout"
+        StopResult::SigkillAfterTimeout
     } else if result == "success" && info.term_resent > 0 {
-        "clean_after_resend"
+        StopResult::CleanAfterResend
     } else if result == "success" {
-        "clean"
+        StopResult::Clean
     } else {
-        "failed"
-    }
-    .into();
-    info.detail = journal.or_else(|| match info.result.as_str() {
-        "failed" => Some(format!("Result={result}")),
-        "clean_after_resend" => Some(format!(
+        StopResult::Failed
+    };
+    info.detail = journal.or_else(|| match info.result {
+        StopResult::Failed => Some(format!("Result={result}")),
+        StopResult::CleanAfterResend => Some(format!(
             "the unit outlived systemd's SIGTERM; stopped after {} more (systemctl kill)",
             info.term_resent
         )),
@@ -459,15 +460,12 @@ mod tests {
     #[test]
     fn resent_sigterm_is_told_apart() {
         let i = stop("stop_was=activating\nterm_resent=1\n", "success", None);
-        assert_eq!(
-            (i.result.as_str(), i.term_resent),
-            ("clean_after_resend", 1)
-        );
+        assert_eq!((i.result, i.term_resent), (StopResult::CleanAfterResend, 1));
         assert!(i.detail.unwrap().contains("1 more"));
         let i = stop("stop_was=active\n", "success", None);
         assert_eq!(
-            (i.result.as_str(), i.term_resent, i.detail),
-            ("clean", 0, None)
+            (i.result, i.term_resent, i.detail),
+            (StopResult::Clean, 0, None)
         );
         let i = stop(
             "stop_was=active\nterm_resent=1\nterm_resent=2\n",
@@ -475,8 +473,8 @@ mod tests {
             Some("timed out. Killing."),
         );
         assert_eq!(
-            (i.result.as_str(), i.term_resent),
-            ("sigkill_after_timeout", 2)
+            (i.result, i.term_resent),
+            (StopResult::SigkillAfterTimeout, 2)
         );
     }
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use sweepkit::records::{ServiceTarget, StartInfo, StopInfo};
+use sweepkit::records::{ServiceTarget, StartInfo, StopInfo, SwapMethod};
 use sweepkit::report::Exit;
 
 use crate::execstart::ExecLine;
@@ -40,8 +40,9 @@ pub struct Plan {
     pub line: ExecLine,
     /// `--restore`: the backup this plan puts back (removed once it took).
     pub restores: Option<String>,
-    /// `drop-in`, `in-place` or `spec`.
-    pub method: &'static str,
+    /// How the line is put in place (a systemd drop-in or the unit file,
+    /// a spec file, a container, a Compose file).
+    pub method: SwapMethod,
 }
 
 /// A service svc-swap can stop, edit and start.

@@ -56,13 +56,8 @@ impl Sim {
             "10ms",
             "--warmup-time",
             "10ms",
-            "--speculative-algorithm",
-            "EAGLE",
-            "--speculative-eagle-topk",
-            "1",
-            "--speculative-num-steps",
-            "1",
         ];
+        argv.extend(testkit::flags::eagle("1"));
         argv.extend(extra_args);
         let c = match d {
             Some(d) => Ctr::run_docker(d, tag, &[], &argv),

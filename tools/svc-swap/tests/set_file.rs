@@ -327,27 +327,19 @@ fn a_container_swap_copies_through_a_bind_mount() {
     let p = port.to_string();
     let sim = testkit::bin("llm-sim").display().to_string();
     let vol = format!("{}:/sched", host.display());
-    let c = testkit::podman::Ctr::run(
-        "setfile",
-        &["-v", &vol],
-        &[
-            &sim,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &p,
-            "--load-time",
-            "10ms",
-            "--warmup-time",
-            "10ms",
-            "--speculative-algorithm",
-            "EAGLE",
-            "--speculative-eagle-topk",
-            "1",
-            "--speculative-num-steps",
-            "1",
-        ],
-    );
+    let mut argv = vec![
+        sim.as_str(),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        &p,
+        "--load-time",
+        "10ms",
+        "--warmup-time",
+        "10ms",
+    ];
+    argv.extend(testkit::flags::eagle("1"));
+    let c = testkit::podman::Ctr::run("setfile", &["-v", &vol], &argv);
     let set_file = format!("speculative-adaptive-config={local}");
     let base: Vec<String> = ["--container", &c.name, "--engine", "podman", "--port", &p]
         .map(String::from)

@@ -346,7 +346,7 @@ pub fn skipped_records(
                 schema: SCHEMA_VERSION,
                 config: Config::from([(space.key.clone(), space.values[i].clone())]),
                 provenance: sweepkit::Provenance::new("sweep-plan", started),
-                rule: rule.word().to_string(),
+                rule: rule.word().into(),
                 reason: stop_why.clone(),
                 best_config: best_config.clone(),
             })

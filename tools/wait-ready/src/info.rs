@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use sweepkit::records::ServerInfo;
+use sweepkit::records::{ServerInfo, ServerKind as RecordKind};
 use url::Url;
 
 use crate::check::{json_matches, JsonPath, Step};
@@ -183,7 +183,7 @@ pub fn fetch(base: &Url, kind: Option<ServerKind>, req: &RequestSpec, t: Duratio
         }
     };
     let mut info = ServerInfo {
-        kind: kind.map(|k| k.name().to_string()),
+        kind: kind.map(|k| RecordKind::from(k.name())),
         base_url: Some(base.as_str().trim_end_matches('/').to_string()),
         ..Default::default()
     };
@@ -210,11 +210,11 @@ pub fn fetch(base: &Url, kind: Option<ServerKind>, req: &RequestSpec, t: Duratio
         .and_then(|m| m.get("owned_by"))
         .and_then(Value::as_str);
     if info.kind.is_none() {
-        info.kind = seen.or(owner.and_then(kind_of_owner)).map(String::from);
+        info.kind = seen.or(owner.and_then(kind_of_owner)).map(RecordKind::from);
     }
     // llm-sim imitating a preset's server is still llm-sim.
     if info.simulated {
-        info.kind = Some("llm-sim".into());
+        info.kind = Some(RecordKind::LlmSim);
     }
     if info.version.is_none() {
         // vLLM always serves `/version` -> {"version": ...} (vllm

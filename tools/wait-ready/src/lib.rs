@@ -24,7 +24,7 @@ use std::time::SystemTime;
 use anyhow::Context;
 use regex::Regex;
 use sweepkit::exit;
-use sweepkit::records::ReadyOutcome;
+use sweepkit::records::{ConfigSource, ReadyOutcome};
 use sweepkit::report::Exit;
 use sweepkit::ssh::Ssh;
 use sweepkit::transport::{Local, Transport};
@@ -326,7 +326,7 @@ fn write_verdict(
     verdict: &wait::Verdict,
     started: SystemTime,
     up: &Upstream,
-    live: Option<(sweepkit::records::ServerInfo, String)>,
+    live: Option<(sweepkit::records::ServerInfo, ConfigSource)>,
     via: Option<String>,
     host: Option<sweepkit::records::HostInfo>,
 ) -> Result<(), Exit> {
@@ -409,7 +409,7 @@ struct Inspect<'a> {
 fn inspect_live(
     a: &Inspect,
     verdict: &mut wait::Verdict,
-) -> Result<Option<(sweepkit::records::ServerInfo, String)>, Exit> {
+) -> Result<Option<(sweepkit::records::ServerInfo, ConfigSource)>, Exit> {
     if verdict.outcome != ReadyOutcome::Ready {
         return Ok(None);
     }
@@ -433,7 +433,7 @@ fn inspect_live(
         verdict.outcome = ReadyOutcome::ConfigMismatch;
         verdict.reason = format!("config mismatch: {}", live.mismatches.join("; "));
     }
-    Ok(Some((live.server, live.source.to_string())))
+    Ok(Some((live.server, live.source)))
 }
 
 /// The transport for far-side commands: the transport flags, each filled

@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use serde_json::Value;
-use sweepkit::records::ServerInfo;
+use sweepkit::records::{ConfigSource, ServerInfo};
 use url::Url;
 
 use crate::cli::ServerKind;
@@ -16,9 +16,8 @@ use crate::watch::Place;
 /// What was found about the live server.
 pub struct Live {
     pub server: ServerInfo,
-    /// `server_info`, `argv`, `inspect` or `none` (the record's
-    /// `config_source`).
-    pub source: &'static str,
+    /// Where the live config was read (the record's `config_source`).
+    pub source: ConfigSource,
     /// One line per `--expect-config` that does not hold.
     pub mismatches: Vec<String>,
     /// One line per `--expect-config` value the server holds but does not
@@ -53,7 +52,7 @@ pub fn inspect(a: &Ask) -> Live {
         let warnings = inert(a.configs, args);
         return Live {
             server,
-            source: "server_info",
+            source: ConfigSource::ServerInfo,
             mismatches,
             warnings,
         };
@@ -65,10 +64,15 @@ pub fn inspect(a: &Ask) -> Live {
                 c.name,
                 c.engine.cli()
             );
-            (from, w, "inspect")
+            (from, w, ConfigSource::Inspect)
         }),
-        (None, Some(pid)) => crate::argv::read(pid, a.place)
-            .map(|w| (format!("the command line of PID {pid}"), w, "argv")),
+        (None, Some(pid)) => crate::argv::read(pid, a.place).map(|w| {
+            (
+                format!("the command line of PID {pid}"),
+                w,
+                ConfigSource::Argv,
+            )
+        }),
         (None, None) => {
             Err("no process to read it from (give --pid, --unit or --container)".into())
         }
@@ -101,7 +105,7 @@ pub fn inspect(a: &Ask) -> Live {
             };
             Live {
                 server,
-                source: "none",
+                source: ConfigSource::None,
                 mismatches,
                 warnings: Vec::new(),
             }

@@ -6,7 +6,7 @@
 use std::io::BufRead;
 
 use serde_json::Value;
-use sweepkit::records::{Config, Record, ServiceTarget};
+use sweepkit::records::{Config, Record, ServiceManager, ServiceTarget};
 use sweepkit::report::Exit;
 use sweepkit::upstream::{self, Reader};
 
@@ -65,7 +65,7 @@ fn from_record(rec: &Record, raw: Value) -> Upstream {
     match rec {
         Record::Swap(s) => {
             let t = &s.target;
-            if t.manager == "systemd" && !t.unit.is_empty() {
+            if t.manager == ServiceManager::Systemd && !t.unit.is_empty() {
                 up.unit = Some(t.unit.clone());
             }
             up.pid = s.start.main_pid;

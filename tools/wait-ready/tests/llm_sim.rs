@@ -158,16 +158,7 @@ fn sglang_preset_is_not_fooled_by_early_v1_models() {
 
 #[test]
 fn config_mismatch_is_its_own_outcome() {
-    let sim = Sim::start_ready(&[
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
-        "3",
-        "--warmup-time",
-        "0s",
-    ]);
+    let sim = Sim::start_ready(&testkit::flags::eagle_with("3", &["--warmup-time", "0s"]));
     let url = sim.base_url();
     let (r, _) = run_timed(
         wr(&[
@@ -241,16 +232,7 @@ fn steps_without_an_algorithm_pass_the_check_with_an_inert_warning() {
         r.stderr()
     );
     // With an algorithm the same check says nothing more.
-    let eagle = Sim::start_ready(&[
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
-        "3",
-        "--warmup-time",
-        "0s",
-    ]);
+    let eagle = Sim::start_ready(&testkit::flags::eagle_with("3", &["--warmup-time", "0s"]));
     let url = eagle.base_url();
     let mut args = args;
     args[6] = &url;

@@ -101,18 +101,7 @@ fn loopback_only_server_is_ready_through_the_tunnel() {
     let sim = NsSim::start(
         &ns,
         "netns-ready",
-        &[
-            "--load-time",
-            "1s",
-            "--warmup-time",
-            "300ms",
-            "--speculative-algorithm",
-            "EAGLE",
-            "--speculative-eagle-topk",
-            "1",
-            "--speculative-num-steps",
-            "3",
-        ],
+        &testkit::flags::eagle_with("3", &["--load-time", "1s", "--warmup-time", "300ms"]),
     );
     // Nothing on this machine's loopback at that port.
     assert!(

@@ -1,4 +1,4 @@
-//! Issue 11 through scripts/sweep.sh on llm-sim's SGLang personality: a
+//! scripts/sweep.sh on llm-sim's SGLang personality: a
 //! full sweep of a server started with `--api-key`, `--admin-api-key` and
 //! `--ssl-keyfile-password` (which SGLang reports in `/server_info`) leaves
 //! none of them in the results file, any stderr, or summarize's outputs;

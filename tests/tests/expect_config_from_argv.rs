@@ -1,4 +1,4 @@
-//! Issue 11: `wait-ready --server vllm --expect-config` against the real
+//! `wait-ready --server vllm --expect-config` against the real
 //! `llm-sim --personality vllm` (no server args exposed, as vLLM without
 //! VLLM_SERVER_DEV_MODE), read from `/proc/PID/cmdline`: locally, through
 //! an exec prefix, and over the test sshd; a wrong value is exit 13.

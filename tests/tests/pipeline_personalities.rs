@@ -1,4 +1,4 @@
-//! Issue 11 end to end on llm-sim's personalities, the built tools in a
+//! End to end on llm-sim's personalities, the built tools in a
 //! pipeline: svc-swap (process manager) | wait-ready | loadgen | summarize
 //! for `--personality sglang` (native `/generate`, per-request acceptance)
 //! and `--personality vllm` (the `--speculative-config` JSON flag edited by

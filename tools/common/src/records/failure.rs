@@ -1,0 +1,148 @@
+//! The failure record: a config that could not be measured, and why.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_with::skip_serializing_none;
+
+use super::server::HostInfo;
+use super::shared::{Config, Provenance, SCHEMA_VERSION};
+
+/// The pipeline stage a failure happened at.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    Swap,
+    Ready,
+    Bench,
+}
+
+/// What kind of failure stopped a config from being measured.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The server exited while loading.
+    CrashedAtLoad,
+    /// The server ran out of (GPU) memory.
+    Oom,
+    /// The server died after it was ready.
+    CrashedMidRun,
+    /// Still loading when the readiness timeout ran out.
+    Timeout,
+    RestartLoop,
+    Unreachable,
+    ConfigMismatch,
+    /// svc-swap could not stop, edit or start the service.
+    SwapFailed,
+    /// svc-swap's pre-flight refused the config before touching the server.
+    PreflightRejected,
+    /// Every request of the benchmark failed.
+    BenchFailed,
+    Interrupted,
+    /// sweep --hosts stopped using a host after repeated failures (the
+    /// record has no config; `reason` names the host, `upstream` is its
+    /// origin record, which carries its target).
+    HostDropped,
+    /// A stage run for a config (`--pipeline-config`) got no record from
+    /// the stage before it (killed, crashed): nothing was measured. `stage`
+    /// is the stage that wrote no record; the config is the driver's.
+    UpstreamMissing,
+}
+
+impl FailureKind {
+    /// The class a failure of this kind has unless the tool knows better:
+    /// `unreachable` is the transport's (the server's port or host could
+    /// not be reached), every other kind is the config's own.
+    pub fn default_class(self) -> FailureClass {
+        match self {
+            // A stage that died without a record says nothing about the
+            // config either: run it again.
+            FailureKind::Unreachable | FailureKind::HostDropped | FailureKind::UpstreamMissing => {
+                FailureClass::Transport
+            }
+            _ => FailureClass::Config,
+        }
+    }
+}
+
+/// A failure record's class, read from its JSON: its `class`, or for
+/// records of older tools (no `class`, or one this version does not know)
+/// its kind's default class; an unknown kind is the config's own.
+pub fn failure_class(rec: &Value) -> FailureClass {
+    if let Some(c) = rec
+        .get("class")
+        .and_then(|c| serde_json::from_value(c.clone()).ok())
+    {
+        return c;
+    }
+    rec.get("kind")
+        .and_then(|k| serde_json::from_value::<FailureKind>(k.clone()).ok())
+        .map_or(FailureClass::Config, FailureKind::default_class)
+}
+
+/// Whose fault a failure was: a sweep retries `transport` failures and
+/// never uses them as results; `config` failures are results.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureClass {
+    /// Transient: SSH connect or session lost, the far side unreachable.
+    /// Running the same config again may well succeed.
+    Transport,
+    /// The config's own: crash, OOM, timeout at load, config mismatch,
+    /// a pre-flight refusal, every request failing.
+    Config,
+}
+
+/// A config that could not be measured, and why.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct FailureRecord {
+    pub schema: u32,
+    pub config: Config,
+    pub provenance: Provenance,
+    pub stage: Stage,
+    pub kind: FailureKind,
+    /// `transport` or `config` (see `FailureClass`). Absent in records of
+    /// older tools: read it as `kind`'s default class.
+    pub class: Option<FailureClass>,
+    pub reason: String,
+    /// The failing tool's exit code.
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log_tail: Vec<String>,
+    pub upstream: Option<Value>,
+    /// svc-swap: which config serves after the failure (`old`, `new`, or
+    /// `none` when neither could be started); absent when unknown.
+    pub running: Option<String>,
+    /// svc-swap: the far-side job that ran the stop and start, if any.
+    pub swap_id: Option<String>,
+    /// wait-ready: where the server ran and on what hardware, when read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostInfo>,
+}
+
+/// Build a failure record for `config` that carries `upstream` along.
+pub fn failure(
+    tool: &str,
+    started: std::time::SystemTime,
+    config: Config,
+    stage: Stage,
+    kind: FailureKind,
+    reason: impl Into<String>,
+    upstream: Option<Value>,
+) -> FailureRecord {
+    FailureRecord {
+        schema: SCHEMA_VERSION,
+        config,
+        provenance: Provenance::new(tool, started),
+        stage,
+        kind,
+        class: Some(kind.default_class()),
+        reason: reason.into(),
+        exit_code: None,
+        log_tail: Vec::new(),
+        upstream,
+        running: None,
+        swap_id: None,
+        host: None,
+    }
+}

@@ -1,0 +1,42 @@
+//! What every record carries: the schema number, the config it describes
+//! and who wrote it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_with::skip_serializing_none;
+
+/// Bumped when a field changes meaning or is removed (adding fields is not).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The config map: launch parameter (flag name without dashes) -> value.
+pub type Config = BTreeMap<String, String>;
+
+/// Who wrote a record, with what, when.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Provenance {
+    /// The tool that wrote the record (`svc-swap`, `loadgen`, ...).
+    pub tool: String,
+    /// That tool's version.
+    pub version: String,
+    /// The machine the tool ran on (not the server's host).
+    pub hostname: Option<String>,
+    /// RFC 3339 UTC time the tool started its work for this record.
+    pub started_at: String,
+    /// RFC 3339 UTC time the record was written.
+    pub finished_at: String,
+}
+
+impl Provenance {
+    /// Provenance for `tool`, started at `started` and finished now.
+    pub fn new(tool: &str, started: std::time::SystemTime) -> Self {
+        Provenance {
+            tool: tool.to_string(),
+            version: crate::VERSION.to_string(),
+            hostname: crate::time::hostname(),
+            started_at: crate::time::rfc3339(started),
+            finished_at: crate::time::rfc3339(std::time::SystemTime::now()),
+        }
+    }
+}
