@@ -1,15 +1,15 @@
 //! Support for the pipeline tests: renders `man/sweepkit-records.5` from the
-//! doc comments in `tools/common/src/records/` (so the page cannot drift
+//! doc comments in `tools/sweepkit/src/records/` (so the page cannot drift
 //! from the types), and lists the dotted field paths the page documents, which
 //! the contract test checks real tool output against.
 
 use std::collections::BTreeMap;
 
 /// The source the page is generated from: the record types
-/// (`tools/common/src/records.rs`, or each file of `records/`, in name
+/// (`tools/sweepkit/src/records.rs`, or each file of `records/`, in name
 /// order) and the line formats (`lines.rs`).
 pub fn records_source() -> String {
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/common/src");
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tools/sweepkit/src");
     let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(src.join("records"))
         .map(|d| d.filter_map(|e| Some(e.ok()?.path())).collect())
         .unwrap_or_default();
