@@ -477,7 +477,7 @@ schedule_step() {
   if [[ $action == derive ]]; then
     say "schedule: deriving the $schedule schedule (summarize --schedule $schedule)"
     local derived
-    derived=$("$SUMMARIZE" --schedule "$schedule" "${sum_args[@]}" "$results") || rc=$?
+    derived=$("$SUMMARIZE" --schedule "$schedule" "${schedule_args[@]}" "${sum_args[@]}" "$results") || rc=$?
     if ((rc == EXIT_SCHEDULE_REFUSED)); then
       say "schedule: the results cannot support a $schedule schedule (summarize said why above); keeping the static pick"
       return 0
