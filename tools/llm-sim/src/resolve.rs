@@ -54,32 +54,6 @@ pub struct Resolved {
     pub adaptive: Option<(crate::adaptive::Config, u32)>,
 }
 
-impl Resolved {
-    /// The steps each request's speculative KV is reserved for. SGLang's
-    /// adaptive mode sizes for the deepest candidate of any slot, whatever
-    /// the launch steps: `get_alloc_len_per_decode` (mem_cache/
-    /// allocation_sizing.py) takes `max(steps * topk,
-    /// max_speculative_num_draft_tokens())`, which under
-    /// `--speculative-adaptive` is `max(candidate_steps) + 1` over the union
-    /// of slots (speculative/spec_info.py
-    /// `resolve_max_speculative_num_draft_tokens`). vLLM reserves the static
-    /// `num_lookahead_tokens` from `num_speculative_tokens` (`steps` here)
-    /// while its per-batch lookup only changes the tokens scheduled
-    /// (v1/core/sched/scheduler.py `allocate_slots(...,
-    /// num_lookahead_tokens=self.num_lookahead_tokens)`).
-    pub fn kv_steps(&self) -> u32 {
-        match &self.adaptive {
-            Some((cfg, _)) => cfg
-                .candidates()
-                .last()
-                .copied()
-                .unwrap_or(0)
-                .max(self.steps),
-            None => self.steps,
-        }
-    }
-}
-
 /// A start-up the real server would not survive.
 #[derive(Debug, PartialEq)]
 pub enum Failure {
