@@ -7,6 +7,7 @@ complete -c sweep -l noise-margin -d 'Weighted-score gap that counts as a close 
 complete -c sweep -l repeat-budget -d 'Extra config starts for close calls [default: 4]' -r
 complete -c sweep -l schedule -d 'After the grid (and any --adaptive search): derive the server\'s per-load schedule (summarize --schedule SERVER), apply it as one more config and benchmark it at every level (one extra restart, one extra pass); if the data cannot support one, say why and keep the static pick' -r -f -a "vllm\t''
 sglang\t''"
+complete -c sweep -l schedule-max-depth -d 'With --schedule: derive it from depths up to K only (summarize --max-depth K): both servers reserve speculative KV for a schedule\'s deepest depth at every load' -r
 complete -c sweep -l hosts -d 'One host per line of FILE, or a comma list: [USER@]HOST[:PORT] (reached over SSH) or - (here), then optional NAME=VALUE words ({NAME} in --url) and exec=PREFIX... (the rest of the line)' -r
 complete -c sweep -l drop-after -d 'Stop using a host after N failures blamed on it; its configs go to the other hosts' -r
 complete -c sweep -l fleet-job -d 'Internal (scripts/lib/fleet.sh): a pool job, one try of config INDEX on the host GNU parallel bound its slot to ($PARALLEL_SSHHOST)' -r

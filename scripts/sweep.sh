@@ -476,7 +476,7 @@ judge_schedule() {
 schedule_derive() {
   local derived rc=0
   say "schedule: deriving the $schedule schedule (summarize --schedule $schedule)"
-  derived=$("$SUMMARIZE" --schedule "$schedule" "${sum_args[@]}" "$results") || rc=$?
+  derived=$("$SUMMARIZE" --schedule "$schedule" "${schedule_args[@]}" "${sum_args[@]}" "$results") || rc=$?
   if ((rc == EXIT_SCHEDULE_REFUSED)); then
     say "schedule: the results cannot support a $schedule schedule (summarize said why above); keeping the static pick"
     return 1

@@ -164,7 +164,7 @@ async fn serve_now(
     tokio::spawn(async move {
         let a = &st.args;
         tokio::time::sleep(a.load_time + a.warmup_time).await;
-        check_load(a, st.spec.steps);
+        check_load(a, &st.spec);
         warm_up(st, loading, true).await;
     });
     server::serve(listener, state).await;
@@ -174,7 +174,7 @@ async fn serve_now(
 /// The end of loading: the start-up failures and simulated OOMs.
 fn loaded(args: &Args, spec: Result<Resolved, Failure>) -> Resolved {
     let spec = spec.unwrap_or_else(|f| fail(&f));
-    check_load(args, spec.steps);
+    check_load(args, &spec);
     spec
 }
 
@@ -185,8 +185,8 @@ fn fail(f: &Failure) -> ! {
     }
 }
 
-fn check_load(args: &Args, steps: u32) {
-    let model = Model::from_args(args, steps);
+fn check_load(args: &Args, spec: &Resolved) {
+    let model = Model::from_args(args, spec.steps).reserving(spec.kv_steps());
     if args.crash_on_load {
         state::crash(state::OOM_LINE, "--crash-on-load");
     }

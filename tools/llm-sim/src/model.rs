@@ -23,6 +23,10 @@ pub struct Model {
     pub draft_step: Duration,
     pub prefill_per_token: Duration,
     pub steps: u32,
+    /// The draft steps each request's KV reservation covers: `steps`,
+    /// except under a schedule that may draft deeper than it launched
+    /// with (see [`crate::resolve::Resolved::kv_steps`]).
+    pub kv_steps: u32,
     pub accept_rate: f64,
     pub horizon: u32,
     pub kv_per_step: u64,
@@ -40,6 +44,7 @@ impl Model {
             draft_step: a.draft_step_time,
             prefill_per_token: a.prefill_per_token,
             steps,
+            kv_steps: steps,
             accept_rate: a.speculative_accept_rate,
             horizon: a.speculative_draft_horizon,
             kv_per_step: a.speculative_kv_per_step,
@@ -104,9 +109,16 @@ impl Model {
             + self.prefill_per_token * prefill.min(u32::MAX as u64) as u32
     }
 
-    /// KV tokens a request reserves while it runs.
+    /// The model whose KV reservation covers `kv_steps` draft steps.
+    pub fn reserving(mut self, kv_steps: u32) -> Model {
+        self.kv_steps = kv_steps;
+        self
+    }
+
+    /// KV tokens a request reserves while it runs: its tokens, plus the
+    /// speculative buffers of the deepest step the server may draft.
     pub fn kv_need(&self, prompt: u64, max_tokens: u64) -> u64 {
-        prompt + max_tokens + self.steps as u64 * self.kv_per_step
+        prompt + max_tokens + self.kv_steps as u64 * self.kv_per_step
     }
 
     /// Why the model cannot load (the speculative buffers of one
@@ -116,7 +128,7 @@ impl Model {
         (need > self.kv_capacity).then(|| {
             format!(
                 "context-length {} + {} steps x {} KV tokens = {} > kv-capacity-tokens {}",
-                self.context_length, self.steps, self.kv_per_step, need, self.kv_capacity
+                self.context_length, self.kv_steps, self.kv_per_step, need, self.kv_capacity
             )
         })
     }

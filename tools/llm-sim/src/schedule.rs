@@ -1,7 +1,8 @@
 //! How many draft tokens each decode step uses: the static flags, vLLM's
 //! per-batch-size lookup (`dynamic_sd`), or SGLang's adaptive slots
 //! (`adaptive`). The engine thread asks before each step and reports the
-//! verify results after it.
+//! verify results after it; and the depth each request's speculative KV
+//! is reserved for, which a schedule does not lower.
 
 use crate::resolve::Resolved;
 
@@ -51,6 +52,32 @@ impl StepSchedule {
     pub fn observe(&mut self, batch: usize, accepted: &[u32]) {
         if let StepSchedule::Adaptive(a) = self {
             a.observe(batch, accepted);
+        }
+    }
+}
+
+impl Resolved {
+    /// The steps each request's speculative KV is reserved for. SGLang's
+    /// adaptive mode sizes for the deepest candidate of any slot, whatever
+    /// the launch steps: `get_alloc_len_per_decode` (mem_cache/
+    /// allocation_sizing.py) takes `max(steps * topk,
+    /// max_speculative_num_draft_tokens())`, which under
+    /// `--speculative-adaptive` is `max(candidate_steps) + 1` over the union
+    /// of slots (speculative/spec_info.py
+    /// `resolve_max_speculative_num_draft_tokens`). vLLM reserves the static
+    /// `num_lookahead_tokens` from `num_speculative_tokens` (`steps` here)
+    /// while its per-batch lookup only changes the tokens scheduled
+    /// (v1/core/sched/scheduler.py `allocate_slots(...,
+    /// num_lookahead_tokens=self.num_lookahead_tokens)`).
+    pub fn kv_steps(&self) -> u32 {
+        match &self.adaptive {
+            Some((cfg, _)) => cfg
+                .candidates()
+                .last()
+                .copied()
+                .unwrap_or(0)
+                .max(self.steps),
+            None => self.steps,
         }
     }
 }

@@ -41,7 +41,7 @@ pub const SALT_FAULT: u64 = 2;
 
 impl State {
     pub fn new(args: Args, spec: Resolved, seed: u64, port: u16) -> State {
-        let model = Model::from_args(&args, spec.steps);
+        let model = Model::from_args(&args, spec.steps).reserving(spec.kv_steps());
         let metrics = Arc::new(Metrics::default());
         let schedule = crate::schedule::StepSchedule::new(&spec, model.steps);
         let engine = Engine::start(model.clone(), spec.max_running, metrics.clone(), schedule);

@@ -157,6 +157,17 @@ pub struct Args {
     )]
     pub max_batch: Option<u64>,
 
+    /// With --schedule: use depths up to K only, each level getting the
+    /// best depth <= K by the same pick rule (both servers reserve
+    /// speculative KV for a schedule's deepest depth at every load)
+    #[arg(
+        long,
+        value_name = "K",
+        requires = "schedule",
+        help_heading = "Per-load schedule"
+    )]
+    pub max_depth: Option<u32>,
+
     /// With --schedule sglang: the path the flags name for the adaptive
     /// config (write the record's adaptive_config there)
     #[arg(

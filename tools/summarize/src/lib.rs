@@ -32,6 +32,7 @@ pub mod report_data;
 pub mod report_svg;
 pub mod schedule;
 pub mod schedule_emit;
+pub mod schedule_memory;
 pub mod schedule_out;
 pub mod schedule_row;
 pub mod startup;
@@ -105,6 +106,7 @@ pub fn run_with(
         let req = schedule_out::Request {
             server,
             max_batch: args.max_batch,
+            max_depth: args.max_depth,
             adaptive_config_file: &args.adaptive_config_file,
             pool_hosts: args.pool_hosts,
         };

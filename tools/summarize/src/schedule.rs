@@ -106,6 +106,20 @@ pub struct MaxBatch {
 
 /// Derive the schedule from `a` (a table of one group of records).
 pub fn derive(a: &Analysis, server: Server, max_batch: &MaxBatch) -> Result<Schedule, Refusal> {
+    derive_capped(a, server, max_batch, None)
+}
+
+/// [`derive`] from the depths up to `cap` only (`--max-depth`): each level
+/// gets the best depth <= cap by the same pick rule. Both servers reserve
+/// speculative KV for a schedule's deepest depth at every load
+/// (schedule_memory.rs), so a cap is how a level whose best is shallow
+/// keeps its memory.
+pub fn derive_capped(
+    a: &Analysis,
+    server: Server,
+    max_batch: &MaxBatch,
+    cap: Option<u32>,
+) -> Result<Schedule, Refusal> {
     let m = &a.model;
     if let Some(k) = m.varying.iter().find(|k| !is_spec_key(k)) {
         return refuse(format!(
@@ -122,7 +136,8 @@ pub fn derive(a: &Analysis, server: Server, max_batch: &MaxBatch) -> Result<Sche
     if server == Server::Sglang {
         sglang_supported(&settings)?;
     }
-    let ks: BTreeSet<u32> = depths.iter().map(|d| d.k).collect();
+    let allowed = |k: u32| cap.is_none_or(|c| k <= c);
+    let ks: BTreeSet<u32> = depths.iter().map(|d| d.k).filter(|&k| allowed(k)).collect();
     if ks.iter().all(|&k| k == 0) {
         let what = match server {
             Server::Vllm => "--speculative-config num_speculative_tokens",
@@ -133,13 +148,14 @@ pub fn derive(a: &Analysis, server: Server, max_batch: &MaxBatch) -> Result<Sche
         ));
     }
     if ks.len() < 2 {
+        let within = cap.map_or(String::new(), |c| format!(" up to --max-depth {c}"));
         return refuse(format!(
-            "only one depth ({}) was measured: nothing to choose between per level",
+            "only one depth ({}) was measured{within}: nothing to choose between per level",
             ks.iter().next().copied().unwrap_or(0)
         ));
     }
     let mut warnings = Vec::new();
-    let levels = choose_levels(a, &depths, max_batch.value, &mut warnings)?;
+    let levels = choose_levels(a, &depths, cap, max_batch.value, &mut warnings)?;
     if levels.iter().all(|l| l.noisy) {
         return refuse(
             "every level's pick is within noise (repeats spread wider than the \
@@ -309,6 +325,7 @@ fn sglang_supported(settings: &Map<String, Value>) -> Result<(), Refusal> {
 fn choose_levels(
     a: &Analysis,
     depths: &[Depth],
+    cap: Option<u32>,
     max_batch: u64,
     warnings: &mut Vec<String>,
 ) -> Result<Vec<LevelChoice>, Refusal> {
@@ -332,7 +349,7 @@ fn choose_levels(
         let Level::Concurrency(n) = *level else {
             unreachable!("open levels refused above")
         };
-        let choice = choose_at(a, depths, c)?;
+        let choice = choose_at(a, depths, cap, c)?;
         let batch = n.clamp(1, max_batch.max(1));
         if out.last().is_some_and(|l| l.batch == batch) {
             warnings.push(format!(
@@ -354,12 +371,18 @@ fn choose_levels(
 }
 
 /// The pick at level column `c`, by `decide::pick` with the depth as the
-/// order (so a tie goes to the smaller depth).
-fn choose_at(a: &Analysis, depths: &[Depth], c: usize) -> Result<LevelChoice, Refusal> {
+/// order (so a tie goes to the smaller depth), among depths up to `cap`.
+fn choose_at(
+    a: &Analysis,
+    depths: &[Depth],
+    cap: Option<u32>,
+    c: usize,
+) -> Result<LevelChoice, Refusal> {
     let m = &a.model;
     let better = a.opts.metric.better;
     let slo = !a.opts.slo.is_empty();
     let rows: Vec<usize> = (0..m.rows.len())
+        .filter(|&r| cap.is_none_or(|cap| depths[r].k <= cap))
         .filter(|&r| matches!(&a.grid[r][c], Some(s) if !slo || s.slo_ok))
         .collect();
     let label = m.levels[c].label();

@@ -38,6 +38,7 @@ pub fn json(a: &Analysis) -> Value {
                         "failure": cell.failures.join("/"),
                         "vs_best_static": vs(&cell.vs_best),
                         "vs_pick": vs(&cell.vs_pick),
+                        "memory_note": cell.memory_note,
                     })
                 })
                 .collect();

@@ -25,6 +25,8 @@ use crate::{group, hosts, partial};
 pub struct Request<'a> {
     pub server: Server,
     pub max_batch: Option<u64>,
+    /// `--max-depth`: the deepest depth the schedule may use.
+    pub max_depth: Option<u32>,
     pub adaptive_config_file: &'a str,
     pub pool_hosts: bool,
 }
@@ -58,7 +60,7 @@ pub fn run(
         Server::Vllm => "vllm",
         Server::Sglang => "sglang",
     };
-    let s = schedule::derive(&a, req.server, &mb).map_err(|r| {
+    let s = schedule::derive_capped(&a, req.server, &mb, req.max_depth).map_err(|r| {
         Exit::new(
             exit::SCHEDULE_REFUSED,
             anyhow!("--schedule {name}: {}", r.0),

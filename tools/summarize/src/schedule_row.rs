@@ -34,6 +34,8 @@ pub struct Tag {
     /// one file derive anew) are two rows; empty for a stage's own
     /// failure with no record upstream (it joins the server's latest).
     pub id: String,
+    /// The deepest depth it may draft (`schedule_memory::deepest`).
+    pub deepest: Option<u32>,
 }
 
 /// The schedule `rec` measured: the `schedule` record upstream, else the
@@ -46,7 +48,12 @@ pub fn server_of(rec: &Value) -> Option<Tag> {
                 .map(|k| u.get(k).map_or_else(String::new, Value::to_string))
                 .join(" ");
             let server = u.get("server").and_then(Value::as_str)?.to_string();
-            return Some(Tag { server, id });
+            let deepest = crate::schedule_memory::deepest(u);
+            return Some(Tag {
+                server,
+                id,
+                deepest,
+            });
         }
         up = u.get("upstream");
     }
@@ -55,6 +62,7 @@ pub fn server_of(rec: &Value) -> Option<Tag> {
     Some(Tag {
         server,
         id: String::new(),
+        deepest: None,
     })
 }
 
@@ -133,6 +141,8 @@ pub struct Cell {
     pub failures: Vec<String>,
     pub vs_best: Option<Against>,
     pub vs_pick: Option<Against>,
+    /// Why it lost to a shallower static value (schedule_memory.rs).
+    pub memory_note: Option<String>,
 }
 
 /// The schedule's row and its decision.
@@ -246,8 +256,16 @@ fn row(
     let (ca, s) = combined(a, stat, sched, server)?;
     let in_ca = |r: usize| in_combined(a, &ca, r);
     let pick = a.overall.as_ref().map(|o| o.row);
+    let deepest = sched
+        .iter()
+        .filter_map(|o| o.schedule.as_ref()?.deepest)
+        .max();
     let cells = (0..a.model.levels.len())
-        .map(|c| level_cell(a, &ca, s, c))
+        .map(|c| {
+            let mut cell = level_cell(a, &ca, s, c);
+            cell.memory_note = crate::schedule_memory::note(a, server, deepest, c, &cell);
+            cell
+        })
         .collect();
     let statics: Vec<usize> = (0..a.model.rows.len()).filter_map(in_ca).collect();
     let (wins, score, pick_score) = decide_win(&ca, s, &statics, pick.and_then(in_ca));
@@ -303,6 +321,7 @@ fn level_cell(a: &Analysis, ca: &Analysis, s: usize, c: usize) -> Cell {
         failures,
         vs_best: vs(a.best_per_level[c]),
         vs_pick: vs(a.overall.as_ref().map(|o| o.row)),
+        memory_note: None,
     }
 }
 

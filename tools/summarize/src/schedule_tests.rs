@@ -362,3 +362,27 @@ fn sglang_flags_name_a_candidate_and_the_file() {
         r#"{"1":{"candidate_steps":[4]},"16":{"candidate_steps":[1]}}"#
     );
 }
+
+#[test]
+fn max_depth_caps_every_level_at_its_best_within_the_cap() {
+    // Best 5 at c=1 and c=4, 4 at c=16, 2 at c=48; capped at 4, the
+    // deep levels take 4 (the best <= 4 there), the others keep theirs.
+    let lines = sglang_lines(&[
+        ("2", &[(1, 200.0), (4, 700.0), (16, 1500.0), (48, 3000.0)]),
+        ("4", &[(1, 270.0), (4, 850.0), (16, 1700.0), (48, 2500.0)]),
+        ("5", &[(1, 290.0), (4, 900.0), (16, 1500.0), (48, 2000.0)]),
+    ]);
+    let a = analysis_of(&lines);
+    let free = derive(&a, Server::Sglang, &mb(48)).unwrap();
+    let ks: Vec<u32> = free.levels.iter().map(|l| l.k).collect();
+    assert_eq!((ks, free.k_max), (vec![5, 5, 4, 2], 5));
+    let capped = derive_capped(&a, Server::Sglang, &mb(48), Some(4)).unwrap();
+    let ks: Vec<u32> = capped.levels.iter().map(|l| l.k).collect();
+    assert_eq!((ks, capped.k_max), (vec![4, 4, 4, 2], 4));
+    assert!(capped.slots.values().flatten().all(|&k| k <= 4));
+    let r = derive_capped(&a, Server::Sglang, &mb(48), Some(2)).unwrap_err();
+    assert_eq!(
+        r.0,
+        "only one depth (2) was measured up to --max-depth 2: nothing to choose between per level"
+    );
+}

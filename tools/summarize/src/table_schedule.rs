@@ -152,6 +152,7 @@ fn level_line(a: &Analysis, label: &str, c: usize, cell: &Cell) -> Option<String
     } else {
         parts.extend(part("the pick", &cell.vs_pick));
     }
+    parts.extend(cell.memory_note.clone());
     Some(format!(
         "{label} at {}: {}; {}",
         a.model.levels[c].label(),

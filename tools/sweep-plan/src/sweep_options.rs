@@ -134,6 +134,13 @@ pub struct SweepArgs {
           conflicts_with = "hosts", help_heading = "Schedule")]
     pub schedule: Option<String>,
 
+    /// With --schedule: derive it from depths up to K only (summarize
+    /// --max-depth K): both servers reserve speculative KV for a
+    /// schedule's deepest depth at every load
+    #[arg(long, value_name = "K", requires = "schedule",
+          value_parser = clap::value_parser!(u32), help_heading = "Schedule")]
+    pub schedule_max_depth: Option<u32>,
+
     /// One host per line of FILE, or a comma list: [USER@]HOST[:PORT]
     /// (reached over SSH) or - (here), then optional NAME=VALUE words
     /// ({NAME} in --url) and exec=PREFIX... (the rest of the line)
@@ -447,6 +454,12 @@ impl Settings {
             }
         }
         s.array("adaptive_args", &knobs);
+        let cap: Vec<String> = a
+            .schedule_max_depth
+            .iter()
+            .flat_map(|k| ["--max-depth".to_string(), k.to_string()])
+            .collect();
+        s.array("schedule_args", &cap);
         let mut ssh_opts = Vec::new();
         for k in &a.ssh_key {
             ssh_opts.extend(["--ssh-key".to_string(), k.clone()]);

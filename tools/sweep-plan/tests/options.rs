@@ -140,3 +140,33 @@ fn help_is_handed_back_for_the_script_to_print() {
         "{out}"
     );
 }
+
+#[test]
+fn schedule_max_depth_becomes_summarizes_max_depth_and_needs_schedule() {
+    let argv = [
+        &BASE[..],
+        &[
+            "--unit",
+            "u",
+            "--schedule",
+            "sglang",
+            "--schedule-max-depth",
+            "4",
+        ],
+    ]
+    .concat();
+    let (code, out, err) = eval(&argv, &["schedule_args"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "--max-depth\n4\n\0");
+    let (code, out, _) = eval(
+        &[&BASE[..], &["--unit", "u", "--schedule", "vllm"]].concat(),
+        &["schedule_args"],
+    );
+    assert_eq!((code, out.as_str()), (Some(0), "\n\0"), "unset: empty");
+    let (code, _, err) = eval(
+        &[&BASE[..], &["--unit", "u", "--schedule-max-depth", "4"]].concat(),
+        &[],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--schedule"), "{err}");
+}

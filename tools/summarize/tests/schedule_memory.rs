@@ -1,0 +1,99 @@
+//! Where a validated schedule loses beyond noise to a static value
+//! shallower than the schedule's deepest depth, the table and JSON say why
+//! in one line: both servers reserve speculative KV for the deepest depth
+//! at every load, so a schedule cannot win that loss back; and what to try
+//! (a schedule capped at that depth, `--max-depth`). From hand-made files.
+
+mod common;
+
+use common::make::bench;
+use common::{summarize, summary, temp_file};
+use serde_json::{json, Value};
+
+/// The schedule's bench record, its `schedule` record upstream holding the
+/// adaptive config (deepest candidate 5).
+fn sched(c: u64, tput: f64) -> Value {
+    let mut r = bench(
+        &[
+            ("speculative-num-steps", "5"),
+            ("speculative-adaptive", ""),
+            ("speculative-adaptive-config", "/far/adaptive.json"),
+        ],
+        c,
+        tput,
+        10.0,
+        50.0,
+    );
+    let cfg = json!({"1": {"candidate_steps": [5]}, "16": {"candidate_steps": [4]},
+                     "64": {"candidate_steps": [2]}});
+    r["upstream"] = json!({"type": "ready", "upstream": {"type": "swap",
+        "upstream": {"type": "schedule", "server": "sglang",
+                     "flags": ["--speculative-adaptive"], "adaptive_config": cfg}}});
+    r
+}
+
+/// Steps 2, 4, 5 at c=1 / 16 / 64 (best 5, 4, 2), three runs each, and
+/// the schedule's three runs at `schedule`.
+fn results(schedule: [f64; 3]) -> String {
+    let curve = [
+        ("2", [1100.0, 11000.0, 15000.0]),
+        ("4", [1500.0, 15000.0, 14000.0]),
+        ("5", [1600.0, 13000.0, 12000.0]),
+    ];
+    let mut recs = Vec::new();
+    for rep in [-1.0, 0.0, 1.0] {
+        for (n, at) in curve {
+            for (i, c) in [1, 16, 64].into_iter().enumerate() {
+                let cfg = [("speculative-num-steps", n)];
+                recs.push(bench(&cfg, c, at[i] * (1.0 + 0.005 * rep), 10.0, 50.0));
+            }
+        }
+        for (i, c) in [1, 16, 64].into_iter().enumerate() {
+            recs.push(sched(c, schedule[i] * (1.0 + 0.005 * rep)));
+        }
+    }
+    common::make::lines(&recs)
+}
+
+#[test]
+fn a_loss_to_a_shallower_static_value_names_the_memory_cause_and_the_cap() {
+    // Worse at c=1 (best 5, as deep as the schedule: no note) and at c=16
+    // (best 4 < 5: the note); within noise at c=64.
+    let f = temp_file("sched-memory.jsonl", &results([1400.0, 13000.0, 15000.0]));
+    let run = summarize(&["--format", "json", &f], "");
+    run.expect_code(0);
+    let sc = summary(&run)["details"]["schedule"][0].clone();
+    let at = |l: &str| {
+        sc["levels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["level"] == l)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(at("c=1")["vs_best_static"]["verdict"], "worse");
+    assert_eq!(at("c=1")["memory_note"], Value::Null);
+    assert_eq!(at("c=64")["memory_note"], Value::Null);
+    let note = at("c=16")["memory_note"].as_str().unwrap().to_string();
+    assert_eq!(
+        note,
+        "speculative-num-steps=4 is shallower than the schedule's deepest depth 5: both \
+         servers reserve speculative KV for the deepest depth at every load (SGLang \
+         get_alloc_len_per_decode, vLLM num_lookahead_tokens), so a schedule cannot win \
+         back a loss that comes from speculative memory; try a schedule capped at depth 4 \
+         (summarize --schedule sglang --max-depth 4)"
+    );
+    let text = summarize(&["--format", "text", &f], "");
+    text.expect_code(0);
+    let line = text
+        .stdout()
+        .lines()
+        .find(|l| l.contains("schedule (sglang) at c=16"))
+        .map(str::to_string);
+    assert!(
+        line.is_some_and(|l| l.ends_with(&note)),
+        "{}",
+        text.stdout()
+    );
+}
