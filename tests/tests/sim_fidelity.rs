@@ -234,7 +234,7 @@ fn metric_names(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// The /metrics names sweepkit reads: loadgen's spec.rs `parse_counters`
+/// The /metrics names sweepkit reads: loadgen's speculative.rs `parse_counters`
 /// (the `spec_decode_num_*_total` counters under vLLM's prefix, SGLang's
 /// `spec_accept_length` gauge) and the token counters the real-server
 /// tests compare loadgen's totals with.

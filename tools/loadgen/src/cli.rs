@@ -247,7 +247,7 @@ pub struct Args {
     pub level_budget: u32,
 
     #[command(flatten)]
-    pub pipeline: sweepkit::upstream::PipelineArgs,
+    pub pipeline: sweepkit::upstream_input::PipelineArgs,
 
     /// No progress bar or level lines on stderr
     #[arg(short, long)]

@@ -94,7 +94,7 @@ pub fn run_with(
         args.no_upstream,
         args.pipeline.config(),
     ) {
-        let e = sweepkit::upstream::missing(
+        let e = sweepkit::upstream_input::missing(
             "loadgen",
             std::time::SystemTime::now(),
             sweepkit::records::Stage::Ready,
@@ -105,7 +105,7 @@ pub fn run_with(
         return Err(e);
     }
     if let Some(raw) = &up.failure {
-        return Err(sweepkit::upstream::pass_through(
+        return Err(sweepkit::upstream_input::pass_through(
             "loadgen",
             raw,
             &mut sink.out,

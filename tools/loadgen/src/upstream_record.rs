@@ -8,7 +8,7 @@ use std::io::BufRead;
 use serde_json::Value;
 use sweepkit::records::{Config, Record, ServerInfo};
 use sweepkit::report::Exit;
-use sweepkit::upstream::{self, Reader};
+use sweepkit::upstream_input::{self as upstream, Reader};
 
 #[derive(Debug, Default)]
 pub struct Upstream {
@@ -22,7 +22,7 @@ pub struct Upstream {
 }
 
 /// Read at most one record with the core reader (its kinds and exit codes:
-/// `sweepkit::upstream`); empty input means no upstream.
+/// `sweepkit::upstream_input`); empty input means no upstream.
 pub fn read(r: impl BufRead) -> Result<Upstream, Exit> {
     let reader = Reader::new("<stdin>", upstream::SERVER).hint("use --no-upstream to ignore stdin");
     let (rec, raw) = match reader.read(r)? {

@@ -68,7 +68,7 @@ pub struct Analysis {
     pub records: Vec<Vec<Vec<serde_json::Value>>>,
     /// The validated schedules' rows (schedule_row.rs), filled by the
     /// caller; empty when the input has none.
-    pub schedule: Vec<crate::schedule_row::Row>,
+    pub schedule: Vec<crate::schedule_cells::Row>,
 }
 
 /// Decide. `Err` is a usage problem (a `--baseline` or `--weights` that

@@ -55,7 +55,7 @@ pub struct Obs {
     pub host: Option<crate::host_id::HostId>,
     /// The validated schedule this measured (`sweep --schedule`;
     /// schedule_row.rs): its own row, never a static value.
-    pub schedule: Option<crate::schedule_row::Tag>,
+    pub schedule: Option<crate::schedule_tag::Tag>,
 }
 
 impl Obs {
@@ -256,7 +256,7 @@ fn take_record(
     let partial = kind == "bench" && head.partial.0 == Some(true);
     let level = Level::of_record(&rec);
     let host = crate::host_id::of_record(&rec);
-    let schedule = crate::schedule_row::server_of(&rec);
+    let schedule = crate::schedule_tag::server_of(&rec);
     let body = if kind == "bench" {
         if level.is_none() {
             input.notes.push(format!(

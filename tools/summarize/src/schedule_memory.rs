@@ -15,32 +15,9 @@
 //! v1/core/sched/scheduler.py `schedule()` -> `allocate_slots`), while
 //! `dynamic_sd_lookup` only changes the tokens scheduled per step.
 
-use serde_json::Value;
-
 use crate::analysis::Analysis;
 use crate::cli::Server;
-use crate::schedule_row::{Cell, Verdict};
-
-/// The deepest depth the `schedule` record `u` lets its server draft:
-/// vLLM's `num_speculative_tokens`, SGLang's largest candidate.
-pub fn deepest(u: &Value) -> Option<u32> {
-    let vllm = u
-        .get("speculative_config")
-        .and_then(|c| c.get("num_speculative_tokens"))
-        .and_then(Value::as_u64);
-    let sglang = u
-        .get("adaptive_config")
-        .and_then(Value::as_object)
-        .and_then(|slots| {
-            slots
-                .values()
-                .filter_map(|s| s.get("candidate_steps")?.as_array())
-                .flatten()
-                .filter_map(Value::as_u64)
-                .max()
-        });
-    vllm.or(sglang).map(|k| k.min(u32::MAX as u64) as u32)
-}
+use crate::schedule_cells::{Cell, Verdict};
 
 /// The note of the schedule's cell at level `c`, when it is worse beyond
 /// noise than the best static value there and that value is shallower

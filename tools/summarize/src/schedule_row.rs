@@ -13,58 +13,12 @@
 //! schedule ranked last, so a schedule within `--tolerance` of the static
 //! pick does not win: the static value is one flag, the schedule several.
 
-use serde_json::Value;
-
 use crate::analysis::{self, Analysis, Options};
 use crate::cli::Objective;
-use crate::decide::{self, CellStat, Grid};
+use crate::decide::{self, Grid};
 use crate::input::Obs;
-use crate::noise::CellInterval;
-
-/// The config key a stage's own record of the schedule step carries
-/// (`--pipeline-config schedule=SERVER`, sweep-plan schedule).
-pub const KEY: &str = "schedule";
-
-/// Which schedule a record measured.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tag {
-    pub server: String,
-    /// What the schedule sets (its flags and server config, as JSON), so
-    /// that two different schedules of one server (sweeps run again into
-    /// one file derive anew) are two rows; empty for a stage's own
-    /// failure with no record upstream (it joins the server's latest).
-    pub id: String,
-    /// The deepest depth it may draft (`schedule_memory::deepest`).
-    pub deepest: Option<u32>,
-}
-
-/// The schedule `rec` measured: the `schedule` record upstream, else the
-/// config's `schedule` key.
-pub fn server_of(rec: &Value) -> Option<Tag> {
-    let mut up = rec.get("upstream");
-    while let Some(u) = up {
-        if u.get("type").and_then(Value::as_str) == Some("schedule") {
-            let id = ["flags", "adaptive_config", "speculative_config"]
-                .map(|k| u.get(k).map_or_else(String::new, Value::to_string))
-                .join(" ");
-            let server = u.get("server").and_then(Value::as_str)?.to_string();
-            let deepest = crate::schedule_memory::deepest(u);
-            return Some(Tag {
-                server,
-                id,
-                deepest,
-            });
-        }
-        up = u.get("upstream");
-    }
-    let c = rec.get("config")?.get(KEY)?;
-    let server = c.as_str().map_or_else(|| c.to_string(), String::from);
-    Some(Tag {
-        server,
-        id: String::new(),
-        deepest: None,
-    })
-}
+use crate::schedule_cells::{Against, Cell, Row, Verdict};
+use crate::schedule_tag::KEY;
 
 /// Split `obs` into the static ones and the schedules' (when there are
 /// static ones to compare with; else everything is static as before).
@@ -74,100 +28,6 @@ pub fn split(obs: Vec<Obs>) -> (Vec<Obs>, Vec<Obs>) {
         return (sched, Vec::new());
     }
     (stat, sched)
-}
-
-/// A change beyond noise or not.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
-    /// Better beyond noise.
-    Better,
-    /// Worse beyond noise.
-    Worse,
-    /// Within noise (the rule in `how`).
-    Within,
-    /// One run each, no interval: noise unknown.
-    Unknown,
-}
-
-impl Verdict {
-    pub fn word(self) -> &'static str {
-        match self {
-            Verdict::Better => "better beyond noise",
-            Verdict::Worse => "worse beyond noise",
-            Verdict::Within => "within noise",
-            Verdict::Unknown => "noise unknown",
-        }
-    }
-
-    /// The one-character mark of the text table.
-    pub fn mark(self) -> &'static str {
-        match self {
-            Verdict::Better => "+",
-            Verdict::Worse => "-",
-            Verdict::Within => "=",
-            Verdict::Unknown => "?",
-        }
-    }
-
-    pub fn json(self) -> &'static str {
-        match self {
-            Verdict::Better => "better",
-            Verdict::Worse => "worse",
-            Verdict::Within => "within_noise",
-            Verdict::Unknown => "unknown",
-        }
-    }
-}
-
-/// The schedule's cell against one static cell at the same level.
-#[derive(Debug, Clone)]
-pub struct Against {
-    /// The static config's label.
-    pub label: String,
-    pub median: f64,
-    /// Schedule vs that config, median against median, in percent.
-    pub change_pct: Option<f64>,
-    pub verdict: Verdict,
-    /// Which rule decided: `95% intervals`, `repeats' spread`, or empty.
-    pub how: &'static str,
-}
-
-/// One level of the schedule's row.
-#[derive(Debug, Clone, Default)]
-pub struct Cell {
-    pub stat: Option<CellStat>,
-    pub ci: Option<CellInterval>,
-    /// What its failures were (`crashed_at_load`, ...), when it failed.
-    pub failures: Vec<String>,
-    pub vs_best: Option<Against>,
-    pub vs_pick: Option<Against>,
-    /// Why it lost to a shallower static value (schedule_memory.rs).
-    pub memory_note: Option<String>,
-}
-
-/// The schedule's row and its decision.
-#[derive(Debug, Clone)]
-pub struct Row {
-    pub server: String,
-    /// `schedule (vllm)`.
-    pub label: String,
-    /// One per level of the static table.
-    pub cells: Vec<Cell>,
-    /// The objective's name (`weighted`, `max`, `slo`).
-    pub objective: &'static str,
-    /// The schedule's and the static pick's scores by that objective
-    /// (weighted: over the static pick's levels with the schedule counted).
-    pub score: Option<f64>,
-    pub pick_score: Option<f64>,
-    /// The static pick's label.
-    pub pick: Option<String>,
-    /// It wins by the objective that picks a static value.
-    pub wins: bool,
-    /// One line saying so.
-    pub decision: String,
-    /// The server's latest schedule in the input (what a resumed sweep
-    /// and `--keep-winner` apply).
-    pub current: bool,
 }
 
 /// The schedule rows of static analysis `a` (of `stat`) and the schedule

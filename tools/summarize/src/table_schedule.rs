@@ -6,8 +6,8 @@
 
 use crate::analysis::Analysis;
 use crate::noise::{CellInterval, Method};
-use crate::schedule_row::{Against, Cell, Verdict};
-use crate::table::{pct, CellText};
+use crate::schedule_cells::{Against, Cell, Verdict};
+use crate::table_cell::{pct, CellText};
 use crate::wording::num;
 
 /// One change against a static value at one level.

@@ -8,9 +8,9 @@ use anyhow::Context as _;
 use sweepkit::exit;
 use sweepkit::records::Record;
 use sweepkit::report::{Exit, WithCode};
-use sweepkit::upstream::{self, Reader, Upstream};
+use sweepkit::upstream_input::{self as upstream, Reader, Upstream};
 
-use crate::farfile::FileFlag;
+use crate::far_files::FileFlag;
 use crate::flags::Op;
 use crate::Args;
 

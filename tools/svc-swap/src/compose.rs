@@ -36,7 +36,7 @@ use sweepkit::transport::{shell_join, Transport};
 use crate::container::inspect::{top_pids, Inspected};
 use crate::container::{self, line_of, Engine};
 use crate::execstart::ExecLine;
-use crate::far;
+use crate::far_side;
 use crate::job::{self, ManagerJob, State};
 use crate::target::{Opts, Plan, Target};
 use find::{find_container, find_tool, resolve, FILES_LABEL, PROJECT_LABEL};
@@ -100,7 +100,7 @@ impl<'t> Compose<'t> {
         let engine = container::engine::pick(t, want)?;
         let tool = find_tool(t, engine)?;
         let path = resolve(t, file)?;
-        let text = far::read_file(t, &path)?
+        let text = far_side::read_file(t, &path)?
             .ok_or_else(|| target_err(format!("--compose {path}: no such file")))?;
         let loc = yaml::locate(&text, service).map_err(|m| target_err(format!("{path}: {m}")))?;
         let dir = path.rsplit_once('/').map_or("/", |(d, _)| d).to_string();
@@ -227,7 +227,7 @@ impl<'t> Compose<'t> {
             Engine::Podman => vec![e, "top", "--", &c.name, "hpid"],
             Engine::Docker => vec![e, "top", &c.name, "-eo", "pid"],
         };
-        let pids = far::run(self.t, &argv, far::SHORT)
+        let pids = far_side::run(self.t, &argv, far_side::SHORT)
             .ok()
             .filter(|o| o.success())
             .map(|o| top_pids(&o.stdout_str()))
@@ -287,14 +287,14 @@ impl Target for Compose<'_> {
     }
 
     fn plan_restore(&self, _in_place: bool) -> Result<Plan, Exit> {
-        let Some(b) = far::backups(self.t, &self.file)?.pop() else {
+        let Some(b) = far_side::backups(self.t, &self.file)?.pop() else {
             return Err(target_err(format!(
                 "{}: no earlier version to restore ({}.sweepkit-bak.*)",
                 self.file, self.file
             )));
         };
         let text =
-            far::read_file(self.t, &b)?.ok_or_else(|| target_err(format!("{b} vanished")))?;
+            far_side::read_file(self.t, &b)?.ok_or_else(|| target_err(format!("{b} vanished")))?;
         let l = yaml::locate(&text, &self.service).map_err(|m| target_err(format!("{b}: {m}")))?;
         let mut argv = self.cur.argv[..self.cur.entrypoint_len].to_vec();
         argv.extend(l.words);
@@ -423,10 +423,10 @@ impl Target for Compose<'_> {
 
     fn log_tail(&self) -> Vec<String> {
         let merged = r#"e=$1; shift; exec "$e" logs --tail 20 -- "$@" 2>&1"#;
-        far::run(
+        far_side::run(
             self.t,
             &["sh", "-c", merged, "sh", self.engine.cli(), &self.cur.name],
-            far::SHORT,
+            far_side::SHORT,
         )
         .map(|o| o.stdout_str().lines().map(String::from).collect())
         .unwrap_or_default()

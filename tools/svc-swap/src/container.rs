@@ -19,7 +19,7 @@ use sweepkit::report::Exit;
 use sweepkit::transport::{shell_join, Transport};
 
 use crate::execstart::{escape_value, ExecLine};
-use crate::far;
+use crate::far_side;
 use crate::job::{self, ManagerJob, State};
 use crate::target::{Opts, Plan, Target};
 use inspect::Inspected;
@@ -46,7 +46,7 @@ fn target_err(msg: String) -> Exit {
 /// `ENGINE container inspect NAME`, parsed; an unknown container is exit 20.
 pub fn inspect(t: &dyn Transport, engine: Engine, name: &str) -> Result<Inspected, Exit> {
     let e = engine.cli();
-    let out = far::run(t, &[e, "container", "inspect", "--", name], far::SHORT)?;
+    let out = far_side::run(t, &[e, "container", "inspect", "--", name], far_side::SHORT)?;
     if !out.success() {
         let why = out.stderr_str();
         let why = why
@@ -175,7 +175,7 @@ impl<'t> Container<'t> {
             Engine::Podman => vec![e, "top", "--", &c.name, "hpid"],
             Engine::Docker => vec![e, "top", &c.name, "-eo", "pid"],
         };
-        let pids = far::run(self.t, &argv, far::SHORT)
+        let pids = far_side::run(self.t, &argv, far_side::SHORT)
             .ok()
             .filter(|o| o.success())
             .map(|o| inspect::top_pids(&o.stdout_str()))
@@ -197,10 +197,10 @@ fn warn(v: &mut Vec<String>, w: String) {
 /// Docker reports repository digests on the image, not the container.
 fn repo_digest(t: &dyn Transport, e: Engine, image: &str) -> Option<String> {
     let f = "{{range .RepoDigests}}{{println .}}{{end}}";
-    let out = far::run(
+    let out = far_side::run(
         t,
         &[e.cli(), "image", "inspect", "--format", f, image],
-        far::SHORT,
+        far_side::SHORT,
     )
     .ok()?;
     out.stdout_str()
@@ -250,14 +250,14 @@ impl Target for Container<'_> {
 
     fn plan_restore(&self, _in_place: bool) -> Result<Plan, Exit> {
         let path = self.def_path();
-        let Some(b) = far::backups(self.t, &path)?.pop() else {
+        let Some(b) = far_side::backups(self.t, &path)?.pop() else {
             return Err(target_err(format!(
                 "container {}: no earlier definition to restore ({path}.sweepkit-bak.*)",
                 self.name()
             )));
         };
         let text =
-            far::read_file(self.t, &b)?.ok_or_else(|| target_err(format!("{b} vanished")))?;
+            far_side::read_file(self.t, &b)?.ok_or_else(|| target_err(format!("{b} vanished")))?;
         let d = definition::parse(&text).map_err(|e| target_err(format!("{b}: {e}")))?;
         let mut argv = self.cur.argv[..self.cur.entrypoint_len].to_vec();
         argv.extend(d.command.iter().cloned());
@@ -308,7 +308,7 @@ impl Target for Container<'_> {
         // The job backs up the definition file before it writes the new
         // one: the file must hold the definition in force.
         let now = definition::render(self.engine.cli(), &c, c.cmd(), &old_rc, stop_s);
-        far::write_file(self.t, &self.def_path(), &now)?;
+        far_side::write_file(self.t, &self.def_path(), &now)?;
         let pids = self.host_pids(&c);
         let mut info = StopInfo::default();
         if c.running {
@@ -419,10 +419,10 @@ impl Target for Container<'_> {
         let e = self.engine.cli();
         // Both streams in the engine's order, not stdout then stderr.
         let merged = r#"e=$1; shift; exec "$e" logs --tail 20 -- "$@" 2>&1"#;
-        far::run(
+        far_side::run(
             self.t,
             &["sh", "-c", merged, "sh", e, &self.cur.name],
-            far::SHORT,
+            far_side::SHORT,
         )
         .map(|o| o.stdout_str().lines().map(String::from).collect())
         .unwrap_or_default()

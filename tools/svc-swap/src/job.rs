@@ -13,7 +13,7 @@ use sweepkit::records::SwapRecord;
 use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
-use crate::far;
+use crate::far_side;
 
 const COMMON: &str = include_str!("job/common.sh");
 const MAIN: &str = include_str!("job/main.sh");
@@ -157,7 +157,7 @@ pub fn launch(
     ]);
     argv.extend(m.args.iter().cloned());
     let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let out = far::run(t, &refs, far::SHORT)?;
+    let out = far_side::run(t, &refs, far_side::SHORT)?;
     if out.success() {
         return Ok(());
     }
@@ -221,7 +221,7 @@ impl State {
     /// The new main PID's argv as the job read it (`cmdline_hex`).
     pub fn cmdline(&self) -> Option<Vec<String>> {
         let hex = self.get("cmdline_hex").filter(|h| !h.is_empty())?;
-        Some(far::argv_of(&far::from_hex(hex)?))
+        Some(far_side::argv_of(&far_side::from_hex(hex)?))
     }
 
     /// Seconds between two `date +%s%N` stamps.
@@ -233,7 +233,7 @@ impl State {
 }
 
 pub fn read_pending(t: &dyn Transport, dir: &str, id: &str) -> Result<Option<Pending>, Exit> {
-    let Some(text) = far::read_file(t, &file(dir, id, "json"))? else {
+    let Some(text) = far_side::read_file(t, &file(dir, id, "json"))? else {
         return Ok(None);
     };
     serde_json::from_str(&text).map(Some).map_err(|e| {
@@ -262,7 +262,7 @@ fn wait_state(t: &dyn Transport, dir: &str, id: &str, want: bool) -> Result<Stat
     let (f, lock) = (file(dir, id, "state"), file(dir, id, "lock"));
     let want = if want { "1" } else { "0" };
     let argv = ["sh", "-c", WAIT, "sh", &f, want, &lock];
-    let out = far::check(t, &argv, far::SHORT, exit::FAILURE)?;
+    let out = far_side::check(t, &argv, far_side::SHORT, exit::FAILURE)?;
     Ok(State::parse(&out))
 }
 
@@ -302,10 +302,10 @@ pub fn follow(
             };
             let go = file(dir, id, "go");
             let put = r#"printf '%s' "$2" >"$1.tmp" && mv -f -- "$1.tmp" "$1""#;
-            far::check(
+            far_side::check(
                 t,
                 &["sh", "-c", put, "sh", &go, &verdict],
-                far::SHORT,
+                far_side::SHORT,
                 exit::FAILURE,
             )?;
             decided = true;
@@ -325,10 +325,10 @@ pub fn follow(
 /// IDs of jobs whose record was never written, oldest first.
 pub fn unreported(t: &dyn Transport, dir: &str) -> Result<Vec<String>, Exit> {
     let script = r#"for f in "$1"/*.json; do [ -e "$f" ] && printf '%s\n' "$f"; done; exit 0"#;
-    let out = far::check(
+    let out = far_side::check(
         t,
         &["sh", "-c", script, "sh", dir],
-        far::SHORT,
+        far_side::SHORT,
         exit::FAILURE,
     )?;
     let mut v: Vec<String> = out
@@ -346,7 +346,7 @@ pub fn cleanup(t: &dyn Transport, dir: &str, id: &str) {
 rmdir -- "$1/$2".lock 2>/dev/null
 # The state dir too once no other job's files are in it (rmdir refuses).
 rmdir -- "$1" 2>/dev/null; exit 0"#;
-    let _ = far::run(t, &["sh", "-c", script, "sh", dir, id], far::SHORT);
+    let _ = far_side::run(t, &["sh", "-c", script, "sh", dir, id], far_side::SHORT);
 }
 
 #[cfg(test)]

@@ -9,18 +9,18 @@ pub mod container;
 pub mod diff;
 pub mod draft;
 pub mod execstart;
-pub mod far;
-pub mod farfile;
+pub mod far_files;
+pub mod far_side;
 pub mod flags;
 pub mod job;
 pub mod preflight;
 pub mod preflight_schedule;
 pub mod process;
+pub mod process_spec;
 pub mod ready;
 pub mod request;
 pub mod schedule;
 pub mod show;
-pub mod spec;
 pub mod swap;
 pub mod systemd;
 pub mod target;
@@ -52,7 +52,7 @@ pub fn run(mut args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Resul
         .clone()
         .fill_from(None)
         .map_err(|e| Exit::new(exit::USAGE, anyhow::anyhow!(e)))?;
-    let file_dir = farfile::dir(&args, manager)?;
+    let file_dir = far_files::dir(&args, manager)?;
     let edits = apply::edits(&args, &file_dir, stdin, &mut stdout)?;
     if !edits.files.is_empty() && manager == Manager::Container && args.file_dir.is_none() {
         return Err(Exit::new(
@@ -106,8 +106,8 @@ struct Session<'a> {
     req: request::Request,
     started: SystemTime,
     upstream: Option<Value>,
-    /// Files to copy to the far side before the stop (`farfile.rs`).
-    files: Vec<farfile::FileFlag>,
+    /// Files to copy to the far side before the stop (`far_files.rs`).
+    files: Vec<far_files::FileFlag>,
     file_dir: String,
 }
 
@@ -165,9 +165,9 @@ impl Session<'_> {
             self.files.iter().map(|f| f.record(d)).collect()
         } else if self.manager == Manager::Container && !self.files.is_empty() {
             let name = self.args.container.as_deref().unwrap_or_default();
-            farfile::inspect_raw(t, self.args.engine, name)
+            far_files::inspect_raw(t, self.args.engine, name)
                 .and_then(|raw| {
-                    farfile::upload_container(t, &self.files, &self.file_dir, &raw, name)
+                    far_files::upload_container(t, &self.files, &self.file_dir, &raw, name)
                 })
                 .map_err(|e| {
                     let mut f = self.early(e);
@@ -175,7 +175,7 @@ impl Session<'_> {
                     f
                 })?
         } else {
-            farfile::upload(t, &self.files, &self.file_dir).map_err(|e| {
+            far_files::upload(t, &self.files, &self.file_dir).map_err(|e| {
                 let mut f = self.early(e);
                 f.running = Some("old");
                 f
@@ -207,7 +207,7 @@ impl Session<'_> {
                  resolves itself: relative, or inside the container)"
             )));
         }
-        match far::read_file(t, p)? {
+        match far_side::read_file(t, p)? {
             Some(text) => Ok(Ok(text)),
             None => Err(Exit::new(
                 exit::PREFLIGHT_REJECTED,
@@ -379,7 +379,7 @@ fn preflight_gate(
 /// The transport svc-swap runs through. Over SSH, transient faults are
 /// retried by the transport itself within `--ssh-retry` (the one retry
 /// layer, shared with wait-ready); svc-swap marks every far-side command
-/// it runs as safe to repeat (far.rs says why each one is).
+/// it runs as safe to repeat (far_side.rs says why each one is).
 fn make_transport(args: &Args) -> Result<Box<dyn Transport>, Exit> {
     args.transport
         .open()

@@ -1,5 +1,5 @@
 //! `--manager process`: supervise a server described by a process spec
-//! (see `spec.rs`) without systemd. Stop: SIGTERM to the pid file's process
+//! (see `process_spec.rs`) without systemd. Stop: SIGTERM to the pid file's process
 //! group, wait TimeoutStopSec, SIGKILL only with `--force-kill`. Start:
 //! `setsid`, output appended to LogFile, pid file written by the child.
 
@@ -13,9 +13,9 @@ use sweepkit::report::Exit;
 use sweepkit::transport::{shell_join, Transport};
 
 use crate::execstart::{self, ExecLine};
-use crate::far;
+use crate::far_side;
 use crate::job::{self, ManagerJob, State};
-use crate::spec::{self, Spec};
+use crate::process_spec::{self, Spec};
 use crate::target::{cmdline_matches, Opts, Plan, Target};
 use crate::unitfile;
 
@@ -33,9 +33,10 @@ fn target_err(msg: String) -> Exit {
 
 impl<'t> Process<'t> {
     pub fn load(t: &'t dyn Transport, path: &str) -> Result<Self, Exit> {
-        let text = far::read_file(t, path)?
+        let text = far_side::read_file(t, path)?
             .ok_or_else(|| target_err(format!("{path}: no such spec file")))?;
-        let spec = spec::parse(path, &text).map_err(|e| target_err(format!("{path}: {e}")))?;
+        let spec =
+            process_spec::parse(path, &text).map_err(|e| target_err(format!("{path}: {e}")))?;
         Ok(Process {
             t,
             path: path.to_string(),
@@ -75,12 +76,13 @@ impl Target for Process<'_> {
     }
 
     fn plan_restore(&self, _in_place: bool) -> Result<Plan, Exit> {
-        let Some(b) = far::backups(self.t, &self.path)?.pop() else {
+        let Some(b) = far_side::backups(self.t, &self.path)?.pop() else {
             return Err(target_err(format!("{}: no backup to restore", self.path)));
         };
         let text =
-            far::read_file(self.t, &b)?.ok_or_else(|| target_err(format!("{b} vanished")))?;
-        let spec = spec::parse(&self.path, &text).map_err(|e| target_err(format!("{b}: {e}")))?;
+            far_side::read_file(self.t, &b)?.ok_or_else(|| target_err(format!("{b} vanished")))?;
+        let spec =
+            process_spec::parse(&self.path, &text).map_err(|e| target_err(format!("{b}: {e}")))?;
         Ok(Plan {
             path: self.path.clone(),
             old: Some(self.text.clone()),
@@ -92,8 +94,8 @@ impl Target for Process<'_> {
     }
 
     fn verify(&mut self, line: &ExecLine) -> Result<(), Exit> {
-        let text = far::read_file(self.t, &self.path)?.unwrap_or_default();
-        let spec = spec::parse(&self.path, &text)
+        let text = far_side::read_file(self.t, &self.path)?.unwrap_or_default();
+        let spec = process_spec::parse(&self.path, &text)
             .map_err(|e| Exit::new(exit::NOT_APPLIED, anyhow::anyhow!("{}: {e}", self.path)))?;
         if spec.exec.logical_argv() != line.logical_argv() {
             return Err(Exit::new(
@@ -119,7 +121,7 @@ impl Target for Process<'_> {
     }
 
     fn live_matches(&mut self, line: &ExecLine) -> Result<bool, Exit> {
-        let Some(live) = far::pidfile_process(self.t, &self.spec.pid_file)? else {
+        let Some(live) = far_side::pidfile_process(self.t, &self.spec.pid_file)? else {
             return Ok(false);
         };
         self.new_pid = Some(live.pid);
@@ -133,7 +135,7 @@ impl Target for Process<'_> {
         old: &ExecLine,
     ) -> Result<(ManagerJob, StopInfo), Exit> {
         let mut info = StopInfo::default();
-        let (pid, target) = match far::pidfile_process(self.t, &self.spec.pid_file)? {
+        let (pid, target) = match far_side::pidfile_process(self.t, &self.spec.pid_file)? {
             Some(live) => {
                 check_program(self, live.pid, live.argv.as_deref())?;
                 info.old_main_pid = Some(live.pid);
@@ -204,8 +206,8 @@ impl Target for Process<'_> {
         if let (Some(pid), false) = (pid, verified == Some(true)) {
             // The exec chain (sh -> env -> server) may still be on its way.
             for _ in 0..20 {
-                verified = cmdline_matches(line, far::cmdline(self.t, pid)?.as_deref());
-                if verified == Some(true) || far::alive(self.t, pid)?.is_none() {
+                verified = cmdline_matches(line, far_side::cmdline(self.t, pid)?.as_deref());
+                if verified == Some(true) || far_side::alive(self.t, pid)?.is_none() {
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(50));
@@ -235,7 +237,7 @@ impl Target for Process<'_> {
     }
 
     fn log_tail(&self) -> Vec<String> {
-        far::tail(self.t, &self.spec.log_file, 20)
+        far_side::tail(self.t, &self.spec.log_file, 20)
     }
 }
 

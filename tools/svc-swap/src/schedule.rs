@@ -1,7 +1,7 @@
 //! `--apply-from` a `summarize --schedule` record: its `replaces` keys are
 //! removed, its `flags` set, and SGLang's adaptive config (carried inline
 //! in the record as `adaptive_config`) becomes a file copied to the far side
-//! (`farfile.rs`) that `--speculative-adaptive-config` names there; the
+//! (`far_files.rs`) that `--speculative-adaptive-config` names there; the
 //! record's own `adaptive_config_file` is only where summarize suggested
 //! writing it here.
 
@@ -9,7 +9,7 @@ use sweepkit::exit;
 use sweepkit::records::ScheduleRecord;
 use sweepkit::report::Exit;
 
-use crate::farfile::FileFlag;
+use crate::far_files::FileFlag;
 use crate::flags::{FlagName, Op};
 
 /// SGLang's flag whose value is the adaptive config file

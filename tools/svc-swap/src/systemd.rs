@@ -14,10 +14,10 @@ use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
 use crate::execstart::{self, ExecLine};
-use crate::far;
+use crate::far_side;
 use crate::job::{self, ManagerJob, State};
+use crate::process_spec::parse_timespan;
 use crate::show;
-use crate::spec::parse_timespan;
 use crate::target::{cmdline_matches, Opts, Plan, Target};
 use crate::unitfile::{self, CatFile};
 
@@ -118,10 +118,10 @@ impl<'t> Systemd<'t> {
                 ))
             }
         }
-        let cat = far::check(
+        let cat = far_side::check(
             t,
             &["systemctl", "cat", "--", &s.unit],
-            far::SHORT,
+            far_side::SHORT,
             exit::TARGET_ERROR,
         )?;
         s.files = unitfile::split_cat(&cat);
@@ -133,10 +133,10 @@ impl<'t> Systemd<'t> {
     }
 
     fn refresh(&mut self) -> Result<(), Exit> {
-        let out = far::check(
+        let out = far_side::check(
             self.t,
             &["systemctl", "show", "-p", show::PROPS, "--", &self.unit],
-            far::SHORT,
+            far_side::SHORT,
             exit::TARGET_ERROR,
         )?;
         self.props = show::parse(&out, show::PROPS);
@@ -158,7 +158,7 @@ impl<'t> Systemd<'t> {
         }
         let script = r#"for d in /sys/fs/cgroup /sys/fs/cgroup/unified /sys/fs/cgroup/systemd; do
 if [ -r "$d$1/cgroup.procs" ]; then exec find "$d$1" -name cgroup.procs -exec cat {} +; fi; done"#;
-        let out = far::run(self.t, &["sh", "-c", script, "sh", cg], far::SHORT)?;
+        let out = far_side::run(self.t, &["sh", "-c", script, "sh", cg], far_side::SHORT)?;
         Ok(out
             .stdout_str()
             .lines()
@@ -169,10 +169,10 @@ if [ -r "$d$1/cgroup.procs" ]; then exec find "$d$1" -name cgroup.procs -exec ca
     /// The journal line saying how the stop of invocation `id` went.
     fn stop_journal(&self, id: &str) -> Option<String> {
         let m = format!("INVOCATION_ID={id}");
-        let out = far::run(
+        let out = far_side::run(
             self.t,
             &["journalctl", "-q", "-o", "cat", "--no-pager", &m],
-            far::SHORT,
+            far_side::SHORT,
         )
         .ok()?;
         let text = out.stdout_str();
@@ -203,7 +203,7 @@ impl Target for Systemd<'_> {
                  [Service]\nExecStart=\nExecStart={rendered}\n",
                 self.unit
             );
-            let old = far::read_file(self.t, &path)?;
+            let old = far_side::read_file(self.t, &path)?;
             return Ok(Plan {
                 path,
                 old,
@@ -223,7 +223,7 @@ impl Target for Systemd<'_> {
                 ),
             ));
         }
-        let text = far::read_file(self.t, &path)?
+        let text = far_side::read_file(self.t, &path)?
             .ok_or_else(|| err(exit::TARGET_ERROR, format!("{path}: vanished")))?;
         let entries = unitfile::entries(&text)
             .map_err(|e| err(exit::TARGET_ERROR, format!("{path}: {e}")))?;
@@ -248,10 +248,10 @@ impl Target for Systemd<'_> {
         } else {
             (self.drop_in_path(), SwapMethod::DropIn)
         };
-        let old = far::read_file(self.t, &path)?;
-        let backup = far::backups(self.t, &path)?.pop();
+        let old = far_side::read_file(self.t, &path)?;
+        let backup = far_side::backups(self.t, &path)?.pop();
         let new = match &backup {
-            Some(b) => Some(far::read_file(self.t, b)?.unwrap_or_default()),
+            Some(b) => Some(far_side::read_file(self.t, b)?.unwrap_or_default()),
             None if !in_place && old.is_some() => None,
             None => {
                 return Err(err(
@@ -312,7 +312,8 @@ impl Target for Systemd<'_> {
         let pid: u32 = self.prop("MainPID").parse().unwrap_or(0);
         // `%` specifiers and `$` variables cannot be compared with the argv
         // (None): systemd's own ExecStart, checked above, decides.
-        Ok(pid != 0 && cmdline_matches(line, far::cmdline(self.t, pid)?.as_deref()) != Some(false))
+        Ok(pid != 0
+            && cmdline_matches(line, far_side::cmdline(self.t, pid)?.as_deref()) != Some(false))
     }
 
     fn job(
@@ -378,7 +379,7 @@ impl Target for Systemd<'_> {
         };
         s.cmdline_verified = cmdline_matches(line, st.cmdline().as_deref());
         if pid != 0 && s.cmdline_verified != Some(true) {
-            s.cmdline_verified = cmdline_matches(line, far::cmdline(self.t, pid)?.as_deref());
+            s.cmdline_verified = cmdline_matches(line, far_side::cmdline(self.t, pid)?.as_deref());
         }
         Ok(s)
     }
@@ -406,7 +407,7 @@ impl Target for Systemd<'_> {
             "-u",
             &self.unit,
         ];
-        far::run(self.t, &argv, far::SHORT)
+        far_side::run(self.t, &argv, far_side::SHORT)
             .map(|o| o.stdout_str().lines().map(String::from).collect())
             .unwrap_or_default()
     }

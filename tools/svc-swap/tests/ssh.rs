@@ -357,7 +357,9 @@ fn sshd_killed_mid_swap_reconnects_and_reports() {
 fn ssh_drop_mid_swap_without_retry_exits_21_and_leaves_the_spec_whole() {
     let Some(sshd) = Sshd::start() else { return };
     let config = sshd.path("sshd_config");
-    let s = support::Sleeper::new("sshdrop");
+    // Its stop takes 2 s, so the cut below lands mid-swap (with a quick
+    // stop a loaded machine could finish the swap before the kill).
+    let s = support::Sleeper::slow_stop("sshdrop");
     let base = ssh_base(&sshd);
     s.start(&base);
     let state_dir = PathBuf::from(format!("{}.sweepkit-swap", s.spec));

@@ -21,7 +21,7 @@ pub mod time;
 pub mod transport;
 #[cfg(feature = "cli")]
 pub mod transport_args;
-pub mod upstream;
+pub mod upstream_input;
 pub mod vllm_schedule;
 
 pub use records::{

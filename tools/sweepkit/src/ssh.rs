@@ -13,7 +13,7 @@ mod dest;
 mod exec;
 mod forward;
 mod known_hosts;
-mod nb;
+mod nonblocking;
 
 use std::fmt;
 use std::net::{SocketAddr, TcpStream};

@@ -159,7 +159,7 @@ pub struct Args {
     pub no_stdin: bool,
 
     #[command(flatten)]
-    pub pipeline: sweepkit::upstream::PipelineArgs,
+    pub pipeline: sweepkit::upstream_input::PipelineArgs,
 
     /// Write no record on stdout, not even a passed-through failure (the
     /// stderr reason line stays).

@@ -12,7 +12,7 @@ pub mod machine;
 pub mod output;
 pub mod probe;
 pub mod target;
-pub mod upstream;
+pub mod upstream_record;
 pub mod wait;
 pub mod watch;
 
@@ -32,7 +32,7 @@ use sweepkit::transport_args::FillError;
 
 pub use cli::Args;
 use cli::ServerKind;
-use upstream::{Input, Upstream};
+use upstream_record::{Input, Upstream};
 use watch::{Place, Watchers};
 
 /// Set by SIGINT/SIGTERM.
@@ -197,9 +197,9 @@ fn read_upstream(
     // restore printed svc-swap's failure on sweep's stdout; issue 21).
     let mut quiet = std::io::sink();
     let stdout: &mut dyn Write = if args.quiet { &mut quiet } else { &mut stdout };
-    match upstream::read(stdin)? {
+    match upstream_record::read(stdin)? {
         Input::None => match args.pipeline.config() {
-            Some(config) => Err(sweepkit::upstream::missing(
+            Some(config) => Err(sweepkit::upstream_input::missing(
                 output::TOOL,
                 started,
                 sweepkit::records::Stage::Swap,
@@ -209,7 +209,11 @@ fn read_upstream(
             None => Ok(Upstream::default()),
         },
         Input::Record(u) => Ok(*u),
-        Input::Failure(raw) => Err(sweepkit::upstream::pass_through(output::TOOL, &raw, stdout)),
+        Input::Failure(raw) => Err(sweepkit::upstream_input::pass_through(
+            output::TOOL,
+            &raw,
+            stdout,
+        )),
     }
 }
 

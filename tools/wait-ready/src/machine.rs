@@ -9,7 +9,7 @@ use sweepkit::records::{HostInfo, Record};
 use sweepkit::transport::{shell_join, Local, Transport};
 
 use crate::cli::Args;
-use crate::upstream::Upstream;
+use crate::upstream_record::Upstream;
 
 /// The host's name (the SSH destination, else `localhost`) and exec
 /// prefix, from the flags filled from the swap record's target as

@@ -10,7 +10,7 @@ use sweepkit::records::{
 use sweepkit::redact;
 use sweepkit::Provenance;
 
-use crate::upstream::Upstream;
+use crate::upstream_record::Upstream;
 use crate::wait::Verdict;
 
 pub const TOOL: &str = "wait-ready";

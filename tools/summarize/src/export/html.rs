@@ -5,7 +5,8 @@
 use std::fmt::Write as _;
 
 use crate::svg_chart::esc;
-use crate::table::{CellText, Table};
+use crate::table::Table;
+use crate::table_cell::CellText;
 use crate::table_schedule::{ScheduleRows, VsText};
 
 /// A schedule's rows: its values, then its change against the best static

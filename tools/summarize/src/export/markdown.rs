@@ -5,7 +5,8 @@
 
 use std::fmt::Write as _;
 
-use crate::table::{CellText, LegendWords, Table};
+use crate::table::{LegendWords, Table};
+use crate::table_cell::CellText;
 use crate::table_schedule::{ScheduleRows, VsText};
 
 /// A schedule's three rows: its values (italic label: not a static

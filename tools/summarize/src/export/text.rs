@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use crate::table::{CellText, LegendWords, Table};
+use crate::table::{LegendWords, Table};
+use crate::table_cell::CellText;
 use crate::table_schedule::{ScheduleRows, VsText};
 
 /// The marks after a cell's change: best, misses the SLO, some runs

@@ -8,7 +8,7 @@ use sweepkit::transport::Transport;
 
 use crate::container::inspect::Inspected;
 use crate::container::{self, Engine};
-use crate::far;
+use crate::far_side;
 
 pub const SERVICE_LABEL: &str = "com.docker.compose.service";
 pub const PROJECT_LABEL: &str = "com.docker.compose.project";
@@ -28,10 +28,10 @@ esac
 exit 0"#;
 
 pub fn find_tool(t: &dyn Transport, e: Engine) -> Result<Vec<String>, Exit> {
-    let out = far::check(
+    let out = far_side::check(
         t,
         &["sh", "-c", FIND_TOOL, "sh", e.cli()],
-        far::SHORT,
+        far_side::SHORT,
         exit::FAILURE,
     )?;
     let words: Vec<String> = out.split_whitespace().map(String::from).collect();
@@ -50,7 +50,7 @@ pub fn find_tool(t: &dyn Transport, e: Engine) -> Result<Vec<String>, Exit> {
 
 /// The absolute path of FILE on the far side.
 pub fn resolve(t: &dyn Transport, file: &str) -> Result<String, Exit> {
-    let out = far::run(t, &["realpath", "-e", "--", file], far::SHORT)?;
+    let out = far_side::run(t, &["realpath", "-e", "--", file], far_side::SHORT)?;
     let p = out.stdout_str().trim().to_string();
     if !out.success() || p.is_empty() {
         return Err(target_err(format!(
@@ -80,7 +80,7 @@ pub fn find_container(
         "--format",
         "{{.Names}}",
     ];
-    let out = far::run(t, &argv, far::SHORT)?;
+    let out = far_side::run(t, &argv, far_side::SHORT)?;
     if !out.success() {
         return Err(target_err(format!(
             "--compose {file}: {} ps failed: {}",

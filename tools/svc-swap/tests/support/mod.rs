@@ -30,6 +30,29 @@ impl Sleeper {
         Sleeper { dir, spec }
     }
 
+    /// A sleeper whose server takes 2 s to stop on SIGTERM (within its
+    /// stop timeout): a swap stays at work long enough for a test to cut
+    /// it mid-way, however fast or loaded the machine.
+    pub fn slow_stop(tag: &str) -> Sleeper {
+        let dir = testkit::temp_dir(tag);
+        let script = dir.join("slow-stop.sh");
+        std::fs::write(
+            &script,
+            "trap 'sleep 2; kill \"$child\" 2>/dev/null; exit 0' TERM\nsleep 300 &\nchild=$!\nwait\n",
+        )
+        .unwrap();
+        let spec = dir.join("k.spec").to_str().unwrap().to_string();
+        std::fs::write(
+            &spec,
+            format!(
+                "ExecStart=/bin/sh {} sleeper --k 0\nTimeoutStopSec=10\n",
+                script.display()
+            ),
+        )
+        .unwrap();
+        Sleeper { dir, spec }
+    }
+
     /// Start k=0 (a restart of a stopped server): something runs.
     pub fn start(&self, base: &[String]) {
         let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
@@ -43,7 +66,7 @@ impl Sleeper {
     /// The spec file's k.
     pub fn file_k(&self) -> String {
         let text = std::fs::read_to_string(&self.spec).unwrap();
-        let parsed = svc_swap::spec::parse(&self.spec, &text)
+        let parsed = svc_swap::process_spec::parse(&self.spec, &text)
             .unwrap_or_else(|e| panic!("torn spec: {e}\n{text}"));
         parsed.exec.words.last().unwrap().clone()
     }

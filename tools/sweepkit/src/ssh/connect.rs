@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use ssh2::Session;
 
 use super::forward::Forwarder;
-use super::{auth, known_hosts, nb, Conn, Sock, SshConfig, SshTarget};
+use super::{auth, known_hosts, nonblocking, Conn, Sock, SshConfig, SshTarget};
 use crate::transport::TransportError;
 
 /// The longest pause between two connection attempts.
@@ -112,7 +112,7 @@ pub(crate) fn open_session(cfg: &SshConfig) -> Result<Conn, TransportError> {
         .map_err(|e| TransportError::HostKey(format!("{t}: reading known_hosts: {e}")))?;
     let pinned = known_hosts::pin_host_key_methods(&sess, &on_file.types);
     if let Err(e) = sess.handshake() {
-        let why = if e.code() == ssh2::ErrorCode::Session(nb::TIMEOUT) {
+        let why = if e.code() == ssh2::ErrorCode::Session(nonblocking::TIMEOUT) {
             format!(
                 "ssh {t}: handshake timed out after {:?}",
                 cfg.connect_timeout

@@ -7,7 +7,7 @@
 use std::io::{ErrorKind, Read, Write};
 use std::time::{Duration, Instant};
 
-use super::nb::{self, Stop};
+use super::nonblocking::{self, Stop};
 use super::Conn;
 use crate::transport::{CmdOutput, TransportError};
 
@@ -36,10 +36,10 @@ pub(crate) fn run(
         Stop::Deadline => TransportError::Timeout(timeout),
         Stop::Err(e) => TransportError::Connect(format!("{what}: {e}")),
     };
-    let mut ch = nb::retry(sess, fd, deadline, || sess.channel_session())
+    let mut ch = nonblocking::retry(sess, fd, deadline, || sess.channel_session())
         .map_err(|s| stop("opening a channel", s))?;
     let full = format!("{line}; printf '\\n__sweepkit_rc=%d\\n' \"$?\" >&2");
-    nb::retry(sess, fd, deadline, || ch.exec(&full)).map_err(|s| stop("exec", s))?;
+    nonblocking::retry(sess, fd, deadline, || ch.exec(&full)).map_err(|s| stop("exec", s))?;
     *started = true;
 
     let mut pending: &[u8] = stdin.unwrap_or(&[]);
@@ -67,7 +67,7 @@ pub(crate) fn run(
                     eof_sent = true;
                     progress = true;
                 }
-                Err(e) if nb::is_again(&e) => {}
+                Err(e) if nonblocking::is_again(&e) => {}
                 Err(_) => eof_sent = true,
             }
         }
@@ -78,11 +78,12 @@ pub(crate) fn run(
             return Err(TransportError::Timeout(timeout));
         }
         if !progress {
-            nb::wait_session(sess, fd, (deadline - now).min(Duration::from_millis(200)));
+            nonblocking::wait_session(sess, fd, (deadline - now).min(Duration::from_millis(200)));
         }
     }
-    nb::retry(sess, fd, deadline, || ch.close()).map_err(|s| stop("closing the channel", s))?;
-    nb::retry(sess, fd, deadline, || ch.wait_close())
+    nonblocking::retry(sess, fd, deadline, || ch.close())
+        .map_err(|s| stop("closing the channel", s))?;
+    nonblocking::retry(sess, fd, deadline, || ch.wait_close())
         .map_err(|s| stop("closing the channel", s))?;
     let status = match split_status(&mut err) {
         Some(rc) => Some(rc),

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use ssh2::{BlockDirections, Channel, Session};
 
-use super::nb;
+use super::nonblocking;
 use super::{open_session, Conn, SshConfig};
 use crate::transport::TransportError;
 
@@ -228,7 +228,7 @@ impl Pump {
         let mut buf = vec![0u8; 64 * 1024];
         while !self.stop.load(Ordering::SeqCst) {
             if let Some(c) = &self.conn {
-                nb::quickack(c.fd());
+                nonblocking::quickack(c.fd());
             }
             let mut progress = self.take_requests();
             progress |= self.accept();
@@ -296,7 +296,7 @@ impl Pump {
         }
         let sess = &self.conn.as_ref().expect("open").sess;
         match sess.channel_direct_tcpip(&p.host, p.port, None) {
-            Err(e) if nb::is_again(&e) => false,
+            Err(e) if nonblocking::is_again(&e) => false,
             Err(e) if session_gone(&e) && !p.retried => {
                 // The idle session died (server restart, timeout): reopen
                 // once for this connection.
@@ -352,7 +352,7 @@ impl Pump {
                 }
             }
             match l.ch.close() {
-                Err(e) if nb::is_again(&e) => true,
+                Err(e) if nonblocking::is_again(&e) => true,
                 Ok(()) => false,
                 Err(e) => {
                     dead_session |= session_gone(&e);
@@ -411,7 +411,7 @@ impl Pump {
                 fds.push(pfd(l.local.fd(), ev));
             }
         }
-        nb::poll(&mut fds, Duration::from_millis(500));
+        nonblocking::poll(&mut fds, Duration::from_millis(500));
     }
 }
 
@@ -478,7 +478,7 @@ fn pump_link(l: &mut Link, buf: &mut [u8], sess: Option<&Session>) -> bool {
                 l.eof_sent = true;
                 progress = true;
             }
-            Err(e) if nb::is_again(&e) => {}
+            Err(e) if nonblocking::is_again(&e) => {}
             Err(_) => broken = true,
         }
     }

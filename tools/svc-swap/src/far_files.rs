@@ -219,10 +219,10 @@ pub fn upload(t: &dyn Transport, files: &[FileFlag], dir: &str) -> Result<Vec<Co
         let rec = f.record(dir);
         let parent = rec.far_path.rsplit_once('/').map_or("/", |(d, _)| d);
         let parent = if parent.is_empty() { "/" } else { parent };
-        crate::far::check(
+        crate::far_side::check(
             t,
             &["mkdir", "-p", "--", parent],
-            crate::far::SHORT,
+            crate::far_side::SHORT,
             exit::FAILURE,
         )?;
         let size = rec.size_bytes.to_string();
@@ -235,7 +235,7 @@ pub fn upload(t: &dyn Transport, files: &[FileFlag], dir: &str) -> Result<Vec<Co
             &size,
             &rec.sha256,
         ];
-        let o = crate::far::run_in(t, &argv, Some(&f.bytes), timeout)?;
+        let o = crate::far_side::run_in(t, &argv, Some(&f.bytes), timeout)?;
         match o.status {
             Some(0) => {}
             Some(9) => return Err(mismatch(t, &rec, &o.stdout_str())),

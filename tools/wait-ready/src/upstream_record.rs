@@ -8,7 +8,7 @@ use std::io::BufRead;
 use serde_json::Value;
 use sweepkit::records::{Config, Record, ServiceManager, ServiceTarget};
 use sweepkit::report::Exit;
-use sweepkit::upstream::{self, Reader};
+use sweepkit::upstream_input::{self as upstream, Reader};
 
 /// What the upstream record tells wait-ready.
 #[derive(Debug, Default, Clone)]
@@ -46,7 +46,7 @@ pub enum Input {
 }
 
 /// Read the first record on `stdin` with the core reader (its kinds and
-/// exit codes: `sweepkit::upstream`). Errors name the line.
+/// exit codes: `sweepkit::upstream_input`). Errors name the line.
 pub fn read(stdin: impl BufRead) -> Result<Input, Exit> {
     let reader = Reader::new("<stdin>", upstream::SERVER).hint("use --no-stdin to ignore stdin");
     Ok(match reader.read(stdin)? {
