@@ -285,65 +285,75 @@ final_rc=0
 # Rollback and restore end with a ready server, checked by the same
 # wait-ready arguments as every config, or say why not (exit 42). A
 # transport failure on the way is retried like a config's.
+# The winner, as summarize decides (its summary says whether the schedule
+# wins by the objective that picks a static value; sweep-plan reads that
+# verdict). Sets end_rc and end_why.
+apply_winner() {
+  local sum_f rec_f keep=static
+  local -a st=() expect_k=()
+  sum_f=$(mktemp "${TMPDIR:-/tmp}/sweep-summary.XXXXXX")
+  "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >"$sum_f"
+  end_rc=$?
+  [[ -z $schedule ]] || keep=$("$SWEEP_PLAN" schedule --server "$schedule" --summary "$sum_f" --field keep "$results")
+  if [[ $keep == schedule ]]; then
+    say "applying the $schedule schedule (it wins by the objective; see the table)"
+    end_rc=0 # the schedule does not need a static pick
+    rec_f=$(mktemp "${TMPDIR:-/tmp}/sweep-schedule.XXXXXX")
+    "$SWEEP_PLAN" schedule --server "$schedule" --emit-record "$results" >"$rec_f"
+    mapfile -t expect_k < <("$SWEEP_PLAN" schedule --server "$schedule" --words expect "$results")
+    "$SVC_SWAP" "${target[@]}" --apply-from "$rec_f" </dev/null |
+      "$WAIT_READY" "${ready[@]}" "${expect_k[@]}" --quiet
+    st=("${PIPESTATUS[@]}")
+    rm -f "$rec_f"
+  elif ((end_rc == 0)); then
+    say "applying summarize's pick"
+    # With the schedule's own flags (outside the grid) undone.
+    "$SVC_SWAP" "${target[@]}" --apply-from "$sum_f" "${sched_restore[@]}" </dev/null |
+      "$WAIT_READY" "${ready[@]}" --quiet
+    st=("${PIPESTATUS[@]}")
+  fi
+  rm -f "$sum_f"
+  end_why="summarize exit $end_rc, svc-swap exit ${st[0]:-none}, wait-ready exit ${st[1]:-none}"
+  end_rc=$((end_rc | ${st[0]:-1} | ${st[1]:-1}))
+}
+# The original config, retried on a transport failure. Sets end_rc and
+# end_why.
+restore_original() {
+  local attempt
+  local -a st=()
+  for ((attempt = 0; ; attempt++)); do
+    say "restoring the original config"
+    # What ran before is put back as it was, even if pre-flight would balk.
+    "$SVC_SWAP" "${target[@]}" --no-preflight "${orig_set[@]}" "${sched_restore[@]}" </dev/null |
+      "$WAIT_READY" "${ready[@]}" --quiet
+    st=("${PIPESTATUS[@]}")
+    end_rc=$((st[0] | st[1]))
+    end_why="svc-swap exit ${st[0]}, wait-ready exit ${st[1]}"
+    # SSH connect, authentication or session lost (exit.rs).
+    if ((st[0] != EXIT_TRANSPORT_ERROR && st[1] != EXIT_TRANSPORT_ERROR)) || ((attempt >= retries)); then break; fi
+    say "  transport failure; retry $((attempt + 1))/$retries in $((2 << attempt))s"
+    sleep $((2 << attempt))
+  done
+}
+end_rc=0 end_why=""
 restore() {
   # --resume restores even if nothing ran (a swept value may be left).
   if ((no_restore || (swaps == 0 && !resume))); then
     return 0
   fi
-  local rc=0 why="" attempt
+  end_rc=0 end_why=""
   set +e
   # From the file as it is now: a signal in the schedule step comes here
   # before schedule_step has worked out the undo of its flags.
   [[ -z $schedule ]] || schedule_restore
-  if ((keep_winner)); then
-    # summarize decides (its summary says whether the schedule wins by the
-    # objective that picks a static value); sweep-plan reads that verdict.
-    local sum_f rec_f keep=static
-    local -a st=() expect_k=()
-    sum_f=$(mktemp "${TMPDIR:-/tmp}/sweep-summary.XXXXXX")
-    "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >"$sum_f"
-    rc=$?
-    [[ -z $schedule ]] || keep=$("$SWEEP_PLAN" schedule --server "$schedule" --summary "$sum_f" --field keep "$results")
-    if [[ $keep == schedule ]]; then
-      say "applying the $schedule schedule (it wins by the objective; see the table)"
-      rc=0 # the schedule does not need a static pick
-      rec_f=$(mktemp "${TMPDIR:-/tmp}/sweep-schedule.XXXXXX")
-      "$SWEEP_PLAN" schedule --server "$schedule" --emit-record "$results" >"$rec_f"
-      mapfile -t expect_k < <("$SWEEP_PLAN" schedule --server "$schedule" --words expect "$results")
-      "$SVC_SWAP" "${target[@]}" --apply-from "$rec_f" </dev/null |
-        "$WAIT_READY" "${ready[@]}" "${expect_k[@]}" --quiet
-      st=("${PIPESTATUS[@]}")
-      rm -f "$rec_f"
-    elif ((rc == 0)); then
-      say "applying summarize's pick"
-      # With the schedule's own flags (outside the grid) undone.
-      "$SVC_SWAP" "${target[@]}" --apply-from "$sum_f" "${sched_restore[@]}" </dev/null |
-        "$WAIT_READY" "${ready[@]}" --quiet
-      st=("${PIPESTATUS[@]}")
-    fi
-    rm -f "$sum_f"
-    why="summarize exit $rc, svc-swap exit ${st[0]:-none}, wait-ready exit ${st[1]:-none}"
-    rc=$((rc | ${st[0]:-1} | ${st[1]:-1}))
-  fi
-  if ((!keep_winner || rc != 0)); then
-    ((keep_winner)) && warn "applying the winner failed ($why); restoring the original config"
-    for ((attempt = 0; ; attempt++)); do
-      say "restoring the original config"
-      # What ran before is put back as it was, even if pre-flight would balk.
-      "$SVC_SWAP" "${target[@]}" --no-preflight "${orig_set[@]}" "${sched_restore[@]}" </dev/null |
-        "$WAIT_READY" "${ready[@]}" --quiet
-      local -a st2=("${PIPESTATUS[@]}")
-      rc=$((st2[0] | st2[1]))
-      why="svc-swap exit ${st2[0]}, wait-ready exit ${st2[1]}"
-      # SSH connect, authentication or session lost (exit.rs).
-      if ((st2[0] != EXIT_TRANSPORT_ERROR && st2[1] != EXIT_TRANSPORT_ERROR)) || ((attempt >= retries)); then break; fi
-      say "  transport failure; retry $((attempt + 1))/$retries in $((2 << attempt))s"
-      sleep $((2 << attempt))
-    done
+  ((keep_winner)) && apply_winner
+  if ((!keep_winner || end_rc != 0)); then
+    ((keep_winner)) && warn "applying the winner failed ($end_why); restoring the original config"
+    restore_original
   fi
   set -e
-  if ((rc != 0)); then
-    printf '%s: error: %s\n' "$PROG" "the final swap did not end with a ready server ($why); check the server" >&2
+  if ((end_rc != 0)); then
+    printf '%s: error: %s\n' "$PROG" "the final swap did not end with a ready server ($end_why); check the server" >&2
     final_rc="$EXIT_RESTORE_FAILED"
   fi
 }
