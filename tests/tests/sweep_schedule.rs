@@ -57,6 +57,37 @@ fn load_args() -> Vec<&'static str> {
     v
 }
 
+/// A `sweep --schedule SERVER` over `param`'s `values` at `levels`, with
+/// this file's load: the words every test here starts from.
+fn schedule_args<'a>(
+    spec: &'a SpecFile,
+    url: &'a str,
+    res: &'a str,
+    server: &'a str,
+    (param, values, levels): (&'a str, &'a str, &'a str),
+) -> Vec<&'a str> {
+    let mut args = vec![
+        "--spec",
+        spec.s(),
+        "--url",
+        url,
+        "--server",
+        server,
+        "--results",
+        res,
+        "--param",
+        param,
+        "--values",
+        values,
+        "--concurrency",
+        levels,
+        "--schedule",
+        server,
+    ];
+    args.extend(load_args());
+    args
+}
+
 fn tok_s(r: &Value) -> f64 {
     r["throughput"]["output_tok_per_s"].as_f64().unwrap()
 }
@@ -153,25 +184,7 @@ fn schedule_sweep(server: &str, sim_flags: &str, param: &str, values: &str) {
     let before = spec.exec_start();
     let results = spec.results();
     let res = results.to_str().unwrap();
-    let mut args = vec![
-        "--spec",
-        spec.s(),
-        "--url",
-        &url,
-        "--server",
-        server,
-        "--results",
-        res,
-        "--param",
-        param,
-        "--values",
-        values,
-        "--concurrency",
-        "1,16,64",
-        "--schedule",
-        server,
-    ];
-    args.extend(load_args());
+    let args = schedule_args(&spec, &url, res, server, (param, values, "1,16,64"));
     let out = sweep(&args).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -237,25 +250,8 @@ fn one_level_cannot_support_a_schedule_and_the_static_pick_stands() {
     );
     let results = spec.results();
     let res = results.to_str().unwrap();
-    let mut args = vec![
-        "--spec",
-        spec.s(),
-        "--url",
-        &url,
-        "--server",
-        "sglang",
-        "--results",
-        res,
-        "--param",
-        "speculative-num-steps",
-        "--values",
-        "2,4",
-        "--concurrency",
-        "1",
-        "--schedule",
-        "sglang",
-    ];
-    args.extend(load_args());
+    let params = ("speculative-num-steps", "2,4", "1");
+    let args = schedule_args(&spec, &url, res, "sglang", params);
     let out = sweep(&args).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
     let err = String::from_utf8_lossy(&out.stderr);
@@ -287,30 +283,15 @@ fn keep_winner_leaves_the_static_pick_when_the_schedule_does_not_win() {
     );
     let results = spec.results();
     let res = results.to_str().unwrap();
-    let mut args = vec![
-        "--spec",
-        spec.s(),
-        "--url",
-        &url,
-        "--server",
-        "sglang",
-        "--results",
-        res,
-        "--param",
-        "speculative-num-steps",
-        "--values",
-        "2,4,5",
-        "--concurrency",
-        "1,16,64",
-        "--schedule",
-        "sglang",
+    let params = ("speculative-num-steps", "2,4,5", "1,16,64");
+    let mut args = schedule_args(&spec, &url, res, "sglang", params);
+    args.extend([
         "--keep-winner",
         "--summarize-arg",
         "--tolerance",
         "--summarize-arg",
         "10%",
-    ];
-    args.extend(load_args());
+    ]);
     let out = sweep(&args).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
     let err = String::from_utf8_lossy(&out.stderr);

@@ -6,53 +6,21 @@
 
 mod common;
 
-use common::make::bench;
 use common::{summarize, summary, temp_file};
 use serde_json::{json, Value};
 
-/// The schedule's bench record, its `schedule` record upstream holding the
-/// adaptive config (deepest candidate 5).
-fn sched(c: u64, tput: f64) -> Value {
-    let mut r = bench(
-        &[
-            ("speculative-num-steps", "5"),
-            ("speculative-adaptive", ""),
-            ("speculative-adaptive-config", "/far/adaptive.json"),
-        ],
-        c,
-        tput,
-        10.0,
-        50.0,
-    );
+/// The derived schedule record: SGLang's adaptive config, deepest
+/// candidate 5.
+fn schedule() -> Value {
     let cfg = json!({"1": {"candidate_steps": [5]}, "16": {"candidate_steps": [4]},
                      "64": {"candidate_steps": [2]}});
-    r["upstream"] = json!({"type": "ready", "upstream": {"type": "swap",
-        "upstream": {"type": "schedule", "server": "sglang",
-                     "flags": ["--speculative-adaptive"], "adaptive_config": cfg}}});
-    r
+    json!({"type": "schedule", "server": "sglang",
+           "flags": ["--speculative-adaptive"], "adaptive_config": cfg})
 }
 
-/// Steps 2, 4, 5 at c=1 / 16 / 64 (best 5, 4, 2), three runs each, and
-/// the schedule's three runs at `schedule`.
-fn results(schedule: [f64; 3]) -> String {
-    let curve = [
-        ("2", [1100.0, 11000.0, 15000.0]),
-        ("4", [1500.0, 15000.0, 14000.0]),
-        ("5", [1600.0, 13000.0, 12000.0]),
-    ];
-    let mut recs = Vec::new();
-    for rep in [-1.0, 0.0, 1.0] {
-        for (n, at) in curve {
-            for (i, c) in [1, 16, 64].into_iter().enumerate() {
-                let cfg = [("speculative-num-steps", n)];
-                recs.push(bench(&cfg, c, at[i] * (1.0 + 0.005 * rep), 10.0, 50.0));
-            }
-        }
-        for (i, c) in [1, 16, 64].into_iter().enumerate() {
-            recs.push(sched(c, schedule[i] * (1.0 + 0.005 * rep)));
-        }
-    }
-    common::make::lines(&recs)
+/// The campaign (`schedule_campaign`) with the schedule's runs at `at`.
+fn results(at: [f64; 3]) -> String {
+    common::make::schedule_campaign(at, &schedule())
 }
 
 #[test]

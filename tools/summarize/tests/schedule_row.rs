@@ -13,50 +13,23 @@ use common::make::bench;
 use common::{summarize, summary, temp_file};
 use serde_json::{json, Value};
 
-/// The schedule's bench record: `bench` with a schedule record upstream
-/// and the flags the schedule set as its config.
+/// The derived schedule record upstream of the schedule's records.
+fn schedule() -> Value {
+    json!({"type": "schedule", "server": "sglang", "flags": ["--speculative-adaptive"]})
+}
+
+/// The schedule's bench record at `c`.
 fn sched(c: u64, tput: f64) -> Value {
-    let mut r = bench(
-        &[
-            ("speculative-num-steps", "5"),
-            ("speculative-adaptive", ""),
-            ("speculative-adaptive-config", "/far/adaptive.json"),
-        ],
-        c,
-        tput,
-        10.0,
-        50.0,
-    );
-    r["upstream"] = json!({"type": "ready", "upstream": {"type": "swap",
-        "upstream": {"type": "schedule", "server": "sglang", "flags": ["--speculative-adaptive"]}}});
-    r
+    common::make::schedule_bench(c, tput, &schedule())
 }
 
 fn steps(n: &str, c: u64, tput: f64) -> Value {
     bench(&[("speculative-num-steps", n)], c, tput, 10.0, 50.0)
 }
 
-/// Three runs each of steps 2, 4, 5 at c=1 / 16 / 64 (the best depth
-/// differs by level: 5, 4, 2; the weighted pick is 4), and the
-/// schedule's three runs, given per level as a base and a spread.
-fn results(schedule: [f64; 3]) -> String {
-    let curve = [
-        ("2", [1100.0, 11000.0, 15000.0]),
-        ("4", [1500.0, 15000.0, 14000.0]),
-        ("5", [1600.0, 13000.0, 12000.0]),
-    ];
-    let mut recs = Vec::new();
-    for rep in [-1.0, 0.0, 1.0] {
-        for (n, at) in curve {
-            for (i, c) in [1, 16, 64].into_iter().enumerate() {
-                recs.push(steps(n, c, at[i] * (1.0 + 0.005 * rep)));
-            }
-        }
-        for (i, c) in [1, 16, 64].into_iter().enumerate() {
-            recs.push(sched(c, schedule[i] * (1.0 + 0.005 * rep)));
-        }
-    }
-    common::make::lines(&recs)
+/// The campaign (`schedule_campaign`) with the schedule's runs at `at`.
+fn results(at: [f64; 3]) -> String {
+    common::make::schedule_campaign(at, &schedule())
 }
 
 fn level<'a>(s: &'a Value, l: &str) -> &'a Value {

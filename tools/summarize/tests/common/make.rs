@@ -90,6 +90,49 @@ pub fn ready(cfg: &[(&str, &str)], ready_s: f64) -> Value {
     })
 }
 
+/// A bench record of a validated schedule (`sweep --schedule`): the
+/// flags it set as its config, and `schedule` (the derived `schedule`
+/// record) upstream of its ready and swap records.
+pub fn schedule_bench(c: u64, tput: f64, schedule: &Value) -> Value {
+    let mut r = bench(
+        &[
+            ("speculative-num-steps", "5"),
+            ("speculative-adaptive", ""),
+            ("speculative-adaptive-config", "/far/adaptive.json"),
+        ],
+        c,
+        tput,
+        10.0,
+        50.0,
+    );
+    r["upstream"] = json!({"type": "ready", "upstream": {"type": "swap", "upstream": schedule}});
+    r
+}
+
+/// Three runs (0.5% apart) each of steps 2, 4, 5 at c=1 / 16 / 64 (the
+/// best depth differs by level: 5, 4, 2; the weighted pick is 4), and
+/// the schedule's three runs, given per level by `at`.
+pub fn schedule_campaign(at: [f64; 3], schedule: &Value) -> String {
+    let curve = [
+        ("2", [1100.0, 11000.0, 15000.0]),
+        ("4", [1500.0, 15000.0, 14000.0]),
+        ("5", [1600.0, 13000.0, 12000.0]),
+    ];
+    let mut recs = Vec::new();
+    for rep in [-1.0, 0.0, 1.0] {
+        for (n, tput) in curve {
+            for (i, c) in [1, 16, 64].into_iter().enumerate() {
+                let cfg = [("speculative-num-steps", n)];
+                recs.push(bench(&cfg, c, tput[i] * (1.0 + 0.005 * rep), 10.0, 50.0));
+            }
+        }
+        for (i, c) in [1, 16, 64].into_iter().enumerate() {
+            recs.push(schedule_bench(c, at[i] * (1.0 + 0.005 * rep), schedule));
+        }
+    }
+    lines(&recs)
+}
+
 /// Records as JSON Lines.
 pub fn lines(recs: &[Value]) -> String {
     let mut s = String::new();
