@@ -641,7 +641,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__outcome)
-            opts="-h --param --values --since --joblog --field --help"
+            opts="-h --param --values --since --joblog --tries --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -660,6 +660,10 @@ _sweep__plan() {
                     return 0
                     ;;
                 --joblog)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tries)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -86,6 +86,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -l param 
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -l since -d 'Count the host_dropped records after this many lines (the file\'s length when the pool started)' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -l joblog -d 'GNU parallel\'s --joblog of the pool: a job that exited 2 (a usage error) is one (missing: none ran)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -l tries -d 'fleet-watch\'s --tries file: with --joblog, the jobs that ended well without a try record (unstarted: none of sweep\'s job ran)' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -s h -l help -d 'Print help'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand hosts" -l hosts -d 'A pool file, or a comma list of hosts' -r

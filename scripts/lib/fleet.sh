@@ -160,7 +160,10 @@ fleet_run() { # INDEX...
   # exec: the job is the process parallel's worker signals, not a shell
   # around it that dies at the TERM and makes the worker KILL the job at
   # once (its --termseq sleep ends with its child).
-  parallel -u --slf "$fleet_dir/sshlogins" --ssh "$fleet_ssh" --retries "${#h_id[@]}" \
+  # SHELL: parallel's worker runs each job with $SHELL, as a login over
+  # ssh would set it; unset (env -i, some CI runners) it runs none and
+  # says the job exited 0.
+  SHELL=$BASH parallel -u --slf "$fleet_dir/sshlogins" --ssh "$fleet_ssh" --retries "${#h_id[@]}" \
     --termseq TERM,20000,KILL,25 --joblog "$fleet_dir/joblog" \
     -q exec bash "$self" "${argv[@]}" --fleet-job '{}' ::: "$@" </dev/null >&"$w" {w}>&- &
   fleet_pid=$!
@@ -228,11 +231,13 @@ fleet_finish() {
   local -a out=()
   trap '' INT TERM
   mapfile -t out < <(plan outcome --since "${SWEEP_FLEET_SINCE:-0}" --joblog "$fleet_dir/joblog" \
-    "$results" --field measured --field failed --field missing --field dropped --field exit \
-    --field usage)
+    --tries "$fleet_dir/tries.jsonl" "$results" --field measured --field failed --field missing \
+    --field dropped --field exit --field usage --field unstarted)
   if [[ ${out[5]:-} == true ]]; then
     printf '%s: error: %s\n' "$PROG" "a tool rejected its arguments; fix the pass-through options" >&2
   fi
+  ((${out[6]:-0} == 0)) ||
+    warn "${out[6]} job(s) ended without running sweep's job (GNU parallel's joblog: $fleet_dir/joblog)"
   if ((keep_winner)) && fleet_mixed_hardware; then
     keep_winner=0 refused=1
   fi

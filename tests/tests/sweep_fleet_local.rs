@@ -22,6 +22,9 @@ fn spec(tag: &str) -> (SpecFile, u16) {
 }
 
 /// `sweep --hosts -` over `spec`, killed after 60 s (a hang fails, exit 124).
+/// Without SHELL in its environment, as under `env -i` and some CI
+/// runners: GNU parallel's worker runs each job with $SHELL, and with none
+/// it ran nothing and logged exit 0 (every config "without a result").
 fn local_pool(spec: &SpecFile, port: u16, values: &str, extra: &[&str]) -> Command {
     let url = format!("http://127.0.0.1:{port}");
     let results = spec.results();
@@ -30,7 +33,7 @@ fn local_pool(spec: &SpecFile, port: u16, values: &str, extra: &[&str]) -> Comma
     args.extend_from_slice(&["--results", results.to_str().unwrap()]);
     args.extend_from_slice(extra);
     let mut cmd = sweep_behind(&["timeout", "60"], &args);
-    cmd.stdin(Stdio::null());
+    cmd.stdin(Stdio::null()).env_remove("SHELL");
     cmd
 }
 

@@ -167,6 +167,11 @@ pub enum Command {
         /// usage error) is one (missing: none ran)
         #[arg(long, value_name = "FILE")]
         joblog: Option<String>,
+        /// fleet-watch's --tries file: with --joblog, the jobs that
+        /// ended well without a try record (unstarted: none of sweep's
+        /// job ran)
+        #[arg(long, value_name = "FILE", requires = "joblog")]
+        tries: Option<String>,
         #[arg(value_name = "RESULTS")]
         results: String,
     },

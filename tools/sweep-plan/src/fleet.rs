@@ -33,6 +33,10 @@ pub struct Outcome {
     pub dropped: usize,
     /// A job exited 2 (a tool rejected its arguments): the pool stopped.
     pub usage: bool,
+    /// Jobs the joblog says ended well that wrote no try record: GNU
+    /// parallel's worker never started sweep's job (with SHELL unset its
+    /// remote wrapper runs an empty shell and exits 0).
+    pub unstarted: usize,
     /// 2 a usage error, 43 configs left unrun, 41 all failed, 40 some failed, 45 a host
     /// dropped, else 0.
     pub exit: u8,
@@ -71,8 +75,26 @@ pub fn outcome(g: &Grid, text: &str, since: usize) -> Outcome {
         missing,
         dropped,
         usage: false,
+        unstarted: 0,
         exit,
     }
+}
+
+/// Jobs that GNU parallel's joblog (TSV with a header; Exitval is its
+/// seventh column) says exited 0, less the try records (`tries`, JSON
+/// Lines) that say so: the jobs that ended well without running.
+pub fn unstarted(joblog: &str, tries: &str) -> usize {
+    let ok = joblog
+        .lines()
+        .skip(1)
+        .filter(|l| l.split('\t').nth(6).is_some_and(|x| x.trim() == "0"))
+        .count();
+    let tried = tries
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Try>(l).ok())
+        .filter(|t| t.exit == 0)
+        .count();
+    ok.saturating_sub(tried)
 }
 
 /// Whether GNU parallel's joblog (TSV with a header; Exitval is its
@@ -370,5 +392,22 @@ mod tests {
         assert!(joblog_usage(log));
         assert!(!joblog_usage(&log.replace("\t2\t0\t", "\t1\t0\t")));
         assert!(!joblog_usage(""));
+    }
+
+    #[test]
+    fn jobs_that_ended_well_without_a_try_are_unstarted() {
+        let head = "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\n";
+        let row =
+            |seq: u32, exit: u8| format!("{seq}\th1\t1.0\t0.5\t0\t0\t{exit}\t0\tbash sweep.sh\n");
+        let log = format!("{head}{}{}{}", row(1, 0), row(2, 0), row(3, 1));
+        let t = |exit: u8| {
+            format!(
+                r#"{{"type":"try","index":1,"label":"k=1","host":"h1","state":"complete","step":"measured","exit":{exit}}}"#
+            )
+        };
+        assert_eq!(unstarted(&log, ""), 2);
+        assert_eq!(unstarted(&log, &format!("{}\n{}\n", t(0), t(1))), 1);
+        assert_eq!(unstarted(&log, &format!("{}\n{}\n", t(0), t(0))), 0);
+        assert_eq!(unstarted("", &t(0)), 0);
     }
 }

@@ -213,12 +213,17 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             grid,
             since,
             joblog,
+            tries,
             results,
         } => {
             let g = grid_of(&grid)?;
             let mut a = fleet::outcome(&g, &read_text(&results, true)?, since);
             if let Some(j) = &joblog {
-                a.usage = fleet::joblog_usage(&read_text(j, true)?);
+                let log = read_text(j, true)?;
+                if let Some(t) = &tries {
+                    a.unstarted = fleet::unstarted(&log, &read_text(t, true)?);
+                }
+                a.usage = fleet::joblog_usage(&log);
                 if a.usage {
                     a.exit = exit::USAGE;
                 }
