@@ -340,9 +340,13 @@ pub fn unreported(t: &dyn Transport, dir: &str) -> Result<Vec<String>, Exit> {
     Ok(v)
 }
 
-/// Forget a job once its record is written.
+/// Forget a job once its record is written. A job still at work (its
+/// lock taken, no result yet: svc-swap lost its session, or gave up
+/// waiting) keeps its files: removing its copy of the old file made its
+/// undo remove the file itself, and a later svc-swap reattaches to it.
 pub fn cleanup(t: &dyn Transport, dir: &str, id: &str) {
-    let script = r#"rm -f -- "$1/$2".state "$1/$2".log "$1/$2".json "$1/$2".go "$1/$2".old "$1/$2".stoprc
+    let script = r#"if [ -d "$1/$2".lock ] && ! grep -q '^result=' -- "$1/$2".state 2>/dev/null; then exit 0; fi
+rm -f -- "$1/$2".state "$1/$2".log "$1/$2".json "$1/$2".go "$1/$2".old "$1/$2".stoprc
 rmdir -- "$1/$2".lock 2>/dev/null
 # The state dir too once no other job's files are in it (rmdir refuses).
 rmdir -- "$1" 2>/dev/null; exit 0"#;
@@ -363,6 +367,25 @@ mod tests {
         assert!(s.has("phase", "installing"));
         let s = State::parse("cmdline_hex=7368002d630061200a6200\n");
         assert_eq!(s.cmdline().unwrap(), ["sh", "-c", "a \nb"]);
+    }
+
+    /// Regression: a cleanup after a lost session removed a running job's
+    /// files, its copy of the old spec among them, and the job's undo then
+    /// removed the spec itself.
+    #[test]
+    fn cleanup_leaves_a_job_at_work_and_forgets_a_finished_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("k.spec.sweepkit-swap");
+        let d = dir.to_str().unwrap();
+        let t = sweepkit::transport::Local::new();
+        std::fs::create_dir_all(dir.join("a.lock")).unwrap();
+        std::fs::write(dir.join("a.state"), "phase=installing\n").unwrap();
+        std::fs::write(dir.join("a.old"), "ExecStart=x\n").unwrap();
+        cleanup(&t, d, "a");
+        assert!(dir.join("a.old").exists() && dir.join("a.lock").exists());
+        std::fs::write(dir.join("a.state"), "phase=installing\nresult=new\n").unwrap();
+        cleanup(&t, d, "a");
+        assert!(!dir.exists(), "a finished job's files and the empty dir go");
     }
 
     #[test]

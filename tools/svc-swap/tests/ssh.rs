@@ -370,9 +370,17 @@ fn ssh_drop_mid_swap_without_retry_exits_21_and_leaves_the_spec_whole() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let child = c.spawn().unwrap();
-    // Cut once the far side is at work on the swap (its job dir exists).
+    // Cut once the far side is at work on the swap: its pending record
+    // (ID.json) is in the job dir. The dir itself may be left from the
+    // start above, so its existence says nothing.
+    let pending = || {
+        std::fs::read_dir(&state_dir).is_ok_and(|r| {
+            r.flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        })
+    };
     let t0 = Instant::now();
-    while !state_dir.exists() && t0.elapsed() < Duration::from_secs(20) {
+    while !pending() && t0.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(1));
     }
     for p in sshd_pids(sshd_master(&config)).iter().rev() {
@@ -411,10 +419,21 @@ fn ssh_drop_mid_swap_without_retry_exits_21_and_leaves_the_spec_whole() {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    let ls = |d: &std::path::Path| -> Vec<String> {
+        std::fs::read_dir(d)
+            .map(|r| {
+                r.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
     eprintln!(
-        "{}; job state: {:?}",
+        "{}; job state: {:?}; dir: {:?}; job dir: {:?}",
         stderr.trim(),
-        std::fs::read_to_string(&st).ok()
+        std::fs::read_to_string(&st).ok(),
+        ls(&s.dir),
+        ls(&state_dir)
     );
     let k = s.file_k();
     assert!(k == "0" || k == "1", "{k}");
