@@ -62,8 +62,12 @@ settle() {
     n=$((n + 1))
   done
 }
+# had: whether the file was there before install (1) or not (0); undo
+# removes it only when it was not, so a lost copy never costs the file.
+had=
 install() {
-  if [ -e "$path" ]; then cp -p -- "$path" "$dir/$id.old" || return 1; fi
+  had=0
+  if [ -e "$path" ]; then had=1; cp -p -- "$path" "$dir/$id.old" || return 1; fi
   if [ -n "$backup" ]; then cp -p -- "$path" "$backup" || return 1; fi
   case $mode in
     keep) ;;
@@ -79,7 +83,7 @@ undo() {
   if [ -e "$dir/$id.old" ]; then
     cp -p -- "$dir/$id.old" "$path.sweepkit-tmp.$id" &&
       mv -f -- "$path.sweepkit-tmp.$id" "$path"
-  else
+  elif [ "$had" = 0 ]; then
     rm -f -- "$path"
   fi
   rm -f -- "$path.sweepkit-new.$id"
