@@ -160,7 +160,8 @@ impl<'t> Container<'t> {
     }
 
     fn render(&self, c: &Inspected, cmd: &[String], stop_s: u64) -> Result<String, Exit> {
-        let rc = create::recreate(self.engine.cli(), c, cmd).map_err(target_err)?;
+        let rc =
+            create::recreate(self.engine.cli(), c, cmd).map_err(|e| target_err(e.to_string()))?;
         Ok(definition::render(self.engine.cli(), c, cmd, &rc, stop_s))
     }
 
@@ -301,10 +302,10 @@ impl Target for Container<'_> {
     ) -> Result<(ManagerJob, StopInfo), Exit> {
         let c = inspect(self.t, self.engine, &self.cur.name)?;
         let stop_s = self.stop_s(o, &c);
-        let new_rc =
-            create::recreate(self.engine.cli(), &c, &self.command_of(new)?).map_err(target_err)?;
-        let old_rc =
-            create::recreate(self.engine.cli(), &c, &self.command_of(old)?).map_err(target_err)?;
+        let new_rc = create::recreate(self.engine.cli(), &c, &self.command_of(new)?)
+            .map_err(|e| target_err(e.to_string()))?;
+        let old_rc = create::recreate(self.engine.cli(), &c, &self.command_of(old)?)
+            .map_err(|e| target_err(e.to_string()))?;
         // The job backs up the definition file before it writes the new
         // one: the file must hold the definition in force.
         let now = definition::render(self.engine.cli(), &c, c.cmd(), &old_rc, stop_s);

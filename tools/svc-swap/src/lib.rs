@@ -343,7 +343,7 @@ fn preflight_gate(
     let mut argv = edited.line.logical_argv();
     let mut notes = Vec::new();
     if preflight_schedule::is_vllm(&argv) {
-        notes = preflight_schedule::check_vllm(&argv).map_err(reject)?;
+        notes = preflight_schedule::check_vllm(&argv).map_err(|e| reject(e.to_string()))?;
     } else if preflight::is_sglang(&argv) {
         let adaptive = argv.iter().any(|w| w == "--speculative-adaptive");
         let path = preflight_schedule::value(&argv, &["--speculative-adaptive-config"]);
@@ -363,7 +363,8 @@ fn preflight_gate(
             },
         };
         if let Some(text) = text {
-            let a = preflight_schedule::check_sglang(&argv, text.as_deref()).map_err(reject)?;
+            let a = preflight_schedule::check_sglang(&argv, text.as_deref())
+                .map_err(|e| reject(e.to_string()))?;
             argv.extend(a.implied);
             notes.extend(a.notes);
         }

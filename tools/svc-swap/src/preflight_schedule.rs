@@ -69,10 +69,45 @@ pub fn is_vllm(argv: &[String]) -> bool {
             .any(|w| w[0].rsplit('/').next() == Some("vllm") && w[1] == "serve")
 }
 
+/// Why the server would refuse its per-load schedule at start-up; each
+/// message is the server's own error, as svc-swap prints and records it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleRefusal {
+    /// vLLM's ValueError from `validate_and_normalize_dynamic_sd_schedule`
+    /// or pydantic's shape check.
+    #[error(
+        "vLLM refuses --speculative-config num_speculative_tokens_per_batch_size at \
+         start-up: ValueError: {0}"
+    )]
+    Vllm(String),
+    #[error("--speculative-num-steps {0}: not an integer")]
+    StepsNotAnInteger(String),
+    #[error(
+        "SGLang refuses at start-up: ValueError: --speculative-num-steps={steps} is not \
+         in the adaptive config candidate_steps [{candidates}]. Pass one of those values."
+    )]
+    StepsNotACandidate { steps: i64, candidates: String },
+    #[error("SGLang refuses the adaptive config: json.decoder.JSONDecodeError: {0}")]
+    ConfigNotJson(String),
+    #[error("SGLang refuses the adaptive config: it is not a JSON object")]
+    ConfigNotAnObject,
+    #[error(
+        "SGLang refuses at start-up: ValueError: BS {key}: candidate_steps must be a \
+         list of non-negative ints, got {got}"
+    )]
+    BadCandidates { key: String, got: String },
+    #[error(
+        "SGLang refuses at start-up: ValueError: speculative_adaptive_config must contain \
+         at least one integer-string BS key, e.g. {{\"1\": {{\"candidate_steps\": [1,3,7]}}}}. \
+         Got keys: [{keys}]"
+    )]
+    NoBatchSizeKey { keys: String },
+}
+
 /// vLLM: the schedule inside `--speculative-config` (whole JSON, or the
 /// dotted `--speculative-config.num_speculative_tokens_per_batch_size`
-/// that `FlexibleArgumentParser` merges). `Err` is vLLM's own message.
-pub fn check_vllm(argv: &[String]) -> Result<Vec<String>, String> {
+/// that `FlexibleArgumentParser` merges).
+pub fn check_vllm(argv: &[String]) -> Result<Vec<String>, ScheduleRefusal> {
     let key = "num_speculative_tokens_per_batch_size";
     let whole = value(argv, &["--speculative-config", "-sc"])
         .and_then(|j| serde_json::from_str::<Value>(&j).ok())
@@ -82,9 +117,7 @@ pub fn check_vllm(argv: &[String]) -> Result<Vec<String>, String> {
     let Some(schedule) = dotted.or(whole).filter(|v| !v.is_null()) else {
         return Ok(Vec::new());
     };
-    validate_vllm(&schedule).map_err(|m| {
-        format!("vLLM refuses --speculative-config {key} at start-up: ValueError: {m}")
-    })?;
+    validate_vllm(&schedule).map_err(ScheduleRefusal::Vllm)?;
     let dp = value(argv, &["--data-parallel-size", "-dp"])
         .and_then(|v| v.trim().parse::<i64>().ok())
         .unwrap_or(1);
@@ -141,8 +174,8 @@ pub struct Adaptive {
 
 /// SGLang with `--speculative-adaptive`. `config` is the adaptive config
 /// file's text (`None`: no `--speculative-adaptive-config`, SGLang's
-/// default). `Err` is SGLang's own ValueError (or the file error).
-pub fn check_sglang(argv: &[String], config: Option<&str>) -> Result<Adaptive, String> {
+/// default).
+pub fn check_sglang(argv: &[String], config: Option<&str>) -> Result<Adaptive, ScheduleRefusal> {
     let mut out = Adaptive::default();
     if !has(argv, "--speculative-adaptive") {
         return Ok(out);
@@ -185,7 +218,7 @@ pub fn check_sglang(argv: &[String], config: Option<&str>) -> Result<Adaptive, S
         Some(s) => s
             .trim()
             .parse::<i64>()
-            .map_err(|_| format!("--speculative-num-steps {s}: not an integer"))?,
+            .map_err(|_| ScheduleRefusal::StepsNotAnInteger(s.clone()))?,
         None => {
             let m = candidates[candidates.len() / 2];
             out.implied
@@ -198,22 +231,20 @@ pub fn check_sglang(argv: &[String], config: Option<&str>) -> Result<Adaptive, S
     };
     if !candidates.contains(&steps) {
         let list: Vec<String> = candidates.iter().map(i64::to_string).collect();
-        return Err(format!(
-            "SGLang refuses at start-up: ValueError: --speculative-num-steps={steps} is not \
-             in the adaptive config candidate_steps [{}]. Pass one of those values.",
-            list.join(", ")
-        ));
+        return Err(ScheduleRefusal::StepsNotACandidate {
+            steps,
+            candidates: list.join(", "),
+        });
     }
     Ok(out)
 }
 
 /// `_load_adaptive_config` and `resolve_candidate_steps_from_config`.
-fn candidates(text: &str) -> Result<Vec<i64>, String> {
-    let cfg: Value = serde_json::from_str(text).map_err(|e| {
-        format!("SGLang refuses the adaptive config: json.decoder.JSONDecodeError: {e}")
-    })?;
+fn candidates(text: &str) -> Result<Vec<i64>, ScheduleRefusal> {
+    let cfg: Value =
+        serde_json::from_str(text).map_err(|e| ScheduleRefusal::ConfigNotJson(e.to_string()))?;
     let Some(obj) = cfg.as_object() else {
-        return Err("SGLang refuses the adaptive config: it is not a JSON object".into());
+        return Err(ScheduleRefusal::ConfigNotAnObject);
     };
     let mut all = Vec::new();
     for (key, entry) in obj {
@@ -226,22 +257,18 @@ fn candidates(text: &str) -> Result<Vec<i64>, String> {
             .filter(|a| !a.is_empty())
             .and_then(|a| a.iter().map(|s| s.as_i64().filter(|n| *n >= 0)).collect());
         let Some(ok) = ok else {
-            return Err(format!(
-                "SGLang refuses at start-up: ValueError: BS {key}: candidate_steps must be a \
-                 list of non-negative ints, got {}",
-                steps.map_or("None".into(), Value::to_string)
-            ));
+            return Err(ScheduleRefusal::BadCandidates {
+                key: key.clone(),
+                got: steps.map_or("None".into(), Value::to_string),
+            });
         };
         all.extend(ok);
     }
     if all.is_empty() {
         let keys: Vec<String> = obj.keys().map(|k| format!("'{k}'")).collect();
-        return Err(format!(
-            "SGLang refuses at start-up: ValueError: speculative_adaptive_config must contain \
-             at least one integer-string BS key, e.g. {{\"1\": {{\"candidate_steps\": [1,3,7]}}}}. \
-             Got keys: [{}]",
-            keys.join(", ")
-        ));
+        return Err(ScheduleRefusal::NoBatchSizeKey {
+            keys: keys.join(", "),
+        });
     }
     all.sort_unstable();
     all.dedup();
@@ -258,7 +285,7 @@ mod tests {
     fn vllm(sc: &str, rest: &str) -> Result<Vec<String>, String> {
         let mut a = argv(&format!("/opt/v/bin/vllm serve m {rest}"));
         a.extend(["--speculative-config".into(), sc.into()]);
-        check_vllm(&a)
+        check_vllm(&a).map_err(|e| e.to_string())
     }
     fn sched(s: &str) -> String {
         format!(
@@ -298,7 +325,11 @@ mod tests {
         let a = argv(
             "vllm serve m --speculative-config.num_speculative_tokens_per_batch_size [[3,4,1]]",
         );
-        assert!(check_vllm(&a).unwrap_err().contains("must start at 1"));
+        let e = check_vllm(&a).unwrap_err();
+        assert!(
+            matches!(&e, ScheduleRefusal::Vllm(m) if m.contains("must start at 1")),
+            "{e}"
+        );
         let n = vllm(&sched("[[1,4,2]]"), "--data-parallel-size 2").unwrap();
         assert!(n[0].contains("falling back to static"), "{n:?}");
         assert!(vllm(&sched("[[1,4,2]]"), "-dp 1").unwrap().is_empty());
@@ -319,6 +350,7 @@ mod tests {
             &argv(&format!("python -m sglang.launch_server {rest}")),
             cfg,
         )
+        .map_err(|e| e.to_string())
     }
 
     #[test]

@@ -67,9 +67,19 @@ pub const CARRIED: &[&str] = &[
     "HostConfig.AutoRemove",
 ];
 
+/// Why a podman container's create command cannot be replayed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("container {name}: cannot re-create it from its Config.CreateCommand ({why}): {words}")]
+pub struct CannotReplay {
+    pub name: String,
+    pub why: &'static str,
+    /// The create command, its words joined by spaces.
+    pub words: String,
+}
+
 /// The argv that re-creates `old` as `name` running `argv` (entrypoint
 /// words unchanged, then the new command words).
-pub fn recreate(engine: &str, old: &Inspected, cmd: &[String]) -> Result<Recreate, String> {
+pub fn recreate(engine: &str, old: &Inspected, cmd: &[String]) -> Result<Recreate, CannotReplay> {
     if !old.create_command.is_empty() {
         return replay(engine, old, cmd);
     }
@@ -78,14 +88,14 @@ pub fn recreate(engine: &str, old: &Inspected, cmd: &[String]) -> Result<Recreat
 
 /// podman: `Config.CreateCommand` with the command after the image
 /// replaced, the image pinned, `-d` and `--name` enforced.
-fn replay(engine: &str, old: &Inspected, cmd: &[String]) -> Result<Recreate, String> {
+fn replay(engine: &str, old: &Inspected, cmd: &[String]) -> Result<Recreate, CannotReplay> {
     let cc = &old.create_command;
-    let bad = |why: &str| {
-        Err(format!(
-            "container {}: cannot re-create it from its Config.CreateCommand ({why}): {}",
-            old.name,
-            cc.join(" ")
-        ))
+    let bad = |why: &'static str| {
+        Err(CannotReplay {
+            name: old.name.clone(),
+            why,
+            words: cc.join(" "),
+        })
     };
     let Some(sub) = cc.iter().position(|w| w == "run" || w == "create") else {
         return bad("no run or create in it");
@@ -401,6 +411,11 @@ mod tests {
         let mut j = i.clone();
         j.create_command = v(&["podman", "create", "--name", "s", "other"]);
         let e = recreate("podman", &j, &v(&["a"])).unwrap_err();
+        assert_eq!(
+            e.why,
+            "its last words are neither the command nor the image"
+        );
+        let e = e.to_string();
         assert!(e.contains("CreateCommand") && e.contains("other"), "{e}");
     }
 
