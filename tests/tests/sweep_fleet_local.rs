@@ -6,19 +6,14 @@ mod sweep_support;
 
 use std::process::{Command, Stdio};
 
-use sweep_support::{dump, records, sweep_behind, with_config, SpecFile};
-
-const KEY: &str = "speculative-num-steps";
+use sweep_support::fleet::{KEY, QUICK};
+use sweep_support::{dump, records, sweep_behind, with_config, SimExec, SpecFile, SweepArgs};
 
 /// llm-sim under a process spec, steps 4 originally.
 fn spec(tag: &str) -> (SpecFile, u16) {
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time 100ms --warmup-time 50ms \
-         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
-        testkit::bin("llm-sim").display()
-    );
-    (SpecFile::new(tag, &exec, port), port)
+    let sim = SimExec::free().load("100ms").warmup("50ms").unseeded();
+    let (spec, _) = sim.clone().eagle(4).spec(tag);
+    (spec, sim.port)
 }
 
 /// `sweep --hosts -` over `spec`, killed after 60 s (a hang fails, exit 124).
@@ -28,11 +23,13 @@ fn spec(tag: &str) -> (SpecFile, u16) {
 fn local_pool(spec: &SpecFile, port: u16, values: &str, extra: &[&str]) -> Command {
     let url = format!("http://127.0.0.1:{port}");
     let results = spec.results();
-    let mut args = vec!["--hosts", "-", "--spec", spec.s(), "--url", &url];
-    args.extend_from_slice(&["--server", "llm-sim", "--param", KEY, "--values", values]);
-    args.extend_from_slice(&["--results", results.to_str().unwrap()]);
-    args.extend_from_slice(extra);
-    let mut cmd = sweep_behind(&["timeout", "60"], &args);
+    let mut cmd = SweepArgs::new()
+        .args(&["--hosts", "-", "--spec", spec.s(), "--url", &url])
+        .args(&["--server", "llm-sim"])
+        .param(KEY, values)
+        .results(&results)
+        .args(extra)
+        .behind(&["timeout", "60"]);
     cmd.stdin(Stdio::null()).env_remove("SHELL");
     cmd
 }
@@ -45,11 +42,10 @@ fn local_pool(spec: &SpecFile, port: u16, values: &str, extra: &[&str]) -> Comma
 fn a_server_started_by_a_job_does_not_keep_its_host_locked() {
     let (spec, port) = spec("fleet-local-lock");
     let original = spec.exec_start();
-    let mut quick = vec![];
-    for a in ["-n", "2", "--warmup", "0", "--max-tokens", "8"] {
-        quick.extend_from_slice(&["--load-arg", a]);
-    }
-    let out = local_pool(&spec, port, "1,2,3", &quick).output().unwrap();
+    let quick = SweepArgs::new().load(&QUICK);
+    let out = local_pool(&spec, port, "1,2,3", &quick.words())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
     let recs = records(&spec.results());
     for v in ["1", "2", "3"] {
@@ -262,17 +258,8 @@ fn a_pool_with_every_host_dropped_ends_with_no_host_left() {
 fn ctrl_c_stops_a_local_pools_job_with_its_partial_record() {
     let (spec, port) = spec("fleet-local-int");
     let original = spec.exec_start();
-    let long = [
-        "--load-arg",
-        "--duration",
-        "--load-arg",
-        "10s",
-        "--load-arg",
-        "--warmup",
-    ];
-    let mut extra = long.to_vec();
-    extra.extend_from_slice(&["--load-arg", "0"]);
-    let mut cmd = local_pool(&spec, port, "1,2", &extra);
+    let long = SweepArgs::new().load(&["--duration", "10s", "--warmup", "0"]);
+    let mut cmd = local_pool(&spec, port, "1,2", &long.words());
     let child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -14,7 +14,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sweep_support::{dump, records, sweep, with_config, SpecFile};
+use sweep_support::sim::{url_port, wait_healthy};
+use sweep_support::{dump, records, with_config, SimExec, SpecFile, SweepArgs};
 use testkit::sshd::Sshd;
 
 /// One outage at a time: the machine has 2 cores and the timings matter.
@@ -29,17 +30,7 @@ fn sshd() -> Sshd {
 /// llm-sim with speculation on (SGLang's flag set: steps need EAGLE and
 /// topk 1), steps 1 originally; steps > 8 is an OOM at load.
 fn sim_spec(tag: &str, load: &str) -> (SpecFile, String) {
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time {load} --warmup-time 100ms --seed 1 \
-         --kv-capacity-tokens 8192 --speculative-algorithm EAGLE --speculative-eagle-topk 1 \
-         --speculative-num-steps 1",
-        testkit::bin("llm-sim").display()
-    );
-    (
-        SpecFile::new(tag, &exec, port),
-        format!("http://127.0.0.1:{port}"),
-    )
+    SimExec::free().load(load).kv(8192).eagle(1).spec(tag)
 }
 
 /// `--ssh ... --ssh-key ... --known-hosts ...`: given once, to the first stage.
@@ -54,40 +45,14 @@ fn ssh_flags(s: &Sshd) -> Vec<String> {
     ]
 }
 
-fn sweep_args<'a>(
-    spec: &'a SpecFile,
-    url: &'a str,
-    results: &'a str,
-    ssh: &'a [String],
-) -> Vec<&'a str> {
-    let mut a = vec![
-        "--spec",
-        spec.s(),
-        "--url",
-        url,
-        "--server",
-        "llm-sim",
-        "--results",
-        results,
-        "--param",
-        KEY,
-        "--values",
-        "2,3,4",
-        "--concurrency",
-        "1",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        "2",
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        "8",
-        "--ready-timeout",
-        "30s",
-    ];
-    a.extend(ssh.iter().map(String::as_str));
-    a
+fn sweep_args(spec: &SpecFile, url: &str, ssh: &[String]) -> SweepArgs {
+    let ssh: Vec<&str> = ssh.iter().map(String::as_str).collect();
+    SweepArgs::on_spec(spec, url, "llm-sim")
+        .param(KEY, "2,3,4")
+        .levels("1")
+        .quick("2", "8")
+        .args(&["--ready-timeout", "30s"])
+        .args(&ssh)
 }
 
 /// Wait (at most `limit`) until `cond` holds; false if it never did.
@@ -222,10 +187,10 @@ fn an_sshd_outage_during_a_load_costs_a_retry_not_a_result() {
     let original = spec.exec_start();
     let results = spec.results();
     let ssh = ssh_flags(&s);
-    let args = sweep_args(&spec, &url, results.to_str().unwrap(), &ssh);
+    let args = sweep_args(&spec, &url, &ssh);
     let t0 = Instant::now();
     let out = std::thread::scope(|sc| {
-        let run = sc.spawn(|| sweep(&args).output().unwrap());
+        let run = sc.spawn(|| args.output());
         // Config 2 of 3 is loading: sshd goes away for 5 s.
         let hit = wait_for(Duration::from_secs(90), || spec_has_steps(&spec.path, "3"));
         s.stop();
@@ -270,12 +235,11 @@ fn resume_reruns_a_transport_failure_and_restores_the_recorded_original() {
     let original = spec.exec_start();
     let results = spec.results();
     let ssh = ssh_flags(&s);
-    let mut args = sweep_args(&spec, &url, results.to_str().unwrap(), &ssh);
-    args.extend(["--retries", "0"]);
+    let args = sweep_args(&spec, &url, &ssh).args(&["--retries", "0"]);
     // sshd is down from steps=3's swap until its transport failure is on
     // file: with --retries 0 it stays a transport failure.
     let out = std::thread::scope(|sc| {
-        let run = sc.spawn(|| sweep(&args).output().unwrap());
+        let run = sc.spawn(|| args.output());
         let hit = wait_for(Duration::from_secs(90), || spec_has_steps(&spec.path, "3"));
         s.stop();
         let seen = wait_for(Duration::from_secs(60), || {
@@ -303,10 +267,7 @@ fn resume_reruns_a_transport_failure_and_restores_the_recorded_original() {
     set.extend(ssh.iter().map(String::as_str));
     testkit::run(testkit::cmd("svc-swap", &set), "").expect_code(0);
     assert_ne!(spec.exec_start(), original);
-    let mut resume = sweep_args(&spec, &url, results.to_str().unwrap(), &ssh);
-    resume.push("--resume");
-    let out = sweep(&resume).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let out = sweep_args(&spec, &url, &ssh).arg("--resume").expect(0);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.matches("already in").count(), measured, "{err}");
     let recs = records(&results);
@@ -331,10 +292,8 @@ fn a_rollback_returns_with_the_old_server_ready() {
     let mut first = vec!["--spec", spec.s(), "--set", "speculative-num-steps=2"];
     first.extend(ssh.iter().map(String::as_str));
     testkit::run(testkit::cmd("svc-swap", &first), "").expect_code(0);
-    let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
-    assert!(wait_for(Duration::from_secs(30), || {
-        matches!(testkit::http_get(port, "/health"), Some((200, _)))
-    }));
+    let port = url_port(&url);
+    wait_healthy(port, Duration::from_secs(30));
 
     // The documented example: a plain `wait-ready URL` as the ready
     // command; the record on stdin and SWEEPKIT_SSH carry the SSH target.

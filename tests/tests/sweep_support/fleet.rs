@@ -8,7 +8,26 @@ use std::process::Output;
 
 use testkit::nspawn::Container;
 
-use super::dump;
+use super::{dump, SimExec, SweepArgs};
+
+/// The flag every fleet sweep here sweeps.
+pub const KEY: &str = "speculative-num-steps";
+
+/// Few short requests a level (loadgen's options).
+pub const QUICK: [&str; 6] = ["-n", "2", "--warmup", "0", "--max-tokens", "8"];
+
+/// The words every sweep of the hosts' units shares: sim.service, one
+/// level, no retries (a retry would hide which host failed), and time for
+/// a unit's stop and start.
+pub fn unit_sweep(values: &str, results: &Path) -> SweepArgs {
+    SweepArgs::new()
+        .args(&["--unit", "sim", "--server", "llm-sim"])
+        .param(KEY, values)
+        .levels("1")
+        .results(results)
+        .args(&["--retries", "0", "--ready-timeout", "30s"])
+        .swap_wait()
+}
 
 /// A host: its container, its server's port and the unit's original
 /// ExecStart (as `systemctl show` prints it).
@@ -26,14 +45,21 @@ impl Host {
 
     /// The original command line is back and the unit runs it.
     pub fn assert_restored(&self, out: &Output) {
-        assert_eq!(self.argv(), argv(&self.original), "restored: {}", dump(out));
-        assert_eq!(
-            self.c.sh("systemctl is-active sim.service; true").trim(),
-            "active",
-            "{}",
-            dump(out)
-        );
+        assert_unit_restored(&self.c, &self.original, out);
     }
+}
+
+/// `c`'s sim.service runs its `original` ExecStart (as `systemctl show`
+/// printed it) again, after the run `out`.
+pub fn assert_unit_restored(c: &Container, original: &str, out: &Output) {
+    let now = c.sh("systemctl show -P ExecStart sim.service");
+    assert_eq!(argv(&now), argv(original), "restored: {}", dump(out));
+    assert_eq!(
+        c.sh("systemctl is-active sim.service; true").trim(),
+        "active",
+        "{}",
+        dump(out)
+    );
 }
 
 /// The command line in `systemctl show -P ExecStart` output.
@@ -64,17 +90,9 @@ pub fn boot_pool(
         }
         .expect("boot");
         let port = 8000 + k;
-        let exec = format!(
-            "/opt/sweepkit/bin/llm-sim --host {addr} --port {port} --load-time {load_time} \
-             --warmup-time 50ms --health-probe-time 0s --seed {k} \
-             --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4"
-        );
-        c.write_file(
-            "/etc/systemd/system/sim.service",
-            &format!("[Unit]\nDescription=llm-sim\n[Service]\nExecStart={exec}\n"),
-        );
-        c.sh("systemctl daemon-reload && systemctl start sim.service");
-        let original = c.sh("systemctl show -P ExecStart sim.service");
+        let sim = SimExec::in_container(port).host(addr).load(load_time);
+        let sim = sim.warmup("50ms").probe("0s").seed(u32::from(k));
+        let original = sim.eagle(4).install(&c, "");
         hosts.push(Host { c, port, original });
     }
     hosts

@@ -2,7 +2,7 @@
 //! tests (`real_peer.rs`): run the script with the workspace's binaries,
 //! supervise what svc-swap leaves running, and read a results file.
 
-#![allow(dead_code)] // each test crate uses a different subset
+#![allow(dead_code, unused_imports)] // each test crate uses a different subset
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,7 +10,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod args;
+pub mod child;
 pub mod fleet;
+pub mod sim;
+
+pub use args::SweepArgs;
+pub use sim::SimExec;
 
 /// `bash scripts/sweep.sh --bin-dir <target/debug> ARGS`.
 pub fn sweep(args: &[&str]) -> Command {
@@ -136,6 +142,29 @@ pub fn with_config<'a>(recs: &'a [Value], kind: &str, key: &str, value: &str) ->
     recs.iter()
         .filter(|r| r["type"] == kind && r["config"][key] == value)
         .collect()
+}
+
+/// The record of `kind` a record carries: itself or one up its
+/// `upstream` chain (a bench's swap, the schedule it ran under).
+pub fn upstream_of<'a>(r: &'a Value, kind: &str) -> Option<&'a Value> {
+    let mut cur = Some(r);
+    while let Some(x) = cur {
+        if x["type"] == kind {
+            return Some(x);
+        }
+        cur = x.get("upstream");
+    }
+    None
+}
+
+/// A finished run's stderr, as text.
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A finished run's stdout, as text (summarize's table).
+pub fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 /// Dump a finished run for assertion messages.
