@@ -13,6 +13,7 @@ use serde_json::Value;
 pub mod args;
 pub mod child;
 pub mod fleet;
+pub mod records;
 pub mod sim;
 
 pub use args::SweepArgs;
