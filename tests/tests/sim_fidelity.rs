@@ -364,6 +364,14 @@ fn llm_sim_sglang_steps_without_an_algorithm_match_the_recorded_sglang() {
     assert_eq!(real_info["speculative_num_steps"], 3, "the recording");
 }
 
+/// SGLang's speculative settings in /server_info.
+const SPEC_KEYS: [&str; 4] = [
+    "speculative_algorithm",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+];
+
 /// The speculative settings the tools check (`wait-ready --expect-config`)
 /// and act on (loadgen's acceptance, wait-ready's inert-value warning)
 /// have the real server's values, at the top level and in
@@ -371,13 +379,7 @@ fn llm_sim_sglang_steps_without_an_algorithm_match_the_recorded_sglang() {
 /// which SGLang reports as null when not given and llm-sim as its
 /// effective cap.
 fn server_info_values(real: &Value, sim: &Value) {
-    let keys = [
-        "speculative_algorithm",
-        "speculative_num_steps",
-        "speculative_eagle_topk",
-        "speculative_num_draft_tokens",
-    ];
-    for k in keys {
+    for k in SPEC_KEYS {
         for (at, r, s) in [
             ("", &real[k], &sim[k]),
             (
@@ -400,16 +402,16 @@ fn server_info_keys(real: &Value, sim: &Value) {
         "model_path",
         "max_total_num_tokens",
         "max_running_requests",
-        "speculative_algorithm",
-        "speculative_num_steps",
-        "speculative_eagle_topk",
-        "speculative_num_draft_tokens",
+    ]
+    .into_iter()
+    .chain(SPEC_KEYS)
+    .chain([
         "api_key",
         "admin_api_key",
         "ssl_keyfile_password",
         "internal_states",
         "tokenizer_path",
-    ];
+    ]);
     for k in read {
         assert!(real.get(k).is_some(), "{k}: not in the real /server_info");
         assert!(

@@ -8,13 +8,13 @@
 mod sweep_support;
 
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use sweep_support::child::{signal, signal_group, wait_within};
+use sweep_support::child::{signal, signal_group, spawn_piped, wait_within};
 use sweep_support::sim::url_port;
 use sweep_support::{
-    dump, records, stderr, stdout, sweep, with_config, SimExec, SpecFile, SweepArgs,
+    dump, levels, records, stderr, stdout, sweep, with_config, SimExec, SpecFile, SweepArgs,
 };
 
 const KEY: &str = "speculative-num-steps";
@@ -63,12 +63,8 @@ fn crash_at_load_is_recorded_and_the_sweep_goes_on() {
     let recs = records(&results);
     for v in ["1", "2"] {
         let b = with_config(&recs, "bench", KEY, v);
-        let levels: Vec<_> = b
-            .iter()
-            .map(|r| r["load"]["concurrency"].as_u64().unwrap())
-            .collect();
         assert_eq!(
-            levels,
+            levels(&b),
             [1, 2],
             "steps={v}: one bench record per level\n{}",
             dump(&out)
@@ -110,13 +106,7 @@ fn sigint_leaves_results_whole_restores_and_resume_redoes_the_cut_level() {
     let long = args.clone().load(&["-n", "100000"]);
     // Its own process group, as a terminal's foreground job: Ctrl-C reaches
     // the script and the tools of the running pipeline alike.
-    let child = long
-        .cmd()
-        .process_group(0)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(long.cmd().process_group(0));
     wait_until_serving(&spec, &url);
     signal_group(&child, "INT");
     let out = wait_within(child, Duration::from_secs(60), None);
@@ -167,12 +157,7 @@ fn sigterm_to_the_script_alone_is_forwarded_to_the_tools() {
         .param(KEY, "1,2")
         .levels("1")
         .load(&["-n", "100000"]);
-    let child = args
-        .cmd()
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(&mut args.cmd());
     wait_until_serving(&spec, &url);
     signal(&child, "TERM");
     let t0 = Instant::now();

@@ -21,7 +21,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sweep_support::child::{signal, signal_group, to_files, wait_within};
+use sweep_support::child::{signal, signal_group, spawn_piped, to_files, wait_within};
 use sweep_support::{dump, records, with_config, SimExec, SweepArgs};
 use testkit::http_get;
 use testkit::podman::{Ctr, Project, SERVICE_KEYS};
@@ -100,6 +100,15 @@ impl Drop for Served {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// The test sshd, where podman runs (its gate says why not) and sshd
+/// starts.
+fn podman_and_sshd() -> Option<testkit::sshd::Sshd> {
+    if !testkit::podman::gate() {
+        return None;
+    }
+    testkit::sshd::Sshd::start()
 }
 
 /// llm-sim's /server_info once /health is 200.
@@ -195,10 +204,7 @@ fn sweep_over_a_compose_service_measures_each_value_and_restores() {
 
 #[test]
 fn sweep_over_a_container_through_the_test_sshd_restores_it() {
-    if !testkit::podman::gate() {
-        return;
-    }
-    let Some(sshd) = testkit::sshd::Sshd::start() else {
+    let Some(sshd) = podman_and_sshd() else {
         return;
     };
     let s = Served::start("sweep-ssh", "sweep-container-ssh");
@@ -225,13 +231,7 @@ fn a_signal_mid_config_restores_the_original_container() {
     }
     let s = Served::start("sweep-term", "sweep-container-term");
     // A level that would run for ages: the signal cuts it short.
-    let child = s
-        .sweep(&[], "100000")
-        .cmd()
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(&mut s.sweep(&[], "100000").cmd());
     let t0 = Instant::now();
     while http_get(s.port, "/server_info")
         .is_none_or(|(_, b)| !b.contains("\"speculative_num_steps\":2"))
@@ -270,10 +270,7 @@ fn logging_prefix(dir: &std::path::Path) -> (String, std::path::PathBuf) {
 
 #[test]
 fn ctrl_c_over_ssh_and_an_exec_prefix_then_resume_restores_the_container() {
-    if !testkit::podman::gate() {
-        return;
-    }
-    let Some(sshd) = testkit::sshd::Sshd::start() else {
+    let Some(sshd) = podman_and_sshd() else {
         return;
     };
     let s = Served::start("sweep-int", "sweep-container-int");

@@ -17,6 +17,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use sweep_support::child::{signal, signal_group, spawn_piped};
 use sweep_support::fleet::{self, Host};
 use sweep_support::{all_records, dump, records, upstream_of, with_config, SweepArgs};
 use testkit::nspawn::Container;
@@ -99,15 +100,7 @@ fn benches_per_value(recs: &[Value], values: &[&str]) -> Vec<usize> {
 
 #[test]
 fn one_grid_over_a_pool_of_systemd_hosts() {
-    assert!(
-        Command::new("parallel").arg("--version").output().is_ok(),
-        "GNU parallel not found (make deps installs it)"
-    );
-    assert!(
-        testkit::nspawn::unavailable().is_none(),
-        "{:?}",
-        testkit::nspawn::unavailable()
-    );
+    fleet::require_parallel_and_nspawn();
     let t0 = Instant::now();
     let pool = boot_pool("100ms");
     eprintln!("booted 3 hosts in {:?}", t0.elapsed());
@@ -336,11 +329,7 @@ fn ctrl_c_restores_every_host(pool: &[Host], group: bool) {
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
     }
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(&mut cmd);
     let results = dir.join("results.jsonl");
     let t0 = Instant::now();
     // Once every host holds a config (three swaps done), interrupt.
@@ -355,15 +344,11 @@ fn ctrl_c_restores_every_host(pool: &[Host], group: bool) {
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(1500));
-    let target = if group {
-        format!("-{}", child.id())
+    if group {
+        signal_group(&child, "INT");
     } else {
-        child.id().to_string()
-    };
-    Command::new("kill")
-        .args(["-INT", "--", &target])
-        .status()
-        .unwrap();
+        signal(&child, "INT");
+    }
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", dump(&out));
     let recs = records(&results);

@@ -6,6 +6,7 @@ mod sweep_support;
 
 use std::process::{Command, Stdio};
 
+use sweep_support::child::spawn_piped;
 use sweep_support::fleet::{KEY, QUICK};
 use sweep_support::{dump, records, sweep_behind, with_config, SimExec, SpecFile, SweepArgs};
 
@@ -260,11 +261,7 @@ fn ctrl_c_stops_a_local_pools_job_with_its_partial_record() {
     let original = spec.exec_start();
     let long = SweepArgs::new().load(&["--duration", "10s", "--warmup", "0"]);
     let mut cmd = local_pool(&spec, port, "1,2", &long.words());
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(&mut cmd);
     let results = spec.results();
     let t0 = std::time::Instant::now();
     // The origin is recorded before the first swap; the swap and the

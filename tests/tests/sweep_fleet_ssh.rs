@@ -65,15 +65,7 @@ fn target_of(r: &Value) -> Value {
 
 #[test]
 fn a_grid_over_two_hosts_reached_over_ssh_then_an_exec_prefix() {
-    assert!(
-        Command::new("parallel").arg("--version").output().is_ok(),
-        "GNU parallel not found (make deps installs it)"
-    );
-    assert!(
-        testkit::nspawn::unavailable().is_none(),
-        "{:?}",
-        testkit::nspawn::unavailable()
-    );
+    fleet::require_parallel_and_nspawn();
     let t0 = Instant::now();
     let ns = Netns::create().expect("a network namespace (needs iproute2 and root)");
     let s = Sshd::start_in(&ns).expect("sshd (scripts/deps.sh installs openssh-server)");

@@ -8,7 +8,7 @@
 mod sweep_support;
 
 use sweep_support::sim::EAGLE;
-use sweep_support::{dump, records, stderr, stdout, SimExec, SpecFile, SweepArgs};
+use sweep_support::{dump, fields, records, stderr, stdout, SimExec, SpecFile, SweepArgs};
 
 const STEPS: &str = "speculative-num-steps";
 const DRAFT: &str = "speculative-num-draft-tokens";
@@ -36,22 +36,13 @@ fn steps_without_topk_is_refused_by_preflight_before_any_restart() {
     // Every config failed.
     let out = common(&spec, &url).param(STEPS, "1,2,3").expect(41);
     let recs = records(&results);
-    let got: Vec<_> = recs
-        .iter()
-        .map(|r| {
-            (
-                r["type"].as_str().unwrap_or(""),
-                r["kind"].as_str().unwrap_or(""),
-                r["config"][STEPS].as_str().unwrap_or(""),
-            )
-        })
-        .collect();
+    let steps = format!("/config/{STEPS}");
     assert_eq!(
-        got,
+        fields(&recs, &["/type", "/kind", &steps]),
         [
-            ("failure", "preflight_rejected", "1"),
-            ("failure", "preflight_rejected", "2"),
-            ("failure", "preflight_rejected", "3"),
+            ["failure", "preflight_rejected", "1"],
+            ["failure", "preflight_rejected", "2"],
+            ["failure", "preflight_rejected", "3"],
         ],
         "{}",
         dump(&out)
@@ -86,19 +77,10 @@ fn coupled_flags_move_together_and_are_measured() {
         .arg("--expect-config")
         .expect(0);
     let recs = records(&results);
-    let got: Vec<_> = recs
-        .iter()
-        .map(|r| {
-            (
-                r["type"].as_str().unwrap_or(""),
-                r["config"][STEPS].as_str().unwrap_or(""),
-                r["config"][DRAFT].as_str().unwrap_or(""),
-            )
-        })
-        .collect();
+    let (steps, draft) = (format!("/config/{STEPS}"), format!("/config/{DRAFT}"));
     assert_eq!(
-        got,
-        [("bench", "2", "3"), ("bench", "3", "4")],
+        fields(&recs, &["/type", &steps, &draft]),
+        [["bench", "2", "3"], ["bench", "3", "4"]],
         "{}",
         dump(&out)
     );

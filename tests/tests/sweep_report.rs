@@ -8,12 +8,13 @@
 
 mod sweep_support;
 
-use std::process::Stdio;
 use std::time::Duration;
 
-use sweep_support::child::{signal, wait_within};
+use sweep_support::child::{signal, spawn_piped, wait_within};
 use sweep_support::sim::{url_port, wait_healthy};
-use sweep_support::{dump, records, stderr, stdout, with_config, SimExec, SpecFile, SweepArgs};
+use sweep_support::{
+    dump, levels, records, stderr, stdout, with_config, SimExec, SpecFile, SweepArgs,
+};
 
 const KEY: &str = "speculative-num-steps";
 
@@ -76,15 +77,11 @@ fn report_is_written_after_a_signal_with_what_was_measured() {
     let (spec, url) = sim("sweep-report-term");
     let results = spec.results();
     let report = spec.dir.join("report.html");
-    let child = common(&spec, &url)
+    let args = common(&spec, &url)
         .args(&["--values", "1,2", "--concurrency", "1"])
         .load(&["-n", "100000"])
-        .args(&["--report", report.to_str().unwrap()])
-        .cmd()
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .args(&["--report", report.to_str().unwrap()]);
+    let child = spawn_piped(&mut args.cmd());
     // Serving config 1 and benchmarking it for a moment.
     wait_healthy(url_port(&url), Duration::from_secs(30));
     std::thread::sleep(Duration::from_millis(2000));
@@ -114,12 +111,8 @@ fn find_capacity_searches_each_config_and_summarize_ranks_by_it() {
         .expect(0);
     let recs = records(&results);
     for v in ["1", "2"] {
-        let levels: Vec<u64> = with_config(&recs, "bench", KEY, v)
-            .iter()
-            .map(|r| r["load"]["concurrency"].as_u64().unwrap())
-            .collect();
         assert_eq!(
-            levels,
+            levels(&with_config(&recs, "bench", KEY, v)),
             [1, 2, 4],
             "{KEY}={v}: the search's levels\n{}",
             dump(&out)

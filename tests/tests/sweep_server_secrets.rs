@@ -9,7 +9,7 @@
 mod sweep_support;
 
 use sweep_support::sim::eagle;
-use sweep_support::{dump, records, stderr, stdout, SimExec, SpecFile, SweepArgs};
+use sweep_support::{dump, fields, records, stderr, stdout, SimExec, SpecFile, SweepArgs};
 use testkit::{cmd, run};
 
 const STEPS: &str = "speculative-num-steps";
@@ -92,22 +92,12 @@ fn no_preflight_lets_steps_without_topk_crash_at_load_and_the_sweep_goes_on() {
         .swap(&["--no-preflight"])
         .expect(41);
     let recs = records(&results);
-    let got: Vec<_> = recs
-        .iter()
-        .map(|r| {
-            (
-                r["type"].as_str().unwrap_or(""),
-                r["stage"].as_str().unwrap_or(""),
-                r["kind"].as_str().unwrap_or(""),
-                r["config"][STEPS].as_str().unwrap_or(""),
-            )
-        })
-        .collect();
+    let steps = format!("/config/{STEPS}");
     assert_eq!(
-        got,
+        fields(&recs, &["/type", "/stage", "/kind", &steps]),
         [
-            ("failure", "ready", "crashed_at_load", "2"),
-            ("failure", "ready", "crashed_at_load", "3"),
+            ["failure", "ready", "crashed_at_load", "2"],
+            ["failure", "ready", "crashed_at_load", "3"],
         ],
         "each config reached the server and crashed there: {}",
         dump(&out)

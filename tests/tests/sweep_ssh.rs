@@ -10,7 +10,7 @@
 mod sweep_support;
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -43,6 +43,16 @@ fn ssh_flags(s: &Sshd) -> Vec<String> {
         "--known-hosts".into(),
         s.known_hosts.display().to_string(),
     ]
+}
+
+/// One test's fixture, in drop order last to first: the lock (one outage
+/// at a time), sshd, llm-sim loading for `load`, and the SSH flags.
+fn setup(tag: &str, load: &str) -> (MutexGuard<'static, ()>, Sshd, SpecFile, String, Vec<String>) {
+    let one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let s = sshd();
+    let (spec, url) = sim_spec(tag, load);
+    let ssh = ssh_flags(&s);
+    (one, s, spec, url, ssh)
 }
 
 fn sweep_args(spec: &SpecFile, url: &str, ssh: &[String]) -> SweepArgs {
@@ -88,11 +98,8 @@ fn transport_failures(recs: &[Value]) -> Vec<&Value> {
 
 #[test]
 fn the_pipeline_needs_the_ssh_flags_once() {
-    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let mut s = sshd();
-    let (spec, url) = sim_spec("ssh-once", "200ms");
+    let (_one, mut s, spec, url, ssh) = setup("ssh-once", "200ms");
     let mut swap_args = vec!["--spec", spec.s(), "--set", "speculative-num-steps=2"];
-    let ssh = ssh_flags(&s);
     swap_args.extend(ssh.iter().map(String::as_str));
     let swap = testkit::run(testkit::cmd("svc-swap", &swap_args), "");
     swap.expect_code(0);
@@ -181,12 +188,9 @@ fn the_pipeline_needs_the_ssh_flags_once() {
 
 #[test]
 fn an_sshd_outage_during_a_load_costs_a_retry_not_a_result() {
-    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let mut s = sshd();
-    let (spec, url) = sim_spec("ssh-outage", "1s");
+    let (_one, mut s, spec, url, ssh) = setup("ssh-outage", "1s");
     let original = spec.exec_start();
     let results = spec.results();
-    let ssh = ssh_flags(&s);
     let args = sweep_args(&spec, &url, &ssh);
     let t0 = Instant::now();
     let out = std::thread::scope(|sc| {
@@ -229,12 +233,9 @@ fn an_sshd_outage_during_a_load_costs_a_retry_not_a_result() {
 
 #[test]
 fn resume_reruns_a_transport_failure_and_restores_the_recorded_original() {
-    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let mut s = sshd();
-    let (spec, url) = sim_spec("ssh-resume", "500ms");
+    let (_one, mut s, spec, url, ssh) = setup("ssh-resume", "500ms");
     let original = spec.exec_start();
     let results = spec.results();
-    let ssh = ssh_flags(&s);
     let args = sweep_args(&spec, &url, &ssh).args(&["--retries", "0"]);
     // sshd is down from steps=3's swap until its transport failure is on
     // file: with --retries 0 it stays a transport failure.
@@ -285,10 +286,7 @@ fn resume_reruns_a_transport_failure_and_restores_the_recorded_original() {
 
 #[test]
 fn a_rollback_returns_with_the_old_server_ready() {
-    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let s = sshd();
-    let (spec, url) = sim_spec("ssh-rollback", "1500ms");
-    let ssh = ssh_flags(&s);
+    let (_one, _sshd, spec, url, ssh) = setup("ssh-rollback", "1500ms");
     let mut first = vec!["--spec", spec.s(), "--set", "speculative-num-steps=2"];
     first.extend(ssh.iter().map(String::as_str));
     testkit::run(testkit::cmd("svc-swap", &first), "").expect_code(0);

@@ -4,7 +4,7 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::process::{Child, Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 /// `kill -SIG PID`: the script alone, as timeout(1) or `kill PID` do.
@@ -22,6 +22,14 @@ pub fn signal_group(child: &Child, sig: &str) {
         .args([&format!("-{sig}"), "--", &format!("-{}", child.id())])
         .status()
         .unwrap();
+}
+
+/// Start `cmd` with its stdout and stderr piped (see [`wait_within`]).
+pub fn spawn_piped(cmd: &mut Command) -> Child {
+    cmd.stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// Send stdout and stderr to `out` and `err` in `dir` (a long level's

@@ -29,6 +29,20 @@ pub fn unit_sweep(values: &str, results: &Path) -> SweepArgs {
         .swap_wait()
 }
 
+/// GNU parallel and systemd-nspawn are prerequisites of a pool of
+/// containers: missing, the test fails.
+pub fn require_parallel_and_nspawn() {
+    assert!(
+        std::process::Command::new("parallel")
+            .arg("--version")
+            .output()
+            .is_ok(),
+        "GNU parallel not found (make deps installs it)"
+    );
+    let why = testkit::nspawn::unavailable();
+    assert!(why.is_none(), "{why:?}");
+}
+
 /// A host: its container, its server's port and the unit's original
 /// ExecStart (as `systemctl show` prints it).
 pub struct Host {

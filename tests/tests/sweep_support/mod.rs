@@ -145,6 +145,26 @@ pub fn with_config<'a>(recs: &'a [Value], kind: &str, key: &str, value: &str) ->
         .collect()
 }
 
+/// The load levels (`load.concurrency`) of these records, in order.
+pub fn levels(recs: &[&Value]) -> Vec<u64> {
+    recs.iter()
+        .map(|r| r["load"]["concurrency"].as_u64().unwrap())
+        .collect()
+}
+
+/// Each record's string fields at these JSON pointers (`/type`,
+/// `/config/KEY`), "" where one is missing: rows to compare whole.
+pub fn fields<'a>(recs: &'a [Value], pointers: &[&str]) -> Vec<Vec<&'a str>> {
+    recs.iter()
+        .map(|r| {
+            pointers
+                .iter()
+                .map(|p| r.pointer(p).and_then(Value::as_str).unwrap_or(""))
+                .collect()
+        })
+        .collect()
+}
+
 /// The record of `kind` a record carries: itself or one up its
 /// `upstream` chain (a bench's swap, the schedule it ran under).
 pub fn upstream_of<'a>(r: &'a Value, kind: &str) -> Option<&'a Value> {
