@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
 use serde_json::Value;
-use sweep_support::{dump, records, sweep, with_config, SpecFile};
+use sweep_support::{dump, levels, records, with_config, SpecFile, SweepArgs};
 
 /// One llama-server at a time: two cores are shared with everything else.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -64,6 +64,11 @@ fn cache() -> Option<Cache> {
     Some(c)
 }
 
+/// A sweep of a llama-server process spec.
+fn llama_sweep(spec: &SpecFile, url: &str) -> SweepArgs {
+    SweepArgs::on_spec(spec, url, "llama.cpp")
+}
+
 /// The server's Prometheus counter `name` (no labels), if present.
 fn counter(port: u16, name: &str) -> Option<f64> {
     let (_, body) = testkit::http_get(port, "/metrics")?;
@@ -88,39 +93,13 @@ fn sweep_spec_draft_n_max_on_llama_server_with_the_tiny_pair() {
     let spec = SpecFile::new("real-tiny", &exec, port);
     let results = spec.results();
     let url = format!("http://127.0.0.1:{port}");
-    let out = sweep(&[
-        "--spec",
-        spec.s(),
-        "--url",
-        &url,
-        "--server",
-        "llama.cpp",
-        "--results",
-        results.to_str().unwrap(),
-        "--param",
-        "spec-draft-n-max",
-        "--values",
-        "0,2,4,8",
-        "--concurrency",
-        "1,4",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        "8",
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        "48",
-        "--load-arg",
-        "--ignore-eos",
-        "--load-arg",
-        "--warmup",
-        "--load-arg",
-        "0",
-        "--no-restore",
-    ])
-    .output()
-    .unwrap();
+    let out = llama_sweep(&spec, &url)
+        .param("spec-draft-n-max", "0,2,4,8")
+        .levels("1,4")
+        .quick("8", "48")
+        .load(&["--ignore-eos", "--warmup", "0"])
+        .arg("--no-restore")
+        .output();
     // 40: n-max 0 may crash llama-server at concurrency 4 (a GGML_ASSERT in
     // this llama.cpp); the sweep records it and goes on.
     assert!(matches!(out.status.code(), Some(0 | 40)), "{}", dump(&out));
@@ -136,12 +115,8 @@ fn sweep_spec_draft_n_max_on_llama_server_with_the_tiny_pair() {
     let mut last = (0u64, 0u64, 0u64);
     for n in [2u64, 4, 8] {
         let b = with_config(&recs, "bench", "spec-draft-n-max", &n.to_string());
-        let levels: Vec<_> = b
-            .iter()
-            .map(|r| r["load"]["concurrency"].as_u64().unwrap())
-            .collect();
         assert_eq!(
-            levels,
+            levels(&b),
             [1, 4],
             "n-max {n}: a bench record per level\n{}",
             dump(&out)
@@ -221,44 +196,13 @@ fn short_sweep_on_smollm2() {
     let spec = SpecFile::new("real-smollm2", &exec, port);
     let results = spec.results();
     let url = format!("http://127.0.0.1:{port}");
-    let out = sweep(&[
-        "--spec",
-        spec.s(),
-        "--url",
-        &url,
-        "--server",
-        "llama.cpp",
-        "--results",
-        results.to_str().unwrap(),
-        "--param",
-        "ctx-size",
-        "--values",
-        "1024",
-        "--concurrency",
-        "1",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        "3",
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        "24",
-        "--load-arg",
-        "--input-tokens",
-        "--load-arg",
-        "32",
-        "--load-arg",
-        "--ignore-eos",
-        "--load-arg",
-        "--endpoint",
-        "--load-arg",
-        "chat",
-        "--no-restore",
-    ])
-    .output()
-    .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let out = llama_sweep(&spec, &url)
+        .param("ctx-size", "1024")
+        .levels("1")
+        .quick("3", "24")
+        .load(&["--input-tokens", "32", "--ignore-eos", "--endpoint", "chat"])
+        .arg("--no-restore")
+        .expect(0);
     let recs = records(&results);
     let b = with_config(&recs, "bench", "ctx-size", "1024");
     assert_eq!(b.len(), 1, "{}", dump(&out));

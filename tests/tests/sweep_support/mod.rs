@@ -178,6 +178,21 @@ pub fn upstream_of<'a>(r: &'a Value, kind: &str) -> Option<&'a Value> {
     None
 }
 
+/// The ready record a bench record carries (wait-ready's, right upstream),
+/// which must say the server became ready; with its seconds to the port's
+/// opening and to ready.
+pub fn ready_upstream(r: &Value) -> (&Value, f64, f64) {
+    let w = &r["upstream"];
+    assert_eq!(
+        (&w["type"], &w["outcome"]),
+        (&"ready".into(), &"ready".into()),
+        "{w}"
+    );
+    let open = w["time_to_port_open_s"].as_f64().unwrap();
+    let ready = w["time_to_ready_s"].as_f64().unwrap();
+    (w, open, ready)
+}
+
 /// A finished run's stderr, as text.
 pub fn stderr(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
