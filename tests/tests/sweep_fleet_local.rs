@@ -7,15 +7,8 @@ mod sweep_support;
 use std::process::{Command, Stdio};
 
 use sweep_support::child::spawn_piped;
-use sweep_support::fleet::{KEY, QUICK};
-use sweep_support::{dump, records, sweep_behind, with_config, SimExec, SpecFile, SweepArgs};
-
-/// llm-sim under a process spec, steps 4 originally.
-fn spec(tag: &str) -> (SpecFile, u16) {
-    let sim = SimExec::free().load("100ms").warmup("50ms").unseeded();
-    let (spec, _) = sim.clone().eagle(4).spec(tag);
-    (spec, sim.port)
-}
+use sweep_support::fleet::{local_spec, KEY, QUICK};
+use sweep_support::{dump, records, sweep_behind, with_config, SpecFile, SweepArgs};
 
 /// `sweep --hosts -` over `spec`, killed after 60 s (a hang fails, exit 124).
 /// Without SHELL in its environment, as under `env -i` and some CI
@@ -41,7 +34,7 @@ fn local_pool(spec: &SpecFile, port: u16, values: &str, extra: &[&str]) -> Comma
 /// second config waited for ever. Every config runs; the host is restored.
 #[test]
 fn a_server_started_by_a_job_does_not_keep_its_host_locked() {
-    let (spec, port) = spec("fleet-local-lock");
+    let (spec, port) = local_spec("fleet-local-lock");
     let original = spec.exec_start();
     let quick = SweepArgs::new().load(&QUICK);
     let out = local_pool(&spec, port, "1,2,3", &quick.words())
@@ -60,7 +53,7 @@ fn a_server_started_by_a_job_does_not_keep_its_host_locked() {
 /// (exit 2) after one config, and the host is restored.
 #[test]
 fn a_usage_error_in_a_job_stops_the_pool() {
-    let (spec, port) = spec("fleet-usage-job");
+    let (spec, port) = local_spec("fleet-usage-job");
     let original = spec.exec_start();
     let out = local_pool(&spec, port, "1,2,3", &["--load-arg", "--no-such-flag"])
         .output()
@@ -257,7 +250,7 @@ fn a_pool_with_every_host_dropped_ends_with_no_host_left() {
 /// long before the 10 s level would have ended.
 #[test]
 fn ctrl_c_stops_a_local_pools_job_with_its_partial_record() {
-    let (spec, port) = spec("fleet-local-int");
+    let (spec, port) = local_spec("fleet-local-int");
     let original = spec.exec_start();
     let long = SweepArgs::new().load(&["--duration", "10s", "--warmup", "0"]);
     let mut cmd = local_pool(&spec, port, "1,2", &long.words());

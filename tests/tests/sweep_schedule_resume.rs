@@ -18,9 +18,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use sweep_support::child::{signal_group, wait_within};
-use sweep_support::sim::boot;
+use sweep_support::sim::{boot, require_nspawn};
 use sweep_support::{dump, fleet, records, upstream_of, SimExec, SweepArgs};
-use testkit::nspawn::{self, Container};
+use testkit::nspawn::Container;
 
 /// The schedule record a bench record was measured under.
 fn schedule_of(r: &Value) -> Option<&Value> {
@@ -49,11 +49,7 @@ fn args(c: &str, results: &Path, n: &str, extra: &[&str]) -> SweepArgs {
 
 #[test]
 fn a_schedule_step_cut_by_sigint_is_resumed_with_the_same_schedule_and_restored() {
-    assert!(
-        nspawn::unavailable().is_none(),
-        "{:?}",
-        nspawn::unavailable()
-    );
+    require_nspawn();
     let c = boot();
     SimExec::in_container(8000)
         .eagle(1)

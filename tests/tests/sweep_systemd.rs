@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 use sweep_support::fleet::assert_unit_restored;
-use sweep_support::sim::boot;
+use sweep_support::sim::{boot, require_nspawn};
 use sweep_support::{dump, records, upstream_of, with_config, SimExec, SweepArgs};
 use testkit::nspawn;
 
@@ -114,11 +114,7 @@ fn sweep_a_systemd_unit_through_an_exec_prefix_with_a_crash_and_a_slow_stop() {
 /// server ready, not loading.
 #[test]
 fn a_rollback_through_an_exec_prefix_returns_with_the_old_server_ready() {
-    assert!(
-        nspawn::unavailable().is_none(),
-        "{:?}",
-        nspawn::unavailable()
-    );
+    require_nspawn();
     let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let c = boot();
     // Steps 9 is an OOM at load (KV capacity 8192); the old server takes

@@ -39,8 +39,15 @@ pub fn require_parallel_and_nspawn() {
             .is_ok(),
         "GNU parallel not found (make deps installs it)"
     );
-    let why = testkit::nspawn::unavailable();
-    assert!(why.is_none(), "{why:?}");
+    super::sim::require_nspawn();
+}
+
+/// llm-sim under a process spec on this machine (a local host, `-`),
+/// steps 4 originally, and its port.
+pub fn local_spec(tag: &str) -> (super::SpecFile, u16) {
+    let sim = SimExec::free().load("100ms").warmup("50ms").unseeded();
+    let (spec, _) = sim.clone().eagle(4).spec(tag);
+    (spec, sim.port)
 }
 
 /// A host: its container, its server's port and the unit's original

@@ -187,6 +187,12 @@ pub fn url_port(url: &str) -> u16 {
     url.rsplit(':').next().unwrap().parse().unwrap()
 }
 
+/// systemd-nspawn is a prerequisite: missing, the test fails (with why).
+pub fn require_nspawn() {
+    let why = testkit::nspawn::unavailable();
+    assert!(why.is_none(), "{why:?}");
+}
+
 /// Boot a container with the workspace's binaries at `/opt/sweepkit/bin`.
 pub fn boot() -> Container {
     let bin = testkit::bin("llm-sim");
