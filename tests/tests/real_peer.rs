@@ -64,9 +64,25 @@ fn cache() -> Option<Cache> {
     Some(c)
 }
 
-/// A sweep of a llama-server process spec.
-fn llama_sweep(spec: &SpecFile, url: &str) -> SweepArgs {
-    SweepArgs::on_spec(spec, url, "llama.cpp")
+/// llama-server with `model` (its model flags) on a free port as process
+/// spec `tag`, with metrics, `slots` slots of `ctx` tokens in all and one
+/// thread; the spec, its port and the sweep's target words.
+fn llama_sweep(c: &Cache, tag: &str, model: &str, (slots, ctx): (u32, u32)) -> Llama {
+    let port = testkit::free_port();
+    let exec = format!(
+        "{} {model} --host 127.0.0.1 --port {port} --metrics -np {slots} -c {ctx} -t 1",
+        c.server.display()
+    );
+    let spec = SpecFile::new(tag, &exec, port);
+    let url = format!("http://127.0.0.1:{port}");
+    let args = SweepArgs::on_spec(&spec, &url, "llama.cpp");
+    Llama { spec, port, args }
+}
+
+struct Llama {
+    spec: SpecFile,
+    port: u16,
+    args: SweepArgs,
 }
 
 /// The server's Prometheus counter `name` (no labels), if present.
@@ -80,20 +96,16 @@ fn counter(port: u16, name: &str) -> Option<f64> {
 fn sweep_spec_draft_n_max_on_llama_server_with_the_tiny_pair() {
     let Some(c) = cache() else { return };
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let port = testkit::free_port();
     // -t 1: on a busy 2-core machine llama.cpp's spinning threadpool is
     // several times slower with 2 threads. 4 slots for concurrency 4.
-    let exec = format!(
-        "{} -m {} -md {} --spec-type draft-simple --spec-draft-n-max 4 --host 127.0.0.1 \
-         --port {port} --metrics -np 4 -c 4096 -t 1",
-        c.server.display(),
+    let model = format!(
+        "-m {} -md {} --spec-type draft-simple --spec-draft-n-max 4",
         c.target.display(),
         c.draft.display()
     );
-    let spec = SpecFile::new("real-tiny", &exec, port);
+    let Llama { spec, port, args } = llama_sweep(&c, "real-tiny", &model, (4, 4096));
     let results = spec.results();
-    let url = format!("http://127.0.0.1:{port}");
-    let out = llama_sweep(&spec, &url)
+    let out = args
         .param("spec-draft-n-max", "0,2,4,8")
         .levels("1,4")
         .quick("8", "48")
@@ -187,16 +199,10 @@ fn sweep_spec_draft_n_max_on_llama_server_with_the_tiny_pair() {
 fn short_sweep_on_smollm2() {
     let Some(c) = cache() else { return };
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} -m {} --host 127.0.0.1 --port {port} --metrics -np 1 -c 2048 -t 1",
-        c.server.display(),
-        c.smollm2.display()
-    );
-    let spec = SpecFile::new("real-smollm2", &exec, port);
+    let model = format!("-m {}", c.smollm2.display());
+    let Llama { spec, args, .. } = llama_sweep(&c, "real-smollm2", &model, (1, 2048));
     let results = spec.results();
-    let url = format!("http://127.0.0.1:{port}");
-    let out = llama_sweep(&spec, &url)
+    let out = args
         .param("ctx-size", "1024")
         .levels("1")
         .quick("3", "24")

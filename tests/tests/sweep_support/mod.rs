@@ -1,6 +1,8 @@
-//! Helpers shared by the sweep.sh tests (`sweep.rs`) and the real-server
-//! tests (`real_peer.rs`): run the script with the workspace's binaries,
-//! supervise what svc-swap leaves running, and read a results file.
+//! The fixtures the workspace tests share: run sweep.sh with the
+//! workspace's binaries (its words from `args`), llm-sim's command line
+//! (`sim`), a sweep run in the background (`child`), the fleet's hosts
+//! (`fleet`), the record contract's pieces (`records`), what svc-swap
+//! leaves running, and a results file's records and filters.
 
 #![allow(dead_code, unused_imports)] // each test crate uses a different subset
 
@@ -213,8 +215,6 @@ pub fn dump(out: &std::process::Output) -> String {
     )
 }
 
-/// The shell blocks of the README's "Many hosts at once" section (the
-/// fleet examples), each run as written by the tests.
 /// Every `sh` block of the README that runs `sweep`, in order.
 pub fn readme_sweep_blocks() -> Vec<String> {
     let readme = std::fs::read_to_string(testkit::repo_root().join("README.md")).unwrap();
@@ -229,6 +229,8 @@ pub fn readme_sweep_blocks() -> Vec<String> {
     blocks
 }
 
+/// The shell blocks of the README's "Many hosts at once" section (the
+/// fleet examples), each run as written by the tests.
 pub fn readme_fleet_blocks() -> Vec<String> {
     let readme = std::fs::read_to_string(testkit::repo_root().join("README.md")).unwrap();
     let section = readme
