@@ -3,78 +3,16 @@
 //! summarize), plus a failure, and every field of every record they write
 //! must be documented in man/sweepkit-records.5 and parse as the shared type.
 
-use std::process::Command;
+mod sweep_support;
 
-use serde_json::Value;
-use testkit::{cmd, run, temp_dir, Run};
-
-/// The types the page is generated from.
-fn records_rs() -> String {
-    sweepkit_tests::records_source()
-}
-
-/// Assert `rec` parses as a sweepkit record and has no undocumented field.
-fn conforms(rec: &Value, what: &str) {
-    let line = rec.to_string();
-    if let Err(e) = sweepkit::io::parse_record(&line) {
-        panic!("{what}: does not parse as a record: {e}\n{line}");
-    }
-    let missing = sweepkit_tests::undocumented(&records_rs(), rec);
-    assert!(
-        missing.is_empty(),
-        "{what}: fields not in sweepkit-records(5): {missing:?}\n{line}"
-    );
-}
-
-fn one(r: &Run, kind: &str) -> Value {
-    let lines = r.json_lines();
-    assert_eq!(
-        lines.len(),
-        1,
-        "{}: expected one record\n{}",
-        r.what,
-        r.stderr()
-    );
-    assert_eq!(lines[0]["type"], kind, "{}\n{}", r.what, r.stderr());
-    lines[0].clone()
-}
-
-struct Server {
-    spec: String,
-    pid_file: std::path::PathBuf,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(pid) = std::fs::read_to_string(&self.pid_file) {
-            let _ = Command::new("kill").args(["-9", pid.trim()]).status();
-        }
-    }
-}
+use sweep_support::records::{bench_two_levels, conforms, one, two_levels, Server};
+use sweep_support::sim::eagle;
+use testkit::{cmd, run, temp_dir};
 
 #[test]
 fn every_tool_writes_documented_records_through_a_real_pipeline() {
     let dir = temp_dir("contract");
-    let port = testkit::free_port();
-    let spec = dir.join("sim.spec");
-    let pid_file = dir.join("sim.pid");
-    std::fs::write(
-        &spec,
-        format!(
-            "[Service]\nExecStart={} --host 127.0.0.1 --port {port} --load-time 100ms \
-             --warmup-time 100ms --speculative-algorithm EAGLE --speculative-eagle-topk 1 \
-             --speculative-num-steps 1\nLogFile={}\nPidFile={}\n\
-             TimeoutStopSec=5\nPort={port}\n",
-            testkit::bin("llm-sim").display(),
-            dir.join("sim.log").display(),
-            pid_file.display()
-        ),
-    )
-    .unwrap();
-    let server = Server {
-        spec: spec.display().to_string(),
-        pid_file,
-    };
+    let server = Server::new(&dir, &eagle(1));
 
     // svc-swap: a swap record with the new config.
     let swap = run(
@@ -90,7 +28,7 @@ fn every_tool_writes_documented_records_through_a_real_pipeline() {
     assert_eq!(swap_rec["config"]["speculative-num-steps"], "3");
 
     // wait-ready reads the swap record: watches the new PID, checks the config.
-    let url = format!("http://127.0.0.1:{port}");
+    let url = format!("http://127.0.0.1:{}", server.port);
     let ready = run(
         cmd(
             "wait-ready",
@@ -113,20 +51,8 @@ fn every_tool_writes_documented_records_through_a_real_pipeline() {
     assert_eq!(ready_rec["upstream"]["type"], "swap");
 
     // loadgen reads the ready record: one bench record per level.
-    let load_args = [
-        "--url",
-        &url,
-        "--concurrency",
-        "1,2",
-        "--requests",
-        "4",
-        "--max-tokens",
-        "16",
-    ];
-    let bench = run(cmd("loadgen", &load_args), &ready_rec.to_string());
-    bench.expect_code(0);
-    let benches = bench.json_lines();
-    assert_eq!(benches.len(), 2, "{}", bench.stderr());
+    let load_args = two_levels(&url, "16");
+    let benches = bench_two_levels(&load_args, &ready_rec);
     for b in &benches {
         assert_eq!(b["type"], "bench");
         conforms(b, "loadgen");

@@ -5,72 +5,13 @@
 //! keep it, every new field is documented, and summarize pools two runs
 //! of identical hardware as repeats but refuses to rank a mixed pair.
 
+mod sweep_support;
+
 use std::process::Command;
 
 use serde_json::Value;
-use testkit::{cmd, run, temp_dir, Run};
-
-/// The types the page is generated from.
-fn records_rs() -> String {
-    sweepkit_tests::records_source()
-}
-
-fn conforms(rec: &Value, what: &str) {
-    if let Err(e) = sweepkit::io::parse_record(&rec.to_string()) {
-        panic!("{what}: does not parse as a record: {e}\n{rec}");
-    }
-    let missing = sweepkit_tests::undocumented(&records_rs(), rec);
-    assert!(
-        missing.is_empty(),
-        "{what}: undocumented {missing:?}\n{rec}"
-    );
-}
-
-fn one(r: &Run, kind: &str) -> Value {
-    let lines = r.json_lines();
-    assert_eq!(lines.len(), 1, "{}: {}\n{}", r.what, r.stdout(), r.stderr());
-    assert_eq!(lines[0]["type"], kind, "{}\n{}", r.what, r.stderr());
-    lines[0].clone()
-}
-
-/// A process-managed llm-sim (spec file), killed on drop.
-struct Server {
-    spec: String,
-    pid_file: std::path::PathBuf,
-    port: u16,
-}
-
-impl Server {
-    fn new(dir: &std::path::Path) -> Server {
-        let port = testkit::free_port();
-        let spec = dir.join("sim.spec");
-        let pid_file = dir.join("sim.pid");
-        std::fs::write(
-            &spec,
-            format!(
-                "[Service]\nExecStart={} --host 127.0.0.1 --port {port} --load-time 100ms \
-                 --warmup-time 100ms\nLogFile={}\nPidFile={}\nTimeoutStopSec=5\nPort={port}\n",
-                testkit::bin("llm-sim").display(),
-                dir.join("sim.log").display(),
-                pid_file.display()
-            ),
-        )
-        .unwrap();
-        Server {
-            spec: spec.display().to_string(),
-            pid_file,
-            port,
-        }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        if let Ok(pid) = std::fs::read_to_string(&self.pid_file) {
-            let _ = Command::new("kill").args(["-9", pid.trim()]).status();
-        }
-    }
-}
+use sweep_support::records::{bench_two_levels, conforms, one, two_levels, Server};
+use testkit::{cmd, run, temp_dir};
 
 /// svc-swap | wait-ready | loadgen for `steps`, with `prefix` given to
 /// svc-swap only (wait-ready takes it from the swap record). The bench
@@ -94,20 +35,7 @@ fn pipeline(s: &Server, prefix: Option<&str>, setting: &str) -> Vec<Value> {
     ready.expect_code(0);
     let ready_rec = one(&ready, "ready");
     conforms(&ready_rec, "wait-ready");
-    let load = [
-        "--url",
-        &url,
-        "--concurrency",
-        "1,2",
-        "--requests",
-        "4",
-        "--max-tokens",
-        "8",
-    ];
-    let bench = run(cmd("loadgen", &load), &ready_rec.to_string());
-    bench.expect_code(0);
-    let benches = bench.json_lines();
-    assert_eq!(benches.len(), 2, "{}", bench.stderr());
+    let benches = bench_two_levels(&two_levels(&url, "8"), &ready_rec);
     for b in &benches {
         conforms(b, "loadgen");
         assert_eq!(
@@ -143,7 +71,7 @@ fn lines(recs: &[Value]) -> String {
 #[test]
 fn bench_records_name_the_host_and_hardware_locally_and_through_a_prefix() {
     let dir = temp_dir("hardware");
-    let server = Server::new(&dir);
+    let server = Server::new(&dir, "");
     let prefix = fake_smi(&dir);
 
     let local = pipeline(&server, None, "max-running-requests=8");

@@ -9,30 +9,26 @@
 mod sweep_support;
 
 use serde_json::Value;
-use sweep_support::SpecFile;
+use sweep_support::records::one;
+use sweep_support::sim::{eagle, eagle_words};
+use sweep_support::{SimExec, SpecFile};
 use testkit::{cmd, run, Run};
 
 /// llm-sim under svc-swap's process manager, with `flags` after the
 /// common fast-start ones (deterministic: greedy acceptance, no EOS).
 fn sim_spec(tag: &str, flags: &str) -> (SpecFile, String) {
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time 100ms --warmup-time 50ms \
-         --health-probe-time 0s --seed 1 --eos-prob 0 --speculative-accept-rate 1.0 {flags}",
-        testkit::bin("llm-sim").display()
-    );
-    (
-        SpecFile::new(tag, &exec, port),
-        format!("http://127.0.0.1:{port}"),
-    )
+    let sim = SimExec::free().load("100ms").warmup("50ms").probe("0s");
+    let sim = sim.flags("--eos-prob 0 --speculative-accept-rate 1.0");
+    sim.flags(flags).spec(tag)
 }
 
-/// The one record a stage wrote, of `kind`.
-fn one(r: &Run, kind: &str) -> Value {
-    let lines = r.json_lines();
-    assert_eq!(lines.len(), 1, "{}: one record\n{}", r.what, r.stderr());
-    assert_eq!(lines[0]["type"], kind, "{}\n{}", r.what, r.stderr());
-    lines[0].clone()
+/// llm-sim on its own (no spec), ready: SGLang's speculative flags at
+/// `steps`, then `more`.
+fn eagle_sim(steps: u32, more: &[&str]) -> testkit::Sim {
+    let mut words = eagle_words(steps);
+    words.extend(more.iter().map(|w| w.to_string()));
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    testkit::Sim::start_ready(&words)
 }
 
 /// svc-swap `--set EDIT` then wait-ready `READY_ARGS` on its record, then
@@ -77,10 +73,7 @@ fn verify_steps(max: u64, steps: u64) -> u64 {
 
 #[test]
 fn sglang_pipeline_swaps_checks_measures_per_request_and_tabulates() {
-    let (spec, url) = sim_spec(
-        "i11-sglang",
-        "--speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1",
-    );
+    let (spec, url) = sim_spec("i11-sglang", &eagle(1));
     let (ready, benches, table) = pipeline(
         &spec,
         &url,
@@ -187,18 +180,7 @@ fn loadgen(url: &str, args: &[&str]) -> Run {
 fn generate_acceptance_per_level_is_the_sims_exact_figure() {
     // Every draft rejected: one token per verify step, so the level's
     // accept length is 16 / 15 exactly, whatever ran before it.
-    let sim = testkit::Sim::start_ready(&[
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
-        "2",
-        "--speculative-accept-rate",
-        "0",
-        "--eos-prob",
-        "0",
-    ]);
+    let sim = eagle_sim(2, &["--speculative-accept-rate", "0", "--eos-prob", "0"]);
     let url = sim.base_url();
     let r = loadgen(
         &url,
@@ -220,16 +202,7 @@ fn generate_acceptance_per_level_is_the_sims_exact_figure() {
 
 #[test]
 fn speculation_without_a_cap_warns_at_64_not_at_1() {
-    let sim = testkit::Sim::start_ready(&[
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
-        "1",
-        "--eos-prob",
-        "0",
-    ]);
+    let sim = eagle_sim(1, &["--eos-prob", "0"]);
     let url = sim.base_url();
     let r = loadgen(
         &url,

@@ -12,7 +12,7 @@ use std::process::{Command, Stdio};
 use std::sync::Mutex;
 
 use serde_json::Value;
-use sweep_support::{dump, records, sweep, with_config, SpecFile};
+use sweep_support::{dump, levels, records, with_config, SpecFile, SweepArgs};
 
 /// One llama-server at a time: two cores are shared with everything else.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -64,6 +64,27 @@ fn cache() -> Option<Cache> {
     Some(c)
 }
 
+/// llama-server with `model` (its model flags) on a free port as process
+/// spec `tag`, with metrics, `slots` slots of `ctx` tokens in all and one
+/// thread; the spec, its port and the sweep's target words.
+fn llama_sweep(c: &Cache, tag: &str, model: &str, (slots, ctx): (u32, u32)) -> Llama {
+    let port = testkit::free_port();
+    let exec = format!(
+        "{} {model} --host 127.0.0.1 --port {port} --metrics -np {slots} -c {ctx} -t 1",
+        c.server.display()
+    );
+    let spec = SpecFile::new(tag, &exec, port);
+    let url = format!("http://127.0.0.1:{port}");
+    let args = SweepArgs::on_spec(&spec, &url, "llama.cpp");
+    Llama { spec, port, args }
+}
+
+struct Llama {
+    spec: SpecFile,
+    port: u16,
+    args: SweepArgs,
+}
+
 /// The server's Prometheus counter `name` (no labels), if present.
 fn counter(port: u16, name: &str) -> Option<f64> {
     let (_, body) = testkit::http_get(port, "/metrics")?;
@@ -75,52 +96,22 @@ fn counter(port: u16, name: &str) -> Option<f64> {
 fn sweep_spec_draft_n_max_on_llama_server_with_the_tiny_pair() {
     let Some(c) = cache() else { return };
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let port = testkit::free_port();
     // -t 1: on a busy 2-core machine llama.cpp's spinning threadpool is
     // several times slower with 2 threads. 4 slots for concurrency 4.
-    let exec = format!(
-        "{} -m {} -md {} --spec-type draft-simple --spec-draft-n-max 4 --host 127.0.0.1 \
-         --port {port} --metrics -np 4 -c 4096 -t 1",
-        c.server.display(),
+    let model = format!(
+        "-m {} -md {} --spec-type draft-simple --spec-draft-n-max 4",
         c.target.display(),
         c.draft.display()
     );
-    let spec = SpecFile::new("real-tiny", &exec, port);
+    let Llama { spec, port, args } = llama_sweep(&c, "real-tiny", &model, (4, 4096));
     let results = spec.results();
-    let url = format!("http://127.0.0.1:{port}");
-    let out = sweep(&[
-        "--spec",
-        spec.s(),
-        "--url",
-        &url,
-        "--server",
-        "llama.cpp",
-        "--results",
-        results.to_str().unwrap(),
-        "--param",
-        "spec-draft-n-max",
-        "--values",
-        "0,2,4,8",
-        "--concurrency",
-        "1,4",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        "8",
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        "48",
-        "--load-arg",
-        "--ignore-eos",
-        "--load-arg",
-        "--warmup",
-        "--load-arg",
-        "0",
-        "--no-restore",
-    ])
-    .output()
-    .unwrap();
+    let out = args
+        .param("spec-draft-n-max", "0,2,4,8")
+        .levels("1,4")
+        .quick("8", "48")
+        .load(&["--ignore-eos", "--warmup", "0"])
+        .arg("--no-restore")
+        .output();
     // 40: n-max 0 may crash llama-server at concurrency 4 (a GGML_ASSERT in
     // this llama.cpp); the sweep records it and goes on.
     assert!(matches!(out.status.code(), Some(0 | 40)), "{}", dump(&out));
@@ -136,12 +127,8 @@ fn sweep_spec_draft_n_max_on_llama_server_with_the_tiny_pair() {
     let mut last = (0u64, 0u64, 0u64);
     for n in [2u64, 4, 8] {
         let b = with_config(&recs, "bench", "spec-draft-n-max", &n.to_string());
-        let levels: Vec<_> = b
-            .iter()
-            .map(|r| r["load"]["concurrency"].as_u64().unwrap())
-            .collect();
         assert_eq!(
-            levels,
+            levels(&b),
             [1, 4],
             "n-max {n}: a bench record per level\n{}",
             dump(&out)
@@ -212,53 +199,16 @@ fn sweep_spec_draft_n_max_on_llama_server_with_the_tiny_pair() {
 fn short_sweep_on_smollm2() {
     let Some(c) = cache() else { return };
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} -m {} --host 127.0.0.1 --port {port} --metrics -np 1 -c 2048 -t 1",
-        c.server.display(),
-        c.smollm2.display()
-    );
-    let spec = SpecFile::new("real-smollm2", &exec, port);
+    let model = format!("-m {}", c.smollm2.display());
+    let Llama { spec, args, .. } = llama_sweep(&c, "real-smollm2", &model, (1, 2048));
     let results = spec.results();
-    let url = format!("http://127.0.0.1:{port}");
-    let out = sweep(&[
-        "--spec",
-        spec.s(),
-        "--url",
-        &url,
-        "--server",
-        "llama.cpp",
-        "--results",
-        results.to_str().unwrap(),
-        "--param",
-        "ctx-size",
-        "--values",
-        "1024",
-        "--concurrency",
-        "1",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        "3",
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        "24",
-        "--load-arg",
-        "--input-tokens",
-        "--load-arg",
-        "32",
-        "--load-arg",
-        "--ignore-eos",
-        "--load-arg",
-        "--endpoint",
-        "--load-arg",
-        "chat",
-        "--no-restore",
-    ])
-    .output()
-    .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let out = args
+        .param("ctx-size", "1024")
+        .levels("1")
+        .quick("3", "24")
+        .load(&["--input-tokens", "32", "--ignore-eos", "--endpoint", "chat"])
+        .arg("--no-restore")
+        .expect(0);
     let recs = records(&results);
     let b = with_config(&recs, "bench", "ctx-size", "1024");
     assert_eq!(b.len(), 1, "{}", dump(&out));

@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use sweep_support::{dump, records, sweep, sweep_behind, with_config, SpecFile};
+use sweep_support::{dump, ready_upstream, records, sweep, sweep_behind, with_config, SpecFile};
 use testkit::realpeer::{http, metric_sum, tail, KillGroupOnDrop, Peers};
 use testkit::realunit::{UnitHost, PORT};
 
@@ -181,16 +181,7 @@ fn check_perfect_draft_bench(recs: &[Value], k: u64, ctx: &dyn Fn() -> String) -
     );
     // wait-ready's record rides along: vLLM's port stays refused until
     // the engine can serve, then /health is 200 at once.
-    let w = &r["upstream"];
-    assert_eq!(
-        (&w["type"], &w["outcome"]),
-        (&"ready".into(), &"ready".into()),
-        "{w}"
-    );
-    let (open, ready) = (
-        w["time_to_port_open_s"].as_f64().unwrap(),
-        w["time_to_ready_s"].as_f64().unwrap(),
-    );
+    let (w, open, ready) = ready_upstream(r);
     assert!(open > 1.0 && ready - open < 1.0, "{w}");
     // Start-up cost per way of running vLLM (process spec or unit), for
     // the CI time budget.
@@ -326,6 +317,20 @@ fn unit_sweep_with_a_crash(p: &Peers, dir: &Path) -> PathBuf {
     results
 }
 
+/// loadgen on the server at `port` with `args`, greedy, MAX_TOKENS each
+/// (EOS ignored), no warm-up; it must exit 0.
+fn greedy_load(port: u16, args: &[&str]) -> testkit::Run {
+    let url = format!("http://127.0.0.1:{port}");
+    let n = MAX_TOKENS.to_string();
+    let mut a = vec!["--url", url.as_str()];
+    a.extend_from_slice(args);
+    a.extend(["--max-tokens", &n, "--ignore-eos", "--warmup", "0"]);
+    a.extend(["--temperature", "0"]);
+    let run = testkit::run(testkit::cmd("loadgen", &a), "");
+    run.expect_code(0);
+    run
+}
+
 /// On the running server (k = 4): loadgen's token total and acceptance
 /// equal the deltas of vLLM's own counters (`--warmup 0`: nothing else ran).
 fn counters_match_loadgen(port: u16, endpoint: &str) {
@@ -335,32 +340,7 @@ fn counters_match_loadgen(port: u16, endpoint: &str) {
             .2
     };
     let before = scrape();
-    let url = format!("http://127.0.0.1:{port}");
-    let n = MAX_TOKENS.to_string();
-    let run = testkit::run(
-        testkit::cmd(
-            "loadgen",
-            &[
-                "--url",
-                &url,
-                "--endpoint",
-                endpoint,
-                "-n",
-                "4",
-                "-c",
-                "2",
-                "--max-tokens",
-                &n,
-                "--ignore-eos",
-                "--warmup",
-                "0",
-                "--temperature",
-                "0",
-            ],
-        ),
-        "",
-    );
-    run.expect_code(0);
+    let run = greedy_load(port, &["--endpoint", endpoint, "-n", "4", "-c", "2"]);
     let after = scrape();
     let r = &run.json_lines()[0];
     let delta = |m: &str| {
@@ -535,31 +515,7 @@ fn real_vllm_stopped_while_loading_then_a_wrong_draft() {
 fn schedule_sets_k_by_batch_size(port: u16, c1: &Value, ctx: &dyn Fn() -> String) {
     let per_draft = |r: &Value| spec_u64(r, "draft_tokens") as f64 / spec_u64(r, "drafts") as f64;
     assert_eq!(per_draft(c1), 2.0, "k at one request: {c1}\n{}", ctx());
-    let url = format!("http://127.0.0.1:{port}");
-    let n = MAX_TOKENS.to_string();
-    let out = testkit::run(
-        testkit::cmd(
-            "loadgen",
-            &[
-                "--url",
-                &url,
-                "-c",
-                "6",
-                "-n",
-                "6",
-                "--max-tokens",
-                &n,
-                "--ignore-eos",
-                "--warmup",
-                "0",
-                "--temperature",
-                "0",
-                "--no-upstream",
-            ],
-        ),
-        "",
-    );
-    out.expect_code(0);
+    let out = greedy_load(port, &["-c", "6", "-n", "6", "--no-upstream"]);
     let c6 = &out.json_lines()[0];
     let k6 = per_draft(c6);
     eprintln!("real_vllm: schedule {SCHEDULE}: tokens per draft 2 at c=1, {k6:.3} at c=6");

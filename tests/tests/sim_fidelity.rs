@@ -269,26 +269,49 @@ fn check_metrics(real: &Value, sim_text: &str, prefix: &str) {
     }
 }
 
+/// llm-sim given `args`, loading for 1500 ms and warming up for `warmup`
+/// (the recording's phases): its start-up compared with the recording's,
+/// its streams checked (`key`: with the API key), and the /metrics names
+/// under `prefix` (read with `headers`) against the real server's.
+fn start_like(real: &Value, args: &[&str], warmup: &str, key: bool, prefix: &str) -> Sim {
+    let mut a = args.to_vec();
+    a.extend(["--load-time", "1500ms", "--warmup-time", warmup]);
+    let sim = Sim::start(&a);
+    let rp = phases_of(&real["timeline"]);
+    let labels: Vec<String> = rp.keys().cloned().collect();
+    compare_startup(&rp, &poll(sim.port, &labels), 0.5);
+    check_streams(real, sim.port, key);
+    let auth = format!("Bearer {KEY}");
+    let h: &[(&str, &str)] = if key {
+        &[("Authorization", auth.as_str())]
+    } else {
+        &[]
+    };
+    let (_, _, m) = http(sim.port, "GET", "/metrics", h, None).unwrap();
+    check_metrics(real, &m, prefix);
+    sim
+}
+
+/// llm-sim's /server_info (read with `headers`) against the recording's:
+/// the keys the tools read and the speculative values; the recording's.
+fn check_server_info<'a>(real: &'a Value, sim: &Sim, headers: &[(&str, &str)]) -> &'a Value {
+    let (st, _, info) = http(sim.port, "GET", "/server_info", headers, None).unwrap();
+    assert_eq!(st, 200, "{info}");
+    let (real_info, sim_info) = (
+        &real["served"]["/server_info"]["body"],
+        &serde_json::from_str(&info).unwrap(),
+    );
+    server_info_keys(real_info, sim_info);
+    server_info_values(real_info, sim_info);
+    real_info
+}
+
 #[test]
 fn llm_sim_vllm_personality_matches_the_recorded_vllm() {
     let real = fixture("vllm/serve-spec-k2.json");
     let spec = r#"{"method":"eagle","num_speculative_tokens":2}"#;
-    let sim = Sim::start(&[
-        "--personality",
-        "vllm",
-        "--speculative-config",
-        spec,
-        "--load-time",
-        "1500ms",
-        "--warmup-time",
-        "0s",
-    ]);
-    let rp = phases_of(&real["timeline"]);
-    let labels: Vec<String> = rp.keys().cloned().collect();
-    compare_startup(&rp, &poll(sim.port, &labels), 0.5);
-    check_streams(&real, sim.port, false);
-    let (_, _, m) = http(sim.port, "GET", "/metrics", &[], None).unwrap();
-    check_metrics(&real, &m, "vllm");
+    let args = ["--personality", "vllm", "--speculative-config", spec];
+    let sim = start_like(&real, &args, "0s", false, "vllm");
     let (_, _, v) = http(sim.port, "GET", "/version", &[], None).unwrap();
     let v: Value = serde_json::from_str(&v).unwrap();
     assert_eq!(
@@ -300,33 +323,16 @@ fn llm_sim_vllm_personality_matches_the_recorded_vllm() {
 #[test]
 fn llm_sim_sglang_personality_matches_the_recorded_sglang() {
     let real = fixture("sglang/serve-api-key.json");
-    let sim = Sim::start(&[
+    let args = [
         "--personality",
         "sglang",
         "--api-key",
         KEY,
         "--enable-metrics",
-        "--load-time",
-        "1500ms",
-        "--warmup-time",
-        "2s",
-    ]);
-    let rp = phases_of(&real["timeline"]);
-    let labels: Vec<String> = rp.keys().cloned().collect();
-    compare_startup(&rp, &poll(sim.port, &labels), 0.5);
-    check_streams(&real, sim.port, true);
+    ];
+    let sim = start_like(&real, &args, "2s", true, "sglang");
     let auth = format!("Bearer {KEY}");
-    let h = [("Authorization", auth.as_str())];
-    let (_, _, m) = http(sim.port, "GET", "/metrics", &h, None).unwrap();
-    check_metrics(&real, &m, "sglang");
-    let (st, _, info) = http(sim.port, "GET", "/server_info", &h, None).unwrap();
-    assert_eq!(st, 200, "{info}");
-    let (real_info, sim_info) = (
-        &real["served"]["/server_info"]["body"],
-        &serde_json::from_str(&info).unwrap(),
-    );
-    server_info_keys(real_info, sim_info);
-    server_info_values(real_info, sim_info);
+    check_server_info(&real, &sim, &[("Authorization", auth.as_str())]);
 }
 
 /// SGLang given `--speculative-num-steps 3` and no algorithm serves with
@@ -346,33 +352,25 @@ fn llm_sim_sglang_steps_without_an_algorithm_match_the_recorded_sglang() {
         .any(|w| w == ["--speculative-num-steps", "3"]);
     assert!(given, "recorded with --speculative-num-steps 3: {cmd:?}");
     assert!(!cmd.iter().any(|w| w.starts_with("--speculative-algorithm")));
-    let sim = Sim::start(&[
+    let args = [
         "--personality",
         "sglang",
         "--speculative-num-steps",
         "3",
         "--enable-metrics",
-        "--load-time",
-        "1500ms",
-        "--warmup-time",
-        "2s",
-    ]);
-    let rp = phases_of(&real["timeline"]);
-    let labels: Vec<String> = rp.keys().cloned().collect();
-    compare_startup(&rp, &poll(sim.port, &labels), 0.5);
-    check_streams(&real, sim.port, false);
-    let (_, _, m) = http(sim.port, "GET", "/metrics", &[], None).unwrap();
-    check_metrics(&real, &m, "sglang");
-    let (st, _, info) = http(sim.port, "GET", "/server_info", &[], None).unwrap();
-    assert_eq!(st, 200, "{info}");
-    let (real_info, sim_info) = (
-        &real["served"]["/server_info"]["body"],
-        &serde_json::from_str(&info).unwrap(),
-    );
-    server_info_keys(real_info, sim_info);
-    server_info_values(real_info, sim_info);
+    ];
+    let sim = start_like(&real, &args, "2s", false, "sglang");
+    let real_info = check_server_info(&real, &sim, &[]);
     assert_eq!(real_info["speculative_num_steps"], 3, "the recording");
 }
+
+/// SGLang's speculative settings in /server_info.
+const SPEC_KEYS: [&str; 4] = [
+    "speculative_algorithm",
+    "speculative_num_steps",
+    "speculative_eagle_topk",
+    "speculative_num_draft_tokens",
+];
 
 /// The speculative settings the tools check (`wait-ready --expect-config`)
 /// and act on (loadgen's acceptance, wait-ready's inert-value warning)
@@ -381,13 +379,7 @@ fn llm_sim_sglang_steps_without_an_algorithm_match_the_recorded_sglang() {
 /// which SGLang reports as null when not given and llm-sim as its
 /// effective cap.
 fn server_info_values(real: &Value, sim: &Value) {
-    let keys = [
-        "speculative_algorithm",
-        "speculative_num_steps",
-        "speculative_eagle_topk",
-        "speculative_num_draft_tokens",
-    ];
-    for k in keys {
+    for k in SPEC_KEYS {
         for (at, r, s) in [
             ("", &real[k], &sim[k]),
             (
@@ -410,16 +402,16 @@ fn server_info_keys(real: &Value, sim: &Value) {
         "model_path",
         "max_total_num_tokens",
         "max_running_requests",
-        "speculative_algorithm",
-        "speculative_num_steps",
-        "speculative_eagle_topk",
-        "speculative_num_draft_tokens",
+    ]
+    .into_iter()
+    .chain(SPEC_KEYS)
+    .chain([
         "api_key",
         "admin_api_key",
         "ssl_keyfile_password",
         "internal_states",
         "tokenizer_path",
-    ];
+    ]);
     for k in read {
         assert!(real.get(k).is_some(), "{k}: not in the real /server_info");
         assert!(

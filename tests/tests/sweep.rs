@@ -8,10 +8,14 @@
 mod sweep_support;
 
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use sweep_support::{dump, records, sweep, with_config, SpecFile};
+use sweep_support::child::{signal, signal_group, spawn_piped, wait_within};
+use sweep_support::sim::url_port;
+use sweep_support::{
+    dump, levels, records, stderr, stdout, sweep, with_config, SimExec, SpecFile, SweepArgs,
+};
 
 const KEY: &str = "speculative-num-steps";
 
@@ -23,39 +27,12 @@ fn sim_spec(tag: &str) -> (SpecFile, String) {
 
 /// [`sim_spec`] with its model load taking `load_time`.
 fn sim_spec_loading(tag: &str, load_time: &str) -> (SpecFile, String) {
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time {load_time} --warmup-time 100ms \
-         --seed 1 --kv-capacity-tokens 8192 \
-         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
-        testkit::bin("llm-sim").display()
-    );
-    (
-        SpecFile::new(tag, &exec, port),
-        format!("http://127.0.0.1:{port}"),
-    )
+    SimExec::free().load(load_time).kv(8192).eagle(4).spec(tag)
 }
 
 /// The options every llm-sim sweep here shares; small levels.
-fn common<'a>(spec: &'a SpecFile, url: &'a str, results: &'a str) -> Vec<&'a str> {
-    vec![
-        "--spec",
-        spec.s(),
-        "--url",
-        url,
-        "--server",
-        "llm-sim",
-        "--results",
-        results,
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        "16",
-        "--load-arg",
-        "--seed",
-        "--load-arg",
-        "1",
-    ]
+fn common(spec: &SpecFile, url: &str) -> SweepArgs {
+    SweepArgs::on_spec(spec, url, "llm-sim").load(&["--max-tokens", "16", "--seed", "1"])
 }
 
 #[test]
@@ -69,22 +46,13 @@ fn crash_at_load_is_recorded_and_the_sweep_goes_on() {
     let (spec, url) = sim_spec_loading("sweep-crash", "1s");
     let results = spec.results();
     let original = spec.exec_start();
-    let mut args = common(&spec, &url, results.to_str().unwrap());
-    args.extend([
-        "--param",
-        KEY,
-        "--values",
-        "1,9,2",
-        "--concurrency",
-        "1,2",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        "4",
-        "--expect-config",
-    ]);
+    let args = common(&spec, &url)
+        .param(KEY, "1,9,2")
+        .levels("1,2")
+        .load(&["-n", "4"])
+        .arg("--expect-config");
     let t0 = Instant::now();
-    let out = sweep(&args).output().unwrap();
+    let out = args.output();
     let took = t0.elapsed();
     assert_eq!(
         out.status.code(),
@@ -95,12 +63,8 @@ fn crash_at_load_is_recorded_and_the_sweep_goes_on() {
     let recs = records(&results);
     for v in ["1", "2"] {
         let b = with_config(&recs, "bench", KEY, v);
-        let levels: Vec<_> = b
-            .iter()
-            .map(|r| r["load"]["concurrency"].as_u64().unwrap())
-            .collect();
         assert_eq!(
-            levels,
+            levels(&b),
             [1, 2],
             "steps={v}: one bench record per level\n{}",
             dump(&out)
@@ -122,7 +86,7 @@ fn crash_at_load_is_recorded_and_the_sweep_goes_on() {
         .map(|r| r["config"][KEY].as_str().unwrap().to_string())
         .collect();
     assert_eq!(order, ["1", "1", "9", "2", "2"]);
-    let table = String::from_utf8_lossy(&out.stdout);
+    let table = stdout(&out);
     assert!(
         table.contains("OOM") && table.contains("best"),
         "summarize's table on stdout:\n{table}"
@@ -137,26 +101,15 @@ fn sigint_leaves_results_whole_restores_and_resume_redoes_the_cut_level() {
     let (spec, url) = sim_spec("sweep-int");
     let results = spec.results();
     let original = spec.exec_start();
-    let mut args = common(&spec, &url, results.to_str().unwrap());
     // A level far too long to finish: Ctrl-C must cut it.
-    args.extend(["--param", KEY, "--values", "1,2", "--concurrency", "1"]);
-    let mut long = args.clone();
-    long.extend(["--load-arg", "-n", "--load-arg", "100000"]);
+    let args = common(&spec, &url).param(KEY, "1,2").levels("1");
+    let long = args.clone().load(&["-n", "100000"]);
     // Its own process group, as a terminal's foreground job: Ctrl-C reaches
     // the script and the tools of the running pipeline alike.
-    let mut child = sweep(&long)
-        .process_group(0)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(long.cmd().process_group(0));
     wait_until_serving(&spec, &url);
-    let pgid = child.id();
-    Command::new("kill")
-        .args(["-INT", "--", &format!("-{pgid}")])
-        .status()
-        .unwrap();
-    let out = wait_with_timeout(&mut child, Duration::from_secs(60));
+    signal_group(&child, "INT");
+    let out = wait_within(child, Duration::from_secs(60), None);
     assert_eq!(out.status.code(), Some(130), "interrupted: {}", dump(&out));
     let recs = records(&results);
     assert_eq!(recs.len(), 1, "one record, cut short: {}", dump(&out));
@@ -171,10 +124,8 @@ fn sigint_leaves_results_whole_restores_and_resume_redoes_the_cut_level() {
     );
 
     // --resume: steps=1 was cut short, so it is measured again; 2 is new.
-    let mut resume = args.clone();
-    resume.extend(["--resume", "--load-arg", "-n", "--load-arg", "4"]);
-    let out = sweep(&resume).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let resume = args.arg("--resume").load(&["-n", "4"]);
+    let out = resume.expect(0);
     let recs = records(&results);
     let cfgs: Vec<_> = recs[1..]
         .iter()
@@ -185,10 +136,9 @@ fn sigint_leaves_results_whole_restores_and_resume_redoes_the_cut_level() {
 
     // And again: everything is measured now, nothing runs.
     let before = recs.len();
-    let out = sweep(&resume).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let out = resume.expect(0);
     assert_eq!(records(&results).len(), before, "nothing re-measured");
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert_eq!(
         err.lines().filter(|l| l.ends_with(", skipped")).count(),
         2,
@@ -203,21 +153,15 @@ fn sigterm_to_the_script_alone_is_forwarded_to_the_tools() {
     let (spec, url) = sim_spec("sweep-term");
     let results = spec.results();
     let original = spec.exec_start();
-    let mut args = common(&spec, &url, results.to_str().unwrap());
-    args.extend(["--param", KEY, "--values", "1,2", "--concurrency", "1"]);
-    args.extend(["--load-arg", "-n", "--load-arg", "100000"]);
-    let mut child = sweep(&args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = common(&spec, &url)
+        .param(KEY, "1,2")
+        .levels("1")
+        .load(&["-n", "100000"]);
+    let child = spawn_piped(&mut args.cmd());
     wait_until_serving(&spec, &url);
-    Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
+    signal(&child, "TERM");
     let t0 = Instant::now();
-    let out = wait_with_timeout(&mut child, Duration::from_secs(30));
+    let out = wait_within(child, Duration::from_secs(30), None);
     assert!(
         t0.elapsed() < Duration::from_secs(20),
         "took {:?}",
@@ -235,25 +179,12 @@ fn sigterm_to_the_script_alone_is_forwarded_to_the_tools() {
 fn resume_counts_failures_as_done_and_a_grid_covers_every_pair() {
     let (spec, url) = sim_spec("sweep-grid");
     let results = spec.results();
-    let mut args = common(&spec, &url, results.to_str().unwrap());
-    args.extend([
-        "--param",
-        KEY,
-        "--values",
-        "1,9",
-        "--param",
-        "max-running-requests",
-        "--values",
-        "8,16",
-        "--concurrency",
-        "1",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        "2",
-    ]);
-    let out = sweep(&args).output().unwrap();
-    assert_eq!(out.status.code(), Some(40), "{}", dump(&out));
+    let args = common(&spec, &url)
+        .param(KEY, "1,9")
+        .param("max-running-requests", "8,16")
+        .levels("1")
+        .load(&["-n", "2"]);
+    let out = args.expect(40);
     let recs = records(&results);
     let pairs: Vec<(String, String, String)> = recs
         .iter()
@@ -278,10 +209,7 @@ fn resume_counts_failures_as_done_and_a_grid_covers_every_pair() {
         .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
         .collect();
     assert_eq!(pairs, want, "{}", dump(&out));
-    let mut again = args.clone();
-    again.push("--resume");
-    let out = sweep(&again).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let out = args.arg("--resume").expect(0);
     assert_eq!(
         records(&results).len(),
         4,
@@ -301,22 +229,12 @@ fn resume_counts_failures_as_done_and_a_grid_covers_every_pair() {
 fn a_backslash_in_a_value_matches_its_own_records() {
     let (spec, url) = sim_spec("sweep-backslash");
     let results = spec.results();
-    let mut args = common(&spec, &url, results.to_str().unwrap());
-    args.extend([
-        "--param",
-        "model-name",
-        "--values",
-        r"m\x41,plain",
-        "--concurrency",
-        "1",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        "2",
-    ]);
-    let out = sweep(&args).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = common(&spec, &url)
+        .param("model-name", r"m\x41,plain")
+        .levels("1")
+        .load(&["-n", "2"])
+        .expect(0);
+    let err = stderr(&out);
     assert!(!err.contains("no record arrived"), "{err}");
     let recs = records(&results);
     assert_eq!(
@@ -336,20 +254,12 @@ fn a_backslash_in_a_value_matches_its_own_records() {
 #[test]
 fn a_tool_usage_error_stops_the_sweep_and_restores() {
     let (spec, url) = sim_spec("sweep-usage");
-    let results = spec.results();
     let original = spec.exec_start();
-    let mut args = common(&spec, &url, results.to_str().unwrap());
-    args.extend([
-        "--param",
-        KEY,
-        "--values",
-        "1,2,3",
-        "--load-arg",
-        "--no-such-flag",
-    ]);
-    let out = sweep(&args).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{}", dump(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = common(&spec, &url)
+        .param(KEY, "1,2,3")
+        .load(&["--no-such-flag"])
+        .expect(2);
+    let err = stderr(&out);
     assert!(
         err.contains("sweep: error:") && err.contains("[1/3]") && !err.contains("[2/3]"),
         "{err}"
@@ -362,27 +272,14 @@ fn dry_run_prints_the_grid_and_touches_nothing() {
     let (spec, url) = sim_spec("sweep-dry");
     let results = spec.results();
     let before = std::fs::read_to_string(&spec.path).unwrap();
-    let out = sweep(&[
-        "--spec",
-        spec.s(),
-        "--url",
-        &url,
-        "--results",
-        results.to_str().unwrap(),
-        "--param",
-        "a",
-        "--values",
-        "1,2",
-        "--param",
-        "--b",
-        "--values",
-        "x y,z",
-        "--dry-run",
-    ])
-    .output()
-    .unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
-    let text = String::from_utf8_lossy(&out.stdout);
+    let out = SweepArgs::new()
+        .args(&["--spec", spec.s(), "--url", &url])
+        .results(&results)
+        .param("a", "1,2")
+        .param("--b", "x y,z")
+        .arg("--dry-run")
+        .expect(0);
+    let text = stdout(&out);
     let heads: Vec<_> = text.lines().filter(|l| l.starts_with("# [")).collect();
     assert_eq!(
         heads,
@@ -400,41 +297,18 @@ fn dry_run_prints_the_grid_and_touches_nothing() {
 
 #[test]
 fn usage_errors_exit_2_with_one_line() {
-    let cases: &[&[&str]] = &[
-        &["--spec", "x", "--url", "u", "--results", "r"],
-        &[
-            "--values",
-            "1,2",
-            "--spec",
-            "x",
-            "--url",
-            "u",
-            "--results",
-            "r",
-        ],
-        &[
-            "--param",
-            "a",
-            "--spec",
-            "x",
-            "--url",
-            "u",
-            "--results",
-            "r",
-        ],
-        &[
-            "--param",
-            "a",
-            "--values",
-            "1,,2",
-            "--spec",
-            "x",
-            "--url",
-            "u",
-            "--results",
-            "r",
-        ],
-        &[
+    // A target, then one thing wrong before or after it.
+    const TARGET: [&str; 6] = ["--spec", "x", "--url", "u", "--results", "r"];
+    fn around(head: &[&'static str], tail: &[&'static str]) -> Vec<&'static str> {
+        [head, &TARGET[..], tail].concat()
+    }
+    let cases: Vec<Vec<&str>> = vec![
+        around(&[], &[]),
+        around(&["--values", "1,2"], &[]),
+        around(&["--param", "a"], &[]),
+        around(&["--param", "a", "--values", "1,,2"], &[]),
+        // No --spec.
+        vec![
             "--param",
             "a",
             "--values",
@@ -444,35 +318,12 @@ fn usage_errors_exit_2_with_one_line() {
             "--results",
             "r",
         ],
-        &[
-            "--param",
-            "a",
-            "--values",
-            "1",
-            "--spec",
-            "x",
-            "--url",
-            "u",
-            "--results",
-            "r",
-            "--bogus",
-        ],
-        &[
-            "--param",
-            "a;b",
-            "--values",
-            "1",
-            "--spec",
-            "x",
-            "--url",
-            "u",
-            "--results",
-            "r",
-        ],
+        around(&["--param", "a", "--values", "1"], &["--bogus"]),
+        around(&["--param", "a;b", "--values", "1"], &[]),
     ];
-    for args in cases {
+    for args in &cases {
         let out = sweep(args).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", dump(&out));
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with("sweep: error: "), "{args:?}: {err}");
@@ -484,7 +335,7 @@ fn usage_errors_exit_2_with_one_line() {
 fn help_options_are_all_in_the_man_page() {
     let out = sweep(&["--help"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
-    let help = String::from_utf8_lossy(&out.stdout);
+    let help = stdout(&out);
     assert!(
         help.lines().all(|l| l.chars().count() <= 79),
         "help lines <= 79 columns"
@@ -544,45 +395,4 @@ fn wait_until_serving(spec: &SpecFile, url: &str) {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(1500));
-}
-
-fn url_port(url: &str) -> u16 {
-    url.rsplit(':').next().unwrap().parse().unwrap()
-}
-
-/// Wait for `child` at most `limit`, then kill its group and fail.
-fn wait_with_timeout(child: &mut std::process::Child, limit: Duration) -> std::process::Output {
-    let t0 = Instant::now();
-    loop {
-        if child.try_wait().unwrap().is_some() {
-            break;
-        }
-        if t0.elapsed() > limit {
-            let pgid = child.id();
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{pgid}")])
-                .status();
-            panic!("sweep did not end within {limit:?} after SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let mut out = std::process::Output {
-        status: child.wait().unwrap(),
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-    };
-    use std::io::Read;
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_end(&mut out.stdout)
-        .unwrap();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_end(&mut out.stderr)
-        .unwrap();
-    out
 }

@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 use std::process::Command;
 
 use serde_json::Value;
-use sweep_support::{all_records, dump, sweep, SpecFile};
+use sweep_support::{all_records, dump, stderr, stdout, SimExec, SpecFile, SweepArgs};
 
 const KEY: &str = "speculative-num-steps";
 const VALUES: &str = "1,2,3,4,5,6,7,8";
@@ -21,51 +21,16 @@ const VALUES: &str = "1,2,3,4,5,6,7,8";
 /// KV tokens): the search must stop there whatever the noise of a busy
 /// machine does to steps 1..3.
 fn sim_spec(tag: &str) -> (SpecFile, String) {
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time 100ms --warmup-time 50ms \
-         --health-probe-time 10ms --seed 1 --kv-capacity-tokens 6000 \
-         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1",
-        testkit::bin("llm-sim").display()
-    );
-    (
-        SpecFile::new(tag, &exec, port),
-        format!("http://127.0.0.1:{port}"),
-    )
+    let sim = SimExec::free().load("100ms").warmup("50ms").probe("10ms");
+    sim.kv(6000).eagle(1).spec(tag)
 }
 
-fn args<'a>(spec: &'a SpecFile, url: &'a str, results: &'a str) -> Vec<&'a str> {
-    vec![
-        "--spec",
-        spec.s(),
-        "--url",
-        url,
-        "--server",
-        "llm-sim",
-        "--results",
-        results,
-        "--param",
-        KEY,
-        "--values",
-        VALUES,
-        "--adaptive",
-        "--repeat-budget",
-        "2",
-        "--concurrency",
-        "1,2",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        "4",
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        "16",
-        "--load-arg",
-        "--seed",
-        "--load-arg",
-        "1",
-    ]
+fn args(spec: &SpecFile, url: &str) -> SweepArgs {
+    SweepArgs::on_spec(spec, url, "llm-sim")
+        .param(KEY, VALUES)
+        .args(&["--adaptive", "--repeat-budget", "2"])
+        .levels("1,2")
+        .load(&["-n", "4", "--max-tokens", "16", "--seed", "1"])
 }
 
 /// The swept value of a record.
@@ -135,13 +100,12 @@ fn next(text: &str) -> String {
 fn adaptive_sweep_stops_early_skips_the_rest_and_resumes_the_same_way() {
     let (spec, url) = sim_spec("sweep-adaptive");
     let results = spec.results();
-    let res = results.to_str().unwrap();
-    let out = sweep(&args(&spec, &url, res)).output().unwrap();
+    let out = args(&spec, &url).output();
     // 40 when the walk reached steps=4 (a crash at load, a failure of its
     // own); a busy machine can make steps 2 or 3 look worse and stop it
     // sooner. Either way every value is accounted for below.
     assert!(matches!(out.status.code(), Some(0 | 40)), "{}", dump(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(err.contains("adaptive search done"), "{err}");
     assert!(err.contains("cost: restarts="), "{err}");
     let recs = all_records(&results);
@@ -176,7 +140,7 @@ fn adaptive_sweep_stops_early_skips_the_rest_and_resumes_the_same_way() {
             "{s}"
         );
     }
-    let table = String::from_utf8_lossy(&out.stdout);
+    let table = stdout(&out);
     assert!(
         table.contains("skipped: speculative-num-steps=8"),
         "{table}"
@@ -205,7 +169,7 @@ fn adaptive_sweep_stops_early_skips_the_rest_and_resumes_the_same_way() {
     // and the search ends with every value accounted for.
     let cut = *st[0].1.last().unwrap() + 1;
     std::fs::write(&results, lines[..cut].join("\n") + "\n").unwrap();
-    let out = sweep(&args(&spec, &url, res)).output().unwrap();
+    let out = args(&spec, &url).output();
     assert!(matches!(out.status.code(), Some(0 | 40)), "{}", dump(&out));
     let recs = all_records(&results);
     let again = starts(&recs);
@@ -241,17 +205,12 @@ fn adaptive_refuses_a_grid_and_its_options_need_it() {
         &["--param", "a,b", "--values", "1:2", "--adaptive"],
         &["--param", KEY, "--values", "1,2", "--patience", "3"],
     ] {
-        let mut full = vec![
-            "--spec",
-            "/nonexistent",
-            "--url",
-            "http://127.0.0.1:9",
-            "--results",
-            "/tmp/x",
-        ];
-        full.extend_from_slice(a);
-        let out = sweep(&full).output().unwrap();
-        let err = String::from_utf8_lossy(&out.stderr);
+        let out = SweepArgs::new()
+            .args(&["--spec", "/nonexistent", "--url", "http://127.0.0.1:9"])
+            .args(&["--results", "/tmp/x"])
+            .args(a)
+            .output();
+        let err = stderr(&out);
         assert_eq!(out.status.code(), Some(2), "{a:?}: {}", dump(&out));
         assert_eq!(err.lines().count(), 1, "{a:?}: {err}");
         assert!(err.starts_with("sweep: error: "), "{err}");

@@ -16,40 +16,99 @@
 mod sweep_support;
 
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::path::{Path, PathBuf};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sweep_support::{dump, records, sweep, with_config};
+use sweep_support::child::{signal, signal_group, spawn_piped, to_files, wait_within};
+use sweep_support::{dump, records, with_config, SimExec, SweepArgs};
 use testkit::http_get;
 use testkit::podman::{Ctr, Project, SERVICE_KEYS};
 
 const KEY: &str = "speculative-num-steps";
 
 fn sim_argv(port: u16) -> Vec<String> {
-    let sim = testkit::bin("llm-sim").display().to_string();
-    let p = port.to_string();
-    [
-        sim.as_str(),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        &p,
-        "--load-time",
-        "10ms",
-        "--warmup-time",
-        "10ms",
-        "--seed",
-        "1",
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
-        "1",
-    ]
-    .map(String::from)
-    .to_vec()
+    SimExec::local(port)
+        .load("10ms")
+        .warmup("10ms")
+        .eagle(1)
+        .argv()
+}
+
+/// llm-sim in a podman container `name` on a free port, serving; what a
+/// test compares with at the end and a scratch directory.
+struct Served {
+    c: Ctr,
+    port: u16,
+    url: String,
+    original: String,
+    dir: PathBuf,
+}
+
+impl Served {
+    fn start(name: &str, tag: &str) -> Served {
+        let port = testkit::free_port();
+        let argv = sim_argv(port);
+        let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
+        let c = Ctr::run(name, &[], &argv);
+        info(port);
+        let original = c.inspect("{{json .Config.Cmd}}");
+        let dir = testkit::temp_dir(tag);
+        let url = format!("http://127.0.0.1:{port}");
+        Served {
+            c,
+            port,
+            url,
+            original,
+            dir,
+        }
+    }
+
+    fn results(&self) -> PathBuf {
+        self.dir.join("results.jsonl")
+    }
+
+    /// The sweep's words for this container, past `head`, `n` requests a
+    /// level.
+    fn sweep(&self, head: &[&str], n: &str) -> SweepArgs {
+        let res = self.results();
+        SweepArgs::new()
+            .args(head)
+            .args(&["--container", &self.c.name])
+            .extend(rest_n(&self.url, &res, n))
+    }
+
+    /// The original command is back, running and serving.
+    fn assert_restored(&self, out: &Output) {
+        assert_eq!(
+            self.c.inspect("{{json .Config.Cmd}}"),
+            self.original,
+            "the original command is back\n{}",
+            dump(out)
+        );
+        assert_eq!(self.c.inspect("{{.State.Status}}"), "running");
+        assert_eq!(
+            info(self.port)["speculative_num_steps"],
+            1,
+            "restored, live"
+        );
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The test sshd, where podman runs (its gate says why not) and sshd
+/// starts.
+fn podman_and_sshd() -> Option<testkit::sshd::Sshd> {
+    if !testkit::podman::gate() {
+        return None;
+    }
+    testkit::sshd::Sshd::start()
 }
 
 /// llm-sim's /server_info once /health is 200.
@@ -65,40 +124,16 @@ fn info(port: u16) -> Value {
     panic!("llm-sim on port {port} never healthy");
 }
 
-/// The sweep's options past the target: two values, one small level.
-fn rest<'a>(url: &'a str, results: &'a str) -> Vec<&'a str> {
-    rest_n(url, results, "4")
-}
-
-/// [`rest`] with `n` requests per level.
-fn rest_n<'a>(url: &'a str, results: &'a str, n: &'a str) -> Vec<&'a str> {
-    vec![
-        "--engine",
-        "podman",
-        "--url",
-        url,
-        "--server",
-        "llm-sim",
-        "--results",
-        results,
-        "--param",
-        KEY,
-        "--values",
-        "2,3",
-        "--concurrency",
-        "1",
-        "--expect-config",
-        "--ready-timeout",
-        "60s",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        n,
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        "16",
-    ]
+/// The sweep's options past the target: two values, one small level of
+/// `n` requests.
+fn rest_n(url: &str, results: &Path, n: &str) -> SweepArgs {
+    SweepArgs::new()
+        .args(&["--engine", "podman", "--url", url, "--server", "llm-sim"])
+        .results(results)
+        .param(KEY, "2,3")
+        .levels("1")
+        .args(&["--expect-config", "--ready-timeout", "60s"])
+        .quick(n, "16")
 }
 
 /// Both values measured, each by the server that ran it.
@@ -124,28 +159,10 @@ fn sweep_over_a_podman_container_measures_each_value_and_restores() {
     if !testkit::podman::gate() {
         return;
     }
-    let port = testkit::free_port();
-    let argv = sim_argv(port);
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let c = Ctr::run("sweep", &[], &argv);
-    info(port);
-    let original = c.inspect("{{json .Config.Cmd}}");
-    let dir = testkit::temp_dir("sweep-container");
-    let results = dir.join("results.jsonl");
-    let url = format!("http://127.0.0.1:{port}");
-    let mut args = vec!["--container", c.name.as_str()];
-    args.extend(rest(&url, results.to_str().unwrap()));
-    let out = sweep(&args).output().unwrap();
-    assert_two_values_measured(&results, &out);
-    assert_eq!(
-        c.inspect("{{json .Config.Cmd}}"),
-        original,
-        "the original command is back\n{}",
-        dump(&out)
-    );
-    assert_eq!(c.inspect("{{.State.Status}}"), "running");
-    assert_eq!(info(port)["speculative_num_steps"], 1, "restored, live");
-    let _ = std::fs::remove_dir_all(dir);
+    let s = Served::start("sweep", "sweep-container");
+    let out = s.sweep(&[], "4").output();
+    assert_two_values_measured(&s.results(), &out);
+    s.assert_restored(&out);
 }
 
 #[test]
@@ -170,9 +187,10 @@ fn sweep_over_a_compose_service_measures_each_value_and_restores() {
     let results = p.dir.join("results.jsonl");
     let url = format!("http://127.0.0.1:{port}");
     let file = p.file.display().to_string();
-    let mut args = vec!["--compose", file.as_str(), "--service", "sim"];
-    args.extend(rest(&url, results.to_str().unwrap()));
-    let out = sweep(&args).output().unwrap();
+    let out = SweepArgs::new()
+        .args(&["--compose", file.as_str(), "--service", "sim"])
+        .extend(rest_n(&url, &results, "4"))
+        .output();
     assert_two_values_measured(&results, &out);
     assert_eq!(
         Ctr::inspect_of(&name, "{{json .Config.Cmd}}"),
@@ -186,26 +204,14 @@ fn sweep_over_a_compose_service_measures_each_value_and_restores() {
 
 #[test]
 fn sweep_over_a_container_through_the_test_sshd_restores_it() {
-    if !testkit::podman::gate() {
-        return;
-    }
-    let Some(sshd) = testkit::sshd::Sshd::start() else {
+    let Some(sshd) = podman_and_sshd() else {
         return;
     };
-    let port = testkit::free_port();
-    let argv = sim_argv(port);
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let c = Ctr::run("sweep-ssh", &[], &argv);
-    info(port);
-    let original = c.inspect("{{json .Config.Cmd}}");
-    let dir = testkit::temp_dir("sweep-container-ssh");
-    let results = dir.join("results.jsonl");
-    let url = format!("http://127.0.0.1:{port}");
+    let s = Served::start("sweep-ssh", "sweep-container-ssh");
     let ssh = sshd.client_args();
-    let mut args: Vec<&str> = ssh.iter().map(String::as_str).collect();
-    args.extend(["--container", c.name.as_str()]);
-    args.extend(rest(&url, results.to_str().unwrap()));
-    let out = sweep(&args).output().unwrap();
+    let ssh: Vec<&str> = ssh.iter().map(String::as_str).collect();
+    let out = s.sweep(&ssh, "4").output();
+    let results = s.results();
     assert_two_values_measured(&results, &out);
     let recs = records(&results);
     let b = with_config(&recs, "bench", KEY, "2");
@@ -215,14 +221,7 @@ fn sweep_over_a_container_through_the_test_sshd_restores_it() {
         "the engine ran on the far side: {}",
         b[0]
     );
-    assert_eq!(
-        c.inspect("{{json .Config.Cmd}}"),
-        original,
-        "{}",
-        dump(&out)
-    );
-    assert_eq!(info(port)["speculative_num_steps"], 1, "restored, live");
-    let _ = std::fs::remove_dir_all(dir);
+    s.assert_restored(&out);
 }
 
 #[test]
@@ -230,25 +229,11 @@ fn a_signal_mid_config_restores_the_original_container() {
     if !testkit::podman::gate() {
         return;
     }
-    let port = testkit::free_port();
-    let argv = sim_argv(port);
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let c = Ctr::run("sweep-term", &[], &argv);
-    info(port);
-    let original = c.inspect("{{json .Config.Cmd}}");
-    let dir = testkit::temp_dir("sweep-container-term");
-    let results = dir.join("results.jsonl");
-    let url = format!("http://127.0.0.1:{port}");
-    let mut args = vec!["--container", c.name.as_str()];
+    let s = Served::start("sweep-term", "sweep-container-term");
     // A level that would run for ages: the signal cuts it short.
-    args.extend(rest_n(&url, results.to_str().unwrap(), "100000"));
-    let child = sweep(&args)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(&mut s.sweep(&[], "100000").cmd());
     let t0 = Instant::now();
-    while http_get(port, "/server_info")
+    while http_get(s.port, "/server_info")
         .is_none_or(|(_, b)| !b.contains("\"speculative_num_steps\":2"))
     {
         assert!(
@@ -258,24 +243,14 @@ fn a_signal_mid_config_restores_the_original_container() {
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(1500));
-    std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    signal(&child, "TERM");
+    let out = wait_within(child, Duration::from_secs(180), None);
     assert_eq!(out.status.code(), Some(130), "{}", dump(&out));
-    let recs = records(&results);
+    let recs = records(&s.results());
     let b = with_config(&recs, "bench", KEY, "2");
     assert_eq!(b.len(), 1, "{}", dump(&out));
     assert_eq!(b[0]["partial"], true, "cut short: {}", b[0]);
-    assert_eq!(
-        c.inspect("{{json .Config.Cmd}}"),
-        original,
-        "{}",
-        dump(&out)
-    );
-    assert_eq!(info(port)["speculative_num_steps"], 1, "restored, live");
-    let _ = std::fs::remove_dir_all(dir);
+    s.assert_restored(&out);
 }
 
 /// An exec prefix on the far side that logs each command it runs, so the
@@ -293,72 +268,24 @@ fn logging_prefix(dir: &std::path::Path) -> (String, std::path::PathBuf) {
     (via.display().to_string(), log)
 }
 
-/// Waits for `child`, SIGKILLing its group after `limit`; its output went
-/// to `dir`'s out/err files.
-fn wait_group(
-    child: &mut std::process::Child,
-    dir: &std::path::Path,
-    limit: Duration,
-) -> std::process::Output {
-    let t0 = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if t0.elapsed() > limit {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", child.id())])
-                .status();
-            panic!("sweep did not end within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    };
-    let read = |f: &str| std::fs::read(dir.join(f)).unwrap_or_default();
-    std::process::Output {
-        status,
-        stdout: read("out"),
-        stderr: read("err"),
-    }
-}
-
 #[test]
 fn ctrl_c_over_ssh_and_an_exec_prefix_then_resume_restores_the_container() {
-    if !testkit::podman::gate() {
-        return;
-    }
-    let Some(sshd) = testkit::sshd::Sshd::start() else {
+    let Some(sshd) = podman_and_sshd() else {
         return;
     };
-    let port = testkit::free_port();
-    let argv = sim_argv(port);
-    let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let c = Ctr::run("sweep-int", &[], &argv);
-    info(port);
-    let original = c.inspect("{{json .Config.Cmd}}");
-    let dir = testkit::temp_dir("sweep-container-int");
-    let (prefix, via_log) = logging_prefix(&dir);
-    let results = dir.join("results.jsonl");
-    let url = format!("http://127.0.0.1:{port}");
+    let s = Served::start("sweep-int", "sweep-container-int");
+    let dir = &s.dir;
+    let (prefix, via_log) = logging_prefix(dir);
+    let results = s.results();
     let ssh = sshd.client_args();
     let mut head: Vec<&str> = ssh.iter().map(String::as_str).collect();
-    head.extend([
-        "--exec-prefix",
-        prefix.as_str(),
-        "--container",
-        c.name.as_str(),
-    ]);
+    head.extend(["--exec-prefix", prefix.as_str()]);
     // A level far too long to finish: Ctrl-C must cut it.
-    let mut long = head.clone();
-    long.extend(rest_n(&url, results.to_str().unwrap(), "100000"));
-    let files = |cmd: &mut Command| {
-        cmd.stdout(std::fs::File::create(dir.join("out")).unwrap())
-            .stderr(std::fs::File::create(dir.join("err")).unwrap());
-    };
-    let mut cmd = sweep(&long);
-    files(&mut cmd);
+    let mut cmd = s.sweep(&head, "100000").cmd();
+    to_files(&mut cmd, dir);
     // Its own process group, as a terminal's foreground job: Ctrl-C reaches
     // the script and the tools of the running pipeline alike.
-    let mut child = cmd.process_group(0).spawn().unwrap();
+    let child = cmd.process_group(0).spawn().unwrap();
     // Cut while config 1 is benchmarked: its server is ready (wait-ready
     // said so on stderr) and loadgen is running.
     let t0 = Instant::now();
@@ -372,13 +299,10 @@ fn ctrl_c_over_ssh_and_an_exec_prefix_then_resume_restores_the_container() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert_eq!(info(port)["speculative_num_steps"], 2);
+    assert_eq!(info(s.port)["speculative_num_steps"], 2);
     std::thread::sleep(Duration::from_millis(1500));
-    Command::new("kill")
-        .args(["-INT", "--", &format!("-{}", child.id())])
-        .status()
-        .unwrap();
-    let out = wait_group(&mut child, &dir, Duration::from_secs(120));
+    signal_group(&child, "INT");
+    let out = wait_within(child, Duration::from_secs(120), Some(dir));
     assert_eq!(out.status.code(), Some(130), "{}", dump(&out));
     let recs = records(&results);
     assert_eq!(recs.len(), 1, "one record, cut short: {}", dump(&out));
@@ -389,23 +313,13 @@ fn ctrl_c_over_ssh_and_an_exec_prefix_then_resume_restores_the_container() {
         dump(&out)
     );
     assert_eq!(recs[0]["partial"], true, "cut short: {}", recs[0]);
-    assert_eq!(
-        c.inspect("{{json .Config.Cmd}}"),
-        original,
-        "{}",
-        dump(&out)
-    );
-    assert_eq!(c.inspect("{{.State.Status}}"), "running");
-    assert_eq!(info(port)["speculative_num_steps"], 1, "restored, live");
+    s.assert_restored(&out);
 
     // --resume: 2 was cut short, so it is measured again; 3 is new.
-    let mut resume = head.clone();
-    resume.extend(rest_n(&url, results.to_str().unwrap(), "4"));
-    resume.push("--resume");
-    let mut cmd = sweep(&resume);
-    files(&mut cmd);
-    let mut child = cmd.process_group(0).stdin(Stdio::null()).spawn().unwrap();
-    let out = wait_group(&mut child, &dir, Duration::from_secs(180));
+    let mut cmd = s.sweep(&head, "4").arg("--resume").cmd();
+    to_files(&mut cmd, dir);
+    let child = cmd.process_group(0).stdin(Stdio::null()).spawn().unwrap();
+    let out = wait_within(child, Duration::from_secs(180), Some(dir));
     assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
     let recs = records(&results);
     let cfgs: Vec<_> = recs[1..]
@@ -432,18 +346,10 @@ fn ctrl_c_over_ssh_and_an_exec_prefix_then_resume_restores_the_container() {
             "measured by the swapped server: {r}"
         );
     }
-    assert_eq!(
-        c.inspect("{{json .Config.Cmd}}"),
-        original,
-        "{}",
-        dump(&out)
-    );
-    assert_eq!(c.inspect("{{.State.Status}}"), "running");
-    assert_eq!(info(port)["speculative_num_steps"], 1, "restored, live");
+    s.assert_restored(&out);
     let via = std::fs::read_to_string(&via_log).unwrap_or_default();
     assert!(
         via.lines().any(|l| l.contains("podman")),
         "the engine ran behind the prefix: {via}"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }

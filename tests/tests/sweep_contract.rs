@@ -7,7 +7,7 @@
 mod sweep_support;
 
 use serde_json::{Map, Value};
-use sweep_support::{all_records, dump, records, sweep, with_config, SpecFile};
+use sweep_support::{all_records, dump, records, stderr, with_config, SimExec, SweepArgs};
 
 const KEY: &str = "speculative-num-steps";
 
@@ -34,52 +34,19 @@ fn scramble(path: &std::path::Path) {
 
 #[test]
 fn resume_reads_records_by_field_not_by_field_order() {
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time 200ms --warmup-time 100ms \
-         --seed 1 --kv-capacity-tokens 8192 \
-         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
-        testkit::bin("llm-sim").display()
-    );
-    let spec = SpecFile::new("sweep-contract", &exec, port);
-    let url = format!("http://127.0.0.1:{port}");
+    let (spec, url) = SimExec::free().kv(8192).eagle(4).spec("sweep-contract");
     let results = spec.results();
-    let res = results.to_str().unwrap().to_string();
-    let base = [
-        "--spec",
-        spec.s(),
-        "--url",
-        &url,
-        "--server",
-        "llm-sim",
-        "--results",
-        &res,
-        "--param",
-        KEY,
-        "--concurrency",
-        "1",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        "2",
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        "8",
-    ];
+    let base = SweepArgs::on_spec(&spec, &url, "llm-sim")
+        .args(&["--param", KEY])
+        .levels("1")
+        .quick("2", "8");
     // steps=1 measures, steps=9 is an OOM at load (a failure of its own).
-    let mut first: Vec<&str> = base.to_vec();
-    first.extend(["--values", "1,9"]);
-    let out = sweep(&first).output().unwrap();
-    assert_eq!(out.status.code(), Some(40), "{}", dump(&out));
+    let out = base.clone().args(&["--values", "1,9"]).expect(40);
     assert_eq!(records(&results).len(), 2, "{}", dump(&out));
     scramble(&results);
 
-    let mut again: Vec<&str> = base.to_vec();
-    again.extend(["--values", "1,9,2", "--resume"]);
-    let out = sweep(&again).output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let out = base.args(&["--values", "1,9,2", "--resume"]).expect(0);
+    let err = stderr(&out);
     for v in ["1", "9"] {
         assert!(
             err.contains(&format!("{KEY}={v}: already in")),

@@ -17,11 +17,12 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use sweep_support::child::{signal, signal_group, spawn_piped};
 use sweep_support::fleet::{self, Host};
-use sweep_support::{all_records, dump, records, sweep_behind, with_config};
+use sweep_support::{all_records, dump, records, upstream_of, with_config, SweepArgs};
 use testkit::nspawn::Container;
 
-const KEY: &str = "speculative-num-steps";
+use sweep_support::fleet::KEY;
 
 /// A host's line in a pool file: reached through its exec prefix.
 fn line(h: &Host) -> String {
@@ -68,52 +69,26 @@ fn plain_sweep(host: &Host, dir: &Path, values: &str, extra: &[&str]) -> Command
 
 fn sweep_in(net: &Host, target: &[&str], dir: &Path, values: &str, extra: &[&str]) -> Command {
     let pid = net.c.pid1.to_string();
-    let results = dir.join("results.jsonl");
-    let mut args = target.to_vec();
-    args.extend_from_slice(&[
-        "--unit",
-        "sim",
-        "--server",
-        "llm-sim",
-        "--param",
-        KEY,
-        "--values",
-        values,
-        "--concurrency",
-        "1",
-        "--results",
-        results.to_str().unwrap(),
-        "--retries",
-        "0",
-        "--ready-timeout",
-        "30s",
-        "--swap-arg",
-        "--wait",
-        "--swap-arg",
-        "20s",
-    ]);
+    let mut args = SweepArgs::new()
+        .args(target)
+        .extend(fleet::unit_sweep(values, &dir.join("results.jsonl")));
     // Few short requests unless the caller says otherwise.
-    let quick = ["-n", "2", "--warmup", "0", "--max-tokens", "8"];
-    let has_load = extra.contains(&"--load-arg");
-    for a in quick.iter().filter(|_| !has_load) {
-        args.extend_from_slice(&["--load-arg", a]);
+    if !extra.contains(&"--load-arg") {
+        args = args.load(&fleet::QUICK);
     }
-    args.extend_from_slice(extra);
-    let mut cmd = sweep_behind(&["nsenter", "-t", &pid, "-n", "--"], &args);
+    let mut cmd = args
+        .args(extra)
+        .behind(&["nsenter", "-t", &pid, "-n", "--"]);
     cmd.stdin(Stdio::null());
     cmd
 }
 
 /// The exec prefix of the swap a bench or failure record carries.
 fn host_of(r: &Value) -> String {
-    let mut cur = r;
-    for _ in 0..4 {
-        if cur["type"] == "swap" {
-            return cur["target"]["exec_prefix"].as_str().unwrap_or("").into();
-        }
-        cur = &cur["upstream"];
-    }
-    String::new()
+    upstream_of(r, "swap")
+        .and_then(|s| s["target"]["exec_prefix"].as_str())
+        .unwrap_or("")
+        .into()
 }
 
 fn benches_per_value(recs: &[Value], values: &[&str]) -> Vec<usize> {
@@ -125,15 +100,7 @@ fn benches_per_value(recs: &[Value], values: &[&str]) -> Vec<usize> {
 
 #[test]
 fn one_grid_over_a_pool_of_systemd_hosts() {
-    assert!(
-        Command::new("parallel").arg("--version").output().is_ok(),
-        "GNU parallel not found (make deps installs it)"
-    );
-    assert!(
-        testkit::nspawn::unavailable().is_none(),
-        "{:?}",
-        testkit::nspawn::unavailable()
-    );
+    fleet::require_parallel_and_nspawn();
     let t0 = Instant::now();
     let pool = boot_pool("100ms");
     eprintln!("booted 3 hosts in {:?}", t0.elapsed());
@@ -356,30 +323,13 @@ fn ctrl_c_restores_every_host(pool: &[Host], group: bool) {
     let dir = testkit::temp_dir("fleet-int");
     let all: Vec<&Host> = pool.iter().collect();
     // Each config's load lasts 4 s: long enough to be cut.
-    let mut cmd = fleet_sweep(
-        &all,
-        &dir,
-        "1,2,3,5,6,7,8,9",
-        &[
-            "--load-arg",
-            "--duration",
-            "--load-arg",
-            "4s",
-            "--load-arg",
-            "--warmup",
-            "--load-arg",
-            "0",
-        ],
-    );
+    let long = SweepArgs::new().load(&["--duration", "4s", "--warmup", "0"]);
+    let mut cmd = fleet_sweep(&all, &dir, "1,2,3,5,6,7,8,9", &long.words());
     if group {
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
     }
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_piped(&mut cmd);
     let results = dir.join("results.jsonl");
     let t0 = Instant::now();
     // Once every host holds a config (three swaps done), interrupt.
@@ -394,15 +344,11 @@ fn ctrl_c_restores_every_host(pool: &[Host], group: bool) {
         std::thread::sleep(Duration::from_millis(100));
     }
     std::thread::sleep(Duration::from_millis(1500));
-    let target = if group {
-        format!("-{}", child.id())
+    if group {
+        signal_group(&child, "INT");
     } else {
-        child.id().to_string()
-    };
-    Command::new("kill")
-        .args(["-INT", "--", &target])
-        .status()
-        .unwrap();
+        signal(&child, "INT");
+    }
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", dump(&out));
     let recs = records(&results);
@@ -432,19 +378,12 @@ fn ctrl_c_restores_every_host(pool: &[Host], group: bool) {
 fn bench_nine_configs_on_three_hosts_against_one() {
     let pool = boot_pool("8s");
     let values = "1,2,3,5,6,7,8,9,10";
-    let work = [
-        "-q",
-        "--concurrency",
-        "1,4",
-        "--load-arg",
-        "--duration",
-        "--load-arg",
-        "2s",
-        "--load-arg",
-        "--warmup",
-        "--load-arg",
-        "1",
-    ];
+    let work =
+        SweepArgs::new()
+            .arg("-q")
+            .levels("1,4")
+            .load(&["--duration", "2s", "--warmup", "1"]);
+    let work = work.words();
     let time = |mut cmd: Command, dir: &Path, tag: &str| {
         let t0 = std::time::SystemTime::now();
         let out = cmd.output().unwrap();

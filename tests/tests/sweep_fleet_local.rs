@@ -6,20 +6,9 @@ mod sweep_support;
 
 use std::process::{Command, Stdio};
 
-use sweep_support::{dump, records, sweep_behind, with_config, SpecFile};
-
-const KEY: &str = "speculative-num-steps";
-
-/// llm-sim under a process spec, steps 4 originally.
-fn spec(tag: &str) -> (SpecFile, u16) {
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time 100ms --warmup-time 50ms \
-         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
-        testkit::bin("llm-sim").display()
-    );
-    (SpecFile::new(tag, &exec, port), port)
-}
+use sweep_support::child::spawn_piped;
+use sweep_support::fleet::{local_spec, KEY, QUICK};
+use sweep_support::{dump, records, sweep_behind, with_config, SpecFile, SweepArgs};
 
 /// `sweep --hosts -` over `spec`, killed after 60 s (a hang fails, exit 124).
 /// Without SHELL in its environment, as under `env -i` and some CI
@@ -28,11 +17,13 @@ fn spec(tag: &str) -> (SpecFile, u16) {
 fn local_pool(spec: &SpecFile, port: u16, values: &str, extra: &[&str]) -> Command {
     let url = format!("http://127.0.0.1:{port}");
     let results = spec.results();
-    let mut args = vec!["--hosts", "-", "--spec", spec.s(), "--url", &url];
-    args.extend_from_slice(&["--server", "llm-sim", "--param", KEY, "--values", values]);
-    args.extend_from_slice(&["--results", results.to_str().unwrap()]);
-    args.extend_from_slice(extra);
-    let mut cmd = sweep_behind(&["timeout", "60"], &args);
+    let mut cmd = SweepArgs::new()
+        .args(&["--hosts", "-", "--spec", spec.s(), "--url", &url])
+        .args(&["--server", "llm-sim"])
+        .param(KEY, values)
+        .results(&results)
+        .args(extra)
+        .behind(&["timeout", "60"]);
     cmd.stdin(Stdio::null()).env_remove("SHELL");
     cmd
 }
@@ -43,13 +34,12 @@ fn local_pool(spec: &SpecFile, port: u16, values: &str, extra: &[&str]) -> Comma
 /// second config waited for ever. Every config runs; the host is restored.
 #[test]
 fn a_server_started_by_a_job_does_not_keep_its_host_locked() {
-    let (spec, port) = spec("fleet-local-lock");
+    let (spec, port) = local_spec("fleet-local-lock");
     let original = spec.exec_start();
-    let mut quick = vec![];
-    for a in ["-n", "2", "--warmup", "0", "--max-tokens", "8"] {
-        quick.extend_from_slice(&["--load-arg", a]);
-    }
-    let out = local_pool(&spec, port, "1,2,3", &quick).output().unwrap();
+    let quick = SweepArgs::new().load(&QUICK);
+    let out = local_pool(&spec, port, "1,2,3", &quick.words())
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
     let recs = records(&spec.results());
     for v in ["1", "2", "3"] {
@@ -63,7 +53,7 @@ fn a_server_started_by_a_job_does_not_keep_its_host_locked() {
 /// (exit 2) after one config, and the host is restored.
 #[test]
 fn a_usage_error_in_a_job_stops_the_pool() {
-    let (spec, port) = spec("fleet-usage-job");
+    let (spec, port) = local_spec("fleet-usage-job");
     let original = spec.exec_start();
     let out = local_pool(&spec, port, "1,2,3", &["--load-arg", "--no-such-flag"])
         .output()
@@ -260,24 +250,11 @@ fn a_pool_with_every_host_dropped_ends_with_no_host_left() {
 /// long before the 10 s level would have ended.
 #[test]
 fn ctrl_c_stops_a_local_pools_job_with_its_partial_record() {
-    let (spec, port) = spec("fleet-local-int");
+    let (spec, port) = local_spec("fleet-local-int");
     let original = spec.exec_start();
-    let long = [
-        "--load-arg",
-        "--duration",
-        "--load-arg",
-        "10s",
-        "--load-arg",
-        "--warmup",
-    ];
-    let mut extra = long.to_vec();
-    extra.extend_from_slice(&["--load-arg", "0"]);
-    let mut cmd = local_pool(&spec, port, "1,2", &extra);
-    let child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let long = SweepArgs::new().load(&["--duration", "10s", "--warmup", "0"]);
+    let mut cmd = local_pool(&spec, port, "1,2", &long.words());
+    let child = spawn_piped(&mut cmd);
     let results = spec.results();
     let t0 = std::time::Instant::now();
     // The origin is recorded before the first swap; the swap and the

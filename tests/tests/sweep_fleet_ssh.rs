@@ -16,13 +16,12 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use serde_json::Value;
+use sweep_support::fleet::KEY;
 use sweep_support::fleet::{self, Host};
-use sweep_support::{dump, records, sweep, with_config};
+use sweep_support::{dump, records, upstream_of, with_config, SweepArgs};
 use testkit::netns::Netns;
 use testkit::nspawn::Container;
 use testkit::sshd::Sshd;
-
-const KEY: &str = "speculative-num-steps";
 
 /// Two containers in `ns` (each reached as `USER@ADDR:PORT exec=nsenter
 /// -t PID -a`), sim.service on ADDR:8001 and ADDR:8002.
@@ -42,77 +41,31 @@ fn fleet_sweep(s: &Sshd, known_hosts: &Path, pool: &[Host], dir: &Path, values: 
     let file = dir.join("hosts");
     std::fs::write(&file, format!("# over SSH\n{}\n", lines.join("\n"))).unwrap();
     let results = dir.join("results.jsonl");
-    let mut cmd = sweep(&[
-        "--hosts",
-        file.to_str().unwrap(),
-        "--url",
-        "http://{host}:{port}",
-        "--ssh-key",
-        s.client_key.to_str().unwrap(),
-        "--known-hosts",
-        known_hosts.to_str().unwrap(),
-        "--unit",
-        "sim",
-        "--server",
-        "llm-sim",
-        "--param",
-        KEY,
-        "--values",
-        values,
-        "--concurrency",
-        "1",
-        "--results",
-        results.to_str().unwrap(),
-        "--retries",
-        "0",
-        "--drop-after",
-        "1",
-        "--ready-timeout",
-        "30s",
-        "--swap-arg",
-        "--wait",
-        "--swap-arg",
-        "20s",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        "2",
-        "--load-arg",
-        "--warmup",
-        "--load-arg",
-        "0",
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        "8",
-    ]);
+    let mut cmd = SweepArgs::new()
+        .args(&[
+            "--hosts",
+            file.to_str().unwrap(),
+            "--url",
+            "http://{host}:{port}",
+        ])
+        .args(&["--ssh-key", s.client_key.to_str().unwrap()])
+        .args(&["--known-hosts", known_hosts.to_str().unwrap()])
+        .extend(fleet::unit_sweep(values, &results))
+        .args(&["--drop-after", "1"])
+        .load(&fleet::QUICK)
+        .cmd();
     cmd.stdin(Stdio::null());
     cmd
 }
 
 /// The swap record a bench record carries: how its host was reached.
 fn target_of(r: &Value) -> Value {
-    let mut cur = r;
-    for _ in 0..4 {
-        if cur["type"] == "swap" {
-            return cur["target"].clone();
-        }
-        cur = &cur["upstream"];
-    }
-    Value::Null
+    upstream_of(r, "swap").map_or(Value::Null, |s| s["target"].clone())
 }
 
 #[test]
 fn a_grid_over_two_hosts_reached_over_ssh_then_an_exec_prefix() {
-    assert!(
-        Command::new("parallel").arg("--version").output().is_ok(),
-        "GNU parallel not found (make deps installs it)"
-    );
-    assert!(
-        testkit::nspawn::unavailable().is_none(),
-        "{:?}",
-        testkit::nspawn::unavailable()
-    );
+    fleet::require_parallel_and_nspawn();
     let t0 = Instant::now();
     let ns = Netns::create().expect("a network namespace (needs iproute2 and root)");
     let s = Sshd::start_in(&ns).expect("sshd (scripts/deps.sh installs openssh-server)");

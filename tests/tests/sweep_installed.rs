@@ -10,7 +10,7 @@ mod sweep_support;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use sweep_support::{dump, records, with_config, SpecFile};
+use sweep_support::{dump, fleet, records, with_config};
 
 const KEY: &str = "speculative-num-steps";
 const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
@@ -122,13 +122,7 @@ fn the_installed_sweep_runs_every_readme_sweep_example_as_written() {
 #[test]
 fn the_installed_sweep_off_path_finds_its_tools_and_its_library() {
     let prefix = install();
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time 100ms --warmup-time 50ms \
-         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
-        testkit::bin("llm-sim").display()
-    );
-    let spec = SpecFile::new("installed-pool", &exec, port);
+    let (spec, port) = fleet::local_spec("installed-pool");
     let original = spec.exec_start();
     let script = format!(
         "timeout 60 '{}/bin/sweep' --hosts - --spec '{}' --url http://127.0.0.1:{port} \

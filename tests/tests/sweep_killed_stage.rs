@@ -12,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use serde_json::Value;
-use sweep_support::{all_records, dump, sweep_behind, with_config, SpecFile};
+use sweep_support::fleet::QUICK;
+use sweep_support::{all_records, dump, stderr, stdout, with_config, SimExec, SpecFile, SweepArgs};
 
 const KEY: &str = "speculative-num-steps";
 
@@ -40,30 +41,25 @@ fn bin_dir_with_a_dying_swap(dir: &Path) -> PathBuf {
 
 fn run(spec: &SpecFile, bin: &Path, port: u16, extra: &[&str]) -> std::process::Output {
     let url = format!("http://127.0.0.1:{port}");
-    let results = spec.results();
-    let mut args = vec!["--bin-dir", bin.to_str().unwrap(), "--spec", spec.s()];
-    args.extend_from_slice(&["--url", &url, "--server", "llm-sim"]);
-    args.extend_from_slice(&["--param", KEY, "--values", "1,3,2", "--concurrency", "1,2"]);
-    args.extend_from_slice(&["--results", results.to_str().unwrap()]);
-    for a in ["-n", "2", "--warmup", "0", "--max-tokens", "8"] {
-        args.extend_from_slice(&["--load-arg", a]);
-    }
-    args.extend_from_slice(extra);
     // sweep_behind adds the workspace's --bin-dir; ours comes later and wins.
-    let mut cmd = sweep_behind(&["timeout", "120"], &args);
+    let mut cmd = SweepArgs::new()
+        .args(&["--bin-dir", bin.to_str().unwrap(), "--spec", spec.s()])
+        .args(&["--url", &url, "--server", "llm-sim"])
+        .param(KEY, "1,3,2")
+        .levels("1,2")
+        .results(&spec.results())
+        .load(&QUICK)
+        .args(extra)
+        .behind(&["timeout", "120"]);
     cmd.stdin(Stdio::null());
     cmd.output().unwrap()
 }
 
 #[test]
 fn a_killed_swap_records_its_config_and_never_becomes_the_baseline() {
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time 100ms --warmup-time 50ms --seed 1 \
-         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4",
-        testkit::bin("llm-sim").display()
-    );
-    let spec = SpecFile::new("sweep-killed-swap", &exec, port);
+    let sim = SimExec::free().load("100ms").warmup("50ms").eagle(4);
+    let port = sim.port;
+    let (spec, _) = sim.spec("sweep-killed-swap");
     let original = spec.exec_start();
     let bin = bin_dir_with_a_dying_swap(&spec.dir);
 
@@ -98,9 +94,9 @@ fn a_killed_swap_records_its_config_and_never_becomes_the_baseline() {
             dump(&out)
         );
     }
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(!err.contains("no record arrived"), "{err}");
-    let table = String::from_utf8_lossy(&out.stdout);
+    let table = stdout(&out);
     assert!(!table.contains("unset"), "{table}");
     assert_eq!(spec.exec_start(), original, "restored");
 
@@ -115,7 +111,7 @@ fn a_killed_swap_records_its_config_and_never_becomes_the_baseline() {
         "{}",
         dump(&out)
     );
-    let table = String::from_utf8_lossy(&out.stdout);
+    let table = stdout(&out);
     assert!(!table.contains("unset"), "{table}");
     assert!(
         table.contains("baseline: speculative-num-steps=1"),

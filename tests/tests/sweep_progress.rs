@@ -10,7 +10,7 @@ mod sweep_support;
 
 use std::process::Command;
 
-use sweep_support::{records, SpecFile};
+use sweep_support::{records, SimExec, SpecFile, SweepArgs};
 
 const KEY: &str = "speculative-num-steps";
 
@@ -69,12 +69,13 @@ fn on_pty(spec: &SpecFile, env: &[(&str, &str)], mark: &str, n: &str) -> Tty {
         .arg(testkit::repo_root().join("scripts/sweep.sh"))
         .arg("--bin-dir")
         .arg(bin_dir)
-        .args(["--spec", spec.s(), "--url", &url, "--server", "llm-sim"])
-        .arg("--results")
-        .arg(spec.results())
-        .args(["--param", KEY, "--values", "2,3", "--concurrency", "1"])
-        .args(["--load-arg", "-n", "--load-arg", n])
-        .args(["--load-arg", "--max-tokens", "--load-arg", "16"])
+        .args(
+            SweepArgs::on_spec(spec, &url, "llm-sim")
+                .param(KEY, "2,3")
+                .levels("1")
+                .quick(n, "16")
+                .words(),
+        )
         .env_remove("NO_COLOR")
         .env("TERM", "xterm");
     for (k, v) in env {
@@ -88,13 +89,7 @@ fn on_pty(spec: &SpecFile, env: &[(&str, &str)], mark: &str, n: &str) -> Tty {
 }
 
 fn sim(tag: &str) -> SpecFile {
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time 200ms --warmup-time 100ms --seed 1 \
-         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1",
-        testkit::bin("llm-sim").display()
-    );
-    SpecFile::new(tag, &exec, port)
+    SimExec::free().eagle(1).spec(tag).0
 }
 
 const REGION: &str = "\x1b7\x1b[1;23r\x1b8\x1b[1A";

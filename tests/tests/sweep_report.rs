@@ -8,56 +8,36 @@
 
 mod sweep_support;
 
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use sweep_support::{dump, records, sweep, with_config, SpecFile};
+use sweep_support::child::{signal, spawn_piped, wait_within};
+use sweep_support::sim::{url_port, wait_healthy};
+use sweep_support::{
+    dump, levels, records, stderr, stdout, with_config, SimExec, SpecFile, SweepArgs,
+};
 
 const KEY: &str = "speculative-num-steps";
 
 fn sim(tag: &str) -> (SpecFile, String) {
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time 200ms --warmup-time 100ms --seed 1 \
-         --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1",
-        testkit::bin("llm-sim").display()
-    );
-    (
-        SpecFile::new(tag, &exec, port),
-        format!("http://127.0.0.1:{port}"),
-    )
+    SimExec::free().eagle(1).spec(tag)
 }
 
-fn common<'a>(spec: &'a SpecFile, url: &'a str, results: &'a str) -> Vec<&'a str> {
-    vec![
-        "--spec",
-        spec.s(),
-        "--url",
-        url,
-        "--server",
-        "llm-sim",
-        "--results",
-        results,
-        "--param",
-        KEY,
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        "16",
-    ]
+fn common(spec: &SpecFile, url: &str) -> SweepArgs {
+    SweepArgs::on_spec(spec, url, "llm-sim")
+        .arg("--param")
+        .arg(KEY)
+        .load(&["--max-tokens", "16"])
 }
 
 #[test]
 fn report_is_written_at_the_end_and_progress_lines_carry_an_eta() {
     let (spec, url) = sim("sweep-report");
-    let results = spec.results();
     let report = spec.dir.join("report.html");
-    let mut args = common(&spec, &url, results.to_str().unwrap());
-    args.extend(["--values", "1,2,3", "--concurrency", "1"]);
-    args.extend(["--load-arg", "-n", "--load-arg", "4"]);
-    args.extend(["--report", report.to_str().unwrap()]);
-    let out = sweep(&args).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let out = common(&spec, &url)
+        .args(&["--values", "1,2,3", "--concurrency", "1"])
+        .load(&["-n", "4"])
+        .args(&["--report", report.to_str().unwrap()])
+        .expect(0);
     let html = std::fs::read_to_string(&report).expect("the report is written");
     assert!(html.starts_with("<!DOCTYPE html>") || html.starts_with("<!doctype html>"));
     for id in ["id=\"simulated\"", "id=\"verdict\"", "id=\"provenance\""] {
@@ -69,7 +49,7 @@ fn report_is_written_at_the_end_and_progress_lines_carry_an_eta() {
             "config {v} in the report"
         );
     }
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         err.contains(&format!("report: {}", report.display())),
         "{err}"
@@ -97,28 +77,16 @@ fn report_is_written_after_a_signal_with_what_was_measured() {
     let (spec, url) = sim("sweep-report-term");
     let results = spec.results();
     let report = spec.dir.join("report.html");
-    let mut args = common(&spec, &url, results.to_str().unwrap());
-    args.extend(["--values", "1,2", "--concurrency", "1"]);
-    args.extend(["--load-arg", "-n", "--load-arg", "100000"]);
-    args.extend(["--report", report.to_str().unwrap()]);
-    let child = sweep(&args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let args = common(&spec, &url)
+        .args(&["--values", "1,2", "--concurrency", "1"])
+        .load(&["-n", "100000"])
+        .args(&["--report", report.to_str().unwrap()]);
+    let child = spawn_piped(&mut args.cmd());
     // Serving config 1 and benchmarking it for a moment.
-    let t0 = Instant::now();
-    let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
-    while testkit::http_get(port, "/health").is_none_or(|(s, _)| s != 200) {
-        assert!(t0.elapsed() < Duration::from_secs(30), "never served");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_healthy(url_port(&url), Duration::from_secs(30));
     std::thread::sleep(Duration::from_millis(2000));
-    Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    signal(&child, "TERM");
+    let out = wait_within(child, Duration::from_secs(120), None);
     assert_eq!(out.status.code(), Some(130), "{}", dump(&out));
     let recs = records(&results);
     assert_eq!(
@@ -136,27 +104,21 @@ fn report_is_written_after_a_signal_with_what_was_measured() {
 fn find_capacity_searches_each_config_and_summarize_ranks_by_it() {
     let (spec, url) = sim("sweep-capacity");
     let results = spec.results();
-    let mut args = common(&spec, &url, results.to_str().unwrap());
     // An SLO every level meets: each search doubles to --max-concurrency.
-    args.extend(["--values", "1,2", "--find-capacity", "p99_ttft_ms<=60000"]);
-    args.extend(["--load-arg", "--max-concurrency", "--load-arg", "4"]);
-    args.extend(["--load-arg", "-n", "--load-arg", "8"]);
-    let out = sweep(&args).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let out = common(&spec, &url)
+        .args(&["--values", "1,2", "--find-capacity", "p99_ttft_ms<=60000"])
+        .load(&["--max-concurrency", "4", "-n", "8"])
+        .expect(0);
     let recs = records(&results);
     for v in ["1", "2"] {
-        let levels: Vec<u64> = with_config(&recs, "bench", KEY, v)
-            .iter()
-            .map(|r| r["load"]["concurrency"].as_u64().unwrap())
-            .collect();
         assert_eq!(
-            levels,
+            levels(&with_config(&recs, "bench", KEY, v)),
             [1, 2, 4],
             "{KEY}={v}: the search's levels\n{}",
             dump(&out)
         );
     }
-    let table = String::from_utf8_lossy(&out.stdout);
+    let table = stdout(&out);
     assert!(
         table.contains("capacity under the SLO (p99_ttft_ms<=60000)"),
         "summarize ranks by capacity:\n{table}"
@@ -185,37 +147,19 @@ fn find_capacity_finds_each_configs_true_capacity_from_the_sims_kv_model() {
     // Room for 3 and a half requests, and for 5 and a token.
     let kvs = [3 * need + need / 2, 5 * need + 1];
     let values = format!("{},{}", kvs[0], kvs[1]);
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time 200ms --warmup-time 100ms --seed 1 \
-         --step-time {STEP_MS}ms --per-seq-time 0ms --prefill-per-token 0ms \
-         --context-length 128 --kv-capacity-tokens {}",
-        testkit::bin("llm-sim").display(),
-        kvs[1]
-    );
-    let spec = SpecFile::new("sweep-true-capacity", &exec, port);
-    let url = format!("http://127.0.0.1:{port}");
+    let (spec, url) = SimExec::free()
+        .flags(&format!("--step-time {STEP_MS}ms --per-seq-time 0ms"))
+        .flags("--prefill-per-token 0ms --context-length 128")
+        .kv(kvs[1])
+        .spec("sweep-true-capacity");
     let results = spec.results();
     let (p, m) = (PROMPT.to_string(), MAX_TOKENS.to_string());
-    let mut args = vec!["--spec", spec.s(), "--url", &url, "--server", "llm-sim"];
-    args.extend(["--results", results.to_str().unwrap()]);
-    args.extend(["--param", "kv-capacity-tokens", "--values", &values]);
-    args.extend(["--find-capacity", &slo]);
-    for a in [
-        "--max-tokens",
-        &m,
-        "--ignore-eos",
-        "--input-tokens",
-        &p,
-        "--no-tokenize",
-    ] {
-        args.extend(["--load-arg", a]);
-    }
-    for a in ["--max-concurrency", "8", "-n", "8"] {
-        args.extend(["--load-arg", a]);
-    }
-    let out = sweep(&args).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let out = SweepArgs::on_spec(&spec, &url, "llm-sim")
+        .param("kv-capacity-tokens", &values)
+        .args(&["--find-capacity", &slo])
+        .load(&["--max-tokens", &m, "--ignore-eos", "--input-tokens", &p])
+        .load(&["--no-tokenize", "--max-concurrency", "8", "-n", "8"])
+        .expect(0);
     let recs = records(&results);
     let mut found = Vec::new();
     for kv in kvs {
@@ -239,7 +183,7 @@ fn find_capacity_finds_each_configs_true_capacity_from_the_sims_kv_model() {
     }
     assert_eq!(found.iter().map(|f| f.0).collect::<Vec<_>>(), [3, 5]);
     // summarize ranks the configs by capacity: the larger first.
-    let table = String::from_utf8_lossy(&out.stdout);
+    let table = stdout(&out);
     let section = table
         .split(&format!("capacity under the SLO ({slo})"))
         .nth(1)

@@ -14,78 +14,58 @@
 mod sweep_support;
 
 use serde_json::{json, Value};
-use sweep_support::{dump, records, sweep, SpecFile};
+use sweep_support::sim::eagle;
+use sweep_support::{dump, records, stderr, stdout, upstream_of, SimExec, SpecFile, SweepArgs};
 
 /// llm-sim's default campaign-shaped model, seeded, with 2% run-to-run
 /// noise per start (`--noise`, one draw per start from `--noise-counter`).
 fn sim(tag: &str, flags: &str) -> (SpecFile, String) {
-    let port = testkit::free_port();
     let dir = testkit::temp_dir(&format!("{tag}-ctr"));
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time 100ms --warmup-time 50ms \
-         --seed 42 --noise 2% --noise-counter {} {flags}",
-        testkit::bin("llm-sim").display(),
+    let noise = format!(
+        "--noise 2% --noise-counter {}",
         dir.join("starts").display()
     );
-    (
-        SpecFile::new(tag, &exec, port),
-        format!("http://127.0.0.1:{port}"),
-    )
+    let sim = SimExec::free().load("100ms").warmup("50ms").seed(42);
+    sim.flags(&noise).flags(flags).spec(tag)
+}
+
+/// [`sim`] with SGLang's speculative flags, steps 1.
+fn sglang_sim(tag: &str) -> (SpecFile, String) {
+    sim(tag, &eagle(1))
 }
 
 const NOISE: f64 = 0.02;
 /// The machine's timing spread between two starts (see above).
 const MACHINE: f64 = 0.16;
 
-fn load_args() -> Vec<&'static str> {
-    let mut v = Vec::new();
-    for a in [
-        "--max-tokens",
-        "64",
-        "--input-tokens",
-        "128",
-        "-n",
-        "64",
-        "--temperature",
-        "0.2",
-        "--ignore-eos",
-        "--seed",
-        "1",
-    ] {
-        v.extend(["--load-arg", a]);
-    }
-    v
-}
+/// This file's load: loadgen's options.
+const LOAD: [&str; 11] = [
+    "--max-tokens",
+    "64",
+    "--input-tokens",
+    "128",
+    "-n",
+    "64",
+    "--temperature",
+    "0.2",
+    "--ignore-eos",
+    "--seed",
+    "1",
+];
 
 /// A `sweep --schedule SERVER` over `param`'s `values` at `levels`, with
 /// this file's load: the words every test here starts from.
-fn schedule_args<'a>(
-    spec: &'a SpecFile,
-    url: &'a str,
-    res: &'a str,
-    server: &'a str,
-    (param, values, levels): (&'a str, &'a str, &'a str),
-) -> Vec<&'a str> {
-    let mut args = vec![
-        "--spec",
-        spec.s(),
-        "--url",
-        url,
-        "--server",
-        server,
-        "--results",
-        res,
-        "--param",
-        param,
-        "--values",
-        values,
-        "--concurrency",
-        levels,
-        "--schedule",
-        server,
-    ];
-    args.extend(load_args());
-    args
+fn schedule_args(
+    spec: &SpecFile,
+    url: &str,
+    server: &str,
+    (param, values, levels): (&str, &str, &str),
+) -> SweepArgs {
+    SweepArgs::on_spec(spec, url, server)
+        .param(param, values)
+        .levels(levels)
+        .args(&["--schedule", server])
+        .load(&LOAD)
 }
 
 fn tok_s(r: &Value) -> f64 {
@@ -93,14 +73,9 @@ fn tok_s(r: &Value) -> f64 {
 }
 
 fn carries_schedule(r: &Value) -> bool {
-    let mut u = r.get("upstream");
-    while let Some(x) = u {
-        if x["type"] == "schedule" {
-            return true;
-        }
-        u = x.get("upstream");
-    }
-    false
+    r.get("upstream")
+        .and_then(|u| upstream_of(u, "schedule"))
+        .is_some()
 }
 
 /// summarize's summary record of `results` (its `--summarize-arg`s `extra`).
@@ -118,7 +93,7 @@ fn summary(results: &std::path::Path, extra: &[&str]) -> Value {
 /// change against summarize's best static value there and against the
 /// weighted pick, worked out again from the bench records themselves.
 fn check_table(server: &str, out: &std::process::Output, results: &std::path::Path) {
-    let table = String::from_utf8_lossy(&out.stdout);
+    let table = stdout(out);
     let label = format!("schedule ({server})");
     assert!(
         table
@@ -183,11 +158,8 @@ fn schedule_sweep(server: &str, sim_flags: &str, param: &str, values: &str) {
     let (spec, url) = sim(&format!("sweep-sched-{server}"), sim_flags);
     let before = spec.exec_start();
     let results = spec.results();
-    let res = results.to_str().unwrap();
-    let args = schedule_args(&spec, &url, res, server, (param, values, "1,16,64"));
-    let out = sweep(&args).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = schedule_args(&spec, &url, server, (param, values, "1,16,64")).expect(0);
+    let err = stderr(&out);
     assert!(err.contains("[schedule]"), "{}", dump(&out));
     let recs = records(&results);
     let sched: Vec<&Value> = recs.iter().filter(|r| r["type"] == "schedule").collect();
@@ -224,12 +196,7 @@ fn schedule_sweep(server: &str, sim_flags: &str, param: &str, values: &str) {
 
 #[test]
 fn sglang_schedule_is_applied_measured_and_never_worse_than_static() {
-    schedule_sweep(
-        "sglang",
-        "--speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1",
-        "speculative-num-steps",
-        "2,4,5",
-    );
+    schedule_sweep("sglang", &eagle(1), "speculative-num-steps", "2,4,5");
 }
 
 #[test]
@@ -244,17 +211,11 @@ fn vllm_schedule_is_applied_measured_and_never_worse_than_static() {
 
 #[test]
 fn one_level_cannot_support_a_schedule_and_the_static_pick_stands() {
-    let (spec, url) = sim(
-        "sweep-sched-refused",
-        "--speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1",
-    );
+    let (spec, url) = sglang_sim("sweep-sched-refused");
     let results = spec.results();
-    let res = results.to_str().unwrap();
     let params = ("speculative-num-steps", "2,4", "1");
-    let args = schedule_args(&spec, &url, res, "sglang", params);
-    let out = sweep(&args).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = schedule_args(&spec, &url, "sglang", params).expect(0);
+    let err = stderr(&out);
     assert!(
         err.contains("cannot support a sglang schedule"),
         "{}",
@@ -277,24 +238,14 @@ fn one_level_cannot_support_a_schedule_and_the_static_pick_stands() {
 /// own flags (`--speculative-adaptive`, its config file) removed.
 #[test]
 fn keep_winner_leaves_the_static_pick_when_the_schedule_does_not_win() {
-    let (spec, url) = sim(
-        "sweep-sched-keep",
-        "--speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1",
-    );
+    let (spec, url) = sglang_sim("sweep-sched-keep");
     let results = spec.results();
-    let res = results.to_str().unwrap();
     let params = ("speculative-num-steps", "2,4,5", "1,16,64");
-    let mut args = schedule_args(&spec, &url, res, "sglang", params);
-    args.extend([
-        "--keep-winner",
-        "--summarize-arg",
-        "--tolerance",
-        "--summarize-arg",
-        "10%",
-    ]);
-    let out = sweep(&args).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
-    let err = String::from_utf8_lossy(&out.stderr);
+    let out = schedule_args(&spec, &url, "sglang", params)
+        .args(&["--keep-winner", "--summarize-arg", "--tolerance"])
+        .args(&["--summarize-arg", "10%"])
+        .expect(0);
+    let err = stderr(&out);
     assert!(err.contains("[schedule]"), "{err}");
     let sum = summary(&results, &["--tolerance", "10%"]);
     let row = &sum["details"]["schedule"][0];

@@ -12,98 +12,53 @@
 mod sweep_support;
 
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sweep_support::{dump, records, sweep_behind};
-use testkit::nspawn::{self, Container};
+use sweep_support::child::{signal_group, wait_within};
+use sweep_support::sim::{boot, require_nspawn};
+use sweep_support::{dump, fleet, records, upstream_of, SimExec, SweepArgs};
+use testkit::nspawn::Container;
 
 /// The schedule record a bench record was measured under.
 fn schedule_of(r: &Value) -> Option<&Value> {
-    let mut u = r.get("upstream");
-    while let Some(x) = u {
-        if x["type"] == "schedule" {
-            return Some(x);
-        }
-        u = x.get("upstream");
-    }
-    None
+    upstream_of(r.get("upstream")?, "schedule")
 }
 
 /// The ExecStart argv of the unit, as systemd reports it.
 fn argv(c: &Container) -> String {
-    let s = c.sh("systemctl show -P ExecStart sim.service");
-    s.split("argv[]=")
-        .nth(1)
-        .and_then(|a| a.split(" ;").next())
-        .unwrap_or_default()
-        .to_string()
+    fleet::argv(&c.sh("systemctl show -P ExecStart sim.service")).unwrap_or_default()
 }
 
 /// The sweep's words; `extra` last (the resumed run adds `--resume`).
-fn args<'a>(c: &'a str, results: &'a str, n: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut v = vec![
-        "--unit",
-        "sim",
-        "--exec-prefix",
-        c,
-        "--url",
-        "http://127.0.0.1:8000",
-        "--server",
-        "sglang",
-        "--param",
-        "speculative-num-steps",
-        "--values",
-        "2,4",
-        "--concurrency",
-        "1,16",
-        "--schedule",
-        "sglang",
-        "--results",
-        results,
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        n,
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        "64",
-        "--load-arg",
-        "--ignore-eos",
-        "--swap-arg",
-        "--wait",
-        "--swap-arg",
-        "20s",
-    ];
-    v.extend(extra);
-    v
+fn args(c: &str, results: &Path, n: &str, extra: &[&str]) -> SweepArgs {
+    SweepArgs::new()
+        .args(&["--unit", "sim", "--exec-prefix", c])
+        .args(&["--url", "http://127.0.0.1:8000", "--server", "sglang"])
+        .param("speculative-num-steps", "2,4")
+        .levels("1,16")
+        .args(&["--schedule", "sglang"])
+        .results(results)
+        .quick(n, "64")
+        .load(&["--ignore-eos"])
+        .swap_wait()
+        .args(extra)
 }
 
 #[test]
 fn a_schedule_step_cut_by_sigint_is_resumed_with_the_same_schedule_and_restored() {
-    assert!(
-        nspawn::unavailable().is_none(),
-        "{:?}",
-        nspawn::unavailable()
-    );
-    let bin = testkit::bin("llm-sim");
-    let c = Container::boot(&[(bin.parent().unwrap(), "/opt/sweepkit/bin")]).expect("boot");
-    let exec = "/opt/sweepkit/bin/llm-sim --host 127.0.0.1 --port 8000 --load-time 200ms \
-                --warmup-time 100ms --seed 1 --speculative-algorithm EAGLE \
-                --speculative-eagle-topk 1 --speculative-num-steps 1";
-    c.write_file(
-        "/etc/systemd/system/sim.service",
-        &format!("[Unit]\nDescription=llm-sim\n[Service]\nExecStart={exec}\nTimeoutStopSec=5\n"),
-    );
-    c.sh("systemctl daemon-reload && systemctl start sim.service");
+    require_nspawn();
+    let c = boot();
+    SimExec::in_container(8000)
+        .eagle(1)
+        .install(&c, "TimeoutStopSec=5\n");
     let original = argv(&c);
     let pid = c.pid1.to_string();
     let netns = ["nsenter", "-t", pid.as_str(), "-n", "--"];
     let dir = testkit::temp_dir("sweep-sched-resume");
     let results = dir.join("results.jsonl");
-    let res = results.to_str().unwrap();
     let prefix = c.exec_prefix();
 
     // 400 requests of 64 tokens at c=1: several seconds a level, so the
@@ -111,7 +66,8 @@ fn a_schedule_step_cut_by_sigint_is_resumed_with_the_same_schedule_and_restored(
     // group, as a terminal's foreground job.
     // stderr to a file: loadgen's lines would fill a pipe nobody reads yet.
     let log = dir.join("stderr");
-    let mut child = sweep_behind(&netns, &args(&prefix, res, "400", &[]))
+    let mut child = args(&prefix, &results, "400", &[])
+        .behind(&netns)
         .process_group(0)
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&log).unwrap())
@@ -127,12 +83,8 @@ fn a_schedule_step_cut_by_sigint_is_resumed_with_the_same_schedule_and_restored(
         std::thread::sleep(Duration::from_millis(200));
     }
     std::thread::sleep(Duration::from_millis(2500));
-    let pgid = child.id();
-    Command::new("kill")
-        .args(["-INT", "--", &format!("-{pgid}")])
-        .status()
-        .unwrap();
-    let mut out = wait(child, Duration::from_secs(90));
+    signal_group(&child, "INT");
+    let mut out = wait_within(child, Duration::from_secs(90), None);
     out.stderr = std::fs::read(&log).unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", dump(&out));
     let recs = records(&results);
@@ -152,7 +104,8 @@ fn a_schedule_step_cut_by_sigint_is_resumed_with_the_same_schedule_and_restored(
     assert_eq!(argv(&c), original, "the original unit is back after Ctrl-C");
 
     // --resume: the grid is done; the same schedule runs to the end.
-    let out = sweep_behind(&netns, &args(&prefix, res, "8", &["--resume"]))
+    let out = args(&prefix, &results, "8", &["--resume"])
+        .behind(&netns)
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
@@ -182,18 +135,4 @@ fn a_schedule_step_cut_by_sigint_is_resumed_with_the_same_schedule_and_restored(
         "{table}"
     );
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// Wait for `child` at most `limit` (then kill its group and fail).
-fn wait(mut child: std::process::Child, limit: Duration) -> std::process::Output {
-    let t0 = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t0.elapsed() > limit {
-            let g = format!("-{}", child.id());
-            let _ = Command::new("kill").args(["-KILL", "--", &g]).status();
-            panic!("sweep did not end within {limit:?} after SIGINT");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    child.wait_with_output().unwrap()
 }

@@ -8,9 +8,8 @@
 
 mod sweep_support;
 
-use std::time::Duration;
-
-use sweep_support::{dump, records, sweep, SpecFile};
+use sweep_support::sim::eagle;
+use sweep_support::{dump, fields, records, stderr, stdout, SimExec, SpecFile, SweepArgs};
 use testkit::{cmd, run};
 
 const STEPS: &str = "speculative-num-steps";
@@ -19,50 +18,15 @@ const SECRETS: [&str; 3] = ["sk-sweep-api-51c9", "adm-sweep-77e2", "pw-sweep-0b4
 /// llm-sim with `flags`, started once through svc-swap so a server runs
 /// before the sweep (as `sweep_preflight.rs` does); the spec and URL.
 fn running_sim(tag: &str, flags: &str) -> (SpecFile, String) {
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time 100ms --warmup-time 50ms \
-         --health-probe-time 0s --seed 1 {flags}",
-        testkit::bin("llm-sim").display()
-    );
-    let spec = SpecFile::new(tag, &exec, port);
-    let out = std::process::Command::new(testkit::bin("svc-swap"))
-        .args(["--spec", spec.s()])
-        .stdin(std::process::Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(0), "first start: {}", dump(&out));
-    let t0 = std::time::Instant::now();
-    while testkit::http_get(port, "/health").map(|r| r.0) != Some(200) {
-        assert!(t0.elapsed() < Duration::from_secs(20), "never healthy");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (spec, format!("http://127.0.0.1:{port}"))
+    let sim = SimExec::free().load("100ms").warmup("50ms").probe("0s");
+    sim.flags(flags).running(tag)
 }
 
-fn common<'a>(spec: &'a SpecFile, url: &'a str, results: &'a str) -> Vec<&'a str> {
-    vec![
-        "--spec",
-        spec.s(),
-        "--url",
-        url,
-        "--server",
-        "sglang",
-        "--results",
-        results,
-        "--ready-timeout",
-        "30s",
-        "--concurrency",
-        "1,2",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        "4",
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        "8",
-    ]
+fn common(spec: &SpecFile, url: &str) -> SweepArgs {
+    SweepArgs::on_spec(spec, url, "sglang")
+        .args(&["--ready-timeout", "30s"])
+        .levels("1,2")
+        .quick("4", "8")
 }
 
 fn assert_no_secret(what: &str, text: &str) {
@@ -74,17 +38,21 @@ fn assert_no_secret(what: &str, text: &str) {
 #[test]
 fn a_full_sweep_of_a_keyed_sglang_server_leaks_no_secret() {
     let flags = format!(
-        "--speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1 \
-         --api-key {} --admin-api-key {} --ssl-keyfile-password {}",
-        SECRETS[0], SECRETS[1], SECRETS[2]
+        "{} --api-key {} --admin-api-key {} --ssl-keyfile-password {}",
+        eagle(1),
+        SECRETS[0],
+        SECRETS[1],
+        SECRETS[2]
     );
     let (spec, url) = running_sim("i11-secrets", &flags);
     let results = spec.results();
-    let mut args = common(&spec, &url, results.to_str().unwrap());
-    args.extend(["--param", STEPS, "--values", "2,3", "--expect-config"]);
-    args.extend(["--load-arg", "--endpoint", "--load-arg", "generate"]);
+    let args = common(&spec, &url)
+        .param(STEPS, "2,3")
+        .arg("--expect-config")
+        .load(&["--endpoint", "generate"]);
     // One key for every tool (wait-ready and loadgen both read it).
-    let out = sweep(&args)
+    let out = args
+        .cmd()
         .env("SWEEPKIT_API_KEY", SECRETS[0])
         .env_remove("OPENAI_API_KEY")
         .output()
@@ -103,8 +71,8 @@ fn a_full_sweep_of_a_keyed_sglang_server_leaks_no_secret() {
     }
     let file = std::fs::read_to_string(&results).unwrap();
     assert_no_secret("results file", &file);
-    assert_no_secret("sweep stdout", &String::from_utf8_lossy(&out.stdout));
-    assert_no_secret("sweep stderr", &String::from_utf8_lossy(&out.stderr));
+    assert_no_secret("sweep stdout", &stdout(&out));
+    assert_no_secret("sweep stderr", &stderr(&out));
     let r = results.to_str().unwrap();
     for fmt in ["json", "text", "csv"] {
         let s = run(cmd("summarize", &["--format", fmt, r]), "");
@@ -119,28 +87,17 @@ fn no_preflight_lets_steps_without_topk_crash_at_load_and_the_sweep_goes_on() {
     let (spec, url) = running_sim("i11-nopreflight", "--speculative-algorithm EAGLE");
     let original = spec.exec_start();
     let results = spec.results();
-    let mut args = common(&spec, &url, results.to_str().unwrap());
-    args.extend(["--param", STEPS, "--values", "2,3"]);
-    args.extend(["--swap-arg", "--no-preflight"]);
-    let out = sweep(&args).output().unwrap();
-    assert_eq!(out.status.code(), Some(41), "{}", dump(&out));
+    let out = common(&spec, &url)
+        .param(STEPS, "2,3")
+        .swap(&["--no-preflight"])
+        .expect(41);
     let recs = records(&results);
-    let got: Vec<_> = recs
-        .iter()
-        .map(|r| {
-            (
-                r["type"].as_str().unwrap_or(""),
-                r["stage"].as_str().unwrap_or(""),
-                r["kind"].as_str().unwrap_or(""),
-                r["config"][STEPS].as_str().unwrap_or(""),
-            )
-        })
-        .collect();
+    let steps = format!("/config/{STEPS}");
     assert_eq!(
-        got,
+        fields(&recs, &["/type", "/stage", "/kind", &steps]),
         [
-            ("failure", "ready", "crashed_at_load", "2"),
-            ("failure", "ready", "crashed_at_load", "3"),
+            ["failure", "ready", "crashed_at_load", "2"],
+            ["failure", "ready", "crashed_at_load", "3"],
         ],
         "each config reached the server and crashed there: {}",
         dump(&out)
@@ -153,7 +110,7 @@ fn no_preflight_lets_steps_without_topk_crash_at_load_and_the_sweep_goes_on() {
         );
         assert!(!r["reason"].to_string().contains("pre-flight"), "{r}");
     }
-    let err = String::from_utf8_lossy(&out.stderr);
+    let err = stderr(&out);
     assert!(
         !err.contains("pre-flight: --speculative-num-steps"),
         "{err}"

@@ -10,11 +10,12 @@
 mod sweep_support;
 
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sweep_support::{dump, records, sweep, with_config, SpecFile};
+use sweep_support::sim::{url_port, wait_healthy};
+use sweep_support::{dump, records, with_config, SimExec, SpecFile, SweepArgs};
 use testkit::sshd::Sshd;
 
 /// One outage at a time: the machine has 2 cores and the timings matter.
@@ -29,17 +30,7 @@ fn sshd() -> Sshd {
 /// llm-sim with speculation on (SGLang's flag set: steps need EAGLE and
 /// topk 1), steps 1 originally; steps > 8 is an OOM at load.
 fn sim_spec(tag: &str, load: &str) -> (SpecFile, String) {
-    let port = testkit::free_port();
-    let exec = format!(
-        "{} --host 127.0.0.1 --port {port} --load-time {load} --warmup-time 100ms --seed 1 \
-         --kv-capacity-tokens 8192 --speculative-algorithm EAGLE --speculative-eagle-topk 1 \
-         --speculative-num-steps 1",
-        testkit::bin("llm-sim").display()
-    );
-    (
-        SpecFile::new(tag, &exec, port),
-        format!("http://127.0.0.1:{port}"),
-    )
+    SimExec::free().load(load).kv(8192).eagle(1).spec(tag)
 }
 
 /// `--ssh ... --ssh-key ... --known-hosts ...`: given once, to the first stage.
@@ -54,40 +45,24 @@ fn ssh_flags(s: &Sshd) -> Vec<String> {
     ]
 }
 
-fn sweep_args<'a>(
-    spec: &'a SpecFile,
-    url: &'a str,
-    results: &'a str,
-    ssh: &'a [String],
-) -> Vec<&'a str> {
-    let mut a = vec![
-        "--spec",
-        spec.s(),
-        "--url",
-        url,
-        "--server",
-        "llm-sim",
-        "--results",
-        results,
-        "--param",
-        KEY,
-        "--values",
-        "2,3,4",
-        "--concurrency",
-        "1",
-        "--load-arg",
-        "-n",
-        "--load-arg",
-        "2",
-        "--load-arg",
-        "--max-tokens",
-        "--load-arg",
-        "8",
-        "--ready-timeout",
-        "30s",
-    ];
-    a.extend(ssh.iter().map(String::as_str));
-    a
+/// One test's fixture, in drop order last to first: the lock (one outage
+/// at a time), sshd, llm-sim loading for `load`, and the SSH flags.
+fn setup(tag: &str, load: &str) -> (MutexGuard<'static, ()>, Sshd, SpecFile, String, Vec<String>) {
+    let one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let s = sshd();
+    let (spec, url) = sim_spec(tag, load);
+    let ssh = ssh_flags(&s);
+    (one, s, spec, url, ssh)
+}
+
+fn sweep_args(spec: &SpecFile, url: &str, ssh: &[String]) -> SweepArgs {
+    let ssh: Vec<&str> = ssh.iter().map(String::as_str).collect();
+    SweepArgs::on_spec(spec, url, "llm-sim")
+        .param(KEY, "2,3,4")
+        .levels("1")
+        .quick("2", "8")
+        .args(&["--ready-timeout", "30s"])
+        .args(&ssh)
 }
 
 /// Wait (at most `limit`) until `cond` holds; false if it never did.
@@ -123,11 +98,8 @@ fn transport_failures(recs: &[Value]) -> Vec<&Value> {
 
 #[test]
 fn the_pipeline_needs_the_ssh_flags_once() {
-    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let mut s = sshd();
-    let (spec, url) = sim_spec("ssh-once", "200ms");
+    let (_one, mut s, spec, url, ssh) = setup("ssh-once", "200ms");
     let mut swap_args = vec!["--spec", spec.s(), "--set", "speculative-num-steps=2"];
-    let ssh = ssh_flags(&s);
     swap_args.extend(ssh.iter().map(String::as_str));
     let swap = testkit::run(testkit::cmd("svc-swap", &swap_args), "");
     swap.expect_code(0);
@@ -216,16 +188,13 @@ fn the_pipeline_needs_the_ssh_flags_once() {
 
 #[test]
 fn an_sshd_outage_during_a_load_costs_a_retry_not_a_result() {
-    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let mut s = sshd();
-    let (spec, url) = sim_spec("ssh-outage", "1s");
+    let (_one, mut s, spec, url, ssh) = setup("ssh-outage", "1s");
     let original = spec.exec_start();
     let results = spec.results();
-    let ssh = ssh_flags(&s);
-    let args = sweep_args(&spec, &url, results.to_str().unwrap(), &ssh);
+    let args = sweep_args(&spec, &url, &ssh);
     let t0 = Instant::now();
     let out = std::thread::scope(|sc| {
-        let run = sc.spawn(|| sweep(&args).output().unwrap());
+        let run = sc.spawn(|| args.output());
         // Config 2 of 3 is loading: sshd goes away for 5 s.
         let hit = wait_for(Duration::from_secs(90), || spec_has_steps(&spec.path, "3"));
         s.stop();
@@ -264,18 +233,14 @@ fn an_sshd_outage_during_a_load_costs_a_retry_not_a_result() {
 
 #[test]
 fn resume_reruns_a_transport_failure_and_restores_the_recorded_original() {
-    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let mut s = sshd();
-    let (spec, url) = sim_spec("ssh-resume", "500ms");
+    let (_one, mut s, spec, url, ssh) = setup("ssh-resume", "500ms");
     let original = spec.exec_start();
     let results = spec.results();
-    let ssh = ssh_flags(&s);
-    let mut args = sweep_args(&spec, &url, results.to_str().unwrap(), &ssh);
-    args.extend(["--retries", "0"]);
+    let args = sweep_args(&spec, &url, &ssh).args(&["--retries", "0"]);
     // sshd is down from steps=3's swap until its transport failure is on
     // file: with --retries 0 it stays a transport failure.
     let out = std::thread::scope(|sc| {
-        let run = sc.spawn(|| sweep(&args).output().unwrap());
+        let run = sc.spawn(|| args.output());
         let hit = wait_for(Duration::from_secs(90), || spec_has_steps(&spec.path, "3"));
         s.stop();
         let seen = wait_for(Duration::from_secs(60), || {
@@ -303,10 +268,7 @@ fn resume_reruns_a_transport_failure_and_restores_the_recorded_original() {
     set.extend(ssh.iter().map(String::as_str));
     testkit::run(testkit::cmd("svc-swap", &set), "").expect_code(0);
     assert_ne!(spec.exec_start(), original);
-    let mut resume = sweep_args(&spec, &url, results.to_str().unwrap(), &ssh);
-    resume.push("--resume");
-    let out = sweep(&resume).output().unwrap();
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let out = sweep_args(&spec, &url, &ssh).arg("--resume").expect(0);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.matches("already in").count(), measured, "{err}");
     let recs = records(&results);
@@ -324,17 +286,12 @@ fn resume_reruns_a_transport_failure_and_restores_the_recorded_original() {
 
 #[test]
 fn a_rollback_returns_with_the_old_server_ready() {
-    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let s = sshd();
-    let (spec, url) = sim_spec("ssh-rollback", "1500ms");
-    let ssh = ssh_flags(&s);
+    let (_one, _sshd, spec, url, ssh) = setup("ssh-rollback", "1500ms");
     let mut first = vec!["--spec", spec.s(), "--set", "speculative-num-steps=2"];
     first.extend(ssh.iter().map(String::as_str));
     testkit::run(testkit::cmd("svc-swap", &first), "").expect_code(0);
-    let port: u16 = url.rsplit(':').next().unwrap().parse().unwrap();
-    assert!(wait_for(Duration::from_secs(30), || {
-        matches!(testkit::http_get(port, "/health"), Some((200, _)))
-    }));
+    let port = url_port(&url);
+    wait_healthy(port, Duration::from_secs(30));
 
     // The documented example: a plain `wait-ready URL` as the ready
     // command; the record on stdin and SWEEPKIT_SSH carry the SSH target.

@@ -11,8 +11,10 @@ mod sweep_support;
 use std::sync::Mutex;
 
 use serde_json::Value;
-use sweep_support::{dump, records, sweep_behind, with_config};
-use testkit::nspawn::{self, Container};
+use sweep_support::fleet::assert_unit_restored;
+use sweep_support::sim::{boot, require_nspawn};
+use sweep_support::{dump, records, upstream_of, with_config, SimExec, SweepArgs};
+use testkit::nspawn;
 
 /// One container at a time: the machine has 2 cores.
 static LOCK: Mutex<()> = Mutex::new(());
@@ -21,14 +23,7 @@ const KEY: &str = "speculative-num-steps";
 
 /// The swap record a bench or failure record carries (its upstream chain).
 fn swap_of(r: &Value) -> Option<&Value> {
-    let mut cur = r;
-    for _ in 0..4 {
-        if cur["type"] == "swap" {
-            return Some(cur);
-        }
-        cur = cur.get("upstream")?;
-    }
-    None
+    upstream_of(r, "swap")
 }
 
 #[test]
@@ -38,62 +33,32 @@ fn sweep_a_systemd_unit_through_an_exec_prefix_with_a_crash_and_a_slow_stop() {
         return;
     }
     let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let bin = testkit::bin("llm-sim");
-    let c = Container::boot(&[(bin.parent().unwrap(), "/opt/sweepkit/bin")]).expect("boot");
+    let c = boot();
     // KV capacity 8192: steps > 8 is an OOM at load. --ignore-sigterm 30s
     // with TimeoutStopSec=2: every stop of a running server is a SIGKILL
     // after 2 s, the reference campaign's stale-stop trouble.
-    let exec = "/opt/sweepkit/bin/llm-sim --host 127.0.0.1 --port 8000 --load-time 200ms \
-                --warmup-time 100ms --seed 1 --kv-capacity-tokens 8192 --ignore-sigterm 30s \
-                --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4";
-    c.write_file(
-        "/etc/systemd/system/sim.service",
-        &format!("[Unit]\nDescription=llm-sim\n[Service]\nExecStart={exec}\nTimeoutStopSec=2\n"),
-    );
-    c.sh("systemctl daemon-reload && systemctl start sim.service");
-    let original = c.sh("systemctl show -P ExecStart sim.service");
+    let sim = SimExec::in_container(8000)
+        .kv(8192)
+        .flags("--ignore-sigterm 30s");
+    let original = sim.eagle(4).install(&c, "TimeoutStopSec=2\n");
 
     // The sweep runs in the container's network namespace (its 127.0.0.1
     // is the server's); systemctl and journalctl go through the prefix.
     let pid = c.pid1.to_string();
     let dir = testkit::temp_dir("sweep-systemd");
     let results = dir.join("results.jsonl");
-    let out = sweep_behind(
-        &["nsenter", "-t", &pid, "-n", "--"],
-        &[
-            "--unit",
-            "sim",
-            "--exec-prefix",
-            &c.exec_prefix(),
-            "--url",
-            "http://127.0.0.1:8000",
-            "--server",
-            "llm-sim",
-            "--expect-config",
-            "--param",
-            KEY,
-            "--values",
-            "1,9,2",
-            "--concurrency",
-            "1,2",
-            "--results",
-            results.to_str().unwrap(),
-            "--load-arg",
-            "-n",
-            "--load-arg",
-            "4",
-            "--load-arg",
-            "--max-tokens",
-            "--load-arg",
-            "16",
-            "--swap-arg",
-            "--wait",
-            "--swap-arg",
-            "20s",
-        ],
-    )
-    .output()
-    .unwrap();
+    let out = SweepArgs::new()
+        .args(&["--unit", "sim", "--exec-prefix", &c.exec_prefix()])
+        .args(&["--url", "http://127.0.0.1:8000", "--server", "llm-sim"])
+        .arg("--expect-config")
+        .param(KEY, "1,9,2")
+        .levels("1,2")
+        .results(&results)
+        .quick("4", "16")
+        .swap_wait()
+        .behind(&["nsenter", "-t", &pid, "-n", "--"])
+        .output()
+        .unwrap();
     let journal = || c.sh("journalctl -u sim -n 40 -o cat --no-pager; true");
     assert_eq!(
         out.status.code(),
@@ -133,18 +98,7 @@ fn sweep_a_systemd_unit_through_an_exec_prefix_with_a_crash_and_a_slow_stop() {
     assert_eq!(stop2["result"], "already_stopped", "{stop2}");
 
     // The original command line is back and the unit runs it.
-    let now = c.sh("systemctl show -P ExecStart sim.service");
-    let argv = |s: &str| {
-        s.split("argv[]=")
-            .nth(1)
-            .and_then(|a| a.split(" ;").next())
-            .map(str::to_string)
-    };
-    assert_eq!(argv(&now), argv(&original), "restored ExecStart");
-    assert_eq!(
-        c.sh("systemctl is-active sim.service; true").trim(),
-        "active"
-    );
+    assert_unit_restored(&c, &original, &out);
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(
         table.contains("OOM") || table.contains("crashed"),
@@ -160,25 +114,13 @@ fn sweep_a_systemd_unit_through_an_exec_prefix_with_a_crash_and_a_slow_stop() {
 /// server ready, not loading.
 #[test]
 fn a_rollback_through_an_exec_prefix_returns_with_the_old_server_ready() {
-    assert!(
-        nspawn::unavailable().is_none(),
-        "{:?}",
-        nspawn::unavailable()
-    );
+    require_nspawn();
     let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let bin = testkit::bin("llm-sim");
-    let c = Container::boot(&[(bin.parent().unwrap(), "/opt/sweepkit/bin")]).expect("boot");
+    let c = boot();
     // Steps 9 is an OOM at load (KV capacity 8192); the old server takes
     // 1.5 s to load, so returning before it is ready would show.
-    let exec = "/opt/sweepkit/bin/llm-sim --host 127.0.0.1 --port 8000 --load-time 1500ms \
-                --warmup-time 100ms --health-probe-time 0s --seed 1 --kv-capacity-tokens 8192 \
-                --speculative-algorithm EAGLE --speculative-eagle-topk 1 \
-                --speculative-num-steps 2";
-    c.write_file(
-        "/etc/systemd/system/sim.service",
-        &format!("[Unit]\nDescription=llm-sim\n[Service]\nExecStart={exec}\n"),
-    );
-    c.sh("systemctl daemon-reload && systemctl start sim.service");
+    let sim = SimExec::in_container(8000).load("1500ms").probe("0s");
+    sim.kv(8192).eagle(2).install(&c, "");
     let pid = c.pid1.to_string();
     let wait_ready = testkit::bin("wait-ready");
     let ready_cmd = format!(

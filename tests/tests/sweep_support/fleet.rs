@@ -8,7 +8,47 @@ use std::process::Output;
 
 use testkit::nspawn::Container;
 
-use super::dump;
+use super::{dump, SimExec, SweepArgs};
+
+/// The flag every fleet sweep here sweeps.
+pub const KEY: &str = "speculative-num-steps";
+
+/// Few short requests a level (loadgen's options).
+pub const QUICK: [&str; 6] = ["-n", "2", "--warmup", "0", "--max-tokens", "8"];
+
+/// The words every sweep of the hosts' units shares: sim.service, one
+/// level, no retries (a retry would hide which host failed), and time for
+/// a unit's stop and start.
+pub fn unit_sweep(values: &str, results: &Path) -> SweepArgs {
+    SweepArgs::new()
+        .args(&["--unit", "sim", "--server", "llm-sim"])
+        .param(KEY, values)
+        .levels("1")
+        .results(results)
+        .args(&["--retries", "0", "--ready-timeout", "30s"])
+        .swap_wait()
+}
+
+/// GNU parallel and systemd-nspawn are prerequisites of a pool of
+/// containers: missing, the test fails.
+pub fn require_parallel_and_nspawn() {
+    assert!(
+        std::process::Command::new("parallel")
+            .arg("--version")
+            .output()
+            .is_ok(),
+        "GNU parallel not found (make deps installs it)"
+    );
+    super::sim::require_nspawn();
+}
+
+/// llm-sim under a process spec on this machine (a local host, `-`),
+/// steps 4 originally, and its port.
+pub fn local_spec(tag: &str) -> (super::SpecFile, u16) {
+    let sim = SimExec::free().load("100ms").warmup("50ms").unseeded();
+    let (spec, _) = sim.clone().eagle(4).spec(tag);
+    (spec, sim.port)
+}
 
 /// A host: its container, its server's port and the unit's original
 /// ExecStart (as `systemctl show` prints it).
@@ -26,14 +66,21 @@ impl Host {
 
     /// The original command line is back and the unit runs it.
     pub fn assert_restored(&self, out: &Output) {
-        assert_eq!(self.argv(), argv(&self.original), "restored: {}", dump(out));
-        assert_eq!(
-            self.c.sh("systemctl is-active sim.service; true").trim(),
-            "active",
-            "{}",
-            dump(out)
-        );
+        assert_unit_restored(&self.c, &self.original, out);
     }
+}
+
+/// `c`'s sim.service runs its `original` ExecStart (as `systemctl show`
+/// printed it) again, after the run `out`.
+pub fn assert_unit_restored(c: &Container, original: &str, out: &Output) {
+    let now = c.sh("systemctl show -P ExecStart sim.service");
+    assert_eq!(argv(&now), argv(original), "restored: {}", dump(out));
+    assert_eq!(
+        c.sh("systemctl is-active sim.service; true").trim(),
+        "active",
+        "{}",
+        dump(out)
+    );
 }
 
 /// The command line in `systemctl show -P ExecStart` output.
@@ -64,17 +111,9 @@ pub fn boot_pool(
         }
         .expect("boot");
         let port = 8000 + k;
-        let exec = format!(
-            "/opt/sweepkit/bin/llm-sim --host {addr} --port {port} --load-time {load_time} \
-             --warmup-time 50ms --health-probe-time 0s --seed {k} \
-             --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 4"
-        );
-        c.write_file(
-            "/etc/systemd/system/sim.service",
-            &format!("[Unit]\nDescription=llm-sim\n[Service]\nExecStart={exec}\n"),
-        );
-        c.sh("systemctl daemon-reload && systemctl start sim.service");
-        let original = c.sh("systemctl show -P ExecStart sim.service");
+        let sim = SimExec::in_container(port).host(addr).load(load_time);
+        let sim = sim.warmup("50ms").probe("0s").seed(u32::from(k));
+        let original = sim.eagle(4).install(&c, "");
         hosts.push(Host { c, port, original });
     }
     hosts

@@ -1,8 +1,10 @@
-//! Helpers shared by the sweep.sh tests (`sweep.rs`) and the real-server
-//! tests (`real_peer.rs`): run the script with the workspace's binaries,
-//! supervise what svc-swap leaves running, and read a results file.
+//! The fixtures the workspace tests share: run sweep.sh with the
+//! workspace's binaries (its words from `args`), llm-sim's command line
+//! (`sim`), a sweep run in the background (`child`), the fleet's hosts
+//! (`fleet`), the record contract's pieces (`records`), what svc-swap
+//! leaves running, and a results file's records and filters.
 
-#![allow(dead_code)] // each test crate uses a different subset
+#![allow(dead_code, unused_imports)] // each test crate uses a different subset
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,7 +12,14 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+pub mod args;
+pub mod child;
 pub mod fleet;
+pub mod records;
+pub mod sim;
+
+pub use args::SweepArgs;
+pub use sim::SimExec;
 
 /// `bash scripts/sweep.sh --bin-dir <target/debug> ARGS`.
 pub fn sweep(args: &[&str]) -> Command {
@@ -138,6 +147,64 @@ pub fn with_config<'a>(recs: &'a [Value], kind: &str, key: &str, value: &str) ->
         .collect()
 }
 
+/// The load levels (`load.concurrency`) of these records, in order.
+pub fn levels(recs: &[&Value]) -> Vec<u64> {
+    recs.iter()
+        .map(|r| r["load"]["concurrency"].as_u64().unwrap())
+        .collect()
+}
+
+/// Each record's string fields at these JSON pointers (`/type`,
+/// `/config/KEY`), "" where one is missing: rows to compare whole.
+pub fn fields<'a>(recs: &'a [Value], pointers: &[&str]) -> Vec<Vec<&'a str>> {
+    recs.iter()
+        .map(|r| {
+            pointers
+                .iter()
+                .map(|p| r.pointer(p).and_then(Value::as_str).unwrap_or(""))
+                .collect()
+        })
+        .collect()
+}
+
+/// The record of `kind` a record carries: itself or one up its
+/// `upstream` chain (a bench's swap, the schedule it ran under).
+pub fn upstream_of<'a>(r: &'a Value, kind: &str) -> Option<&'a Value> {
+    let mut cur = Some(r);
+    while let Some(x) = cur {
+        if x["type"] == kind {
+            return Some(x);
+        }
+        cur = x.get("upstream");
+    }
+    None
+}
+
+/// The ready record a bench record carries (wait-ready's, right upstream),
+/// which must say the server became ready; with its seconds to the port's
+/// opening and to ready.
+pub fn ready_upstream(r: &Value) -> (&Value, f64, f64) {
+    let w = &r["upstream"];
+    assert_eq!(
+        (&w["type"], &w["outcome"]),
+        (&"ready".into(), &"ready".into()),
+        "{w}"
+    );
+    let open = w["time_to_port_open_s"].as_f64().unwrap();
+    let ready = w["time_to_ready_s"].as_f64().unwrap();
+    (w, open, ready)
+}
+
+/// A finished run's stderr, as text.
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// A finished run's stdout, as text (summarize's table).
+pub fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Dump a finished run for assertion messages.
 pub fn dump(out: &std::process::Output) -> String {
     format!(
@@ -148,8 +215,6 @@ pub fn dump(out: &std::process::Output) -> String {
     )
 }
 
-/// The shell blocks of the README's "Many hosts at once" section (the
-/// fleet examples), each run as written by the tests.
 /// Every `sh` block of the README that runs `sweep`, in order.
 pub fn readme_sweep_blocks() -> Vec<String> {
     let readme = std::fs::read_to_string(testkit::repo_root().join("README.md")).unwrap();
@@ -164,6 +229,8 @@ pub fn readme_sweep_blocks() -> Vec<String> {
     blocks
 }
 
+/// The shell blocks of the README's "Many hosts at once" section (the
+/// fleet examples), each run as written by the tests.
 pub fn readme_fleet_blocks() -> Vec<String> {
     let readme = std::fs::read_to_string(testkit::repo_root().join("README.md")).unwrap();
     let section = readme
