@@ -217,12 +217,7 @@ fn compose_stop_grace_period_bounds_the_stop_of_a_server_that_ignores_sigterm() 
     s.info();
     let r = s.swap(
         "sim",
-        &[
-            "--set",
-            "speculative-num-steps=2",
-            "--resend-term-after",
-            "0",
-        ],
+        &testkit::words("--set speculative-num-steps=2 --resend-term-after 0"),
     );
     r.expect_code(0);
     let rec = r.one();
@@ -259,26 +254,7 @@ fn compose_service_that_crashes_at_load_is_put_back_by_the_job() {
     // Crashes at the end of a 2 s load, after the job's start check: only
     // the ready command tells, and --rollback-on-fail puts the file back
     // and re-creates the old config, ready again by the same rule.
-    let ready = ready_cmd(s.port, "", "20s");
-    let r = s.swap(
-        "sim",
-        &[
-            "--set",
-            "crash-on-load",
-            "--set",
-            "load-time=2s",
-            "--rollback-on-fail",
-            "--ready-cmd",
-            &ready,
-        ],
-    );
-    r.expect_code(25);
-    let rec = r.one();
-    assert_eq!(rec["running"], "old", "{rec}");
-    assert!(
-        rec["reason"].as_str().unwrap().contains("rolled back"),
-        "{rec}"
-    );
+    support::late_crash_is_rolled_back(s.port, |edits| s.swap("sim", edits));
     assert_eq!(s.p.text(), before, "the file is put back");
     assert_eq!(s.info()["speculative_num_steps"], 1);
 }
@@ -353,7 +329,9 @@ fn compose_refusals_give_one_line_and_change_nothing() {
     let r = swap(&["--compose", &f3, "--service", "sim", "--set", "a=1"]);
     one_line(&r, 20, "has no container");
     // A missing file.
-    let r = swap(&["--compose", "/nonexistent/compose.yaml", "--service", "sim"]);
+    let r = swap(&testkit::words(
+        "--compose /nonexistent/compose.yaml --service sim",
+    ));
     one_line(&r, 20, "no such file");
     assert_eq!(s.p.text(), before, "nothing was written");
     assert_eq!(s.id(), id, "nothing was re-created");

@@ -73,19 +73,31 @@ impl Sim {
     }
 }
 
-#[test]
-fn speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container() {
-    if testkit::podman::gate() {
-        swap_and_restore(None);
-    }
+/// `#[test] fn $podman` runs `$body(None)` in podman and `#[test] fn
+/// $docker` runs `$body(Some(&dockerd))` in the test's own dockerd.
+macro_rules! on_podman_and_docker {
+    ($podman:ident, $docker:ident, $body:ident) => {
+        #[test]
+        fn $podman() {
+            if testkit::podman::gate() {
+                $body(None);
+            }
+        }
+
+        #[test]
+        fn $docker() {
+            if let Some(d) = Dockerd::start() {
+                $body(Some(&d));
+            }
+        }
+    };
 }
 
-#[test]
-fn docker_speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container() {
-    if let Some(d) = Dockerd::start() {
-        swap_and_restore(Some(&d));
-    }
-}
+on_podman_and_docker!(
+    speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container,
+    docker_speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container,
+    swap_and_restore
+);
 
 fn swap_and_restore(d: Option<&Dockerd>) {
     let s = Sim::start_in(d, "swap", &[]);
@@ -150,19 +162,11 @@ fn swap_and_restore(d: Option<&Dockerd>) {
     assert_eq!(s.c.inspect_other(&prev, "{{.Id}}"), new_id);
 }
 
-#[test]
-fn container_that_ignores_sigterm_is_killed_after_its_stop_timeout() {
-    if testkit::podman::gate() {
-        ignores_sigterm(None);
-    }
-}
-
-#[test]
-fn docker_container_that_ignores_sigterm_is_killed_after_its_stop_timeout() {
-    if let Some(d) = Dockerd::start() {
-        ignores_sigterm(Some(&d));
-    }
-}
+on_podman_and_docker!(
+    container_that_ignores_sigterm_is_killed_after_its_stop_timeout,
+    docker_container_that_ignores_sigterm_is_killed_after_its_stop_timeout,
+    ignores_sigterm
+);
 
 fn ignores_sigterm(d: Option<&Dockerd>) {
     let s = Sim::start_in(d, "sigterm", &["--ignore-sigterm", "60s"]);
@@ -194,19 +198,11 @@ fn ignores_sigterm(d: Option<&Dockerd>) {
     assert_eq!(s.info()["speculative_num_steps"], 2);
 }
 
-#[test]
-fn rollback_on_fail_brings_the_old_container_back_by_the_ready_rule() {
-    if testkit::podman::gate() {
-        rollback(None);
-    }
-}
-
-#[test]
-fn docker_rollback_on_fail_brings_the_old_container_back_by_the_ready_rule() {
-    if let Some(d) = Dockerd::start() {
-        rollback(Some(&d));
-    }
-}
+on_podman_and_docker!(
+    rollback_on_fail_brings_the_old_container_back_by_the_ready_rule,
+    docker_rollback_on_fail_brings_the_old_container_back_by_the_ready_rule,
+    rollback
+);
 
 fn rollback(d: Option<&Dockerd>) {
     let s = Sim::start_in(d, "rollback", &[]);
@@ -223,26 +219,10 @@ fn rollback(d: Option<&Dockerd>) {
     assert_eq!(s.c.inspect("{{.Id}}"), old_id);
     // Crashes at the end of a 2 s load: after the job's start check, so
     // only the ready command can tell.
-    let ready = ready_cmd(s.port, "", "20s");
-    let r = s.swap(&[
-        "--container",
-        s.name(),
-        "--set",
-        "crash-on-load",
-        "--set",
-        "load-time=2s",
-        "--rollback-on-fail",
-        "--ready-cmd",
-        &ready,
-    ]);
-    r.expect_code(25);
-    let rec = r.one();
+    let rec = support::late_crash_is_rolled_back(s.port, |edits| {
+        s.swap(&[&["--container", s.name()], edits].concat())
+    });
     assert_eq!(rec["type"], "failure");
-    assert_eq!(rec["running"], "old", "{rec}");
-    assert!(
-        rec["reason"].as_str().unwrap().contains("rolled back"),
-        "{rec}"
-    );
     assert_eq!(s.c.inspect("{{.Id}}"), old_id, "the old container itself");
     assert_eq!(s.c.inspect("{{json .Config.Cmd}}"), old_cmd);
     assert_eq!(s.info()["speculative_num_steps"], 1);
@@ -342,7 +322,9 @@ fn bad_input_gives_one_line_and_its_exit_code() {
         return;
     }
     // An unknown container: 20, nothing started.
-    let r = swap(&["--container", "sweepkit-test-no-such", "--set", "a=1"]);
+    let r = swap(&testkit::words(
+        "--container sweepkit-test-no-such --set a=1",
+    ));
     r.expect_one_error(20, "container sweepkit-test-no-such: no such container");
     assert_eq!(r.one()["type"], "failure");
     // Docker's client without a daemon: 28 (a socket no daemon listens

@@ -62,12 +62,7 @@ fn refused_configs_leave_the_old_server_running() {
     let rec = assert_refused(
         &sim,
         pid,
-        &[
-            "--unset",
-            "speculative-eagle-topk",
-            "--set",
-            "speculative-num-steps=2",
-        ],
+        &testkit::words("--unset speculative-eagle-topk --set speculative-num-steps=2"),
         "--speculative-num-steps 2 without --speculative-eagle-topk",
     );
     assert_eq!(rec["config"]["speculative-num-steps"], "2", "{rec}");
@@ -82,12 +77,7 @@ fn refused_configs_leave_the_old_server_running() {
     let rec = assert_refused(
         &sim,
         pid,
-        &[
-            "--set",
-            "speculative-eagle-topk=2",
-            "--set",
-            "speculative-num-draft-tokens=4",
-        ],
+        &testkit::words("--set speculative-eagle-topk=2 --set speculative-num-draft-tokens=4"),
         "--speculative-num-draft-tokens 4: more than",
     );
     assert_eq!(rec["config"]["speculative-eagle-topk"], "2");
@@ -104,12 +94,9 @@ fn refused_configs_leave_the_old_server_running() {
 fn what_sglang_forces_is_said_and_recorded() {
     let sim = sim("preflight-notes");
     let pid = sim.start();
-    let r = sim.swap(&[
-        "--set",
-        "speculative-num-steps=3",
-        "--set",
-        "speculative-num-draft-tokens=8",
-    ]);
+    let r = sim.swap(&testkit::words(
+        "--set speculative-num-steps=3 --set speculative-num-draft-tokens=8",
+    ));
     r.expect_code(0);
     let rec = r.one();
     let notes: Vec<&str> = rec["preflight"]
@@ -147,13 +134,9 @@ fn what_sglang_forces_is_said_and_recorded() {
 fn no_preflight_lets_the_refused_config_through() {
     let sim = sim("preflight-bypass");
     let pid = sim.start();
-    let r = sim.swap(&[
-        "--no-preflight",
-        "--unset",
-        "speculative-eagle-topk",
-        "--set",
-        "speculative-num-steps=2",
-    ]);
+    let r = sim.swap(&testkit::words(
+        "--no-preflight --unset speculative-eagle-topk --set speculative-num-steps=2",
+    ));
     assert_ne!(r.code(), 26, "{}", r.stderr());
     assert!(!r.stderr().contains("pre-flight"), "{}", r.stderr());
     assert!(!r.stdout().contains("preflight_rejected"), "{}", r.stdout());

@@ -53,12 +53,9 @@ fn sglang_steps_outside_the_candidates_and_a_missing_config_are_refused() {
     );
     refused(
         &s,
-        &[
-            "--set",
-            "speculative-adaptive-config=/nonexistent/a.json",
-            "--set",
-            "speculative-adaptive",
-        ],
+        &testkit::words(
+            "--set speculative-adaptive-config=/nonexistent/a.json --set speculative-adaptive",
+        ),
         "FileNotFoundError: [Errno 2] No such file or directory: '/nonexistent/a.json'",
     );
     let bad = s.file("bad.json", "{\"1\": {\"candidate_steps\": []}}");

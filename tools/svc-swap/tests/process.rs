@@ -36,7 +36,7 @@ fn assert_no_injection(f: &SimSpec) {
 fn swap_restart_restore_against_llm_sim() {
     let f = fixture("swap", "", "10");
     // Nothing running yet: already_stopped, then started with the new value.
-    let r = swap(&["--spec", &f.spec, "--set", "speculative-num-steps=2"], "");
+    let r = f.swap(&["--set", "speculative-num-steps=2"]);
     r.expect_code(0);
     let rec = r.one();
     assert_eq!(rec["type"], "swap");
@@ -53,17 +53,9 @@ fn swap_restart_restore_against_llm_sim() {
     );
 
     // A real swap: clean stop of pid1, new PID, new value live.
-    let r = swap(
-        &[
-            "--spec",
-            &f.spec,
-            "--set",
-            "--speculative-num-steps=4",
-            "--set",
-            "max-running-requests=7",
-        ],
-        "",
-    );
+    let r = f.swap(&testkit::words(
+        "--set --speculative-num-steps=4 --set max-running-requests=7",
+    ));
     r.expect_code(0);
     let rec = r.one();
     assert_eq!(rec["stop"]["result"], "clean", "{rec}");
@@ -115,7 +107,7 @@ fn swap_restart_restore_against_llm_sim() {
         .contains("--speculative-num-steps 2"));
 
     // --restore: the backup goes back, the old value runs again.
-    let r = swap(&["--spec", &f.spec, "--restore", "--gpu"], "");
+    let r = f.swap(&["--restore", "--gpu"]);
     r.expect_code(0);
     let rec = r.one();
     assert_eq!(rec["method"], "restore");
@@ -140,12 +132,12 @@ fn swap_restart_restore_against_llm_sim() {
 #[test]
 fn ignore_sigterm_needs_force_kill_and_reports_it() {
     let f = fixture("sigterm", " --ignore-sigterm 60s", "0.5");
-    swap(&["--spec", &f.spec, "--set", "speculative-num-steps=2"], "").expect_code(0);
+    f.swap(&["--set", "speculative-num-steps=2"]).expect_code(0);
     f.server_info();
     let old_pid = f.pid().unwrap();
     let before = f.text();
     // Without --force-kill: exit 23, the spec restored, the old server kept.
-    let r = swap(&["--spec", &f.spec, "--set", "speculative-num-steps=3"], "");
+    let r = f.swap(&["--set", "speculative-num-steps=3"]);
     r.expect_code(23);
     let rec = r.one();
     assert_eq!(
@@ -165,16 +157,7 @@ fn ignore_sigterm_needs_force_kill_and_reports_it() {
     );
     assert!(alive(old_pid));
     // With --force-kill: SIGKILL after the timeout, reported as such.
-    let r = swap(
-        &[
-            "--spec",
-            &f.spec,
-            "--set",
-            "speculative-num-steps=3",
-            "--force-kill",
-        ],
-        "",
-    );
+    let r = f.swap(&["--set", "speculative-num-steps=3", "--force-kill"]);
     r.expect_code(0);
     let rec = r.one();
     assert_eq!(rec["stop"]["result"], "sigkill_after_timeout", "{rec}");
@@ -185,25 +168,20 @@ fn ignore_sigterm_needs_force_kill_and_reports_it() {
 #[test]
 fn rollback_on_fail_restores_the_old_config() {
     let f = fixture("rollback", "", "5");
-    swap(&["--spec", &f.spec, "--set", "speculative-num-steps=2"], "").expect_code(0);
+    f.swap(&["--set", "speculative-num-steps=2"]).expect_code(0);
     f.server_info();
     let before = f.text();
     // Fails for the new config; the rollback runs it again on the old one
     // (a record with method "rollback"), where it passes.
     let ready = "read rec; case \"$rec\" in *'\"method\":\"rollback\"'*) exit 0;; esac; \
                  echo \"$rec\" | grep -q '\"type\":\"swap\"' && [ -n \"$SWEEPKIT_MAIN_PID\" ] && exit 9";
-    let r = swap(
-        &[
-            "--spec",
-            &f.spec,
-            "--set",
-            "speculative-num-steps=5",
-            "--rollback-on-fail",
-            "--ready-cmd",
-            ready,
-        ],
-        "",
-    );
+    let r = f.swap(&[
+        "--set",
+        "speculative-num-steps=5",
+        "--rollback-on-fail",
+        "--ready-cmd",
+        ready,
+    ]);
     r.expect_code(25);
     let rec = r.one();
     assert_eq!(rec["type"], "failure");
@@ -223,16 +201,11 @@ fn rollback_on_fail_restores_the_old_config() {
     // A start that fails at once (bad flag value): the far-side job puts
     // the old config back itself, without --rollback-on-fail: exit 25.
     // (--no-preflight: pre-flight would refuse the non-integer with 26.)
-    let r = swap(
-        &[
-            "--spec",
-            &f.spec,
-            "--no-preflight",
-            "--set",
-            "speculative-num-steps=not-a-number",
-        ],
-        "",
-    );
+    let r = f.swap(&[
+        "--no-preflight",
+        "--set",
+        "speculative-num-steps=not-a-number",
+    ]);
     r.expect_code(25);
     let rec = r.one();
     assert!(
@@ -250,19 +223,13 @@ fn rollback_on_fail_restores_the_old_config() {
 fn injection_attempts_stay_one_argument() {
     let f = fixture("inject", "", "5");
     let nasty = "x; touch PWNED $(touch PWNED2) `touch PWNED3` 'q\" \\ 100% $HOME\nline2";
-    let r = swap(
-        &["--spec", &f.spec, "--set", &format!("model-name={nasty}")],
-        "",
-    );
+    let r = f.swap(&["--set", &format!("model-name={nasty}")]);
     r.expect_code(0);
     assert_eq!(r.one()["config"]["model-name"], nasty);
     assert_eq!(f.server_info()["served_model_name"], nasty);
     assert_no_injection(&f);
     // The spec still parses and reads back the same value.
-    let r = swap(
-        &["--spec", &f.spec, "--set", "model-name=plain", "--dry-run"],
-        "",
-    );
+    let r = f.swap(&["--set", "model-name=plain", "--dry-run"]);
     r.expect_code(0);
     assert_eq!(r.one()["changes"][0]["old"], nasty);
     assert_no_injection(&f);
@@ -272,16 +239,7 @@ fn injection_attempts_stay_one_argument() {
 fn dry_run_apply_from_and_bad_input() {
     let f = fixture("dry", "", "5");
     let before = f.text();
-    let r = swap(
-        &[
-            "--spec",
-            &f.spec,
-            "--set",
-            "speculative-num-steps=6",
-            "--dry-run",
-        ],
-        "",
-    );
+    let r = f.swap(&["--set", "speculative-num-steps=6", "--dry-run"]);
     r.expect_code(0);
     assert_eq!(r.one()["method"], "dry-run");
     assert!(
@@ -293,10 +251,7 @@ fn dry_run_apply_from_and_bad_input() {
     assert!(f.pid().is_none(), "dry run started nothing");
 
     let summary = r#"{"type":"summary","schema":1,"provenance":{"tool":"summarize","version":"0","started_at":"x","finished_at":"y"},"metric":"m","objective":"max","best_config":{"speculative-num-steps":"4"},"best_per_level":{},"best_unset":["warmup-time"]}"#;
-    let r = swap(
-        &["--spec", &f.spec, "--apply-from", "-", "--dry-run"],
-        summary,
-    );
+    let r = f.swap_in(&["--apply-from", "-", "--dry-run"], summary);
     r.expect_code(0);
     let rec = r.one();
     assert_eq!(rec["config"]["speculative-num-steps"], "4");
@@ -317,10 +272,7 @@ fn dry_run_apply_from_and_bad_input() {
 
     // A sweep's origin record: its values set, its absent flags removed.
     let origin = r#"{"type":"origin","schema":1,"config":{"speculative-num-steps":"3"},"provenance":{"tool":"summarize","version":"0","started_at":"x","finished_at":"y"},"unset":["--warmup-time"],"set":{"--speculative-num-steps":"3"}}"#;
-    let r = swap(
-        &["--spec", &f.spec, "--apply-from", "-", "--dry-run"],
-        origin,
-    );
+    let r = f.swap_in(&["--apply-from", "-", "--dry-run"], origin);
     r.expect_code(0);
     let rec = r.one();
     assert_eq!(rec["config"]["speculative-num-steps"], "3", "{rec}");
@@ -328,10 +280,11 @@ fn dry_run_apply_from_and_bad_input() {
     assert!(!argv.iter().any(|w| w == "--warmup-time"), "{rec}");
 
     let failure = r#"{"type":"failure","schema":1,"config":{"a":"1"},"provenance":{"tool":"t","version":"0","started_at":"x","finished_at":"y"},"stage":"ready","kind":"oom","reason":"r"}"#;
-    let r = swap(&["--spec", &f.spec, "--apply-from", "-"], failure);
+    let r = f.swap_in(&["--apply-from", "-"], failure);
     r.expect_code(4);
     assert_eq!(r.one()["kind"], "oom", "passed through unchanged");
-    swap(&["--spec", &f.spec, "--apply-from", "-"], "not json\n").expect_code(3);
+    f.swap_in(&["--apply-from", "-"], "not json\n")
+        .expect_code(3);
 
     // Missing spec, spec without ExecStart: exit 20, failure record, no change.
     let r = swap(
@@ -357,17 +310,7 @@ fn dry_run_apply_from_and_bad_input() {
     assert!(r.stderr().contains("no ExecStart"), "{}", r.stderr());
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), "Port=1\n");
     // A prefix command that does not exist is a transport error.
-    let r = swap(
-        &[
-            "--spec",
-            &f.spec,
-            "--exec-prefix",
-            "/nonexistent/prefix --",
-            "--set",
-            "a=1",
-        ],
-        "",
-    );
+    let r = f.swap(&["--exec-prefix", "/nonexistent/prefix --", "--set", "a=1"]);
     r.expect_code(21);
 }
 

@@ -99,12 +99,12 @@ fn relative_spec_swaps_and_records_the_absolute_path() {
 #[test]
 fn failed_swap_of_a_relative_spec_leaves_no_temp_files() {
     let d = Dir::new("relspec-fail");
-    d.swap(&["--spec", "s.spec", "--set", "model-name=a"])
+    d.swap(&testkit::words("--spec s.spec --set model-name=a"))
         .expect_code(0);
     let before = std::fs::read_to_string(d.dir.join("s.spec")).unwrap();
     // llm-sim rejects an unknown flag at once: the start fails, the old
     // config is put back.
-    let r = d.swap(&["--spec", "s.spec", "--set", "no-such-flag=1"]);
+    let r = d.swap(&testkit::words("--spec s.spec --set no-such-flag=1"));
     r.expect_code(exit_code::ROLLED_BACK as i32);
     assert_eq!(r.one()["running"], "old");
     assert_eq!(
@@ -118,14 +118,9 @@ fn failed_swap_of_a_relative_spec_leaves_no_temp_files() {
 #[test]
 fn relative_spec_on_a_far_side_is_refused_untouched() {
     let d = Dir::new("relspec-far");
-    let r = d.swap(&[
-        "--spec",
-        "s.spec",
-        "--exec-prefix",
-        "env",
-        "--set",
-        "model-name=a",
-    ]);
+    let r = d.swap(&testkit::words(
+        "--spec s.spec --exec-prefix env --set model-name=a",
+    ));
     r.expect_code(2);
     let err = r.stderr();
     assert_eq!(err.trim().lines().count(), 1, "{err}");

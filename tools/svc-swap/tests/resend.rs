@@ -71,13 +71,9 @@ fn process_ignoring_every_sigterm_still_gets_sigkill() {
     s.swap(&["--set", "warmup-time=10ms"]).expect_code(0);
     s.server_info();
     let old = s.pid().unwrap();
-    let r = s.swap(&[
-        "--set",
-        "warmup-time=20ms",
-        "--resend-term-after",
-        "1s",
-        "--force-kill",
-    ]);
+    let r = s.swap(&testkit::words(
+        "--set warmup-time=20ms --resend-term-after 1s --force-kill",
+    ));
     r.expect_code(0);
     let rec = r.one();
     assert_eq!(rec["stop"]["result"], "sigkill_after_timeout", "{rec}");
@@ -119,7 +115,7 @@ fn systemd_swap_during_vllm_load_resends_and_ignorer_gets_sigkill() {
     std::thread::sleep(Duration::from_millis(500));
     let r = unit_swap(
         &c,
-        &["--set", "load-time=10ms", "--resend-term-after", "2s"],
+        &testkit::words("--set load-time=10ms --resend-term-after 2s"),
     );
     r.expect_code(0);
     let rec = r.one();
@@ -139,7 +135,7 @@ fn systemd_swap_during_vllm_load_resends_and_ignorer_gets_sigkill() {
     unit_info(&c);
     let r = unit_swap(
         &c,
-        &["--set", "warmup-time=20ms", "--resend-term-after", "1s"],
+        &testkit::words("--set warmup-time=20ms --resend-term-after 1s"),
     );
     r.expect_code(0);
     let rec = r.one();

@@ -34,16 +34,15 @@ fn swap_over_ssh_with_key_auth_and_nasty_values() {
     let Some(sshd) = Sshd::start() else { return };
     let spec = sim_spec();
     let nasty = "n; touch PWNED2 $(touch PWNED3) `touch PWNED4` \"q' \\ 7% $HOME\nz";
-    let r = swap(
-        &sshd,
-        &sshd.client_key,
-        &sshd.known_hosts,
+    let r = support::swap_with(
+        &ssh_base(&sshd),
         &[
             "--spec",
             &spec.spec,
             "--set",
             &format!("model-name={nasty}"),
         ],
+        "",
     );
     r.expect_code(0);
     let rec = r.one();
@@ -52,11 +51,10 @@ fn swap_over_ssh_with_key_auth_and_nasty_values() {
     assert_eq!(rec["start"]["cmdline_verified"], true, "{rec}");
     assert_eq!(spec.server_info()["served_model_name"], nasty);
     // Second swap over SSH: a clean stop of the first instance.
-    let r = swap(
-        &sshd,
-        &sshd.client_key,
-        &sshd.known_hosts,
+    let r = support::swap_with(
+        &ssh_base(&sshd),
         &["--spec", &spec.spec, "--set", "speculative-num-steps=2"],
+        "",
     );
     r.expect_code(0);
     assert_eq!(r.one()["stop"]["result"], "clean");

@@ -64,13 +64,7 @@ fn drop_in_swap_clean_stop_dry_run_and_restore() {
 
     let r = swap(
         &c,
-        &[
-            "--unit",
-            "sim",
-            "--set",
-            "speculative-num-steps=3",
-            "--dry-run",
-        ],
+        &testkit::words("--unit sim --set speculative-num-steps=3 --dry-run"),
     );
     r.expect_code(0);
     assert_eq!(r.one()["method"], "dry-run");
@@ -85,14 +79,7 @@ fn drop_in_swap_clean_stop_dry_run_and_restore() {
     let old_inv = prop(&c, "sim", "InvocationID");
     let r = swap(
         &c,
-        &[
-            "--unit",
-            "sim",
-            "--set",
-            "speculative-num-steps=3",
-            "--port",
-            "8000",
-        ],
+        &testkit::words("--unit sim --set speculative-num-steps=3 --port 8000"),
     );
     r.expect_code(0);
     let rec = r.one();
@@ -123,7 +110,10 @@ fn drop_in_swap_clean_stop_dry_run_and_restore() {
     assert_eq!(server_info(&c)["speculative_num_steps"], 3);
 
     // A second swap backs the drop-in up; --restore walks back one at a time.
-    let r = swap(&c, &["--unit", "sim", "--set", "speculative-num-steps=4"]);
+    let r = swap(
+        &c,
+        &testkit::words("--unit sim --set speculative-num-steps=4"),
+    );
     r.expect_code(0);
     assert!(r.one()["backup"]
         .as_str()
@@ -147,7 +137,10 @@ fn timeout_stop_sigkill_is_reported() {
     let Some((c, _g)) = boot() else { return };
     install(&c, "", "TimeoutStopSec=1", " --ignore-sigterm 60s");
     server_info(&c);
-    let r = swap(&c, &["--unit", "sim", "--set", "speculative-num-steps=2"]);
+    let r = swap(
+        &c,
+        &testkit::words("--unit sim --set speculative-num-steps=2"),
+    );
     r.expect_code(0);
     let rec = r.one();
     assert_eq!(rec["stop"]["result"], "sigkill_after_timeout", "{rec}");
@@ -194,7 +187,7 @@ fn restart_on_failure_and_start_limit_hit() {
         journal.contains("Start request repeated too quickly"),
         "{journal}"
     );
-    let r = swap(&c, &["--unit", "sim", "--unset", "crash-after"]);
+    let r = swap(&c, &testkit::words("--unit sim --unset crash-after"));
     r.expect_code(0);
     let rec = r.one();
     assert_eq!(rec["stop"]["result"], "already_stopped");
@@ -211,7 +204,10 @@ fn restart_on_failure_and_start_limit_hit() {
     server_info(&c);
     // A graceful swap of a Restart=on-failure unit is not restarted behind
     // our back: one new PID, no restarts.
-    let r = swap(&c, &["--unit", "sim", "--set", "speculative-num-steps=2"]);
+    let r = swap(
+        &c,
+        &testkit::words("--unit sim --set speculative-num-steps=2"),
+    );
     r.expect_code(0);
     let rec = r.one();
     assert_eq!(rec["stop"]["result"], "clean");
@@ -263,7 +259,7 @@ fn in_place_override_caught_and_bad_units() {
             .success(),
         "injection ran"
     );
-    let r = swap(&c, &["--unit", "sim", "--in-place", "--restore"]);
+    let r = swap(&c, &testkit::words("--unit sim --in-place --restore"));
     r.expect_code(0);
     assert_eq!(c.sh(&format!("cat {frag}")), original);
     assert!(!exists(&c, &backup));
@@ -276,14 +272,17 @@ fn in_place_override_caught_and_bad_units() {
     );
     c.sh("systemctl daemon-reload && systemctl restart sim");
     let pid = prop(&c, "sim", "MainPID");
-    let r = swap(&c, &["--unit", "sim", "--set", "speculative-num-steps=2"]);
+    let r = swap(
+        &c,
+        &testkit::words("--unit sim --set speculative-num-steps=2"),
+    );
     r.expect_code(22);
     assert_eq!(r.one()["exit_code"], 22);
     assert!(!exists(&c, DROP_IN));
     assert_eq!(prop(&c, "sim", "MainPID"), pid);
     assert_eq!(prop(&c, "sim", "NeedDaemonReload"), "no");
 
-    let r = swap(&c, &["--unit", "nosuch", "--set", "a=1"]);
+    let r = swap(&c, &testkit::words("--unit nosuch --set a=1"));
     r.expect_code(20);
     assert!(
         r.stderr().contains("nosuch.service not found"),
@@ -295,7 +294,7 @@ fn in_place_override_caught_and_bad_units() {
         "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStop=/bin/true\n",
     );
     c.sh("systemctl daemon-reload");
-    let r = swap(&c, &["--unit", "noexec", "--set", "a=1"]);
+    let r = swap(&c, &testkit::words("--unit noexec --set a=1"));
     r.expect_code(20);
     assert!(r.stderr().contains("has no ExecStart"), "{}", r.stderr());
     assert!(!exists(&c, "/etc/systemd/system/noexec.service.d"));
@@ -409,24 +408,24 @@ fn killed_at_random_moments_leaves_the_unit_active_old_or_new() {
 fn noop_swap_keeps_the_instance_and_backups_are_bounded() {
     let Some((c, _g)) = boot() else { return };
     install(&c, "", "TimeoutStopSec=10", "");
-    let r = swap(&c, &["--unit", "sim", "--set", "speculative-num-steps=2"]);
+    let r = swap(
+        &c,
+        &testkit::words("--unit sim --set speculative-num-steps=2"),
+    );
     r.expect_code(0);
     server_info(&c);
     let (pid, inv) = (prop(&c, "sim", "MainPID"), prop(&c, "sim", "InvocationID"));
-    let r = swap(&c, &["--unit", "sim", "--set", "speculative-num-steps=2"]);
+    let r = swap(
+        &c,
+        &testkit::words("--unit sim --set speculative-num-steps=2"),
+    );
     r.expect_code(0);
     assert_eq!(r.one()["noop"], true);
     assert_eq!(prop(&c, "sim", "MainPID"), pid);
     assert_eq!(prop(&c, "sim", "InvocationID"), inv);
     let r = swap(
         &c,
-        &[
-            "--unit",
-            "sim",
-            "--set",
-            "speculative-num-steps=2",
-            "--force-restart",
-        ],
+        &testkit::words("--unit sim --set speculative-num-steps=2 --force-restart"),
     );
     r.expect_code(0);
     assert_ne!(prop(&c, "sim", "InvocationID"), inv);

@@ -12,6 +12,7 @@ pub mod podman;
 pub mod realpeer;
 pub mod realunit;
 mod server;
+pub mod spec;
 pub mod sshd;
 
 pub use gate::{log_path, ran, require_all, skip};

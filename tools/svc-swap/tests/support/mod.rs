@@ -1,25 +1,19 @@
-//! What svc-swap's test binaries share: running svc-swap, a process spec
-//! for llm-sim on a fresh port ([`SimSpec`]), and the kill tests' sleeper
+//! What svc-swap's test binaries share: running svc-swap, the process
+//! spec for llm-sim on a fresh port (testkit's [`SimSpec`]), and the kill tests' sleeper
 //! ([`Sleeper`], [`kill_rounds`]). Each binary uses part of it.
 
 #![allow(dead_code)]
 
-mod sim_spec;
 mod sleeper;
 
-#[allow(unused_imports)] // each binary uses its part
-pub use sim_spec::{quick_sim, SimSpec, SHELL_DIR};
 #[allow(unused_imports)]
 pub use sleeper::{job_ids, kill_after, kill_rounds, next, reattach_all, Sleeper};
+#[allow(unused_imports)] // each binary uses its part
+pub use testkit::spec::{kill_spec_server, quick_sim, spec_pid, SimSpec, EAGLE, SHELL_DIR};
 
 use std::process::Command;
 
 use testkit::Run;
-
-/// SGLang's speculative flags as SGLang accepts them (EAGLE, topk 1,
-/// steps 1), as a spec's words.
-pub const EAGLE: &str =
-    "--speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1";
 
 /// svc-swap, with no SSH agent to fall back on (the tests give keys).
 pub fn command() -> Command {
@@ -52,4 +46,33 @@ pub fn ready_cmd(port: u16, extra: &str, timeout: &str) -> String {
         "{} --server sglang http://127.0.0.1:{port}{extra} --timeout {timeout}",
         testkit::bin("wait-ready").display()
     )
+}
+
+/// A config that crashes at the end of a 2 s load, after the far-side
+/// job's start check, so only the ready command (wait-ready on `port`)
+/// can tell; with --rollback-on-fail: exit 25, the old config running,
+/// "rolled back" in the reason. `swap` runs svc-swap on the target with
+/// these words added; the failure record.
+pub fn late_crash_is_rolled_back(
+    port: u16,
+    swap: impl FnOnce(&[&str]) -> Run,
+) -> serde_json::Value {
+    let ready = ready_cmd(port, "", "20s");
+    let r = swap(&[
+        "--set",
+        "crash-on-load",
+        "--set",
+        "load-time=2s",
+        "--rollback-on-fail",
+        "--ready-cmd",
+        &ready,
+    ]);
+    r.expect_code(25);
+    let rec = r.one();
+    assert_eq!(rec["running"], "old", "{rec}");
+    assert!(
+        rec["reason"].as_str().unwrap().contains("rolled back"),
+        "{rec}"
+    );
+    rec
 }

@@ -68,11 +68,7 @@ impl Sleeper {
     }
 
     pub fn pid(&self) -> Option<u32> {
-        std::fs::read_to_string(format!("{}.pid", self.spec))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
+        super::spec_pid(&self.spec)
     }
 
     /// The k the live process runs with, `None` when nothing runs.
@@ -99,10 +95,7 @@ impl Sleeper {
 impl Drop for Sleeper {
     fn drop(&mut self) {
         if let Some(pid) = self.pid() {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{pid}")])
-                .stderr(Stdio::null())
-                .status();
+            super::kill_spec_server(pid);
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }

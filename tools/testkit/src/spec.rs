@@ -1,12 +1,19 @@
-//! A process spec that runs llm-sim on a fresh loopback port: the one
-//! fixture of the process-manager tests (local, over SSH, pre-flight).
+//! A process spec (svc-swap's process manager) that runs llm-sim on a
+//! fresh loopback port: the one fixture of the tests that swap a local
+//! server (svc-swap's own, wait-ready's schedule checks).
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
-use testkit::Run;
+
+use crate::Run;
+
+/// SGLang's speculative flags as SGLang accepts them (EAGLE, topk 1,
+/// steps 1), as a spec's words.
+pub const EAGLE: &str =
+    "--speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1";
 
 /// A directory name that would run commands if anything spliced it into
 /// a shell.
@@ -33,6 +40,25 @@ pub fn quick_sim(sim: &str, port: u16, flags: &str) -> String {
     )
 }
 
+/// The PID in the process manager's `SPEC.pid`, `None` before a start.
+pub fn spec_pid(spec: &str) -> Option<u32> {
+    std::fs::read_to_string(format!("{spec}.pid"))
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// SIGKILL the process group `pid` leads, then `pid` itself.
+pub fn kill_spec_server(pid: u32) {
+    for target in [format!("-{pid}"), pid.to_string()] {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &target])
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
 impl SimSpec {
     /// [`quick_sim`] with `flags`, in a fresh temp dir.
     pub fn new(tag: &str, flags: &str) -> SimSpec {
@@ -53,15 +79,15 @@ impl SimSpec {
         subdir: Option<&str>,
         text: impl FnOnce(&str, u16) -> String,
     ) -> SimSpec {
-        let root = testkit::temp_dir(tag);
+        let root = crate::temp_dir(tag);
         let dir = match subdir {
             Some(sub) => root.join(sub),
             None => root.clone(),
         };
         std::fs::create_dir_all(&dir).unwrap();
-        let port = testkit::free_port();
+        let port = crate::free_port();
         let spec = dir.join("sim.spec");
-        let sim = testkit::bin("llm-sim").display().to_string();
+        let sim = crate::bin("llm-sim").display().to_string();
         std::fs::write(&spec, text(&sim, port)).unwrap();
         SimSpec {
             spec: spec.to_str().unwrap().to_string(),
@@ -77,11 +103,7 @@ impl SimSpec {
 
     /// The PID svc-swap wrote, `None` before a start.
     pub fn pid(&self) -> Option<u32> {
-        std::fs::read_to_string(format!("{}.pid", self.spec))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
+        spec_pid(&self.spec)
     }
 
     /// The server's log (svc-swap's `SPEC.log`).
@@ -91,13 +113,13 @@ impl SimSpec {
 
     /// /server_info once /health is 200 (20 s), else the log in the panic.
     pub fn server_info(&self) -> Value {
-        testkit::server_info_within(self.port, Duration::from_secs(20), || self.log())
+        crate::server_info_within(self.port, Duration::from_secs(20), || self.log())
     }
 
     /// Panic with the log unless /health is 200 within `limit`.
     pub fn healthy_within(&self, limit: Duration) {
         assert!(
-            testkit::healthy_within(self.port, limit),
+            crate::healthy_within(self.port, limit),
             "llm-sim on {} not healthy within {limit:?}; log:\n{}",
             self.port,
             self.log()
@@ -106,7 +128,16 @@ impl SimSpec {
 
     /// `svc-swap --spec SPEC ARGS`.
     pub fn swap(&self, args: &[&str]) -> Run {
-        super::swap(&[&["--spec", self.spec.as_str()], args].concat())
+        self.swap_in(args, "")
+    }
+
+    /// `svc-swap --spec SPEC ARGS` fed `stdin`.
+    pub fn swap_in(&self, args: &[&str], stdin: &str) -> Run {
+        let mut c = Command::new(crate::bin("svc-swap"));
+        c.env_remove("SSH_AUTH_SOCK")
+            .args(["--spec", &self.spec])
+            .args(args);
+        crate::run(c, stdin)
     }
 
     /// Start the spec as written, wait for the server; its PID.
@@ -127,12 +158,7 @@ impl SimSpec {
 impl Drop for SimSpec {
     fn drop(&mut self) {
         if let Some(pid) = self.pid() {
-            for target in [format!("-{pid}"), pid.to_string()] {
-                let _ = Command::new("kill")
-                    .args(["-KILL", "--", &target])
-                    .stderr(Stdio::null())
-                    .status();
-            }
+            kill_spec_server(pid);
         }
         let _ = std::fs::remove_dir_all(&self.root);
     }
