@@ -144,6 +144,13 @@ pub fn words(line: &str) -> Vec<&str> {
     line.split_whitespace().collect()
 }
 
+/// Run `program` with `args` and `stdin` fed from a thread.
+pub fn run_args(program: impl AsRef<std::ffi::OsStr>, args: &[&str], stdin: &str) -> Run {
+    let mut c = Command::new(program);
+    c.args(args);
+    run(c, stdin)
+}
+
 /// A command for a workspace binary with `args`.
 pub fn cmd(name: &str, args: &[&str]) -> Command {
     let mut c = Command::new(bin(name));
