@@ -258,14 +258,9 @@ fn same_seed_same_answers() {
 
 #[test]
 fn requests_beyond_max_running_queue() {
-    let sim = sim(&[
-        "--personality",
-        "vllm",
-        "--max-running-requests",
-        "1",
-        "--step-time",
-        "2ms",
-    ]);
+    let sim = sim(&testkit::words(
+        "--personality vllm --max-running-requests 1 --step-time 2ms",
+    ));
     let port = sim.port;
     let first = std::thread::spawn(move || stream(port, "/v1/completions", &completion(100, true)));
     std::thread::sleep(Duration::from_millis(30));

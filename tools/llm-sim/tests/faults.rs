@@ -77,7 +77,7 @@ fn malformed_sse_line_then_stream_continues() {
 
 #[test]
 fn stall_pauses_mid_stream() {
-    let sim = sim(&["--stall-rate", "1", "--stall", "600ms", "--zero-delay"]);
+    let sim = sim(&testkit::words("--stall-rate 1 --stall 600ms --zero-delay"));
     let s = stream(sim.port, "/v1/completions", &completion(20, true));
     assert!(s.done());
     let gaps: Vec<Duration> = s.events.windows(2).map(|w| w[1].at - w[0].at).collect();
@@ -109,7 +109,7 @@ fn exact_timing_one_token_per_chunk_on_schedule() {
     let _quiet = TIMING.lock().unwrap_or_else(|e| e.into_inner());
     let sim = sim(&eagle_with(
         "4",
-        &["--exact-ttft", "40ms", "--exact-itl", "8ms"],
+        &testkit::words("--exact-ttft 40ms --exact-itl 8ms"),
     ));
     let (mut errors, mut ttft_errors) = (Vec::new(), Vec::new());
     for _ in 0..3 {
@@ -151,7 +151,7 @@ fn exact_timing_one_token_per_chunk_on_schedule() {
 #[test]
 fn holds_1024_concurrent_streams() {
     let _quiet = TIMING.lock().unwrap_or_else(|e| e.into_inner());
-    let sim = sim(&["--exact-ttft", "1500ms", "--exact-itl", "10ms"]);
+    let sim = sim(&testkit::words("--exact-ttft 1500ms --exact-itl 10ms"));
     let port = sim.port;
     let t0 = Instant::now();
     let workers: Vec<_> = (0..1024)

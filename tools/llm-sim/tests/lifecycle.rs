@@ -13,7 +13,7 @@ use testkit::{cmd, http_get, run};
 
 #[test]
 fn readiness_goes_refused_then_503_then_200() {
-    let sim = Sim::start(&["--load-time", "700ms", "--warmup-time", "700ms"]);
+    let sim = Sim::start(&testkit::words("--load-time 700ms --warmup-time 700ms"));
     let port = sim.port;
     assert!(
         TcpStream::connect(("127.0.0.1", port)).is_err(),
@@ -68,14 +68,7 @@ fn crash_on_load_prints_cuda_oom_and_exits_1() {
 fn speculative_kv_over_capacity_ooms_at_load() {
     let args = eagle_with(
         "1",
-        &[
-            "--port",
-            "0",
-            "--load-time",
-            "0s",
-            "--kv-capacity-tokens",
-            "4096",
-        ],
+        &testkit::words("--port 0 --load-time 0s --kv-capacity-tokens 4096"),
     );
     let r = run(cmd("llm-sim", &args), "");
     r.expect_code(1);

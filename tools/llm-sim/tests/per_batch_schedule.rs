@@ -27,18 +27,7 @@ fn counters(port: u16) -> (u64, u64) {
 
 #[test]
 fn draft_tokens_per_step_follow_the_batch_size() {
-    let sim = sim(&[
-        "--personality",
-        "vllm",
-        "--speculative-config.method",
-        "eagle",
-        "--speculative-config.num_speculative_tokens",
-        "4",
-        "--speculative-config.num_speculative_tokens_per_batch_size",
-        "[[1,1,4],[2,64,1]]",
-        "--seed",
-        "3",
-    ]);
+    let sim = sim(&testkit::words("--personality vllm --speculative-config.method eagle --speculative-config.num_speculative_tokens 4 --speculative-config.num_speculative_tokens_per_batch_size [[1,1,4],[2,64,1]] --seed 3"));
     throughput(sim.port, 1, 4, 40);
     let (d1, t1) = counters(sim.port);
     assert!(d1 > 0, "{}", sim.stderr());

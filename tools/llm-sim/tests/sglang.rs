@@ -134,16 +134,7 @@ fn mtp_is_not_an_algorithm() {
 
 #[test]
 fn topk_one_forces_draft_tokens_nextn_is_eagle_and_cap_is_48() {
-    let sim = sim(&[
-        "--speculative-algorithm",
-        "NEXTN",
-        "--speculative-eagle-topk",
-        "1",
-        "--speculative-num-steps",
-        "3",
-        "--speculative-num-draft-tokens",
-        "9",
-    ]);
+    let sim = sim(&testkit::words("--speculative-algorithm NEXTN --speculative-eagle-topk 1 --speculative-num-steps 3 --speculative-num-draft-tokens 9"));
     let v = info(sim.port, None);
     assert_eq!(v["speculative_algorithm"], "EAGLE");
     assert_eq!(v["speculative_num_steps"], 3);
@@ -230,15 +221,9 @@ fn concurrency_64_runs_48_and_queues_16() {
 
 #[test]
 fn api_key_guards_all_but_health_and_server_info_leaks_every_secret() {
-    let sim = sim(&[
-        "--api-key",
-        "sk-live-1",
-        "--admin-api-key",
-        "adm-2",
-        "--ssl-keyfile-password",
-        "pw-3",
-        "--enable-metrics",
-    ]);
+    let sim = sim(&testkit::words(
+        "--api-key sk-live-1 --admin-api-key adm-2 --ssl-keyfile-password pw-3 --enable-metrics",
+    ));
     let port = sim.port;
     for path in [
         "/v1/models",

@@ -18,14 +18,9 @@ const SPEC3: &str = r#"{"method": "eagle", "num_speculative_tokens": 3}"#;
 
 #[test]
 fn vllm_port_refused_until_the_engine_is_built_then_everything_at_once() {
-    let sim = Sim::start(&[
-        "--personality",
-        "vllm",
-        "--load-time",
-        "400ms",
-        "--warmup-time",
-        "400ms",
-    ]);
+    let sim = Sim::start(&testkit::words(
+        "--personality vllm --load-time 400ms --warmup-time 400ms",
+    ));
     let port = sim.port;
     let t0 = Instant::now();
     while TcpStream::connect(("127.0.0.1", port)).is_err() {
@@ -129,7 +124,9 @@ fn vllm_bad_speculative_config_fails_like_vllm() {
     assert!(r
         .stderr()
         .contains("ValidationError: 1 validation error for SpeculativeConfig"));
-    let r = run_sim(&["--personality", "vllm", "--speculative-num-steps", "3"]);
+    let r = run_sim(&testkit::words(
+        "--personality vllm --speculative-num-steps 3",
+    ));
     r.expect_code(2);
     assert!(r
         .stderr()
@@ -196,7 +193,7 @@ fn vllm_server_info_only_in_dev_mode_text_unless_json() {
 
 #[test]
 fn vllm_api_key_guards_v1_only() {
-    let sim = sim(&["--personality", "vllm", "--api-key", "k-9"]);
+    let sim = sim(&testkit::words("--personality vllm --api-key k-9"));
     assert_eq!(call(sim.port, "/v1/models", None, None).0, 401);
     assert_eq!(call(sim.port, "/v1/models", None, Some("k-9")).0, 200);
     let (code, _) = call(
@@ -213,14 +210,9 @@ fn vllm_api_key_guards_v1_only() {
 
 #[test]
 fn vllm_first_sigterm_while_loading_is_lost_the_second_ends_it() {
-    let mut sim = Sim::start(&[
-        "--personality",
-        "vllm",
-        "--load-time",
-        "800ms",
-        "--warmup-time",
-        "0s",
-    ]);
+    let mut sim = Sim::start(&testkit::words(
+        "--personality vllm --load-time 800ms --warmup-time 0s",
+    ));
     std::thread::sleep(Duration::from_millis(200));
     signal(sim.pid(), "-TERM");
     // Lost: it comes up anyway.
@@ -234,7 +226,7 @@ fn vllm_first_sigterm_while_loading_is_lost_the_second_ends_it() {
     assert_eq!(common::wait_exit(&mut sim, Duration::from_secs(5)), Some(0));
     assert!(t0.elapsed() < Duration::from_secs(2));
     // Two SIGTERMs during load: the second ends it before it ever listens.
-    let mut twice = Sim::start(&["--personality", "vllm", "--load-time", "5s"]);
+    let mut twice = Sim::start(&testkit::words("--personality vllm --load-time 5s"));
     std::thread::sleep(Duration::from_millis(200)); // signal handlers installed
     signal(twice.pid(), "-TERM");
     std::thread::sleep(Duration::from_millis(300));
@@ -251,14 +243,9 @@ fn vllm_first_sigterm_while_loading_is_lost_the_second_ends_it() {
 
 #[test]
 fn llama_cpp_listens_at_once_with_loading_model_503s() {
-    let sim = Sim::start(&[
-        "--personality",
-        "llama.cpp",
-        "--load-time",
-        "400ms",
-        "--warmup-time",
-        "200ms",
-    ]);
+    let sim = Sim::start(&testkit::words(
+        "--personality llama.cpp --load-time 400ms --warmup-time 200ms",
+    ));
     let port = sim.port;
     let t0 = Instant::now();
     let (code, body) = loop {

@@ -26,8 +26,8 @@ fn assert_accounted(rec: &serde_json::Value, n: u64) {
 
 #[test]
 fn http_errors_are_counted_by_status_and_exit_31() {
-    let s = sim(&["--zero-delay", "--error-rate", "0.3", "--seed", "7"]);
-    let r = load(&s.base_url(), &["-c", "4", "-n", "60", "--max-tokens", "4"]);
+    let s = sim(&words("--zero-delay --error-rate 0.3 --seed 7"));
+    let r = load_sim(&s, "-c 4 -n 60 --max-tokens 4");
     r.expect_code(31);
     let b = benches(&r);
     assert_eq!(b.len(), 1);
@@ -39,16 +39,10 @@ fn http_errors_are_counted_by_status_and_exit_31() {
 
 #[test]
 fn cut_streams_and_malformed_sse_are_counted() {
-    let s = sim(&[
-        "--zero-delay",
-        "--cut-stream-rate",
-        "0.25",
-        "--malformed-sse-rate",
-        "0.25",
-        "--seed",
-        "3",
-    ]);
-    let r = load(&s.base_url(), &["-c", "4", "-n", "60", "--max-tokens", "8"]);
+    let s = sim(&words(
+        "--zero-delay --cut-stream-rate 0.25 --malformed-sse-rate 0.25 --seed 3",
+    ));
+    let r = load_sim(&s, "-c 4 -n 60 --max-tokens 8");
     r.expect_code(31);
     let b = benches(&r);
     assert_accounted(&b[0], 60);
@@ -59,29 +53,9 @@ fn cut_streams_and_malformed_sse_are_counted() {
 
 #[test]
 fn stalled_streams_time_out_in_bounded_time() {
-    let s = sim(&[
-        "--zero-delay",
-        "--stall-rate",
-        "0.5",
-        "--stall",
-        "30s",
-        "--seed",
-        "5",
-    ]);
+    let s = sim(&words("--zero-delay --stall-rate 0.5 --stall 30s --seed 5"));
     let t0 = Instant::now();
-    let r = load(
-        &s.base_url(),
-        &[
-            "-c",
-            "4",
-            "-n",
-            "12",
-            "--max-tokens",
-            "8",
-            "--idle-timeout",
-            "400ms",
-        ],
-    );
+    let r = load_sim(&s, "-c 4 -n 12 --max-tokens 8 --idle-timeout 400ms");
     let took = t0.elapsed();
     r.expect_code(31);
     assert!(took < Duration::from_secs(10), "took {took:?}");
@@ -92,21 +66,9 @@ fn stalled_streams_time_out_in_bounded_time() {
 
 #[test]
 fn level_timeout_bounds_a_hung_server() {
-    let s = sim(&["--zero-delay", "--stall-rate", "1.0", "--stall", "30s"]);
+    let s = sim(&words("--zero-delay --stall-rate 1.0 --stall 30s"));
     let t0 = Instant::now();
-    let r = load(
-        &s.base_url(),
-        &[
-            "-c",
-            "2",
-            "-n",
-            "4",
-            "--warmup",
-            "0",
-            "--level-timeout",
-            "1s",
-        ],
-    );
+    let r = load_sim(&s, "-c 2 -n 4 --warmup 0 --level-timeout 1s");
     assert!(
         t0.elapsed() < Duration::from_secs(8),
         "took {:?}",
@@ -129,19 +91,11 @@ fn level_timeout_bounds_a_hung_server() {
 
 #[test]
 fn server_death_mid_level_ends_the_run_with_a_failure_record() {
-    let s = sim(&[
-        "--exact-ttft",
-        "5ms",
-        "--exact-itl",
-        "5ms",
-        "--crash-after",
-        "700ms",
-    ]);
+    let s = sim(&words(
+        "--exact-ttft 5ms --exact-itl 5ms --crash-after 700ms",
+    ));
     let t0 = Instant::now();
-    let r = load(
-        &s.base_url(),
-        &["-c", "2,4", "--duration", "20s", "--max-tokens", "16"],
-    );
+    let r = load_sim(&s, "-c 2,4 --duration 20s --max-tokens 16");
     assert!(
         t0.elapsed() < Duration::from_secs(10),
         "took {:?}",
@@ -181,28 +135,10 @@ fn server_crash_after_answering_is_crashed_mid_run_not_bench_failed() {
     // cut, none refused (found on the real server; it was reported as
     // bench_failed). Each request streams ~1.9 s; the crash comes at 3 s,
     // about 1 s into the second level, with ~1 s of slack either side.
-    let s = sim(&[
-        "--exact-ttft",
-        "30ms",
-        "--exact-itl",
-        "30ms",
-        "--crash-after",
-        "3s",
-    ]);
-    let r = load(
-        &s.base_url(),
-        &[
-            "-c",
-            "4,8",
-            "-n",
-            "4",
-            "--warmup",
-            "0",
-            "--max-tokens",
-            "64",
-            "--ignore-eos",
-        ],
-    );
+    let s = sim(&words(
+        "--exact-ttft 30ms --exact-itl 30ms --crash-after 3s",
+    ));
+    let r = load_sim(&s, "-c 4,8 -n 4 --warmup 0 --max-tokens 64 --ignore-eos");
     r.expect_code(30);
     check_contract(&r);
     let v = r.json_lines();
@@ -224,10 +160,7 @@ fn server_death_part_way_through_a_level_warns_in_the_bench_record() {
     // keeps what was measured, says the server died, and a crashed_mid_run
     // record follows.
     let s = sim(&["--zero-delay", "--crash-after-requests", "5"]);
-    let r = load(
-        &s.base_url(),
-        &["-c", "1,2", "-n", "8", "--warmup", "0", "--max-tokens", "8"],
-    );
+    let r = load_sim(&s, "-c 1,2 -n 8 --warmup 0 --max-tokens 8");
     r.expect_code(30);
     check_contract(&r);
     let v = r.json_lines();

@@ -11,18 +11,7 @@ use common::*;
 use testkit::assert_contains;
 
 fn sim6() -> Sim {
-    sim(&[
-        "--max-running-requests",
-        "6",
-        "--step-time",
-        "5ms",
-        "--per-seq-time",
-        "0ms",
-        "--prefill-per-token",
-        "0ms",
-        "--seed",
-        "1",
-    ])
+    sim(&words("--max-running-requests 6 --step-time 5ms --per-seq-time 0ms --prefill-per-token 0ms --seed 1"))
 }
 
 fn search(url: &str, extra: &[&str]) -> Run {

@@ -162,23 +162,7 @@ fn spec_of(b: &Value) -> &Value {
 fn generate_endpoint_gives_per_request_acceptance_and_exact_token_totals() {
     let (url, stub) = sglang_stub(None);
     let r = run(
-        loadgen(&[
-            &url,
-            "--endpoint",
-            "generate",
-            "-c",
-            "2",
-            "-n",
-            "4",
-            "--warmup",
-            "0",
-            "--max-tokens",
-            "7",
-            "--temperature",
-            "0",
-            "--ignore-eos",
-            "--no-tokenize",
-        ]),
+        loadgen_at(&url, "--endpoint generate -c 2 -n 4 --warmup 0 --max-tokens 7 --temperature 0 --ignore-eos --no-tokenize"),
         "",
     );
     check_contract(&r);
@@ -222,18 +206,7 @@ fn generate_endpoint_gives_per_request_acceptance_and_exact_token_totals() {
 fn openai_stream_on_sglang_says_its_acceptance_is_a_lifetime_average() {
     let (url, _stub) = sglang_stub(None);
     let r = run(
-        loadgen(&[
-            &url,
-            "-c",
-            "1",
-            "-n",
-            "2",
-            "--warmup",
-            "0",
-            "--max-tokens",
-            "4",
-            "--no-tokenize",
-        ]),
+        loadgen_at(&url, "-c 1 -n 2 --warmup 0 --max-tokens 4 --no-tokenize"),
         "",
     );
     check_contract(&r);
@@ -260,18 +233,7 @@ fn sglang_metrics_gauge_is_recorded_as_a_gauge() {
         sglang:generation_tokens_total{model_name=\"Qwen/Qwen3-8B\"} 80\n";
     let (url, _stub) = sglang_stub(Some(metrics));
     let r = run(
-        loadgen(&[
-            &url,
-            "-c",
-            "1",
-            "-n",
-            "2",
-            "--warmup",
-            "0",
-            "--max-tokens",
-            "4",
-            "--no-tokenize",
-        ]),
+        loadgen_at(&url, "-c 1 -n 2 --warmup 0 --max-tokens 4 --no-tokenize"),
         "",
     );
     let b = benches(&r);
@@ -286,20 +248,10 @@ fn sglang_metrics_gauge_is_recorded_as_a_gauge() {
 fn concurrency_above_max_running_requests_warns_at_that_level_only() {
     let (url, _stub) = sglang_stub(None);
     let r = run(
-        loadgen(&[
+        loadgen_at(
             &url,
-            "--endpoint",
-            "generate",
-            "-c",
-            "1,64",
-            "-n",
-            "64",
-            "--warmup",
-            "0",
-            "--max-tokens",
-            "7",
-            "--no-tokenize",
-        ]),
+            "--endpoint generate -c 1,64 -n 64 --warmup 0 --max-tokens 7 --no-tokenize",
+        ),
         "",
     );
     let b = benches(&r);
@@ -321,21 +273,10 @@ fn concurrency_above_max_running_requests_warns_at_that_level_only() {
 fn generate_without_stream_reads_meta_info_from_the_whole_response() {
     let (url, stub) = sglang_stub(None);
     let r = run(
-        loadgen(&[
+        loadgen_at(
             &url,
-            "--endpoint",
-            "generate",
-            "--no-stream",
-            "-c",
-            "2",
-            "-n",
-            "4",
-            "--warmup",
-            "0",
-            "--max-tokens",
-            "7",
-            "--no-tokenize",
-        ]),
+            "--endpoint generate --no-stream -c 2 -n 4 --warmup 0 --max-tokens 7 --no-tokenize",
+        ),
         "",
     );
     let b = benches(&r);
@@ -359,20 +300,9 @@ fn the_cap_comes_from_the_ready_record_when_server_info_is_not_read() {
         r#"{{"type":"ready","schema":1,"config":{{"speculative-num-steps":"3"}},"provenance":{{"tool":"wait-ready","version":"0.1.0","started_at":"2026-11-30T05:00:00.000Z","finished_at":"2026-11-30T05:00:01.000Z"}},"outcome":"ready","reason":"ready","targets":[],"elapsed_s":1.0,"attempts":3,"server":{{"kind":"sglang","base_url":"{url}","args":{{"max_running_requests":48,"speculative_algorithm":"EAGLE"}}}}}}"#
     );
     let r = run(
-        loadgen(&[
-            "--endpoint",
-            "generate",
-            "-c",
-            "50",
-            "-n",
-            "50",
-            "--warmup",
-            "0",
-            "--max-tokens",
-            "7",
-            "--no-tokenize",
-            "--no-scrape",
-        ]),
+        loadgen(&words(
+            "--endpoint generate -c 50 -n 50 --warmup 0 --max-tokens 7 --no-tokenize --no-scrape",
+        )),
         &up,
     );
     let b = benches(&r);

@@ -7,25 +7,13 @@ use testkit::assert_lacks;
 
 #[test]
 fn exact_timing_gives_known_ttft_itl_tpot_e2e() {
-    let s = sim(&["--exact-ttft", "40ms", "--exact-itl", "10ms"]);
+    let s = exact_sim("40ms", "10ms");
     let url = s.base_url();
     // Chat endpoint: llm-sim sends an empty role chunk at once; TTFT must
     // not be clocked on it (vLLM PR 3768).
     let r = load(
         &url,
-        &[
-            "-c",
-            "1,4",
-            "-n",
-            "8",
-            "--max-tokens",
-            "10",
-            "--ignore-eos",
-            "--endpoint",
-            "chat",
-            "--slo",
-            "ttft=1s,e2e=5s",
-        ],
+        &words("-c 1,4 -n 8 --max-tokens 10 --ignore-eos --endpoint chat --slo ttft=1s,e2e=5s"),
     );
     r.expect_code(0);
     check_contract(&r);
@@ -65,19 +53,10 @@ fn exact_timing_gives_known_ttft_itl_tpot_e2e() {
 
 #[test]
 fn non_streaming_and_completions_endpoint() {
-    let s = sim(&["--exact-ttft", "20ms", "--exact-itl", "5ms"]);
-    let r = load(
-        &s.base_url(),
-        &[
-            "-n",
-            "4",
-            "--max-tokens",
-            "8",
-            "--ignore-eos",
-            "--no-stream",
-            "--format",
-            "csv",
-        ],
+    let s = exact_sim("20ms", "5ms");
+    let r = load_sim(
+        &s,
+        "-n 4 --max-tokens 8 --ignore-eos --no-stream --format csv",
     );
     r.expect_code(0);
     let out = r.stdout();

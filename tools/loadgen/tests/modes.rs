@@ -21,19 +21,9 @@ fn speculative_fields_from_metrics_deltas_and_multi_token_chunks() {
         "--seed",
         "1",
     ]);
-    let r = load(
-        &s.base_url(),
-        &[
-            "-c",
-            "4",
-            "-n",
-            "16",
-            "--max-tokens",
-            "32",
-            "--ignore-eos",
-            "--temperature",
-            "0",
-        ],
+    let r = load_sim(
+        &s,
+        "-c 4 -n 16 --max-tokens 32 --ignore-eos --temperature 0",
     );
     r.expect_code(0);
     let b = &benches(&r)[0];
@@ -57,20 +47,9 @@ fn speculative_fields_from_metrics_deltas_and_multi_token_chunks() {
 
 #[test]
 fn duration_mode_measures_for_the_duration() {
-    let s = sim(&["--exact-ttft", "5ms", "--exact-itl", "5ms"]);
+    let s = exact_sim("5ms", "5ms");
     let t0 = Instant::now();
-    let r = load(
-        &s.base_url(),
-        &[
-            "-c",
-            "2",
-            "--duration",
-            "1s",
-            "--max-tokens",
-            "8",
-            "--ignore-eos",
-        ],
-    );
+    let r = load_sim(&s, "-c 2 --duration 1s --max-tokens 8 --ignore-eos");
     r.expect_code(0);
     assert!(t0.elapsed() < Duration::from_secs(6));
     let b = &benches(&r)[0];
@@ -166,17 +145,11 @@ fn prompts_file_sets_output_lengths() {
 
 #[test]
 fn ctrl_c_ends_the_level_writes_it_and_exits_130() {
-    let s = sim(&["--exact-ttft", "5ms", "--exact-itl", "5ms"]);
-    let mut c = loadgen(&[
+    let s = exact_sim("5ms", "5ms");
+    let mut c = loadgen_at(
         &s.base_url(),
-        "-c",
-        "2",
-        "--duration",
-        "30s",
-        "--max-tokens",
-        "8",
-        "--no-upstream",
-    ]);
+        "-c 2 --duration 30s --max-tokens 8 --no-upstream",
+    );
     c.stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
@@ -203,21 +176,10 @@ fn ctrl_c_ends_the_level_writes_it_and_exits_130() {
 #[test]
 fn high_concurrency_is_not_capped_by_a_connection_limit() {
     // guidellm issue 487: a default pool of 100 connections capped load.
-    let s = sim(&["--exact-ttft", "300ms", "--exact-itl", "1ms"]);
-    let r = load(
-        &s.base_url(),
-        &[
-            "-c",
-            "160",
-            "-n",
-            "320",
-            "--warmup",
-            "0",
-            "--max-tokens",
-            "2",
-            "--ignore-eos",
-            "--no-tokenize",
-        ],
+    let s = exact_sim("300ms", "1ms");
+    let r = load_sim(
+        &s,
+        "-c 160 -n 320 --warmup 0 --max-tokens 2 --ignore-eos --no-tokenize",
     );
     r.expect_code(0);
     let b = &benches(&r)[0];
@@ -276,21 +238,7 @@ fn workers_keep_their_connections_from_warmup_through_the_level() {
 #[test]
 fn repeat_runs_each_level_again() {
     let s = sim(&["--zero-delay"]);
-    let r = load(
-        &s.base_url(),
-        &[
-            "-c",
-            "1,2",
-            "-n",
-            "2",
-            "--warmup",
-            "0",
-            "--repeat",
-            "2",
-            "--max-tokens",
-            "2",
-        ],
-    );
+    let r = load_sim(&s, "-c 1,2 -n 2 --warmup 0 --repeat 2 --max-tokens 2");
     r.expect_code(0);
     let reps: Vec<(u64, u64)> = benches(&r)
         .iter()

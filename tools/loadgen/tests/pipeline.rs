@@ -160,20 +160,9 @@ fn empty_role_chunk_is_not_ttft_and_missing_usage_is_flagged() {
     ]);
     let r = load(
         &url,
-        &[
-            "--model",
-            "m",
-            "--endpoint",
-            "chat",
-            "-n",
-            "2",
-            "--warmup",
-            "0",
-            "--max-tokens",
-            "3",
-            "--no-scrape",
-            "--no-tokenize",
-        ],
+        &words(
+            "--model m --endpoint chat -n 2 --warmup 0 --max-tokens 3 --no-scrape --no-tokenize",
+        ),
     );
     r.expect_code(0);
     let b = &benches(&r)[0];
@@ -193,34 +182,14 @@ fn stream_without_done_but_with_finish_reason_completes() {
     ]);
     let r = load(
         &url,
-        &[
-            "--model",
-            "m",
-            "-n",
-            "1",
-            "--warmup",
-            "0",
-            "--max-tokens",
-            "2",
-            "--no-scrape",
-            "--no-tokenize",
-        ],
+        &words("--model m -n 1 --warmup 0 --max-tokens 2 --no-scrape --no-tokenize"),
     );
     r.expect_code(0);
     // And one that just stops is a cut stream.
     let url = scripted_server(vec![(ms(0), chunk("a", None))]);
     let r = load(
         &url,
-        &[
-            "--model",
-            "m",
-            "-n",
-            "1",
-            "--warmup",
-            "0",
-            "--no-scrape",
-            "--no-tokenize",
-        ],
+        &words("--model m -n 1 --warmup 0 --no-scrape --no-tokenize"),
     );
     r.expect_code(30);
     assert!(r.stdout().contains("cut_stream"), "{}", r.stdout());
@@ -241,19 +210,7 @@ fn ignore_eos_not_honoured_is_flagged() {
     ]);
     let r = load(
         &url,
-        &[
-            "--model",
-            "m",
-            "-n",
-            "2",
-            "--warmup",
-            "0",
-            "--max-tokens",
-            "8",
-            "--ignore-eos",
-            "--no-scrape",
-            "--no-tokenize",
-        ],
+        &words("--model m -n 2 --warmup 0 --max-tokens 8 --ignore-eos --no-scrape --no-tokenize"),
     );
     r.expect_code(0);
     let b = &benches(&r)[0];
@@ -277,18 +234,7 @@ fn stale_keepalive_connections_are_retried_not_failed() {
     ]);
     let r = load(
         &url,
-        &[
-            "--model",
-            "m",
-            "-n",
-            "12",
-            "--warmup",
-            "0",
-            "--max-tokens",
-            "2",
-            "--no-scrape",
-            "--no-tokenize",
-        ],
+        &words("--model m -n 12 --warmup 0 --max-tokens 2 --no-scrape --no-tokenize"),
     );
     r.expect_code(0);
     assert_eq!(benches(&r)[0]["counts"]["completed"], 12);

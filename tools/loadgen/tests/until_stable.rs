@@ -12,18 +12,11 @@ fn stability(r: &Run) -> serde_json::Value {
 
 #[test]
 fn exact_timing_stops_early_and_says_stable() {
-    let s = sim(&["--exact-ttft", "20ms", "--exact-itl", "5ms"]);
+    let s = exact_sim("20ms", "5ms");
     let url = s.base_url();
     let r = load(
         &url,
-        &[
-            "--max-tokens",
-            "8",
-            "--until-stable",
-            "10%",
-            "--max-requests",
-            "1000",
-        ],
+        &words("--max-tokens 8 --until-stable 10% --max-requests 1000"),
     );
     r.expect_code(0);
     check_contract(&r);
@@ -54,7 +47,7 @@ fn exact_timing_stops_early_and_says_stable() {
 fn heavy_jitter_runs_to_the_cap_and_says_so() {
     // A third of the streams stall for 100 ms in otherwise instant
     // responses: no 1% interval from 60 requests.
-    let s = sim(&["--zero-delay", "--stall-rate", "0.3", "--stall", "100ms"]);
+    let s = sim(&words("--zero-delay --stall-rate 0.3 --stall 100ms"));
     let url = s.base_url();
     let args = ["--no-upstream", "--max-tokens", "8", "--until-stable", "1"];
     let mut a = vec![url.as_str()];

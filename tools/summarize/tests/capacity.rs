@@ -58,7 +58,7 @@ fn campaign() -> String {
 #[test]
 fn capacity_brackets_and_ranks_configs() {
     let input = campaign();
-    let run = summarize(&["-f", "json", "--slo", "p99_ttft_ms<=500"], &input);
+    let run = summarize(&testkit::words("-f json --slo p99_ttft_ms<=500"), &input);
     run.expect_code(0);
     let rec = summary(&run);
     let caps = rec["details"]["capacity"].as_array().unwrap();
@@ -82,7 +82,7 @@ fn capacity_brackets_and_ranks_configs() {
     assert_eq!(caps[1]["goodput_req_per_s"], 3.0);
     assert_eq!(caps[2]["next"], "failed (crashed mid-run)");
     assert_eq!(caps[3]["capacity_concurrency"], Value::Null);
-    let text = summarize(&["-f", "text", "--slo", "p99_ttft_ms<=500"], &input);
+    let text = summarize(&testkit::words("-f text --slo p99_ttft_ms<=500"), &input);
     text.expect_code(0);
     let out = text.stdout();
     assert_contains(&out, "  1. speculative-num-steps=2: c=16 or more (the highest level measured meets it); 1600 output tok/s");

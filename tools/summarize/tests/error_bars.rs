@@ -119,7 +119,7 @@ fn a_p99_of_40_requests_is_flagged() {
     few["ttft_ms"]["count"] = json!(40);
     let enough = bench(&[("speculative-num-steps", "2")], 4, 400.0, 10.0, 120.0);
     let input = lines(&[few, enough]);
-    let run = summarize(&["-f", "text", "-m", "p99_ttft_ms"], &input);
+    let run = summarize(&testkit::words("-f text -m p99_ttft_ms"), &input);
     run.expect_code(0);
     let out = run.stdout();
     assert_contains(&out, "ttft_ms.p99 is a p99 of 40 requests (fewer than 100)");
@@ -127,10 +127,10 @@ fn a_p99_of_40_requests_is_flagged() {
     assert!(row.contains('^'), "{row}");
     let row2 = out.lines().find(|l| l.starts_with('2')).unwrap();
     assert!(!row2.contains('^'), "{row2}");
-    let md = summarize(&["-f", "markdown", "-m", "p99_ttft_ms"], &input);
+    let md = summarize(&testkit::words("-f markdown -m p99_ttft_ms"), &input);
     assert_contains(&md.stdout(), "p99 of 40 requests");
     // p50 of the same 40 requests is fine.
-    let p50 = summarize(&["-f", "text", "-m", "p50_ttft_ms"], &input);
+    let p50 = summarize(&testkit::words("-f text -m p50_ttft_ms"), &input);
     assert_lacks(&p50.stdout(), "requests (fewer");
 }
 

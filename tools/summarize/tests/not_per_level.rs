@@ -70,18 +70,12 @@ fn a_lifetime_average_is_never_a_table_cell() {
 #[test]
 fn per_level_figures_fill_the_table_and_the_others_are_listed_apart() {
     let input = mixed_sources();
-    let text = summarize(
-        &[
-            "--format",
-            "text",
-            "--metric",
-            "accept_length",
-            "--objective",
-            "max",
-            &input,
-        ],
-        "",
-    );
+    // The same campaign in each output format, best by acceptance.
+    let as_format = |format: &str| {
+        let args = testkit::words("--metric accept_length --objective max --format");
+        summarize(&[&args[..], &[format, &input]].concat(), "")
+    };
+    let text = as_format("text");
     text.expect_code(0);
     let out = text.stdout();
     assert_contains(
@@ -94,36 +88,14 @@ fn per_level_figures_fill_the_table_and_the_others_are_listed_apart() {
     ));
     insta::assert_snapshot!("mixed_text", out);
 
-    let md = summarize(
-        &[
-            "--format",
-            "markdown",
-            "--metric",
-            "accept_length",
-            "--objective",
-            "max",
-            &input,
-        ],
-        "",
-    );
+    let md = as_format("markdown");
     md.expect_code(0);
     assert!(md
         .stdout()
         .contains("**Not per-level** (left out of the table)"));
     insta::assert_snapshot!("mixed_markdown", md.stdout());
 
-    let csv = summarize(
-        &[
-            "--format",
-            "csv",
-            "--metric",
-            "accept_length",
-            "--objective",
-            "max",
-            &input,
-        ],
-        "",
-    );
+    let csv = as_format("csv");
     csv.expect_code(0);
     let csv_out = csv.stdout();
     let mut rd = csv::Reader::from_reader(csv_out.as_bytes());
@@ -144,18 +116,7 @@ fn per_level_figures_fill_the_table_and_the_others_are_listed_apart() {
     }
     insta::assert_snapshot!("mixed_csv", csv_out);
 
-    let js = summarize(
-        &[
-            "--format",
-            "json",
-            "--metric",
-            "accept_length",
-            "--objective",
-            "max",
-            &input,
-        ],
-        "",
-    );
+    let js = as_format("json");
     js.expect_code(0);
     let mut rec = summary(&js);
     assert_eq!(rec["best_config"]["speculative-num-steps"], "4");

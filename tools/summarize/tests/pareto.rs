@@ -65,7 +65,7 @@ fn per_config(rec: &Value, label: &str) -> String {
 #[test]
 fn dominated_configs_ties_and_a_failed_config() {
     let input = campaign();
-    let run = summarize(&["-f", "json", "--objective", "max", "--pareto"], &input);
+    let run = summarize(&testkit::words("-f json --objective max --pareto"), &input);
     run.expect_code(0);
     let rec = summary(&run);
     // By rising interactivity: c (1000/50 = 20 tok/s/user), a at c=8 (50),
@@ -90,7 +90,7 @@ fn dominated_configs_ties_and_a_failed_config() {
     );
     assert_eq!(rec["details"]["pareto"]["per_gpu"], true);
     // The text lists the same, in order, with both interactivities.
-    let text = summarize(&["-f", "text", "--objective", "max", "--pareto"], &input);
+    let text = summarize(&testkit::words("-f text --objective max --pareto"), &input);
     text.expect_code(0);
     let out = text.stdout();
     let at = |s: &str| out.find(s).unwrap_or_else(|| panic!("no {s:?} in\n{out}"));
@@ -108,7 +108,7 @@ fn dominated_configs_ties_and_a_failed_config() {
     );
     assert_contains(&out, "  variant=a: tp 1 from flags");
     // Without --pareto, no section.
-    let plain = summarize(&["-f", "text", "--objective", "max"], &input);
+    let plain = summarize(&testkit::words("-f text --objective max"), &input);
     assert_lacks(&plain.stdout(), "pareto frontier");
 }
 

@@ -11,24 +11,14 @@
 //! installed on these machines: `--engine docker` is the engine-unavailable
 //! case (no daemon on the default socket).
 
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
+use support::{ready_cmd, swap};
 use testkit::podman::{Ctr, Project, SERVICE_KEYS};
-use testkit::{http_get, Run};
+use testkit::Run;
 
-fn swap(args: &[&str]) -> Run {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
-    c.env_remove("SSH_AUTH_SOCK").args(args);
-    testkit::run(c, "")
-}
-
-fn one(r: &Run) -> Value {
-    let v = r.json_lines();
-    assert_eq!(v.len(), 1, "{}\n{}", r.stdout(), r.stderr());
-    v.into_iter().next().unwrap()
-}
+mod support;
 
 /// How the file writes the `sim` service's command.
 #[derive(Clone, Copy)]
@@ -116,19 +106,15 @@ impl Stack {
     }
 
     fn info(&self) -> Value {
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(30) {
-            if let Some((200, _)) = http_get(self.port, "/health") {
-                let (_, b) = http_get(self.port, "/server_info").unwrap();
-                return serde_json::from_str(&b).unwrap();
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!(
-            "llm-sim in {} never healthy: {}",
-            self.name,
+        testkit::server_info_within(self.port, Duration::from_secs(30), || {
             Ctr::inspect_of(&self.name, "{{.State.Status}} {{.State.ExitCode}}")
-        );
+        })
+    }
+
+    /// `svc-swap --compose FILE --service SVC ARGS`.
+    fn swap(&self, svc: &str, args: &[&str]) -> Run {
+        let file = self.file();
+        swap(&[&["--compose", file.as_str(), "--service", svc], args].concat())
     }
 
     fn id(&self) -> String {
@@ -157,26 +143,21 @@ fn compose_swap_edits_only_the_command_and_restore_puts_the_file_back() {
     let old_id = s.id();
     // wait-ready finds the container from the record on its stdin, and
     // checks the live config through the engine's inspect and the server.
-    let ready = format!(
-        "{} --server sglang http://127.0.0.1:{} --expect-config speculative-num-steps=3 --timeout 30s",
-        testkit::bin("wait-ready").display(),
-        s.port
-    );
+    let ready = ready_cmd(s.port, " --expect-config speculative-num-steps=3", "30s");
     let file = s.file();
-    let r = swap(&[
-        "--compose",
-        &file,
-        "--service",
+    let r = s.swap(
         "sim",
-        "--engine",
-        "podman",
-        "--set",
-        "speculative-num-steps=3",
-        "--ready-cmd",
-        &ready,
-    ]);
+        &[
+            "--engine",
+            "podman",
+            "--set",
+            "speculative-num-steps=3",
+            "--ready-cmd",
+            &ready,
+        ],
+    );
     r.expect_code(0);
-    let rec = one(&r);
+    let rec = r.one();
     assert_eq!(rec["method"], "compose", "{rec}");
     let c = &rec["target"]["container"];
     assert_eq!(c["compose_file"], file.as_str());
@@ -202,17 +183,9 @@ fn compose_swap_edits_only_the_command_and_restore_puts_the_file_back() {
     let backup = rec["backup"].as_str().unwrap();
     assert_eq!(std::fs::read_to_string(backup).unwrap(), before);
     // --restore: the file back byte for byte, the old config live again.
-    let r = swap(&[
-        "--compose",
-        &file,
-        "--service",
-        "sim",
-        "--engine",
-        "podman",
-        "--restore",
-    ]);
+    let r = s.swap("sim", &["--engine", "podman", "--restore"]);
     r.expect_code(0);
-    assert_eq!(one(&r)["method"], "restore");
+    assert_eq!(r.one()["method"], "restore");
     assert_eq!(s.p.text(), before);
     assert!(
         !std::path::Path::new(backup).exists(),
@@ -242,19 +215,12 @@ fn compose_stop_grace_period_bounds_the_stop_of_a_server_that_ignores_sigterm() 
     let name = p.container("sim");
     let s = Stack { p, port, name };
     s.info();
-    let file = s.file();
-    let r = swap(&[
-        "--compose",
-        &file,
-        "--service",
+    let r = s.swap(
         "sim",
-        "--set",
-        "speculative-num-steps=2",
-        "--resend-term-after",
-        "0",
-    ]);
+        &testkit::words("--set speculative-num-steps=2 --resend-term-after 0"),
+    );
     r.expect_code(0);
-    let rec = one(&r);
+    let rec = r.one();
     let stop = &rec["stop"];
     assert_eq!(stop["result"], "sigkill_after_timeout", "{rec}");
     assert!(stop["detail"].as_str().unwrap().contains("137"), "{stop}");
@@ -273,17 +239,9 @@ fn compose_service_that_crashes_at_load_is_put_back_by_the_job() {
     }
     let s = Stack::up("ccrash", Form::Flow);
     let before = s.p.text();
-    let file = s.file();
-    let r = swap(&[
-        "--compose",
-        &file,
-        "--service",
-        "sim",
-        "--set",
-        "crash-on-load",
-    ]);
+    let r = s.swap("sim", &["--set", "crash-on-load"]);
     r.expect_code(25);
-    let rec = one(&r);
+    let rec = r.one();
     assert_eq!(rec["running"], "old", "{rec}");
     assert!(
         rec["log_tail"].to_string().contains("CUDA out of memory"),
@@ -296,31 +254,7 @@ fn compose_service_that_crashes_at_load_is_put_back_by_the_job() {
     // Crashes at the end of a 2 s load, after the job's start check: only
     // the ready command tells, and --rollback-on-fail puts the file back
     // and re-creates the old config, ready again by the same rule.
-    let ready = format!(
-        "{} --server sglang http://127.0.0.1:{} --timeout 20s",
-        testkit::bin("wait-ready").display(),
-        s.port
-    );
-    let r = swap(&[
-        "--compose",
-        &file,
-        "--service",
-        "sim",
-        "--set",
-        "crash-on-load",
-        "--set",
-        "load-time=2s",
-        "--rollback-on-fail",
-        "--ready-cmd",
-        &ready,
-    ]);
-    r.expect_code(25);
-    let rec = one(&r);
-    assert_eq!(rec["running"], "old", "{rec}");
-    assert!(
-        rec["reason"].as_str().unwrap().contains("rolled back"),
-        "{rec}"
-    );
+    support::late_crash_is_rolled_back(s.port, |edits| s.swap("sim", edits));
     assert_eq!(s.p.text(), before, "the file is put back");
     assert_eq!(s.info()["speculative_num_steps"], 1);
 }
@@ -335,22 +269,20 @@ fn compose_swap_over_ssh_runs_the_compose_tool_on_the_far_side() {
     };
     let s = Stack::up("cssh", Form::Str);
     let file = s.file();
-    let mut args: Vec<String> = sshd.client_args();
-    args.extend(
-        [
+    let r = support::swap_with(
+        &sshd.client_args(),
+        &[
             "--compose",
             &file,
             "--service",
             "sim",
             "--set",
             "speculative-num-steps=2",
-        ]
-        .map(String::from),
+        ],
+        "",
     );
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let r = swap(&refs);
     r.expect_code(0);
-    let rec = one(&r);
+    let rec = r.one();
     assert_eq!(rec["target"]["ssh"], sshd.target());
     assert_eq!(rec["start"]["cmdline_verified"], true);
     assert_eq!(s.info()["speculative_num_steps"], 2);
@@ -373,29 +305,13 @@ fn compose_refusals_give_one_line_and_change_nothing() {
         return;
     }
     let one_line = |r: &Run, code: i32, has: &str| {
-        r.expect_code(code);
-        let err = r.stderr();
-        let errs: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
-        assert_eq!(errs.len(), 1, "{err}");
-        assert!(errs[0].contains(has), "{err}");
-        assert_eq!(one(r)["type"], "failure");
+        r.expect_one_error(code, has);
+        assert_eq!(r.one()["type"], "failure");
     };
     let s = Stack::up("crefuse", Form::Block);
     let before = s.p.text();
     let id = s.id();
-    let file = s.file();
-    let run = |svc: &str, engine: &str| {
-        swap(&[
-            "--compose",
-            &file,
-            "--service",
-            svc,
-            "--engine",
-            engine,
-            "--set",
-            "a=1",
-        ])
-    };
+    let run = |svc: &str, engine: &str| s.swap(svc, &["--engine", engine, "--set", "a=1"]);
     one_line(&run("other", "podman"), 20, "from a merge key (<<:)");
     one_line(
         &run("nope", "podman"),
@@ -413,7 +329,9 @@ fn compose_refusals_give_one_line_and_change_nothing() {
     let r = swap(&["--compose", &f3, "--service", "sim", "--set", "a=1"]);
     one_line(&r, 20, "has no container");
     // A missing file.
-    let r = swap(&["--compose", "/nonexistent/compose.yaml", "--service", "sim"]);
+    let r = swap(&testkit::words(
+        "--compose /nonexistent/compose.yaml --service sim",
+    ));
     one_line(&r, 20, "no such file");
     assert_eq!(s.p.text(), before, "nothing was written");
     assert_eq!(s.id(), id, "nothing was re-created");

@@ -9,25 +9,15 @@
 //! local image from `docker import`, host networking). The client with no
 //! daemon at the default socket is the engine-unavailable test.
 
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
+use support::{ready_cmd, swap};
 use testkit::docker::Dockerd;
 use testkit::podman::Ctr;
-use testkit::{http_get, Run};
+use testkit::Run;
 
-fn swap(args: &[&str]) -> Run {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
-    c.env_remove("SSH_AUTH_SOCK").args(args);
-    testkit::run(c, "")
-}
-
-fn one(r: &Run) -> Value {
-    let v = r.json_lines();
-    assert_eq!(v.len(), 1, "{}\n{}", r.stdout(), r.stderr());
-    v.into_iter().next().unwrap()
-}
+mod support;
 
 /// llm-sim in a container on a fresh loopback port, speculative steps 1.
 struct Sim {
@@ -44,25 +34,7 @@ impl Sim {
     /// In the test's dockerd when `d` is given, else in podman.
     fn start_in(d: Option<&Dockerd>, tag: &str, extra_args: &[&str]) -> Sim {
         let port = testkit::free_port();
-        let sim = testkit::bin("llm-sim").display().to_string();
-        let p = port.to_string();
-        let mut argv = vec![
-            sim.as_str(),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            &p,
-            "--load-time",
-            "10ms",
-            "--warmup-time",
-            "10ms",
-        ];
-        argv.extend(testkit::flags::eagle("1"));
-        argv.extend(extra_args);
-        let c = match d {
-            Some(d) => Ctr::run_docker(d, tag, &[], &argv),
-            None => Ctr::run(tag, &[], &argv),
-        };
+        let c = Ctr::run_sim(d, tag, &[], port, extra_args);
         let s = Sim { c, port };
         s.info();
         s
@@ -75,8 +47,8 @@ impl Sim {
     /// svc-swap against this container's engine: docker's with `--engine
     /// docker` and the test daemon's DOCKER_HOST; podman's as given.
     fn swap(&self, args: &[&str]) -> Run {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
-        c.env_remove("SSH_AUTH_SOCK").args(args);
+        let mut c = support::command();
+        c.args(args);
         if self.c.engine() == "docker" {
             c.args(["--engine", "docker"]);
             let host = self
@@ -91,43 +63,41 @@ impl Sim {
 
     /// /server_info once /health is 200.
     fn info(&self) -> Value {
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(30) {
-            if let Some((200, _)) = http_get(self.port, "/health") {
-                let (_, b) = http_get(self.port, "/server_info").unwrap();
-                return serde_json::from_str(&b).unwrap();
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!(
-            "llm-sim in {} never healthy: {}",
-            self.name(),
+        testkit::server_info_within(self.port, Duration::from_secs(30), || {
             self.c.inspect("{{.State.Status}} {{.State.ExitCode}}")
-        );
+        })
     }
 
     fn ready_cmd(&self, expect: &str) -> String {
-        format!(
-            "{} --server sglang http://127.0.0.1:{} --expect-config {expect} --timeout 30s",
-            testkit::bin("wait-ready").display(),
-            self.port
-        )
+        ready_cmd(self.port, &format!(" --expect-config {expect}"), "30s")
     }
 }
 
-#[test]
-fn speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container() {
-    if testkit::podman::gate() {
-        swap_and_restore(None);
-    }
+/// `#[test] fn $podman` runs `$body(None)` in podman and `#[test] fn
+/// $docker` runs `$body(Some(&dockerd))` in the test's own dockerd.
+macro_rules! on_podman_and_docker {
+    ($podman:ident, $docker:ident, $body:ident) => {
+        #[test]
+        fn $podman() {
+            if testkit::podman::gate() {
+                $body(None);
+            }
+        }
+
+        #[test]
+        fn $docker() {
+            if let Some(d) = Dockerd::start() {
+                $body(Some(&d));
+            }
+        }
+    };
 }
 
-#[test]
-fn docker_speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container() {
-    if let Some(d) = Dockerd::start() {
-        swap_and_restore(Some(&d));
-    }
-}
+on_podman_and_docker!(
+    speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container,
+    docker_speculative_flag_swap_is_live_and_restore_brings_back_the_kept_container,
+    swap_and_restore
+);
 
 fn swap_and_restore(d: Option<&Dockerd>) {
     let s = Sim::start_in(d, "swap", &[]);
@@ -145,7 +115,7 @@ fn swap_and_restore(d: Option<&Dockerd>) {
         &ready,
     ]);
     r.expect_code(0);
-    let rec = one(&r);
+    let rec = r.one();
     let c = &rec["target"]["container"];
     assert_eq!(rec["target"]["manager"], "container");
     assert_eq!(c["engine"], s.c.engine());
@@ -181,7 +151,7 @@ fn swap_and_restore(d: Option<&Dockerd>) {
     // --restore: the previous definition, by renaming the kept one back.
     let r = s.swap(&["--container", s.name(), "--restore", "--port", &port]);
     r.expect_code(0);
-    let rec = one(&r);
+    let rec = r.one();
     assert_eq!(rec["method"], "restore");
     assert_eq!(
         s.c.inspect("{{.Id}}"),
@@ -192,19 +162,11 @@ fn swap_and_restore(d: Option<&Dockerd>) {
     assert_eq!(s.c.inspect_other(&prev, "{{.Id}}"), new_id);
 }
 
-#[test]
-fn container_that_ignores_sigterm_is_killed_after_its_stop_timeout() {
-    if testkit::podman::gate() {
-        ignores_sigterm(None);
-    }
-}
-
-#[test]
-fn docker_container_that_ignores_sigterm_is_killed_after_its_stop_timeout() {
-    if let Some(d) = Dockerd::start() {
-        ignores_sigterm(Some(&d));
-    }
-}
+on_podman_and_docker!(
+    container_that_ignores_sigterm_is_killed_after_its_stop_timeout,
+    docker_container_that_ignores_sigterm_is_killed_after_its_stop_timeout,
+    ignores_sigterm
+);
 
 fn ignores_sigterm(d: Option<&Dockerd>) {
     let s = Sim::start_in(d, "sigterm", &["--ignore-sigterm", "60s"]);
@@ -219,7 +181,7 @@ fn ignores_sigterm(d: Option<&Dockerd>) {
         "0",
     ]);
     r.expect_code(0);
-    let rec = one(&r);
+    let rec = r.one();
     let stop = &rec["stop"];
     assert_eq!(stop["result"], "sigkill_after_timeout", "{rec}");
     let detail = stop["detail"].as_str().unwrap();
@@ -236,19 +198,11 @@ fn ignores_sigterm(d: Option<&Dockerd>) {
     assert_eq!(s.info()["speculative_num_steps"], 2);
 }
 
-#[test]
-fn rollback_on_fail_brings_the_old_container_back_by_the_ready_rule() {
-    if testkit::podman::gate() {
-        rollback(None);
-    }
-}
-
-#[test]
-fn docker_rollback_on_fail_brings_the_old_container_back_by_the_ready_rule() {
-    if let Some(d) = Dockerd::start() {
-        rollback(Some(&d));
-    }
-}
+on_podman_and_docker!(
+    rollback_on_fail_brings_the_old_container_back_by_the_ready_rule,
+    docker_rollback_on_fail_brings_the_old_container_back_by_the_ready_rule,
+    rollback
+);
 
 fn rollback(d: Option<&Dockerd>) {
     let s = Sim::start_in(d, "rollback", &[]);
@@ -258,37 +212,17 @@ fn rollback(d: Option<&Dockerd>) {
     // the record keeps the new container's last log lines.
     let r = s.swap(&["--container", s.name(), "--set", "crash-on-load"]);
     r.expect_code(25);
-    let rec = one(&r);
+    let rec = r.one();
     assert_eq!(rec["running"], "old", "{rec}");
     let tail = rec["log_tail"].to_string();
     assert!(tail.contains("CUDA out of memory"), "{rec}");
     assert_eq!(s.c.inspect("{{.Id}}"), old_id);
     // Crashes at the end of a 2 s load: after the job's start check, so
     // only the ready command can tell.
-    let ready = format!(
-        "{} --server sglang http://127.0.0.1:{} --timeout 20s",
-        testkit::bin("wait-ready").display(),
-        s.port
-    );
-    let r = s.swap(&[
-        "--container",
-        s.name(),
-        "--set",
-        "crash-on-load",
-        "--set",
-        "load-time=2s",
-        "--rollback-on-fail",
-        "--ready-cmd",
-        &ready,
-    ]);
-    r.expect_code(25);
-    let rec = one(&r);
+    let rec = support::late_crash_is_rolled_back(s.port, |edits| {
+        s.swap(&[&["--container", s.name()], edits].concat())
+    });
     assert_eq!(rec["type"], "failure");
-    assert_eq!(rec["running"], "old", "{rec}");
-    assert!(
-        rec["reason"].as_str().unwrap().contains("rolled back"),
-        "{rec}"
-    );
     assert_eq!(s.c.inspect("{{.Id}}"), old_id, "the old container itself");
     assert_eq!(s.c.inspect("{{json .Config.Cmd}}"), old_cmd);
     assert_eq!(s.info()["speculative_num_steps"], 1);
@@ -309,7 +243,7 @@ fn dry_run_prints_the_command_diff_and_engine_commands_and_changes_nothing() {
         "--dry-run",
     ]);
     r.expect_code(0);
-    assert_eq!(one(&r)["method"], "dry-run");
+    assert_eq!(r.one()["method"], "dry-run");
     let err = r.stderr();
     assert!(err.contains("-    \"1\"\n+    \"5\""), "{err}");
     assert!(
@@ -330,12 +264,13 @@ fn swap_over_ssh_runs_the_engine_on_the_far_side() {
         return;
     };
     let s = Sim::start("ssh", &[]);
-    let mut args: Vec<String> = sshd.client_args();
-    args.extend(["--container", s.name(), "--set", "speculative-num-steps=2"].map(String::from));
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let r = swap(&refs);
+    let r = support::swap_with(
+        &sshd.client_args(),
+        &["--container", s.name(), "--set", "speculative-num-steps=2"],
+        "",
+    );
     r.expect_code(0);
-    let rec = one(&r);
+    let rec = r.one();
     assert_eq!(rec["target"]["ssh"], sshd.target());
     assert_eq!(rec["target"]["container"]["engine"], "podman");
     assert_eq!(rec["start"]["cmdline_verified"], true);
@@ -354,9 +289,9 @@ fn docker_swap_over_ssh_and_an_exec_prefix_runs_the_engine_on_the_far_side() {
     };
     let s = Sim::start_in(Some(&d), "ssh", &[]);
     let prefix = format!("env DOCKER_HOST={}", d.host);
-    let mut args: Vec<String> = sshd.client_args();
-    args.extend(
-        [
+    let r = support::swap_with(
+        &sshd.client_args(),
+        &[
             "--exec-prefix",
             &prefix,
             "--container",
@@ -365,13 +300,11 @@ fn docker_swap_over_ssh_and_an_exec_prefix_runs_the_engine_on_the_far_side() {
             "docker",
             "--set",
             "speculative-num-steps=2",
-        ]
-        .map(String::from),
+        ],
+        "",
     );
-    let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-    let r = swap(&refs);
     r.expect_code(0);
-    let rec = one(&r);
+    let rec = r.one();
     assert_eq!(rec["target"]["ssh"], sshd.target());
     assert_eq!(rec["target"]["exec_prefix"], prefix.as_str());
     assert_eq!(rec["target"]["container"]["engine"], "docker");
@@ -388,17 +321,12 @@ fn bad_input_gives_one_line_and_its_exit_code() {
     if !testkit::podman::gate() {
         return;
     }
-    let one_line = |r: &Run, code: i32, has: &str| {
-        r.expect_code(code);
-        let err = r.stderr();
-        let errs: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
-        assert_eq!(errs.len(), 1, "{err}");
-        assert!(errs[0].contains(has), "{err}");
-    };
     // An unknown container: 20, nothing started.
-    let r = swap(&["--container", "sweepkit-test-no-such", "--set", "a=1"]);
-    one_line(&r, 20, "container sweepkit-test-no-such: no such container");
-    assert_eq!(one(&r)["type"], "failure");
+    let r = swap(&testkit::words(
+        "--container sweepkit-test-no-such --set a=1",
+    ));
+    r.expect_one_error(20, "container sweepkit-test-no-such: no such container");
+    assert_eq!(r.one()["type"], "failure");
     // Docker's client without a daemon: 28 (a socket no daemon listens
     // on, so a machine's own dockerd cannot answer for it).
     let dir = testkit::temp_dir("noengine");
@@ -413,12 +341,12 @@ fn bad_input_gives_one_line_and_its_exit_code() {
         "--set",
         "a=1",
     ]);
-    one_line(&r, 28, "its engine does not answer");
+    r.expect_one_error(28, "its engine does not answer");
     // No engine CLI at all on the far side (a prefix whose PATH has none).
     std::os::unix::fs::symlink("/bin/sh", dir.join("sh")).unwrap();
     let prefix = format!("env PATH={}", dir.display());
     let r = swap(&["--container", "x", "--exec-prefix", &prefix, "--set", "a=1"]);
-    one_line(&r, 28, "docker is not installed; podman is not installed");
+    r.expect_one_error(28, "docker is not installed; podman is not installed");
     // A container with no command: its flags live in the entrypoint.
     let port = testkit::free_port().to_string();
     let sim = testkit::bin("llm-sim").display().to_string();
@@ -426,7 +354,7 @@ fn bad_input_gives_one_line_and_its_exit_code() {
     let c = Ctr::run("nocmd", &["--entrypoint", &ep], &[]);
     let id = c.inspect("{{.Id}}");
     let r = swap(&["--container", &c.name, "--set", "port=1"]);
-    one_line(&r, 20, "has no command (Config.Cmd is empty)");
+    r.expect_one_error(20, "has no command (Config.Cmd is empty)");
     assert_eq!(c.inspect("{{.Id}}"), id, "nothing was re-created");
     // A value with shell metacharacters reaches the server as one word.
     let s = Sim::start("inert", &[]);
@@ -439,14 +367,6 @@ fn bad_input_gives_one_line_and_its_exit_code() {
     ]);
     r.expect_code(0);
     assert_eq!(s.info()["served_model_name"], nasty);
-    for d in [std::path::PathBuf::from("."), std::path::PathBuf::from("/")] {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            assert!(
-                !e.file_name().to_string_lossy().starts_with("PWNED"),
-                "a value ran as shell code in {}",
-                d.display()
-            );
-        }
-    }
+    testkit::assert_no_pwned(&[".", "/"]);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -2,135 +2,43 @@
 //! a SIGTERM-ignoring server, rollback, restore, bad input, injection
 //! attempts, and SIGKILL of svc-swap mid-write. Needs `cargo build -p llm-sim`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use testkit::{http_get, Run};
+use support::SimSpec;
+use testkit::{alive, Run};
 
 mod support;
 
 fn swap(args: &[&str], stdin: &str) -> Run {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
-    c.args(args);
-    testkit::run(c, stdin)
+    support::swap_with(&[], args, stdin)
 }
 
-/// A spec for llm-sim on a fresh port, in a directory whose name would
-/// run commands if anything spliced it into a shell.
-struct Fixture {
-    dir: PathBuf,
-    spec: String,
-    port: u16,
+/// A spec for llm-sim on a fresh port (a comment, a section header, a
+/// continued line, an environment value with a space), in a directory
+/// whose name would run commands if anything spliced it into a shell.
+fn fixture(tag: &str, extra: &str, timeout_stop: &str) -> SimSpec {
+    SimSpec::write(tag, Some("a b $(touch PWNED) 'q"), |sim, port| {
+        format!(
+            "# test spec\n[Service]\nExecStart={sim} --host 127.0.0.1 --port {port} \\\n  --load-time 10ms --warmup-time 10ms --speculative-algorithm EAGLE \\\n  --speculative-eagle-topk 1 --speculative-num-steps 1{extra}\n\
+             Environment=SIM_TAG=\"x y\"\nTimeoutStopSec={timeout_stop}\nPort={port}\n"
+        )
+    })
 }
 
-impl Fixture {
-    fn new(tag: &str, extra: &str, timeout_stop: &str) -> Fixture {
-        let dir = testkit::temp_dir(tag).join("a b $(touch PWNED) 'q");
-        std::fs::create_dir_all(&dir).unwrap();
-        let port = testkit::free_port();
-        let sim = testkit::bin("llm-sim");
-        let spec = dir.join("sim.spec");
-        let text = format!(
-            "# test spec\n[Service]\nExecStart={} --host 127.0.0.1 --port {port} \\\n  --load-time 10ms --warmup-time 10ms --speculative-algorithm EAGLE \\\n  --speculative-eagle-topk 1 --speculative-num-steps 1{extra}\n\
-             Environment=SIM_TAG=\"x y\"\nTimeoutStopSec={timeout_stop}\nPort={port}\n",
-            sim.display()
-        );
-        std::fs::write(&spec, text).unwrap();
-        Fixture {
-            spec: spec.to_str().unwrap().to_string(),
-            dir,
-            port,
-        }
-    }
-
-    fn text(&self) -> String {
-        std::fs::read_to_string(&self.spec).unwrap()
-    }
-
-    fn pid(&self) -> Option<i32> {
-        std::fs::read_to_string(format!("{}.pid", self.spec))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
-    }
-
-    /// /server_info once /health is 200.
-    fn server_info(&self) -> Value {
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(20) {
-            if let Some((200, _)) = http_get(self.port, "/health") {
-                let (_, body) = http_get(self.port, "/server_info").unwrap();
-                return serde_json::from_str(&body).unwrap();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!(
-            "llm-sim on {} never healthy; log:\n{}",
-            self.port,
-            self.log()
-        );
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(format!("{}.log", self.spec)).unwrap_or_default()
-    }
-
-    fn assert_no_injection(&self) {
-        let pwned = std::fs::read_dir(&self.dir)
-            .unwrap()
-            .chain(std::fs::read_dir(self.dir.parent().unwrap()).unwrap())
-            .chain(std::fs::read_dir(".").unwrap())
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_name().to_string_lossy().starts_with("PWNED"))
-            .count();
-        assert_eq!(pwned, 0, "a value was run as shell code");
-    }
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        if let Some(pid) = self.pid() {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{pid}")])
-                .stderr(std::process::Stdio::null())
-                .status();
-            let _ = Command::new("kill")
-                .args(["-KILL", &pid.to_string()])
-                .stderr(std::process::Stdio::null())
-                .status();
-        }
-        let _ = std::fs::remove_dir_all(self.dir.parent().unwrap());
-    }
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .map(|s| {
-            !s.rsplit(')')
-                .next()
-                .unwrap_or("")
-                .trim_start()
-                .starts_with('Z')
-        })
-        .unwrap_or(false)
-}
-
-fn record(r: &Run) -> Value {
-    let lines = r.json_lines();
-    assert_eq!(lines.len(), 1, "one record on stdout: {}", r.stdout());
-    lines.into_iter().next().unwrap()
+fn assert_no_injection(f: &SimSpec) {
+    testkit::assert_no_pwned(&[f.dir.as_path(), f.dir.parent().unwrap(), Path::new(".")]);
 }
 
 #[test]
 fn swap_restart_restore_against_llm_sim() {
-    let f = Fixture::new("swap", "", "10");
+    let f = fixture("swap", "", "10");
     // Nothing running yet: already_stopped, then started with the new value.
-    let r = swap(&["--spec", &f.spec, "--set", "speculative-num-steps=2"], "");
+    let r = f.swap(&["--set", "speculative-num-steps=2"]);
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["type"], "swap");
     assert_eq!(rec["stop"]["result"], "already_stopped");
     assert_eq!(rec["config"]["speculative-num-steps"], "2");
@@ -145,19 +53,11 @@ fn swap_restart_restore_against_llm_sim() {
     );
 
     // A real swap: clean stop of pid1, new PID, new value live.
-    let r = swap(
-        &[
-            "--spec",
-            &f.spec,
-            "--set",
-            "--speculative-num-steps=4",
-            "--set",
-            "max-running-requests=7",
-        ],
-        "",
-    );
+    let r = f.swap(&testkit::words(
+        "--set --speculative-num-steps=4 --set max-running-requests=7",
+    ));
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["stop"]["result"], "clean", "{rec}");
     assert_eq!(rec["stop"]["old_main_pid"], pid1);
     // Issue 21: the record was finished before its own start began.
@@ -207,9 +107,9 @@ fn swap_restart_restore_against_llm_sim() {
         .contains("--speculative-num-steps 2"));
 
     // --restore: the backup goes back, the old value runs again.
-    let r = swap(&["--spec", &f.spec, "--restore", "--gpu"], "");
+    let r = f.swap(&["--restore", "--gpu"]);
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["method"], "restore");
     let has_smi = Command::new("sh")
         .args(["-c", "command -v nvidia-smi"])
@@ -231,15 +131,15 @@ fn swap_restart_restore_against_llm_sim() {
 
 #[test]
 fn ignore_sigterm_needs_force_kill_and_reports_it() {
-    let f = Fixture::new("sigterm", " --ignore-sigterm 60s", "0.5");
-    swap(&["--spec", &f.spec, "--set", "speculative-num-steps=2"], "").expect_code(0);
+    let f = fixture("sigterm", " --ignore-sigterm 60s", "0.5");
+    f.swap(&["--set", "speculative-num-steps=2"]).expect_code(0);
     f.server_info();
-    let old_pid = f.pid().unwrap() as u32;
+    let old_pid = f.pid().unwrap();
     let before = f.text();
     // Without --force-kill: exit 23, the spec restored, the old server kept.
-    let r = swap(&["--spec", &f.spec, "--set", "speculative-num-steps=3"], "");
+    let r = f.swap(&["--set", "speculative-num-steps=3"]);
     r.expect_code(23);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(
         (
             rec["type"].as_str(),
@@ -257,18 +157,9 @@ fn ignore_sigterm_needs_force_kill_and_reports_it() {
     );
     assert!(alive(old_pid));
     // With --force-kill: SIGKILL after the timeout, reported as such.
-    let r = swap(
-        &[
-            "--spec",
-            &f.spec,
-            "--set",
-            "speculative-num-steps=3",
-            "--force-kill",
-        ],
-        "",
-    );
+    let r = f.swap(&["--set", "speculative-num-steps=3", "--force-kill"]);
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["stop"]["result"], "sigkill_after_timeout", "{rec}");
     assert!(!alive(old_pid));
     assert_eq!(f.server_info()["speculative_num_steps"], 3);
@@ -276,28 +167,23 @@ fn ignore_sigterm_needs_force_kill_and_reports_it() {
 
 #[test]
 fn rollback_on_fail_restores_the_old_config() {
-    let f = Fixture::new("rollback", "", "5");
-    swap(&["--spec", &f.spec, "--set", "speculative-num-steps=2"], "").expect_code(0);
+    let f = fixture("rollback", "", "5");
+    f.swap(&["--set", "speculative-num-steps=2"]).expect_code(0);
     f.server_info();
     let before = f.text();
     // Fails for the new config; the rollback runs it again on the old one
     // (a record with method "rollback"), where it passes.
     let ready = "read rec; case \"$rec\" in *'\"method\":\"rollback\"'*) exit 0;; esac; \
                  echo \"$rec\" | grep -q '\"type\":\"swap\"' && [ -n \"$SWEEPKIT_MAIN_PID\" ] && exit 9";
-    let r = swap(
-        &[
-            "--spec",
-            &f.spec,
-            "--set",
-            "speculative-num-steps=5",
-            "--rollback-on-fail",
-            "--ready-cmd",
-            ready,
-        ],
-        "",
-    );
+    let r = f.swap(&[
+        "--set",
+        "speculative-num-steps=5",
+        "--rollback-on-fail",
+        "--ready-cmd",
+        ready,
+    ]);
     r.expect_code(25);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["type"], "failure");
     assert!(
         rec["reason"]
@@ -315,18 +201,13 @@ fn rollback_on_fail_restores_the_old_config() {
     // A start that fails at once (bad flag value): the far-side job puts
     // the old config back itself, without --rollback-on-fail: exit 25.
     // (--no-preflight: pre-flight would refuse the non-integer with 26.)
-    let r = swap(
-        &[
-            "--spec",
-            &f.spec,
-            "--no-preflight",
-            "--set",
-            "speculative-num-steps=not-a-number",
-        ],
-        "",
-    );
+    let r = f.swap(&[
+        "--no-preflight",
+        "--set",
+        "speculative-num-steps=not-a-number",
+    ]);
     r.expect_code(25);
-    let rec = record(&r);
+    let rec = r.one();
     assert!(
         !rec["log_tail"].as_array().unwrap().is_empty(),
         "{}",
@@ -340,42 +221,27 @@ fn rollback_on_fail_restores_the_old_config() {
 
 #[test]
 fn injection_attempts_stay_one_argument() {
-    let f = Fixture::new("inject", "", "5");
+    let f = fixture("inject", "", "5");
     let nasty = "x; touch PWNED $(touch PWNED2) `touch PWNED3` 'q\" \\ 100% $HOME\nline2";
-    let r = swap(
-        &["--spec", &f.spec, "--set", &format!("model-name={nasty}")],
-        "",
-    );
+    let r = f.swap(&["--set", &format!("model-name={nasty}")]);
     r.expect_code(0);
-    assert_eq!(record(&r)["config"]["model-name"], nasty);
+    assert_eq!(r.one()["config"]["model-name"], nasty);
     assert_eq!(f.server_info()["served_model_name"], nasty);
-    f.assert_no_injection();
+    assert_no_injection(&f);
     // The spec still parses and reads back the same value.
-    let r = swap(
-        &["--spec", &f.spec, "--set", "model-name=plain", "--dry-run"],
-        "",
-    );
+    let r = f.swap(&["--set", "model-name=plain", "--dry-run"]);
     r.expect_code(0);
-    assert_eq!(record(&r)["changes"][0]["old"], nasty);
-    f.assert_no_injection();
+    assert_eq!(r.one()["changes"][0]["old"], nasty);
+    assert_no_injection(&f);
 }
 
 #[test]
 fn dry_run_apply_from_and_bad_input() {
-    let f = Fixture::new("dry", "", "5");
+    let f = fixture("dry", "", "5");
     let before = f.text();
-    let r = swap(
-        &[
-            "--spec",
-            &f.spec,
-            "--set",
-            "speculative-num-steps=6",
-            "--dry-run",
-        ],
-        "",
-    );
+    let r = f.swap(&["--set", "speculative-num-steps=6", "--dry-run"]);
     r.expect_code(0);
-    assert_eq!(record(&r)["method"], "dry-run");
+    assert_eq!(r.one()["method"], "dry-run");
     assert!(
         r.stderr().contains("-ExecStart=") && r.stderr().contains("--speculative-num-steps 6"),
         "{}",
@@ -385,12 +251,9 @@ fn dry_run_apply_from_and_bad_input() {
     assert!(f.pid().is_none(), "dry run started nothing");
 
     let summary = r#"{"type":"summary","schema":1,"provenance":{"tool":"summarize","version":"0","started_at":"x","finished_at":"y"},"metric":"m","objective":"max","best_config":{"speculative-num-steps":"4"},"best_per_level":{},"best_unset":["warmup-time"]}"#;
-    let r = swap(
-        &["--spec", &f.spec, "--apply-from", "-", "--dry-run"],
-        summary,
-    );
+    let r = f.swap_in(&["--apply-from", "-", "--dry-run"], summary);
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["config"]["speculative-num-steps"], "4");
     assert_eq!(rec["upstream"]["type"], "summary");
     // Keys the pick leaves unset are removed from the command line.
@@ -409,21 +272,19 @@ fn dry_run_apply_from_and_bad_input() {
 
     // A sweep's origin record: its values set, its absent flags removed.
     let origin = r#"{"type":"origin","schema":1,"config":{"speculative-num-steps":"3"},"provenance":{"tool":"summarize","version":"0","started_at":"x","finished_at":"y"},"unset":["--warmup-time"],"set":{"--speculative-num-steps":"3"}}"#;
-    let r = swap(
-        &["--spec", &f.spec, "--apply-from", "-", "--dry-run"],
-        origin,
-    );
+    let r = f.swap_in(&["--apply-from", "-", "--dry-run"], origin);
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["config"]["speculative-num-steps"], "3", "{rec}");
     let argv = rec["exec_start"].as_array().unwrap();
     assert!(!argv.iter().any(|w| w == "--warmup-time"), "{rec}");
 
     let failure = r#"{"type":"failure","schema":1,"config":{"a":"1"},"provenance":{"tool":"t","version":"0","started_at":"x","finished_at":"y"},"stage":"ready","kind":"oom","reason":"r"}"#;
-    let r = swap(&["--spec", &f.spec, "--apply-from", "-"], failure);
+    let r = f.swap_in(&["--apply-from", "-"], failure);
     r.expect_code(4);
-    assert_eq!(record(&r)["kind"], "oom", "passed through unchanged");
-    swap(&["--spec", &f.spec, "--apply-from", "-"], "not json\n").expect_code(3);
+    assert_eq!(r.one()["kind"], "oom", "passed through unchanged");
+    f.swap_in(&["--apply-from", "-"], "not json\n")
+        .expect_code(3);
 
     // Missing spec, spec without ExecStart: exit 20, failure record, no change.
     let r = swap(
@@ -436,7 +297,7 @@ fn dry_run_apply_from_and_bad_input() {
         "",
     );
     r.expect_code(20);
-    assert_eq!(record(&r)["config"]["a"], "1");
+    assert_eq!(r.one()["config"]["a"], "1");
     assert!(
         r.stderr().starts_with("svc-swap: error: ") && r.stderr().lines().count() == 1,
         "{}",
@@ -449,17 +310,7 @@ fn dry_run_apply_from_and_bad_input() {
     assert!(r.stderr().contains("no ExecStart"), "{}", r.stderr());
     assert_eq!(std::fs::read_to_string(&bad).unwrap(), "Port=1\n");
     // A prefix command that does not exist is a transport error.
-    let r = swap(
-        &[
-            "--spec",
-            &f.spec,
-            "--exec-prefix",
-            "/nonexistent/prefix --",
-            "--set",
-            "a=1",
-        ],
-        "",
-    );
+    let r = f.swap(&["--exec-prefix", "/nonexistent/prefix --", "--set", "a=1"]);
     r.expect_code(21);
 }
 
@@ -483,13 +334,13 @@ fn noop_swap_and_bounded_backups() {
     let pid = s.pid().unwrap();
     let r = swap(&["--spec", spec, "--set", "k=1"], "");
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["noop"], true, "{rec}");
     assert_eq!(s.pid(), Some(pid), "a no-op swap restarted the server");
     assert!(alive(pid));
     let r = swap(&["--spec", spec, "--set", "k=1", "--force-restart"], "");
     r.expect_code(0);
-    assert!(record(&r).get("noop").is_none());
+    assert!(r.one().get("noop").is_none());
     assert_ne!(s.pid(), Some(pid), "--force-restart did not restart");
     assert_eq!(s.running_k().as_deref(), Some("1"));
     for k in 2..=6 {
@@ -537,7 +388,7 @@ fn next_run_reports_a_job_an_earlier_run_lost() {
     use std::os::unix::process::CommandExt;
     let s = support::Sleeper::new("earlier");
     s.start(&[]);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_svc-swap"))
+    let mut child = support::command()
         .process_group(0)
         .args(["--spec", &s.spec, "--set", "k=1"])
         .stdout(std::process::Stdio::null())
@@ -558,7 +409,7 @@ fn next_run_reports_a_job_an_earlier_run_lost() {
     let _ = child.wait();
     let r = swap(&["--spec", &s.spec, "--set", "k=2"], "");
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     let w = rec["warnings"].to_string();
     assert!(
         w.contains("an earlier swap (job") && w.contains("new config running"),

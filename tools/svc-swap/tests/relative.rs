@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
-use serde_json::Value;
 use sweepkit::exit as exit_code;
 use testkit::Run;
+
+mod support;
 
 struct Dir {
     dir: PathBuf,
@@ -36,22 +36,14 @@ impl Dir {
 
     /// svc-swap run in the spec's directory.
     fn swap(&self, args: &[&str]) -> Run {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
+        let mut c = support::command();
         c.current_dir(&self.dir).args(args);
         testkit::run(c, "")
     }
 
     fn model(&self) -> String {
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(20) {
-            if let Some((200, _)) = testkit::http_get(self.port, "/health") {
-                let (_, b) = testkit::http_get(self.port, "/server_info").unwrap();
-                let v: Value = serde_json::from_str(&b).unwrap();
-                return v["served_model_name"].as_str().unwrap_or_default().into();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("llm-sim never healthy");
+        let v = testkit::server_info(self.port);
+        v["served_model_name"].as_str().unwrap_or_default().into()
     }
 
     /// Every name in the directory that is neither the spec, its log, its
@@ -83,12 +75,6 @@ impl Drop for Dir {
     }
 }
 
-fn one(r: &Run) -> Value {
-    let v = r.json_lines();
-    assert_eq!(v.len(), 1, "{}", r.stdout());
-    v.into_iter().next().unwrap()
-}
-
 #[test]
 fn relative_spec_swaps_and_records_the_absolute_path() {
     let d = Dir::new("relspec");
@@ -96,7 +82,7 @@ fn relative_spec_swaps_and_records_the_absolute_path() {
     for name in ["a", "b"] {
         let r = d.swap(&["--spec", "s.spec", "--set", &format!("model-name={name}")]);
         r.expect_code(0);
-        let rec = one(&r);
+        let rec = r.one();
         assert_eq!(rec["target"]["unit"], abs.to_str().unwrap(), "{rec}");
         assert_eq!(d.model(), name);
         assert_eq!(d.leftovers(), Vec::<String>::new(), "left behind");
@@ -113,14 +99,14 @@ fn relative_spec_swaps_and_records_the_absolute_path() {
 #[test]
 fn failed_swap_of_a_relative_spec_leaves_no_temp_files() {
     let d = Dir::new("relspec-fail");
-    d.swap(&["--spec", "s.spec", "--set", "model-name=a"])
+    d.swap(&testkit::words("--spec s.spec --set model-name=a"))
         .expect_code(0);
     let before = std::fs::read_to_string(d.dir.join("s.spec")).unwrap();
     // llm-sim rejects an unknown flag at once: the start fails, the old
     // config is put back.
-    let r = d.swap(&["--spec", "s.spec", "--set", "no-such-flag=1"]);
+    let r = d.swap(&testkit::words("--spec s.spec --set no-such-flag=1"));
     r.expect_code(exit_code::ROLLED_BACK as i32);
-    assert_eq!(one(&r)["running"], "old");
+    assert_eq!(r.one()["running"], "old");
     assert_eq!(
         std::fs::read_to_string(d.dir.join("s.spec")).unwrap(),
         before
@@ -132,14 +118,9 @@ fn failed_swap_of_a_relative_spec_leaves_no_temp_files() {
 #[test]
 fn relative_spec_on_a_far_side_is_refused_untouched() {
     let d = Dir::new("relspec-far");
-    let r = d.swap(&[
-        "--spec",
-        "s.spec",
-        "--exec-prefix",
-        "env",
-        "--set",
-        "model-name=a",
-    ]);
+    let r = d.swap(&testkit::words(
+        "--spec s.spec --exec-prefix env --set model-name=a",
+    ));
     r.expect_code(2);
     let err = r.stderr();
     assert_eq!(err.trim().lines().count(), 1, "{err}");

@@ -4,22 +4,18 @@
 //! ignores every SIGTERM still ends with SIGKILL after TimeoutStopSec.
 //! Needs `cargo build -p llm-sim`.
 
-use std::process::Command;
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use testkit::nspawn::{self, Container};
-use testkit::{http_get, Run};
+use support::SimSpec;
+use testkit::alive;
+use testkit::nspawn::{boot_with_bins as boot, Container};
+use testkit::Run;
+
+mod support;
 
 /// A vLLM-like server that loads for 30 s (port refused meanwhile).
 const VLLM: &str = "--personality vllm --load-time 30s --warmup-time 10ms";
-
-fn record(r: &Run) -> Value {
-    let v = r.json_lines();
-    assert_eq!(v.len(), 1, "one record: {}\n{}", r.stdout(), r.stderr());
-    v.into_iter().next().unwrap()
-}
 
 fn stop_s(rec: &Value) -> f64 {
     eprintln!("stop: {}", rec["stop"]);
@@ -27,86 +23,19 @@ fn stop_s(rec: &Value) -> f64 {
 }
 
 /// A process spec running llm-sim with `args` on a fresh port.
-struct Spec {
-    dir: std::path::PathBuf,
-    spec: String,
-    port: u16,
-}
-
-impl Spec {
-    fn new(tag: &str, args: &str, timeout_stop: &str) -> Spec {
-        let dir = testkit::temp_dir(tag);
-        let port = testkit::free_port();
-        let spec = dir.join("sim.spec").to_str().unwrap().to_string();
-        let text = format!(
-            "ExecStart={} --host 127.0.0.1 --port {port} {args}\nTimeoutStopSec={timeout_stop}\nPort={port}\n",
-            testkit::bin("llm-sim").display()
-        );
-        std::fs::write(&spec, text).unwrap();
-        Spec { dir, spec, port }
-    }
-
-    fn swap(&self, args: &[&str]) -> Run {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
-        c.args(["--spec", &self.spec]).args(args);
-        testkit::run(c, "")
-    }
-
-    fn pid(&self) -> u32 {
-        let p = std::fs::read_to_string(format!("{}.pid", self.spec)).unwrap();
-        p.trim().parse().unwrap()
-    }
-
-    fn healthy_within(&self, limit: Duration) {
-        let t0 = Instant::now();
-        while t0.elapsed() < limit {
-            if let Some((200, _)) = http_get(self.port, "/health") {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("llm-sim on {} not healthy within {limit:?}", self.port);
-    }
-
-    /// /server_info once /health is 200 (SGLang personality).
-    fn server_info(&self) -> Value {
-        self.healthy_within(Duration::from_secs(20));
-        let (_, body) = http_get(self.port, "/server_info").unwrap();
-        serde_json::from_str(&body).unwrap()
-    }
-
-    fn log(&self) -> String {
-        std::fs::read_to_string(format!("{}.log", self.spec)).unwrap_or_default()
-    }
-}
-
-impl Drop for Spec {
-    fn drop(&mut self) {
-        if let Ok(p) = std::fs::read_to_string(format!("{}.pid", self.spec)) {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", p.trim())])
-                .stderr(std::process::Stdio::null())
-                .status();
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn alive(pid: u32) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
-        !s.rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z')
+fn spec(tag: &str, args: &str, timeout_stop: &str) -> SimSpec {
+    SimSpec::write(tag, None, |sim, port| {
+        format!(
+            "ExecStart={sim} --host 127.0.0.1 --port {port} {args}\nTimeoutStopSec={timeout_stop}\nPort={port}\n"
+        )
     })
 }
 
 #[test]
 fn process_swap_during_vllm_load_resends_sigterm() {
-    let s = Spec::new("resend-proc", VLLM, "60");
+    let s = spec("resend-proc", VLLM, "60");
     s.swap(&["--set", "load-time=30s"]).expect_code(0);
-    let old = s.pid();
+    let old = s.pid().unwrap();
     std::thread::sleep(Duration::from_millis(500));
     // Still loading (port refused): the first SIGTERM is lost; the default
     // --resend-term-after (5s) sends another, which ends it.
@@ -114,7 +43,7 @@ fn process_swap_during_vllm_load_resends_sigterm() {
     let r = s.swap(&["--set", "load-time=10ms"]);
     r.expect_code(0);
     let took = t0.elapsed();
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["stop"]["result"], "clean_after_resend", "{rec}");
     assert_eq!(rec["stop"]["term_resent"], 1, "{rec}");
     assert!(stop_s(&rec) >= 4.5 && stop_s(&rec) < 15.0, "{rec}");
@@ -127,30 +56,26 @@ fn process_swap_during_vllm_load_resends_sigterm() {
     // A server that ends on the first SIGTERM reports no re-send.
     let r = s.swap(&["--set", "load-time=20ms"]);
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["stop"]["result"], "clean", "{rec}");
     assert!(rec["stop"].get("term_resent").is_none(), "{rec}");
 }
 
 #[test]
 fn process_ignoring_every_sigterm_still_gets_sigkill() {
-    let s = Spec::new(
+    let s = spec(
         "resend-ignore",
         "--load-time 10ms --ignore-sigterm 60s",
         "3",
     );
     s.swap(&["--set", "warmup-time=10ms"]).expect_code(0);
     s.server_info();
-    let old = s.pid();
-    let r = s.swap(&[
-        "--set",
-        "warmup-time=20ms",
-        "--resend-term-after",
-        "1s",
-        "--force-kill",
-    ]);
+    let old = s.pid().unwrap();
+    let r = s.swap(&testkit::words(
+        "--set warmup-time=20ms --resend-term-after 1s --force-kill",
+    ));
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["stop"]["result"], "sigkill_after_timeout", "{rec}");
     let n = rec["stop"]["term_resent"].as_u64().unwrap_or(0);
     assert!((1..=3).contains(&n), "re-sent {n} times: {rec}");
@@ -160,20 +85,6 @@ fn process_ignoring_every_sigterm_still_gets_sigkill() {
         .log()
         .contains("received SIGTERM again; still ignoring it"));
     assert_eq!(s.server_info()["warmup_time_s"], 0.02);
-}
-
-/// One container at a time: the machine has 2 cores.
-static LOCK: Mutex<()> = Mutex::new(());
-
-fn boot() -> Option<(Container, MutexGuard<'static, ()>)> {
-    if let Some(why) = nspawn::unavailable() {
-        testkit::skip(&why);
-        return None;
-    }
-    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let bin = testkit::bin("llm-sim");
-    let c = Container::boot(&[(bin.parent().unwrap(), "/opt/sweepkit/bin")]).expect("boot");
-    Some((c, guard))
 }
 
 fn unit(c: &Container, args: &str, timeout_stop: u32) {
@@ -188,30 +99,13 @@ fn unit(c: &Container, args: &str, timeout_stop: u32) {
 }
 
 fn unit_swap(c: &Container, args: &[&str]) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
-    cmd.args(["--exec-prefix", &c.exec_prefix(), "--unit", "sim"])
-        .args(args);
-    testkit::run(cmd, "")
-}
-
-fn unit_healthy_within(c: &Container, limit: Duration) {
-    let t0 = Instant::now();
-    while t0.elapsed() < limit {
-        if c.run(&["curl", "-sf", "http://127.0.0.1:8000/health"])
-            .status
-            .success()
-        {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("{}", c.sh("journalctl -u sim -n 30 -o cat; true"));
+    let prefix = c.exec_prefix();
+    support::swap(&[&["--exec-prefix", prefix.as_str(), "--unit", "sim"], args].concat())
 }
 
 /// SGLang personality's /server_info once healthy.
 fn unit_info(c: &Container) -> Value {
-    unit_healthy_within(c, Duration::from_secs(20));
-    serde_json::from_str(&c.sh("curl -sf http://127.0.0.1:8000/server_info")).unwrap()
+    c.sim_server_info(8000, "sim")
 }
 
 #[test]
@@ -221,10 +115,10 @@ fn systemd_swap_during_vllm_load_resends_and_ignorer_gets_sigkill() {
     std::thread::sleep(Duration::from_millis(500));
     let r = unit_swap(
         &c,
-        &["--set", "load-time=10ms", "--resend-term-after", "2s"],
+        &testkit::words("--set load-time=10ms --resend-term-after 2s"),
     );
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["stop"]["result"], "clean_after_resend", "{rec}");
     assert_eq!(rec["stop"]["systemd_result"], "success", "{rec}");
     let detail = rec["stop"]["detail"].as_str().unwrap_or("");
@@ -232,7 +126,7 @@ fn systemd_swap_during_vllm_load_resends_and_ignorer_gets_sigkill() {
     assert_eq!(rec["stop"]["term_resent"], 1, "{rec}");
     assert!(stop_s(&rec) >= 1.5 && stop_s(&rec) < 10.0, "{rec}");
     assert_eq!(rec["start"]["cmdline_verified"], true, "{rec}");
-    unit_healthy_within(&c, Duration::from_secs(5));
+    c.sim_healthy_within(8000, "sim", Duration::from_secs(5));
     let log = c.sh("journalctl -u sim -o cat; true");
     assert!(log.contains("received a second SIGTERM"), "{log}");
 
@@ -241,10 +135,10 @@ fn systemd_swap_during_vllm_load_resends_and_ignorer_gets_sigkill() {
     unit_info(&c);
     let r = unit_swap(
         &c,
-        &["--set", "warmup-time=20ms", "--resend-term-after", "1s"],
+        &testkit::words("--set warmup-time=20ms --resend-term-after 1s"),
     );
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["stop"]["result"], "sigkill_after_timeout", "{rec}");
     assert_eq!(rec["stop"]["systemd_result"], "timeout", "{rec}");
     let n = rec["stop"]["term_resent"].as_u64().unwrap_or(0);

@@ -4,11 +4,9 @@
 
 use std::process::Command;
 
-fn swap(args: &[&str]) -> testkit::Run {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
-    c.args(args);
-    testkit::run(c, "")
-}
+use support::swap;
+
+mod support;
 
 #[test]
 fn api_key_in_exec_start_and_changes_is_redacted() {

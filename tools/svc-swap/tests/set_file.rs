@@ -6,128 +6,57 @@
 //! `--apply-from` a `summarize --schedule` record carries the adaptive
 //! config through.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
+use support::{ssh_base, SimSpec};
 use testkit::sshd::Sshd;
+use testkit::Run;
 
-struct Spec {
-    dir: PathBuf,
-    path: String,
-    port: u16,
+mod support;
+
+use support::EAGLE;
+
+/// llm-sim as SGLang speculating with EAGLE, its spec in a shell-hostile
+/// directory name.
+fn sim_spec(tag: &str) -> SimSpec {
+    SimSpec::in_shell_dir(tag, EAGLE)
 }
 
-impl Spec {
-    fn new(tag: &str) -> Spec {
-        // A directory name that would run commands if spliced into a shell.
-        let dir = testkit::temp_dir(tag).join("d $(touch PWNED) ;x 'q");
-        std::fs::create_dir_all(&dir).unwrap();
-        let port = testkit::free_port();
-        let path = dir.join("sim.spec");
-        std::fs::write(
-            &path,
-            format!(
-                "ExecStart={} --host 127.0.0.1 --port {port} --load-time 10ms --warmup-time 10ms \
-                 --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1\n\
-                 TimeoutStopSec=10\nPort={port}\n",
-                testkit::bin("llm-sim").display()
-            ),
-        )
-        .unwrap();
-        Spec {
-            path: path.to_str().unwrap().into(),
-            dir,
-            port,
-        }
-    }
-
-    fn text(&self) -> String {
-        std::fs::read_to_string(&self.path).unwrap()
-    }
-
-    fn pid(&self) -> String {
-        std::fs::read_to_string(format!("{}.pid", self.path)).unwrap_or_default()
-    }
-
-    fn info(&self) -> Value {
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(20) {
-            if let Some((200, _)) = testkit::http_get(self.port, "/health") {
-                let (_, b) = testkit::http_get(self.port, "/server_info").unwrap();
-                return serde_json::from_str(&b).unwrap();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("llm-sim never healthy");
-    }
-
-    /// A far-side wrapper for --exec-prefix: runs its argv, and with
-    /// `tamper` changes a byte of what the upload script reads (same size).
-    fn prefix(&self, tamper: bool) -> String {
-        let p = self
-            .dir
-            .parent()
-            .unwrap()
-            .join(if tamper { "tamper.sh" } else { "pass.sh" });
-        let body = if tamper {
-            "#!/bin/sh\ncase \"$3\" in \"# sweepkit-upload\"*) sed 's/3/4/' | \"$@\"; exit $? ;; esac\nexec \"$@\"\n"
-        } else {
-            "#!/bin/sh\nexec \"$@\"\n"
-        };
-        std::fs::write(&p, body).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
-        p.to_str().unwrap().to_string()
-    }
-
-    fn local_file(&self, text: &str) -> String {
-        let p = self
-            .dir
-            .parent()
-            .unwrap()
-            .join("my sched $(touch PWNED5).json");
-        std::fs::write(&p, text).unwrap();
-        p.to_str().unwrap().to_string()
-    }
+/// A far-side wrapper for --exec-prefix: runs its argv, and with
+/// `tamper` changes a byte of what the upload script reads (same size).
+fn prefix(spec: &SimSpec, tamper: bool) -> String {
+    let p = spec
+        .dir
+        .parent()
+        .unwrap()
+        .join(if tamper { "tamper.sh" } else { "pass.sh" });
+    let body = if tamper {
+        "#!/bin/sh\ncase \"$3\" in \"# sweepkit-upload\"*) sed 's/3/4/' | \"$@\"; exit $? ;; esac\nexec \"$@\"\n"
+    } else {
+        "#!/bin/sh\nexec \"$@\"\n"
+    };
+    std::fs::write(&p, body).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p.to_str().unwrap().to_string()
 }
 
-impl Drop for Spec {
-    fn drop(&mut self) {
-        let pid = self.pid();
-        if !pid.trim().is_empty() {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", pid.trim())])
-                .stderr(std::process::Stdio::null())
-                .status();
-        }
-        let _ = std::fs::remove_dir_all(self.dir.parent().unwrap());
-    }
+/// `text` in a local file whose name would run commands in a shell.
+fn local_file(spec: &SimSpec, text: &str) -> String {
+    let p = spec
+        .dir
+        .parent()
+        .unwrap()
+        .join("my sched $(touch PWNED5).json");
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
 }
 
-fn swap(pre: &[String], args: &[&str]) -> testkit::Run {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
-    c.env_remove("SSH_AUTH_SOCK");
-    c.args(pre).args(args);
-    testkit::run(c, "")
-}
-
-fn ssh_base(sshd: &Sshd) -> Vec<String> {
-    vec![
-        "--ssh".into(),
-        sshd.target(),
-        "--ssh-key".into(),
-        sshd.client_key.to_str().unwrap().into(),
-        "--known-hosts".into(),
-        sshd.known_hosts.to_str().unwrap().into(),
-    ]
-}
-
-fn one(r: &testkit::Run) -> Value {
-    let v = r.json_lines();
-    assert_eq!(v.len(), 1, "{}", r.stdout());
-    v.into_iter().next().unwrap()
+fn swap(pre: &[String], args: &[&str]) -> Run {
+    support::swap_with(pre, args, "")
 }
 
 const ADAPTIVE: &str =
@@ -138,29 +67,17 @@ fn sha256(path: &str) -> String {
     String::from_utf8(o.stdout).unwrap()[..64].to_string()
 }
 
-fn no_pwned(dirs: &[&Path]) {
-    for d in dirs {
-        for e in std::fs::read_dir(d).unwrap().flatten() {
-            assert!(
-                !e.file_name().to_string_lossy().starts_with("PWNED"),
-                "injection ran in {}",
-                d.display()
-            );
-        }
-    }
-}
-
 #[test]
 fn set_file_over_ssh_behind_an_exec_prefix_lands_checked_and_is_served() {
     let Some(sshd) = Sshd::start() else { return };
-    let spec = Spec::new("setfile-ssh");
-    let local = spec.local_file(ADAPTIVE);
+    let spec = sim_spec("setfile-ssh");
+    let local = local_file(&spec, ADAPTIVE);
     let mut pre = ssh_base(&sshd);
-    pre.extend(["--exec-prefix".into(), spec.prefix(false)]);
+    pre.extend(["--exec-prefix".into(), prefix(&spec, false)]);
     let set_file = format!("speculative-adaptive-config={local}");
     let args = [
         "--spec",
-        &spec.path,
+        &spec.spec,
         "--set-file",
         &set_file,
         "--set",
@@ -170,7 +87,7 @@ fn set_file_over_ssh_behind_an_exec_prefix_lands_checked_and_is_served() {
     ];
     let r = swap(&pre, &args);
     r.expect_code(0);
-    let rec = one(&r);
+    let rec = r.one();
     let f = &rec["files"][0];
     let far = f["far_path"].as_str().unwrap();
     assert_eq!(f["flag"], "--speculative-adaptive-config");
@@ -183,18 +100,18 @@ fn set_file_over_ssh_behind_an_exec_prefix_lands_checked_and_is_served() {
         "the far copy is the local file"
     );
     assert!(
-        far.starts_with(&format!("{}.sweepkit-files/", spec.path)),
+        far.starts_with(&format!("{}.sweepkit-files/", spec.spec)),
         "{far}"
     );
     assert_eq!(rec["config"]["speculative-adaptive-config"], far);
     // The server reads the far path and runs adaptive.
-    let info = spec.info();
+    let info = spec.server_info();
     assert_eq!(info["speculative_adaptive"], true, "{info}");
     assert_eq!(info["speculative_adaptive_config"], far);
     // Same file again: same far path, the live server already runs it.
     let r = swap(&pre, &args);
     r.expect_code(0);
-    let again = one(&r);
+    let again = r.one();
     assert_eq!(again["noop"], true, "{again}");
     assert_eq!(again["files"][0]["far_path"], far);
     // wait-ready, with the record on stdin, checks the far copy over the
@@ -215,30 +132,30 @@ fn set_file_over_ssh_behind_an_exec_prefix_lands_checked_and_is_served() {
         "{reason}"
     );
     let parent = spec.dir.parent().unwrap();
-    no_pwned(&[&spec.dir, parent, Path::new(".")]);
+    testkit::assert_no_pwned(&[spec.dir.as_path(), parent, Path::new(".")]);
 }
 
 #[test]
 fn a_copy_changed_on_the_way_is_refused_and_the_server_untouched() {
     let Some(sshd) = Sshd::start() else { return };
-    let spec = Spec::new("setfile-tamper");
+    let spec = sim_spec("setfile-tamper");
     let mut pre = ssh_base(&sshd);
-    pre.extend(["--exec-prefix".into(), spec.prefix(false)]);
+    pre.extend(["--exec-prefix".into(), prefix(&spec, false)]);
     swap(
         &pre,
-        &["--spec", &spec.path, "--set", "speculative-num-steps=3"],
+        &["--spec", &spec.spec, "--set", "speculative-num-steps=3"],
     )
     .expect_code(0);
     let (pid, text) = (spec.pid(), spec.text());
-    assert_eq!(spec.info()["speculative_num_steps"], 3);
-    let local = spec.local_file(ADAPTIVE);
+    assert_eq!(spec.server_info()["speculative_num_steps"], 3);
+    let local = local_file(&spec, ADAPTIVE);
     let mut pre = ssh_base(&sshd);
-    pre.extend(["--exec-prefix".into(), spec.prefix(true)]);
+    pre.extend(["--exec-prefix".into(), prefix(&spec, true)]);
     let r = swap(
         &pre,
         &[
             "--spec",
-            &spec.path,
+            &spec.spec,
             "--set-file",
             &format!("speculative-adaptive-config={local}"),
             "--set",
@@ -246,7 +163,7 @@ fn a_copy_changed_on_the_way_is_refused_and_the_server_untouched() {
         ],
     );
     r.expect_code(29);
-    let rec = one(&r);
+    let rec = r.one();
     assert_eq!(rec["type"], "failure");
     assert_eq!(rec["exit_code"], 29);
     assert_eq!(rec["running"], "old");
@@ -259,8 +176,8 @@ fn a_copy_changed_on_the_way_is_refused_and_the_server_untouched() {
     );
     assert_eq!(spec.pid(), pid, "the server was not restarted");
     assert_eq!(spec.text(), text, "the spec is untouched");
-    assert_eq!(spec.info()["speculative_num_steps"], 3);
-    let files = format!("{}.sweepkit-files", spec.path);
+    assert_eq!(spec.server_info()["speculative_num_steps"], 3);
+    let files = format!("{}.sweepkit-files", spec.spec);
     let left: Vec<_> = std::fs::read_dir(&files).map_or(vec![], |d| d.flatten().collect());
     assert!(left.is_empty(), "nothing left in {files}: {left:?}");
 }
@@ -269,7 +186,7 @@ fn a_copy_changed_on_the_way_is_refused_and_the_server_untouched() {
 /// carries becomes the far file; `replaces` keys are removed first.
 #[test]
 fn apply_from_a_schedule_record_copies_its_adaptive_config() {
-    let spec = Spec::new("setfile-schedule");
+    let spec = sim_spec("setfile-schedule");
     let sched = spec.dir.parent().unwrap().join("schedule.json");
     let rec = serde_json::json!({
         "type": "schedule", "schema": 1, "metric": "throughput.output_tok_per_s",
@@ -288,13 +205,13 @@ fn apply_from_a_schedule_record_copies_its_adaptive_config() {
         &[],
         &[
             "--spec",
-            &spec.path,
+            &spec.spec,
             "--apply-from",
             sched.to_str().unwrap(),
         ],
     );
     r.expect_code(0);
-    let out = one(&r);
+    let out = r.one();
     let f = &out["files"][0];
     let far = f["far_path"].as_str().unwrap();
     assert!(f["local_path"]
@@ -303,7 +220,7 @@ fn apply_from_a_schedule_record_copies_its_adaptive_config() {
         .ends_with("schedule.json#adaptive_config"));
     let copied: Value = serde_json::from_str(&std::fs::read_to_string(far).unwrap()).unwrap();
     assert_eq!(copied, rec["adaptive_config"]);
-    let info = spec.info();
+    let info = spec.server_info();
     assert_eq!(info["speculative_adaptive"], true, "{info}");
     assert_eq!(info["speculative_adaptive_config"], far);
     assert_eq!(info["speculative_num_steps"], 3);
@@ -319,27 +236,14 @@ fn a_container_swap_copies_through_a_bind_mount() {
     if !testkit::podman::gate() {
         return;
     }
-    let spec = Spec::new("setfile-ctr");
+    let spec = sim_spec("setfile-ctr");
     let host = spec.dir.parent().unwrap().join("mounted");
     std::fs::create_dir_all(&host).unwrap();
-    let local = spec.local_file(ADAPTIVE);
+    let local = local_file(&spec, ADAPTIVE);
     let port = testkit::free_port();
     let p = port.to_string();
-    let sim = testkit::bin("llm-sim").display().to_string();
     let vol = format!("{}:/sched", host.display());
-    let mut argv = vec![
-        sim.as_str(),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        &p,
-        "--load-time",
-        "10ms",
-        "--warmup-time",
-        "10ms",
-    ];
-    argv.extend(testkit::flags::eagle("1"));
-    let c = testkit::podman::Ctr::run("setfile", &["-v", &vol], &argv);
+    let c = testkit::podman::Ctr::run_sim(None, "setfile", &["-v", &vol], port, &[]);
     let set_file = format!("speculative-adaptive-config={local}");
     let base: Vec<String> = ["--container", &c.name, "--engine", "podman", "--port", &p]
         .map(String::from)
@@ -364,21 +268,14 @@ fn a_container_swap_copies_through_a_bind_mount() {
     a.extend(["--file-dir", "/sched/adaptive"]);
     let r = swap(&base, &a);
     r.expect_code(0);
-    let rec = one(&r);
+    let rec = r.one();
     let f = &rec["files"][0];
     let far = f["far_path"].as_str().unwrap();
     let on_host = f["host_path"].as_str().unwrap();
     assert!(far.starts_with("/sched/adaptive/"), "{f}");
     assert!(on_host.starts_with(host.to_str().unwrap()), "{f}");
     assert_eq!(sha256(on_host), sha256(&local));
-    let t0 = Instant::now();
-    let info = loop {
-        if let Some((200, b)) = testkit::http_get(port, "/server_info") {
-            break serde_json::from_str::<Value>(&b).unwrap();
-        }
-        assert!(t0.elapsed() < Duration::from_secs(30), "never served");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let info = testkit::server_info_within(port, Duration::from_secs(30), || "never served".into());
     assert_eq!(info["speculative_adaptive"], true, "{info}");
     assert_eq!(info["speculative_adaptive_config"], far);
     let mut w = Command::new(testkit::bin("wait-ready"));

@@ -12,68 +12,15 @@ use testkit::sshd::Sshd;
 
 mod support;
 
-struct Spec {
-    dir: PathBuf,
-    path: String,
-    port: u16,
-}
+use support::{ssh_base, SimSpec, EAGLE};
 
-impl Spec {
-    fn new() -> Spec {
-        // A directory name that would run commands if spliced into a shell.
-        let dir = testkit::temp_dir("ssh").join("d $(touch PWNED) ;x 'q");
-        std::fs::create_dir_all(&dir).unwrap();
-        let port = testkit::free_port();
-        let path = dir.join("sim.spec");
-        std::fs::write(
-            &path,
-            format!(
-                "ExecStart={} --host 127.0.0.1 --port {port} --load-time 10ms --warmup-time 10ms \
-                 --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1\n\
-                 TimeoutStopSec=10\nPort={port}\n",
-                testkit::bin("llm-sim").display()
-            ),
-        )
-        .unwrap();
-        Spec {
-            path: path.to_str().unwrap().into(),
-            dir,
-            port,
-        }
-    }
-
-    fn text(&self) -> String {
-        std::fs::read_to_string(&self.path).unwrap()
-    }
-
-    fn info(&self) -> Value {
-        let t0 = Instant::now();
-        while t0.elapsed() < Duration::from_secs(20) {
-            if let Some((200, _)) = testkit::http_get(self.port, "/health") {
-                let (_, b) = testkit::http_get(self.port, "/server_info").unwrap();
-                return serde_json::from_str(&b).unwrap();
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        panic!("llm-sim never healthy");
-    }
-}
-
-impl Drop for Spec {
-    fn drop(&mut self) {
-        if let Ok(pid) = std::fs::read_to_string(format!("{}.pid", self.path)) {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", pid.trim())])
-                .stderr(std::process::Stdio::null())
-                .status();
-        }
-        let _ = std::fs::remove_dir_all(self.dir.parent().unwrap());
-    }
+/// llm-sim as SGLang, its spec in a shell-hostile directory name.
+fn sim_spec() -> SimSpec {
+    SimSpec::in_shell_dir("ssh", EAGLE)
 }
 
 fn swap(sshd: &Sshd, key: &PathBuf, known: &PathBuf, args: &[&str]) -> testkit::Run {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
-    c.env_remove("SSH_AUTH_SOCK");
+    let mut c = support::command();
     c.args(["--ssh", &sshd.target(), "--ssh-key"])
         .arg(key)
         .arg("--known-hosts")
@@ -82,73 +29,57 @@ fn swap(sshd: &Sshd, key: &PathBuf, known: &PathBuf, args: &[&str]) -> testkit::
     testkit::run(c, "")
 }
 
-fn one(r: &testkit::Run) -> Value {
-    let v = r.json_lines();
-    assert_eq!(v.len(), 1, "{}", r.stdout());
-    v.into_iter().next().unwrap()
-}
-
 #[test]
 fn swap_over_ssh_with_key_auth_and_nasty_values() {
     let Some(sshd) = Sshd::start() else { return };
-    let spec = Spec::new();
+    let spec = sim_spec();
     let nasty = "n; touch PWNED2 $(touch PWNED3) `touch PWNED4` \"q' \\ 7% $HOME\nz";
-    let r = swap(
-        &sshd,
-        &sshd.client_key,
-        &sshd.known_hosts,
+    let r = support::swap_with(
+        &ssh_base(&sshd),
         &[
             "--spec",
-            &spec.path,
+            &spec.spec,
             "--set",
             &format!("model-name={nasty}"),
         ],
+        "",
     );
     r.expect_code(0);
-    let rec = one(&r);
+    let rec = r.one();
     assert_eq!(rec["target"]["ssh"], sshd.target());
     assert_eq!(rec["config"]["model-name"], nasty);
     assert_eq!(rec["start"]["cmdline_verified"], true, "{rec}");
-    assert_eq!(spec.info()["served_model_name"], nasty);
+    assert_eq!(spec.server_info()["served_model_name"], nasty);
     // Second swap over SSH: a clean stop of the first instance.
-    let r = swap(
-        &sshd,
-        &sshd.client_key,
-        &sshd.known_hosts,
-        &["--spec", &spec.path, "--set", "speculative-num-steps=2"],
+    let r = support::swap_with(
+        &ssh_base(&sshd),
+        &["--spec", &spec.spec, "--set", "speculative-num-steps=2"],
+        "",
     );
     r.expect_code(0);
-    assert_eq!(one(&r)["stop"]["result"], "clean");
-    assert_eq!(spec.info()["speculative_num_steps"], 2);
-    for dir in [
+    assert_eq!(r.one()["stop"]["result"], "clean");
+    assert_eq!(spec.server_info()["speculative_num_steps"], 2);
+    testkit::assert_no_pwned(&[
         spec.dir.clone(),
         spec.dir.parent().unwrap().to_path_buf(),
         PathBuf::from("."),
         std::env::var("HOME").map(PathBuf::from).unwrap_or_default(),
-    ] {
-        for e in std::fs::read_dir(&dir).unwrap().flatten() {
-            assert!(
-                !e.file_name().to_string_lossy().starts_with("PWNED"),
-                "injection ran in {}",
-                dir.display()
-            );
-        }
-    }
+    ]);
 }
 
 #[test]
 fn host_key_mismatch_and_bad_key_are_refused() {
     let Some(sshd) = Sshd::start() else { return };
-    let spec = Spec::new();
+    let spec = sim_spec();
     let before = spec.text();
     let r = swap(
         &sshd,
         &sshd.client_key,
         &sshd.wrong_known_hosts,
-        &["--spec", &spec.path, "--set", "a=1"],
+        &["--spec", &spec.spec, "--set", "a=1"],
     );
     r.expect_code(21);
-    let rec = one(&r);
+    let rec = r.one();
     assert_eq!(
         (rec["type"].as_str(), rec["exit_code"].as_i64()),
         (Some("failure"), Some(21))
@@ -158,13 +89,13 @@ fn host_key_mismatch_and_bad_key_are_refused() {
         &sshd,
         &sshd.unauthorized_key,
         &sshd.known_hosts,
-        &["--spec", &spec.path, "--set", "a=1"],
+        &["--spec", &spec.spec, "--set", "a=1"],
     );
     r.expect_code(21);
-    assert_eq!(one(&r)["exit_code"], 21);
+    assert_eq!(r.one()["exit_code"], 21);
     assert_eq!(spec.text(), before, "spec untouched");
     assert!(
-        !std::path::Path::new(&format!("{}.pid", spec.path)).exists(),
+        !std::path::Path::new(&format!("{}.pid", spec.spec)).exists(),
         "nothing started"
     );
 }
@@ -174,7 +105,7 @@ fn host_key_mismatch_and_bad_key_are_refused() {
 #[test]
 fn new_host_key_warning_names_svc_swap() {
     let Some(sshd) = Sshd::start() else { return };
-    let spec = Spec::new();
+    let spec = sim_spec();
     let known = spec.dir.join("known_hosts.new");
     std::fs::write(&known, "").unwrap();
     let r = swap(
@@ -184,7 +115,7 @@ fn new_host_key_warning_names_svc_swap() {
         &[
             "--accept-new-host-key",
             "--spec",
-            &spec.path,
+            &spec.spec,
             "--set",
             "a=1",
             "--dry-run",
@@ -195,17 +126,6 @@ fn new_host_key_warning_names_svc_swap() {
     assert!(err.contains("svc-swap: warning: added "), "{err}");
     assert!(!err.contains("sweepkit:"), "{err}");
     assert!(!std::fs::read_to_string(&known).unwrap().is_empty());
-}
-
-fn ssh_base(sshd: &Sshd) -> Vec<String> {
-    vec![
-        "--ssh".into(),
-        sshd.target(),
-        "--ssh-key".into(),
-        sshd.client_key.to_str().unwrap().into(),
-        "--known-hosts".into(),
-        sshd.known_hosts.to_str().unwrap().into(),
-    ]
 }
 
 /// svc-swap over SSH killed (its whole process group, SSH session with it)
@@ -261,6 +181,27 @@ fn sshd_master(config: &std::path::Path) -> u32 {
     panic!("no sshd running {}", config.display());
 }
 
+/// SIGKILL each of `pids`, children (listed last) first.
+fn kill_all(pids: &[u32]) {
+    for p in pids.iter().rev() {
+        let _ = Command::new("kill")
+            .args(["-KILL", &p.to_string()])
+            .status();
+    }
+}
+
+/// The test sshd started again from its `config` (same port, same keys).
+fn sshd_again(config: &std::path::Path) -> std::process::Child {
+    Command::new("/usr/sbin/sshd")
+        .args(["-D", "-e", "-f"])
+        .arg(config)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// sshd (and every sshd session process) killed mid-swap and back 2 s
 /// later on the same port: svc-swap reconnects, follows its far-side job
 /// and reports how it ended; the old or the new config runs.
@@ -275,30 +216,16 @@ fn sshd_killed_mid_swap_reconnects_and_reports() {
     let mut cur = "0".to_string();
     s.start(&base);
     for i in 1..=3u32 {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
-        c.env_remove("SSH_AUTH_SOCK")
-            .args(&base)
+        let mut c = support::command();
+        c.args(&base)
             .args(["--spec", &s.spec, "--set", &format!("k={i}")])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
         let child = c.spawn().unwrap();
         std::thread::sleep(Duration::from_millis(100 + support::next(&mut seed) % 400));
-        for p in sshd_pids(sshd_master(&config)).iter().rev() {
-            let _ = Command::new("kill")
-                .args(["-KILL", &p.to_string()])
-                .status();
-        }
+        kill_all(&sshd_pids(sshd_master(&config)));
         std::thread::sleep(Duration::from_secs(2));
-        restarted.push(
-            Command::new("/usr/sbin/sshd")
-                .args(["-D", "-e", "-f"])
-                .arg(&config)
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
+        restarted.push(sshd_again(&config));
         let out = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         let recs: Vec<Value> = String::from_utf8_lossy(&out.stdout)
@@ -325,22 +252,9 @@ fn sshd_killed_mid_swap_reconnects_and_reports() {
         cur = k;
         // The restarted sshd is this test's own: stop it for the next round.
         let mut last = restarted.pop().unwrap();
-        for p in sshd_pids(last.id()).iter().rev() {
-            let _ = Command::new("kill")
-                .args(["-KILL", &p.to_string()])
-                .status();
-        }
+        kill_all(&sshd_pids(last.id()));
         let _ = last.wait();
-        restarted.push(
-            Command::new("/usr/sbin/sshd")
-                .args(["-D", "-e", "-f"])
-                .arg(&config)
-                .stdin(std::process::Stdio::null())
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null())
-                .spawn()
-                .unwrap(),
-        );
+        restarted.push(sshd_again(&config));
         std::thread::sleep(Duration::from_millis(300));
     }
     for mut r in restarted {

@@ -5,31 +5,20 @@
 //! drop-in caught, rollback. Skips (passes with a note) only when
 //! systemd-nspawn is missing. Needs `cargo build -p llm-sim`.
 
-use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use testkit::nspawn::{self, Container};
+use testkit::nspawn::{boot_with_bins as boot, Container};
 use testkit::Run;
 
-/// One container at a time: the machine has 2 cores.
-static LOCK: Mutex<()> = Mutex::new(());
+mod support;
 
 const SIM: &str = "/opt/sweepkit/bin/llm-sim --host 127.0.0.1 --port 8000 --load-time 10ms \
                    --warmup-time 10ms --speculative-algorithm EAGLE --speculative-eagle-topk 1 \
                    --speculative-num-steps 1";
 
-fn boot() -> Option<(Container, MutexGuard<'static, ()>)> {
-    if let Some(why) = nspawn::unavailable() {
-        testkit::skip(&why);
-        return None;
-    }
-    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let bin = testkit::bin("llm-sim");
-    let dir = bin.parent().unwrap();
-    let c = Container::boot(&[(dir, "/opt/sweepkit/bin")]).expect("boot container");
-    Some((c, guard))
-}
+/// Our drop-in.
+const DROP_IN: &str = "/etc/systemd/system/sim.service.d/50-sweepkit.conf";
 
 /// Install and start `sim.service`.
 fn install(c: &Container, unit_extra: &str, service_extra: &str, args: &str) {
@@ -53,78 +42,47 @@ fn prop(c: &Container, unit: &str, p: &str) -> String {
         .to_string()
 }
 
-fn record(r: &Run) -> Value {
-    let v = r.json_lines();
-    assert_eq!(v.len(), 1, "{}\n{}", r.stdout(), r.stderr());
-    v.into_iter().next().unwrap()
-}
-
 /// /server_info from inside the container once /health is 200.
 fn server_info(c: &Container) -> Value {
-    let t0 = Instant::now();
-    while t0.elapsed() < Duration::from_secs(20) {
-        let o = c.run(&["curl", "-sf", "http://127.0.0.1:8000/health"]);
-        if o.status.success() {
-            let body = c.sh("curl -sf http://127.0.0.1:8000/server_info");
-            return serde_json::from_str(&body).unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!(
-        "llm-sim in the container never healthy:\n{}",
-        c.sh("journalctl -u sim -n 30 -o cat; true")
-    );
+    c.sim_server_info(8000, "sim")
+}
+
+/// Whether `path` exists inside the container.
+fn exists(c: &Container, path: &str) -> bool {
+    c.run(&["test", "-e", path]).status.success()
 }
 
 fn gone(c: &Container, pid: &Value) -> bool {
-    !c.run(&["test", "-e", &format!("/proc/{pid}")])
-        .status
-        .success()
+    !exists(c, &format!("/proc/{pid}"))
 }
 
 #[test]
 fn drop_in_swap_clean_stop_dry_run_and_restore() {
     let Some((c, _g)) = boot() else { return };
     install(&c, "", "TimeoutStopSec=10", "");
-    let drop_in = "/etc/systemd/system/sim.service.d/50-sweepkit.conf";
+    let drop_in = DROP_IN;
 
     let r = swap(
         &c,
-        &[
-            "--unit",
-            "sim",
-            "--set",
-            "speculative-num-steps=3",
-            "--dry-run",
-        ],
+        &testkit::words("--unit sim --set speculative-num-steps=3 --dry-run"),
     );
     r.expect_code(0);
-    assert_eq!(record(&r)["method"], "dry-run");
+    assert_eq!(r.one()["method"], "dry-run");
     assert!(
         r.stderr().contains("+ExecStart=\n") && r.stderr().contains("--speculative-num-steps 3"),
         "{}",
         r.stderr()
     );
-    assert!(
-        !c.run(&["test", "-e", drop_in]).status.success(),
-        "dry run wrote the drop-in"
-    );
+    assert!(!exists(&c, drop_in), "dry run wrote the drop-in");
 
     let old_pid = prop(&c, "sim", "MainPID");
     let old_inv = prop(&c, "sim", "InvocationID");
     let r = swap(
         &c,
-        &[
-            "--unit",
-            "sim",
-            "--set",
-            "speculative-num-steps=3",
-            "--port",
-            "8000",
-        ],
+        &testkit::words("--unit sim --set speculative-num-steps=3 --port 8000"),
     );
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["method"], "drop-in");
     assert_eq!(rec["target"]["unit"], "sim.service");
     assert_eq!(rec["target"]["exec_prefix"], c.exec_prefix());
@@ -152,24 +110,24 @@ fn drop_in_swap_clean_stop_dry_run_and_restore() {
     assert_eq!(server_info(&c)["speculative_num_steps"], 3);
 
     // A second swap backs the drop-in up; --restore walks back one at a time.
-    let r = swap(&c, &["--unit", "sim", "--set", "speculative-num-steps=4"]);
+    let r = swap(
+        &c,
+        &testkit::words("--unit sim --set speculative-num-steps=4"),
+    );
     r.expect_code(0);
-    assert!(record(&r)["backup"]
+    assert!(r.one()["backup"]
         .as_str()
         .unwrap()
         .starts_with(&format!("{drop_in}.sweepkit-bak.")));
     assert_eq!(server_info(&c)["speculative_num_steps"], 4);
     let r = swap(&c, &["--unit", "sim", "--restore"]);
     r.expect_code(0);
-    assert_eq!(record(&r)["config"]["speculative-num-steps"], "3");
+    assert_eq!(r.one()["config"]["speculative-num-steps"], "3");
     assert_eq!(server_info(&c)["speculative_num_steps"], 3);
     let r = swap(&c, &["--unit", "sim", "--restore"]);
     r.expect_code(0);
-    assert_eq!(record(&r)["config"]["speculative-num-steps"], "1");
-    assert!(
-        !c.run(&["test", "-e", drop_in]).status.success(),
-        "last restore removes the drop-in"
-    );
+    assert_eq!(r.one()["config"]["speculative-num-steps"], "1");
+    assert!(!exists(&c, drop_in), "last restore removes the drop-in");
     assert_eq!(server_info(&c)["speculative_num_steps"], 1);
     assert_eq!(prop(&c, "sim", "NeedDaemonReload"), "no");
 }
@@ -179,9 +137,12 @@ fn timeout_stop_sigkill_is_reported() {
     let Some((c, _g)) = boot() else { return };
     install(&c, "", "TimeoutStopSec=1", " --ignore-sigterm 60s");
     server_info(&c);
-    let r = swap(&c, &["--unit", "sim", "--set", "speculative-num-steps=2"]);
+    let r = swap(
+        &c,
+        &testkit::words("--unit sim --set speculative-num-steps=2"),
+    );
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["stop"]["result"], "sigkill_after_timeout", "{rec}");
     assert_eq!(rec["stop"]["systemd_result"], "timeout");
     assert!(
@@ -226,9 +187,9 @@ fn restart_on_failure_and_start_limit_hit() {
         journal.contains("Start request repeated too quickly"),
         "{journal}"
     );
-    let r = swap(&c, &["--unit", "sim", "--unset", "crash-after"]);
+    let r = swap(&c, &testkit::words("--unit sim --unset crash-after"));
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["stop"]["result"], "already_stopped");
     assert!(
         matches!(
@@ -243,9 +204,12 @@ fn restart_on_failure_and_start_limit_hit() {
     server_info(&c);
     // A graceful swap of a Restart=on-failure unit is not restarted behind
     // our back: one new PID, no restarts.
-    let r = swap(&c, &["--unit", "sim", "--set", "speculative-num-steps=2"]);
+    let r = swap(
+        &c,
+        &testkit::words("--unit sim --set speculative-num-steps=2"),
+    );
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["stop"]["result"], "clean");
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(
@@ -276,7 +240,7 @@ fn in_place_override_caught_and_bad_units() {
         ],
     );
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["method"], "in-place");
     assert_eq!(rec["start"]["cmdline_verified"], true, "{rec}");
     let backup = rec["backup"].as_str().unwrap().to_string();
@@ -295,10 +259,10 @@ fn in_place_override_caught_and_bad_units() {
             .success(),
         "injection ran"
     );
-    let r = swap(&c, &["--unit", "sim", "--in-place", "--restore"]);
+    let r = swap(&c, &testkit::words("--unit sim --in-place --restore"));
     r.expect_code(0);
     assert_eq!(c.sh(&format!("cat {frag}")), original);
-    assert!(!c.run(&["test", "-e", &backup]).status.success());
+    assert!(!exists(&c, &backup));
 
     // A later drop-in overrides ours: exit 22, our drop-in removed, the
     // running unit untouched.
@@ -308,21 +272,17 @@ fn in_place_override_caught_and_bad_units() {
     );
     c.sh("systemctl daemon-reload && systemctl restart sim");
     let pid = prop(&c, "sim", "MainPID");
-    let r = swap(&c, &["--unit", "sim", "--set", "speculative-num-steps=2"]);
+    let r = swap(
+        &c,
+        &testkit::words("--unit sim --set speculative-num-steps=2"),
+    );
     r.expect_code(22);
-    assert_eq!(record(&r)["exit_code"], 22);
-    assert!(!c
-        .run(&[
-            "test",
-            "-e",
-            "/etc/systemd/system/sim.service.d/50-sweepkit.conf"
-        ])
-        .status
-        .success());
+    assert_eq!(r.one()["exit_code"], 22);
+    assert!(!exists(&c, DROP_IN));
     assert_eq!(prop(&c, "sim", "MainPID"), pid);
     assert_eq!(prop(&c, "sim", "NeedDaemonReload"), "no");
 
-    let r = swap(&c, &["--unit", "nosuch", "--set", "a=1"]);
+    let r = swap(&c, &testkit::words("--unit nosuch --set a=1"));
     r.expect_code(20);
     assert!(
         r.stderr().contains("nosuch.service not found"),
@@ -334,13 +294,10 @@ fn in_place_override_caught_and_bad_units() {
         "[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStop=/bin/true\n",
     );
     c.sh("systemctl daemon-reload");
-    let r = swap(&c, &["--unit", "noexec", "--set", "a=1"]);
+    let r = swap(&c, &testkit::words("--unit noexec --set a=1"));
     r.expect_code(20);
     assert!(r.stderr().contains("has no ExecStart"), "{}", r.stderr());
-    assert!(!c
-        .run(&["test", "-e", "/etc/systemd/system/noexec.service.d"])
-        .status
-        .success());
+    assert!(!exists(&c, "/etc/systemd/system/noexec.service.d"));
 }
 
 #[test]
@@ -366,7 +323,7 @@ fn rollback_on_fail_restores_and_restarts() {
         ],
     );
     r.expect_code(25);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(
         (rec["type"].as_str(), rec["kind"].as_str()),
         (Some("failure"), Some("swap_failed"))
@@ -378,14 +335,7 @@ fn rollback_on_fail_restores_and_restarts() {
             .contains("ready command exited 3"),
         "{rec}"
     );
-    assert!(!c
-        .run(&[
-            "test",
-            "-e",
-            "/etc/systemd/system/sim.service.d/50-sweepkit.conf"
-        ])
-        .status
-        .success());
+    assert!(!exists(&c, DROP_IN));
     assert_eq!(
         server_info(&c)["speculative_num_steps"],
         1,
@@ -400,7 +350,6 @@ fn rollback_on_fail_restores_and_restarts() {
 /// or failed, and `--reattach` says which.
 #[test]
 fn killed_at_random_moments_leaves_the_unit_active_old_or_new() {
-    use std::os::unix::process::CommandExt;
     let Some((c, _g)) = boot() else { return };
     install(&c, "", "TimeoutStopSec=10", "");
     server_info(&c);
@@ -409,29 +358,25 @@ fn killed_at_random_moments_leaves_the_unit_active_old_or_new() {
     let mut cur = 1u64;
     let mut seen = [0usize; 2];
     for i in 2..=7u64 {
-        seed = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_svc-swap"))
-            .process_group(0)
-            .args(["--exec-prefix", &c.exec_prefix(), "--unit", "sim"])
-            .args(["--set", &format!("speculative-num-steps={i}")])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        std::thread::sleep(Duration::from_millis((seed >> 33) % 1500));
-        let _ = std::process::Command::new("kill")
-            .args(["-KILL", "--", &format!("-{}", child.id())])
-            .status();
-        let _ = child.wait();
+        let args = [
+            "--exec-prefix".to_string(),
+            c.exec_prefix(),
+            "--unit".into(),
+            "sim".into(),
+            "--set".into(),
+            format!("speculative-num-steps={i}"),
+        ];
+        support::kill_after(
+            &args,
+            Duration::from_millis(support::next(&mut seed) % 1500),
+        );
         let ids = c.sh(&format!(
             "ls {dir} 2>/dev/null | sed -n 's/[.]json$//p'; true"
         ));
         let mut reported = None;
         for id in ids.split_whitespace() {
             let r = swap(&c, &["--unit", "sim", "--reattach", id]);
-            let rec = record(&r);
+            let rec = r.one();
             reported = Some(match rec["type"].as_str() {
                 Some("swap") => {
                     r.expect_code(0);
@@ -463,24 +408,24 @@ fn killed_at_random_moments_leaves_the_unit_active_old_or_new() {
 fn noop_swap_keeps_the_instance_and_backups_are_bounded() {
     let Some((c, _g)) = boot() else { return };
     install(&c, "", "TimeoutStopSec=10", "");
-    let r = swap(&c, &["--unit", "sim", "--set", "speculative-num-steps=2"]);
+    let r = swap(
+        &c,
+        &testkit::words("--unit sim --set speculative-num-steps=2"),
+    );
     r.expect_code(0);
     server_info(&c);
     let (pid, inv) = (prop(&c, "sim", "MainPID"), prop(&c, "sim", "InvocationID"));
-    let r = swap(&c, &["--unit", "sim", "--set", "speculative-num-steps=2"]);
+    let r = swap(
+        &c,
+        &testkit::words("--unit sim --set speculative-num-steps=2"),
+    );
     r.expect_code(0);
-    assert_eq!(record(&r)["noop"], true);
+    assert_eq!(r.one()["noop"], true);
     assert_eq!(prop(&c, "sim", "MainPID"), pid);
     assert_eq!(prop(&c, "sim", "InvocationID"), inv);
     let r = swap(
         &c,
-        &[
-            "--unit",
-            "sim",
-            "--set",
-            "speculative-num-steps=2",
-            "--force-restart",
-        ],
+        &testkit::words("--unit sim --set speculative-num-steps=2 --force-restart"),
     );
     r.expect_code(0);
     assert_ne!(prop(&c, "sim", "InvocationID"), inv);

@@ -37,7 +37,7 @@ fn the_campaign_stops_at_its_plateau_with_steps_4() {
     // Half way through, the next value in order is asked for; --field
     // gives the script its values one per line.
     let head = temp_file("head.jsonl", &(fixture_lines()[..12].join("\n") + "\n"));
-    let r = next(&head, &["--field", "action", "--field", "value"]);
+    let r = next(&head, &testkit::words("--field action --field value"));
     assert_eq!(r.code(), 0, "{}", r.stderr());
     assert_eq!(r.stdout(), "measure\n2\n");
 }

@@ -86,18 +86,9 @@ fn hostile_values_come_back_exactly_and_run_nothing() {
 fn far_side_options_go_once_to_each_tool_that_takes_them() {
     let argv = [
         &BASE[..],
-        &[
-            "--unit",
-            "u",
-            "--ssh-config",
-            "cfg",
-            "--ssh-retry",
-            "5s",
-            "--connect-timeout",
-            "3s",
-            "--load-arg",
-            "-n",
-        ],
+        &testkit::words(
+            "--unit u --ssh-config cfg --ssh-retry 5s --connect-timeout 3s --load-arg -n",
+        ),
     ]
     .concat();
     let (code, out, err) = eval(&argv, &["swap_args", "ready_args", "load_args"]);
@@ -110,13 +101,13 @@ fn far_side_options_go_once_to_each_tool_that_takes_them() {
 fn usage_errors_are_one_sweep_line_and_exit_2() {
     for (extra, want) in [
         (&["--unit", "u", "--bogus"][..], "'--bogus'"),
-        (&["--unit", "u", "--spec", "s"][..], "--spec"),
+        (&testkit::words("--unit u --spec s")[..], "--spec"),
         (&[][..], "--unit"),
         (
-            &["--unit", "u", "--values", "3"][..],
+            &testkit::words("--unit u --values 3")[..],
             "before each --values",
         ),
-        (&["--unit", "u", "--retries", "x"][..], "--retries 'x'"),
+        (&testkit::words("--unit u --retries x")[..], "--retries 'x'"),
     ] {
         let argv = [&BASE[..], extra].concat();
         let (code, out, err) = eval(&argv, &[]);
@@ -145,26 +136,23 @@ fn help_is_handed_back_for_the_script_to_print() {
 fn schedule_max_depth_becomes_summarizes_max_depth_and_needs_schedule() {
     let argv = [
         &BASE[..],
-        &[
-            "--unit",
-            "u",
-            "--schedule",
-            "sglang",
-            "--schedule-max-depth",
-            "4",
-        ],
+        &testkit::words("--unit u --schedule sglang --schedule-max-depth 4"),
     ]
     .concat();
     let (code, out, err) = eval(&argv, &["schedule_args"]);
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(out, "--max-depth\n4\n\0");
     let (code, out, _) = eval(
-        &[&BASE[..], &["--unit", "u", "--schedule", "vllm"]].concat(),
+        &[&BASE[..], &testkit::words("--unit u --schedule vllm")].concat(),
         &["schedule_args"],
     );
     assert_eq!((code, out.as_str()), (Some(0), "\n\0"), "unset: empty");
     let (code, _, err) = eval(
-        &[&BASE[..], &["--unit", "u", "--schedule-max-depth", "4"]].concat(),
+        &[
+            &BASE[..],
+            &testkit::words("--unit u --schedule-max-depth 4"),
+        ]
+        .concat(),
         &[],
     );
     assert_eq!(code, Some(2), "{err}");

@@ -11,9 +11,12 @@ pub mod nspawn;
 pub mod podman;
 pub mod realpeer;
 pub mod realunit;
+mod server;
+pub mod spec;
 pub mod sshd;
 
 pub use gate::{log_path, ran, require_all, skip};
+pub use server::{alive, assert_no_pwned, healthy_within, server_info, server_info_within};
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
@@ -90,6 +93,32 @@ impl Run {
             })
             .collect()
     }
+    /// The one JSON line on stdout (a tool's one record); fails, showing
+    /// stdout and stderr, when there are more or none.
+    #[track_caller]
+    pub fn one(&self) -> serde_json::Value {
+        let mut v = self.json_lines();
+        assert_eq!(
+            v.len(),
+            1,
+            "{}: one record on stdout\n--- stdout\n{}\n--- stderr\n{}",
+            self.what,
+            self.stdout(),
+            self.stderr()
+        );
+        v.pop().unwrap()
+    }
+    /// Assert exit `code` and exactly one stderr line holding `error:`,
+    /// which holds `has`.
+    #[track_caller]
+    pub fn expect_one_error(&self, code: i32, has: &str) -> &Self {
+        self.expect_code(code);
+        let err = self.stderr();
+        let errs: Vec<&str> = err.lines().filter(|l| l.contains("error:")).collect();
+        assert_eq!(errs.len(), 1, "{err}");
+        assert!(errs[0].contains(has), "{err}");
+        self
+    }
 }
 
 /// Run `cmd` with `stdin` fed from a thread; returns when it exits.
@@ -107,6 +136,19 @@ pub fn run(mut cmd: Command, stdin: &str) -> Run {
     let out = child.wait_with_output().unwrap();
     let _ = feeder.join();
     Run { out, what }
+}
+
+/// A command line's words, split at whitespace, as a test writes them
+/// (`words("-c 2 -n 4 --warmup 0")`); a value with a space goes apart.
+pub fn words(line: &str) -> Vec<&str> {
+    line.split_whitespace().collect()
+}
+
+/// Run `program` with `args` and `stdin` fed from a thread.
+pub fn run_args(program: impl AsRef<std::ffi::OsStr>, args: &[&str], stdin: &str) -> Run {
+    let mut c = Command::new(program);
+    c.args(args);
+    run(c, stdin)
 }
 
 /// A command for a workspace binary with `args`.

@@ -53,6 +53,25 @@ pub fn unavailable() -> Option<String> {
     None
 }
 
+/// One container at a time in a test binary: the machine has 2 cores.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A container with the workspace's built binaries bound at
+/// /opt/sweepkit/bin, booted while this test binary's one-container lock is
+/// held (keep the guard as long as the container); `None`, with a skip
+/// note, where systemd-nspawn is missing.
+pub fn boot_with_bins() -> Option<(Container, std::sync::MutexGuard<'static, ()>)> {
+    if let Some(why) = unavailable() {
+        crate::skip(&why);
+        return None;
+    }
+    let guard = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let bin = crate::bin("llm-sim");
+    let c =
+        Container::boot(&[(bin.parent().unwrap(), "/opt/sweepkit/bin")]).expect("boot container");
+    Some((c, guard))
+}
+
 /// A booted container; powered off and cleaned up on drop.
 pub struct Container {
     child: Child,
@@ -278,6 +297,38 @@ shift; exec systemd-nspawn "$@""#;
             String::from_utf8_lossy(&o.stderr)
         );
         String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+
+    /// Whether `curl -sf URL` inside succeeds within `limit` (50 ms polls).
+    pub fn curl_ok_within(&self, url: &str, limit: Duration) -> bool {
+        let t0 = Instant::now();
+        while t0.elapsed() < limit {
+            if self.run(&["curl", "-sf", url]).status.success() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        false
+    }
+
+    /// Panic with `unit`'s last journal lines unless llm-sim's /health on
+    /// 127.0.0.1:`port` inside answers 200 within `limit`.
+    pub fn sim_healthy_within(&self, port: u16, unit: &str, limit: Duration) {
+        let url = format!("http://127.0.0.1:{port}/health");
+        if !self.curl_ok_within(&url, limit) {
+            panic!(
+                "llm-sim in the container never healthy:\n{}",
+                self.sh(&format!("journalctl -u {unit} -n 30 -o cat; true"))
+            );
+        }
+    }
+
+    /// llm-sim's /server_info on 127.0.0.1:`port` inside once /health is
+    /// 200 (20 s; else `unit`'s journal in the panic).
+    pub fn sim_server_info(&self, port: u16, unit: &str) -> serde_json::Value {
+        self.sim_healthy_within(port, unit, Duration::from_secs(20));
+        let body = self.sh(&format!("curl -sf http://127.0.0.1:{port}/server_info"));
+        serde_json::from_str(&body).unwrap()
     }
 
     /// Write a file inside the container (directories created).

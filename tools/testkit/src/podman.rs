@@ -100,6 +100,38 @@ impl Ctr {
         c
     }
 
+    /// llm-sim on 127.0.0.1:`port` (host networking), loading and warming
+    /// up in 10 ms, speculating as SGLang accepts (`flags::eagle("1")`),
+    /// then `sim_args`: in the test's dockerd when `d` is given, else in
+    /// podman, with `extra` run flags.
+    pub fn run_sim(
+        d: Option<&crate::docker::Dockerd>,
+        tag: &str,
+        extra: &[&str],
+        port: u16,
+        sim_args: &[&str],
+    ) -> Ctr {
+        let sim = crate::bin("llm-sim").display().to_string();
+        let p = port.to_string();
+        let mut argv = vec![
+            sim.as_str(),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            &p,
+            "--load-time",
+            "10ms",
+            "--warmup-time",
+            "10ms",
+        ];
+        argv.extend(crate::flags::eagle("1"));
+        argv.extend(sim_args);
+        match d {
+            Some(d) => Ctr::run_docker(d, tag, extra, &argv),
+            None => Ctr::run(tag, extra, &argv),
+        }
+    }
+
     /// A name only (for a container something else creates).
     pub fn named(tag: &str) -> Ctr {
         let name = format!("sweepkit-test-{tag}-{}", std::process::id());

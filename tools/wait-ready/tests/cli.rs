@@ -7,7 +7,7 @@ mod common;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 
-use common::{record, run_timed, wr};
+use common::{run_timed, wr};
 use testkit::Sim;
 
 #[test]
@@ -186,11 +186,11 @@ fn swap_record(port: u16, pid: u32, config_steps: &str) -> String {
 
 #[test]
 fn swap_record_on_stdin_needs_no_flags() {
-    let sim = Sim::start(&["--load-time", "200ms", "--warmup-time", "200ms"]);
+    let sim = Sim::start(&testkit::words("--load-time 200ms --warmup-time 200ms"));
     let line = swap_record(sim.port, sim.pid(), "4") + "\n";
     let (r, _) = run_timed(wr(&[]), &line);
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["type"], "ready");
     assert_eq!(rec["config"]["speculative-num-steps"], "4");
     assert_eq!(rec["upstream"]["type"], "swap");
@@ -207,7 +207,7 @@ fn swap_record_pid_crash_is_seen_without_flags() {
     let (r, wall) = run_timed(wr(&[]), &line);
     r.expect_code(10);
     assert!(wall < 1.5, "{wall}");
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["config"]["speculative-num-steps"], "9");
     assert_eq!(rec["upstream"]["type"], "swap");
 }
@@ -221,12 +221,9 @@ fn failure_record_on_stdin_is_passed_through() {
     assert_eq!(r.stdout().trim(), failure);
     // --no-stdin ignores it.
     let (r, _) = run_timed(
-        wr(&[
-            "--no-stdin",
-            "--unreachable-after",
-            "100ms",
-            "http://127.0.0.1:1/",
-        ]),
+        wr(&testkit::words(
+            "--no-stdin --unreachable-after 100ms http://127.0.0.1:1/",
+        )),
         &format!("{failure}\n"),
     );
     r.expect_code(12);
@@ -247,7 +244,7 @@ fn failure_record_on_stdin_is_passed_through() {
 /// config's failure.
 #[test]
 fn a_stage_run_for_a_config_with_no_upstream_record_measures_nothing() {
-    let sim = Sim::start(&["--load-time", "0s", "--warmup-time", "0s"]);
+    let sim = Sim::start(&testkit::words("--load-time 0s --warmup-time 0s"));
     let health = format!("{}/health", sim.base_url());
     let args = [
         "--pipeline-config",
@@ -261,7 +258,7 @@ fn a_stage_run_for_a_config_with_no_upstream_record_measures_nothing() {
     let (r, wall) = run_timed(wr(&args), "");
     r.expect_code(4);
     assert!(wall < 1.0, "{wall}");
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["type"], "failure");
     assert_eq!(rec["kind"], "upstream_missing");
     assert_eq!(rec["stage"], "swap");
@@ -283,11 +280,11 @@ fn tcp_targets_and_several_targets_must_all_pass() {
     let health = format!("{}/health", sim.base_url());
     let (r, _) = run_timed(wr(&[&tcp, &health]), "");
     r.expect_code(0);
-    assert_eq!(record(&r)["targets"].as_array().unwrap().len(), 2);
+    assert_eq!(r.one()["targets"].as_array().unwrap().len(), 2);
     let dead = format!("tcp://127.0.0.1:{}", testkit::free_port());
     let (r, _) = run_timed(wr(&[&health, &dead, "--unreachable-after", "300ms"]), "");
     r.expect_code(12);
-    let rec = record(&r);
+    let rec = r.one();
     assert!(rec["reason"].as_str().unwrap().contains(&dead), "{rec}");
     // --expect-json and --expect-body compare values.
     let (r, _) = run_timed(
@@ -303,7 +300,7 @@ fn tcp_targets_and_several_targets_must_all_pass() {
         "",
     );
     r.expect_code(124);
-    assert!(record(&r)["reason"]
+    assert!(r.one()["reason"]
         .as_str()
         .unwrap()
         .contains(".status is \"ok\", want busy"));
@@ -317,16 +314,12 @@ fn a_transport_error_while_watching_still_writes_a_failure_with_the_config() {
     // session lost mid-wait): exit 21, and a transport-class failure that
     // keeps the swap record's config (it used to write nothing).
     let swap = r#"{"type":"swap","schema":1,"config":{"speculative-num-steps":"4"},"provenance":{"tool":"svc-swap","version":"0","started_at":"x","finished_at":"y"},"target":{"manager":"systemd","unit":"sim.service"},"changes":[],"exec_start":[],"stop":{"result":"clean","duration_s":1.0},"start":{"started_at":"z"},"method":"drop-in"}"#;
-    let c = wr(&[
-        "--exec-prefix",
-        "/nonexistent/sweepkit-prefix",
-        "--timeout",
-        "5s",
-        "http://127.0.0.1:1/health",
-    ]);
+    let c = wr(&testkit::words(
+        "--exec-prefix /nonexistent/sweepkit-prefix --timeout 5s http://127.0.0.1:1/health",
+    ));
     let (r, _) = run_timed(c, &format!("{swap}\n"));
     r.expect_code(21);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["type"], "failure", "{rec}");
     assert_eq!(rec["class"], "transport", "{rec}");
     assert_eq!(rec["config"]["speculative-num-steps"], "4", "{rec}");

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{record, run_timed, wr};
+use common::{run_timed, wr};
 use testkit::podman::Ctr;
 
 fn sim_argv(port: &str, extra: &[&'static str]) -> Vec<String> {
@@ -46,7 +46,7 @@ fn container_that_crashes_at_load_is_crashed_with_exit_code_and_logs() {
     let url = format!("http://127.0.0.1:{port}/health");
     let (r, wall) = run_timed(wr(&["--container", &c.name, "--timeout", "60s", &url]), "");
     r.expect_code(10);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["kind"], "crashed_at_load", "{rec}");
     let reason = rec["reason"].as_str().unwrap();
     assert!(
@@ -69,7 +69,7 @@ fn container_that_crashes_at_load_is_crashed_with_exit_code_and_logs() {
     let url = format!("http://127.0.0.1:{port}/health");
     let (r, _) = run_timed(wr(&["--container", &c.name, "--timeout", "60s", &url]), "");
     r.expect_code(10);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["kind"], "oom", "{rec}");
     assert!(
         rec["reason"]
@@ -109,7 +109,7 @@ fn container_its_engine_keeps_restarting_is_a_restart_loop() {
         "",
     );
     r.expect_code(11);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["kind"], "restart_loop", "{rec}");
     let reason = rec["reason"].as_str().unwrap();
     assert!(reason.contains("restart"), "{reason}");
@@ -124,14 +124,7 @@ fn expect_config_reads_the_live_command_from_inspect() {
     let port = testkit::free_port().to_string();
     let argv = sim_argv(
         &port,
-        &[
-            "--personality",
-            "vllm",
-            "--load-time",
-            "10ms",
-            "--max-running-requests",
-            "7",
-        ],
+        &testkit::words("--personality vllm --load-time 10ms --max-running-requests 7"),
     );
     let c = start("expect", &[], &argv);
     let url = format!("http://127.0.0.1:{port}");
@@ -150,11 +143,11 @@ fn expect_config_reads_the_live_command_from_inspect() {
     };
     let (r, _) = run_timed(args("max-running-requests=7"), "");
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["config_source"], "inspect", "{rec}");
     let (r, _) = run_timed(args("max-running-requests=8"), "");
     r.expect_code(13);
-    let rec = record(&r);
+    let rec = r.one();
     let reason = rec["reason"].as_str().unwrap();
     assert!(
         reason.contains(r#"max-running-requests is "7", want 8"#),
@@ -177,7 +170,7 @@ fn swap_records_container_is_watched_without_a_flag() {
     );
     let (r, wall) = run_timed(wr(&["--timeout", "60s"]), &format!("{swap}\n"));
     r.expect_code(10);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["kind"], "crashed_at_load", "{rec}");
     assert!(wall < 20.0, "{wall}");
 }

@@ -9,7 +9,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{record, run_timed, stub_server, wr};
+use common::{run_timed, stub_server, wr, wr_line};
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 
@@ -18,9 +18,9 @@ fn refused_then_listening_with_nothing_watched_ends_ready() {
     let port = testkit::free_port();
     stub_server(port, MS(1500), 200, MS(0));
     let url = format!("http://127.0.0.1:{port}/health");
-    let (r, _) = run_timed(wr(&[&url, "--timeout", "20s", "--no-stdin"]), "");
+    let (r, _) = run_timed(wr_line(&format!("{url} --timeout 20s --no-stdin")), "");
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     let open = rec["time_to_port_open_s"].as_f64().unwrap();
     assert!(
         open >= 1.4,
@@ -30,7 +30,7 @@ fn refused_then_listening_with_nothing_watched_ends_ready() {
 
 #[test]
 fn llm_sim_loading_with_nothing_watched_ends_ready() {
-    let sim = testkit::Sim::start(&["--load-time", "2s", "--warmup-time", "300ms"]);
+    let sim = testkit::Sim::start(&testkit::words("--load-time 2s --warmup-time 300ms"));
     let (r, wall) = run_timed(
         wr(&[
             "--server",
@@ -49,10 +49,10 @@ fn llm_sim_loading_with_nothing_watched_ends_ready() {
 #[test]
 fn a_port_that_never_opened_is_unreachable_at_the_timeout() {
     let url = format!("http://127.0.0.1:{}/health", testkit::free_port());
-    let (r, wall) = run_timed(wr(&[&url, "--timeout", "1500ms", "--no-stdin"]), "");
+    let (r, wall) = run_timed(wr_line(&format!("{url} --timeout 1500ms --no-stdin")), "");
     r.expect_code(12);
     assert!(wall >= 1.4, "gave up after {wall:.2}s, before --timeout");
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["kind"], "unreachable");
     let reason = rec["reason"].as_str().unwrap();
     assert!(reason.contains("never opened"), "{reason}");
@@ -64,23 +64,18 @@ fn open_but_never_healthy_is_a_timeout() {
     stub_server(port, MS(0), 503, MS(0));
     std::thread::sleep(MS(100));
     let url = format!("http://127.0.0.1:{port}/health");
-    let (r, _) = run_timed(wr(&[&url, "--timeout", "1500ms", "--no-stdin"]), "");
+    let (r, _) = run_timed(wr_line(&format!("{url} --timeout 1500ms --no-stdin")), "");
     r.expect_code(124);
-    assert_eq!(record(&r)["kind"], "timeout");
+    assert_eq!(r.one()["kind"], "timeout");
 }
 
 #[test]
 fn unreachable_after_still_fails_fast() {
     let url = format!("http://127.0.0.1:{}/health", testkit::free_port());
     let (r, wall) = run_timed(
-        wr(&[
-            &url,
-            "--timeout",
-            "30s",
-            "--unreachable-after",
-            "300ms",
-            "--no-stdin",
-        ]),
+        wr_line(&format!(
+            "{url} --timeout 30s --unreachable-after 300ms --no-stdin"
+        )),
         "",
     );
     r.expect_code(12);
@@ -97,7 +92,7 @@ fn a_name_that_does_not_resolve_fails_within_ten_seconds_not_the_timeout() {
     let (r, wall) = run_timed(wr(&[NO_SUCH_HOST, "--timeout", "60s", "--no-stdin"]), "");
     r.expect_code(12);
     assert!((9.5..15.0).contains(&wall), "gave up after {wall:.2}s");
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["kind"], "unreachable", "{rec}");
     let reason = rec["reason"].as_str().unwrap();
     assert!(reason.contains("name does not resolve"), "{reason}");
@@ -147,6 +142,6 @@ fn sglang_preset_waits_out_a_generating_health_check() {
     r.expect_code(0);
     // Without the preset, the 2 s default gives up on each probe.
     let url = format!("{base}/health");
-    let (r, _) = run_timed(wr(&[&url, "--timeout", "4s", "--no-stdin"]), "");
+    let (r, _) = run_timed(wr_line(&format!("{url} --timeout 4s --no-stdin")), "");
     r.expect_code(124);
 }

@@ -8,50 +8,21 @@
 use std::process::Command;
 
 use serde_json::Value;
+use testkit::spec::SimSpec;
 
-struct Sim {
-    dir: std::path::PathBuf,
-    spec: String,
-}
+/// A process spec for llm-sim with `flags`; `swap` runs svc-swap on it
+/// and gives its swap record (the stdin wait-ready reads).
+struct Sim(SimSpec);
 
 impl Sim {
     fn new(tag: &str, flags: &str) -> Sim {
-        let dir = testkit::temp_dir(tag);
-        let port = testkit::free_port();
-        let spec = dir.join("sim.spec");
-        std::fs::write(
-            &spec,
-            format!(
-                "ExecStart={} --host 127.0.0.1 --port {port} --load-time 10ms \
-                 --warmup-time 10ms {flags}\nTimeoutStopSec=10\nPort={port}\n",
-                testkit::bin("llm-sim").display()
-            ),
-        )
-        .unwrap();
-        Sim {
-            spec: spec.to_str().unwrap().into(),
-            dir,
-        }
+        Sim(SimSpec::new(tag, flags))
     }
 
     fn swap(&self, args: &[&str]) -> String {
-        let mut c = Command::new(testkit::bin("svc-swap"));
-        c.args(["--spec", &self.spec]).args(args);
-        let r = testkit::run(c, "");
+        let r = self.0.swap(args);
         r.expect_code(0);
         r.stdout().to_string()
-    }
-}
-
-impl Drop for Sim {
-    fn drop(&mut self) {
-        if let Ok(pid) = std::fs::read_to_string(format!("{}.pid", self.spec)) {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{}", pid.trim())])
-                .stderr(std::process::Stdio::null())
-                .status();
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 
@@ -67,11 +38,8 @@ fn record(r: &testkit::Run) -> Value {
 
 #[test]
 fn sglang_adaptive_schedule_and_its_far_file_are_checked() {
-    let s = Sim::new(
-        "wr-sched-sg",
-        "--speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1",
-    );
-    let cfg = s.dir.join("adaptive.json");
+    let s = Sim::new("wr-sched-sg", testkit::spec::EAGLE);
+    let cfg = s.0.dir.join("adaptive.json");
     std::fs::write(
         &cfg,
         "{\"1\": {\"candidate_steps\": [1, 3]}, \"8\": {\"candidate_steps\": [0, 1]}}\n",
@@ -108,12 +76,9 @@ fn sglang_adaptive_schedule_and_its_far_file_are_checked() {
     // Another path than the live one: a config mismatch.
     let r = wait_ready(
         &swap,
-        &[
-            "--server",
-            "sglang",
-            "--expect-config",
-            "speculative-adaptive-config=/elsewhere.json",
-        ],
+        &testkit::words(
+            "--server sglang --expect-config speculative-adaptive-config=/elsewhere.json",
+        ),
     );
     r.expect_code(13);
     // The far file changed after the swap: its checksum no longer matches.

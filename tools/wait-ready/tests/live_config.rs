@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{record, run_timed, stub_server, wr, ArgvProc};
+use common::{run_timed, stub_server, wr, wr_line, ArgvProc};
 
 pub const SPEC: &str = r#"{"method":"eagle","num_speculative_tokens":3}"#;
 
@@ -34,24 +34,11 @@ fn json_valued_flag_matches_from_argv() {
     let (url, p) = vllm();
     let pid = p.pid();
     let (r, _) = run_timed(
-        wr(&[
-            "--server",
-            "vllm",
-            &url,
-            "--pid",
-            &pid,
-            "--no-stdin",
-            "--timeout",
-            "10s",
-            "--expect-config",
-            "speculative-config.num_speculative_tokens=3",
-            "--expect-config",
-            "max-num-seqs=8",
-        ]),
+        wr_line(&format!("--server vllm {url} --pid {pid} --no-stdin --timeout 10s --expect-config speculative-config.num_speculative_tokens=3 --expect-config max-num-seqs=8")),
         "",
     );
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["config_source"], "argv", "{rec}");
     assert_eq!(rec["server"]["kind"], "vllm");
     assert_eq!(rec["server"]["version"], "0.32.0", "from /version");
@@ -67,22 +54,11 @@ fn json_valued_flag_mismatch_is_exit_13() {
     let (url, p) = vllm();
     let pid = p.pid();
     let (r, _) = run_timed(
-        wr(&[
-            "--server",
-            "vllm",
-            &url,
-            "--pid",
-            &pid,
-            "--no-stdin",
-            "--timeout",
-            "10s",
-            "--expect-config",
-            "speculative-config.num_speculative_tokens=4",
-        ]),
+        wr_line(&format!("--server vllm {url} --pid {pid} --no-stdin --timeout 10s --expect-config speculative-config.num_speculative_tokens=4")),
         "",
     );
     r.expect_code(13);
-    let reason = record(&r)["reason"].as_str().unwrap().to_string();
+    let reason = r.one()["reason"].as_str().unwrap().to_string();
     assert!(
         reason.contains("num_speculative_tokens is 3, want 4"),
         "{reason}"
@@ -124,7 +100,7 @@ fn argv_is_read_through_the_exec_prefix() {
         "",
     );
     r.expect_code(0);
-    assert_eq!(record(&r)["config_source"], "argv");
+    assert_eq!(r.one()["config_source"], "argv");
     let log = std::fs::read_to_string(&calls).unwrap();
     assert!(log.contains(&format!("cat /proc/{pid}/cmdline")), "{log}");
     let _ = std::fs::remove_dir_all(dir);
@@ -134,20 +110,13 @@ fn argv_is_read_through_the_exec_prefix() {
 fn no_args_and_no_process_is_a_mismatch_that_says_why() {
     let (url, _p) = vllm();
     let (r, _) = run_timed(
-        wr(&[
-            "--server",
-            "vllm",
-            &url,
-            "--no-stdin",
-            "--timeout",
-            "10s",
-            "--expect-config",
-            "max-num-seqs=8",
-        ]),
+        wr_line(&format!(
+            "--server vllm {url} --no-stdin --timeout 10s --expect-config max-num-seqs=8"
+        )),
         "",
     );
     r.expect_code(13);
-    let reason = record(&r)["reason"].as_str().unwrap().to_string();
+    let reason = r.one()["reason"].as_str().unwrap().to_string();
     assert!(
         reason.contains("give --pid, --unit or --container"),
         "{reason}"

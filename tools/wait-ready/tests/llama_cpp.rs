@@ -8,7 +8,7 @@ mod common;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
-use common::{record, run_timed, wr};
+use common::{run_timed, wr};
 
 /// LLAMA_SERVER and SMOLLM2_GGUF from the cache's env file.
 fn peer() -> Option<(PathBuf, PathBuf)> {
@@ -88,7 +88,7 @@ fn llama_server_is_waited_through_loading_and_its_props_checked() {
     ];
     let (r, _) = run_timed(wr(&args), "");
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["outcome"], "ready");
     assert_eq!(rec["server"]["kind"], "llama.cpp");
     assert_eq!(rec["server"]["simulated"], false);
@@ -131,7 +131,7 @@ fn llama_server_that_cannot_load_its_model_is_a_crash() {
     let (r, wall) = run_timed(wr(&args), "");
     r.expect_code(10);
     assert!(wall < 10.0, "{wall}");
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["kind"], "crashed_at_load");
     assert!(!rec["log_tail"].as_array().unwrap().is_empty(), "{rec}");
     drop(srv);

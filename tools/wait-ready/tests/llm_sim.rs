@@ -6,18 +6,18 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{record, run_timed, wr, LoggedSim};
+use common::{run_timed, wr, wr_line, LoggedSim};
 use testkit::Sim;
 
 #[test]
 fn loading_then_ready_is_detected_soon_after_health_turns_200() {
     // Port closed 400 ms, then /health 503 for 400 ms, then 200.
-    let sim = Sim::start(&["--load-time", "400ms", "--warmup-time", "400ms"]);
+    let sim = Sim::start(&testkit::words("--load-time 400ms --warmup-time 400ms"));
     let pid = sim.pid().to_string();
     let url = sim.base_url();
-    let (r, _) = run_timed(wr(&["--server", "llm-sim", "--pid", &pid, &url]), "");
+    let (r, _) = run_timed(wr_line(&format!("--server llm-sim --pid {pid} {url}")), "");
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["type"], "ready");
     assert_eq!(rec["outcome"], "ready");
     let open = rec["time_to_port_open_s"].as_f64().unwrap();
@@ -50,7 +50,7 @@ fn crash_during_load_is_found_within_a_second_with_the_log_tail() {
     // before the 10 min default timeout (the latency itself is measured in
     // bench/wait-ready.sh, not here).
     assert!(wall < 30.0, "took {wall:.2}s");
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["type"], "failure");
     assert_eq!(rec["stage"], "ready");
     assert_eq!(rec["kind"], "oom");
@@ -83,7 +83,7 @@ fn crash_found_by_pid_alone_is_crashed_at_load() {
         wall < 30.0,
         "took {wall:.2}s: by the crash, not the timeout"
     );
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["kind"], "crashed_at_load");
     assert!(
         rec["reason"]
@@ -103,7 +103,7 @@ fn wrong_port_is_unreachable_quickly_with_unreachable_after() {
     let (r, wall) = run_timed(wr(&[&url, "--unreachable-after", "2s"]), "");
     r.expect_code(12);
     assert!(wall < 3.0, "took {wall:.2}s");
-    assert_eq!(record(&r)["kind"], "unreachable");
+    assert_eq!(r.one()["kind"], "unreachable");
     assert!(r.stderr().contains("connection refused"), "{}", r.stderr());
     // With a live process watched, refused means loading: wait to timeout.
     let me = std::process::id().to_string();
@@ -120,12 +120,12 @@ fn wrong_port_is_unreachable_quickly_with_unreachable_after() {
         "",
     );
     r.expect_code(124);
-    assert_eq!(record(&r)["kind"], "timeout");
+    assert_eq!(r.one()["kind"], "timeout");
 }
 
 #[test]
 fn sglang_preset_is_not_fooled_by_early_v1_models() {
-    let sim = Sim::start(&["--load-time", "0s", "--warmup-time", "30s"]);
+    let sim = Sim::start(&testkit::words("--load-time 0s --warmup-time 30s"));
     let t0 = Instant::now();
     while testkit::http_get(sim.port, "/v1/models").map(|r| r.0) != Some(200) {
         assert!(t0.elapsed() < Duration::from_secs(10), "never listened");
@@ -149,7 +149,7 @@ fn sglang_preset_is_not_fooled_by_early_v1_models() {
         ];
         let (r, _) = run_timed(wr(&args), "");
         r.expect_code(124);
-        let rec = record(&r);
+        let rec = r.one();
         assert_eq!(rec["kind"], "timeout");
         let reason = rec["reason"].as_str().unwrap();
         assert!(reason.contains("/health: HTTP 503"), "{reason}");
@@ -161,19 +161,13 @@ fn config_mismatch_is_its_own_outcome() {
     let sim = Sim::start_ready(&testkit::flags::eagle_with("3", &["--warmup-time", "0s"]));
     let url = sim.base_url();
     let (r, _) = run_timed(
-        wr(&[
-            "--server",
-            "sglang",
-            "--timeout",
-            "10s",
-            "--expect-config",
-            "speculative-num-steps=4",
-            &url,
-        ]),
+        wr_line(&format!(
+            "--server sglang --timeout 10s --expect-config speculative-num-steps=4 {url}"
+        )),
         "",
     );
     r.expect_code(13);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["kind"], "config_mismatch");
     let reason = rec["reason"].as_str().unwrap();
     assert!(
@@ -193,7 +187,7 @@ fn config_mismatch_is_its_own_outcome() {
     ];
     let (r, _) = run_timed(wr(&ok), "");
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["server"]["args"]["speculative_num_steps"], 3);
 }
 
@@ -204,7 +198,9 @@ fn steps_without_an_algorithm_pass_the_check_with_an_inert_warning() {
     // `speculative_num_steps: 3, speculative_algorithm: null`; llm-sim
     // reported null, so the check failed (13). It passes now, and says that
     // the value changes nothing, on stderr and in the record.
-    let sim = Sim::start_ready(&["--speculative-num-steps", "3", "--warmup-time", "0s"]);
+    let sim = Sim::start_ready(&testkit::words(
+        "--speculative-num-steps 3 --warmup-time 0s",
+    ));
     let url = sim.base_url();
     let args = [
         "--server",
@@ -217,7 +213,7 @@ fn steps_without_an_algorithm_pass_the_check_with_an_inert_warning() {
     ];
     let (r, _) = run_timed(wr(&args), "");
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["server"]["args"]["speculative_num_steps"], 3, "{rec}");
     assert_eq!(
         rec["server"]["args"]["speculative_algorithm"],
@@ -238,19 +234,19 @@ fn steps_without_an_algorithm_pass_the_check_with_an_inert_warning() {
     args[6] = &url;
     let (r, _) = run_timed(wr(&args), "");
     r.expect_code(0);
-    assert!(record(&r).get("warnings").is_none(), "{}", r.stdout());
+    assert!(r.one().get("warnings").is_none(), "{}", r.stdout());
     assert!(!r.stderr().contains("warning"), "{}", r.stderr());
 }
 
 #[test]
 fn invert_waits_out_a_hung_shutdown() {
-    let sim = Sim::start_ready(&["--ignore-sigterm", "1s", "--warmup-time", "0s"]);
+    let sim = Sim::start_ready(&testkit::words("--ignore-sigterm 1s --warmup-time 0s"));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(sim.pid() as i32, libc::SIGTERM) };
     let url = format!("{}/health", sim.base_url());
-    let (r, wall) = run_timed(wr(&["--invert", "--timeout", "10s", &url]), "");
+    let (r, wall) = run_timed(wr_line(&format!("--invert --timeout 10s {url}")), "");
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["outcome"], "down");
     // Still up while SIGTERM is ignored (1 s), down soon after.
     assert!((0.6..3.0).contains(&wall), "took {wall:.2}s");
@@ -259,7 +255,7 @@ fn invert_waits_out_a_hung_shutdown() {
     let url2 = format!("{}/health", sim2.base_url());
     let (r, _) = run_timed(wr(&["--invert", "--timeout", "400ms", &url2]), "");
     r.expect_code(124);
-    assert!(record(&r)["reason"].as_str().unwrap().contains("still up"));
+    assert!(r.one()["reason"].as_str().unwrap().contains("still up"));
 }
 
 #[test]
@@ -330,7 +326,7 @@ fn crash_log_tail_holds_only_this_instance_not_the_previous_ones_sigterm() {
     let _ = child.kill();
     let _ = child.wait();
     r.expect_code(10);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["kind"], "oom");
     let tail = tail_of(&rec);
     assert!(
@@ -376,7 +372,7 @@ fn swap_record_log_offset_keeps_this_instances_lines_from_before_the_wait() {
     let _ = child.kill();
     let _ = child.wait();
     r.expect_code(10);
-    let rec = record(&r);
+    let rec = r.one();
     let tail = tail_of(&rec);
     assert!(
         tail.iter().any(|l| l == "new instance: loading weights"),

@@ -7,7 +7,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{record, run_timed, wr, wr_ssh, LoggedSim};
+use common::{run_timed, wr, wr_ssh, LoggedSim};
 use serde_json::Value;
 use testkit::sshd::Sshd;
 use testkit::Sim;
@@ -49,7 +49,7 @@ fn host_via(sim: &Sim, prefix: &str) -> Value {
         "",
     );
     r.expect_code(0);
-    record(&r)["server"]["host"].clone()
+    r.one()["server"]["host"].clone()
 }
 
 /// No GPU and no error: nvidia-smi absent, or listing none.
@@ -74,7 +74,7 @@ fn local_ready_record_names_localhost_and_its_cpu() {
         "",
     );
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     let h = &rec["server"]["host"];
     assert_eq!(h["name"], "localhost", "{rec}");
     assert!(h.get("exec_prefix").is_none(), "{h}");
@@ -167,7 +167,7 @@ fn a_crash_at_load_failure_record_names_the_host() {
         "",
     );
     r.expect_code(10);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["type"], "failure");
     assert_eq!(rec["host"]["name"], "localhost", "{rec}");
     assert_eq!(rec["host"]["cpu_count"], cpu_count_here());
@@ -179,12 +179,12 @@ fn over_ssh_the_record_names_the_destination() {
     let sim = Sim::start(&[]);
     let mut c = wr_ssh(
         &sshd,
-        &["--server", "llm-sim", "--no-stdin", "--timeout", "20s"],
+        &testkit::words("--server llm-sim --no-stdin --timeout 20s"),
     );
     c.arg(sim.base_url());
     let (r, _) = run_timed(c, "");
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     let h = &rec["server"]["host"];
     assert_eq!(h["name"], sshd.target().as_str(), "{rec}");
     assert_eq!(h["cpu_count"], cpu_count_here(), "{h}");

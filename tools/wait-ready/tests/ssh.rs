@@ -5,21 +5,21 @@
 
 mod common;
 
-use common::{fake_systemd, record, run_timed, wr, wr_ssh, LoggedSim};
+use common::{fake_systemd, run_timed, wr, wr_ssh, LoggedSim};
 use testkit::sshd::Sshd;
 use testkit::Sim;
 
 #[test]
 fn loading_server_is_probed_through_the_tunnel() {
     let Some(sshd) = Sshd::start() else { return };
-    let sim = Sim::start(&["--load-time", "400ms", "--warmup-time", "300ms"]);
+    let sim = Sim::start(&testkit::words("--load-time 400ms --warmup-time 300ms"));
     let pid = sim.pid().to_string();
     let args = ["--server", "llm-sim", "--pid", &pid, "--timeout", "20s"];
     let mut c = wr_ssh(&sshd, &args);
     c.arg(sim.base_url());
     let (r, _) = run_timed(c, "");
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["outcome"], "ready");
     assert!(rec["via"].as_str().unwrap().starts_with("ssh "), "{rec}");
     // Refused on the far side was told apart from open: the port opened
@@ -61,7 +61,7 @@ fn crash_is_seen_through_the_far_side_pid_and_log() {
     r.expect_code(10);
     // Seen by the crash, not the timeout (latency: bench/wait-ready.sh).
     assert!(wall < 60.0, "took {wall:.2}s");
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["kind"], "oom", "{rec}");
     assert!(rec["log_tail"].to_string().contains("CUDA out of memory"));
 }
@@ -84,7 +84,7 @@ fn bad_host_key_is_a_transport_error() {
     r.expect_code(21);
     // A failure record (class transport) so a pipeline keeps the config
     // and a sweep knows to try again; no ready record.
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(
         (rec["type"].as_str(), rec["class"].as_str()),
         (Some("failure"), Some("transport")),
@@ -121,7 +121,7 @@ fn unit_is_watched_on_the_far_side_behind_the_prefix() {
     let (r, _) = run_timed(c, "");
     let _ = std::fs::remove_dir_all(dir);
     r.expect_code(10);
-    let rec = record(&r);
+    let rec = r.one();
     assert!(
         rec["reason"]
             .as_str()
@@ -166,7 +166,7 @@ fn expect_config_reads_argv_over_ssh() {
         "",
     );
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["config_source"], "argv", "{rec}");
     assert!(rec["via"].as_str().unwrap().starts_with("ssh "), "{rec}");
     let bad = "speculative-config.num_speculative_tokens=2";

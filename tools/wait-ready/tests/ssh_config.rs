@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{record, run_timed, wr};
+use common::{run_timed, wr};
 use testkit::sshd::Sshd;
 use testkit::Sim;
 
@@ -41,14 +41,14 @@ fn write_config(target: &Sshd, j: &Sshd) -> String {
 fn ssh_alias_through_proxy_jump_watches_the_far_pid() {
     let (target, j) = (started(Sshd::start()), started(Sshd::start_jump()));
     let cfg = write_config(&target, &j);
-    let sim = Sim::start(&["--load-time", "300ms", "--warmup-time", "200ms"]);
+    let sim = Sim::start(&testkit::words("--load-time 300ms --warmup-time 200ms"));
     let pid = sim.pid().to_string();
     let mut c = wr(&["--ssh", "gpu1", "--ssh-config", &cfg]);
     c.args(["--server", "llm-sim", "--pid", &pid, "--timeout", "20s"]);
     c.arg(sim.base_url());
     let (r, _) = run_timed(c, "");
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["outcome"], "ready", "{rec}");
     assert!(rec["via"].as_str().unwrap().starts_with("ssh "), "{rec}");
     let log = j.log_text();
@@ -81,7 +81,7 @@ fn malformed_ssh_config_line_exits_27_naming_file_and_line() {
 fn swap_record_alias_is_resolved_through_the_env_named_config() {
     let (target, j) = (started(Sshd::start()), started(Sshd::start_jump()));
     let cfg = write_config(&target, &j);
-    let sim = Sim::start(&["--load-time", "200ms", "--warmup-time", "200ms"]);
+    let sim = Sim::start(&testkit::words("--load-time 200ms --warmup-time 200ms"));
     // As svc-swap --ssh gpu1 writes it: the alias, not the resolved host.
     let line = serde_json::json!({
         "type": "swap", "schema": 1,
@@ -100,7 +100,7 @@ fn swap_record_alias_is_resolved_through_the_env_named_config() {
     c.env("SWEEPKIT_SSH_CONFIG", &cfg);
     let (r, _) = run_timed(c, &line);
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["outcome"], "ready", "{rec}");
     assert!(rec["via"].as_str().unwrap().starts_with("ssh "), "{rec}");
     assert!(
@@ -113,7 +113,7 @@ fn swap_record_alias_is_resolved_through_the_env_named_config() {
 #[test]
 fn sshd_down_for_five_seconds_at_start_costs_a_pause_not_the_run() {
     let mut s = started(Sshd::start());
-    let sim = Sim::start(&["--load-time", "200ms", "--warmup-time", "200ms"]);
+    let sim = Sim::start(&testkit::words("--load-time 200ms --warmup-time 200ms"));
     let pid = sim.pid().to_string();
     let (key, kh) = (s.client_key.clone(), s.known_hosts.clone());
     let mut c = wr(&["--ssh", &s.target(), "--ssh-config", "/dev/null"]);
@@ -128,7 +128,7 @@ fn sshd_down_for_five_seconds_at_start_costs_a_pause_not_the_run() {
     });
     let (r, wall) = run_timed(c, "");
     r.expect_code(0);
-    assert_eq!(record(&r)["outcome"], "ready");
+    assert_eq!(r.one()["outcome"], "ready");
     assert!(wall >= 4.5, "connected during the outage? {wall:.1}s");
     assert!(r.stderr().contains("retrying"), "{}", r.stderr());
     back.join().unwrap();

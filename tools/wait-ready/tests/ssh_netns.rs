@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{record, run_timed, wr, wr_ssh};
+use common::{run_timed, wr, wr_ssh, wr_ssh_line};
 use testkit::netns::Netns;
 use testkit::sshd::Sshd;
 
@@ -101,7 +101,7 @@ fn loopback_only_server_is_ready_through_the_tunnel() {
     let sim = NsSim::start(
         &ns,
         "netns-ready",
-        &testkit::flags::eagle_with("3", &["--load-time", "1s", "--warmup-time", "300ms"]),
+        &testkit::flags::eagle_with("3", &testkit::words("--load-time 1s --warmup-time 300ms")),
     );
     // Nothing on this machine's loopback at that port.
     assert!(
@@ -111,23 +111,16 @@ fn loopback_only_server_is_ready_through_the_tunnel() {
     );
     let head_start = sim.started.elapsed().as_secs_f64();
     let pid = sim.pid.to_string();
-    let mut c = wr_ssh(
+    let mut c = wr_ssh_line(
         &sshd,
-        &[
-            "--server",
-            "llm-sim",
-            "--pid",
-            &pid,
-            "--expect-config",
-            "speculative_num_steps=3",
-            "--timeout",
-            "30s",
-        ],
+        &format!(
+            "--server llm-sim --pid {pid} --expect-config speculative_num_steps=3 --timeout 30s"
+        ),
     );
     c.arg(sim.url());
     let (r, wall) = run_timed(c, "");
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["type"], "ready", "{rec}");
     assert_eq!(rec["outcome"], "ready", "{rec}");
     let via = rec["via"].as_str().unwrap_or_default();
@@ -176,19 +169,12 @@ fn loopback_only_server_is_ready_through_the_tunnel() {
     // is a mismatch, not a pass.
     let mut c = wr_ssh(
         &sshd,
-        &[
-            "--server",
-            "llm-sim",
-            "--expect-config",
-            "speculative-num-steps=5",
-            "--timeout",
-            "10s",
-        ],
+        &testkit::words("--server llm-sim --expect-config speculative-num-steps=5 --timeout 10s"),
     );
     c.arg(sim.url());
     let (r, _) = run_timed(c, "");
     r.expect_code(13);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["type"], "failure", "{rec}");
     assert_eq!(rec["kind"], "config_mismatch", "{rec}");
 }
@@ -227,7 +213,7 @@ fn crash_inside_the_namespace_is_seen_through_ssh() {
     let (r, wall) = run_timed(c, "");
     r.expect_code(10);
     assert!(wall < 8.0, "crash took {wall:.2}s to see");
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["type"], "failure", "{rec}");
     assert_eq!(rec["kind"], "oom", "{rec}");
     assert!(
@@ -270,25 +256,18 @@ fn a_name_only_the_far_side_resolves_is_not_unresolved_here() {
     let sim = NsSim::start(
         &ns,
         "netns-far-name",
-        &["--load-time", "3s", "--warmup-time", "0s"],
+        &testkit::words("--load-time 3s --warmup-time 0s"),
     );
     // Loading (refused on the far side) for longer than the grace: had the
     // name been resolved here, it would not resolve and end the wait (12).
     let mut c = wr_ssh(
         &sshd,
-        &[
-            "--server",
-            "llm-sim",
-            "--unresolved-after",
-            "300ms",
-            "--timeout",
-            "30s",
-        ],
+        &testkit::words("--server llm-sim --unresolved-after 300ms --timeout 30s"),
     );
     c.arg(format!("http://{name}:{}", sim.port));
     let (r, _) = run_timed(c, "");
     r.expect_code(0);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["outcome"], "ready", "{rec}");
     assert_eq!(
         rec["server"]["simulated"], true,

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fake_systemd, record, run_timed, wr};
+use common::{fake_systemd, run_timed, wr};
 
 const ACTIVATING: &str = "LoadState=loaded\nActiveState=activating\nSubState=start\nResult=success\nNRestarts=0\nInvocationID=aaa\nExecMainCode=0\nExecMainStatus=0\nMainPID=0\n";
 
@@ -38,7 +38,7 @@ fn failed_unit_is_a_crash_with_the_journal_tail() {
     );
     r.expect_code(10);
     assert!(wall < 4.0, "{wall}");
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["kind"], "oom", "the journal shows an OOM: {rec}");
     let reason = rec["reason"].as_str().unwrap();
     assert!(reason.contains("Result=exit-code"), "{reason}");
@@ -53,7 +53,7 @@ fn rising_nrestarts_is_a_restart_loop() {
         "LoadState=loaded\nActiveState=activating\nSubState=auto-restart\nResult=exit-code\nNRestarts=2\nInvocationID=bbb\nExecMainCode=1\nExecMainStatus=1\n",
     );
     r.expect_code(11);
-    let rec = record(&r);
+    let rec = r.one();
     assert_eq!(rec["kind"], "restart_loop");
     assert!(
         rec["reason"].as_str().unwrap().contains("NRestarts 0 -> 2"),

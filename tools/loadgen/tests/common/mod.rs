@@ -8,12 +8,19 @@ use std::net::TcpListener;
 use std::process::Command;
 use std::time::Duration;
 
-pub use testkit::{run, Run, Sim};
+pub use testkit::{run, words, Run, Sim};
 
 /// The loadgen binary with `args`.
 pub fn loadgen(args: &[&str]) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_loadgen"));
     c.args(args);
+    c
+}
+
+/// loadgen against `url` with the words of `line` (see [`words`]).
+pub fn loadgen_at(url: &str, line: &str) -> Command {
+    let mut c = loadgen(&[url]);
+    c.args(words(line));
     c
 }
 
@@ -30,6 +37,17 @@ pub fn sim(extra: &[&str]) -> Sim {
     let mut args = vec!["--load-time", "0s", "--warmup-time", "0s"];
     args.extend_from_slice(extra);
     Sim::start_ready(&args)
+}
+
+/// llm-sim with exact timing: the first token after `ttft`, each next one
+/// `itl` later.
+pub fn exact_sim(ttft: &str, itl: &str) -> Sim {
+    sim(&["--exact-ttft", ttft, "--exact-itl", itl])
+}
+
+/// Run loadgen against `sim` with the words of `line`, no upstream record.
+pub fn load_sim(sim: &Sim, line: &str) -> Run {
+    load(&sim.base_url(), &words(line))
 }
 
 /// Bench records (type bench) from stdout.

@@ -3,16 +3,12 @@
 
 #![allow(dead_code)]
 
-use std::process::Command;
-
 #[allow(unused_imports)] // not every test binary reads both
 pub use testkit::{campaign_fixture as fixture, campaign_fixture_lines as fixture_lines};
 
 /// Run the built summarize with `args` and `stdin`.
 pub fn summarize(args: &[&str], stdin: &str) -> testkit::Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_summarize"));
-    cmd.args(args);
-    testkit::run(cmd, stdin)
+    testkit::run_args(env!("CARGO_BIN_EXE_summarize"), args, stdin)
 }
 
 /// The one summary record summarize printed.

@@ -1,222 +1,78 @@
-//! Shared by the kill tests: a "sleeper" spec whose running argv says
-//! which config it runs, svc-swap killed whole at a random moment, and the
-//! jobs it left followed with `--reattach`.
+//! What svc-swap's test binaries share: running svc-swap, the process
+//! spec for llm-sim on a fresh port (testkit's [`SimSpec`]), and the kill tests' sleeper
+//! ([`Sleeper`], [`kill_rounds`]). Each binary uses part of it.
 
 #![allow(dead_code)]
 
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::Duration;
+mod sleeper;
 
-use serde_json::Value;
+#[allow(unused_imports)]
+pub use sleeper::{job_ids, kill_after, kill_rounds, next, reattach_all, Sleeper};
+#[allow(unused_imports)] // each binary uses its part
+pub use testkit::spec::{kill_spec_server, quick_sim, spec_pid, SimSpec, EAGLE, SHELL_DIR};
 
-/// A spec running `sh -c 'sleep 300' sleeper --k N`: sh keeps its argv, so
-/// /proc/PID/cmdline names the config that runs.
-pub struct Sleeper {
-    pub dir: PathBuf,
-    pub spec: String,
+use std::process::Command;
+
+use testkit::Run;
+
+/// svc-swap, with no SSH agent to fall back on (the tests give keys).
+pub fn command() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
+    c.env_remove("SSH_AUTH_SOCK");
+    c
 }
 
-impl Sleeper {
-    pub fn new(tag: &str) -> Sleeper {
-        let dir = testkit::temp_dir(tag);
-        let spec = dir.join("k.spec").to_str().unwrap().to_string();
-        std::fs::write(
-            &spec,
-            "ExecStart=/bin/sh -c \"sleep 300\" sleeper --k 0\nTimeoutStopSec=1\n",
-        )
-        .unwrap();
-        Sleeper { dir, spec }
-    }
-
-    /// A sleeper whose server takes 2 s to stop on SIGTERM (within its
-    /// stop timeout): a swap stays at work long enough for a test to cut
-    /// it mid-way, however fast or loaded the machine.
-    pub fn slow_stop(tag: &str) -> Sleeper {
-        let dir = testkit::temp_dir(tag);
-        let script = dir.join("slow-stop.sh");
-        std::fs::write(
-            &script,
-            "trap 'sleep 2; kill \"$child\" 2>/dev/null; exit 0' TERM\nsleep 300 &\nchild=$!\nwait\n",
-        )
-        .unwrap();
-        let spec = dir.join("k.spec").to_str().unwrap().to_string();
-        std::fs::write(
-            &spec,
-            format!(
-                "ExecStart=/bin/sh {} sleeper --k 0\nTimeoutStopSec=10\n",
-                script.display()
-            ),
-        )
-        .unwrap();
-        Sleeper { dir, spec }
-    }
-
-    /// Start k=0 (a restart of a stopped server): something runs.
-    pub fn start(&self, base: &[String]) {
-        let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
-        c.env_remove("SSH_AUTH_SOCK")
-            .args(base)
-            .args(["--spec", &self.spec, "--set", "k=0"]);
-        testkit::run(c, "").expect_code(0);
-        assert_eq!(self.running_k().as_deref(), Some("0"));
-    }
-
-    /// The spec file's k.
-    pub fn file_k(&self) -> String {
-        let text = std::fs::read_to_string(&self.spec).unwrap();
-        let parsed = svc_swap::process_spec::parse(&self.spec, &text)
-            .unwrap_or_else(|e| panic!("torn spec: {e}\n{text}"));
-        parsed.exec.words.last().unwrap().clone()
-    }
-
-    pub fn pid(&self) -> Option<u32> {
-        std::fs::read_to_string(format!("{}.pid", self.spec))
-            .ok()?
-            .trim()
-            .parse()
-            .ok()
-    }
-
-    /// The k the live process runs with, `None` when nothing runs.
-    pub fn running_k(&self) -> Option<String> {
-        let pid = self.pid()?;
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        if stat.rsplit(')').next()?.trim_start().starts_with('Z') {
-            return None;
-        }
-        let argv = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-        let words: Vec<String> = String::from_utf8_lossy(&argv)
-            .split('\0')
-            .map(String::from)
-            .collect();
-        let at = words.iter().position(|w| w == "--k")?;
-        words.get(at + 1).cloned()
-    }
-
-    pub fn state_dir(&self) -> PathBuf {
-        PathBuf::from(format!("{}.sweepkit-swap", self.spec))
-    }
+/// `svc-swap ARGS` with empty stdin.
+pub fn swap(args: &[&str]) -> Run {
+    swap_with(&[], args, "")
 }
 
-impl Drop for Sleeper {
-    fn drop(&mut self) {
-        if let Some(pid) = self.pid() {
-            let _ = Command::new("kill")
-                .args(["-KILL", "--", &format!("-{pid}")])
-                .stderr(Stdio::null())
-                .status();
-        }
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+/// `svc-swap PRE ARGS` fed `stdin` (PRE: transport flags, a target).
+pub fn swap_with(pre: &[String], args: &[&str], stdin: &str) -> Run {
+    let mut c = command();
+    c.args(pre).args(args);
+    testkit::run(c, stdin)
 }
 
-/// Start svc-swap with `args` in its own process group and SIGKILL the
-/// whole group after `delay` (as Ctrl-C or a dying terminal would).
-pub fn kill_after(args: &[String], delay: Duration) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_svc-swap"))
-        .process_group(0)
-        .env_remove("SSH_AUTH_SOCK")
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    std::thread::sleep(delay);
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{}", child.id())])
-        .status();
-    let _ = child.wait();
+/// `--ssh TARGET --ssh-key KEY --known-hosts FILE` for the test sshd.
+pub fn ssh_base(sshd: &testkit::sshd::Sshd) -> Vec<String> {
+    sshd.client_args()
 }
 
-/// IDs of the jobs left in `dir`, oldest first.
-pub fn job_ids(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .filter_map(|e| {
-                    let n = e.file_name().to_string_lossy().to_string();
-                    n.strip_suffix(".json").map(String::from)
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
+/// `wait-ready --server sglang http://127.0.0.1:PORT [EXTRA] --timeout T`
+/// as one `--ready-cmd` line.
+pub fn ready_cmd(port: u16, extra: &str, timeout: &str) -> String {
+    format!(
+        "{} --server sglang http://127.0.0.1:{port}{extra} --timeout {timeout}",
+        testkit::bin("wait-ready").display()
+    )
 }
 
-/// `svc-swap BASE --reattach ID` for each job left: its one record.
-pub fn reattach_all(base: &[String], dir: &Path) -> Vec<(i32, Value)> {
-    job_ids(dir)
-        .into_iter()
-        .map(|id| {
-            let mut c = Command::new(env!("CARGO_BIN_EXE_svc-swap"));
-            c.env_remove("SSH_AUTH_SOCK")
-                .args(base)
-                .args(["--reattach", &id]);
-            let r = testkit::run(c, "");
-            let v = r.json_lines();
-            assert_eq!(v.len(), 1, "{}\n{}", r.stdout(), r.stderr());
-            (r.code(), v.into_iter().next().unwrap())
-        })
-        .collect()
-}
-
-/// A cheap LCG: the test's own randomness, seeded by the PID.
-pub fn next(seed: &mut u64) -> u64 {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    *seed >> 33
-}
-
-/// Kill svc-swap at random moments of `rounds` swaps of a sleeper spec;
-/// after each, the live process runs the spec's k, which is the old or the
-/// new one, and the reattached record says which. `settle`: how long a
-/// far-side command already in flight when svc-swap died (over SSH it runs
-/// on) may take to land.
-pub fn kill_rounds(base: &[String], rounds: u32, max_ms: u64, settle: Duration) -> [usize; 2] {
-    let s = Sleeper::new("killjob");
-    let spec = s.spec.clone();
-    let mut seed = u64::from(std::process::id());
-    let mut seen = [0usize; 2];
-    let mut cur = "0".to_string();
-    s.start(base);
-    for i in 1..=rounds {
-        let mut args = base.to_vec();
-        args.extend(
-            ["--spec", &spec, "--set", &format!("k={i}"), "--force-kill"].map(String::from),
-        );
-        kill_after(&args, Duration::from_millis(next(&mut seed) % max_ms));
-        std::thread::sleep(settle);
-        let mut recs = reattach_all(
-            &[base, &["--spec".into(), spec.clone()]].concat(),
-            &s.state_dir(),
-        );
-        let k = s.file_k();
-        let new = i.to_string();
-        assert!(k == cur || k == new, "round {i}: spec k={k}, was {cur}");
-        assert_eq!(s.running_k().as_deref(), Some(k.as_str()), "round {i}");
-        if let Some((code, rec)) = recs.pop() {
-            match rec["type"].as_str() {
-                Some("swap") => {
-                    assert_eq!((code, k.as_str()), (0, new.as_str()), "{rec}");
-                    assert_eq!(rec["reattached"], true);
-                }
-                _ => {
-                    assert_eq!(rec["running"], "old", "{rec}");
-                    assert_eq!(rec["config"]["k"], new.as_str(), "{rec}");
-                    assert_eq!(k, cur, "{rec}");
-                }
-            }
-        }
-        assert!(
-            job_ids(&s.state_dir()).is_empty(),
-            "jobs left after reattach"
-        );
-        seen[usize::from(k == new)] += 1;
-        cur = k;
-    }
-    seen
+/// A config that crashes at the end of a 2 s load, after the far-side
+/// job's start check, so only the ready command (wait-ready on `port`)
+/// can tell; with --rollback-on-fail: exit 25, the old config running,
+/// "rolled back" in the reason. `swap` runs svc-swap on the target with
+/// these words added; the failure record.
+pub fn late_crash_is_rolled_back(
+    port: u16,
+    swap: impl FnOnce(&[&str]) -> Run,
+) -> serde_json::Value {
+    let ready = ready_cmd(port, "", "20s");
+    let r = swap(&[
+        "--set",
+        "crash-on-load",
+        "--set",
+        "load-time=2s",
+        "--rollback-on-fail",
+        "--ready-cmd",
+        &ready,
+    ]);
+    r.expect_code(25);
+    let rec = r.one();
+    assert_eq!(rec["running"], "old", "{rec}");
+    assert!(
+        rec["reason"].as_str().unwrap().contains("rolled back"),
+        "{rec}"
+    );
+    rec
 }

@@ -4,31 +4,24 @@
 
 #![allow(dead_code)]
 
-use std::process::Command;
-
 #[allow(unused_imports)] // not every test binary reads both
 pub use testkit::{campaign_fixture as fixture, campaign_fixture_lines as fixture_lines};
 
 /// Run the built sweep-plan with `args` and `stdin`.
 pub fn plan(args: &[&str], stdin: &str) -> testkit::Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sweep-plan"));
-    cmd.args(args);
-    testkit::run(cmd, stdin)
+    testkit::run_args(env!("CARGO_BIN_EXE_sweep-plan"), args, stdin)
 }
 
 /// summarize's summary record of `results`, as sweep --adaptive asks for
 /// it (empty when summarize has nothing to score).
 pub fn summarize_scores(results: &str) -> String {
-    let mut c = Command::new(testkit::bin("summarize"));
-    c.args([
-        "--format",
-        "json",
-        "--objective",
-        "weighted",
-        "--pool-hosts",
-        results,
-    ]);
-    testkit::run(c, "").stdout()
+    let args = testkit::words("--format json --objective weighted --pool-hosts");
+    testkit::run_args(
+        testkit::bin("summarize"),
+        &[&args[..], &[results]].concat(),
+        "",
+    )
+    .stdout()
 }
 
 /// Write `text` to a fresh temp file named `name`; returns its path.

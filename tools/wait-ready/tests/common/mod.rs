@@ -17,6 +17,16 @@ pub fn wr(args: &[&str]) -> Command {
     c
 }
 
+/// A wait-ready command with the words of `line` (testkit::words).
+pub fn wr_line(line: &str) -> Command {
+    wr(&testkit::words(line))
+}
+
+/// wait-ready reaching `s` over SSH, then the words of `line`.
+pub fn wr_ssh_line(s: &testkit::sshd::Sshd, line: &str) -> Command {
+    wr_ssh(s, &testkit::words(line))
+}
+
 /// wait-ready reaching `s` over SSH (host key checked), then `rest`.
 pub fn wr_ssh(s: &testkit::sshd::Sshd, rest: &[&str]) -> Command {
     let mut c = wr(&[]);
