@@ -22,6 +22,9 @@ _sweep__plan() {
             sweep__plan,configs)
                 cmd="sweep__plan__subcmd__configs"
                 ;;
+            sweep__plan,dry-run)
+                cmd="sweep__plan__subcmd__dry__subcmd__run"
+                ;;
             sweep__plan,fleet-step)
                 cmd="sweep__plan__subcmd__fleet__subcmd__step"
                 ;;
@@ -69,6 +72,9 @@ _sweep__plan() {
                 ;;
             sweep__plan__subcmd__help,configs)
                 cmd="sweep__plan__subcmd__help__subcmd__configs"
+                ;;
+            sweep__plan__subcmd__help,dry-run)
+                cmd="sweep__plan__subcmd__help__subcmd__dry__subcmd__run"
                 ;;
             sweep__plan__subcmd__help,fleet-step)
                 cmd="sweep__plan__subcmd__help__subcmd__fleet__subcmd__step"
@@ -119,7 +125,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress progress-end options help"
+            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -182,6 +188,28 @@ _sweep__plan() {
                     return 0
                     ;;
                 --values)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__dry__subcmd__run)
+            opts="-h --tools --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tools)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -277,7 +305,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress progress-end options help"
+            opts="configs args verdict origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -305,6 +333,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__configs)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__dry__subcmd__run)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -605,12 +647,16 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__options)
-            opts="-h --field --help"
+            opts="-h --pool --host --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --field)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -641,7 +687,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__outcome)
-            opts="-h --param --values --since --joblog --tries --field --help"
+            opts="-h --param --values --since --joblog --tries --interrupted --winner-refused --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -86,22 +86,9 @@ WAIT_READY=$(find_tool wait-ready)
 LOADGEN=$(find_tool loadgen)
 SUMMARIZE=$(find_tool summarize)
 
-# Arguments every svc-swap call shares (a fleet sets them per host).
-set_target() { # SSH EXEC_PREFIX URL
-  target=()
-  [[ -n $unit ]] && target+=(--unit "$unit")
-  [[ -n $spec ]] && target+=(--spec "$spec")
-  [[ -n $1 ]] && target+=(--ssh "$1" "${ssh_opts[@]}")
-  [[ -n $2 ]] && target+=(--exec-prefix "$2")
-  target+=("${swap_args[@]}")
-  ready=("$3" --timeout "$ready_timeout")
-  [[ -n $server ]] && ready+=(--server "$server")
-  ready+=("${ready_args[@]}")
-  load=(--url "$3")
-  [[ -n $concurrency ]] && load+=(-c "$concurrency")
-  load+=("${load_args[@]}")
-}
-set_target "$ssh" "$exec_prefix" "$url"
+# The stages' shared words (target, ready, load: svc-swap's target,
+# wait-ready's and loadgen's URL and options) come with the settings; a
+# fleet's host gets its own (fleet_use_host).
 
 # ---- the grid ---------------------------------------------------------
 # sweep-plan expands the grid and answers every question about it and the
@@ -181,21 +168,16 @@ stage_args() { # IDX
   load_cmd=("$LOADGEN" "${load[@]}" "${stage[@]}")
 }
 
-# --dry-run: config IDX's pipe, as a command to copy.
-print_plan() { # IDX
-  printf '# [%d/%d] %s\n' "$1" "$n_configs" "${labels[$1 - 1]}"
-  printf '%q ' "${swap_cmd[@]}"
-  printf '\\\n  | '
-  printf '%q ' "${ready_cmd[@]}"
-  printf '\\\n  | '
-  printf '%q ' "${load_cmd[@]}"
-  printf '>> %q\n' "$results"
+# --dry-run: sweep-plan prints each config's pipe as a command to copy
+# (with --hosts each host and its URL first); nothing runs.
+dry_run_plan() {
+  "$SWEEP_PLAN" dry-run --tools "$SVC_SWAP" "$WAIT_READY" "$LOADGEN" -- "${argv[@]}"
+  exit $?
 }
 
 run_config() { # INDEX
   config_idx=$1
   stage_args "$1"
-  if ((dry_run)); then print_plan "$1" && return 0; fi
   say "[$1/$n_configs] ${labels[$1 - 1]}"
   progress "$1"
   try_pipe judge_config
@@ -536,10 +518,7 @@ if [[ -n $hosts ]]; then
   source "$fleet_lib"
   if [[ -n $fleet_job ]]; then fleet_job_main; else fleet_main; fi
 fi
-if ((dry_run)); then
-  for ((i = 1; i <= n_configs; i++)); do run_config "$i"; done
-  exit 0
-fi
+((dry_run == 0)) || dry_run_plan
 mkdir -p "$(dirname "$results")"
 touch "$results"
 scores_file=$(mktemp "${TMPDIR:-/tmp}/sweep-scores.XXXXXX")

@@ -154,8 +154,8 @@ pub enum Command {
     },
     /// How a pool's grid ended (sweep --hosts): configs measured, failed
     /// and left without a result, hosts dropped, whether a job's tool
-    /// rejected its arguments (usage), and the exit status sweep(1)
-    /// documents
+    /// rejected its arguments (usage), the exit status sweep(1) documents,
+    /// and what sweep says at the end (error, warning, done, refusal)
     Outcome {
         #[command(flatten)]
         grid: GridArgs,
@@ -172,6 +172,13 @@ pub enum Command {
         /// job ran)
         #[arg(long, value_name = "FILE", requires = "joblog")]
         tries: Option<String>,
+        /// The pool was interrupted: exit 130 (a usage error stays 2)
+        #[arg(long)]
+        interrupted: bool,
+        /// --keep-winner was refused (hosts of different hardware): exit
+        /// 42, and the refusal to say
+        #[arg(long)]
+        winner_refused: bool,
         #[arg(value_name = "RESULTS")]
         results: String,
     },
@@ -296,6 +303,27 @@ pub enum Command {
     /// definition; print its settings as bash assignments, every value
     /// single-quoted (sweep.sh evals them); a bad one: `sweep: error:`, 2
     Options {
+        /// Only the pool's hosts: h_id and h_name, in --hosts order
+        #[arg(long, conflicts_with = "host")]
+        pool: bool,
+        /// Only pool host ID's own settings: the stages' target, ready and
+        /// load words, its origin_file and say_prefix
+        #[arg(long, value_name = "ID")]
+        host: Option<String>,
+        #[arg(
+            value_name = "SWEEP_ARG",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        argv: Vec<String>,
+    },
+    /// sweep(1) --dry-run: print the plan for sweep's arguments (after
+    /// --): with --hosts each host and its URL, then each config's pipe as
+    /// a command to copy, the tools at the paths given
+    DryRun {
+        /// svc-swap's, wait-ready's and loadgen's paths
+        #[arg(long, value_names = ["SVC_SWAP", "WAIT_READY", "LOADGEN"], num_args = 3, required = true)]
+        tools: Vec<String>,
         #[arg(
             value_name = "SWEEP_ARG",
             trailing_var_arg = true,
