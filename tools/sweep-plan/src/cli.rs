@@ -104,11 +104,28 @@ pub enum Command {
         /// The run's exit statuses: svc-swap's, wait-ready's, loadgen's
         #[arg(long, value_name = "STATUS", num_args = 3)]
         exits: Option<Vec<u8>>,
-        /// sweep's --retries (for the note on a transport failure)
+        /// sweep's --retries (a transport failure runs again this often)
         #[arg(long, value_name = "N", default_value_t = 0)]
         retries: usize,
+        /// Which try this was, from 0 (with --exits: retry_in_s and
+        /// retry_note say whether and when to run it again)
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        attempt: usize,
         #[arg(value_name = "RESULTS")]
         results: String,
+    },
+    /// A single-host sweep's end from its counts: the `done` line sweep
+    /// says and its exit status (41 every config failed, 40 some, else 0)
+    Tally {
+        /// Configs measured in this run
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        measured: usize,
+        /// Configs that failed in this run (the schedule step counts too)
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        failed: usize,
+        /// Configs skipped (--resume, --adaptive's untried values)
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        skipped: usize,
     },
     /// Read a dry-run swap record on stdin; print the origin record to
     /// append, unless ORIGIN already holds one (then print nothing)
@@ -255,6 +272,12 @@ pub enum Command {
         /// many lines (the file's length before one run)
         #[arg(long, value_name = "LINES", default_value_t = 0)]
         since: usize,
+        /// The run's try, from 0, and sweep's --retries: retry_in_s and
+        /// retry_note say whether and when to run it again
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        attempt: usize,
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        retries: usize,
         /// Print the last schedule record (as svc-swap --apply-from reads
         /// it) instead of the answer; none: exit 3
         #[arg(long)]

@@ -135,6 +135,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             since,
             exits,
             retries,
+            attempt,
             results,
         } => {
             let g = grid_of(&grid)?;
@@ -153,10 +154,15 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 ..verdict::Verdict::default()
             };
             if let Some(&[swap, ready, load]) = exits.as_deref() {
-                verdict::judge(&mut v, [swap, ready, load], retries);
+                verdict::judge(&mut v, [swap, ready, load], retries, attempt);
             }
             o.answer(&v)?;
         }
+        Command::Tally {
+            measured,
+            failed,
+            skipped,
+        } => o.answer(&verdict::tally(measured, failed, skipped))?,
         Command::Origin { file } => {
             let have = match &file {
                 Some(f) => origin::find(&read_text(f, true)?).is_some(),
@@ -309,6 +315,8 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             server,
             resume,
             since,
+            attempt,
+            retries,
             emit_record,
             words,
             key,
@@ -326,6 +334,8 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 o.value(&rec.raw)?;
             } else {
                 let mut st = schedule::step(&lines, &server, resume, since);
+                (st.retry_in_s, st.retry_note) =
+                    verdict::retry(st.run_state, attempt, retries).unzip();
                 if let Some(f) = &summary {
                     let v: serde_json::Value = serde_json::from_str(read_text(f, false)?.trim())
                         .map_err(|e| {
