@@ -52,9 +52,8 @@ fleet_use_host() { # ID
 # the job's exit status, for parallel's --retries). Exit: 0 the result
 # stands, 1 another host should try, 2 usage, 130 interrupted.
 fleet_job_main() {
+  # sweep-plan options checked that INDEX is one of the grid's configs.
   local idx=$fleet_job id=${PARALLEL_SSHHOST:-}
-  [[ $idx =~ ^[0-9]+$ ]] && ((idx >= 1 && idx <= n_configs)) ||
-    die "$EXIT_USAGE" "--fleet-job '$fleet_job': internal INDEX"
   # Every host dropped: parallel, its sshlogin file empty, runs jobs here
   # (sshlogin ':'); the config stays without a result.
   if [[ $id == : ]]; then

@@ -626,6 +626,12 @@ fn check(a: &SweepArgs, m: &ArgMatches) -> Result<(), Exit> {
             "--ssh-key, --known-hosts and --accept-new-host-key need --ssh".into(),
         ));
     }
+    if let (Some(job), Some(_)) = (&a.fleet_job, &a.hosts) {
+        let n = crate::grid::expand(&a.params, &a.values).map_or(0, |g| g.points.len());
+        if !job.parse::<usize>().is_ok_and(|i| (1..=n).contains(&i)) {
+            return Err(usage(format!("--fleet-job '{job}': internal INDEX")));
+        }
+    }
     if a.adaptive && (a.params.len() != 1 || a.params[0].contains(',')) {
         return Err(usage(
             "--adaptive walks one parameter: give one --param NAME (no grid, no A,B)".into(),
@@ -766,6 +772,35 @@ mod tests {
         assert_eq!(quote("a b"), "'a b'");
         assert_eq!(quote("it's"), r"'it'\''s'");
         assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn a_fleet_job_is_one_config_of_the_grid() {
+        let argv = |job: &str| -> Vec<String> {
+            [
+                "--param",
+                "a",
+                "--values",
+                "1,2",
+                "--unit",
+                "u",
+                "--url",
+                "x",
+                "--results",
+                "r",
+                "--hosts",
+                "-",
+                "--fleet-job",
+                job,
+            ]
+            .map(String::from)
+            .to_vec()
+        };
+        assert!(parse(&argv("2")).is_ok());
+        for bad in ["0", "3", "x", "-1"] {
+            let e = parse(&argv(bad)).unwrap_err();
+            assert_eq!(e.code, exit::USAGE, "{bad}");
+        }
     }
 
     #[test]
