@@ -22,6 +22,9 @@ _sweep__plan() {
             sweep__plan,configs)
                 cmd="sweep__plan__subcmd__configs"
                 ;;
+            sweep__plan,dry-run)
+                cmd="sweep__plan__subcmd__dry__subcmd__run"
+                ;;
             sweep__plan,fleet-step)
                 cmd="sweep__plan__subcmd__fleet__subcmd__step"
                 ;;
@@ -61,6 +64,9 @@ _sweep__plan() {
             sweep__plan,schedule)
                 cmd="sweep__plan__subcmd__schedule"
                 ;;
+            sweep__plan,tally)
+                cmd="sweep__plan__subcmd__tally"
+                ;;
             sweep__plan,verdict)
                 cmd="sweep__plan__subcmd__verdict"
                 ;;
@@ -69,6 +75,9 @@ _sweep__plan() {
                 ;;
             sweep__plan__subcmd__help,configs)
                 cmd="sweep__plan__subcmd__help__subcmd__configs"
+                ;;
+            sweep__plan__subcmd__help,dry-run)
+                cmd="sweep__plan__subcmd__help__subcmd__dry__subcmd__run"
                 ;;
             sweep__plan__subcmd__help,fleet-step)
                 cmd="sweep__plan__subcmd__help__subcmd__fleet__subcmd__step"
@@ -109,6 +118,9 @@ _sweep__plan() {
             sweep__plan__subcmd__help,schedule)
                 cmd="sweep__plan__subcmd__help__subcmd__schedule"
                 ;;
+            sweep__plan__subcmd__help,tally)
+                cmd="sweep__plan__subcmd__help__subcmd__tally"
+                ;;
             sweep__plan__subcmd__help,verdict)
                 cmd="sweep__plan__subcmd__help__subcmd__verdict"
                 ;;
@@ -119,7 +131,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --help --version configs args verdict origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress progress-end options help"
+            opts="-h -V --field --help --version configs args verdict tally origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -182,6 +194,28 @@ _sweep__plan() {
                     return 0
                     ;;
                 --values)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__dry__subcmd__run)
+            opts="-h --tools --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tools)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -277,7 +311,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress progress-end options help"
+            opts="configs args verdict tally origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -305,6 +339,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__configs)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__dry__subcmd__run)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -500,6 +548,20 @@ _sweep__plan() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__tally)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         sweep__subcmd__plan__subcmd__help__subcmd__verdict)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -605,12 +667,16 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__options)
-            opts="-h --field --help"
+            opts="-h --pool --host --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --field)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -641,7 +707,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__outcome)
-            opts="-h --param --values --since --joblog --tries --field --help"
+            opts="-h --param --values --since --joblog --tries --interrupted --winner-refused --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -757,7 +823,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__schedule)
-            opts="-h --server --resume --since --emit-record --words --key --summary --field --help"
+            opts="-h --server --resume --since --attempt --retries --emit-record --words --key --summary --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -768,6 +834,14 @@ _sweep__plan() {
                     return 0
                     ;;
                 --since)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --attempt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -794,8 +868,38 @@ _sweep__plan() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        sweep__subcmd__plan__subcmd__tally)
+            opts="-h --measured --failed --skipped --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --measured)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --failed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --skipped)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         sweep__subcmd__plan__subcmd__verdict)
-            opts="-h --param --values --index --since --exits --retries --field --help"
+            opts="-h --param --values --index --since --exits --retries --attempt --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -822,6 +926,10 @@ _sweep__plan() {
                     return 0
                     ;;
                 --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --attempt)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -86,22 +86,9 @@ WAIT_READY=$(find_tool wait-ready)
 LOADGEN=$(find_tool loadgen)
 SUMMARIZE=$(find_tool summarize)
 
-# Arguments every svc-swap call shares (a fleet sets them per host).
-set_target() { # SSH EXEC_PREFIX URL
-  target=()
-  [[ -n $unit ]] && target+=(--unit "$unit")
-  [[ -n $spec ]] && target+=(--spec "$spec")
-  [[ -n $1 ]] && target+=(--ssh "$1" "${ssh_opts[@]}")
-  [[ -n $2 ]] && target+=(--exec-prefix "$2")
-  target+=("${swap_args[@]}")
-  ready=("$3" --timeout "$ready_timeout")
-  [[ -n $server ]] && ready+=(--server "$server")
-  ready+=("${ready_args[@]}")
-  load=(--url "$3")
-  [[ -n $concurrency ]] && load+=(-c "$concurrency")
-  load+=("${load_args[@]}")
-}
-set_target "$ssh" "$exec_prefix" "$url"
+# The stages' shared words (target, ready, load: svc-swap's target,
+# wait-ready's and loadgen's URL and options) come with the settings; a
+# fleet's host gets its own (fleet_use_host).
 
 # ---- the grid ---------------------------------------------------------
 # sweep-plan expands the grid and answers every question about it and the
@@ -181,49 +168,45 @@ stage_args() { # IDX
   load_cmd=("$LOADGEN" "${load[@]}" "${stage[@]}")
 }
 
-# --dry-run: config IDX's pipe, as a command to copy.
-print_plan() { # IDX
-  printf '# [%d/%d] %s\n' "$1" "$n_configs" "${labels[$1 - 1]}"
-  printf '%q ' "${swap_cmd[@]}"
-  printf '\\\n  | '
-  printf '%q ' "${ready_cmd[@]}"
-  printf '\\\n  | '
-  printf '%q ' "${load_cmd[@]}"
-  printf '>> %q\n' "$results"
+# --dry-run: sweep-plan prints each config's pipe as a command to copy
+# (with --hosts each host and its URL first); nothing runs.
+dry_run_plan() {
+  "$SWEEP_PLAN" dry-run --tools "$SVC_SWAP" "$WAIT_READY" "$LOADGEN" -- "${argv[@]}"
+  exit $?
 }
 
 run_config() { # INDEX
   config_idx=$1
   stage_args "$1"
-  if ((dry_run)); then print_plan "$1" && return 0; fi
   say "[$1/$n_configs] ${labels[$1 - 1]}"
   progress "$1"
   try_pipe judge_config
-  count_config "${verdict[@]}"
+  count_config "${verdict[@]:2}"
 }
 
 # What the last try appended for config_idx (a fleet's other hosts append
-# to FILE too), judged by sweep-plan with the stages' exit statuses.
+# to FILE too), judged by sweep-plan with the stages' exit statuses: the
+# retry's pause and note first, then count_config's fields.
 # shellcheck disable=SC2317 # called by try_pipe
-judge_config() {
+judge_config() { # ATTEMPT
   mapfile -t verdict < <(plan verdict --index "$config_idx" --since "$pipe_before" \
-    --exits "${pipe_rc[@]}" --retries "$retries" "$results" --field state --field tally \
-    --field usage_exit --field interrupted --field refused --field warning --field note)
+    --exits "${pipe_rc[@]}" --retries "$retries" --attempt "$1" "$results" --field retry_in_s \
+    --field retry_note --field state --field tally --field usage_exit --field interrupted \
+    --field refused --field warning --field note)
 }
 
-# Run the pipe, and JUDGE (a function that sets verdict, its state first)
-# after each try. A transport failure (SSH lost, host unreachable) says
-# nothing about the config: run it again, backing off, before moving on.
+# Run the pipe, and JUDGE ATTEMPT (a function that sets verdict, its
+# retry pause and note first) after each try. A transport failure (SSH
+# lost, host unreachable) says nothing about the config: sweep-plan says
+# when to run it again, backing off, before moving on.
 try_pipe() { # JUDGE
-  local attempt pause
+  local attempt
   for ((attempt = 0; ; attempt++)); do
     run_pipe
-    "$1"
-    if [[ ${verdict[0]:-} != transport ]] || ((attempt >= retries || interrupted)); then return 0; fi
-    pause=$((2 << attempt))
-    ((pause > 30)) && pause=30
-    say "  transport failure (recorded, not a result); retry $((attempt + 1))/$retries in ${pause}s"
-    sleep "$pause" &
+    "$1" "$attempt"
+    if [[ -z ${verdict[0]:-} ]] || ((interrupted)); then return 0; fi
+    say "${verdict[1]}"
+    sleep "${verdict[0]}" &
     wait $! || true
     ((interrupted)) && return 0
   done
@@ -476,10 +459,12 @@ schedule_restore() {
     --words restore "${keys[@]}" "$results")
 }
 sched() { "$SWEEP_PLAN" schedule --server "$schedule" "$@" "$results"; }
-# The schedule's run: its state and bench records since the try began.
+# The schedule's run: its retry, then its state and bench records since
+# the try began.
 # shellcheck disable=SC2317 # called by try_pipe
-judge_schedule() {
-  mapfile -t verdict < <(sched --since "$pipe_before" --field run_state --field run_bench_records)
+judge_schedule() { # ATTEMPT
+  mapfile -t verdict < <(sched --since "$pipe_before" --attempt "$1" --retries "$retries" \
+    --field retry_in_s --field retry_note --field run_state --field run_bench_records)
 }
 # Derive the schedule into the results file; 1: the results cannot
 # support one (summarize said why).
@@ -518,11 +503,11 @@ schedule_step() {
   rm -f "$rec_file"
   schedule_restore
   ((interrupted)) && on_signal
-  if [[ ${verdict[0]:-} == complete ]]; then
-    say "  ${verdict[1]:-0} bench record(s) of the schedule"
+  if [[ ${verdict[2]:-} == complete ]]; then
+    say "  ${verdict[3]:-0} bench record(s) of the schedule"
   else
     n_failed=$((n_failed + 1))
-    say "  the schedule failed (${verdict[0]:-pending}, recorded)"
+    say "  the schedule failed (${verdict[2]:-pending}, recorded)"
   fi
 }
 # ---- main ---------------------------------------------------------------
@@ -536,10 +521,7 @@ if [[ -n $hosts ]]; then
   source "$fleet_lib"
   if [[ -n $fleet_job ]]; then fleet_job_main; else fleet_main; fi
 fi
-if ((dry_run)); then
-  for ((i = 1; i <= n_configs; i++)); do run_config "$i"; done
-  exit 0
-fi
+((dry_run == 0)) || dry_run_plan
 mkdir -p "$(dirname "$results")"
 touch "$results"
 scores_file=$(mktemp "${TMPDIR:-/tmp}/sweep-scores.XXXXXX")
@@ -564,16 +546,13 @@ for ((i = 1; i <= n_configs; i++)); do
   fi
 done
 [[ -z $schedule ]] || schedule_step
-say "done: $n_ok measured, $n_failed failed, $n_skipped skipped"
+# sweep-plan tally: the done line and the exit status (41, 40 or 0).
+mapfile -t end < <("$SWEEP_PLAN" tally --measured "$n_ok" --failed "$n_failed" \
+  --skipped "$n_skipped" --field 'done' --field exit)
+say "${end[0]:-done}"
 trap '' INT TERM
 finished=1
 restore
 table
-code=0
-if ((n_failed > 0 && n_ok + n_skipped == 0)); then
-  code="$EXIT_ALL_CONFIGS_FAILED"
-elif ((n_failed > 0)); then
-  code="$EXIT_SOME_CONFIGS_FAILED"
-fi
-((final_rc)) && code=$final_rc
-exit "$code"
+((final_rc == 0)) || exit "$final_rc"
+exit "${end[1]:-$EXIT_FAILURE}"

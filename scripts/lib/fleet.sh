@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # fleet: `sweep --hosts`, one grid spread over a pool of hosts. Sourced by
 # sweep.sh, whose globals and functions (configs, run_config, originals,
-# restore, set_target, ...) it uses. See sweep(1), FLEET.
+# restore, ...) it uses. See sweep(1), FLEET.
 # shellcheck disable=SC2154 # sweep.sh's settings (sweep-plan options)
 #
 # Shape: GNU parallel is the job engine and the hosts are its sshlogins
@@ -27,29 +27,23 @@
 # (tries.jsonl) are rewritten when a sweep starts.
 
 fleet_dir="$results.fleet"
-h_dest=() h_exec=() h_url=() h_id=() h_name=()
+h_id=() h_name=()
 
-# The pool, into h_*: sweep-plan hosts parses --hosts (a file, or a comma
-# list) and the --url template; a bad line is sweep's usage error.
+# The pool, into h_id and h_name (in --hosts order): sweep-plan options
+# --pool parses --hosts and the --url template; a bad line is sweep's
+# usage error.
 fleet_hosts() {
-  local out i
-  local -a f=()
-  out=$("$SWEEP_PLAN" hosts --hosts "$hosts" --url "$url" --field dest --field exec \
-    --field url --field id --field name 2>&1) || die "$EXIT_USAGE" "${out#sweep-plan: error: }"
-  mapfile -t f <<<"$out"
-  for ((i = 0; i + 4 < ${#f[@]}; i += 5)); do
-    h_dest+=("${f[i]}") h_exec+=("${f[i + 1]}") h_url+=("${f[i + 2]}") h_id+=("${f[i + 3]}")
-    h_name+=("${f[i + 4]}")
-  done
+  local s
+  s=$("$SWEEP_PLAN" options --pool -- "${argv[@]}") || exit $?
+  eval "$s"
 }
 
-# Point sweep's target, origin file and messages at host I.
-fleet_use_host() { # I
-  local d=${h_dest[$1]}
-  [[ $d == - ]] && d=""
-  set_target "$d" "${h_exec[$1]}" "${h_url[$1]}"
-  origin_file="$fleet_dir/origin-${h_id[$1]}.jsonl"
-  say_prefix="[${h_name[$1]}] "
+# Point sweep's stages (target, ready, load), origin file and messages at
+# the host with id ID (sweep-plan options --host; not in the pool: usage).
+fleet_use_host() { # ID
+  local s
+  s=$("$SWEEP_PLAN" options --host "$1" -- "${argv[@]}") || exit $?
+  eval "$s"
 }
 
 # ---- one job: one try of one config, on its slot's host ----------------
@@ -58,24 +52,20 @@ fleet_use_host() { # I
 # the job's exit status, for parallel's --retries). Exit: 0 the result
 # stands, 1 another host should try, 2 usage, 130 interrupted.
 fleet_job_main() {
-  local idx=$fleet_job i id=${PARALLEL_SSHHOST:-}
-  [[ $idx =~ ^[0-9]+$ ]] && ((idx >= 1 && idx <= n_configs)) ||
-    die "$EXIT_USAGE" "--fleet-job '$fleet_job': internal INDEX"
+  # sweep-plan options checked that INDEX is one of the grid's configs.
+  local idx=$fleet_job id=${PARALLEL_SSHHOST:-}
   # Every host dropped: parallel, its sshlogin file empty, runs jobs here
   # (sshlogin ':'); the config stays without a result.
   if [[ $id == : ]]; then
     warn "${labels[idx - 1]}: no host left to run it"
     exit "$EXIT_NO_HOST_LEFT"
   fi
-  fleet_hosts
-  for i in "${!h_id[@]}"; do [[ ${h_id[$i]} != "$id" ]] || break; done
-  [[ ${h_id[$i]} == "$id" ]] || die "$EXIT_USAGE" "--fleet-job: host '$id' is not in --hosts"
+  fleet_use_host "$id"
   # Dropped, but parallel has not re-read its sshlogin file yet: hand on.
   ! grep -qx "# dropped $id" "$fleet_dir/sshlogins" || exit 1
   trap 'fleet_job_exit $?' EXIT
   print_table=0 no_restore=1 # the driver restores, and prints the table
   trap on_signal INT TERM
-  fleet_use_host "$i"
   local -a step=(--index "$idx" --host "$id")
   # The origin is read once per host (a dry-run swap); a job never restores.
   if [[ ! -s $origin_file ]] && ! (originals); then
@@ -112,7 +102,7 @@ fleet_main() {
   [[ $keep_winner == 0 || " ${sum_args[*]} " != *" --per-host "* ]] ||
     die "$EXIT_USAGE" "--keep-winner with --summarize-arg --per-host: each host ran only some configs, so its own best is no winner; drop one of them (--pool-hosts applies one pick to every host)"
   fleet_hosts
-  ((dry_run)) && fleet_dry_run
+  ((dry_run == 0)) || dry_run_plan
   mkdir -p "$fleet_dir"
   touch "$results"
   rm -f "$fleet_dir"/{joblog,tries.jsonl}
@@ -173,18 +163,6 @@ fleet_run() { # INDEX...
   wait "$watch_pid" || warn "sweep-plan fleet-watch failed; the drops may be incomplete"
 }
 
-# --dry-run: each host with its URL, then the plan (on the first host).
-fleet_dry_run() {
-  local i
-  for i in "${!h_dest[@]}"; do
-    printf '# host %d: %s -> %s\n' $((i + 1)) "${h_name[$i]}" "${h_url[$i]}"
-  done
-  fleet_use_host 0
-  say_prefix=""
-  for ((i = 1; i <= n_configs; i++)); do run_config "$i"; done
-  exit 0
-}
-
 # Ctrl-C, or a signal to this script alone: no new job starts, each running
 # job is told to stop (it writes its records and leaves its host as
 # sweep's single-host interrupt does), then every host is restored.
@@ -202,12 +180,12 @@ fleet_on_signal() {
 # Restore every host that has an origin, all at once (each waits for its
 # server); any that fails: final_rc 42.
 fleet_restore() {
-  local i rc
+  local i id rc
   local -a pids=()
-  for i in "${!h_id[@]}"; do
-    [[ -e $fleet_dir/origin-${h_id[$i]}.jsonl ]] || continue
+  for id in "${h_id[@]}"; do
+    [[ -e $fleet_dir/origin-$id.jsonl ]] || continue
     (
-      fleet_use_host "$i"
+      fleet_use_host "$id"
       mapfile -t orig_set < <(plan restore "$origin_file")
       swaps=1 final_rc=0
       restore
@@ -224,34 +202,29 @@ fleet_restore() {
 
 # The end of a pool: restore, print the table, exit with its status.
 # sweep-plan outcome counts the grid's states in the file and this run's
-# drops, finds a usage error in the joblog, and names the pool's exit
-# status (2, 43, 41, 40, 45 or 0); an interrupt makes it 130.
+# drops, finds a usage error in the joblog, says what to say, and names
+# the pool's exit status (2, 43, 41, 40, 45 or 0; 130 interrupted, 42 a
+# refused --keep-winner).
 fleet_finish() {
-  local code=0 refused=0
-  local -a out=()
+  local code
+  local -a out=() end=()
   trap '' INT TERM
-  mapfile -t out < <(plan outcome --since "${SWEEP_FLEET_SINCE:-0}" --joblog "$fleet_dir/joblog" \
-    --tries "$fleet_dir/tries.jsonl" "$results" --field measured --field failed --field missing \
-    --field dropped --field exit --field usage --field unstarted)
-  if [[ ${out[5]:-} == true ]]; then
-    printf '%s: error: %s\n' "$PROG" "a tool rejected its arguments; fix the pass-through options" >&2
-  fi
-  ((${out[6]:-0} == 0)) ||
-    warn "${out[6]} job(s) ended without running sweep's job (GNU parallel's joblog: $fleet_dir/joblog)"
+  ((interrupted == 0)) || end=(--interrupted)
   if ((keep_winner)) && fleet_mixed_hardware; then
-    keep_winner=0 refused=1
+    keep_winner=0 end+=(--winner-refused)
   fi
+  mapfile -t out < <(plan outcome --since "${SWEEP_FLEET_SINCE:-0}" --joblog "$fleet_dir/joblog" \
+    --tries "$fleet_dir/tries.jsonl" "${end[@]}" "$results" --field error --field warning \
+    --field done --field refusal --field exit)
+  [[ -z ${out[0]:-} ]] || printf '%s: error: %s\n' "$PROG" "${out[0]}" >&2
+  [[ -z ${out[1]:-} ]] || warn "${out[1]}"
   fleet_restore
   table
   say_prefix=""
-  say "done: ${out[0]:-0} measured, ${out[1]:-0} failed, ${out[2]:-0} without a result, ${out[3]:-0} host(s) dropped"
+  say "${out[2]:-done}"
+  [[ -z ${out[3]:-} ]] || printf '%s: error: %s\n' "$PROG" "${out[3]}" >&2
   code=${out[4]:-$EXIT_FAILURE}
-  ((!interrupted || code == EXIT_USAGE)) || code=$EXIT_INTERRUPTED
-  ((final_rc)) && code=$final_rc
-  if ((refused)); then
-    printf '%s: error: %s\n' "$PROG" "--keep-winner: the hosts differ in hardware or server version, so one pick would compare the hosts, not the configs; every host's original config is back (--summarize-arg --pool-hosts applies one pick to every host anyway; summarize --per-host $results shows each host's best)" >&2
-    code="$EXIT_RESTORE_FAILED"
-  fi
+  ((final_rc == 0)) || code=$final_rc
   exit "$code"
 }
 

@@ -104,11 +104,28 @@ pub enum Command {
         /// The run's exit statuses: svc-swap's, wait-ready's, loadgen's
         #[arg(long, value_name = "STATUS", num_args = 3)]
         exits: Option<Vec<u8>>,
-        /// sweep's --retries (for the note on a transport failure)
+        /// sweep's --retries (a transport failure runs again this often)
         #[arg(long, value_name = "N", default_value_t = 0)]
         retries: usize,
+        /// Which try this was, from 0 (with --exits: retry_in_s and
+        /// retry_note say whether and when to run it again)
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        attempt: usize,
         #[arg(value_name = "RESULTS")]
         results: String,
+    },
+    /// A single-host sweep's end from its counts: the `done` line sweep
+    /// says and its exit status (41 every config failed, 40 some, else 0)
+    Tally {
+        /// Configs measured in this run
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        measured: usize,
+        /// Configs that failed in this run (the schedule step counts too)
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        failed: usize,
+        /// Configs skipped (--resume, --adaptive's untried values)
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        skipped: usize,
     },
     /// Read a dry-run swap record on stdin; print the origin record to
     /// append, unless ORIGIN already holds one (then print nothing)
@@ -154,8 +171,8 @@ pub enum Command {
     },
     /// How a pool's grid ended (sweep --hosts): configs measured, failed
     /// and left without a result, hosts dropped, whether a job's tool
-    /// rejected its arguments (usage), and the exit status sweep(1)
-    /// documents
+    /// rejected its arguments (usage), the exit status sweep(1) documents,
+    /// and what sweep says at the end (error, warning, done, refusal)
     Outcome {
         #[command(flatten)]
         grid: GridArgs,
@@ -172,6 +189,13 @@ pub enum Command {
         /// job ran)
         #[arg(long, value_name = "FILE", requires = "joblog")]
         tries: Option<String>,
+        /// The pool was interrupted: exit 130 (a usage error stays 2)
+        #[arg(long)]
+        interrupted: bool,
+        /// --keep-winner was refused (hosts of different hardware): exit
+        /// 42, and the refusal to say
+        #[arg(long)]
+        winner_refused: bool,
         #[arg(value_name = "RESULTS")]
         results: String,
     },
@@ -248,6 +272,12 @@ pub enum Command {
         /// many lines (the file's length before one run)
         #[arg(long, value_name = "LINES", default_value_t = 0)]
         since: usize,
+        /// The run's try, from 0, and sweep's --retries: retry_in_s and
+        /// retry_note say whether and when to run it again
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        attempt: usize,
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        retries: usize,
         /// Print the last schedule record (as svc-swap --apply-from reads
         /// it) instead of the answer; none: exit 3
         #[arg(long)]
@@ -296,6 +326,27 @@ pub enum Command {
     /// definition; print its settings as bash assignments, every value
     /// single-quoted (sweep.sh evals them); a bad one: `sweep: error:`, 2
     Options {
+        /// Only the pool's hosts: h_id and h_name, in --hosts order
+        #[arg(long, conflicts_with = "host")]
+        pool: bool,
+        /// Only pool host ID's own settings: the stages' target, ready and
+        /// load words, its origin_file and say_prefix
+        #[arg(long, value_name = "ID")]
+        host: Option<String>,
+        #[arg(
+            value_name = "SWEEP_ARG",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        argv: Vec<String>,
+    },
+    /// sweep(1) --dry-run: print the plan for sweep's arguments (after
+    /// --): with --hosts each host and its URL, then each config's pipe as
+    /// a command to copy, the tools at the paths given
+    DryRun {
+        /// svc-swap's, wait-ready's and loadgen's paths
+        #[arg(long, value_names = ["SVC_SWAP", "WAIT_READY", "LOADGEN"], num_args = 3, required = true)]
+        tools: Vec<String>,
         #[arg(
             value_name = "SWEEP_ARG",
             trailing_var_arg = true,

@@ -38,8 +38,61 @@ pub struct Outcome {
     /// remote wrapper runs an empty shell and exits 0).
     pub unstarted: usize,
     /// 2 a usage error, 43 configs left unrun, 41 all failed, 40 some failed, 45 a host
-    /// dropped, else 0.
+    /// dropped, else 0; with [`Outcome::end`], 130 interrupted and 42 the
+    /// winner refused.
     pub exit: u8,
+    /// What sweep says at the pool's end ([`Outcome::end`]): an error
+    /// before the restores, a warning, the `done:` line, and the
+    /// --keep-winner refusal after the table.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub done: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub refusal: Option<String>,
+}
+
+/// How the pool's sweep ended, beside the grid's states.
+#[derive(Debug, Default)]
+pub struct End<'a> {
+    /// Ctrl-C or a signal stopped the pool.
+    pub interrupted: bool,
+    /// --keep-winner refused: the hosts differ in hardware or server.
+    pub winner_refused: bool,
+    pub joblog: &'a str,
+    pub results: &'a str,
+}
+
+impl Outcome {
+    /// Fill in what sweep says and its exit status: an interrupt makes it
+    /// 130 (a usage error stays 2); a refused --keep-winner, 42.
+    pub fn end(&mut self, e: &End<'_>) {
+        if self.usage {
+            self.error = Some("a tool rejected its arguments; fix the pass-through options".into());
+        }
+        if self.unstarted > 0 {
+            self.warning = Some(format!(
+                "{} job(s) ended without running sweep's job (GNU parallel's joblog: {})",
+                self.unstarted, e.joblog
+            ));
+        }
+        self.done = Some(format!(
+            "done: {} measured, {} failed, {} without a result, {} host(s) dropped",
+            self.measured, self.failed, self.missing, self.dropped
+        ));
+        if e.interrupted && self.exit != exit::USAGE {
+            self.exit = exit::INTERRUPTED;
+        }
+        if e.winner_refused {
+            self.refusal = Some(format!(
+                "--keep-winner: the hosts differ in hardware or server version, so one pick would compare the hosts, not the configs; every host's original config is back (--summarize-arg --pool-hosts applies one pick to every host anyway; summarize --per-host {} shows each host's best)",
+                e.results
+            ));
+            self.exit = exit::RESTORE_FAILED;
+        }
+    }
 }
 
 /// How the grid stands in `text`, and the pool's exit status.
@@ -77,6 +130,10 @@ pub fn outcome(g: &Grid, text: &str, since: usize) -> Outcome {
         usage: false,
         unstarted: 0,
         exit,
+        error: None,
+        warning: None,
+        done: None,
+        refusal: None,
     }
 }
 
@@ -378,6 +435,51 @@ mod tests {
         assert_eq!(b.record(&t(5, "3", S::Transport, false)), None);
         assert!(parse_host("12=pct exec 1 --").is_ok());
         assert!(parse_host("a b=x").is_err() && parse_host("x").is_err());
+    }
+
+    #[test]
+    fn the_pools_end_is_said_and_its_status_named() {
+        let g = crate::grid::expand(&["k".into()], &["1,2".into()]).unwrap();
+        let bench = |v: &str| format!(r#"{{"type":"bench","config":{{"k":"{v}"}}}}"#);
+        let text = format!("{}\n{}\n", bench("1"), bench("2"));
+        let e = End {
+            joblog: "J",
+            results: "R",
+            ..End::default()
+        };
+        let mut o = outcome(&g, &text, 0);
+        o.unstarted = 1;
+        o.end(&e);
+        assert_eq!(o.exit, exit::OK);
+        assert_eq!(
+            o.done.as_deref(),
+            Some("done: 2 measured, 0 failed, 0 without a result, 0 host(s) dropped")
+        );
+        assert!(o.warning.unwrap().ends_with("(GNU parallel's joblog: J)"));
+        assert!(o.error.is_none() && o.refusal.is_none());
+        let mut o = outcome(&g, &text, 0);
+        o.end(&End {
+            interrupted: true,
+            ..End::default()
+        });
+        assert_eq!(o.exit, exit::INTERRUPTED);
+        let mut o = outcome(&g, &text, 0);
+        (o.usage, o.exit) = (true, exit::USAGE);
+        o.end(&End {
+            interrupted: true,
+            ..End::default()
+        });
+        assert_eq!(o.exit, exit::USAGE);
+        assert!(o.error.unwrap().contains("rejected its arguments"));
+        let mut o = outcome(&g, &text, 0);
+        o.end(&End {
+            interrupted: true,
+            winner_refused: true,
+            results: "R",
+            ..End::default()
+        });
+        assert_eq!(o.exit, exit::RESTORE_FAILED);
+        assert!(o.refusal.unwrap().contains("summarize --per-host R shows"));
     }
 
     #[test]

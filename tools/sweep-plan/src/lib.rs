@@ -20,6 +20,7 @@ pub mod out;
 pub mod progress;
 pub mod results;
 pub mod schedule;
+pub mod stage_words;
 pub mod statusline;
 pub mod sweep_options;
 pub mod verdict;
@@ -78,8 +79,24 @@ fn read_text(path: &str, missing_ok: bool) -> Result<String, Exit> {
 /// Run sweep-plan.
 pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
-    if let Command::Options { argv } = &args.command {
-        return options(argv, stdout);
+    match &args.command {
+        Command::Options { argv, pool, host } => {
+            let want = match (pool, host) {
+                (true, _) => sweep_options::Want::Pool,
+                (_, Some(id)) => sweep_options::Want::Host(id),
+                _ => sweep_options::Want::All,
+            };
+            return options(sweep_options::parse_for(argv, want), stdout);
+        }
+        Command::DryRun { tools, argv } => {
+            let t = stage_words::Tools {
+                swap: &tools[0],
+                ready: &tools[1],
+                load: &tools[2],
+            };
+            return options(sweep_options::dry_run(argv, &t), stdout);
+        }
+        _ => {}
     }
     let mut o = out::Out::new(&args.field, &mut stdout);
     match args.command {
@@ -118,6 +135,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             since,
             exits,
             retries,
+            attempt,
             results,
         } => {
             let g = grid_of(&grid)?;
@@ -136,10 +154,15 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 ..verdict::Verdict::default()
             };
             if let Some(&[swap, ready, load]) = exits.as_deref() {
-                verdict::judge(&mut v, [swap, ready, load], retries);
+                verdict::judge(&mut v, [swap, ready, load], retries, attempt);
             }
             o.answer(&v)?;
         }
+        Command::Tally {
+            measured,
+            failed,
+            skipped,
+        } => o.answer(&verdict::tally(measured, failed, skipped))?,
         Command::Origin { file } => {
             let have = match &file {
                 Some(f) => origin::find(&read_text(f, true)?).is_some(),
@@ -214,6 +237,8 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             since,
             joblog,
             tries,
+            interrupted,
+            winner_refused,
             results,
         } => {
             let g = grid_of(&grid)?;
@@ -228,24 +253,16 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                     a.exit = exit::USAGE;
                 }
             }
+            a.end(&fleet::End {
+                interrupted,
+                winner_refused,
+                joblog: joblog.as_deref().unwrap_or_default(),
+                results: &results,
+            });
             o.answer(&a)?;
         }
         Command::Hosts { hosts, url } => {
-            let file = std::path::Path::new(&hosts).is_file();
-            if !file && hosts.contains('/') {
-                return Err(Exit::new(
-                    exit::USAGE,
-                    anyhow!("--hosts {hosts}: no such file"),
-                ));
-            }
-            let text = if file {
-                read_text(&hosts, false)?
-            } else {
-                hosts.clone()
-            };
-            let pool = hosts::parse(&text, file.then_some(hosts.as_str()), &url)
-                .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
-            for h in &pool {
+            for h in &pool(&hosts, &url)? {
                 o.answer(h)?;
             }
         }
@@ -298,6 +315,8 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             server,
             resume,
             since,
+            attempt,
+            retries,
             emit_record,
             words,
             key,
@@ -315,6 +334,8 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 o.value(&rec.raw)?;
             } else {
                 let mut st = schedule::step(&lines, &server, resume, since);
+                (st.retry_in_s, st.retry_note) =
+                    verdict::retry(st.run_state, attempt, retries).unzip();
                 if let Some(f) = &summary {
                     let v: serde_json::Value = serde_json::from_str(read_text(f, false)?.trim())
                         .map_err(|e| {
@@ -333,7 +354,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 }
             }
         }
-        Command::Options { .. } => unreachable!("answered above"),
+        Command::Options { .. } | Command::DryRun { .. } => unreachable!("answered above"),
         Command::Next {
             grid,
             knobs,
@@ -355,9 +376,27 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
     Ok(())
 }
 
-/// `options`: sweep's settings, or its usage error in sweep's name.
-fn options(argv: &[String], mut stdout: impl Write) -> Result<(), Exit> {
-    match sweep_options::parse(argv) {
+/// The pool of `--hosts` (a file, or else a comma list), its URLs from
+/// the `url` template; a bad line is a usage error naming it.
+pub(crate) fn pool(hosts: &str, url: &str) -> Result<Vec<hosts::Host>, Exit> {
+    let file = std::path::Path::new(hosts).is_file();
+    if !file && hosts.contains('/') {
+        return Err(Exit::new(
+            exit::USAGE,
+            anyhow!("--hosts {hosts}: no such file"),
+        ));
+    }
+    let text = if file {
+        read_text(hosts, false)?
+    } else {
+        hosts.to_string()
+    };
+    hosts::parse(&text, file.then_some(hosts), url).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))
+}
+
+/// `options` and `dry-run`: their text, or the usage error in sweep's name.
+fn options(answer: Result<String, Exit>, mut stdout: impl Write) -> Result<(), Exit> {
+    match answer {
         Ok(text) => {
             stdout.write_all(text.as_bytes())?;
             stdout.flush()?;

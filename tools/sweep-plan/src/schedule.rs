@@ -36,6 +36,12 @@ pub struct Step {
     /// summarize's summary (`--summary`) says it wins by the objective
     /// that picks a static value, else `static`.
     pub keep: &'static str,
+    /// The run (`--since`) failed in transport with retries left
+    /// (`--attempt`, `--retries`): run it again after this pause.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_in_s: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_note: Option<String>,
 }
 
 /// `--keep-winner`'s choice from summarize's `summary` record: the
@@ -144,6 +150,8 @@ pub fn step(lines: &[Line], server: &str, resume: bool, after: usize) -> Step {
             format!("{SCHEDULE_KEY}={server}"),
         ],
         keep: "static",
+        retry_in_s: None,
+        retry_note: None,
     }
 }
 

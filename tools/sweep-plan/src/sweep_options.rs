@@ -16,6 +16,8 @@ use clap::{ArgAction, ArgMatches, CommandFactory, FromArgMatches, Parser};
 use sweepkit::exit;
 use sweepkit::report::Exit;
 
+use crate::stage_words::{self, Base, Stages, Target};
+
 const FAR_SIDE: &str = "Far side (given once, to every tool that takes it)";
 
 /// Swap, wait, benchmark every value of a server launch parameter, then pick.
@@ -440,7 +442,8 @@ impl Settings {
     }
 
     /// The arrays: the adaptive knobs, the SSH options that go with each
-    /// --ssh, and each tool's extra words (pass-through options first).
+    /// --ssh, each tool's extra words (pass-through options first), and
+    /// the stages' shared words for the target (`target`, `ready`, `load`).
     fn words(&mut self, a: &SweepArgs, m: &ArgMatches) {
         let s = self;
         let mut knobs = Vec::new();
@@ -460,6 +463,38 @@ impl Settings {
             .flat_map(|k| ["--max-depth".to_string(), k.to_string()])
             .collect();
         s.array("schedule_args", &cap);
+        let w = ToolWords::of(a, m);
+        s.array("ssh_opts", &w.ssh_opts);
+        s.array("swap_args", &w.swap);
+        s.array("ready_args", &w.ready);
+        s.array("load_args", &w.load);
+        s.array("sum_args", &w.sum);
+        let t = Target {
+            ssh: a.ssh.clone(),
+            exec_prefix: a.exec_prefix.clone(),
+            url: a.url.clone(),
+        };
+        s.stages(&w.stages(a, &t));
+    }
+
+    fn stages(&mut self, st: &Stages) {
+        self.array("target", &st.target);
+        self.array("ready", &st.ready);
+        self.array("load", &st.load);
+    }
+}
+
+/// The words sweep hands each tool beside a config's own.
+struct ToolWords {
+    ssh_opts: Vec<String>,
+    swap: Vec<String>,
+    ready: Vec<String>,
+    load: Vec<String>,
+    sum: Vec<String>,
+}
+
+impl ToolWords {
+    fn of(a: &SweepArgs, m: &ArgMatches) -> ToolWords {
         let mut ssh_opts = Vec::new();
         for k in &a.ssh_key {
             ssh_opts.extend(["--ssh-key".to_string(), k.clone()]);
@@ -470,13 +505,7 @@ impl Settings {
         if a.accept_new_host_key {
             ssh_opts.push("--accept-new-host-key".into());
         }
-        s.array("ssh_opts", &ssh_opts);
-        for (name, to, own) in [
-            ("swap_args", To::Swap, &a.swap_arg),
-            ("ready_args", To::Ready, &a.ready_arg),
-            ("load_args", To::Load, &a.load_arg),
-            ("sum_args", To::Summarize, &a.summarize_arg),
-        ] {
+        let of = |to: To, own: &[String]| {
             let mut words = passed_to(m, to);
             // One SLO, two tools' spellings of it.
             if let Some(slo) = &a.find_capacity {
@@ -487,8 +516,30 @@ impl Settings {
                 }
             }
             words.extend(own.iter().cloned());
-            s.array(name, &words);
+            words
+        };
+        ToolWords {
+            ssh_opts,
+            swap: of(To::Swap, &a.swap_arg),
+            ready: of(To::Ready, &a.ready_arg),
+            load: of(To::Load, &a.load_arg),
+            sum: of(To::Summarize, &a.summarize_arg),
         }
+    }
+
+    fn stages(&self, a: &SweepArgs, t: &Target) -> Stages {
+        let b = Base {
+            unit: a.unit.as_deref(),
+            spec: a.spec.as_deref(),
+            ssh_opts: &self.ssh_opts,
+            swap_args: &self.swap,
+            ready_timeout: &a.ready_timeout,
+            server: a.server.as_deref(),
+            ready_args: &self.ready,
+            concurrency: a.concurrency.as_deref(),
+            load_args: &self.load,
+        };
+        stage_words::stages(&b, t)
     }
 }
 
@@ -575,6 +626,12 @@ fn check(a: &SweepArgs, m: &ArgMatches) -> Result<(), Exit> {
             "--ssh-key, --known-hosts and --accept-new-host-key need --ssh".into(),
         ));
     }
+    if let (Some(job), Some(_)) = (&a.fleet_job, &a.hosts) {
+        let n = crate::grid::expand(&a.params, &a.values).map_or(0, |g| g.points.len());
+        if !job.parse::<usize>().is_ok_and(|i| (1..=n).contains(&i)) {
+            return Err(usage(format!("--fleet-job '{job}': internal INDEX")));
+        }
+    }
     if a.adaptive && (a.params.len() != 1 || a.params[0].contains(',')) {
         return Err(usage(
             "--adaptive walks one parameter: give one --param NAME (no grid, no A,B)".into(),
@@ -595,25 +652,113 @@ fn one_line(e: &clap::Error) -> String {
     )
 }
 
-/// Parse sweep's `argv` (without the program name): the settings script,
-/// or a one-line usage error (exit 2). --help and --version come back as
-/// `help='...'`, for the script to print.
-pub fn parse(argv: &[String]) -> Result<String, Exit> {
+/// Which of sweep's settings `options` hands back.
+#[derive(Debug, Clone, Copy)]
+pub enum Want<'a> {
+    /// Every setting, and the exit codes.
+    All,
+    /// The pool's hosts (`h_id`, `h_name`: ids and names in --hosts order).
+    Pool,
+    /// One pool host's own: the stages' `target`, `ready` and `load`, its
+    /// `origin_file` and the `say_prefix` that names it.
+    Host(&'a str),
+}
+
+/// sweep's argv parsed, or the text of --help/--version.
+fn matched(argv: &[String]) -> Result<Result<(SweepArgs, ArgMatches), String>, Exit> {
     let words = std::iter::once("sweep".to_string()).chain(argv.iter().cloned());
     let m = match SweepArgs::command().try_get_matches_from(words) {
         Ok(m) => m,
-        Err(e) if !e.use_stderr() => {
-            return Ok(format!("help={}\n", quote(&e.render().to_string())));
-        }
+        Err(e) if !e.use_stderr() => return Ok(Err(e.render().to_string())),
         Err(e) => return Err(usage(one_line(&e))),
     };
     let a = SweepArgs::from_arg_matches(&m).map_err(|e| usage(one_line(&e)))?;
     check(&a, &m)?;
-    let mut lines = Settings::emit(&a, &m).0;
-    lines.push("help=''".into());
-    let exits: Vec<String> = EXITS.iter().map(|(n, c)| format!("EXIT_{n}={c}")).collect();
-    lines.push(format!("readonly {}", exits.join(" ")));
-    Ok(lines.join("\n") + "\n")
+    Ok(Ok((a, m)))
+}
+
+fn pool_of(a: &SweepArgs) -> Result<Vec<crate::hosts::Host>, Exit> {
+    match &a.hosts {
+        Some(h) => crate::pool(h, &a.url),
+        None => Err(usage("a pool's settings need --hosts".into())),
+    }
+}
+
+/// Parse sweep's `argv` (without the program name): the settings script,
+/// or a one-line usage error (exit 2). --help and --version come back as
+/// `help='...'`, for the script to print.
+pub fn parse(argv: &[String]) -> Result<String, Exit> {
+    parse_for(argv, Want::All)
+}
+
+/// [`parse`], handing back the settings `want` names.
+pub fn parse_for(argv: &[String], want: Want<'_>) -> Result<String, Exit> {
+    let (a, m) = match matched(argv)? {
+        Ok(am) => am,
+        Err(help) => return Ok(format!("help={}\n", quote(&help))),
+    };
+    let mut s = Settings::default();
+    match want {
+        Want::All => {
+            s = Settings::emit(&a, &m);
+            s.0.push("help=''".into());
+            let exits: Vec<String> = EXITS.iter().map(|(n, c)| format!("EXIT_{n}={c}")).collect();
+            s.0.push(format!("readonly {}", exits.join(" ")));
+        }
+        Want::Pool => {
+            let pool = pool_of(&a)?;
+            s.array(
+                "h_id",
+                &pool.iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
+            );
+            s.array(
+                "h_name",
+                &pool.iter().map(|h| h.name.clone()).collect::<Vec<_>>(),
+            );
+        }
+        Want::Host(id) => {
+            let pool = pool_of(&a)?;
+            let h = pool
+                .iter()
+                .find(|h| h.id == id)
+                .ok_or_else(|| usage(format!("--host '{id}' is not in --hosts")))?;
+            s.stages(&ToolWords::of(&a, &m).stages(&a, &Target::of_host(h)));
+            s.scalar(
+                "origin_file",
+                &format!("{}.fleet/origin-{id}.jsonl", a.results),
+            );
+            s.scalar("say_prefix", &format!("[{}] ", h.name));
+        }
+    }
+    Ok(s.0.join("\n") + "\n")
+}
+
+/// `--dry-run`'s plan for sweep's `argv` (stage_words::dry_run), the tools
+/// at the paths given.
+pub fn dry_run(argv: &[String], tools: &stage_words::Tools<'_>) -> Result<String, Exit> {
+    let (a, m) = matched(argv)?.map_err(|_| usage("--help: nothing to plan".into()))?;
+    let g = crate::grid::expand(&a.params, &a.values).map_err(usage)?;
+    let pool = match a.hosts {
+        Some(_) => pool_of(&a)?,
+        None => Vec::new(),
+    };
+    let t = match pool.first() {
+        Some(h) => Target::of_host(h),
+        None => Target {
+            ssh: a.ssh.clone(),
+            exec_prefix: a.exec_prefix.clone(),
+            url: a.url.clone(),
+        },
+    };
+    let st = ToolWords::of(&a, &m).stages(&a, &t);
+    Ok(stage_words::dry_run(
+        &g,
+        &st,
+        tools,
+        &pool,
+        a.expect_config,
+        &a.results,
+    ))
 }
 
 #[cfg(test)]
@@ -627,6 +772,35 @@ mod tests {
         assert_eq!(quote("a b"), "'a b'");
         assert_eq!(quote("it's"), r"'it'\''s'");
         assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn a_fleet_job_is_one_config_of_the_grid() {
+        let argv = |job: &str| -> Vec<String> {
+            [
+                "--param",
+                "a",
+                "--values",
+                "1,2",
+                "--unit",
+                "u",
+                "--url",
+                "x",
+                "--results",
+                "r",
+                "--hosts",
+                "-",
+                "--fleet-job",
+                job,
+            ]
+            .map(String::from)
+            .to_vec()
+        };
+        assert!(parse(&argv("2")).is_ok());
+        for bad in ["0", "3", "x", "-1"] {
+            let e = parse(&argv(bad)).unwrap_err();
+            assert_eq!(e.code, exit::USAGE, "{bad}");
+        }
     }
 
     #[test]

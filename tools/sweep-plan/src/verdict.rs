@@ -42,13 +42,36 @@ pub struct Verdict {
     /// The line sweep says about it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// A transport failure with retries left: run the config again after
+    /// this pause ([`retry`]), saying `retry_note`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_in_s: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry_note: Option<String>,
 }
 
-/// Judge a run: `exits` are svc-swap's, wait-ready's and loadgen's
-/// statuses, `retries` sweep's --retries (for the note).
-pub fn judge(v: &mut Verdict, exits: [u8; 3], retries: usize) {
+/// After try `attempt` (from 0) left `state`: a transport failure (SSH
+/// lost, host unreachable) says nothing about the config, so it runs
+/// again, up to `retries` times, after a pause backing off 2 s, 4 s, 8 s...
+/// (at most 30 s): the pause and the line to say, or `None`.
+pub fn retry(state: State, attempt: usize, retries: usize) -> Option<(u64, String)> {
+    if state != State::Transport || attempt >= retries {
+        return None;
+    }
+    let pause = (2u64 << attempt.min(5)).min(30);
+    let n = attempt + 1;
+    Some((
+        pause,
+        format!("  transport failure (recorded, not a result); retry {n}/{retries} in {pause}s"),
+    ))
+}
+
+/// Judge try `attempt` (from 0) of a run: `exits` are svc-swap's,
+/// wait-ready's and loadgen's statuses, `retries` sweep's --retries.
+pub fn judge(v: &mut Verdict, exits: [u8; 3], retries: usize, attempt: usize) {
     let [swap, ready, load] = exits;
     let state = v.state.unwrap_or(State::Pending);
+    (v.retry_in_s, v.retry_note) = retry(state, attempt, retries).unzip();
     let n = v.bench_records;
     if state == State::Pending {
         v.warning = Some(format!(
@@ -89,6 +112,37 @@ pub fn judge(v: &mut Verdict, exits: [u8; 3], retries: usize) {
     v.note = note;
 }
 
+/// A single-host sweep's end, as `tally` answers: its counts, the line
+/// sweep says, and the exit status sweep(1) documents.
+#[derive(Debug, Serialize, PartialEq)]
+pub struct Tally {
+    #[serde(rename = "type")]
+    pub tag: &'static str,
+    pub measured: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    pub done: String,
+    /// 41 every config failed (none measured or skipped), 40 some, else 0.
+    pub exit: u8,
+}
+
+/// The end of a sweep that measured, failed and skipped so many configs.
+pub fn tally(measured: usize, failed: usize, skipped: usize) -> Tally {
+    let exit = match failed {
+        0 => exit::OK,
+        _ if measured + skipped == 0 => exit::ALL_CONFIGS_FAILED,
+        _ => exit::SOME_CONFIGS_FAILED,
+    };
+    Tally {
+        tag: "tally",
+        measured,
+        failed,
+        skipped,
+        done: format!("done: {measured} measured, {failed} failed, {skipped} skipped"),
+        exit,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,8 +155,47 @@ mod tests {
             bench_records: n,
             ..Verdict::default()
         };
-        judge(&mut v, exits, 3);
+        judge(&mut v, exits, 3, 0);
         v
+    }
+
+    #[test]
+    fn a_sweep_fails_as_a_whole_only_when_nothing_stands() {
+        let t = tally(2, 1, 0);
+        assert_eq!(t.done, "done: 2 measured, 1 failed, 0 skipped");
+        assert_eq!(t.exit, exit::SOME_CONFIGS_FAILED);
+        assert_eq!(tally(0, 3, 0).exit, exit::ALL_CONFIGS_FAILED);
+        // A resumed sweep whose rest all failed: the skipped stand.
+        assert_eq!(tally(0, 1, 2).exit, exit::SOME_CONFIGS_FAILED);
+        assert_eq!(tally(0, 0, 0).exit, exit::OK);
+        assert_eq!(tally(3, 0, 1).exit, exit::OK);
+    }
+
+    #[test]
+    fn a_transport_failure_is_retried_backing_off_to_30s() {
+        let pauses: Vec<_> = (0..7)
+            .map(|a| retry(State::Transport, a, 6).map(|r| r.0))
+            .collect();
+        assert_eq!(
+            pauses,
+            [
+                Some(2),
+                Some(4),
+                Some(8),
+                Some(16),
+                Some(30),
+                Some(30),
+                None
+            ]
+        );
+        assert_eq!(
+            retry(State::Transport, 1, 3).unwrap().1,
+            "  transport failure (recorded, not a result); retry 2/3 in 4s"
+        );
+        assert_eq!(retry(State::Failed, 0, 3), None);
+        assert_eq!(retry(State::Transport, 0, 0), None);
+        assert_eq!(judged(State::Transport, 0, [21, 4, 4]).retry_in_s, Some(2));
+        assert_eq!(judged(State::Complete, 1, [0, 0, 0]).retry_in_s, None);
     }
 
     #[test]

@@ -158,3 +158,70 @@ fn schedule_max_depth_becomes_summarizes_max_depth_and_needs_schedule() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("--schedule"), "{err}");
 }
+
+const POOL: [&str; 6] = [
+    "--unit",
+    "u",
+    "--hosts",
+    "root@gpu2:2222,- exec=pct exec 1 --",
+    "--url",
+    "http://{host}:9",
+];
+
+/// `options --pool` names the hosts; `options --host ID` gives one host its
+/// own stages' words, origin file and message prefix, as fleet.sh evals
+/// them; a host not in the pool is sweep's usage error.
+#[test]
+fn a_pool_host_gets_its_own_target_origin_and_name() {
+    let script = r#"
+        plan=$1; shift
+        eval "$("$plan" options --pool -- "$@")" || exit
+        for id in "${h_id[@]}"; do
+          eval "$("$plan" options --host "$id" -- "$@")" || exit
+          [[ $origin_file == "r.fleet/origin-$id.jsonl" ]] || echo "origin: $origin_file"
+          printf '%s|' "$say_prefix" "${target[@]}" "${ready[@]}" "${load[@]}"; echo
+        done
+        "$plan" options --host nosuch -- "$@"
+    "#;
+    let out = Command::new("bash")
+        .args(["--norc", "-c", script, "bash"])
+        .arg(env!("CARGO_BIN_EXE_sweep-plan"))
+        .args(BASE)
+        .args(POOL)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        text,
+        "[root@gpu2:2222] |--unit|u|--ssh|root@gpu2:2222|http://gpu2:9|--timeout|10m|--url|http://gpu2:9|\n\
+         [pct exec 1 --] |--unit|u|--exec-prefix|pct exec 1 --|http://localhost:9|--timeout|10m|--url|http://localhost:9|\n",
+        "{err}"
+    );
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err, "sweep: error: --host 'nosuch' is not in --hosts\n");
+}
+
+/// `dry-run`: the pool's hosts, then each config's pipe on the first host,
+/// each word quoted as bash's printf %q quotes it.
+#[test]
+fn a_dry_run_prints_the_pool_and_each_pipe_to_copy() {
+    let out = Command::new(env!("CARGO_BIN_EXE_sweep-plan"))
+        .args(["dry-run", "--tools", "S", "W", "L", "--"])
+        .args(BASE)
+        .args(POOL)
+        .args(["--param", "b", "--values", "x y", "--expect-config"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let want = "# host 1: root@gpu2:2222 -> http://gpu2:9\n\
+        # host 2: pct exec 1 -- -> http://localhost:9\n\
+        # [1/2] a=1 b=x y\n\
+        S --unit u --ssh root@gpu2:2222 --set a=1 --set b=x\\ y \\\n  \
+        | W http://gpu2:9 --timeout 10m --expect-config a=1 --expect-config b=x\\ y \
+        --pipeline-config a=1 --pipeline-config b=x\\ y \\\n  \
+        | L --url http://gpu2:9 --pipeline-config a=1 --pipeline-config b=x\\ y >> r\n";
+    assert!(text.starts_with(want), "{text}");
+    assert_eq!(text.matches("# [").count(), 2, "{text}");
+}
