@@ -284,17 +284,11 @@ fn ssh_drop_mid_swap_without_retry_exits_21_and_leaves_the_spec_whole() {
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
     let child = c.spawn().unwrap();
-    // Cut once the far side is at work on the swap: its pending record
-    // (ID.json) is in the job dir. The dir itself may be left from the
-    // start above, so its existence says nothing.
-    let pending = || {
-        std::fs::read_dir(&state_dir).is_ok_and(|r| {
-            r.flatten()
-                .any(|e| e.file_name().to_string_lossy().ends_with(".json"))
-        })
-    };
+    // Cut once the far side is at work (its job dir exists; it may be
+    // left from the start above, so the cut can also land before the
+    // launch, which the wait for the job's state below allows for).
     let t0 = Instant::now();
-    while !pending() && t0.elapsed() < Duration::from_secs(20) {
+    while !state_dir.exists() && t0.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(1));
     }
     for p in sshd_pids(sshd_master(&config)).iter().rev() {
