@@ -137,15 +137,19 @@ pub fn outcome(g: &Grid, text: &str, since: usize) -> Outcome {
     }
 }
 
-/// Jobs that GNU parallel's joblog (TSV with a header; Exitval is its
-/// seventh column) says exited 0, less the try records (`tries`, JSON
-/// Lines) that say so: the jobs that ended well without running.
-pub fn unstarted(joblog: &str, tries: &str) -> usize {
-    let ok = joblog
-        .lines()
+/// Each job's exit status in GNU parallel's joblog (TSV with a header;
+/// Exitval is its seventh column).
+fn joblog_exits(text: &str) -> impl Iterator<Item = &str> {
+    text.lines()
         .skip(1)
-        .filter(|l| l.split('\t').nth(6).is_some_and(|x| x.trim() == "0"))
-        .count();
+        .filter_map(|l| l.split('\t').nth(6).map(str::trim))
+}
+
+/// Jobs that GNU parallel's joblog says exited 0, less the try records
+/// (`tries`, JSON Lines) that say so: the jobs that ended well without
+/// running.
+pub fn unstarted(joblog: &str, tries: &str) -> usize {
+    let ok = joblog_exits(joblog).filter(|x| *x == "0").count();
     let tried = tries
         .lines()
         .filter_map(|l| serde_json::from_str::<Try>(l).ok())
@@ -154,13 +158,10 @@ pub fn unstarted(joblog: &str, tries: &str) -> usize {
     ok.saturating_sub(tried)
 }
 
-/// Whether GNU parallel's joblog (TSV with a header; Exitval is its
-/// seventh column) holds a job that exited 2, a usage error.
+/// Whether GNU parallel's joblog holds a job that exited 2, a usage error.
 pub fn joblog_usage(text: &str) -> bool {
     let usage = exit::USAGE.to_string();
-    text.lines()
-        .skip(1)
-        .any(|l| l.split('\t').nth(6).is_some_and(|x| x.trim() == usage))
+    joblog_exits(text).any(|x| x == usage)
 }
 
 /// One try of a config on one host, as `fleet-step` answers: the record
