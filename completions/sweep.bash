@@ -23,7 +23,7 @@ _sweep() {
 
     case "${cmd}" in
         sweep)
-            opts="-q -h -V --param --values --results --resume --retries --keep-winner --no-restore --dry-run --adaptive --patience --noise-margin --repeat-budget --schedule --schedule-max-depth --hosts --drop-after --fleet-job --unit --spec --container --compose --service --engine --ssh --ssh-key --known-hosts --accept-new-host-key --exec-prefix --ssh-config --ssh-retry --connect-timeout --url --server --ready-timeout --expect-config --concurrency --report --find-capacity --swap-arg --ready-arg --load-arg --summarize-arg --bin-dir --quiet --help --version"
+            opts="-q -h -V --param --values --results --resume --retries --keep-winner --no-restore --dry-run --adaptive --patience --noise-margin --repeat-budget --schedule --schedule-max-depth --hosts --drop-after --unit --spec --container --compose --service --engine --ssh --ssh-key --known-hosts --accept-new-host-key --exec-prefix --ssh-config --ssh-retry --connect-timeout --url --server --ready-timeout --expect-config --concurrency --report --find-capacity --swap-arg --ready-arg --load-arg --summarize-arg --bin-dir --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -81,10 +81,6 @@ _sweep() {
                     return 0
                     ;;
                 --drop-after)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --fleet-job)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

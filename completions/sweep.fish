@@ -10,7 +10,6 @@ sglang\t''"
 complete -c sweep -l schedule-max-depth -d 'With --schedule: derive it from depths up to K only (summarize --max-depth K): both servers reserve speculative KV for a schedule\'s deepest depth at every load' -r
 complete -c sweep -l hosts -d 'One host per line of FILE, or a comma list: [USER@]HOST[:PORT] (reached over SSH) or - (here), then optional NAME=VALUE words ({NAME} in --url) and exec=PREFIX... (the rest of the line)' -r
 complete -c sweep -l drop-after -d 'Stop using a host after N failures blamed on it; its configs go to the other hosts' -r
-complete -c sweep -l fleet-job -d 'Internal (scripts/lib/fleet.sh): a pool job, one try of config INDEX on the host GNU parallel bound its slot to ($PARALLEL_SSHHOST)' -r
 complete -c sweep -l unit -d 'systemd unit' -r
 complete -c sweep -l spec -d 'Process spec (svc-swap\'s process manager)' -r -F
 complete -c sweep -l container -d 'Container to swap (svc-swap --container: re-created per config; wait-ready watches it)' -r

@@ -13,12 +13,10 @@
 # shellcheck disable=SC2154
 set -euo pipefail
 
-readonly PROG=sweep
 # Exit codes: EXIT_<NAME> come with the settings, from the shared table
 # (sweepkit::exit; sweep(1) EXIT STATUS).
-argv=("$@") # the fleet's jobs run this script again with the same words
 
-say() { ((quiet)) || printf '%s: %s%s\n' "$PROG" "${say_prefix:-}" "$*" >&2; }
+say() { ((quiet)) || printf 'sweep: %s%s\n' "${say_prefix:-}" "$*" >&2; }
 # "config 3/10, ETA 14 min (load 95 s, bench 70 s per config so far)",
 # worked out by sweep-plan from the results file. On a terminal it stays on
 # the bottom row, below the tools' own lines (sweep-plan(1) progress
@@ -26,22 +24,18 @@ say() { ((quiet)) || printf '%s: %s%s\n' "$PROG" "${say_prefix:-}" "$*" >&2; }
 # the row back.
 # Plain lines otherwise, and in a fleet's jobs (they share one terminal).
 progress() { # INDEX
-  local -a plain=()
-  ((quiet)) && return 0
-  [[ -z ${fleet_job:-} ]] || plain=(--plain)
-  plan progress --index "$1" --show "$PROG: ${say_prefix:-}" "${plain[@]}" "$results" || true
+  ((quiet)) || plan progress --index "$1" --show "sweep: ${say_prefix:-}" ${plain_progress:+--plain} "$results" || true
 }
-warn() { printf '%s: warning: %s\n' "$PROG" "$*" >&2; }
+warn() { printf 'sweep: warning: %s\n' "$*" >&2; }
 die() {
   local code=$1
   shift
-  printf '%s: error: %s\n' "$PROG" "$*" >&2
+  printf 'sweep: error: %s\n' "$*" >&2
   exit "$code"
 }
 
 # ---- tools ------------------------------------------------------------
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-self=$here/$(basename "${BASH_SOURCE[0]}")
 # The tools: --bin-dir, else beside this script (an installed sweep finds
 # the tools it was installed with even off PATH), PATH, then the
 # repository's builds. --bin-dir is looked up before sweep-plan parses the
@@ -91,20 +85,14 @@ SUMMARIZE=$(find_tool summarize)
 # fleet's host gets its own (fleet_use_host).
 
 # ---- the grid ---------------------------------------------------------
-# sweep-plan expands the grid and answers every question about it and the
+# sweep-plan expands the grid (the settings' grid, labels[i] config i+1's
+# "a=1 b=2", n_configs) and answers every question about it and the
 # results file (sweep-plan(1)); configs are named here by their index.
-grid=()
-for i in "${!params[@]}"; do grid+=("--param=${params[$i]}" "--values=${values[$i]}"); done
 plan() { "$SWEEP_PLAN" "$1" "${grid[@]}" "${@:2}"; } # SUBCOMMAND ARGS...
-labels=() # labels[i]: config i+1's "a=1 b=2"
-# A bad grid is sweep's usage error: sweep-plan's one line, as sweep's.
-out=$(plan configs --field label 2>&1) || die "$EXIT_USAGE" "${out#sweep-plan: error: }"
-mapfile -t labels <<<"$out"
-n_configs=${#labels[@]}
 # --resume: the configs whose last record is a result are skipped; one cut
 # short by Ctrl-C or stopped by a transport failure (SSH lost) runs again.
 actions=() # actions[i]: run or skip
-if ((resume)) && [[ -s $results && -z $fleet_job ]]; then
+if ((resume)) && [[ -s $results ]]; then
   mapfile -t actions < <(plan configs --resume "$results" --field action)
 fi
 
@@ -336,7 +324,7 @@ restore() {
   fi
   set -e
   if ((end_rc != 0)); then
-    printf '%s: error: %s\n' "$PROG" "the final swap did not end with a ready server ($end_why); check the server" >&2
+    printf 'sweep: error: %s\n' "the final swap did not end with a ready server ($end_why); check the server" >&2
     final_rc="$EXIT_RESTORE_FAILED"
   fi
 }
@@ -355,7 +343,7 @@ finish_and_exit() { # CODE [MESSAGE]
   ((finished)) && exit "$1"
   finished=1
   trap '' INT TERM
-  [[ -n ${2:-} ]] && printf '%s: error: %s\n' "$PROG" "$2" >&2
+  [[ -n ${2:-} ]] && printf 'sweep: error: %s\n' "$2" >&2
   restore
   local code=$1
   ((code == 0 && final_rc != 0)) && code=$final_rc
@@ -519,7 +507,7 @@ if [[ -n $hosts ]]; then
   [[ -f $fleet_lib ]] || die "$EXIT_FAILURE" "--hosts: $here/lib/fleet.sh or $here/../lib/sweepkit/fleet.sh not found; reinstall sweepkit (make install)"
   # shellcheck source=scripts/lib/fleet.sh
   source "$fleet_lib"
-  if [[ -n $fleet_job ]]; then fleet_job_main; else fleet_main; fi
+  fleet_main
 fi
 ((dry_run == 0)) || dry_run_plan
 mkdir -p "$(dirname "$results")"

@@ -1,30 +1,24 @@
 # shellcheck shell=bash
 # fleet: `sweep --hosts`, one grid spread over a pool of hosts. Sourced by
-# sweep.sh, whose globals and functions (configs, run_config, originals,
-# restore, ...) it uses. See sweep(1), FLEET.
+# sweep.sh, whose globals and functions (run_config, originals, restore,
+# ...) it uses. See sweep(1), FLEET, and sweep-plan(1) for the decisions.
 # shellcheck disable=SC2154 # sweep.sh's settings (sweep-plan options)
 #
 # Shape: GNU parallel is the job engine and the hosts are its sshlogins
 # (--slf), one job slot each, so a job runs on the host its slot is bound
 # to ($PARALLEL_SSHHOST) and no host runs two configs at once. Its "ssh"
-# runs the job here, the host named (fleet_ssh). Each job is this script
-# again (`--fleet-job INDEX`; a job needs sweep's whole setup, arrays and
-# all, which bash cannot hand on through the environment parallel passes):
-# one try of ONE config on that host, which
-# records the host's origin once, runs sweep's usual pipe there, appends
-# to the one results file (each record one line, O_APPEND) and prints its
-# try record (sweep-plan fleet-step: the host, the verdict) on stdout.
-# parallel's --retries moves a config that failed to another host; the
-# try's exit status says whether its result stands (0) or another host
-# should try (1). sweep-plan fleet-watch reads the tries as they end and
-# does what parallel cannot express: blame a host and drop it at
-# --drop-after failures, by rewriting the --slf file, which parallel
-# re-reads when a job ends (man parallel, --slf). --joblog is the record
-# of what ran (a job's exit 2, a usage error, ends the pool); SIGINT to
-# parallel stops the running jobs (Ctrl-C). Kept beside the results
-# (RESULTS.fleet/): each host's origin record (also in RESULTS), which
-# matters across runs; the sshlogin file, the joblog and the per-try log
-# (tries.jsonl) are rewritten when a sweep starts.
+# runs the job here, the host named (fleet_ssh). A job is the exported
+# function fleet_job (GNU parallel runs exported bash functions): one try
+# of ONE config on that host, which records the host's origin once, runs
+# sweep's usual pipe there, appends to the one results file (each record
+# one line, O_APPEND) and prints its try record (sweep-plan fleet-step) on
+# stdout. parallel's --retries moves a config that failed to another host;
+# sweep-plan fleet-watch reads the tries and drops a host at --drop-after
+# failures by rewriting the --slf file, which parallel re-reads. --joblog
+# is the record of what ran; SIGINT to parallel stops the running jobs.
+# Kept beside the results (RESULTS.fleet/): each host's origin record,
+# which matters across runs; the sshlogin file, the joblog and the per-try
+# log (tries.jsonl) are rewritten when a sweep starts.
 
 fleet_dir="$results.fleet"
 h_id=() h_name=()
@@ -47,13 +41,19 @@ fleet_use_host() { # ID
 }
 
 # ---- one job: one try of one config, on its slot's host ----------------
-# A config that fails on one host is run once more on another before it
-# counts as the config's own failure (sweep-plan fleet-step says which:
-# the job's exit status, for parallel's --retries). Exit: 0 the result
-# stands, 1 another host should try, 2 usage, 130 interrupted.
-fleet_job_main() {
-  # sweep-plan options checked that INDEX is one of the grid's configs.
-  local idx=$fleet_job id=${PARALLEL_SSHHOST:-}
+# parallel runs it in a bash of its own, which has sweep's functions and
+# settings from the environment fleet_run exports (bash cannot export
+# arrays: the settings come as sweep-plan options' text, evaluated again).
+# Exit, for parallel's --retries (sweep-plan fleet-step decides): 0 the
+# result stands, 1 another host should try, 2 usage, 130 interrupted.
+fleet_job() { # INDEX
+  set -euo pipefail
+  eval "$SWEEP_SETTINGS"
+  # shellcheck disable=SC2046 # function names: one word each
+  export -n SWEEP_SETTINGS && export -nf $(compgen -A function) # not the tools' business
+  interrupted=0 pipe_sub="" swaps=0 n_ok=0 n_failed=0 finished=0 final_rc=0
+  fleet_dir=$results.fleet print_table=0 no_restore=1 plain_progress=1 # the driver restores, prints the table
+  local idx=$1 id=${PARALLEL_SSHHOST:-}
   # Every host dropped: parallel, its sshlogin file empty, runs jobs here
   # (sshlogin ':'); the config stays without a result.
   if [[ $id == : ]]; then
@@ -64,7 +64,6 @@ fleet_job_main() {
   # Dropped, but parallel has not re-read its sshlogin file yet: hand on.
   ! grep -qx "# dropped $id" "$fleet_dir/sshlogins" || exit 1
   trap 'fleet_job_exit $?' EXIT
-  print_table=0 no_restore=1 # the driver restores, and prints the table
   trap on_signal INT TERM
   local -a step=(--index "$idx" --host "$id")
   # The origin is read once per host (a dry-run swap); a job never restores.
@@ -147,15 +146,18 @@ fleet_run() { # INDEX...
   watch_pid=$!
   # -u: jobs' lines pass straight through (each one write); --retries: a
   # config may meet every host once; --joblog: each job's exit in column 7.
-  # exec: the job is the process parallel's worker signals, not a shell
-  # around it that dies at the TERM and makes the worker KILL the job at
-  # once (its --termseq sleep ends with its child).
+  # The job is the bash parallel's worker signals: its traps act on the
+  # TERM (a shell around it that died at once would make the worker KILL it).
   # SHELL: parallel's worker runs each job with $SHELL, as a login over
   # ssh would set it; unset (env -i, some CI runners) it runs none and
   # says the job exited 0.
-  SHELL=$BASH parallel -u --slf "$fleet_dir/sshlogins" --ssh "$fleet_ssh" --retries "${#h_id[@]}" \
-    --termseq TERM,20000,KILL,25 --joblog "$fleet_dir/joblog" \
-    -q exec bash "$self" "${argv[@]}" --fleet-job '{}' ::: "$@" </dev/null >&"$w" {w}>&- &
+  # The jobs get sweep's functions, settings and tools (fleet_job).
+  (
+    # shellcheck disable=SC2046 # function names: one word each
+    export -f $(compgen -A function) && export SWEEP_SETTINGS=$settings SWEEP_PLAN SVC_SWAP WAIT_READY LOADGEN SUMMARIZE
+    SHELL=$BASH exec parallel -u --slf "$fleet_dir/sshlogins" --ssh "$fleet_ssh" --retries "${#h_id[@]}" \
+      --termseq TERM,20000,KILL,25 --joblog "$fleet_dir/joblog" fleet_job ::: "$@"
+  ) </dev/null >&"$w" {w}>&- &
   fleet_pid=$!
   exec {w}>&-
   while kill -0 "$fleet_pid" 2>/dev/null; do wait "$fleet_pid" || true; done
@@ -216,13 +218,13 @@ fleet_finish() {
   mapfile -t out < <(plan outcome --since "${SWEEP_FLEET_SINCE:-0}" --joblog "$fleet_dir/joblog" \
     --tries "$fleet_dir/tries.jsonl" "${end[@]}" "$results" --field error --field warning \
     --field done --field refusal --field exit)
-  [[ -z ${out[0]:-} ]] || printf '%s: error: %s\n' "$PROG" "${out[0]}" >&2
+  [[ -z ${out[0]:-} ]] || printf 'sweep: error: %s\n' "${out[0]}" >&2
   [[ -z ${out[1]:-} ]] || warn "${out[1]}"
   fleet_restore
   table
   say_prefix=""
   say "${out[2]:-done}"
-  [[ -z ${out[3]:-} ]] || printf '%s: error: %s\n' "$PROG" "${out[3]}" >&2
+  [[ -z ${out[3]:-} ]] || printf 'sweep: error: %s\n' "${out[3]}" >&2
   code=${out[4]:-$EXIT_FAILURE}
   ((final_rc == 0)) || code=$final_rc
   exit "$code"

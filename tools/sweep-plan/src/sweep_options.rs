@@ -154,11 +154,6 @@ pub struct SweepArgs {
     #[arg(long, value_name = "N", default_value = "2", help_heading = "Fleet")]
     pub drop_after: String,
 
-    /// Internal (scripts/lib/fleet.sh): a pool job, one try of config
-    /// INDEX on the host GNU parallel bound its slot to ($PARALLEL_SSHHOST)
-    #[arg(long, value_name = "INDEX", hide = true)]
-    pub fleet_job: Option<String>,
-
     /// systemd unit
     #[arg(long, value_name = "NAME", help_heading = "Target")]
     pub unit: Option<String>,
@@ -396,6 +391,24 @@ impl Settings {
         self.0.push(format!("{name}=({})", q.join(" ")));
     }
 
+    /// The grid: `grid`, the words every sweep-plan question about it
+    /// takes; `labels`, each config's "a=1 b=2"; `n_configs`. A grid that
+    /// does not expand is sweep's usage error.
+    fn grid(&mut self, a: &SweepArgs) -> Result<(), Exit> {
+        let g = crate::grid::expand(&a.params, &a.values).map_err(usage)?;
+        let words: Vec<String> = a
+            .params
+            .iter()
+            .zip(&a.values)
+            .flat_map(|(p, v)| [format!("--param={p}"), format!("--values={v}")])
+            .collect();
+        self.array("grid", &words);
+        let labels: Vec<String> = g.points.iter().map(|p| p.label()).collect();
+        self.array("labels", &labels);
+        self.scalar("n_configs", &labels.len().to_string());
+        Ok(())
+    }
+
     /// Every variable sweep.sh reads, from parsed options.
     fn emit(a: &SweepArgs, m: &ArgMatches) -> Settings {
         let mut s = Settings::default();
@@ -417,7 +430,6 @@ impl Settings {
             ("ssh", &a.ssh),
             ("exec_prefix", &a.exec_prefix),
             ("hosts", &a.hosts),
-            ("fleet_job", &a.fleet_job),
             ("server", &a.server),
             ("concurrency", &a.concurrency),
             ("schedule", &a.schedule),
@@ -626,12 +638,6 @@ fn check(a: &SweepArgs, m: &ArgMatches) -> Result<(), Exit> {
             "--ssh-key, --known-hosts and --accept-new-host-key need --ssh".into(),
         ));
     }
-    if let (Some(job), Some(_)) = (&a.fleet_job, &a.hosts) {
-        let n = crate::grid::expand(&a.params, &a.values).map_or(0, |g| g.points.len());
-        if !job.parse::<usize>().is_ok_and(|i| (1..=n).contains(&i)) {
-            return Err(usage(format!("--fleet-job '{job}': internal INDEX")));
-        }
-    }
     if a.adaptive && (a.params.len() != 1 || a.params[0].contains(',')) {
         return Err(usage(
             "--adaptive walks one parameter: give one --param NAME (no grid, no A,B)".into(),
@@ -701,6 +707,8 @@ pub fn parse_for(argv: &[String], want: Want<'_>) -> Result<String, Exit> {
     match want {
         Want::All => {
             s = Settings::emit(&a, &m);
+            s.grid(&a)?;
+            s.array("argv", argv);
             s.0.push("help=''".into());
             let exits: Vec<String> = EXITS.iter().map(|(n, c)| format!("EXIT_{n}={c}")).collect();
             s.0.push(format!("readonly {}", exits.join(" ")));
@@ -775,32 +783,24 @@ mod tests {
     }
 
     #[test]
-    fn a_fleet_job_is_one_config_of_the_grid() {
-        let argv = |job: &str| -> Vec<String> {
-            [
-                "--param",
-                "a",
-                "--values",
-                "1,2",
-                "--unit",
-                "u",
-                "--url",
-                "x",
-                "--results",
-                "r",
-                "--hosts",
-                "-",
-                "--fleet-job",
-                job,
-            ]
-            .map(String::from)
-            .to_vec()
-        };
-        assert!(parse(&argv("2")).is_ok());
-        for bad in ["0", "3", "x", "-1"] {
-            let e = parse(&argv(bad)).unwrap_err();
-            assert_eq!(e.code, exit::USAGE, "{bad}");
+    fn the_settings_carry_the_grid_and_the_argv() {
+        let argv: Vec<String> =
+            "--param a,b --values 1:2,3:4 --param c --values it's --unit u --url x --results r"
+                .split(' ')
+                .map(String::from)
+                .collect();
+        let out = parse(&argv).unwrap();
+        for line in [
+            r"grid=('--param=a,b' '--values=1:2,3:4' '--param=c' '--values=it'\''s')",
+            r"labels=('a=1 b=2 c=it'\''s' 'a=3 b=4 c=it'\''s')",
+            "n_configs='2'",
+            r"argv=('--param' 'a,b' '--values' '1:2,3:4' '--param' 'c' '--values' 'it'\''s'",
+        ] {
+            assert!(out.contains(line), "{line}: {out}");
         }
+        let mut bad = argv.clone();
+        bad[3] = "1,2".into(); // a,b takes A:B values
+        assert_eq!(parse(&bad).unwrap_err().code, exit::USAGE);
     }
 
     #[test]
