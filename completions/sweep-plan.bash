@@ -64,6 +64,9 @@ _sweep__plan() {
             sweep__plan,schedule)
                 cmd="sweep__plan__subcmd__schedule"
                 ;;
+            sweep__plan,step)
+                cmd="sweep__plan__subcmd__step"
+                ;;
             sweep__plan,tally)
                 cmd="sweep__plan__subcmd__tally"
                 ;;
@@ -118,6 +121,9 @@ _sweep__plan() {
             sweep__plan__subcmd__help,schedule)
                 cmd="sweep__plan__subcmd__help__subcmd__schedule"
                 ;;
+            sweep__plan__subcmd__help,step)
+                cmd="sweep__plan__subcmd__help__subcmd__step"
+                ;;
             sweep__plan__subcmd__help,tally)
                 cmd="sweep__plan__subcmd__help__subcmd__tally"
                 ;;
@@ -131,7 +137,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --help --version configs args verdict tally origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run help"
+            opts="-h -V --field --help --version configs args verdict tally origin restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -311,7 +317,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict tally origin restore host-dropped next outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run help"
+            opts="configs args verdict tally origin restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -535,6 +541,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__schedule)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__step)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -854,6 +874,56 @@ _sweep__plan() {
                     return 0
                     ;;
                 --summary)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__step)
+            opts="-h --param --values --patience --noise-margin --repeat-budget --after --resume --adaptive --say --field --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --param)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --values)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --patience)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --noise-margin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --repeat-budget)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --adaptive)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --say)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -4,25 +4,18 @@
 # past configs that fail, then restore the original config (or apply the
 # winner) and print summarize's table. See sweep(1) and `sweep --help`.
 #
-# Why bash: the work is done by the four tools; this script only strings
-# their pipes together, so a user can read it and run any step by hand.
-# Records are whole lines flushed per line by the tools and appended with
-# >>, so the results file is whole whatever happens to this script.
-# The settings `sweep-plan options` hands back assign what is read here
-# before any visible assignment (sweep_options.rs, Settings::emit).
+# Why bash: the four tools do the work and sweep-plan decides; this script
+# strings their pipes together, so a user can read it and run any step by
+# hand. Records are whole lines flushed per line by the tools and appended
+# with >>, so the results file is whole whatever happens to this script.
+# The settings (sweep-plan options; EXIT_<NAME> from the shared exit-code
+# table among them) assign what is read here before any visible assignment.
 # shellcheck disable=SC2154
 set -euo pipefail
 
-# Exit codes: EXIT_<NAME> come with the settings, from the shared table
-# (sweepkit::exit; sweep(1) EXIT STATUS).
-
 say() { ((quiet)) || printf 'sweep: %s%s\n' "${say_prefix:-}" "$*" >&2; }
-# "config 3/10, ETA 14 min (load 95 s, bench 70 s per config so far)",
-# worked out by sweep-plan from the results file. On a terminal it stays on
-# the bottom row, below the tools' own lines (sweep-plan(1) progress
-# --show); `sweep-plan progress-end` in the EXIT trap (signals too) gives
-# the row back.
-# Plain lines otherwise, and in a fleet's jobs (they share one terminal).
+# "config 3/10, ETA 14 min (...)": sweep-plan(1) progress; plain lines in
+# a fleet's jobs (they share one terminal).
 progress() { # INDEX
   ((quiet)) || plan progress --index "$1" --show "sweep: ${say_prefix:-}" ${plain_progress:+--plain} "$results" || true
 }
@@ -65,11 +58,9 @@ find_tool() {
 SWEEP_PLAN=$(find_tool sweep-plan)
 
 # ---- arguments --------------------------------------------------------
-# sweep's options are defined once, in sweep-plan's clap definition of
-# sweep (tools/sweep-plan/src/sweep_options.rs: --help, man page and
-# completions come from it). It parses "$@" and prints the settings as
-# bash assignments with every value single-quoted, or one usage line
-# (exit 2); the eval runs no user text.
+# Defined once, in sweep-plan's clap definition of sweep (sweep_options.rs:
+# --help, man page, completions). It prints the settings as assignments,
+# every value single-quoted (the eval runs no user text), or one usage line.
 settings=$("$SWEEP_PLAN" options -- "$@") || exit $?
 eval "$settings"
 [[ -z $help ]] || { printf '%s' "$help"; exit 0; }
@@ -79,22 +70,11 @@ SVC_SWAP=$(find_tool svc-swap)
 WAIT_READY=$(find_tool wait-ready)
 LOADGEN=$(find_tool loadgen)
 SUMMARIZE=$(find_tool summarize)
-
-# The stages' shared words (target, ready, load: svc-swap's target,
-# wait-ready's and loadgen's URL and options) come with the settings; a
-# fleet's host gets its own (fleet_use_host).
-
-# ---- the grid ---------------------------------------------------------
-# sweep-plan expands the grid (the settings' grid, labels[i] config i+1's
-# "a=1 b=2", n_configs) and answers every question about it and the
-# results file (sweep-plan(1)); configs are named here by their index.
+# The settings also hold the stages' shared words (target, ready, load; a
+# fleet's host gets its own) and the grid: its words for sweep-plan, which
+# answers every question about it and the results file, labels[i] (config
+# i+1's "a=1 b=2") and n_configs. Configs are named here by their index.
 plan() { "$SWEEP_PLAN" "$1" "${grid[@]}" "${@:2}"; } # SUBCOMMAND ARGS...
-# --resume: the configs whose last record is a result are skipped; one cut
-# short by Ctrl-C or stopped by a transport failure (SSH lost) runs again.
-actions=() # actions[i]: run or skip
-if ((resume)) && [[ -s $results ]]; then
-  mapfile -t actions < <(plan configs --resume "$results" --field action)
-fi
 
 # ---- originals, for the restore ----------------------------------------
 # The original config is recorded once, as an origin record at the first
@@ -135,7 +115,7 @@ interrupted=0
 pipe_sub=""
 swaps=0
 n_ok=0 n_failed=0 n_skipped=0 last_rc_swap=0
-last_state="" # run_config's verdict on its config, for the adaptive loop
+last_state="" # run_config's verdict on its config, for sweep_loop
 # One config's three stages, as stage_args sets them and run_pipe runs
 # them; run_pipe's answer: the file's length before the try and each
 # stage's exit status. Named globals, so no function reads another's locals.
@@ -245,8 +225,7 @@ run_pipe() {
   pipe_sub=$!
   wait "$pipe_sub" || true
   pipe_sub=""
-  pipe_rc=(1 1 1)
-  read -r -t 5 -a pipe_rc <&"$st" || pipe_rc=(1 1 1)
+  read -r -t 5 -a pipe_rc <&"$st" || pipe_rc=("$EXIT_FAILURE" "$EXIT_FAILURE" "$EXIT_FAILURE")
   exec {st}<&-
   return 0
 }
@@ -387,11 +366,11 @@ on_signal() {
   finish_and_exit "$EXIT_INTERRUPTED"
 }
 
-# ---- --adaptive: sweep-plan next decides, this loop measures ----------
-# Each round asks sweep-plan what to measure next from the whole results
-# file and summarize's scores of it, so a resumed sweep takes the same
-# decisions. When it is done, the untried values get skipped records, and
-# the cost against the full grid is reported.
+# ---- the loop: sweep-plan step says which config runs next ------------
+# The grid's configs in order (--resume skips those with a result), or
+# --adaptive's next value, decided from the whole results file and
+# summarize's scores of it, so a resumed sweep takes the same decisions;
+# sweep-plan says the skips, the search's reasons, its end and its cost.
 score() { # summarize's scores of the results so far, into scores_file
   local rc=0
   "$SUMMARIZE" --format json "${sum_args[@]}" --objective weighted --pool-hosts \
@@ -399,37 +378,35 @@ score() { # summarize's scores of the results so far, into scores_file
   # 1: nothing picked yet, 3: nothing measured yet; the scores say so.
   ((rc == 0 || rc == EXIT_FAILURE || rc == EXIT_BAD_INPUT)) || finish_and_exit "$rc" "summarize failed on $results (exit $rc)"
 }
-adaptive_next() { plan next "${adaptive_args[@]}" --summary "$scores_file" "$@" "$results"; }
-adaptive_sweep() {
-  local -a a
-  local rc round=0 value
-  local max_rounds=$((n_configs * 4 + 40)) # a guard, never reached by design
+sweep_loop() {
+  local i=0 round=0 rc
+  local -a st ask=() say=(--say "sweep: ")
+  ((!quiet)) || say=()
+  ((!resume)) || ask=(--resume)
+  ((!adaptive)) || ask=(--adaptive "$scores_file" "${adaptive_args[@]}")
   while :; do
+    ((!adaptive)) || score
     rc=0
-    score
-    mapfile -t a < <(adaptive_next --field action --field value --field why \
-      --field rule --field best --field skipped --field cost_line --field index) || true
+    mapfile -t st < <(plan step --after "$i" "${ask[@]}" "${say[@]}" "$results" \
+      --field action --field index --field skipped) || true
     wait $! || rc=$?
-    ((rc == 0)) || finish_and_exit "$rc" "sweep-plan next failed (exit $rc)"
-    say "next: ${a[2]}"
-    if [[ ${a[0]} == "done" ]]; then
-      say "adaptive search done (${a[3]}); best: ${a[4]:-none}"
-      say "cost: ${a[6]}"
-      n_skipped=$((n_skipped + a[5]))
-      break
-    fi
-    round=$((round + 1))
-    ((round <= max_rounds)) || finish_and_exit "$EXIT_FAILURE" "sweep-plan next keeps asking for ${a[1]}; stopping"
-    # Only the first of a round: the answer after each start is then a
-    # function of the file alone, so a resumed sweep asks and acts the same.
-    value=${a[1]}
-    run_config "${a[7]}"
+    ((rc == 0)) || finish_and_exit "$rc" "sweep-plan step failed (exit $rc)"
+    n_skipped=$((n_skipped + st[2]))
+    [[ ${st[0]} == run ]] || break
+    # A guard, never reached by design.
+    ((++round <= n_configs * 4 + 40)) || finish_and_exit "$EXIT_FAILURE" "sweep-plan step keeps asking for ${labels[i - 1]}; stopping"
+    i=${st[1]}
+    run_config "$i"
     ((interrupted)) && on_signal
     # A value that only failed in transport would be asked for forever.
-    [[ $last_state != transport ]] || finish_and_exit "$EXIT_FAILURE" "${params[0]}=$value: transport failures after $retries retries; fix the target and rerun (the file resumes)"
+    if ((adaptive)) && [[ $last_state == transport ]]; then
+      finish_and_exit "$EXIT_FAILURE" "${labels[i - 1]}: transport failures after $retries retries; fix the target and rerun (the file resumes)"
+    fi
   done
-  score
-  adaptive_next --emit-skipped >>"$results" || warn "could not append the skipped records"
+  # The values a finished search never tried get skipped records.
+  # shellcheck disable=SC2094 # sweep-plan reads the file whole, then answers
+  ((!adaptive)) || plan next "${adaptive_args[@]}" --summary "$scores_file" --emit-skipped "$results" >>"$results" ||
+    warn "could not append the skipped records"
 }
 # ---- --schedule: the server's own per-load schedule, validated ---------
 # After the grid: summarize derives the schedule from the results, its
@@ -516,23 +493,8 @@ scores_file=$(mktemp "${TMPDIR:-/tmp}/sweep-scores.XXXXXX")
 trap 'rm -f "$scores_file"; ((quiet)) || "$SWEEP_PLAN" progress-end || true' EXIT
 originals
 trap on_signal INT TERM
-if ((adaptive)); then
-  say "adaptive over $n_configs value(s); results: $results"
-  adaptive_sweep
-  n_configs=0 # the grid loop below has nothing left to do
-fi
-((adaptive)) || say "$n_configs config(s); results: $results"
-for ((i = 1; i <= n_configs; i++)); do
-  if [[ ${actions[i - 1]:-run} == skip ]]; then
-    say "[$i/$n_configs] ${labels[i - 1]}: already in $results, skipped"
-    n_skipped=$((n_skipped + 1))
-    continue
-  fi
-  run_config "$i"
-  if ((interrupted)); then
-    on_signal
-  fi
-done
+if ((adaptive)); then say "adaptive over $n_configs value(s); results: $results"; else say "$n_configs config(s); results: $results"; fi
+sweep_loop
 [[ -z $schedule ]] || schedule_step
 # sweep-plan tally: the done line and the exit status (41, 40 or 0).
 mapfile -t end < <("$SWEEP_PLAN" tally --measured "$n_ok" --failed "$n_failed" \

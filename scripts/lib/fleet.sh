@@ -4,21 +4,14 @@
 # ...) it uses. See sweep(1), FLEET, and sweep-plan(1) for the decisions.
 # shellcheck disable=SC2154 # sweep.sh's settings (sweep-plan options)
 #
-# Shape: GNU parallel is the job engine and the hosts are its sshlogins
-# (--slf), one job slot each, so a job runs on the host its slot is bound
-# to ($PARALLEL_SSHHOST) and no host runs two configs at once. Its "ssh"
-# runs the job here, the host named (fleet_ssh). A job is the exported
-# function fleet_job (GNU parallel runs exported bash functions): one try
-# of ONE config on that host, which records the host's origin once, runs
-# sweep's usual pipe there, appends to the one results file (each record
-# one line, O_APPEND) and prints its try record (sweep-plan fleet-step) on
-# stdout. parallel's --retries moves a config that failed to another host;
-# sweep-plan fleet-watch reads the tries and drops a host at --drop-after
-# failures by rewriting the --slf file, which parallel re-reads. --joblog
-# is the record of what ran; SIGINT to parallel stops the running jobs.
-# Kept beside the results (RESULTS.fleet/): each host's origin record,
-# which matters across runs; the sshlogin file, the joblog and the per-try
-# log (tries.jsonl) are rewritten when a sweep starts.
+# GNU parallel is the job engine: the hosts are its sshlogins (--slf), one
+# job slot each, so no host runs two configs at once. A job (fleet_job) is
+# one try of one config on its slot's host ($PARALLEL_SSHHOST): sweep's
+# usual pipe there, appending to the one results file. parallel's
+# --retries moves a failed config to another host; sweep-plan decides what
+# parallel cannot (fleet-step, fleet-watch dropping a host, outcome; see
+# sweep-plan(1)). RESULTS.fleet/ keeps each host's origin record across
+# runs, and this run's sshlogin file, --joblog and tries.jsonl.
 
 fleet_dir="$results.fleet"
 h_id=() h_name=()
@@ -62,14 +55,14 @@ fleet_job() { # INDEX
   fi
   fleet_use_host "$id"
   # Dropped, but parallel has not re-read its sshlogin file yet: hand on.
-  ! grep -qx "# dropped $id" "$fleet_dir/sshlogins" || exit 1
+  ! grep -qx "# dropped $id" "$fleet_dir/sshlogins" || exit "$EXIT_FAILURE"
   trap 'fleet_job_exit $?' EXIT
   trap on_signal INT TERM
   local -a step=(--index "$idx" --host "$id")
   # The origin is read once per host (a dry-run swap); a job never restores.
   if [[ ! -s $origin_file ]] && ! (originals); then
     plan fleet-step "${step[@]}" --origin-failed
-    exit 1
+    exit "$EXIT_FAILURE"
   fi
   # This run's records already hold the config's failure (another host).
   [[ $(plan verdict --index "$idx" --since "$SWEEP_FLEET_SINCE" "$results" --field state) != failed ]] ||
@@ -93,7 +86,7 @@ fleet_job_exit() { # RC
 fleet_pid=""
 
 fleet_main() {
-  local i pending=()
+  local i pending=() actions=()
   command -v parallel >/dev/null ||
     die "$EXIT_NO_PARALLEL" "GNU parallel not found; --hosts needs it (apt-get install parallel)"
   # One summary per host would give each host the best of the few configs
@@ -110,6 +103,9 @@ fleet_main() {
   # parallel passes on.
   export SWEEP_FLEET_SINCE
   SWEEP_FLEET_SINCE=$(wc -l <"$results")
+  # --resume: the configs whose last record is a result are skipped; one cut
+  # short by Ctrl-C or stopped by a transport failure (SSH lost) runs again.
+  ((!resume)) || mapfile -t actions < <(plan configs --resume "$results" --field action)
   for ((i = 1; i <= n_configs; i++)); do
     if [[ ${actions[i - 1]:-run} == skip ]]; then
       say "[$i/$n_configs] ${labels[i - 1]}: already in $results, skipped"
@@ -208,12 +204,17 @@ fleet_restore() {
 # the pool's exit status (2, 43, 41, 40, 45 or 0; 130 interrupted, 42 a
 # refused --keep-winner).
 fleet_finish() {
-  local code
+  local code rc=0
   local -a out=() end=()
   trap '' INT TERM
   ((interrupted == 0)) || end=(--interrupted)
-  if ((keep_winner)) && fleet_mixed_hardware; then
-    keep_winner=0 end+=(--winner-refused)
+  # --keep-winner on hosts of different hardware: summarize refuses one
+  # pick (MIXED_HARDWARE) unless --summarize-arg --pool-hosts; each host's
+  # own best of the few configs it ran is no winner either, so the fleet
+  # refuses too, once, not once per host.
+  if ((keep_winner)); then
+    "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >/dev/null 2>&1 || rc=$?
+    ((rc != EXIT_MIXED_HARDWARE)) || keep_winner=0 end+=(--winner-refused)
   fi
   mapfile -t out < <(plan outcome --since "${SWEEP_FLEET_SINCE:-0}" --joblog "$fleet_dir/joblog" \
     --tries "$fleet_dir/tries.jsonl" "${end[@]}" "$results" --field error --field warning \
@@ -228,15 +229,4 @@ fleet_finish() {
   code=${out[4]:-$EXIT_FAILURE}
   ((final_rc == 0)) || code=$final_rc
   exit "$code"
-}
-
-# --keep-winner on a pool: summarize refuses one pick over hosts of
-# different hardware (exit 55, MIXED_HARDWARE in exit.rs) unless the
-# user's --summarize-arg says --pool-hosts. Each host's own best among the
-# few configs it ran is no winner either, so the fleet refuses too, once,
-# instead of one "applying the winner failed" per host.
-fleet_mixed_hardware() {
-  local rc=0
-  "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >/dev/null 2>&1 || rc=$?
-  ((rc == EXIT_MIXED_HARDWARE))
 }

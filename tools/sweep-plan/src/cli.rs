@@ -169,6 +169,33 @@ pub enum Command {
         #[arg(value_name = "RESULTS")]
         results: String,
     },
+    /// Which config sweep's loop runs next: the grid's next after --after
+    /// (--resume skips those whose last record is a result), or with
+    /// --adaptive the search's next value (as `next`); `done` when none is
+    /// left, with how many were skipped
+    Step {
+        #[command(flatten)]
+        grid: GridArgs,
+        #[command(flatten)]
+        knobs: NextArgs,
+        /// The config the loop ran last (0: none yet)
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        after: usize,
+        /// Skip configs whose last record is a result
+        #[arg(long)]
+        resume: bool,
+        /// The adaptive search, from summarize's summary record of RESULTS
+        /// (as `next --summary`)
+        #[arg(long, value_name = "SUMMARY")]
+        adaptive: Option<String>,
+        /// Say the answer's notes (the configs skipped, the search's
+        /// reasons, its end and cost) on stderr, each after PREFIX
+        #[arg(long, value_name = "PREFIX", allow_hyphen_values = true)]
+        say: Option<String>,
+        /// Results file; missing: nothing ran yet
+        #[arg(value_name = "RESULTS")]
+        results: String,
+    },
     /// How a pool's grid ended (sweep --hosts): configs measured, failed
     /// and left without a result, hosts dropped, whether a job's tool
     /// rejected its arguments (usage), the exit status sweep(1) documents,

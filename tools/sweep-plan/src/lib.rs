@@ -2,7 +2,8 @@
 //! script asks: the grid's configs and which of them a results file
 //! already answers (`--resume`), one config's words for each tool and the
 //! verdict on a run, the origin record and what to restore, the adaptive
-//! search's next step, and for a pool (`--hosts`) its hosts, each try's
+//! search's next step (`step`: the one loop's next config, either way),
+//! and for a pool (`--hosts`) its hosts, each try's
 //! step and record, the blame that drops a host, and how the pool ended.
 //! Answers are JSON Lines, one object per config or decision; `--field
 //! NAME` prints the named fields one per line instead, so bash reads them
@@ -22,6 +23,7 @@ pub mod results;
 pub mod schedule;
 pub mod stage_words;
 pub mod statusline;
+pub mod step;
 pub mod sweep_options;
 pub mod verdict;
 
@@ -354,6 +356,37 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 }
             }
         }
+        Command::Step {
+            grid,
+            knobs,
+            after,
+            resume,
+            adaptive,
+            say,
+            results,
+        } => {
+            let st = match &adaptive {
+                Some(summary) => {
+                    step::adaptive(&search(&grid, &knobs, summary, &results, &mut stdin)?.answer())
+                }
+                None => {
+                    let text = read_text(&results, true)?;
+                    step::grid(
+                        &grid_of(&grid)?,
+                        &results::read(&text),
+                        after,
+                        resume,
+                        &results,
+                    )
+                }
+            };
+            if let Some(prefix) = say {
+                for n in &st.notes {
+                    eprintln!("{prefix}{n}");
+                }
+            }
+            o.answer(&st)?;
+        }
         Command::Options { .. } | Command::DryRun { .. } => unreachable!("answered above"),
         Command::Next {
             grid,
@@ -411,17 +444,38 @@ fn options(answer: Result<String, Exit>, mut stdout: impl Write) -> Result<(), E
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run_next(
+/// The adaptive search over one numeric --param: its decision from
+/// RESULTS and summarize's scores of it.
+struct Search {
+    grid: grid::Grid,
+    space: next::Space,
+    all: String,
+    decision: adapt::Decision,
+    rows: Vec<adapt::RowData>,
+}
+
+impl Search {
+    /// `next`'s answer, with the value's place in the grid.
+    fn answer(&self) -> next::Answer {
+        let mut a = next::answer(&self.space, &self.decision, &self.all, &self.rows);
+        a.index = self
+            .grid
+            .points
+            .iter()
+            .find(|p| Some(&p.words[0].1) == a.value.as_ref())
+            .map(|p| p.index);
+        a
+    }
+}
+
+/// Read RESULTS and the scores (`summary`; - is stdin) and decide.
+fn search(
     grid: &GridArgs,
     knobs: &NextArgs,
     summary: &str,
-    emit_skipped: bool,
     results: &str,
     stdin: &mut impl BufRead,
-    o: &mut out::Out<'_, impl Write>,
-    started: std::time::SystemTime,
-) -> Result<(), Exit> {
+) -> Result<Search, Exit> {
     if grid.params.len() != 1 || grid.params[0].contains(',') {
         return Err(Exit::new(
             exit::USAGE,
@@ -445,19 +499,34 @@ fn run_next(
         read_text(summary, false)?
     };
     let scores = next::read_scores(&scores_text)?;
-    let (d, rows) = next::decide(&space, &lines, &scores, knobs);
+    let (decision, rows) = next::decide(&space, &lines, &scores, knobs);
+    Ok(Search {
+        grid: g,
+        space,
+        all,
+        decision,
+        rows,
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_next(
+    grid: &GridArgs,
+    knobs: &NextArgs,
+    summary: &str,
+    emit_skipped: bool,
+    results: &str,
+    stdin: &mut impl BufRead,
+    o: &mut out::Out<'_, impl Write>,
+    started: std::time::SystemTime,
+) -> Result<(), Exit> {
+    let s = search(grid, knobs, summary, results, stdin)?;
     if emit_skipped {
-        for rec in next::skipped_records(&space, &d, &all, started) {
+        for rec in next::skipped_records(&s.space, &s.decision, &s.all, started) {
             o.record(&rec)?;
         }
     } else {
-        let mut a = next::answer(&space, &d, &all, &rows);
-        a.index = g
-            .points
-            .iter()
-            .find(|p| Some(&p.words[0].1) == a.value.as_ref())
-            .map(|p| p.index);
-        o.answer(&a)?;
+        o.answer(&s.answer())?;
     }
     Ok(())
 }

@@ -1,0 +1,163 @@
+//! `sweep-plan step`: the one question sweep's loop asks before each
+//! config, "which config runs next?". Over the grid, in order after the
+//! config the loop ran last, skipping (`--resume`) configs whose last
+//! record is a result; with `--adaptive`, the adaptive search's next value
+//! (`next`). Each answer carries the lines sweep says about it (the
+//! configs skipped, the search's reasons, its end and cost).
+
+use serde::Serialize;
+
+use crate::grid::Grid;
+use crate::next;
+use crate::results::{self, Line};
+
+/// One answer of `step`.
+#[derive(Debug, Default, PartialEq, Serialize)]
+pub struct Step {
+    #[serde(rename = "type")]
+    pub tag: &'static str,
+    /// `run` (config `index`) or `done`.
+    pub action: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<usize>,
+    /// Configs skipped on the way (`--resume`), or the values a finished
+    /// adaptive search never tried.
+    pub skipped: usize,
+    /// What sweep says, one line each.
+    pub notes: Vec<String>,
+}
+
+/// The grid's next config after config `after` (0: none yet). With
+/// `resume`, configs whose last record in `lines` is a result are skipped
+/// and said so (`results`: the file's name, for the note).
+pub fn grid(g: &Grid, lines: &[Line], after: usize, resume: bool, results: &str) -> Step {
+    let mut s = Step {
+        tag: "step",
+        action: "done",
+        ..Step::default()
+    };
+    let n = g.points.len();
+    for p in g.points.iter().filter(|p| p.index > after) {
+        if resume && results::state_of(lines, |c| p.matches(c)).is_done() {
+            s.skipped += 1;
+            s.notes.push(format!(
+                "[{}/{n}] {}: already in {results}, skipped",
+                p.index,
+                p.label()
+            ));
+            continue;
+        }
+        s.action = "run";
+        s.index = Some(p.index);
+        break;
+    }
+    s
+}
+
+/// The adaptive search's answer `a` as a step: measure its value (config
+/// `a.index`), or done with the values it skipped.
+pub fn adaptive(a: &next::Answer) -> Step {
+    let mut s = Step {
+        tag: "step",
+        action: "run",
+        index: a.index,
+        notes: vec![format!("next: {}", a.why)],
+        ..Step::default()
+    };
+    if a.action == "done" {
+        s.action = "done";
+        s.index = None;
+        s.skipped = a.skipped.unwrap_or(0);
+        s.notes.push(format!(
+            "adaptive search done ({}); best: {}",
+            a.rule.unwrap_or_default(),
+            a.best.as_deref().unwrap_or("none")
+        ));
+        s.notes
+            .push(format!("cost: {}", a.cost_line.as_deref().unwrap_or("")));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::expand;
+
+    fn grid3() -> Grid {
+        expand(&["k".into()], &["1,2,3".into()]).unwrap()
+    }
+
+    fn lines(text: &str) -> Vec<Line> {
+        results::read(text)
+    }
+
+    const DONE_2: &str = r#"{"type":"bench","config":{"k":"2"}}
+{"type":"failure","config":{"k":"3"},"class":"transport"}
+"#;
+
+    #[test]
+    fn the_grid_runs_in_order_after_the_last_config() {
+        let g = grid3();
+        let l = lines(DONE_2);
+        let s = grid(&g, &l, 0, false, "r.jsonl");
+        assert_eq!((s.action, s.index, s.skipped), ("run", Some(1), 0));
+        assert_eq!(grid(&g, &l, 1, false, "r").index, Some(2));
+        let end = grid(&g, &l, 3, false, "r");
+        assert_eq!((end.action, end.index), ("done", None));
+    }
+
+    #[test]
+    fn resume_skips_the_configs_with_a_result_and_says_so() {
+        let g = grid3();
+        let l = lines(DONE_2);
+        let s = grid(&g, &l, 1, true, "r.jsonl");
+        // 2 has a result; 3's transport failure is none: it runs again.
+        assert_eq!((s.action, s.index, s.skipped), ("run", Some(3), 1));
+        assert_eq!(s.notes, ["[2/3] k=2: already in r.jsonl, skipped"]);
+        let all = lines("{\"type\":\"bench\",\"config\":{\"k\":\"1\"}}\n");
+        let s = grid(
+            &expand(&["k".into()], &["1".into()]).unwrap(),
+            &all,
+            0,
+            true,
+            "r",
+        );
+        assert_eq!((s.action, s.skipped), ("done", 1));
+    }
+
+    #[test]
+    fn a_finished_search_says_its_end_and_cost() {
+        let a = next::Answer {
+            tag: "next",
+            action: "done",
+            value: None,
+            index: None,
+            measure: vec![],
+            why: "plateau after k=4".into(),
+            rule: Some("plateau"),
+            best: Some("k=3".into()),
+            skip: vec!["k=8".into()],
+            skipped: Some(1),
+            cost: None,
+            cost_line: Some("restarts=4".into()),
+        };
+        let s = adaptive(&a);
+        assert_eq!((s.action, s.index, s.skipped), ("done", None, 1));
+        assert_eq!(
+            s.notes,
+            [
+                "next: plateau after k=4",
+                "adaptive search done (plateau); best: k=3",
+                "cost: restarts=4"
+            ]
+        );
+        let more = next::Answer {
+            action: "measure",
+            index: Some(2),
+            ..a
+        };
+        assert_eq!(adaptive(&more).index, Some(2));
+        assert_eq!(adaptive(&more).notes.len(), 1);
+    }
+}
