@@ -889,7 +889,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__step)
-            opts="-h --param --values --patience --noise-margin --repeat-budget --after --resume --adaptive --say --field --help"
+            opts="-h --param --values --patience --noise-margin --repeat-budget --after --resume --all --adaptive --say --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -101,6 +101,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -l adaptive 
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -l say -d 'Say the answer\'s notes (the configs skipped, the search\'s reasons, its end and cost) on stderr, each after PREFIX' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -l resume -d 'Skip configs whose last record is a result'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -l all -d 'Every config left to run at once (`pending`), for a pool'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -s h -l help -d 'Print help'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r

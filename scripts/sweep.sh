@@ -409,23 +409,14 @@ sweep_loop() {
     warn "could not append the skipped records"
 }
 # ---- --schedule: the server's own per-load schedule, validated ---------
-# After the grid: summarize derives the schedule from the results, its
-# record goes into the results file (a resumed sweep applies that same one),
-# and it runs as one more config: svc-swap --apply-from it (SGLang's
-# adaptive config is copied to the far side and checksummed), wait-ready
-# checks the live server runs it, loadgen measures every level. One extra
-# restart, one extra benchmark pass. sweep-plan schedule decides.
-sched_restore=() # svc-swap words that undo the schedule's other flags
-schedule_restore() {
-  local -a keys=()
-  local p
-  for p in "${params[@]}"; do keys+=(--key "$p"); done
-  mapfile -t sched_restore < <("$SWEEP_PLAN" schedule --server "$schedule" \
-    --words restore "${keys[@]}" "$results")
-}
+# After the grid: summarize derives it into the results file (a resumed
+# sweep applies that same one), and it runs as one more config: svc-swap
+# --apply-from it, wait-ready checks the server runs it, loadgen measures
+# every level. sweep-plan schedule decides (sweep-plan(1)).
 sched() { "$SWEEP_PLAN" schedule --server "$schedule" "$@" "$results"; }
-# The schedule's run: its retry, then its state and bench records since
-# the try began.
+sched_restore=() # svc-swap words that undo the schedule's flags outside the grid
+schedule_restore() { mapfile -t sched_restore < <(sched --words restore "${params[@]/#/--key=}"); }
+# The schedule's try: its retry, its state and bench records.
 # shellcheck disable=SC2317 # called by try_pipe
 judge_schedule() { # ATTEMPT
   mapfile -t verdict < <(sched --since "$pipe_before" --attempt "$1" --retries "$retries" \

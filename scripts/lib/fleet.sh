@@ -16,20 +16,12 @@
 fleet_dir="$results.fleet"
 h_id=() h_name=()
 
-# The pool, into h_id and h_name (in --hosts order): sweep-plan options
-# --pool parses --hosts and the --url template; a bad line is sweep's
-# usage error.
-fleet_hosts() {
+# sweep-plan options --pool: the pool into h_id and h_name (in --hosts
+# order; a bad line is sweep's usage error); --host ID: sweep's stages
+# (target, ready, load), origin file and messages for that host.
+pool_settings() { # --pool | --host ID
   local s
-  s=$("$SWEEP_PLAN" options --pool -- "${argv[@]}") || exit $?
-  eval "$s"
-}
-
-# Point sweep's stages (target, ready, load), origin file and messages at
-# the host with id ID (sweep-plan options --host; not in the pool: usage).
-fleet_use_host() { # ID
-  local s
-  s=$("$SWEEP_PLAN" options --host "$1" -- "${argv[@]}") || exit $?
+  s=$("$SWEEP_PLAN" options "$@" -- "${argv[@]}") || exit $?
   eval "$s"
 }
 
@@ -53,7 +45,7 @@ fleet_job() { # INDEX
     warn "${labels[idx - 1]}: no host left to run it"
     exit "$EXIT_NO_HOST_LEFT"
   fi
-  fleet_use_host "$id"
+  pool_settings --host "$id"
   # Dropped, but parallel has not re-read its sshlogin file yet: hand on.
   ! grep -qx "# dropped $id" "$fleet_dir/sshlogins" || exit "$EXIT_FAILURE"
   trap 'fleet_job_exit $?' EXIT
@@ -86,33 +78,24 @@ fleet_job_exit() { # RC
 fleet_pid=""
 
 fleet_main() {
-  local i pending=() actions=()
+  local -a pending=() ask=() say=(--say "sweep: ")
+  ((!quiet)) || say=()
+  ((!resume)) || ask=(--resume)
   command -v parallel >/dev/null ||
     die "$EXIT_NO_PARALLEL" "GNU parallel not found; --hosts needs it (apt-get install parallel)"
   # One summary per host would give each host the best of the few configs
   # it happened to run (and svc-swap reads only one record).
   [[ $keep_winner == 0 || " ${sum_args[*]} " != *" --per-host "* ]] ||
     die "$EXIT_USAGE" "--keep-winner with --summarize-arg --per-host: each host ran only some configs, so its own best is no winner; drop one of them (--pool-hosts applies one pick to every host)"
-  fleet_hosts
+  pool_settings --pool
   ((dry_run == 0)) || dry_run_plan
   mkdir -p "$fleet_dir"
   touch "$results"
   rm -f "$fleet_dir"/{joblog,tries.jsonl}
   printf '1/%s\n' "${h_id[@]}" >"$fleet_dir/sshlogins"
-  # Jobs take where this run's records start from the environment
-  # parallel passes on.
-  export SWEEP_FLEET_SINCE
-  SWEEP_FLEET_SINCE=$(wc -l <"$results")
-  # --resume: the configs whose last record is a result are skipped; one cut
-  # short by Ctrl-C or stopped by a transport failure (SSH lost) runs again.
-  ((!resume)) || mapfile -t actions < <(plan configs --resume "$results" --field action)
-  for ((i = 1; i <= n_configs; i++)); do
-    if [[ ${actions[i - 1]:-run} == skip ]]; then
-      say "[$i/$n_configs] ${labels[i - 1]}: already in $results, skipped"
-    else
-      pending+=("$i")
-    fi
-  done
+  SWEEP_FLEET_SINCE=$(wc -l <"$results") # where this run's records start
+  # Every config left (--resume skips those with a result, and says so).
+  read -r -a pending < <(plan step --all "${ask[@]}" "${say[@]}" "$results" --field pending)
   say "$n_configs config(s) on ${#h_id[@]} host(s); results: $results"
   trap fleet_on_signal INT TERM
   ((${#pending[@]} == 0)) || fleet_run "${pending[@]}"
@@ -150,7 +133,7 @@ fleet_run() { # INDEX...
   # The jobs get sweep's functions, settings and tools (fleet_job).
   (
     # shellcheck disable=SC2046 # function names: one word each
-    export -f $(compgen -A function) && export SWEEP_SETTINGS=$settings SWEEP_PLAN SVC_SWAP WAIT_READY LOADGEN SUMMARIZE
+    export -f $(compgen -A function) && export SWEEP_SETTINGS=$settings SWEEP_FLEET_SINCE SWEEP_PLAN SVC_SWAP WAIT_READY LOADGEN SUMMARIZE
     SHELL=$BASH exec parallel -u --slf "$fleet_dir/sshlogins" --ssh "$fleet_ssh" --retries "${#h_id[@]}" \
       --termseq TERM,20000,KILL,25 --joblog "$fleet_dir/joblog" fleet_job ::: "$@"
   ) </dev/null >&"$w" {w}>&- &
@@ -183,7 +166,7 @@ fleet_restore() {
   for id in "${h_id[@]}"; do
     [[ -e $fleet_dir/origin-$id.jsonl ]] || continue
     (
-      fleet_use_host "$id"
+      pool_settings --host "$id"
       mapfile -t orig_set < <(plan restore "$origin_file")
       swaps=1 final_rc=0
       restore

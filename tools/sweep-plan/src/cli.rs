@@ -184,6 +184,9 @@ pub enum Command {
         /// Skip configs whose last record is a result
         #[arg(long)]
         resume: bool,
+        /// Every config left to run at once (`pending`), for a pool
+        #[arg(long, conflicts_with = "adaptive")]
+        all: bool,
         /// The adaptive search, from summarize's summary record of RESULTS
         /// (as `next --summary`)
         #[arg(long, value_name = "SUMMARY")]

@@ -361,6 +361,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             knobs,
             after,
             resume,
+            all,
             adaptive,
             say,
             results,
@@ -370,14 +371,9 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                     step::adaptive(&search(&grid, &knobs, summary, &results, &mut stdin)?.answer())
                 }
                 None => {
-                    let text = read_text(&results, true)?;
-                    step::grid(
-                        &grid_of(&grid)?,
-                        &results::read(&text),
-                        after,
-                        resume,
-                        &results,
-                    )
+                    let (g, text) = (grid_of(&grid)?, read_text(&results, true)?);
+                    let walk = if all { step::all } else { step::grid };
+                    walk(&g, &results::read(&text), after, resume, &results)
                 }
             };
             if let Some(prefix) = say {

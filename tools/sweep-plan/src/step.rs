@@ -25,6 +25,9 @@ pub struct Step {
     pub skipped: usize,
     /// What sweep says, one line each.
     pub notes: Vec<String>,
+    /// With `--all`: every config left to run, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pending: Vec<usize>,
 }
 
 /// The grid's next config after config `after` (0: none yet). With
@@ -51,6 +54,23 @@ pub fn grid(g: &Grid, lines: &[Line], after: usize, resume: bool, results: &str)
         s.index = Some(p.index);
         break;
     }
+    s
+}
+
+/// Every config left to run after config `after` at once (a pool hands
+/// them all to GNU parallel), with the skips said on the way.
+pub fn all(g: &Grid, lines: &[Line], after: usize, resume: bool, results: &str) -> Step {
+    let mut s = grid(g, lines, after, resume, results);
+    let mut next = s.index;
+    while let Some(i) = next {
+        s.pending.push(i);
+        let more = grid(g, lines, i, resume, results);
+        s.skipped += more.skipped;
+        s.notes.extend(more.notes);
+        next = more.index;
+    }
+    s.action = "done";
+    s.index = None;
     s
 }
 
@@ -124,6 +144,15 @@ mod tests {
             "r",
         );
         assert_eq!((s.action, s.skipped), ("done", 1));
+    }
+
+    #[test]
+    fn all_hands_on_every_config_left_at_once() {
+        let g = grid3();
+        let s = all(&g, &lines(DONE_2), 0, true, "r");
+        assert_eq!((s.pending, s.skipped, s.action), (vec![1, 3], 1, "done"));
+        assert_eq!(s.notes, ["[2/3] k=2: already in r, skipped"]);
+        assert_eq!(all(&g, &[], 0, false, "r").pending, [1, 2, 3]);
     }
 
     #[test]
