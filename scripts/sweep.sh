@@ -20,12 +20,7 @@ progress() { # INDEX
   ((quiet)) || plan progress --index "$1" --show "sweep: ${say_prefix:-}" ${plain_progress:+--plain} "$results" || true
 }
 warn() { printf 'sweep: warning: %s\n' "$*" >&2; }
-die() {
-  local code=$1
-  shift
-  printf 'sweep: error: %s\n' "$*" >&2
-  exit "$code"
-}
+die() { printf 'sweep: error: %s\n' "${*:2}" >&2; exit "$1"; } # CODE MESSAGE...
 
 # ---- tools ------------------------------------------------------------
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -285,7 +280,7 @@ restore_original() {
     sleep $((2 << attempt))
   done
 }
-end_rc=0 end_why=""
+end_rc=0 end_why="" sched_restore=()
 restore() {
   # --resume restores even if nothing ran (a swept value may be left).
   if ((no_restore || (swaps == 0 && !resume))); then
@@ -293,9 +288,9 @@ restore() {
   fi
   end_rc=0 end_why=""
   set +e
-  # From the file as it is now: a signal in the schedule step comes here
-  # before schedule_step has worked out the undo of its flags.
-  [[ -z $schedule ]] || schedule_restore
+  # svc-swap words that undo the schedule's flags outside the grid, from
+  # the file as it is now (a signal in the schedule step comes here too).
+  [[ -z $schedule ]] || mapfile -t sched_restore < <(sched --words restore "${params[@]/#/--key=}")
   ((keep_winner)) && apply_winner
   if ((!keep_winner || end_rc != 0)); then
     ((keep_winner)) && warn "applying the winner failed ($end_why); restoring the original config"
@@ -414,8 +409,6 @@ sweep_loop() {
 # --apply-from it, wait-ready checks the server runs it, loadgen measures
 # every level. sweep-plan schedule decides (sweep-plan(1)).
 sched() { "$SWEEP_PLAN" schedule --server "$schedule" "$@" "$results"; }
-sched_restore=() # svc-swap words that undo the schedule's flags outside the grid
-schedule_restore() { mapfile -t sched_restore < <(sched --words restore "${params[@]/#/--key=}"); }
 # The schedule's try: its retry, its state and bench records.
 # shellcheck disable=SC2317 # called by try_pipe
 judge_schedule() { # ATTEMPT
@@ -444,7 +437,6 @@ schedule_step() {
     schedule_derive || return 0
   elif [[ $action == "done" ]]; then
     say "schedule: already measured in $results, skipped"
-    schedule_restore
     return 0
   fi
   rec_file=$(mktemp "${TMPDIR:-/tmp}/sweep-schedule.XXXXXX")
@@ -457,7 +449,6 @@ schedule_step() {
   load_cmd=("$LOADGEN" "${load[@]}" "${stage_s[@]}")
   try_pipe judge_schedule
   rm -f "$rec_file"
-  schedule_restore
   ((interrupted)) && on_signal
   if [[ ${verdict[2]:-} == complete ]]; then
     say "  ${verdict[3]:-0} bench record(s) of the schedule"

@@ -16,26 +16,26 @@
 fleet_dir="$results.fleet"
 h_id=() h_name=()
 
-# sweep-plan options --pool: the pool into h_id and h_name (in --hosts
-# order; a bad line is sweep's usage error); --host ID: sweep's stages
-# (target, ready, load), origin file and messages for that host.
-pool_settings() { # --pool | --host ID
+# sweep-plan options: all of sweep's settings; --pool: the pool into h_id
+# and h_name (in --hosts order; a bad line is sweep's usage error); --host
+# ID: sweep's stages (target, ready, load), origin file and messages there.
+pool_settings() { # [--pool | --host ID]
   local s
   s=$("$SWEEP_PLAN" options "$@" -- "${argv[@]}") || exit $?
   eval "$s"
 }
 
 # ---- one job: one try of one config, on its slot's host ----------------
-# parallel runs it in a bash of its own, which has sweep's functions and
-# settings from the environment fleet_run exports (bash cannot export
-# arrays: the settings come as sweep-plan options' text, evaluated again).
+# parallel runs it in a bash of its own, which has sweep's functions, its
+# tools and its argv from the environment fleet_run exports (bash cannot
+# export arrays: argv comes quoted), and parses the settings again.
 # Exit, for parallel's --retries (sweep-plan fleet-step decides): 0 the
 # result stands, 1 another host should try, 2 usage, 130 interrupted.
 fleet_job() { # INDEX
   set -euo pipefail
-  eval "$SWEEP_SETTINGS"
+  eval "argv=($SWEEP_ARGV)" && pool_settings
   # shellcheck disable=SC2046 # function names: one word each
-  export -n SWEEP_SETTINGS && export -nf $(compgen -A function) # not the tools' business
+  export -n SWEEP_ARGV && export -nf $(compgen -A function) # not the tools' business
   interrupted=0 pipe_sub="" swaps=0 n_ok=0 n_failed=0 finished=0 final_rc=0
   fleet_dir=$results.fleet print_table=0 no_restore=1 plain_progress=1 # the driver restores, prints the table
   local idx=$1 id=${PARALLEL_SSHHOST:-}
@@ -132,8 +132,10 @@ fleet_run() { # INDEX...
   # says the job exited 0.
   # The jobs get sweep's functions, settings and tools (fleet_job).
   (
+    # The environment, not the command line: a big grid's settings
+    # would outgrow one variable (128 KiB); its argv does not.
     # shellcheck disable=SC2046 # function names: one word each
-    export -f $(compgen -A function) && export SWEEP_SETTINGS=$settings SWEEP_FLEET_SINCE SWEEP_PLAN SVC_SWAP WAIT_READY LOADGEN SUMMARIZE
+    export -f $(compgen -A function) && export SWEEP_ARGV="${argv[*]@Q}" SWEEP_FLEET_SINCE SWEEP_PLAN SVC_SWAP WAIT_READY LOADGEN SUMMARIZE
     SHELL=$BASH exec parallel -u --slf "$fleet_dir/sshlogins" --ssh "$fleet_ssh" --retries "${#h_id[@]}" \
       --termseq TERM,20000,KILL,25 --joblog "$fleet_dir/joblog" fleet_job ::: "$@"
   ) </dev/null >&"$w" {w}>&- &
