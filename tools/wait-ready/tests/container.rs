@@ -180,55 +180,15 @@ fn swap_records_container_is_watched_without_a_flag() {
 /// A container the kernel's OOM killer ends (Docker's `--memory 32m`, no
 /// swap, `tail /dev/zero` buffering one endless line) is `oom`, read from
 /// `State.OOMKilled` (Docker sets it from the cgroup's OOM event), with
-/// its exit code, at once rather than at the timeout. The image is made
-/// here: `tail` and its libraries, imported into the test's dockerd.
+/// its exit code, at once rather than at the timeout. The image holds
+/// `tail` and its libraries, imported into the test's dockerd.
 #[test]
 fn docker_container_the_kernel_oom_killed_is_oom() {
     let Some(d) = Dockerd::start() else {
         return;
     };
-    let dir = testkit::temp_dir("oom-image");
-    let root = dir.join("root");
-    let tail = std::path::PathBuf::from("/usr/bin/tail");
-    let ldd = std::process::Command::new("ldd")
-        .arg(&tail)
-        .output()
-        .unwrap();
-    let mut files = vec![tail];
-    files.extend(
-        String::from_utf8_lossy(&ldd.stdout)
-            .split_whitespace()
-            .filter(|w| w.starts_with('/'))
-            .map(std::path::PathBuf::from),
-    );
-    for f in &files {
-        let to = root.join(f.strip_prefix("/").unwrap());
-        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
-        std::fs::copy(f, &to).unwrap();
-    }
-    let tar = dir.join("root.tar");
-    let ok = std::process::Command::new("tar")
-        .arg("-C")
-        .arg(&root)
-        .arg("-cf")
-        .arg(&tar)
-        .arg(".")
-        .status()
-        .unwrap();
-    assert!(ok.success());
     let image = "sweepkit-test-tail:local";
-    let out = d
-        .docker()
-        .arg("import")
-        .arg(&tar)
-        .arg(image)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    d.import_binaries(image, &["/usr/bin/tail".into()]);
     let name = format!("sweepkit-test-oom-{}", std::process::id());
     let out = d
         .docker()
@@ -262,5 +222,4 @@ fn docker_container_the_kernel_oom_killed_is_oom() {
     assert!(reason.contains("137"), "{reason}");
     assert!(wall < 30.0, "seen at once, not at the timeout: {wall}");
     let _ = d.docker().args(["rm", "-f", &name]).output();
-    let _ = std::fs::remove_dir_all(dir);
 }
