@@ -7,7 +7,12 @@
 # plateau and the pick, applies the pick, writes the HTML report and prints
 # its path, then stops the server.
 # Uses target/release (make demo builds it); SWEEPKIT_BIN overrides.
+# DEMO_VALUES, DEMO_CONCURRENCY and DEMO_MAX_TOKENS shrink the grid (the
+# test that runs this script, tests/tests/demo_report.rs, uses them).
 set -euo pipefail
+values=${DEMO_VALUES:-1,2,3,4,5,8}
+levels=${DEMO_CONCURRENCY:-1,4,16,64}
+max_tokens=${DEMO_MAX_TOKENS:-128}
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 bin=${SWEEPKIT_BIN:-$here/../target/release}
@@ -62,9 +67,9 @@ bash "$here/sweep.sh" \
   --url "http://127.0.0.1:$port" \
   --server llm-sim \
   --expect-config \
-  --param speculative-num-steps --values 1,2,3,4,5,8 \
-  --concurrency 1,4,16,64 \
-  --load-arg --max-tokens --load-arg 128 \
+  --param speculative-num-steps --values "$values" \
+  --concurrency "$levels" \
+  --load-arg --max-tokens --load-arg "$max_tokens" \
   --load-arg --input-tokens --load-arg 128 \
   --load-arg --ignore-eos \
   --load-arg --temperature --load-arg 0.2 \

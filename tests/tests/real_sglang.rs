@@ -397,7 +397,8 @@ fn swap_then_ready(swap: &[&str], ready: &[&str]) -> (testkit::Run, Option<testk
 /// (sglang/srt/arg_groups/speculative_hook.py:1417
 /// `_init_adaptive_speculative_params`), before any model load: svc-swap's
 /// pre-flight refuses it with the same line (exit 26, nothing started);
-/// bypassed, wait-ready sees `crashed_at_load` with that line. The
+/// bypassed in a sweep, wait-ready sees `crashed_at_load` with that line
+/// and the sweep records it as the config's failure. The
 /// fall-back (`_maybe_disable_adaptive`, :1374) warns and serves: with no
 /// EAGLE algorithm SGLang logs "speculative_adaptive disabled" and serves
 /// static, /server_info reporting `speculative_adaptive: false`.
@@ -447,17 +448,43 @@ fn adaptive_flags_on_real_sglang() {
     s.expect_code(26);
     assert!(s.stderr().contains(LINE), "{}", s.stderr());
     assert!(spec.live_pid().is_none(), "pre-flight started nothing");
-    // Bypassed: the real SGLang refuses, after its imports, before a load.
-    let mut bypass = bad.to_vec();
-    bypass.push("--no-preflight");
-    let (s, r) = swap_then_ready(&bypass, &[]);
-    s.expect_code(0);
-    let r = r.unwrap();
-    r.expect_code(10);
-    let f = &r.json_lines()[0];
+    // Bypassed, through the sweep (svc-swap | wait-ready, its record kept):
+    // the real SGLang refuses after its imports, before a load, and the
+    // config is a crashed_at_load failure with SGLang's line.
+    let url = format!("http://127.0.0.1:{port}");
+    let results = spec.results();
+    let mut args = sweep_args(
+        &["--spec", spec.s(), "--url", &url],
+        results.to_str().unwrap(),
+    );
+    for w in [
+        "--no-preflight",
+        "--set-file",
+        &set_file,
+        "--set",
+        "speculative-adaptive",
+    ] {
+        args.extend(["--swap-arg", w]);
+    }
+    let draft_path = p.get("hf_draft").display().to_string();
+    for (k, v) in [
+        ("speculative-algorithm", "EAGLE"),
+        ("speculative-draft-model-path", draft_path.as_str()),
+        ("speculative-eagle-topk", "1"),
+        ("speculative-num-steps", "2"),
+    ] {
+        args.extend(["--param", k, "--values", v]);
+    }
+    let out = sweep(&args).output().unwrap();
+    let recs = records(&results);
+    let f = with_config(&recs, "failure", "speculative-num-steps", "2");
+    assert_eq!(f.len(), 1, "{}\n{}", dump(&out), tail(&spec.log()));
+    let f = f[0];
     assert_eq!(f["kind"], "crashed_at_load", "{f}\n{}", tail(&spec.log()));
+    assert_eq!(f["stage"], "ready", "{f}");
     let said = format!("{} {}", f["reason"], f["log_tail"]);
     assert!(said.contains(LINE), "SGLang's own line: {f}");
+    assert!(with_config(&recs, "bench", "speculative-num-steps", "2").is_empty());
     // The fall-back: adaptive without an EAGLE algorithm warns and serves.
     let fallback = [
         "--spec",

@@ -86,7 +86,10 @@ pub fn html(
     out += &failures(&g);
     out += &provenance(a0, &g, started);
     out += "</body></html>\n";
-    redact::text(&out)
+    // The page is escaped HTML by now: a marker the redactor puts in (a
+    // key in a log tail, `api_key='...'`) must be escaped too, or the
+    // browser reads `<redacted>` as an element and shows `api_key=''`.
+    redact::text(&out).replace(redact::REDACTED, &esc(redact::REDACTED))
 }
 
 fn verdict(a: &Analysis, t: &Table, g: &Gathered, sfx: &str) -> String {

@@ -130,9 +130,13 @@ fn report_holds_no_secret_and_loads_nothing() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(!html.contains(SECRET), "the API key leaked into the report");
     assert!(
-        html.contains("--api-key &lt;redacted&gt;") || html.contains("--api-key <redacted>"),
+        html.contains("--api-key &lt;redacted&gt;"),
         "the launch command is shown, redacted"
     );
+    // Redacted in the log tail too, and the marker escaped: a raw
+    // `<redacted>` is an element to a browser, which shows `api_key=''`.
+    assert!(html.contains("api_key='&lt;redacted&gt;'"), "log tail");
+    assert!(!html.contains("<redacted>"), "an unescaped marker");
     for bad in ["<script", "<link", " src=", "url(", "@import"] {
         assert!(!html.contains(bad), "report has {bad:?}");
     }
@@ -210,6 +214,10 @@ fn report_renders_in_headless_chromium() {
         assert!(dom.contains(want), "rendered DOM lacks {want:?}");
     }
     assert!(!dom.contains(SECRET));
+    assert!(
+        dom.contains("api_key='&lt;redacted&gt;'"),
+        "the log tail's key shows as redacted"
+    );
     // The frontier lists at least one cell.
     let list = dom.split("<ol id=\"frontier-list\">").nth(1).unwrap();
     let list = list.split("</ol>").next().unwrap();

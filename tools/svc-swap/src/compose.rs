@@ -121,8 +121,7 @@ impl<'t> Compose<'t> {
                 "--compose {path}: project {project} was made from several files ({files}); svc-swap re-creates from one and would drop the others' settings"
             )));
         }
-        let ep = cur.argv[..cur.entrypoint_len].to_vec();
-        let mut argv = ep.clone();
+        let mut argv = cur.server_entrypoint().to_vec();
         argv.extend(loc.words.iter().cloned());
         let mut warnings = Vec::new();
         // Docker Compose fills variables in before it splits a string
@@ -188,13 +187,14 @@ impl<'t> Compose<'t> {
     /// The command words of `line` (after the entrypoint, which the file's
     /// `command:` does not hold).
     fn command_of(&self, line: &ExecLine) -> Result<Vec<String>, Exit> {
-        let n = self.cur.entrypoint_len;
+        let ep = self.cur.server_entrypoint();
+        let n = ep.len();
         let argv = line.logical_argv();
-        if argv.len() < n || argv[..n] != self.cur.argv[..n] {
+        if argv.len() < n || argv[..n] != *ep {
             return Err(target_err(format!(
                 "service {}: the edit would change its entrypoint ({}), which is not in command:",
                 self.service,
-                shell_join(&self.cur.argv[..n])
+                shell_join(&self.cur.argv[..self.cur.entrypoint_len])
             )));
         }
         Ok(argv[n..].to_vec())
@@ -325,7 +325,7 @@ impl Target for Compose<'_> {
 
     fn live_matches(&mut self, line: &ExecLine) -> Result<bool, Exit> {
         let c = container::inspect(self.t, self.engine, &self.cur.name)?;
-        Ok(c.running && same_argv(&c.argv, &line.logical_argv()))
+        Ok(c.running && same_argv(c.server_argv(), &line.logical_argv()))
     }
 
     fn job(
@@ -398,7 +398,9 @@ impl Target for Compose<'_> {
         Ok(StartInfo {
             started_at: crate::target::stamp_of(st, "t_start"),
             main_pid: self.new_pid,
-            cmdline_verified: Some(new.running && same_argv(&new.argv, &line.logical_argv())),
+            cmdline_verified: Some(
+                new.running && same_argv(new.server_argv(), &line.logical_argv()),
+            ),
             ..Default::default()
         })
     }

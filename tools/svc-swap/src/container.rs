@@ -102,7 +102,7 @@ impl<'t> Container<'t> {
                 "container {name} belongs to systemd unit {u}: a restart of the unit re-creates it from its own definition; consider --unit {u}"
             ));
         }
-        let line = line_of(&cur.argv);
+        let line = line_of(cur.server_argv());
         Ok(Container {
             t,
             engine,
@@ -129,12 +129,14 @@ impl<'t> Container<'t> {
         )
     }
 
-    /// The command words of `line`, refusing an edit of the entrypoint.
+    /// The command words of `line` (the server's command line, see
+    /// `Inspected::line_from`), refusing an edit of the entrypoint.
     fn command_of(&self, line: &ExecLine) -> Result<Vec<String>, Exit> {
-        let n = self.cur.entrypoint_len;
+        let ep = self.cur.server_entrypoint();
+        let n = ep.len();
         let argv = line.logical_argv();
-        if argv.len() < n || argv[..n] != self.cur.argv[..n] {
-            let ep = shell_join(&self.cur.argv[..n]);
+        if argv.len() < n || argv[..n] != *ep {
+            let ep = shell_join(&self.cur.argv[..self.cur.entrypoint_len]);
             let what = if self.cur.cmd().is_empty() {
                 format!(
                     "container {} has no command (Config.Cmd is empty)",
@@ -260,7 +262,7 @@ impl Target for Container<'_> {
         let text =
             far_side::read_file(self.t, &b)?.ok_or_else(|| target_err(format!("{b} vanished")))?;
         let d = definition::parse(&text).map_err(|e| target_err(format!("{b}: {e}")))?;
-        let mut argv = self.cur.argv[..self.cur.entrypoint_len].to_vec();
+        let mut argv = self.cur.server_entrypoint().to_vec();
         argv.extend(d.command.iter().cloned());
         let s = self.stop_s(&Opts::default(), &self.cur);
         Ok(Plan {
@@ -386,7 +388,7 @@ impl Target for Container<'_> {
             warn(&mut self.warnings, d);
         }
         // The engine's own word on what runs: inspect's Path and Args.
-        let verified = new.running && new.argv == line.logical_argv();
+        let verified = new.running && new.server_argv() == line.logical_argv();
         Ok(StartInfo {
             started_at: crate::target::stamp_of(st, "t_start"),
             main_pid: self.new_pid,

@@ -370,3 +370,126 @@ fn bad_input_gives_one_line_and_its_exit_code() {
     testkit::assert_no_pwned(&[".", "/"]);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The host PID whose parent is `ppid` (from /proc), within 10 s.
+fn child_of(ppid: u32) -> u32 {
+    let t0 = std::time::Instant::now();
+    loop {
+        for e in std::fs::read_dir("/proc").unwrap().flatten() {
+            let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+                continue;
+            };
+            let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
+            // pid (comm) state ppid ...: comm may hold spaces, so after ") ".
+            let ppid_of = stat
+                .rsplit_once(") ")
+                .and_then(|(_, rest)| rest.split(' ').nth(1))
+                .and_then(|p| p.parse::<u32>().ok());
+            if ppid_of == Some(ppid) {
+                return pid;
+            }
+        }
+        assert!(t0.elapsed() < Duration::from_secs(10), "no child of {ppid}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+on_podman_and_docker!(
+    gpu_memory_held_by_a_child_in_the_old_container_is_waited_for,
+    docker_gpu_memory_held_by_a_child_in_the_old_container_is_waited_for,
+    gpu_held_by_a_child
+);
+
+/// `--gpu` on a container: nvidia-smi lists host PIDs, and the process that
+/// holds the GPU is often not the container's main one (vLLM's EngineCore
+/// under its API server; any server under `--init`). llm-sim runs here
+/// under an init (`--init`: tini for podman, docker-init for Docker), so
+/// `State.Pid` is the init's and llm-sim is its child. No GPU on these
+/// machines: a stand-in nvidia-smi, first on the far side's PATH (an exec
+/// prefix), lists llm-sim's host PID as holding GPU memory until the test
+/// lets it go, 2 s after llm-sim has exited (a driver that frees a dead
+/// process's memory late). The stop waits for that: svc-swap found the
+/// child's host PID through `podman top NAME hpid` / `docker top NAME -eo
+/// pid` (with `State.Pid` alone it would not have waited). What no test
+/// here shows: a real nvidia-smi's output.
+fn gpu_held_by_a_child(d: Option<&Dockerd>) {
+    let port = testkit::free_port();
+    let init: &[&str] = match d {
+        Some(_) => &["--init"],
+        None => &["--init", "--init-path", "/usr/bin/tini"],
+    };
+    let s = Sim {
+        c: Ctr::run_sim(d, "gpu", init, port, &[]),
+        port,
+    };
+    s.info();
+    let main: u32 = s.c.inspect("{{.State.Pid}}").parse().unwrap();
+    let sim = child_of(main);
+    let dir = testkit::temp_dir("gpu-smi");
+    let (held, released, calls) = (dir.join("held"), dir.join("released"), dir.join("calls"));
+    std::fs::write(&held, format!("{sim}\n")).unwrap();
+    let smi = dir.join("nvidia-smi");
+    std::fs::write(
+        &smi,
+        format!(
+            "#!/bin/sh\necho \"$*\" >>'{}'\n[ -e '{}' ] || cat '{}'\n",
+            calls.display(),
+            released.display(),
+            held.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&smi, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // Lets the GPU go 2 s after llm-sim is gone; says when.
+    let rel = released.clone();
+    let freer = std::thread::spawn(move || {
+        let t0 = std::time::Instant::now();
+        while std::path::Path::new(&format!("/proc/{sim}")).exists() {
+            assert!(
+                t0.elapsed() < Duration::from_secs(60),
+                "llm-sim never stopped"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        std::thread::sleep(Duration::from_secs(2));
+        std::fs::write(&rel, "").unwrap();
+        std::time::Instant::now()
+    });
+    let prefix = format!("env PATH={}:/usr/sbin:/usr/bin:/sbin:/bin", dir.display());
+    let r = s.swap(&[
+        "--exec-prefix",
+        &prefix,
+        "--container",
+        s.name(),
+        "--set",
+        "speculative-num-steps=2",
+        "--gpu",
+    ]);
+    let done = std::time::Instant::now();
+    r.expect_code(0);
+    let rec = r.one();
+    let stop = &rec["stop"];
+    assert_eq!(stop["gpu"], "freed", "{rec}");
+    let pids: Vec<u64> = stop["old_pids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    assert!(
+        pids.contains(&u64::from(sim)),
+        "llm-sim's host PID {sim}: {stop}"
+    );
+    let freed_at = freer.join().unwrap();
+    assert!(done > freed_at, "the swap did not wait for the GPU: {rec}");
+    let asked = std::fs::read_to_string(&calls).unwrap();
+    assert!(
+        asked.contains("--query-compute-apps=pid --format=csv,noheader"),
+        "{asked}"
+    );
+    // The re-created container kept --init and serves the new value.
+    assert_eq!(s.c.inspect("{{.HostConfig.Init}}"), "true");
+    assert_eq!(s.info()["speculative_num_steps"], 2);
+    let _ = std::fs::remove_dir_all(dir);
+}

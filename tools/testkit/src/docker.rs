@@ -103,13 +103,22 @@ impl Dockerd {
 
     /// [`IMAGE`]: llm-sim at its own path, with its libraries.
     fn import(&self) {
-        let root = self.dir.join("root");
-        let sim = crate::bin("llm-sim");
-        let mut files = vec![sim.clone()];
-        let ldd = Command::new("ldd").arg(&sim).output().expect("ldd runs");
-        for w in String::from_utf8_lossy(&ldd.stdout).split_whitespace() {
-            if w.starts_with('/') {
-                files.push(PathBuf::from(w));
+        self.import_binaries(IMAGE, &[crate::bin("llm-sim")]);
+    }
+
+    /// A local image named `image` holding `binaries` at their own absolute
+    /// paths with the libraries `ldd` lists (no shell, no registry).
+    pub fn import_binaries(&self, image: &str, binaries: &[PathBuf]) {
+        let root = self
+            .dir
+            .join(format!("root-{}", image.replace([':', '/'], "_")));
+        let mut files = binaries.to_vec();
+        for b in binaries {
+            let ldd = Command::new("ldd").arg(b).output().expect("ldd runs");
+            for w in String::from_utf8_lossy(&ldd.stdout).split_whitespace() {
+                if w.starts_with('/') {
+                    files.push(PathBuf::from(w));
+                }
             }
         }
         for f in &files {
@@ -117,13 +126,13 @@ impl Dockerd {
             std::fs::create_dir_all(to.parent().unwrap()).unwrap();
             std::fs::copy(f, &to).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
         }
-        let tar = self.dir.join("root.tar");
+        let tar = root.with_extension("tar");
         tar_dir(&root, &tar);
         let out = self
             .docker()
             .arg("import")
             .arg(&tar)
-            .arg(IMAGE)
+            .arg(image)
             .output()
             .unwrap();
         assert!(

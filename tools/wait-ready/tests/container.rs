@@ -4,13 +4,15 @@
 //! keeps restarting is a restart loop; `--expect-config` reads the live
 //! command from inspect when the server reports none (llm-sim as vLLM, whose
 //! /server_info needs dev mode); the swap record's container is watched
-//! with no flag. `State.OOMKilled` is unit-tested only: podman 4.3 here
-//! (cgroup v1 hybrid, runc) leaves it false for a container the kernel
-//! OOM-killed under `--memory` (exit 137), so the reason says SIGKILL.
+//! with no flag. `State.OOMKilled`: podman 4.3 here (cgroup v1 hybrid,
+//! runc) leaves it false for a container the kernel OOM-killed under
+//! `--memory` (exit 137), so the reason says SIGKILL; Docker 20.10 sets it,
+//! and a real OOM kill in the test's own dockerd is `oom`.
 
 mod common;
 
 use common::{run_timed, wr};
+use testkit::docker::Dockerd;
 use testkit::podman::Ctr;
 
 fn sim_argv(port: &str, extra: &[&'static str]) -> Vec<String> {
@@ -173,4 +175,51 @@ fn swap_records_container_is_watched_without_a_flag() {
     let rec = r.one();
     assert_eq!(rec["kind"], "crashed_at_load", "{rec}");
     assert!(wall < 20.0, "{wall}");
+}
+
+/// A container the kernel's OOM killer ends (Docker's `--memory 32m`, no
+/// swap, `tail /dev/zero` buffering one endless line) is `oom`, read from
+/// `State.OOMKilled` (Docker sets it from the cgroup's OOM event), with
+/// its exit code, at once rather than at the timeout. The image holds
+/// `tail` and its libraries, imported into the test's dockerd.
+#[test]
+fn docker_container_the_kernel_oom_killed_is_oom() {
+    let Some(d) = Dockerd::start() else {
+        return;
+    };
+    let image = "sweepkit-test-tail:local";
+    d.import_binaries(image, &["/usr/bin/tail".into()]);
+    let name = format!("sweepkit-test-oom-{}", std::process::id());
+    let out = d
+        .docker()
+        .args(["run", "-d", "--name", &name, "--net=host"])
+        .args(["--memory", "32m", "--memory-swap", "32m", image])
+        .args(["/usr/bin/tail", "/dev/zero"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let port = testkit::free_port();
+    let url = format!("tcp://127.0.0.1:{port}");
+    let mut c = wr(&[
+        "--container",
+        &name,
+        "--engine",
+        "docker",
+        "--timeout",
+        "60s",
+        &url,
+    ]);
+    c.env("DOCKER_HOST", &d.host);
+    let (r, wall) = run_timed(c, "");
+    r.expect_code(10);
+    let rec = r.one();
+    assert_eq!(rec["kind"], "oom", "{rec}");
+    let reason = rec["reason"].as_str().unwrap();
+    assert!(reason.contains("137"), "{reason}");
+    assert!(wall < 30.0, "seen at once, not at the timeout: {wall}");
+    let _ = d.docker().args(["rm", "-f", &name]).output();
 }

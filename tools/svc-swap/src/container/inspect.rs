@@ -23,6 +23,12 @@ pub struct Inspected {
     pub argv: Vec<String>,
     /// How many of `argv`'s words are the entrypoint (the rest is Cmd).
     pub entrypoint_len: usize,
+    /// Where the server's own command line begins in `argv`: after an
+    /// init's entrypoint that ends in `--` (podman's `--init` runs
+    /// `/run/podman-init -- CMD`; images often have `ENTRYPOINT ["tini",
+    /// "--"]` or dumb-init's), since its flags are the server's, and a
+    /// scan for flags stops at `--`; else 0, the whole argv.
+    pub line_from: usize,
     pub running: bool,
     /// `running`, `exited`, `created`, `restarting`, ...
     pub status: String,
@@ -54,6 +60,14 @@ impl Inspected {
     /// The command words (Config.Cmd).
     pub fn cmd(&self) -> &[String] {
         &self.argv[self.entrypoint_len..]
+    }
+    /// The server's command line: `argv` from `line_from` on.
+    pub fn server_argv(&self) -> &[String] {
+        &self.argv[self.line_from..]
+    }
+    /// The entrypoint's words after `line_from` (before the command).
+    pub fn server_entrypoint(&self) -> &[String] {
+        &self.argv[self.line_from..self.entrypoint_len]
     }
     pub fn label(&self, k: &str) -> Option<&str> {
         self.labels
@@ -109,6 +123,7 @@ pub fn parse(json: &str) -> Result<Inspected, String> {
             argv.len()
         }
     };
+    let line_from = line_from(&argv, entrypoint_len);
     let st = &c["State"];
     let config = &c["Config"];
     let labels = match &config["Labels"] {
@@ -128,6 +143,7 @@ pub fn parse(json: &str) -> Result<Inspected, String> {
         name: text(&c, &["Name"]).trim_start_matches('/').to_string(),
         argv,
         entrypoint_len,
+        line_from,
         running: st["Running"].as_bool().unwrap_or(false),
         status: text(st, &["Status"]),
         pid: st["Pid"].as_u64().unwrap_or(0) as u32,
@@ -145,6 +161,17 @@ pub fn parse(json: &str) -> Result<Inspected, String> {
         labels,
         raw: c,
     })
+}
+
+/// See [`Inspected::line_from`]: the command's start when the entrypoint
+/// ends in `--` and a command follows, else 0.
+pub fn line_from(argv: &[String], entrypoint_len: usize) -> usize {
+    let ends_in_dashes = entrypoint_len > 0 && argv[entrypoint_len - 1] == "--";
+    if ends_in_dashes && argv.len() > entrypoint_len {
+        entrypoint_len
+    } else {
+        0
+    }
 }
 
 /// Host PIDs from `podman top NAME hpid` or `docker top NAME -eo pid`:
@@ -199,6 +226,30 @@ mod tests {
         assert_eq!(i.image_name, "vllm/vllm-openai:latest");
         assert!(i.oom_killed && i.auto_remove && !i.running);
         assert_eq!(i.label("com.docker.compose.service"), Some("vllm"));
+    }
+
+    /// `podman run --init` (podman 4.3.1 here): podman runs its init with
+    /// `--` before the command, while `Config.Entrypoint` stays empty; an
+    /// image's own `ENTRYPOINT ["tini", "--"]` looks the same. The server's
+    /// command line, whose flags svc-swap edits, starts after the `--`;
+    /// an entrypoint such as `vllm serve` stays part of it.
+    #[test]
+    fn an_init_entrypoint_ending_in_dashes_is_not_the_servers_line() {
+        let d = r#"[{"Id":"i1","Name":"s","Path":"/run/podman-init",
+          "Args":["--","/bin/llm-sim","--port","1"],
+          "State":{"Running":true,"Pid":7},
+          "Config":{"Cmd":["/bin/llm-sim","--port","1"],"Entrypoint":""},
+          "HostConfig":{"Init":true}}]"#;
+        let i = parse(d).unwrap();
+        assert_eq!((i.entrypoint_len, i.line_from), (2, 2));
+        assert_eq!(i.server_argv(), ["/bin/llm-sim", "--port", "1"]);
+        assert!(i.server_entrypoint().is_empty());
+        assert_eq!(i.cmd(), i.server_argv());
+        let argv = |w: &[&str]| w.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(line_from(&argv(&["tini", "--", "srv", "-p", "1"]), 2), 2);
+        // An entrypoint that is the server, or `--` with nothing after it.
+        assert_eq!(line_from(&argv(&["vllm", "serve", "--model", "m"]), 2), 0);
+        assert_eq!(line_from(&argv(&["tini", "--"]), 2), 0);
     }
 
     #[test]
