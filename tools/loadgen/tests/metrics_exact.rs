@@ -59,21 +59,9 @@ fn non_streaming_and_completions_endpoint() {
         "-n 4 --max-tokens 8 --ignore-eos --no-stream --format csv",
     );
     r.expect_code(0);
-    let out = r.stdout();
-    let mut rd = csv::Reader::from_reader(out.as_bytes());
-    let header: Vec<String> = rd.headers().unwrap().iter().map(str::to_string).collect();
-    let rows: Vec<Vec<String>> = rd
-        .records()
-        .map(|x| x.unwrap().iter().map(str::to_string).collect())
-        .collect();
-    assert_eq!(rows.len(), 1);
-    let col = |name: &str| {
-        let i = header
-            .iter()
-            .position(|h| h == name)
-            .unwrap_or_else(|| panic!("no column {name}: {header:?}"));
-        rows[0][i].clone()
-    };
+    let table = testkit::output::Csv::parse(&r.stdout());
+    assert_eq!(table.rows.len(), 1);
+    let col = |name: &str| table.rows[0][table.col(name)].clone();
     assert_eq!(col("type"), "bench");
     assert_eq!(col("load.stream"), "false");
     assert_eq!(col("counts.completed"), "4");
@@ -84,7 +72,7 @@ fn non_streaming_and_completions_endpoint() {
     assert_eq!(col("load.input_len_method"), "tokenize");
     assert_eq!(col("counts.input_tokens"), (4 * 128).to_string());
     // CSV round-trips into a record through sweepkit::flat.
-    let v = sweepkit::flat::unflatten(&header, &rows[0]);
+    let v = sweepkit::flat::unflatten(&table.header, &table.rows[0]);
     assert_eq!(v["counts"]["completed"], 4);
 }
 

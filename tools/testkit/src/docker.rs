@@ -119,17 +119,9 @@ impl Dockerd {
         }
         let tar = self.dir.join("root.tar");
         tar_dir(&root, &tar);
-        let out = self
-            .docker()
-            .arg("import")
-            .arg(&tar)
-            .arg(IMAGE)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "docker import: {}",
-            String::from_utf8_lossy(&out.stderr)
+        crate::helper::checked(
+            self.docker().arg("import").arg(&tar).arg(IMAGE),
+            "docker import",
         );
     }
 }
