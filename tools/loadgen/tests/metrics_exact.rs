@@ -8,12 +8,11 @@ use testkit::assert_lacks;
 #[test]
 fn exact_timing_gives_known_ttft_itl_tpot_e2e() {
     let s = exact_sim("40ms", "10ms");
-    let url = s.base_url();
     // Chat endpoint: llm-sim sends an empty role chunk at once; TTFT must
     // not be clocked on it (vLLM PR 3768).
-    let r = load(
-        &url,
-        &words("-c 1,4 -n 8 --max-tokens 10 --ignore-eos --endpoint chat --slo ttft=1s,e2e=5s"),
+    let r = load_sim(
+        &s,
+        "-c 1,4 -n 8 --max-tokens 10 --ignore-eos --endpoint chat --slo ttft=1s,e2e=5s",
     );
     r.expect_code(0);
     check_contract(&r);
