@@ -208,15 +208,14 @@ fn make_install_lays_out_binaries_man_pages_and_completions() {
 
 #[test]
 fn gated_summary_counts_tests_that_ran_and_names_those_that_skipped() {
-    let dir = testkit::temp_dir("gated-summary");
-    let log = dir.join("gated-tests.log");
-    std::fs::write(
-        &log,
+    let log = testkit::temp_file(
+        "gated-summary",
+        "gated-tests.log",
         "ran\tssh::a\tsshd\nran\tssh::a\tssh-agent\nran\tssh::b\tsshd\n\
          ran\tnetns::c\tnetns\nskipped\tnetns::c\tsshd missing\n\
          skipped\tsystemd::d\tsystemd-nspawn not found\n",
-    )
-    .unwrap();
+    );
+    let dir = std::path::Path::new(&log).parent().unwrap();
     let script = testkit::repo_root().join("scripts/gated-summary.sh");
     let out = Command::new("bash")
         .arg(&script)

@@ -83,16 +83,8 @@ fn vllm_sim_argv_checked_through_an_exec_prefix() {
 fn vllm_sim_argv_checked_over_ssh() {
     let Some(sshd) = Sshd::start() else { return };
     let sim = vllm_sim();
-    let key = sshd.client_key.display().to_string();
-    let known = sshd.known_hosts.display().to_string();
-    let ssh = [
-        "--ssh",
-        &sshd.target(),
-        "--ssh-key",
-        &key,
-        "--known-hosts",
-        &known,
-    ];
+    let args = sshd.client_args();
+    let ssh: Vec<&str> = args.iter().map(String::as_str).collect();
     let r = check(&sim, &ssh, EXPECT);
     from_argv(&r);
     let rec = &r.json_lines()[0];

@@ -211,19 +211,16 @@ fn sglang_shaped_server_secrets_never_reach_records_or_stderr() {
 
 #[test]
 fn a_crash_log_quoting_server_args_is_redacted() {
-    let dir = testkit::temp_dir("secrets-log");
-    let log = dir.join("server.log");
-    std::fs::write(
-        &log,
-        format!(
+    let log_s = testkit::temp_file(
+        "secrets-log",
+        "server.log",
+        &format!(
             "server_args=ServerArgs(model_path='m', api_key='{}', hf_token='{}')\n\
              Traceback (most recent call last):\nRuntimeError: boom\n",
             SECRETS[0], SECRETS[3]
         ),
-    )
-    .unwrap();
+    );
     let dead = format!("http://127.0.0.1:{}/health", testkit::free_port());
-    let log_s = log.display().to_string();
     let r = run(
         cmd(
             "wait-ready",

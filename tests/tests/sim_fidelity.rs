@@ -341,12 +341,7 @@ fn llm_sim_sglang_personality_matches_the_recorded_sglang() {
 #[test]
 fn llm_sim_sglang_steps_without_an_algorithm_match_the_recorded_sglang() {
     let real = fixture("sglang/serve-steps-no-algorithm.json");
-    let cmd: Vec<&str> = real["command"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w.as_str().unwrap())
-        .collect();
+    let cmd = testkit::output::strs(&real["command"]);
     let given = cmd
         .windows(2)
         .any(|w| w == ["--speculative-num-steps", "3"]);

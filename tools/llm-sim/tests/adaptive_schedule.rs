@@ -23,6 +23,17 @@ fn server_info(port: u16) -> Value {
     serde_json::from_str(&body).unwrap()
 }
 
+/// `line`'s words, then `--speculative-adaptive` with the config file `cfg`.
+fn adaptive<'a>(line: &'a str, cfg: &'a str) -> Vec<&'a str> {
+    let mut v = testkit::words(line);
+    v.extend([
+        "--speculative-adaptive",
+        "--speculative-adaptive-config",
+        cfg,
+    ]);
+    v
+}
+
 /// A ready adaptive sim with every draft accepted (accept length = steps + 1).
 fn adaptive_sim(cfg: &str, steps: &str) -> testkit::Sim {
     sim(&[
@@ -89,17 +100,10 @@ fn steps_climb_by_the_ema_and_are_logged() {
 #[test]
 fn what_sglang_refuses_or_turns_off() {
     let cfg = config_file("two.json", r#"{"1": {"candidate_steps": [1, 3]}}"#);
-    let r = run_sim(&[
-        "--load-time",
-        "50ms",
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-num-steps",
-        "2",
-        "--speculative-adaptive",
-        "--speculative-adaptive-config",
+    let r = run_sim(&adaptive(
+        "--load-time 50ms --speculative-algorithm EAGLE --speculative-num-steps 2",
         &cfg,
-    ]);
+    ));
     r.expect_code(1);
     let want = "ValueError: --speculative-num-steps=2 is not in the adaptive config \
                 candidate_steps [1, 3]. Pass one of those values.";
@@ -111,15 +115,10 @@ fn what_sglang_refuses_or_turns_off() {
     );
 
     let bad = config_file("bad.json", r#"{"1": {"candidate_steps": []}}"#);
-    let r = run_sim(&[
-        "--load-time",
-        "50ms",
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-adaptive",
-        "--speculative-adaptive-config",
+    let r = run_sim(&adaptive(
+        "--load-time 50ms --speculative-algorithm EAGLE",
         &bad,
-    ]);
+    ));
     r.expect_code(1);
     assert!(
         r.stderr().contains(
@@ -130,19 +129,11 @@ fn what_sglang_refuses_or_turns_off() {
     );
 
     // topk 2: a warning, and static steps.
-    let s = sim(&[
-        "--speculative-algorithm",
-        "EAGLE",
-        "--speculative-num-steps",
-        "3",
-        "--speculative-eagle-topk",
-        "2",
-        "--speculative-num-draft-tokens",
-        "4",
-        "--speculative-adaptive",
-        "--speculative-adaptive-config",
+    let s = sim(&adaptive(
+        "--speculative-algorithm EAGLE --speculative-num-steps 3 \
+         --speculative-eagle-topk 2 --speculative-num-draft-tokens 4",
         &cfg,
-    ]);
+    ));
     let info = server_info(s.port);
     assert_eq!(info["speculative_adaptive"], false, "{info}");
     assert!(

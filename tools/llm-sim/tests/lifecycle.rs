@@ -19,10 +19,8 @@ fn readiness_goes_refused_then_503_then_200() {
         TcpStream::connect(("127.0.0.1", port)).is_err(),
         "port must refuse connections while loading"
     );
-    let mut seen: Vec<&str> = vec!["refused"];
-    let t0 = Instant::now();
-    while t0.elapsed() < Duration::from_secs(20) {
-        let state = match http_get(port, "/health") {
+    let seen = common::health_phases(Duration::from_millis(25), |_| {
+        match http_get(port, "/health") {
             None => "refused",
             Some((503, body)) => {
                 assert_eq!(
@@ -39,15 +37,8 @@ fn readiness_goes_refused_then_503_then_200() {
             }
             Some((200, _)) => "200",
             Some((code, body)) => panic!("unexpected {code}: {body}"),
-        };
-        if seen.last() != Some(&state) {
-            seen.push(state);
         }
-        if state == "200" {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    });
     assert_eq!(seen, ["refused", "503", "200"], "{}", sim.stderr());
     assert!(sim.stderr().contains("SIMULATED"));
 }

@@ -36,11 +36,9 @@ fn start_up_refused_then_models_before_health_then_slow_probes() {
         TcpStream::connect(("127.0.0.1", port)).is_err(),
         "closed while loading"
     );
-    let t0 = Instant::now();
-    let mut seen = vec!["refused"];
-    while t0.elapsed() < Duration::from_secs(20) {
+    let seen = common::health_phases(Duration::from_millis(20), |seen| {
         let probe = Instant::now();
-        let state = match http_get(port, "/health") {
+        match http_get(port, "/health") {
             None => "refused",
             // The warm-up checks run once, at the first 503: later 503s
             // may come moments before the warm-up ends, and a completion
@@ -74,15 +72,8 @@ fn start_up_refused_then_models_before_health_then_slow_probes() {
                 "200"
             }
             Some((code, body)) => panic!("{code}: {body}"),
-        };
-        if seen.last() != Some(&state) {
-            seen.push(state);
         }
-        if state == "200" {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    });
     assert_eq!(seen, ["refused", "503", "200"], "{}", sim.stderr());
     assert_eq!(http_get(port, "/health_generate").unwrap().0, 200);
 }
@@ -269,13 +260,7 @@ fn metrics_need_enable_metrics_and_are_sglangs_gauges() {
     let on = sim(&args);
     let s = stream(on.port, "/v1/completions", &completion(100, true));
     let (_, m) = http_get(on.port, "/metrics").unwrap();
-    let value = |name: &str| -> f64 {
-        let line = m
-            .lines()
-            .find(|l| l.starts_with(name))
-            .unwrap_or_else(|| panic!("{m}"));
-        line.rsplit(' ').next().unwrap().parse().unwrap()
-    };
+    let value = |name: &str| -> f64 { common::metric(&m, name) };
     assert_eq!(value("sglang:generation_tokens_total{"), 100.0);
     assert_eq!(value("sglang:prompt_tokens_total{"), 8.0);
     assert!(m.contains("# TYPE sglang:spec_accept_length gauge"));

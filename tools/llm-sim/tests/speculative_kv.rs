@@ -59,15 +59,12 @@ fn sglang(steps: &str, extra: &[&str]) -> u64 {
 
 #[test]
 fn sglang_adaptive_reserves_for_the_deepest_candidate() {
-    let dir = testkit::temp_dir("llm-sim-spec-kv");
-    let cfg = dir.join("adaptive.json");
     // Launched at 2; only the c=1 slot may climb to 5.
-    std::fs::write(
-        &cfg,
+    let cfg = testkit::temp_file(
+        "llm-sim-spec-kv",
+        "adaptive.json",
         r#"{"1": {"candidate_steps": [2, 5]}, "4": {"candidate_steps": [2]}}"#,
-    )
-    .unwrap();
-    let cfg = cfg.to_string_lossy().into_owned();
+    );
     let deep = sglang("5", &[]);
     let shallow = sglang("2", &[]);
     let adaptive = sglang(

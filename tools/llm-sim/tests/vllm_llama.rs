@@ -72,13 +72,7 @@ fn vllm_speculative_config_sets_steps_and_counters() {
     );
     assert!(first.get("usage").is_none(), "vLLM leaves unset fields out");
     let (_, m) = http_get(sim.port, "/metrics").unwrap();
-    let value = |name: &str| -> u64 {
-        let line = m
-            .lines()
-            .find(|l| l.starts_with(name))
-            .unwrap_or_else(|| panic!("{m}"));
-        line.rsplit(' ').next().unwrap().parse().unwrap()
-    };
+    let value = |name: &str| -> u64 { common::metric(&m, name) };
     assert_eq!(value("vllm:generation_tokens_total{"), 60);
     let drafts = value("vllm:spec_decode_num_drafts_total{");
     assert_eq!(

@@ -208,6 +208,11 @@ mod tests {
         }
     }
 
+    /// Where a search ended: (capacity, first miss, exact).
+    fn ends(r: &CapacitySearch) -> (Option<u32>, Option<u32>, bool) {
+        (r.capacity, r.first_miss, r.exact)
+    }
+
     /// Run the search against a server whose true capacity is `cap`.
     fn search(p: CapacityPlan, cap: u32) -> (Vec<u32>, CapacitySearch) {
         let mut s = Search::new(p);
@@ -226,10 +231,7 @@ mod tests {
     fn doubles_then_bisects_to_the_exact_capacity() {
         let (ran, r) = search(plan(1, 1024, 20), 6);
         assert_eq!(ran, [1, 2, 4, 8, 6, 7]);
-        assert_eq!(
-            (r.capacity, r.first_miss, r.exact),
-            (Some(6), Some(7), true)
-        );
+        assert_eq!(ends(&r), (Some(6), Some(7), true));
         assert_eq!(r.stopped, CapacityStop::Converged);
         let (ran, r) = search(plan(1, 1024, 20), 100);
         assert_eq!(
@@ -243,10 +245,7 @@ mod tests {
     fn a_budget_and_a_limit_stop_it() {
         let (ran, r) = search(plan(1, 1024, 4), 6);
         assert_eq!(ran, [1, 2, 4, 8]);
-        assert_eq!(
-            (r.capacity, r.first_miss, r.exact),
-            (Some(4), Some(8), false)
-        );
+        assert_eq!(ends(&r), (Some(4), Some(8), false));
         assert_eq!(r.stopped, CapacityStop::Budget);
         let (ran, r) = search(plan(4, 20, 20), 1000);
         assert_eq!(ran, [4, 8, 16, 20]);
@@ -260,13 +259,10 @@ mod tests {
     fn a_first_level_that_misses_searches_below_it() {
         let (ran, r) = search(plan(8, 64, 20), 2);
         assert_eq!(ran, [8, 4, 2, 3]);
-        assert_eq!(
-            (r.capacity, r.first_miss, r.exact),
-            (Some(2), Some(3), true)
-        );
+        assert_eq!(ends(&r), (Some(2), Some(3), true));
         let (ran, r) = search(plan(1, 64, 20), 0);
         assert_eq!(ran, [1]);
-        assert_eq!((r.capacity, r.first_miss, r.exact), (None, Some(1), true));
+        assert_eq!(ends(&r), (None, Some(1), true));
     }
 
     #[test]

@@ -64,15 +64,22 @@ fn stalled_streams_time_out_in_bounded_time() {
     assert!(errors(&b[0]).contains_key("timeout"), "{}", b[0]);
 }
 
+/// `load_sim`, which must end within `limit`.
+#[track_caller]
+fn load_sim_within(s: &Sim, line: &str, limit: Duration) -> Run {
+    let t0 = Instant::now();
+    let r = load_sim(s, line);
+    assert!(t0.elapsed() < limit, "took {:?}", t0.elapsed());
+    r
+}
+
 #[test]
 fn level_timeout_bounds_a_hung_server() {
     let s = sim(&words("--zero-delay --stall-rate 1.0 --stall 30s"));
-    let t0 = Instant::now();
-    let r = load_sim(&s, "-c 2 -n 4 --warmup 0 --level-timeout 1s");
-    assert!(
-        t0.elapsed() < Duration::from_secs(8),
-        "took {:?}",
-        t0.elapsed()
+    let r = load_sim_within(
+        &s,
+        "-c 2 -n 4 --warmup 0 --level-timeout 1s",
+        Duration::from_secs(8),
     );
     // Nothing completed: a failure record, exit 30.
     r.expect_code(30);
@@ -94,12 +101,10 @@ fn server_death_mid_level_ends_the_run_with_a_failure_record() {
     let s = sim(&words(
         "--exact-ttft 5ms --exact-itl 5ms --crash-after 700ms",
     ));
-    let t0 = Instant::now();
-    let r = load_sim(&s, "-c 2,4 --duration 20s --max-tokens 16");
-    assert!(
-        t0.elapsed() < Duration::from_secs(10),
-        "took {:?}",
-        t0.elapsed()
+    let r = load_sim_within(
+        &s,
+        "-c 2,4 --duration 20s --max-tokens 16",
+        Duration::from_secs(10),
     );
     r.expect_code(30);
     check_contract(&r);

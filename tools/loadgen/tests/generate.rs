@@ -161,13 +161,8 @@ fn spec_of(b: &Value) -> &Value {
 #[test]
 fn generate_endpoint_gives_per_request_acceptance_and_exact_token_totals() {
     let (url, stub) = sglang_stub(None);
-    let r = run(
-        loadgen_at(&url, "--endpoint generate -c 2 -n 4 --warmup 0 --max-tokens 7 --temperature 0 --ignore-eos --no-tokenize"),
-        "",
-    );
+    let (r, b) = benches_at(&url, "--endpoint generate -c 2 -n 4 --warmup 0 --max-tokens 7 --temperature 0 --ignore-eos --no-tokenize", 1);
     check_contract(&r);
-    let b = benches(&r);
-    assert_eq!(b.len(), 1, "{}", r.stderr());
     let b = &b[0];
     assert_eq!(b["load"]["endpoint"], "/generate");
     assert_eq!(b["counts"]["completed"], 4, "{b}");
@@ -205,13 +200,8 @@ fn generate_endpoint_gives_per_request_acceptance_and_exact_token_totals() {
 #[test]
 fn openai_stream_on_sglang_says_its_acceptance_is_a_lifetime_average() {
     let (url, _stub) = sglang_stub(None);
-    let r = run(
-        loadgen_at(&url, "-c 1 -n 2 --warmup 0 --max-tokens 4 --no-tokenize"),
-        "",
-    );
+    let (r, b) = benches_at(&url, "-c 1 -n 2 --warmup 0 --max-tokens 4 --no-tokenize", 1);
     check_contract(&r);
-    let b = benches(&r);
-    assert_eq!(b.len(), 1, "{}", r.stderr());
     let s = spec_of(&b[0]);
     assert_eq!(s["source"], "lifetime_average", "{}", b[0]);
     assert_eq!(s["accept_length"], 2.84);
@@ -232,12 +222,7 @@ fn sglang_metrics_gauge_is_recorded_as_a_gauge() {
         sglang:spec_accept_length{model_name=\"Qwen/Qwen3-8B\"} 3.1\n\
         sglang:generation_tokens_total{model_name=\"Qwen/Qwen3-8B\"} 80\n";
     let (url, _stub) = sglang_stub(Some(metrics));
-    let r = run(
-        loadgen_at(&url, "-c 1 -n 2 --warmup 0 --max-tokens 4 --no-tokenize"),
-        "",
-    );
-    let b = benches(&r);
-    assert_eq!(b.len(), 1, "{}", r.stderr());
+    let (r, b) = benches_at(&url, "-c 1 -n 2 --warmup 0 --max-tokens 4 --no-tokenize", 1);
     let s = spec_of(&b[0]);
     assert_eq!(s["source"], "gauge", "{}", b[0]);
     assert_eq!(s["accept_length"], 3.1);
@@ -247,15 +232,11 @@ fn sglang_metrics_gauge_is_recorded_as_a_gauge() {
 #[test]
 fn concurrency_above_max_running_requests_warns_at_that_level_only() {
     let (url, _stub) = sglang_stub(None);
-    let r = run(
-        loadgen_at(
-            &url,
-            "--endpoint generate -c 1,64 -n 64 --warmup 0 --max-tokens 7 --no-tokenize",
-        ),
-        "",
+    let (r, b) = benches_at(
+        &url,
+        "--endpoint generate -c 1,64 -n 64 --warmup 0 --max-tokens 7 --no-tokenize",
+        2,
     );
-    let b = benches(&r);
-    assert_eq!(b.len(), 2, "{}", r.stderr());
     let want = "concurrency 64 exceeds the server's max_running_requests 48: 16 requests \
                 queue in the server; raise --max-running-requests or expect queueing in TTFT";
     let err = r.stderr();
@@ -272,15 +253,11 @@ fn concurrency_above_max_running_requests_warns_at_that_level_only() {
 #[test]
 fn generate_without_stream_reads_meta_info_from_the_whole_response() {
     let (url, stub) = sglang_stub(None);
-    let r = run(
-        loadgen_at(
-            &url,
-            "--endpoint generate --no-stream -c 2 -n 4 --warmup 0 --max-tokens 7 --no-tokenize",
-        ),
-        "",
+    let (_, b) = benches_at(
+        &url,
+        "--endpoint generate --no-stream -c 2 -n 4 --warmup 0 --max-tokens 7 --no-tokenize",
+        1,
     );
-    let b = benches(&r);
-    assert_eq!(b.len(), 1, "{}", r.stderr());
     assert_eq!(
         stub.last_body.lock().unwrap().as_ref().unwrap()["stream"],
         false

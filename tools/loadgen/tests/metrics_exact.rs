@@ -8,12 +8,11 @@ use testkit::assert_lacks;
 #[test]
 fn exact_timing_gives_known_ttft_itl_tpot_e2e() {
     let s = exact_sim("40ms", "10ms");
-    let url = s.base_url();
     // Chat endpoint: llm-sim sends an empty role chunk at once; TTFT must
     // not be clocked on it (vLLM PR 3768).
-    let r = load(
-        &url,
-        &words("-c 1,4 -n 8 --max-tokens 10 --ignore-eos --endpoint chat --slo ttft=1s,e2e=5s"),
+    let r = load_sim(
+        &s,
+        "-c 1,4 -n 8 --max-tokens 10 --ignore-eos --endpoint chat --slo ttft=1s,e2e=5s",
     );
     r.expect_code(0);
     check_contract(&r);
@@ -59,21 +58,9 @@ fn non_streaming_and_completions_endpoint() {
         "-n 4 --max-tokens 8 --ignore-eos --no-stream --format csv",
     );
     r.expect_code(0);
-    let out = r.stdout();
-    let mut rd = csv::Reader::from_reader(out.as_bytes());
-    let header: Vec<String> = rd.headers().unwrap().iter().map(str::to_string).collect();
-    let rows: Vec<Vec<String>> = rd
-        .records()
-        .map(|x| x.unwrap().iter().map(str::to_string).collect())
-        .collect();
-    assert_eq!(rows.len(), 1);
-    let col = |name: &str| {
-        let i = header
-            .iter()
-            .position(|h| h == name)
-            .unwrap_or_else(|| panic!("no column {name}: {header:?}"));
-        rows[0][i].clone()
-    };
+    let table = testkit::output::Csv::parse(&r.stdout());
+    assert_eq!(table.rows.len(), 1);
+    let col = |name: &str| table.rows[0][table.col(name)].clone();
     assert_eq!(col("type"), "bench");
     assert_eq!(col("load.stream"), "false");
     assert_eq!(col("counts.completed"), "4");
@@ -84,7 +71,7 @@ fn non_streaming_and_completions_endpoint() {
     assert_eq!(col("load.input_len_method"), "tokenize");
     assert_eq!(col("counts.input_tokens"), (4 * 128).to_string());
     // CSV round-trips into a record through sweepkit::flat.
-    let v = sweepkit::flat::unflatten(&header, &rows[0]);
+    let v = sweepkit::flat::unflatten(&table.header, &table.rows[0]);
     assert_eq!(v["counts"]["completed"], 4);
 }
 

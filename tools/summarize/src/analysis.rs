@@ -539,6 +539,26 @@ fn plateau(
     })
 }
 
+/// The analysis of the records `lines` by output tokens/s, weighted, with
+/// the default tolerances: the unit tests' one set-up (export, schedule).
+#[cfg(test)]
+pub(crate) fn analysis_of_lines(lines: &[String]) -> Analysis {
+    let mut inp = crate::input::Input::default();
+    crate::input::read_source("t.jsonl", &lines.join("\n"), &mut inp).unwrap();
+    let opts = Options {
+        metric: crate::metric::metric("throughput.output_tok_per_s", None).unwrap(),
+        objective: Objective::Weighted,
+        slo: Vec::new(),
+        weights: Vec::new(),
+        baseline: None,
+        param: None,
+        tolerance: 0.01,
+        plateau_threshold: 0.02,
+    };
+    let model = crate::group::build(&inp.obs, &opts.metric, &mut Vec::new());
+    analyse(model, &inp.obs, opts).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::weight_label;

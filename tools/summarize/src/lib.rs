@@ -7,7 +7,6 @@ pub mod analysis;
 pub mod capacity;
 pub mod cli;
 pub mod decide;
-pub mod emit;
 pub mod error;
 pub mod export;
 pub mod flag_values;
@@ -331,10 +330,10 @@ fn emit_all(
             }
             Format::Csv => {
                 let label = host.as_ref().map(|h| h.label.as_str());
-                csv_rows.extend(emit::csv_rows(a, label)?);
+                csv_rows.extend(export::summary::csv_rows(a, label)?);
             }
             Format::Json => {
-                let mut rec = emit::summary(a, started);
+                let mut rec = export::summary::summary(a, started);
                 rec.host = host.as_ref().map(title);
                 if let Some(d) = rec.details.as_mut() {
                     views::json_into(d, a, &views[i]);

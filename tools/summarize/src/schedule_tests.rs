@@ -3,9 +3,7 @@
 //! failures, noise, and every refusal.
 
 use super::*;
-use crate::analysis::{analyse, Options};
-use crate::cli::Objective;
-use crate::metric::metric;
+use crate::analysis::analysis_of_lines as analysis_of;
 
 /// A bench record of `config` at concurrency `c` with `tok_s` tokens/s.
 fn bench(config: &[(&str, &str)], c: u64, tok_s: f64) -> String {
@@ -59,24 +57,6 @@ fn sglang_lines(curve: &[(&str, &[(u64, f64)])]) -> Vec<String> {
         }
     }
     out
-}
-
-fn analysis_of(lines: &[String]) -> Analysis {
-    let mut inp = crate::input::Input::default();
-    crate::input::read_source("t.jsonl", &lines.join("\n"), &mut inp).unwrap();
-    let opts = Options {
-        metric: metric("throughput.output_tok_per_s", None).unwrap(),
-        objective: Objective::Weighted,
-        slo: Vec::new(),
-        weights: Vec::new(),
-        baseline: None,
-        param: None,
-        tolerance: 0.01,
-        plateau_threshold: 0.02,
-    };
-    let mut notes = Vec::new();
-    let model = crate::group::build(&inp.obs, &opts.metric, &mut notes);
-    analyse(model, &inp.obs, opts).unwrap()
 }
 
 fn mb(n: u64) -> MaxBatch {

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{fixture, fixture_lines, summarize, summary, temp_file};
+use common::{fixture, fixture_lines, summarize, summary, summary_of, temp_file};
 use serde_json::Value;
 use testkit::assert_contains;
 
@@ -16,9 +16,7 @@ fn steps(cfg: &Value) -> &str {
 fn slo_objective_picks_steps4_at_c16() {
     // e2e p99 grows with concurrency: c=32 and c=64 miss 2000 ms.
     let slo = "p99_e2e_ms<=2000,p99_ttft_ms<=500";
-    let run = summarize(&["-f", "json", "--slo", slo, &fixture()], "");
-    run.expect_code(0);
-    let rec = summary(&run);
+    let rec = summary_of(&["-f", "json", "--slo", slo, &fixture()], "");
     assert_eq!(rec["objective"], "slo");
     assert_eq!(steps(&rec["best_config"]), "4");
     assert_eq!(rec["details"]["overall"]["level"], "c=16");
@@ -27,12 +25,10 @@ fn slo_objective_picks_steps4_at_c16() {
 
 #[test]
 fn weighted_objective_picks_steps4() {
-    let run = summarize(
+    let rec = summary_of(
         &["-f", "json", "--weights", "c=1:0.5,c=16:0.5", &fixture()],
         "",
     );
-    run.expect_code(0);
-    let rec = summary(&run);
     assert_eq!(rec["objective"], "weighted");
     assert_eq!(steps(&rec["best_config"]), "4");
     let s4 = rec["details"]["weighted_scores"]["speculative-num-steps=4"]
@@ -87,9 +83,7 @@ fn baseline_flag_and_unknown_baseline() {
 
 #[test]
 fn latency_metric_by_alias_is_lower_is_better() {
-    let run = summarize(&["-f", "json", "--metric", "p99_ttft_ms", &fixture()], "");
-    run.expect_code(0);
-    let rec = summary(&run);
+    let rec = summary_of(&["-f", "json", "--metric", "p99_ttft_ms", &fixture()], "");
     assert_eq!(rec["metric"], "ttft_ms.p99");
     assert_eq!(rec["details"]["better"], "lower");
     // TTFT rises with steps in the fixture: off is fastest at every level.
@@ -191,18 +185,23 @@ fn malformed_line_is_reported_with_file_and_line() {
 
 #[test]
 fn file_of_the_wrong_kind_is_reported_with_file_and_line() {
-    let pkg = temp_file("package.json", "{\"name\":\"x\",\"version\":\"1\"}\n");
-    let run = summarize(&[&pkg], "");
-    run.expect_code(3);
-    assert!(run
-        .stderr()
-        .contains(&format!("{pkg}: line 1: record has no \"type\" field")));
-    let notes = temp_file("notes.txt", "speculative steps went well\n");
-    let run = summarize(&[&notes], "");
-    run.expect_code(3);
-    assert!(run
-        .stderr()
-        .contains(&format!("{notes}: line 1: neither JSON Lines")));
+    // A file `name` holding `text` is refused (exit 3) with "FILE: `says`".
+    let refused = |name: &str, text: &str, says: &str| {
+        let path = temp_file(name, text);
+        let run = summarize(&[&path], "");
+        run.expect_code(3);
+        testkit::assert_contains(&run.stderr(), &format!("{path}: {says}"));
+    };
+    refused(
+        "package.json",
+        "{\"name\":\"x\",\"version\":\"1\"}\n",
+        "line 1: record has no \"type\" field",
+    );
+    refused(
+        "notes.txt",
+        "speculative steps went well\n",
+        "line 1: neither JSON Lines",
+    );
     let missing = summarize(&["/nonexistent/results.jsonl"], "");
     missing.expect_code(3);
     let only_swaps = summarize(&[], "{\"type\":\"swap\",\"config\":{}}\n");

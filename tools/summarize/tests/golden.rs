@@ -6,11 +6,16 @@ mod common;
 
 use common::{fixture, summarize, summary};
 
+/// The reference campaign in `format`, which summarize writes with exit 0.
+fn reference(format: &str) -> String {
+    let run = summarize(&["--format", format, &fixture()], "");
+    run.expect_code(0);
+    run.stdout()
+}
+
 #[test]
 fn text_table_of_the_reference_campaign() {
-    let run = summarize(&["--format", "text", &fixture()], "");
-    run.expect_code(0);
-    let out = run.stdout();
+    let out = reference("text");
     assert!(out.contains("plateau: below 2% gain beyond speculative-num-steps=4 (c=1, c=4, c=16)"));
     assert!(out.contains("best at c=16: speculative-num-steps=4 (1596)"));
     assert!(out.contains("OOM at load"));
@@ -19,9 +24,7 @@ fn text_table_of_the_reference_campaign() {
 
 #[test]
 fn markdown_table_of_the_reference_campaign() {
-    let run = summarize(&["--format", "markdown", &fixture()], "");
-    run.expect_code(0);
-    let out = run.stdout();
+    let out = reference("markdown");
     assert!(out.contains("| speculative-num-steps | c=1 | c=4 | c=16 | c=32 | c=64 |"));
     assert!(out.contains("**1596** \\* (+56%)"));
     insta::assert_snapshot!("markdown", out);
@@ -29,19 +32,13 @@ fn markdown_table_of_the_reference_campaign() {
 
 #[test]
 fn csv_of_the_reference_campaign() {
-    let run = summarize(&["--format", "csv", &fixture()], "");
-    run.expect_code(0);
-    let out = run.stdout();
+    let out = reference("csv");
     // Read it back the way a spreadsheet script would.
-    let mut rd = csv::Reader::from_reader(out.as_bytes());
-    let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
-    let rows: Vec<Vec<String>> = rd
-        .records()
-        .map(|r| r.unwrap().iter().map(String::from).collect())
-        .collect();
-    assert_eq!(rows.len(), 7 * 5, "7 configs x 5 levels");
-    let col = |n: &str| header.iter().position(|h| h == n).unwrap();
-    let mut best: Vec<(String, String)> = rows
+    let table = testkit::output::Csv::parse(&out);
+    assert_eq!(table.rows.len(), 7 * 5, "7 configs x 5 levels");
+    let col = |n: &str| table.col(n);
+    let mut best: Vec<(String, String)> = table
+        .rows
         .iter()
         .filter(|r| r[col("best")] == "true")
         .map(|r| {

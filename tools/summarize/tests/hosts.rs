@@ -61,16 +61,17 @@ fn mixed() -> String {
     format!("{a}\n{b}")
 }
 
-fn files(both: &str) -> Vec<&str> {
-    both.lines().collect()
+/// summarize with the flags `line`, over the files `both` names.
+fn on_files(line: &str, both: &str) -> testkit::Run {
+    let mut args = testkit::words(line);
+    args.extend(both.lines());
+    summarize(&args, "")
 }
 
 #[test]
 fn mixed_hardware_is_refused_for_one_pick() {
     let both = mixed();
-    let mut args = vec!["-f", "json"];
-    args.extend(files(&both));
-    let run = summarize(&args, "");
+    let run = on_files("-f json", &both);
     run.expect_code(55);
     assert_eq!(run.stdout(), "", "no half a summary on stdout");
     let stderr = run.stderr();
@@ -87,17 +88,13 @@ fn mixed_hardware_is_refused_for_one_pick() {
     );
     assert!(err[0].contains("--pool-hosts"), "{}", err[0]);
     // CSV is one ranking too.
-    let mut args = vec!["-f", "csv"];
-    args.extend(files(&both));
-    summarize(&args, "").expect_code(55);
+    on_files("-f csv", &both).expect_code(55);
 }
 
 #[test]
 fn pool_hosts_ranks_them_together_with_a_warning() {
     let both = mixed();
-    let mut args = vec!["-f", "json", "--pool-hosts"];
-    args.extend(files(&both));
-    let run = summarize(&args, "");
+    let run = on_files("-f json --pool-hosts", &both);
     run.expect_code(0);
     let lines = run.json_lines();
     assert_eq!(lines.len(), 1);
@@ -119,9 +116,7 @@ fn pool_hosts_ranks_them_together_with_a_warning() {
 #[test]
 fn per_host_gives_one_summary_per_host_and_text_splits_by_default() {
     let both = mixed();
-    let mut args = vec!["-f", "json", "--per-host"];
-    args.extend(files(&both));
-    let run = summarize(&args, "");
+    let run = on_files("-f json --per-host", &both);
     run.expect_code(0);
     let recs = run.json_lines();
     assert_eq!(recs.len(), 2, "{}", run.stdout());
@@ -131,18 +126,14 @@ fn per_host_gives_one_summary_per_host_and_text_splits_by_default() {
         assert_eq!(runs(r), single_runs(), "one host's runs each");
     }
     // A person's table needs no flag: one per host, said on stderr.
-    let mut args = vec!["-f", "text"];
-    args.extend(files(&both));
-    let run = summarize(&args, "");
+    let run = on_files("-f text", &both);
     run.expect_code(0);
     let out = run.stdout();
     assert_eq!(out.matches("== host ").count(), 2, "{out}");
     assert!(out.contains(&format!("== host root@gpu2 ({A100}; sglang) ==")));
     assert_contains(&run.stderr(), "one table per host");
     // The CSV names the host of every row.
-    let mut args = vec!["-f", "csv", "--per-host"];
-    args.extend(files(&both));
-    let run = summarize(&args, "");
+    let run = on_files("-f csv --per-host", &both);
     run.expect_code(0);
     let csv = run.stdout();
     assert!(csv.lines().next().unwrap().contains("host"), "{csv}");

@@ -98,11 +98,9 @@ fn per_level_figures_fill_the_table_and_the_others_are_listed_apart() {
     let csv = as_format("csv");
     csv.expect_code(0);
     let csv_out = csv.stdout();
-    let mut rd = csv::Reader::from_reader(csv_out.as_bytes());
-    let header: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
-    let col = |n: &str| header.iter().position(|h| h == n).unwrap();
-    for r in rd.records() {
-        let r = r.unwrap();
+    let table = testkit::output::Csv::parse(&csv_out);
+    let col = |n: &str| table.col(n);
+    for r in &table.rows {
         let steps = &r[col("config.speculative-num-steps")];
         if steps == "5" {
             assert_eq!(&r[col("runs")], "0", "a gauge is no run");

@@ -6,7 +6,7 @@
 mod common;
 
 use common::make::{bench, failure, lines, on_host};
-use common::{summarize, summary, temp_file};
+use common::{summarize, summary, summary_of, temp_file};
 use serde_json::Value;
 use testkit::{assert_contains, assert_lacks};
 
@@ -65,9 +65,7 @@ fn per_config(rec: &Value, label: &str) -> String {
 #[test]
 fn dominated_configs_ties_and_a_failed_config() {
     let input = campaign();
-    let run = summarize(&testkit::words("-f json --objective max --pareto"), &input);
-    run.expect_code(0);
-    let rec = summary(&run);
+    let rec = summary_of(&testkit::words("-f json --objective max --pareto"), &input);
     // By rising interactivity: c (1000/50 = 20 tok/s/user), a at c=8 (50),
     // then the tie a and d at c=1 (100).
     assert_eq!(

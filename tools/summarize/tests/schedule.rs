@@ -67,12 +67,7 @@ fn the_reference_campaign_gives_an_sglang_schedule() {
         .map(|v| v.as_u64().unwrap())
         .collect();
     assert!(c64.contains(&0) && c64.contains(&1), "{s}");
-    let flags: Vec<&str> = s["flags"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
+    let flags = testkit::output::strs(&s["flags"]);
     let steps = flags[flags
         .iter()
         .position(|f| *f == "--speculative-num-steps")

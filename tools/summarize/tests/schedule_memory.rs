@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{summarize, summary, temp_file};
+use common::{summarize, summary_of, temp_file};
 use serde_json::{json, Value};
 
 /// The derived schedule record: SGLang's adaptive config, deepest
@@ -28,9 +28,7 @@ fn a_loss_to_a_shallower_static_value_names_the_memory_cause_and_the_cap() {
     // Worse at c=1 (best 5, as deep as the schedule: no note) and at c=16
     // (best 4 < 5: the note); within noise at c=64.
     let f = temp_file("sched-memory.jsonl", &results([1400.0, 13000.0, 15000.0]));
-    let run = summarize(&["--format", "json", &f], "");
-    run.expect_code(0);
-    let sc = summary(&run)["details"]["schedule"][0].clone();
+    let sc = summary_of(&["--format", "json", &f], "")["details"]["schedule"][0].clone();
     let at = |l: &str| {
         sc["levels"]
             .as_array()

@@ -10,7 +10,7 @@
 mod common;
 
 use common::make::bench;
-use common::{summarize, summary, temp_file};
+use common::{summarize, summary, summary_of, temp_file};
 use serde_json::{json, Value};
 
 /// The derived schedule record upstream of the schedule's records.
@@ -44,9 +44,7 @@ fn level<'a>(s: &'a Value, l: &str) -> &'a Value {
 #[test]
 fn a_schedule_at_the_per_level_best_is_its_own_row_and_wins_the_weighted_objective() {
     let f = temp_file("sched-wins.jsonl", &results([1600.0, 15000.0, 15000.0]));
-    let run = summarize(&[&f], "");
-    run.expect_code(0);
-    let s = summary(&run);
+    let s = summary_of(&[&f], "");
     // The static decisions never see the schedule.
     assert_eq!(s["best_config"], json!({"speculative-num-steps": "4"}));
     assert_eq!(s["best_per_level"]["c=1"]["speculative-num-steps"], "5");
@@ -84,9 +82,7 @@ fn a_schedule_at_the_per_level_best_is_its_own_row_and_wins_the_weighted_objecti
 #[test]
 fn a_schedule_worse_beyond_noise_somewhere_loses_and_says_where() {
     let f = temp_file("sched-loses.jsonl", &results([1400.0, 15000.0, 13000.0]));
-    let run = summarize(&["--format", "json", &f], "");
-    run.expect_code(0);
-    let sc = summary(&run)["details"]["schedule"][0].clone();
+    let sc = summary_of(&["--format", "json", &f], "")["details"]["schedule"][0].clone();
     assert_eq!(sc["wins"], false);
     assert!(sc["decision"]
         .as_str()
@@ -230,9 +226,7 @@ fn two_different_schedules_of_one_server_are_two_rows_and_the_latest_is_current(
         recs.push(r);
     }
     let f = temp_file("sched-two.jsonl", &common::make::lines(&recs));
-    let run = summarize(&[&f], "");
-    run.expect_code(0);
-    let rows = summary(&run)["details"]["schedule"].clone();
+    let rows = summary_of(&[&f], "")["details"]["schedule"].clone();
     let rows = rows.as_array().unwrap();
     assert_eq!(rows.len(), 2, "{rows:?}");
     assert_eq!(rows[0]["label"], "schedule (sglang) 1");

@@ -10,9 +10,9 @@ use sweepkit::records::Record;
 use sweepkit::report::{Exit, WithCode};
 use sweepkit::upstream_input::{self as upstream, Reader, Upstream};
 
+use crate::cli::{Args, TOOL};
 use crate::far_files::FileFlag;
 use crate::flags::Op;
-use crate::Args;
 
 /// What one run changes.
 pub struct Edits {
@@ -43,9 +43,7 @@ pub fn edits(
                 }
                 rec => (ops_from(src, &rec)?, Some(raw)),
             },
-            Upstream::Failure(raw) => {
-                return Err(upstream::pass_through(crate::TOOL, &raw, stdout))
-            }
+            Upstream::Failure(raw) => return Err(upstream::pass_through(TOOL, &raw, stdout)),
             Upstream::None => unreachable!("read_required"),
         },
         None => (Vec::new(), None),

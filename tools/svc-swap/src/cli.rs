@@ -12,6 +12,9 @@ use crate::flags::Op;
 use crate::request::Request;
 use crate::target::Opts;
 
+/// The name svc-swap's messages and records give it.
+pub(crate) const TOOL: &str = "svc-swap";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Manager {
     /// A systemd service (--unit)

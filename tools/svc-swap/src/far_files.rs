@@ -170,7 +170,7 @@ pub fn upload_container(
 }
 
 /// The far directory: `--file-dir`, else the manager's default.
-pub fn dir(args: &crate::Args, manager: crate::Manager) -> Result<String, Exit> {
+pub fn dir(args: &crate::cli::Args, manager: crate::cli::Manager) -> Result<String, Exit> {
     if let Some(d) = &args.file_dir {
         if !d.starts_with('/') {
             return Err(Exit::new(
@@ -183,7 +183,7 @@ pub fn dir(args: &crate::Args, manager: crate::Manager) -> Result<String, Exit> 
         return Ok(d.clone());
     }
     Ok(match manager {
-        crate::Manager::Process => {
+        crate::cli::Manager::Process => {
             format!(
                 "{}.sweepkit-files",
                 args.spec.as_deref().unwrap_or_default()

@@ -313,6 +313,10 @@ mod tests {
         let e = apply(&parse(line).unwrap(), ops);
         (render(&e.line), e)
     }
+    /// `line` after `--set OP`.
+    fn set_one(line: &str, op: &str) -> String {
+        edit(line, &[set(op)]).0
+    }
     fn set(s: &str) -> Op {
         Op::parse_set(s).unwrap()
     }
@@ -337,10 +341,14 @@ mod tests {
         let (t, e) = edit("/bin/s --a 1", &[set("bb=2"), set("c=3")]);
         assert_eq!(t, "/bin/s --a 1 --bb 2 -c 3");
         assert_eq!(e.changes[0].old, None);
-        let (t, _) = edit("/bin/s --a=1 --b=2 x", &[set("speculative-k=4")]);
-        assert_eq!(t, "/bin/s --a=1 --b=2 x --speculative-k=4");
-        let (t, _) = edit("/bin/s --a 1 -- pos", &[set("--b=2")]);
-        assert_eq!(t, "/bin/s --a 1 --b 2 -- pos");
+        assert_eq!(
+            set_one("/bin/s --a=1 --b=2 x", "speculative-k=4"),
+            "/bin/s --a=1 --b=2 x --speculative-k=4"
+        );
+        assert_eq!(
+            set_one("/bin/s --a 1 -- pos", "--b=2"),
+            "/bin/s --a 1 --b 2 -- pos"
+        );
     }
 
     #[test]
@@ -351,8 +359,10 @@ mod tests {
         let (t, e) = edit("/bin/s --trust --a 1", &[set("trust=yes")]);
         assert_eq!(t, "/bin/s --trust yes --a 1");
         assert_eq!(e.changes[0].old.as_deref(), Some(""));
-        let (t, _) = edit("/bin/s --trust yes --a 1", &[set("trust")]);
-        assert_eq!(t, "/bin/s --trust --a 1");
+        assert_eq!(
+            set_one("/bin/s --trust yes --a 1", "trust"),
+            "/bin/s --trust --a 1"
+        );
     }
 
     #[test]
@@ -371,10 +381,8 @@ mod tests {
 
     #[test]
     fn dashes_given_match_only_that_spelling() {
-        let (t, _) = edit("/bin/s -c 1 --c 2", &[set("--c=5")]);
-        assert_eq!(t, "/bin/s -c 1 --c 5");
-        let (t, _) = edit("/bin/s -ngl 99", &[set("ngl=10")]);
-        assert_eq!(t, "/bin/s -ngl 10");
+        assert_eq!(set_one("/bin/s -c 1 --c 2", "--c=5"), "/bin/s -c 1 --c 5");
+        assert_eq!(set_one("/bin/s -ngl 99", "ngl=10"), "/bin/s -ngl 10");
     }
 
     #[test]
@@ -382,8 +390,10 @@ mod tests {
         let (t, e) = edit("/bin/s --seed -1 --x", &[set("seed=7")]);
         assert_eq!(t, "/bin/s --seed 7 --x");
         assert_eq!(e.changes[0].old.as_deref(), Some("-1"));
-        let (t, _) = edit("/bin/s --a 1", &[set("extra=-v")]);
-        assert_eq!(t, "/bin/s --a 1 --extra=-v");
+        assert_eq!(
+            set_one("/bin/s --a 1", "extra=-v"),
+            "/bin/s --a 1 --extra=-v"
+        );
     }
 
     #[test]

@@ -37,9 +37,8 @@ use sweepkit::records::{failure, FailureKind, Record, Stage, StopResult, SwapRec
 use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
+use cli::TOOL;
 pub use cli::{Args, Manager};
-
-pub(crate) const TOOL: &str = "svc-swap";
 
 /// Run svc-swap with the given streams.
 pub fn run(mut args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {

@@ -198,21 +198,13 @@ mod tests {
     #[test]
     fn bad_specs_say_where() {
         assert_eq!(parse("x", "Port=1\n").unwrap_err(), "no ExecStart= line");
-        assert!(parse("x", "ExecStart=/a\nExecStar=/b\n")
-            .unwrap_err()
-            .starts_with("line 2: unknown key"));
-        assert!(parse("x", "ExecStart=/a\nPort=99999\n")
-            .unwrap_err()
-            .contains("bad Port"));
-        assert!(parse("x", "ExecStart=/a\nEnvironment=1X=2\n")
-            .unwrap_err()
-            .contains("NAME=VALUE"));
-        assert!(parse("x", "ExecStart=/a\nExecStart=/b\n")
-            .unwrap_err()
-            .contains("2 ExecStart"));
-        assert!(parse("x", "ExecStart=/a \"x\n")
-            .unwrap_err()
-            .starts_with("line 1:"));
+        let starts = |text: &str, part: &str| parse("x", text).unwrap_err().starts_with(part);
+        let has = |text: &str, part: &str| parse("x", text).unwrap_err().contains(part);
+        assert!(starts("ExecStart=/a\nExecStar=/b\n", "line 2: unknown key"));
+        assert!(has("ExecStart=/a\nPort=99999\n", "bad Port"));
+        assert!(has("ExecStart=/a\nEnvironment=1X=2\n", "NAME=VALUE"));
+        assert!(has("ExecStart=/a\nExecStart=/b\n", "2 ExecStart"));
+        assert!(starts("ExecStart=/a \"x\n", "line 1:"));
     }
 
     #[test]

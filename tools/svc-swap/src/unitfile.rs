@@ -166,9 +166,8 @@ mod tests {
             entries("[Service\n").unwrap_err(),
             "line 1: bad section header"
         );
-        assert!(entries("ok=1\nnot a pair\n")
-            .unwrap_err()
-            .starts_with("line 2:"));
+        let e = entries("ok=1\nnot a pair\n").unwrap_err();
+        assert!(e.starts_with("line 2:"), "{e}");
     }
 
     #[test]

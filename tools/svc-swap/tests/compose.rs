@@ -156,8 +156,7 @@ fn compose_swap_edits_only_the_command_and_restore_puts_the_file_back() {
             &ready,
         ],
     );
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["method"], "compose", "{rec}");
     let c = &rec["target"]["container"];
     assert_eq!(c["compose_file"], file.as_str());
@@ -219,8 +218,7 @@ fn compose_stop_grace_period_bounds_the_stop_of_a_server_that_ignores_sigterm() 
         "sim",
         &testkit::words("--set speculative-num-steps=2 --resend-term-after 0"),
     );
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     let stop = &rec["stop"];
     assert_eq!(stop["result"], "sigkill_after_timeout", "{rec}");
     assert!(stop["detail"].as_str().unwrap().contains("137"), "{stop}");
@@ -240,8 +238,7 @@ fn compose_service_that_crashes_at_load_is_put_back_by_the_job() {
     let s = Stack::up("ccrash", Form::Flow);
     let before = s.p.text();
     let r = s.swap("sim", &["--set", "crash-on-load"]);
-    r.expect_code(25);
-    let rec = r.one();
+    let rec = r.expect_one(25);
     assert_eq!(rec["running"], "old", "{rec}");
     assert!(
         rec["log_tail"].to_string().contains("CUDA out of memory"),
@@ -269,21 +266,7 @@ fn compose_swap_over_ssh_runs_the_compose_tool_on_the_far_side() {
     };
     let s = Stack::up("cssh", Form::Str);
     let file = s.file();
-    let r = support::swap_with(
-        &sshd.client_args(),
-        &[
-            "--compose",
-            &file,
-            "--service",
-            "sim",
-            "--set",
-            "speculative-num-steps=2",
-        ],
-        "",
-    );
-    r.expect_code(0);
-    let rec = r.one();
-    assert_eq!(rec["target"]["ssh"], sshd.target());
+    let rec = support::swap_to_2_over_ssh(&sshd, &["--compose", &file, "--service", "sim"]);
     assert_eq!(rec["start"]["cmdline_verified"], true);
     assert_eq!(s.info()["speculative_num_steps"], 2);
     // The string form stays one string, its comment kept.

@@ -114,8 +114,7 @@ fn swap_and_restore(d: Option<&Dockerd>) {
         "--ready-cmd",
         &ready,
     ]);
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     let c = &rec["target"]["container"];
     assert_eq!(rec["target"]["manager"], "container");
     assert_eq!(c["engine"], s.c.engine());
@@ -150,8 +149,7 @@ fn swap_and_restore(d: Option<&Dockerd>) {
     );
     // --restore: the previous definition, by renaming the kept one back.
     let r = s.swap(&["--container", s.name(), "--restore", "--port", &port]);
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["method"], "restore");
     assert_eq!(
         s.c.inspect("{{.Id}}"),
@@ -180,8 +178,7 @@ fn ignores_sigterm(d: Option<&Dockerd>) {
         "--resend-term-after",
         "0",
     ]);
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     let stop = &rec["stop"];
     assert_eq!(stop["result"], "sigkill_after_timeout", "{rec}");
     let detail = stop["detail"].as_str().unwrap();
@@ -211,8 +208,7 @@ fn rollback(d: Option<&Dockerd>) {
     // Crashes at once: the far-side job itself puts the old one back, and
     // the record keeps the new container's last log lines.
     let r = s.swap(&["--container", s.name(), "--set", "crash-on-load"]);
-    r.expect_code(25);
-    let rec = r.one();
+    let rec = r.expect_one(25);
     assert_eq!(rec["running"], "old", "{rec}");
     let tail = rec["log_tail"].to_string();
     assert!(tail.contains("CUDA out of memory"), "{rec}");
@@ -264,14 +260,7 @@ fn swap_over_ssh_runs_the_engine_on_the_far_side() {
         return;
     };
     let s = Sim::start("ssh", &[]);
-    let r = support::swap_with(
-        &sshd.client_args(),
-        &["--container", s.name(), "--set", "speculative-num-steps=2"],
-        "",
-    );
-    r.expect_code(0);
-    let rec = r.one();
-    assert_eq!(rec["target"]["ssh"], sshd.target());
+    let rec = support::swap_to_2_over_ssh(&sshd, &["--container", s.name()]);
     assert_eq!(rec["target"]["container"]["engine"], "podman");
     assert_eq!(rec["start"]["cmdline_verified"], true);
     assert_eq!(s.info()["speculative_num_steps"], 2);
@@ -289,8 +278,8 @@ fn docker_swap_over_ssh_and_an_exec_prefix_runs_the_engine_on_the_far_side() {
     };
     let s = Sim::start_in(Some(&d), "ssh", &[]);
     let prefix = format!("env DOCKER_HOST={}", d.host);
-    let r = support::swap_with(
-        &sshd.client_args(),
+    let rec = support::swap_to_2_over_ssh(
+        &sshd,
         &[
             "--exec-prefix",
             &prefix,
@@ -298,14 +287,8 @@ fn docker_swap_over_ssh_and_an_exec_prefix_runs_the_engine_on_the_far_side() {
             s.name(),
             "--engine",
             "docker",
-            "--set",
-            "speculative-num-steps=2",
         ],
-        "",
     );
-    r.expect_code(0);
-    let rec = r.one();
-    assert_eq!(rec["target"]["ssh"], sshd.target());
     assert_eq!(rec["target"]["exec_prefix"], prefix.as_str());
     assert_eq!(rec["target"]["container"]["engine"], "docker");
     assert_eq!(

@@ -97,8 +97,7 @@ fn what_sglang_forces_is_said_and_recorded() {
     let r = sim.swap(&testkit::words(
         "--set speculative-num-steps=3 --set speculative-num-draft-tokens=8",
     ));
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     let notes: Vec<&str> = rec["preflight"]
         .as_array()
         .unwrap_or_else(|| panic!("no preflight notes: {rec}"))
@@ -124,8 +123,7 @@ fn what_sglang_forces_is_said_and_recorded() {
     assert_eq!(sim.server_info()["speculative_num_steps"], 3);
     // With the cap set explicitly there is nothing to say about it.
     let r = sim.swap(&["--set", "max-running-requests=64"]);
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     let text = rec["preflight"].to_string();
     assert!(!text.contains("48"), "{rec}");
 }
@@ -144,8 +142,7 @@ fn no_preflight_lets_the_refused_config_through() {
     // argument check as SGLang does, and the far-side job puts the old
     // config back (exit 25), with the server's own error in the record.
     assert!(!alive(pid), "the old server was stopped");
-    r.expect_code(25);
-    let rec = r.one();
+    let rec = r.expect_one(25);
     assert_eq!(rec["kind"], "swap_failed", "{rec}");
     assert_eq!(rec["running"], "old", "{rec}");
     assert!(rec["log_tail"].to_string().contains("TypeError"), "{rec}");

@@ -48,7 +48,7 @@ fn sglang_steps_outside_the_candidates_and_a_missing_config_are_refused() {
         "{\"1\": {\"candidate_steps\": [3, 5]}, \"16\": {\"candidate_steps\": [1]}}",
     );
     let set_file = format!("speculative-adaptive-config={cfg}");
-    refused(&s, &["--set-file", &set_file, "--set", "speculative-adaptive", "--set", "speculative-num-steps=2"],
+    refused(&s, &support::set_adaptive(&set_file, &["--set", "speculative-num-steps=2"]),
         "ValueError: --speculative-num-steps=2 is not in the adaptive config candidate_steps [1, 3, 5]. Pass one of those values.",
     );
     refused(
@@ -70,14 +70,10 @@ fn sglang_steps_outside_the_candidates_and_a_missing_config_are_refused() {
         "ValueError: BS 1: candidate_steps must be a list of non-negative ints, got []",
     );
     // Steps among the candidates: served adaptive.
-    let r = s.swap(&[
-        "--set-file",
+    let r = s.swap(&support::set_adaptive(
         &set_file,
-        "--set",
-        "speculative-adaptive",
-        "--set",
-        "speculative-num-steps=5",
-    ]);
+        &["--set", "speculative-num-steps=5"],
+    ));
     r.expect_code(0);
     assert_eq!(s.server_info()["speculative_adaptive"], true);
 }
@@ -87,18 +83,13 @@ fn sglang_topk_above_one_and_a_non_eagle_algorithm_warn_and_serve_static() {
     let s = sim("pf-sched-fb", EAGLE);
     let cfg = s.file("a.json", "{\"1\": {\"candidate_steps\": [3]}}");
     let set_file = format!("speculative-adaptive-config={cfg}");
-    let r = s.swap(&[
-        "--set-file",
+    let r = s.swap(&support::set_adaptive(
         &set_file,
-        "--set",
-        "speculative-adaptive",
-        "--set",
-        "speculative-eagle-topk=2",
-        "--set",
-        "speculative-num-steps=2",
-        "--set",
-        "speculative-num-draft-tokens=4",
-    ]);
+        &testkit::words(
+            "--set speculative-eagle-topk=2 --set speculative-num-steps=2 \
+         --set speculative-num-draft-tokens=4",
+        ),
+    ));
     r.expect_code(0);
     let rec = &r.json_lines()[0];
     let pf = rec["preflight"].to_string();

@@ -37,8 +37,7 @@ fn swap_restart_restore_against_llm_sim() {
     let f = fixture("swap", "", "10");
     // Nothing running yet: already_stopped, then started with the new value.
     let r = f.swap(&["--set", "speculative-num-steps=2"]);
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["type"], "swap");
     assert_eq!(rec["stop"]["result"], "already_stopped");
     assert_eq!(rec["config"]["speculative-num-steps"], "2");
@@ -56,8 +55,7 @@ fn swap_restart_restore_against_llm_sim() {
     let r = f.swap(&testkit::words(
         "--set --speculative-num-steps=4 --set max-running-requests=7",
     ));
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["stop"]["result"], "clean", "{rec}");
     assert_eq!(rec["stop"]["old_main_pid"], pid1);
     // Issue 21: the record was finished before its own start began.
@@ -108,8 +106,7 @@ fn swap_restart_restore_against_llm_sim() {
 
     // --restore: the backup goes back, the old value runs again.
     let r = f.swap(&["--restore", "--gpu"]);
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["method"], "restore");
     let has_smi = Command::new("sh")
         .args(["-c", "command -v nvidia-smi"])
@@ -138,8 +135,7 @@ fn ignore_sigterm_needs_force_kill_and_reports_it() {
     let before = f.text();
     // Without --force-kill: exit 23, the spec restored, the old server kept.
     let r = f.swap(&["--set", "speculative-num-steps=3"]);
-    r.expect_code(23);
-    let rec = r.one();
+    let rec = r.expect_one(23);
     assert_eq!(
         (
             rec["type"].as_str(),
@@ -158,8 +154,7 @@ fn ignore_sigterm_needs_force_kill_and_reports_it() {
     assert!(alive(old_pid));
     // With --force-kill: SIGKILL after the timeout, reported as such.
     let r = f.swap(&["--set", "speculative-num-steps=3", "--force-kill"]);
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["stop"]["result"], "sigkill_after_timeout", "{rec}");
     assert!(!alive(old_pid));
     assert_eq!(f.server_info()["speculative_num_steps"], 3);
@@ -182,8 +177,7 @@ fn rollback_on_fail_restores_the_old_config() {
         "--ready-cmd",
         ready,
     ]);
-    r.expect_code(25);
-    let rec = r.one();
+    let rec = r.expect_one(25);
     assert_eq!(rec["type"], "failure");
     assert!(
         rec["reason"]
@@ -206,8 +200,7 @@ fn rollback_on_fail_restores_the_old_config() {
         "--set",
         "speculative-num-steps=not-a-number",
     ]);
-    r.expect_code(25);
-    let rec = r.one();
+    let rec = r.expect_one(25);
     assert!(
         !rec["log_tail"].as_array().unwrap().is_empty(),
         "{}",
@@ -252,8 +245,7 @@ fn dry_run_apply_from_and_bad_input() {
 
     let summary = r#"{"type":"summary","schema":1,"provenance":{"tool":"summarize","version":"0","started_at":"x","finished_at":"y"},"metric":"m","objective":"max","best_config":{"speculative-num-steps":"4"},"best_per_level":{},"best_unset":["warmup-time"]}"#;
     let r = f.swap_in(&["--apply-from", "-", "--dry-run"], summary);
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["config"]["speculative-num-steps"], "4");
     assert_eq!(rec["upstream"]["type"], "summary");
     // Keys the pick leaves unset are removed from the command line.
@@ -273,8 +265,7 @@ fn dry_run_apply_from_and_bad_input() {
     // A sweep's origin record: its values set, its absent flags removed.
     let origin = r#"{"type":"origin","schema":1,"config":{"speculative-num-steps":"3"},"provenance":{"tool":"summarize","version":"0","started_at":"x","finished_at":"y"},"unset":["--warmup-time"],"set":{"--speculative-num-steps":"3"}}"#;
     let r = f.swap_in(&["--apply-from", "-", "--dry-run"], origin);
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["config"]["speculative-num-steps"], "3", "{rec}");
     let argv = rec["exec_start"].as_array().unwrap();
     assert!(!argv.iter().any(|w| w == "--warmup-time"), "{rec}");
@@ -333,8 +324,7 @@ fn noop_swap_and_bounded_backups() {
     swap(&["--spec", spec, "--set", "k=1"], "").expect_code(0);
     let pid = s.pid().unwrap();
     let r = swap(&["--spec", spec, "--set", "k=1"], "");
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["noop"], true, "{rec}");
     assert_eq!(s.pid(), Some(pid), "a no-op swap restarted the server");
     assert!(alive(pid));
@@ -408,8 +398,7 @@ fn next_run_reports_a_job_an_earlier_run_lost() {
         .status();
     let _ = child.wait();
     let r = swap(&["--spec", &s.spec, "--set", "k=2"], "");
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     let w = rec["warnings"].to_string();
     assert!(
         w.contains("an earlier swap (job") && w.contains("new config running"),

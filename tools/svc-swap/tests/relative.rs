@@ -81,8 +81,7 @@ fn relative_spec_swaps_and_records_the_absolute_path() {
     let abs = d.dir.join("s.spec");
     for name in ["a", "b"] {
         let r = d.swap(&["--spec", "s.spec", "--set", &format!("model-name={name}")]);
-        r.expect_code(0);
-        let rec = r.one();
+        let rec = r.expect_one(0);
         assert_eq!(rec["target"]["unit"], abs.to_str().unwrap(), "{rec}");
         assert_eq!(d.model(), name);
         assert_eq!(d.leftovers(), Vec::<String>::new(), "left behind");

@@ -55,8 +55,7 @@ fn process_swap_during_vllm_load_resends_sigterm() {
     s.healthy_within(Duration::from_secs(5));
     // A server that ends on the first SIGTERM reports no re-send.
     let r = s.swap(&["--set", "load-time=20ms"]);
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["stop"]["result"], "clean", "{rec}");
     assert!(rec["stop"].get("term_resent").is_none(), "{rec}");
 }
@@ -74,8 +73,7 @@ fn process_ignoring_every_sigterm_still_gets_sigkill() {
     let r = s.swap(&testkit::words(
         "--set warmup-time=20ms --resend-term-after 1s --force-kill",
     ));
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["stop"]["result"], "sigkill_after_timeout", "{rec}");
     let n = rec["stop"]["term_resent"].as_u64().unwrap_or(0);
     assert!((1..=3).contains(&n), "re-sent {n} times: {rec}");
@@ -103,6 +101,12 @@ fn unit_swap(c: &Container, args: &[&str]) -> Run {
     support::swap(&[&["--exec-prefix", prefix.as_str(), "--unit", "sim"], args].concat())
 }
 
+/// `unit_swap` with the words of `line`, which exits 0; its record.
+#[track_caller]
+fn swapped(c: &Container, line: &str) -> Value {
+    unit_swap(c, &testkit::words(line)).expect_one(0)
+}
+
 /// SGLang personality's /server_info once healthy.
 fn unit_info(c: &Container) -> Value {
     c.sim_server_info(8000, "sim")
@@ -113,12 +117,7 @@ fn systemd_swap_during_vllm_load_resends_and_ignorer_gets_sigkill() {
     let Some((c, _g)) = boot() else { return };
     unit(&c, VLLM, 60);
     std::thread::sleep(Duration::from_millis(500));
-    let r = unit_swap(
-        &c,
-        &testkit::words("--set load-time=10ms --resend-term-after 2s"),
-    );
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = swapped(&c, "--set load-time=10ms --resend-term-after 2s");
     assert_eq!(rec["stop"]["result"], "clean_after_resend", "{rec}");
     assert_eq!(rec["stop"]["systemd_result"], "success", "{rec}");
     let detail = rec["stop"]["detail"].as_str().unwrap_or("");
@@ -133,12 +132,7 @@ fn systemd_swap_during_vllm_load_resends_and_ignorer_gets_sigkill() {
     // Ignores every SIGTERM: re-sent, then systemd's SIGKILL at 3 s.
     unit(&c, "--load-time 10ms --ignore-sigterm 60s", 3);
     unit_info(&c);
-    let r = unit_swap(
-        &c,
-        &testkit::words("--set warmup-time=20ms --resend-term-after 1s"),
-    );
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = swapped(&c, "--set warmup-time=20ms --resend-term-after 1s");
     assert_eq!(rec["stop"]["result"], "sigkill_after_timeout", "{rec}");
     assert_eq!(rec["stop"]["systemd_result"], "timeout", "{rec}");
     let n = rec["stop"]["term_resent"].as_u64().unwrap_or(0);

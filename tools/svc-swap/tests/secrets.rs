@@ -31,12 +31,7 @@ fn api_key_in_exec_start_and_changes_is_redacted() {
         let r = swap(&args);
         r.expect_code(0);
         let rec = r.json_lines().remove(0);
-        let exec: Vec<&str> = rec["exec_start"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|w| w.as_str().unwrap())
-            .collect();
+        let exec = testkit::output::strs(&rec["exec_start"]);
         let i = exec.iter().position(|w| *w == "--api-key").unwrap();
         assert_eq!(exec[i + 1], "<redacted>", "{rec}");
         assert_eq!(rec["changes"][0]["new"], "<redacted>", "{rec}");

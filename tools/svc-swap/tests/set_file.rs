@@ -75,19 +75,13 @@ fn set_file_over_ssh_behind_an_exec_prefix_lands_checked_and_is_served() {
     let mut pre = ssh_base(&sshd);
     pre.extend(["--exec-prefix".into(), prefix(&spec, false)]);
     let set_file = format!("speculative-adaptive-config={local}");
-    let args = [
-        "--spec",
-        &spec.spec,
-        "--set-file",
+    let mut args = vec!["--spec", &spec.spec];
+    args.extend(support::set_adaptive(
         &set_file,
-        "--set",
-        "speculative-adaptive",
-        "--set",
-        "speculative-num-steps=3",
-    ];
+        &["--set", "speculative-num-steps=3"],
+    ));
     let r = swap(&pre, &args);
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     let f = &rec["files"][0];
     let far = f["far_path"].as_str().unwrap();
     assert_eq!(f["flag"], "--speculative-adaptive-config");
@@ -110,8 +104,7 @@ fn set_file_over_ssh_behind_an_exec_prefix_lands_checked_and_is_served() {
     assert_eq!(info["speculative_adaptive_config"], far);
     // Same file again: same far path, the live server already runs it.
     let r = swap(&pre, &args);
-    r.expect_code(0);
-    let again = r.one();
+    let again = r.expect_one(0);
     assert_eq!(again["noop"], true, "{again}");
     assert_eq!(again["files"][0]["far_path"], far);
     // wait-ready, with the record on stdin, checks the far copy over the
@@ -162,8 +155,7 @@ fn a_copy_changed_on_the_way_is_refused_and_the_server_untouched() {
             "speculative-adaptive",
         ],
     );
-    r.expect_code(29);
-    let rec = r.one();
+    let rec = r.expect_one(29);
     assert_eq!(rec["type"], "failure");
     assert_eq!(rec["exit_code"], 29);
     assert_eq!(rec["running"], "old");
@@ -210,8 +202,7 @@ fn apply_from_a_schedule_record_copies_its_adaptive_config() {
             sched.to_str().unwrap(),
         ],
     );
-    r.expect_code(0);
-    let out = r.one();
+    let out = r.expect_one(0);
     let f = &out["files"][0];
     let far = f["far_path"].as_str().unwrap();
     assert!(f["local_path"]
@@ -248,14 +239,7 @@ fn a_container_swap_copies_through_a_bind_mount() {
     let base: Vec<String> = ["--container", &c.name, "--engine", "podman", "--port", &p]
         .map(String::from)
         .to_vec();
-    let edits = [
-        "--set-file",
-        &set_file,
-        "--set",
-        "speculative-adaptive",
-        "--set",
-        "speculative-num-steps=3",
-    ];
+    let edits = support::set_adaptive(&set_file, &["--set", "speculative-num-steps=3"]);
     let r = swap(&base, &edits);
     r.expect_code(2);
     assert!(r.stderr().contains("give --file-dir"), "{}", r.stderr());
@@ -267,8 +251,7 @@ fn a_container_swap_copies_through_a_bind_mount() {
     let mut a = edits.to_vec();
     a.extend(["--file-dir", "/sched/adaptive"]);
     let r = swap(&base, &a);
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     let f = &rec["files"][0];
     let far = f["far_path"].as_str().unwrap();
     let on_host = f["host_path"].as_str().unwrap();

@@ -3,7 +3,7 @@
 //! auth failure refused with the spec untouched, injection attempts
 //! harmless. Skips with a note when sshd is not installed.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -19,13 +19,9 @@ fn sim_spec() -> SimSpec {
     SimSpec::in_shell_dir("ssh", EAGLE)
 }
 
-fn swap(sshd: &Sshd, key: &PathBuf, known: &PathBuf, args: &[&str]) -> testkit::Run {
+fn swap(sshd: &Sshd, key: &Path, known: &Path, args: &[&str]) -> testkit::Run {
     let mut c = support::command();
-    c.args(["--ssh", &sshd.target(), "--ssh-key"])
-        .arg(key)
-        .arg("--known-hosts")
-        .arg(known)
-        .args(args);
+    c.args(sshd.args_with(key, known)).args(args);
     testkit::run(c, "")
 }
 
@@ -44,8 +40,7 @@ fn swap_over_ssh_with_key_auth_and_nasty_values() {
         ],
         "",
     );
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["target"]["ssh"], sshd.target());
     assert_eq!(rec["config"]["model-name"], nasty);
     assert_eq!(rec["start"]["cmdline_verified"], true, "{rec}");
@@ -72,25 +67,16 @@ fn host_key_mismatch_and_bad_key_are_refused() {
     let Some(sshd) = Sshd::start() else { return };
     let spec = sim_spec();
     let before = spec.text();
-    let r = swap(
-        &sshd,
-        &sshd.client_key,
-        &sshd.wrong_known_hosts,
-        &["--spec", &spec.spec, "--set", "a=1"],
-    );
-    r.expect_code(21);
-    let rec = r.one();
+    let set_a =
+        |key: &Path, known: &Path| swap(&sshd, key, known, &["--spec", &spec.spec, "--set", "a=1"]);
+    let r = set_a(&sshd.client_key, &sshd.wrong_known_hosts);
+    let rec = r.expect_one(21);
     assert_eq!(
         (rec["type"].as_str(), rec["exit_code"].as_i64()),
         (Some("failure"), Some(21))
     );
     assert!(r.stderr().contains("HOST KEY MISMATCH"), "{}", r.stderr());
-    let r = swap(
-        &sshd,
-        &sshd.unauthorized_key,
-        &sshd.known_hosts,
-        &["--spec", &spec.spec, "--set", "a=1"],
-    );
+    let r = set_a(&sshd.unauthorized_key, &sshd.known_hosts);
     r.expect_code(21);
     assert_eq!(r.one()["exit_code"], 21);
     assert_eq!(spec.text(), before, "spec untouched");

@@ -36,6 +36,17 @@ fn swap(c: &Container, args: &[&str]) -> Run {
     testkit::run(cmd, "")
 }
 
+/// `svc-swap --unit sim --set speculative-num-steps=2`, which exits 0; its
+/// record.
+#[track_caller]
+fn swap_to_2(c: &Container) -> Value {
+    swap(
+        c,
+        &testkit::words("--unit sim --set speculative-num-steps=2"),
+    )
+    .expect_one(0)
+}
+
 fn prop(c: &Container, unit: &str, p: &str) -> String {
     c.sh(&format!("systemctl show -P {p} {unit}"))
         .trim()
@@ -81,8 +92,7 @@ fn drop_in_swap_clean_stop_dry_run_and_restore() {
         &c,
         &testkit::words("--unit sim --set speculative-num-steps=3 --port 8000"),
     );
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["method"], "drop-in");
     assert_eq!(rec["target"]["unit"], "sim.service");
     assert_eq!(rec["target"]["exec_prefix"], c.exec_prefix());
@@ -137,12 +147,7 @@ fn timeout_stop_sigkill_is_reported() {
     let Some((c, _g)) = boot() else { return };
     install(&c, "", "TimeoutStopSec=1", " --ignore-sigterm 60s");
     server_info(&c);
-    let r = swap(
-        &c,
-        &testkit::words("--unit sim --set speculative-num-steps=2"),
-    );
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = swap_to_2(&c);
     assert_eq!(rec["stop"]["result"], "sigkill_after_timeout", "{rec}");
     assert_eq!(rec["stop"]["systemd_result"], "timeout");
     assert!(
@@ -188,8 +193,7 @@ fn restart_on_failure_and_start_limit_hit() {
         "{journal}"
     );
     let r = swap(&c, &testkit::words("--unit sim --unset crash-after"));
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["stop"]["result"], "already_stopped");
     assert!(
         matches!(
@@ -204,12 +208,7 @@ fn restart_on_failure_and_start_limit_hit() {
     server_info(&c);
     // A graceful swap of a Restart=on-failure unit is not restarted behind
     // our back: one new PID, no restarts.
-    let r = swap(
-        &c,
-        &testkit::words("--unit sim --set speculative-num-steps=2"),
-    );
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = swap_to_2(&c);
     assert_eq!(rec["stop"]["result"], "clean");
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(
@@ -239,8 +238,7 @@ fn in_place_override_caught_and_bad_units() {
             &format!("model-name={nasty}"),
         ],
     );
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["method"], "in-place");
     assert_eq!(rec["start"]["cmdline_verified"], true, "{rec}");
     let backup = rec["backup"].as_str().unwrap().to_string();
@@ -322,8 +320,7 @@ fn rollback_on_fail_restores_and_restarts() {
             ready,
         ],
     );
-    r.expect_code(25);
-    let rec = r.one();
+    let rec = r.expect_one(25);
     assert_eq!(
         (rec["type"].as_str(), rec["kind"].as_str()),
         (Some("failure"), Some("swap_failed"))

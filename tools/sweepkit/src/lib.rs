@@ -26,8 +26,5 @@ pub mod vllm_schedule;
 
 pub use records::{
     BenchRecord, Change, FailureKind, FailureRecord, Provenance, ReadyOutcome, ReadyRecord, Record,
-    ServerInfo, Stage, SummaryRecord, SwapRecord, SCHEMA_VERSION,
+    ServerInfo, Stage, SummaryRecord, SwapRecord, SCHEMA_VERSION, VERSION,
 };
-
-/// The version every tool stamps into its records' provenance.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");

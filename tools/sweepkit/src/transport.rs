@@ -327,6 +327,15 @@ fn run_local(
     })
 }
 
+/// `sh -c SCRIPT` on `t` (5 s at most): its stdout, trimmed. For the unit
+/// tests of the transports.
+#[cfg(test)]
+pub(crate) fn sh_stdout(t: &dyn Transport, script: &str) -> String {
+    let argv = ["sh".into(), "-c".into(), script.into()];
+    let out = t.run(&argv, None, Duration::from_secs(5)).unwrap();
+    out.stdout_str().trim().to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -350,14 +359,7 @@ mod tests {
     #[test]
     fn prefix_runs_before_argv() {
         let t = Local::with_prefix(vec!["env".into(), "SWEEPKIT_T=1".into()]);
-        let out = t
-            .run(
-                &["sh".into(), "-c".into(), "echo $SWEEPKIT_T".into()],
-                None,
-                Duration::from_secs(5),
-            )
-            .unwrap();
-        assert_eq!(out.stdout_str().trim(), "1");
+        assert_eq!(sh_stdout(&t, "echo $SWEEPKIT_T"), "1");
     }
 
     #[test]

@@ -382,13 +382,6 @@ mod tests {
         let a = parse(&["--exec-prefix", "env SWEEPKIT_P=ok"]).unwrap();
         let t = a.open().unwrap();
         assert!(t.describe().starts_with("local via"));
-        let out = t
-            .run(
-                &["sh".into(), "-c".into(), "echo $SWEEPKIT_P".into()],
-                None,
-                Duration::from_secs(5),
-            )
-            .unwrap();
-        assert_eq!(out.stdout_str().trim(), "ok");
+        assert_eq!(crate::transport::sh_stdout(&*t, "echo $SWEEPKIT_P"), "ok");
     }
 }

@@ -458,22 +458,20 @@ fn transport_args_open_ssh_with_exec_prefix() {
         t: TransportArgs,
     }
     let Some(sshd) = Sshd::start() else { return };
-    let a = A::try_parse_from([
-        "a",
-        "--ssh",
-        &sshd.target(),
-        "--ssh-key",
-        sshd.client_key.to_str().unwrap(),
-        "--known-hosts",
-        sshd.known_hosts.to_str().unwrap(),
-        "--exec-prefix",
-        "env 'SWEEPKIT_P=far side'",
-        "--connect-timeout",
-        "5s",
-        "--ssh-config",
-        "/dev/null",
-    ])
-    .unwrap();
+    let mut words = vec!["a".to_string()];
+    words.extend(sshd.client_args());
+    words.extend(
+        [
+            "--exec-prefix",
+            "env 'SWEEPKIT_P=far side'",
+            "--connect-timeout",
+            "5s",
+            "--ssh-config",
+            "/dev/null",
+        ]
+        .map(String::from),
+    );
+    let a = A::try_parse_from(words).unwrap();
     let t = a.t.open().unwrap();
     assert!(t.describe().contains("via 'env"), "{}", t.describe());
     let out = t

@@ -128,17 +128,9 @@ impl Dockerd {
         }
         let tar = root.with_extension("tar");
         tar_dir(&root, &tar);
-        let out = self
-            .docker()
-            .arg("import")
-            .arg(&tar)
-            .arg(image)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "docker import: {}",
-            String::from_utf8_lossy(&out.stderr)
+        crate::helper::checked(
+            self.docker().arg("import").arg(&tar).arg(image),
+            "docker import",
         );
     }
 }

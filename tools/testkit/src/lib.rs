@@ -2,12 +2,15 @@
 //! binaries beside the test executable (as ripgrep's test helper does), run
 //! them with stdin piped from a thread, and start llm-sim on a free port.
 
-pub mod completions;
 pub mod docker;
 pub mod flags;
 mod gate;
+mod generated;
+pub mod helper;
 pub mod netns;
 pub mod nspawn;
+pub mod output;
+mod paths;
 pub mod podman;
 pub mod realpeer;
 pub mod realunit;
@@ -16,37 +19,15 @@ pub mod spec;
 pub mod sshd;
 
 pub use gate::{log_path, ran, require_all, skip};
-pub use server::{alive, assert_no_pwned, healthy_within, server_info, server_info_within};
+pub use generated::{check_generated, check_man_page};
+pub use paths::{bin, repo_root, temp_dir};
+pub use server::{
+    alive, assert_no_pwned, healthy_within, http_get, server_info, server_info_within,
+};
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-/// Path of a workspace binary (`llm-sim`, `wait-ready`, ...). Tests run from
-/// `target/<profile>/deps/`; binaries live one level up.
-pub fn bin(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    let mut dir = exe.parent().expect("exe dir").to_path_buf();
-    if dir.ends_with("deps") {
-        dir.pop();
-    }
-    let path = dir.join(name);
-    assert!(
-        path.exists(),
-        "{} not built; run `cargo build --workspace` (or `make build`) first",
-        path.display()
-    );
-    path
-}
-
-/// The repository root (for fixtures and scripts).
-pub fn repo_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .expect("repo root")
-}
 
 /// A finished command's output, with helpers that dump everything on failure.
 pub struct Run {
@@ -107,6 +88,13 @@ impl Run {
             self.stderr()
         );
         v.pop().unwrap()
+    }
+    /// Assert exit `code`, then return the one JSON line on stdout
+    /// ([`Run::one`]).
+    #[track_caller]
+    pub fn expect_one(&self, code: i32) -> serde_json::Value {
+        self.expect_code(code);
+        self.one()
     }
     /// Assert exit `code` and exactly one stderr line holding `error:`,
     /// which holds `has`.
@@ -255,26 +243,6 @@ impl Drop for Sim {
     }
 }
 
-/// A minimal blocking GET on 127.0.0.1 for tests: (status, body).
-pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
-    use std::net::TcpStream;
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut resp = String::new();
-    s.read_to_string(&mut resp).ok()?;
-    let status = resp.split_whitespace().nth(1)?.parse().ok()?;
-    let body = resp
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    Some((status, body))
-}
-
 /// A port that was free a moment ago (for "wrong port" tests).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -282,19 +250,6 @@ pub fn free_port() -> u16 {
         .local_addr()
         .unwrap()
         .port()
-}
-
-/// A fresh temporary directory under the target dir, removed by the caller
-/// (kept on purpose: a failing test's files stay there to be read).
-pub fn temp_dir(tag: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let base = exe.parent().unwrap().join("testkit-tmp");
-    std::fs::create_dir_all(&base).unwrap();
-    tempfile::Builder::new()
-        .prefix(&format!("{tag}-"))
-        .tempdir_in(&base)
-        .unwrap()
-        .keep()
 }
 
 /// `tests/fixtures/campaign.jsonl`: the reference campaign's numbers as
@@ -351,49 +306,4 @@ macro_rules! cli_tests {
             $crate::check_man_page(<$args as clap::CommandFactory>::command());
         }
     };
-}
-
-/// Check (or, with `SWEEPKIT_UPDATE_MAN=1`, rewrite) `man/<name>.1`: the
-/// page clap_mangen renders from `cmd`, followed by the hand-written
-/// sections in `man/src/<name>.roff` (EXIT STATUS, EXAMPLES, ...); and
-/// likewise its shell completions (see [`completions`]).
-pub fn check_man_page(cmd: clap::Command) {
-    completions::check(cmd.clone());
-    let name = cmd.get_name().to_string();
-    let root = repo_root();
-    let extra_path = root.join("man/src").join(format!("{name}.roff"));
-    let extra = std::fs::read_to_string(&extra_path)
-        .unwrap_or_else(|e| panic!("{}: {e} (hand-written sections)", extra_path.display()));
-    assert!(
-        extra.contains(".SH \"EXIT STATUS\""),
-        "{} lacks EXIT STATUS",
-        extra_path.display()
-    );
-    assert!(
-        extra.contains(".SH EXAMPLES"),
-        "{} lacks EXAMPLES",
-        extra_path.display()
-    );
-    let mut page = Vec::new();
-    clap_mangen::Man::new(cmd)
-        .render(&mut page)
-        .expect("render man page");
-    page.extend_from_slice(extra.as_bytes());
-    check_generated(&root.join("man").join(format!("{name}.1")), &page);
-}
-
-/// Fail when the generated file at `path` differs from `text`; with
-/// `SWEEPKIT_UPDATE_MAN=1` (`make man`) write `text` there instead.
-pub fn check_generated(path: &std::path::Path, text: &[u8]) {
-    if std::env::var_os("SWEEPKIT_UPDATE_MAN").is_some() {
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-        return;
-    }
-    let current = std::fs::read(path).unwrap_or_default();
-    assert!(
-        current == text,
-        "{} is out of date: run `make man` and commit the result",
-        path.display()
-    );
 }

@@ -57,20 +57,14 @@ impl Ctr {
     /// --rootfs /:O argv...`; panics with podman's stderr when it fails.
     pub fn run(tag: &str, extra: &[&str], argv: &[&str]) -> Ctr {
         let c = Ctr::named(tag);
-        let out = podman()
-            .args(["run", "-d", "--name", &c.name])
-            .args(RUN_FLAGS)
-            .args(extra)
-            .args(["--rootfs", "/:O"])
-            .args(argv)
-            .stdin(Stdio::null())
-            .output()
-            .expect("podman runs");
-        assert!(
-            out.status.success(),
-            "podman run {}: {}",
-            c.name,
-            String::from_utf8_lossy(&out.stderr)
+        crate::helper::checked(
+            podman()
+                .args(["run", "-d", "--name", &c.name])
+                .args(RUN_FLAGS)
+                .args(extra)
+                .args(["--rootfs", "/:O"])
+                .args(argv),
+            &format!("podman run {}", c.name),
         );
         c
     }
@@ -82,20 +76,13 @@ impl Ctr {
         let mut c = Ctr::named(tag);
         c.docker = Some(d.host.clone());
         c.remove();
-        let out = c
-            .cli()
-            .args(["run", "-d", "--name", &c.name, "--net=host"])
-            .args(extra)
-            .arg(crate::docker::IMAGE)
-            .args(argv)
-            .stdin(Stdio::null())
-            .output()
-            .expect("docker runs");
-        assert!(
-            out.status.success(),
-            "docker run {}: {}",
-            c.name,
-            String::from_utf8_lossy(&out.stderr)
+        crate::helper::checked(
+            c.cli()
+                .args(["run", "-d", "--name", &c.name, "--net=host"])
+                .args(extra)
+                .arg(crate::docker::IMAGE)
+                .args(argv),
+            &format!("docker run {}", c.name),
         );
         c
     }
@@ -216,13 +203,7 @@ impl Ctr {
             &["rm", "-f", "-t", "0"]
         };
         for n in self.family() {
-            let _ = self
-                .cli()
-                .args(force)
-                .args(["--", &n])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
+            crate::helper::quietly(self.cli().args(force).args(["--", &n]));
         }
     }
 }
@@ -315,11 +296,12 @@ impl Project {
         if self.file.exists() {
             let _ = self.compose(&["down", "-t", "0"]);
         }
-        let _ = Command::new("podman")
-            .args(["pod", "rm", "-f", &format!("pod_{}", self.name)])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
+        crate::helper::quietly(Command::new("podman").args([
+            "pod",
+            "rm",
+            "-f",
+            &format!("pod_{}", self.name),
+        ]));
     }
 }
 

@@ -1,13 +1,12 @@
-//! What a test asks of a server it started: its `/server_info` once
+//! What a test asks of a server it started: a plain GET, its `/server_info` once
 //! `/health` answers 200, whether a PID still runs, and that no shell
 //! injection left a `PWNED*` file behind.
 
+use std::io::{Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-use crate::http_get;
 
 /// `/server_info` on 127.0.0.1:`port` once `/health` is 200, polled every
 /// 20 ms for `limit`; on timeout panics with `context()` (a log tail, a
@@ -66,4 +65,24 @@ pub fn assert_no_pwned<P: AsRef<Path>>(dirs: &[P]) {
             );
         }
     }
+}
+
+/// A minimal blocking GET on 127.0.0.1 for tests: (status, body).
+pub fn http_get(port: u16, path: &str) -> Option<(u16, String)> {
+    use std::net::TcpStream;
+    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut resp = String::new();
+    s.read_to_string(&mut resp).ok()?;
+    let status = resp.split_whitespace().nth(1)?.parse().ok()?;
+    let body = resp
+        .split_once("\r\n\r\n")
+        .map(|(_, b)| b.to_string())
+        .unwrap_or_default();
+    Some((status, body))
 }

@@ -60,12 +60,7 @@ pub fn keygen(path: &Path, kind: &str) -> String {
     if kind == "rsa" {
         c.args(["-b", "2048"]);
     }
-    let out = c.stdin(Stdio::null()).output().expect("run ssh-keygen");
-    assert!(
-        out.status.success(),
-        "ssh-keygen -t {kind}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::helper::checked(&mut c, &format!("ssh-keygen -t {kind}"));
     let pubp = PathBuf::from(format!("{}.pub", path.display()));
     std::fs::read_to_string(pubp)
         .expect("read .pub")
@@ -184,13 +179,19 @@ impl Sshd {
     /// `--ssh TARGET --ssh-key KEY --known-hosts FILE`: what every tool
     /// takes to reach this sshd with its host key checked.
     pub fn client_args(&self) -> Vec<String> {
+        self.args_with(&self.client_key, &self.known_hosts)
+    }
+
+    /// `--ssh TARGET --ssh-key KEY --known-hosts KNOWN`: this server with
+    /// another key or known_hosts file (a refusal's test).
+    pub fn args_with(&self, key: &Path, known: &Path) -> Vec<String> {
         vec![
             "--ssh".into(),
             self.target(),
             "--ssh-key".into(),
-            self.client_key.display().to_string(),
+            key.display().to_string(),
             "--known-hosts".into(),
-            self.known_hosts.display().to_string(),
+            known.display().to_string(),
         ]
     }
 
@@ -319,17 +320,11 @@ impl Agent {
             std::thread::sleep(Duration::from_millis(10));
         }
         for key in keys {
-            let out = Command::new("ssh-add")
-                .arg(key)
-                .env("SSH_AUTH_SOCK", &agent.socket)
-                .stdin(Stdio::null())
-                .output()
-                .expect("run ssh-add");
-            assert!(
-                out.status.success(),
-                "ssh-add {}: {}",
-                key.display(),
-                String::from_utf8_lossy(&out.stderr)
+            crate::helper::checked(
+                Command::new("ssh-add")
+                    .arg(key)
+                    .env("SSH_AUTH_SOCK", &agent.socket),
+                &format!("ssh-add {}", key.display()),
             );
         }
         Some(agent)

@@ -243,9 +243,7 @@ mod tests {
             ok("speculative-num-steps=5").unwrap(),
             "speculative-num-steps is 4, want 5"
         );
-        assert!(ok("tp-size=2")
-            .unwrap()
-            .contains("not reported in the server"));
+        testkit::assert_contains(&ok("tp-size=2").unwrap(), "not reported in the server");
         assert!(ConfigExpect::parse("novalue").is_err());
         assert!(ConfigExpect::parse("a..b=1").is_err());
         assert!(ConfigExpect::parse("[0]=1").is_err());
@@ -279,9 +277,7 @@ mod tests {
                 c("speculative-config.num_speculative_tokens=4").unwrap(),
                 "speculative-config.num_speculative_tokens is 3, want 4"
             );
-            assert!(c("speculative-config.model=d")
-                .unwrap()
-                .contains("not reported"));
+            testkit::assert_contains(&c("speculative-config.model=d").unwrap(), "not reported");
         }
         let bad = json!({"speculative_config": "{not json"});
         let e = ConfigExpect::parse("speculative-config.method=eagle")

@@ -189,8 +189,7 @@ fn swap_record_on_stdin_needs_no_flags() {
     let sim = Sim::start(&testkit::words("--load-time 200ms --warmup-time 200ms"));
     let line = swap_record(sim.port, sim.pid(), "4") + "\n";
     let (r, _) = run_timed(wr(&[]), &line);
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["type"], "ready");
     assert_eq!(rec["config"]["speculative-num-steps"], "4");
     assert_eq!(rec["upstream"]["type"], "swap");
@@ -283,8 +282,7 @@ fn tcp_targets_and_several_targets_must_all_pass() {
     assert_eq!(r.one()["targets"].as_array().unwrap().len(), 2);
     let dead = format!("tcp://127.0.0.1:{}", testkit::free_port());
     let (r, _) = run_timed(wr(&[&health, &dead, "--unreachable-after", "300ms"]), "");
-    r.expect_code(12);
-    let rec = r.one();
+    let rec = r.expect_one(12);
     assert!(rec["reason"].as_str().unwrap().contains(&dead), "{rec}");
     // --expect-json and --expect-body compare values.
     let (r, _) = run_timed(
@@ -318,8 +316,7 @@ fn a_transport_error_while_watching_still_writes_a_failure_with_the_config() {
         "--exec-prefix /nonexistent/sweepkit-prefix --timeout 5s http://127.0.0.1:1/health",
     ));
     let (r, _) = run_timed(c, &format!("{swap}\n"));
-    r.expect_code(21);
-    let rec = r.one();
+    let rec = r.expect_one(21);
     assert_eq!(rec["type"], "failure", "{rec}");
     assert_eq!(rec["class"], "transport", "{rec}");
     assert_eq!(rec["config"]["speculative-num-steps"], "4", "{rec}");

@@ -34,21 +34,26 @@ fn start(tag: &str, podman_flags: &[&str], argv: &[String]) -> Ctr {
     Ctr::run(tag, podman_flags, &refs)
 }
 
+/// llm-sim in a container with a flag value it rejects after a moment
+/// (`--speculative-num-steps many`): exit 2 from its argument parser, with
+/// its message in the container's log. Its port and the container.
+fn start_crashing(tag: &str) -> (String, Ctr) {
+    let port = testkit::free_port().to_string();
+    let mut argv = sim_argv(&port, &["--load-time", "1s"]);
+    argv.extend(["--speculative-num-steps".into(), "many".into()]);
+    let c = start(tag, &[], &argv);
+    (port, c)
+}
+
 #[test]
 fn container_that_crashes_at_load_is_crashed_with_exit_code_and_logs() {
     if !testkit::podman::gate() {
         return;
     }
-    let port = testkit::free_port().to_string();
-    // A flag value the server rejects after a moment: exit 2 from its
-    // argument parser, with its message in the container's log.
-    let mut argv = sim_argv(&port, &["--load-time", "1s"]);
-    argv.extend(["--speculative-num-steps".into(), "many".into()]);
-    let c = start("crash", &[], &argv);
+    let (port, c) = start_crashing("crash");
     let url = format!("http://127.0.0.1:{port}/health");
     let (r, wall) = run_timed(wr(&["--container", &c.name, "--timeout", "60s", &url]), "");
-    r.expect_code(10);
-    let rec = r.one();
+    let rec = r.expect_one(10);
     assert_eq!(rec["kind"], "crashed_at_load", "{rec}");
     let reason = rec["reason"].as_str().unwrap();
     assert!(
@@ -70,8 +75,7 @@ fn container_that_crashes_at_load_is_crashed_with_exit_code_and_logs() {
     );
     let url = format!("http://127.0.0.1:{port}/health");
     let (r, _) = run_timed(wr(&["--container", &c.name, "--timeout", "60s", &url]), "");
-    r.expect_code(10);
-    let rec = r.one();
+    let rec = r.expect_one(10);
     assert_eq!(rec["kind"], "oom", "{rec}");
     assert!(
         rec["reason"]
@@ -110,8 +114,7 @@ fn container_its_engine_keeps_restarting_is_a_restart_loop() {
         ]),
         "",
     );
-    r.expect_code(11);
-    let rec = r.one();
+    let rec = r.expect_one(11);
     assert_eq!(rec["kind"], "restart_loop", "{rec}");
     let reason = rec["reason"].as_str().unwrap();
     assert!(reason.contains("restart"), "{reason}");
@@ -144,12 +147,10 @@ fn expect_config_reads_the_live_command_from_inspect() {
         ])
     };
     let (r, _) = run_timed(args("max-running-requests=7"), "");
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["config_source"], "inspect", "{rec}");
     let (r, _) = run_timed(args("max-running-requests=8"), "");
-    r.expect_code(13);
-    let rec = r.one();
+    let rec = r.expect_one(13);
     let reason = rec["reason"].as_str().unwrap();
     assert!(
         reason.contains(r#"max-running-requests is "7", want 8"#),
@@ -162,17 +163,13 @@ fn swap_records_container_is_watched_without_a_flag() {
     if !testkit::podman::gate() {
         return;
     }
-    let port = testkit::free_port().to_string();
-    let mut argv = sim_argv(&port, &["--load-time", "1s"]);
-    argv.extend(["--speculative-num-steps".into(), "many".into()]);
-    let c = start("record", &[], &argv);
+    let (port, c) = start_crashing("record");
     let swap = format!(
         r#"{{"type":"swap","schema":1,"config":{{}},"provenance":{{"tool":"svc-swap","version":"0.1.0","hostname":"h","started_at":"2026-12-02T00:00:00Z","finished_at":"2026-12-02T00:00:01Z"}},"target":{{"manager":"container","unit":"{n}","port":{port},"container":{{"engine":"podman","name":"{n}","id":"x"}}}},"changes":[],"exec_start":[],"stop":{{"result":"clean","duration_s":0.1}},"start":{{"started_at":"2026-12-02T00:00:01Z"}},"method":"container"}}"#,
         n = c.name
     );
     let (r, wall) = run_timed(wr(&["--timeout", "60s"]), &format!("{swap}\n"));
-    r.expect_code(10);
-    let rec = r.one();
+    let rec = r.expect_one(10);
     assert_eq!(rec["kind"], "crashed_at_load", "{rec}");
     assert!(wall < 20.0, "{wall}");
 }

@@ -19,8 +19,7 @@ fn refused_then_listening_with_nothing_watched_ends_ready() {
     stub_server(port, MS(1500), 200, MS(0));
     let url = format!("http://127.0.0.1:{port}/health");
     let (r, _) = run_timed(wr_line(&format!("{url} --timeout 20s --no-stdin")), "");
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     let open = rec["time_to_port_open_s"].as_f64().unwrap();
     assert!(
         open >= 1.4,

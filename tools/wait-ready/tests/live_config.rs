@@ -29,16 +29,22 @@ fn vllm() -> (String, ArgvProc) {
     (format!("http://127.0.0.1:{port}"), p)
 }
 
-#[test]
-fn json_valued_flag_matches_from_argv() {
+/// wait-ready on the stand-in vLLM, its config read from the argv of its
+/// `--pid`, expecting `expect` (`--expect-config` words).
+fn expect_from_argv(expect: &str) -> testkit::Run {
     let (url, p) = vllm();
     let pid = p.pid();
-    let (r, _) = run_timed(
-        wr_line(&format!("--server vllm {url} --pid {pid} --no-stdin --timeout 10s --expect-config speculative-config.num_speculative_tokens=3 --expect-config max-num-seqs=8")),
-        "",
+    let line = format!("--server vllm {url} --pid {pid} --no-stdin --timeout 10s {expect}");
+    run_timed(wr_line(&line), "").0
+}
+
+#[test]
+fn json_valued_flag_matches_from_argv() {
+    let r = expect_from_argv(
+        "--expect-config speculative-config.num_speculative_tokens=3 \
+         --expect-config max-num-seqs=8",
     );
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["config_source"], "argv", "{rec}");
     assert_eq!(rec["server"]["kind"], "vllm");
     assert_eq!(rec["server"]["version"], "0.32.0", "from /version");
@@ -51,12 +57,7 @@ fn json_valued_flag_matches_from_argv() {
 
 #[test]
 fn json_valued_flag_mismatch_is_exit_13() {
-    let (url, p) = vllm();
-    let pid = p.pid();
-    let (r, _) = run_timed(
-        wr_line(&format!("--server vllm {url} --pid {pid} --no-stdin --timeout 10s --expect-config speculative-config.num_speculative_tokens=4")),
-        "",
-    );
+    let r = expect_from_argv("--expect-config speculative-config.num_speculative_tokens=4");
     r.expect_code(13);
     let reason = r.one()["reason"].as_str().unwrap().to_string();
     assert!(

@@ -5,10 +5,10 @@
 
 mod common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use common::{run_timed, wr};
+use common::{run_timed, wr, Run};
 
 /// LLAMA_SERVER and SMOLLM2_GGUF from the cache's env file.
 fn peer() -> Option<(PathBuf, PathBuf)> {
@@ -63,32 +63,37 @@ fn start(server: &PathBuf, model: &str, port: u16, log: &PathBuf) -> Server {
     Server(child)
 }
 
-#[test]
-fn llama_server_is_waited_through_loading_and_its_props_checked() {
-    let Some((bin, model)) = peer() else { return };
-    let dir = testkit::temp_dir("llama");
+/// Start llama-server on `model` (its log in `dir`), then run wait-ready
+/// `--server llama.cpp --pid PID --log LOG`, `flags` and the URL on it.
+fn wait_for(bin: &PathBuf, model: &str, dir: &Path, flags: &[&str]) -> (Server, Run, f64) {
     let log = dir.join("llama.log");
     let port = testkit::free_port();
-    let srv = start(&bin, model.to_str().unwrap(), port, &log);
+    let srv = start(bin, model, port, &log);
     let pid = srv.0.id().to_string();
-    let url = format!("http://127.0.0.1:{port}");
-    let args = [
-        "-v",
+    let mut c = wr(&[
         "--server",
         "llama.cpp",
         "--pid",
         &pid,
         "--log",
         log.to_str().unwrap(),
-        "--timeout",
-        "60s",
-        "--expect-config",
-        "n_ctx=512",
-        &url,
-    ];
-    let (r, _) = run_timed(wr(&args), "");
-    r.expect_code(0);
-    let rec = r.one();
+    ]);
+    c.args(flags).arg(format!("http://127.0.0.1:{port}"));
+    let (r, wall) = run_timed(c, "");
+    (srv, r, wall)
+}
+
+#[test]
+fn llama_server_is_waited_through_loading_and_its_props_checked() {
+    let Some((bin, model)) = peer() else { return };
+    let dir = testkit::temp_dir("llama");
+    let (srv, r, _) = wait_for(
+        &bin,
+        model.to_str().unwrap(),
+        &dir,
+        &["-v", "--timeout", "60s", "--expect-config", "n_ctx=512"],
+    );
+    let rec = r.expect_one(0);
     assert_eq!(rec["outcome"], "ready");
     assert_eq!(rec["server"]["kind"], "llama.cpp");
     assert_eq!(rec["server"]["simulated"], false);
@@ -106,29 +111,16 @@ fn llama_server_is_waited_through_loading_and_its_props_checked() {
 fn llama_server_that_cannot_load_its_model_is_a_crash() {
     let Some((bin, _)) = peer() else { return };
     let dir = testkit::temp_dir("llama-bad");
-    let log = dir.join("llama.log");
     let bad = dir.join("not-a-model.gguf");
     std::fs::write(&bad, b"this is not a gguf file").unwrap();
-    let port = testkit::free_port();
-    let srv = start(&bin, bad.to_str().unwrap(), port, &log);
-    let pid = srv.0.id().to_string();
-    let url = format!("http://127.0.0.1:{port}");
-    let args = [
-        "--server",
-        "llama.cpp",
-        "--pid",
-        &pid,
-        "--log",
-        log.to_str().unwrap(),
-        // A fresh log: all of it is this instance's, including what it
-        // wrote before the wait began.
-        "--log-offset",
-        "0",
-        "--timeout",
-        "30s",
-        &url,
-    ];
-    let (r, wall) = run_timed(wr(&args), "");
+    // A fresh log: all of it is this instance's, including what it wrote
+    // before the wait began.
+    let (srv, r, wall) = wait_for(
+        &bin,
+        bad.to_str().unwrap(),
+        &dir,
+        &["--log-offset", "0", "--timeout", "30s"],
+    );
     r.expect_code(10);
     assert!(wall < 10.0, "{wall}");
     let rec = r.one();

@@ -16,8 +16,7 @@ fn loading_then_ready_is_detected_soon_after_health_turns_200() {
     let pid = sim.pid().to_string();
     let url = sim.base_url();
     let (r, _) = run_timed(wr_line(&format!("--server llm-sim --pid {pid} {url}")), "");
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["type"], "ready");
     assert_eq!(rec["outcome"], "ready");
     let open = rec["time_to_port_open_s"].as_f64().unwrap();
@@ -55,12 +54,7 @@ fn crash_during_load_is_found_within_a_second_with_the_log_tail() {
     assert_eq!(rec["stage"], "ready");
     assert_eq!(rec["kind"], "oom");
     assert_eq!(rec["exit_code"], 10);
-    let tail: Vec<String> = rec["log_tail"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l.as_str().unwrap().to_string())
-        .collect();
+    let tail = testkit::output::strs(&rec["log_tail"]);
     assert!(
         tail.iter().any(|l| l.contains("CUDA out of memory")),
         "{tail:?}"
@@ -148,8 +142,7 @@ fn sglang_preset_is_not_fooled_by_early_v1_models() {
             target,
         ];
         let (r, _) = run_timed(wr(&args), "");
-        r.expect_code(124);
-        let rec = r.one();
+        let rec = r.expect_one(124);
         assert_eq!(rec["kind"], "timeout");
         let reason = rec["reason"].as_str().unwrap();
         assert!(reason.contains("/health: HTTP 503"), "{reason}");
@@ -166,8 +159,7 @@ fn config_mismatch_is_its_own_outcome() {
         )),
         "",
     );
-    r.expect_code(13);
-    let rec = r.one();
+    let rec = r.expect_one(13);
     assert_eq!(rec["kind"], "config_mismatch");
     let reason = rec["reason"].as_str().unwrap();
     assert!(
@@ -186,8 +178,7 @@ fn config_mismatch_is_its_own_outcome() {
         &url,
     ];
     let (r, _) = run_timed(wr(&ok), "");
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["server"]["args"]["speculative_num_steps"], 3);
 }
 
@@ -212,8 +203,7 @@ fn steps_without_an_algorithm_pass_the_check_with_an_inert_warning() {
         &url,
     ];
     let (r, _) = run_timed(wr(&args), "");
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["server"]["args"]["speculative_num_steps"], 3, "{rec}");
     assert_eq!(
         rec["server"]["args"]["speculative_algorithm"],
@@ -245,8 +235,7 @@ fn invert_waits_out_a_hung_shutdown() {
     unsafe { libc::kill(sim.pid() as i32, libc::SIGTERM) };
     let url = format!("{}/health", sim.base_url());
     let (r, wall) = run_timed(wr_line(&format!("--invert --timeout 10s {url}")), "");
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["outcome"], "down");
     // Still up while SIGTERM is ignored (1 s), down soon after.
     assert!((0.6..3.0).contains(&wall), "took {wall:.2}s");
@@ -301,11 +290,9 @@ fn sim_appending_to(log: &std::path::Path, args: &[&str]) -> (std::process::Chil
 }
 
 fn tail_of(rec: &serde_json::Value) -> Vec<String> {
-    rec["log_tail"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|l| l.as_str().unwrap().to_string())
+    testkit::output::strs(&rec["log_tail"])
+        .into_iter()
+        .map(String::from)
         .collect()
 }
 
@@ -325,8 +312,7 @@ fn crash_log_tail_holds_only_this_instance_not_the_previous_ones_sigterm() {
     );
     let _ = child.kill();
     let _ = child.wait();
-    r.expect_code(10);
-    let rec = r.one();
+    let rec = r.expect_one(10);
     assert_eq!(rec["kind"], "oom");
     let tail = tail_of(&rec);
     assert!(
@@ -371,8 +357,7 @@ fn swap_record_log_offset_keeps_this_instances_lines_from_before_the_wait() {
     let (r, _) = run_timed(wr(&[]), &format!("{swap}\n"));
     let _ = child.kill();
     let _ = child.wait();
-    r.expect_code(10);
-    let rec = r.one();
+    let rec = r.expect_one(10);
     let tail = tail_of(&rec);
     assert!(
         tail.iter().any(|l| l == "new instance: loading weights"),

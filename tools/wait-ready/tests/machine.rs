@@ -7,7 +7,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{run_timed, wr, wr_ssh, LoggedSim};
+use common::{run_ssh, run_timed, wr, LoggedSim};
 use serde_json::Value;
 use testkit::sshd::Sshd;
 use testkit::Sim;
@@ -73,8 +73,7 @@ fn local_ready_record_names_localhost_and_its_cpu() {
         wr(&["--server", "llm-sim", "--no-stdin", &sim.base_url()]),
         "",
     );
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     let h = &rec["server"]["host"];
     assert_eq!(h["name"], "localhost", "{rec}");
     assert!(h.get("exec_prefix").is_none(), "{h}");
@@ -166,8 +165,7 @@ fn a_crash_at_load_failure_record_names_the_host() {
         ]),
         "",
     );
-    r.expect_code(10);
-    let rec = r.one();
+    let rec = r.expect_one(10);
     assert_eq!(rec["type"], "failure");
     assert_eq!(rec["host"]["name"], "localhost", "{rec}");
     assert_eq!(rec["host"]["cpu_count"], cpu_count_here());
@@ -177,14 +175,12 @@ fn a_crash_at_load_failure_record_names_the_host() {
 fn over_ssh_the_record_names_the_destination() {
     let sshd = Sshd::start().expect("sshd (openssh-server) is needed for this test");
     let sim = Sim::start(&[]);
-    let mut c = wr_ssh(
+    let (r, _) = run_ssh(
         &sshd,
-        &testkit::words("--server llm-sim --no-stdin --timeout 20s"),
+        "--server llm-sim --no-stdin --timeout 20s",
+        &sim.base_url(),
     );
-    c.arg(sim.base_url());
-    let (r, _) = run_timed(c, "");
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     let h = &rec["server"]["host"];
     assert_eq!(h["name"], sshd.target().as_str(), "{rec}");
     assert_eq!(h["cpu_count"], cpu_count_here(), "{h}");

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{fake_systemd, run_timed, wr, wr_ssh, LoggedSim};
+use common::{crash_over_ssh, fake_systemd, run_ssh, run_timed, wr, wr_ssh, LoggedSim};
 use testkit::sshd::Sshd;
 use testkit::Sim;
 
@@ -14,12 +14,12 @@ fn loading_server_is_probed_through_the_tunnel() {
     let Some(sshd) = Sshd::start() else { return };
     let sim = Sim::start(&testkit::words("--load-time 400ms --warmup-time 300ms"));
     let pid = sim.pid().to_string();
-    let args = ["--server", "llm-sim", "--pid", &pid, "--timeout", "20s"];
-    let mut c = wr_ssh(&sshd, &args);
-    c.arg(sim.base_url());
-    let (r, _) = run_timed(c, "");
-    r.expect_code(0);
-    let rec = r.one();
+    let (r, _) = run_ssh(
+        &sshd,
+        &format!("--server llm-sim --pid {pid} --timeout 20s"),
+        &sim.base_url(),
+    );
+    let rec = r.expect_one(0);
     assert_eq!(rec["outcome"], "ready");
     assert!(rec["via"].as_str().unwrap().starts_with("ssh "), "{rec}");
     // Refused on the far side was told apart from open: the port opened
@@ -39,29 +39,15 @@ fn loading_server_is_probed_through_the_tunnel() {
 fn crash_is_seen_through_the_far_side_pid_and_log() {
     let Some(sshd) = Sshd::start() else { return };
     let sim = LoggedSim::start("ssh-crash", &["--crash-on-load", "--load-time", "500ms"]);
-    let pid = sim.pid();
-    let log = sim.log.display().to_string();
-    // A fresh log: read it from the start, since the OOM line may be
-    // written before a slow SSH connect completes.
-    let mut c = wr_ssh(
+    let (rec, wall) = crash_over_ssh(
         &sshd,
-        &[
-            "--pid",
-            &pid,
-            "--log",
-            &log,
-            "--log-offset",
-            "0",
-            "--timeout",
-            "120s",
-        ],
+        &sim.pid(),
+        &sim.log,
+        "--timeout 120s",
+        &sim.base_url(),
     );
-    c.arg(sim.base_url());
-    let (r, wall) = run_timed(c, "");
-    r.expect_code(10);
     // Seen by the crash, not the timeout (latency: bench/wait-ready.sh).
     assert!(wall < 60.0, "took {wall:.2}s");
-    let rec = r.one();
     assert_eq!(rec["kind"], "oom", "{rec}");
     assert!(rec["log_tail"].to_string().contains("CUDA out of memory"));
 }
@@ -69,17 +55,9 @@ fn crash_is_seen_through_the_far_side_pid_and_log() {
 #[test]
 fn bad_host_key_is_a_transport_error() {
     let Some(sshd) = Sshd::start() else { return };
-    let mut c = wr(&[
-        "--ssh",
-        &sshd.target(),
-        "--ssh-key",
-        sshd.client_key.to_str().unwrap(),
-        "--known-hosts",
-        sshd.wrong_known_hosts.to_str().unwrap(),
-        "--timeout",
-        "5s",
-    ]);
-    c.arg("http://127.0.0.1:1/health");
+    let mut c = wr(&[]);
+    c.args(sshd.args_with(&sshd.client_key, &sshd.wrong_known_hosts))
+        .args(["--timeout", "5s", "http://127.0.0.1:1/health"]);
     let (r, _) = run_timed(c, "");
     r.expect_code(21);
     // A failure record (class transport) so a pipeline keeps the config
@@ -120,8 +98,7 @@ fn unit_is_watched_on_the_far_side_behind_the_prefix() {
     );
     let (r, _) = run_timed(c, "");
     let _ = std::fs::remove_dir_all(dir);
-    r.expect_code(10);
-    let rec = r.one();
+    let rec = r.expect_one(10);
     assert!(
         rec["reason"]
             .as_str()
@@ -165,8 +142,7 @@ fn expect_config_reads_argv_over_ssh() {
         wr_ssh(&sshd, &[&args[..], &["--expect-config", ok]].concat()),
         "",
     );
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["config_source"], "argv", "{rec}");
     assert!(rec["via"].as_str().unwrap().starts_with("ssh "), "{rec}");
     let bad = "speculative-config.num_speculative_tokens=2";

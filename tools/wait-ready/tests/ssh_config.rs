@@ -47,8 +47,7 @@ fn ssh_alias_through_proxy_jump_watches_the_far_pid() {
     c.args(["--server", "llm-sim", "--pid", &pid, "--timeout", "20s"]);
     c.arg(sim.base_url());
     let (r, _) = run_timed(c, "");
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["outcome"], "ready", "{rec}");
     assert!(rec["via"].as_str().unwrap().starts_with("ssh "), "{rec}");
     let log = j.log_text();
@@ -99,8 +98,7 @@ fn swap_record_alias_is_resolved_through_the_env_named_config() {
     let mut c = wr(&["--timeout", "20s"]);
     c.env("SWEEPKIT_SSH_CONFIG", &cfg);
     let (r, _) = run_timed(c, &line);
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["outcome"], "ready", "{rec}");
     assert!(rec["via"].as_str().unwrap().starts_with("ssh "), "{rec}");
     assert!(

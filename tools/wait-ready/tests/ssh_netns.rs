@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{run_timed, wr, wr_ssh, wr_ssh_line};
+use common::{crash_over_ssh, run_ssh, run_timed, wr};
 use testkit::netns::Netns;
 use testkit::sshd::Sshd;
 
@@ -111,16 +111,14 @@ fn loopback_only_server_is_ready_through_the_tunnel() {
     );
     let head_start = sim.started.elapsed().as_secs_f64();
     let pid = sim.pid.to_string();
-    let mut c = wr_ssh_line(
+    let (r, wall) = run_ssh(
         &sshd,
         &format!(
             "--server llm-sim --pid {pid} --expect-config speculative_num_steps=3 --timeout 30s"
         ),
+        &sim.url(),
     );
-    c.arg(sim.url());
-    let (r, wall) = run_timed(c, "");
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["type"], "ready", "{rec}");
     assert_eq!(rec["outcome"], "ready", "{rec}");
     let via = rec["via"].as_str().unwrap_or_default();
@@ -167,14 +165,12 @@ fn loopback_only_server_is_ready_through_the_tunnel() {
 
     // The live config really is read through the tunnel: a wrong value
     // is a mismatch, not a pass.
-    let mut c = wr_ssh(
+    let (r, _) = run_ssh(
         &sshd,
-        &testkit::words("--server llm-sim --expect-config speculative-num-steps=5 --timeout 10s"),
+        "--server llm-sim --expect-config speculative-num-steps=5 --timeout 10s",
+        &sim.url(),
     );
-    c.arg(sim.url());
-    let (r, _) = run_timed(c, "");
-    r.expect_code(13);
-    let rec = r.one();
+    let rec = r.expect_one(13);
     assert_eq!(rec["type"], "failure", "{rec}");
     assert_eq!(rec["kind"], "config_mismatch", "{rec}");
 }
@@ -190,30 +186,15 @@ fn crash_inside_the_namespace_is_seen_through_ssh() {
         &["--crash-on-load", "--load-time", "500ms"],
     );
     assert!(refused("127.0.0.1", sim.port));
-    let pid = sim.pid.to_string();
-    let log = sim.log.display().to_string();
-    let mut c = wr_ssh(
+    // The log is this server's alone.
+    let (rec, wall) = crash_over_ssh(
         &sshd,
-        &[
-            "--server",
-            "llm-sim",
-            "--pid",
-            &pid,
-            "--log",
-            &log,
-            // The log is this server's alone: read it from the start, since
-            // the OOM line may be written before the SSH connect completes.
-            "--log-offset",
-            "0",
-            "--timeout",
-            "20s",
-        ],
+        &sim.pid.to_string(),
+        &sim.log,
+        "--server llm-sim --timeout 20s",
+        &sim.url(),
     );
-    c.arg(sim.url());
-    let (r, wall) = run_timed(c, "");
-    r.expect_code(10);
     assert!(wall < 8.0, "crash took {wall:.2}s to see");
-    let rec = r.one();
     assert_eq!(rec["type"], "failure", "{rec}");
     assert_eq!(rec["kind"], "oom", "{rec}");
     assert!(
@@ -260,14 +241,12 @@ fn a_name_only_the_far_side_resolves_is_not_unresolved_here() {
     );
     // Loading (refused on the far side) for longer than the grace: had the
     // name been resolved here, it would not resolve and end the wait (12).
-    let mut c = wr_ssh(
+    let (r, _) = run_ssh(
         &sshd,
-        &testkit::words("--server llm-sim --unresolved-after 300ms --timeout 30s"),
+        "--server llm-sim --unresolved-after 300ms --timeout 30s",
+        &format!("http://{name}:{}", sim.port),
     );
-    c.arg(format!("http://{name}:{}", sim.port));
-    let (r, _) = run_timed(c, "");
-    r.expect_code(0);
-    let rec = r.one();
+    let rec = r.expect_one(0);
     assert_eq!(rec["outcome"], "ready", "{rec}");
     assert_eq!(
         rec["server"]["simulated"], true,

@@ -237,3 +237,39 @@ pub fn signal(pid: u32, sig: &str) {
         .unwrap();
     assert!(st.success());
 }
+
+/// Poll until `state` says "200" (at most 20 s, every `every`): `state`
+/// asks the server once and names its answer, given the names seen so far;
+/// returns them, each run of one name once, starting at "refused".
+pub fn health_phases(
+    every: Duration,
+    mut state: impl FnMut(&[&'static str]) -> &'static str,
+) -> Vec<&'static str> {
+    let mut seen = vec!["refused"];
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(20) {
+        let now = state(&seen);
+        if seen.last() != Some(&now) {
+            seen.push(now);
+        }
+        if now == "200" {
+            break;
+        }
+        std::thread::sleep(every);
+    }
+    seen
+}
+
+/// The value of the first line of a `/metrics` page that starts with
+/// `name` (end it with `{` for a labelled series).
+#[track_caller]
+pub fn metric<T: std::str::FromStr>(page: &str, name: &str) -> T
+where
+    T::Err: std::fmt::Debug,
+{
+    let line = page
+        .lines()
+        .find(|l| l.starts_with(name))
+        .unwrap_or_else(|| panic!("no {name} in:\n{page}"));
+    line.rsplit(' ').next().unwrap().parse().unwrap()
+}

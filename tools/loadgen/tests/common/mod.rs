@@ -50,6 +50,16 @@ pub fn load_sim(sim: &Sim, line: &str) -> Run {
     load(&sim.base_url(), &words(line))
 }
 
+/// loadgen against `url` with the words of `line`: the run and its bench
+/// records, of which there must be `n`.
+#[track_caller]
+pub fn benches_at(url: &str, line: &str, n: usize) -> (Run, Vec<serde_json::Value>) {
+    let r = run(loadgen_at(url, line), "");
+    let b = benches(&r);
+    assert_eq!(b.len(), n, "{}", r.stderr());
+    (r, b)
+}
+
 /// Bench records (type bench) from stdout.
 pub fn benches(r: &Run) -> Vec<serde_json::Value> {
     r.json_lines()

@@ -1,18 +1,18 @@
-//! One small exporter per human format of the comparison table, which
-//! table.rs builds once (as hyperfine's `src/export/` writes one result set
-//! with one exporter per markup): aligned text for a terminal, Markdown
-//! for pull requests, and the HTML report's results table. The machine
-//! formats (CSV, JSON) are emit.rs's.
+//! One small exporter per output format (as hyperfine's `src/export/`
+//! writes one result set with one exporter per markup): the comparison
+//! table, which table.rs builds once, as aligned text for a terminal,
+//! Markdown for pull requests and the HTML report's results table; and
+//! the machine formats, the summary's rows as CSV and its one summary
+//! record as JSON (summary.rs).
 
 pub mod html;
 pub mod markdown;
+pub mod summary;
 pub mod text;
 
 #[cfg(test)]
 mod tests {
-    use crate::analysis::{analyse, Analysis, Options};
-    use crate::cli::Objective;
-    use crate::metric::metric;
+    use crate::analysis::Analysis;
     use crate::table::Table;
 
     /// A bench record of config `n` at concurrency `c` with `tok_s` tokens/s.
@@ -26,20 +26,7 @@ mod tests {
     }
 
     fn analysis_of(lines: &[String]) -> Analysis {
-        let mut inp = crate::input::Input::default();
-        crate::input::read_source("t.jsonl", &lines.join("\n"), &mut inp).unwrap();
-        let opts = Options {
-            metric: metric("throughput.output_tok_per_s", None).unwrap(),
-            objective: Objective::Weighted,
-            slo: Vec::new(),
-            weights: Vec::new(),
-            baseline: None,
-            param: None,
-            tolerance: 0.01,
-            plateau_threshold: 0.02,
-        };
-        let model = crate::group::build(&inp.obs, &opts.metric, &mut Vec::new());
-        analyse(model, &inp.obs, opts).unwrap()
+        crate::analysis::analysis_of_lines(lines)
     }
 
     /// True when every word of `words` stands in `line`, in that order.

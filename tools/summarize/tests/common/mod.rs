@@ -19,6 +19,14 @@ pub fn summary(run: &testkit::Run) -> serde_json::Value {
     lines[0].clone()
 }
 
+/// summarize `args` on `stdin`, which must exit 0: its one summary record.
+#[track_caller]
+pub fn summary_of(args: &[&str], stdin: &str) -> serde_json::Value {
+    let run = summarize(args, stdin);
+    run.expect_code(0);
+    summary(&run)
+}
+
 /// Write `text` to a fresh temp file named `name`; returns its path.
 pub fn temp_file(name: &str, text: &str) -> String {
     testkit::temp_file("summarize", name, text)

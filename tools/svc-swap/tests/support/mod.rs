@@ -34,6 +34,25 @@ pub fn swap_with(pre: &[String], args: &[&str], stdin: &str) -> Run {
     testkit::run(c, stdin)
 }
 
+/// `svc-swap TARGET --set speculative-num-steps=2` over SSH to `sshd`
+/// (TARGET: the target's flags): exit 0, and the record names the SSH
+/// destination. The record.
+#[track_caller]
+pub fn swap_to_2_over_ssh(sshd: &testkit::sshd::Sshd, target: &[&str]) -> serde_json::Value {
+    let args = [target, &["--set", "speculative-num-steps=2"]].concat();
+    let rec = swap_with(&sshd.client_args(), &args, "").expect_one(0);
+    assert_eq!(rec["target"]["ssh"], sshd.target());
+    rec
+}
+
+/// `--set-file SET_FILE --set speculative-adaptive`, then `more`: an
+/// adaptive schedule's file and switch (SET_FILE: `FLAG=PATH`).
+pub fn set_adaptive<'a>(set_file: &'a str, more: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["--set-file", set_file, "--set", "speculative-adaptive"];
+    v.extend_from_slice(more);
+    v
+}
+
 /// `--ssh TARGET --ssh-key KEY --known-hosts FILE` for the test sshd.
 pub fn ssh_base(sshd: &testkit::sshd::Sshd) -> Vec<String> {
     sshd.client_args()
@@ -67,8 +86,7 @@ pub fn late_crash_is_rolled_back(
         "--ready-cmd",
         &ready,
     ]);
-    r.expect_code(25);
-    let rec = r.one();
+    let rec = r.expect_one(25);
     assert_eq!(rec["running"], "old", "{rec}");
     assert!(
         rec["reason"].as_str().unwrap().contains("rolled back"),

@@ -9,6 +9,9 @@ use serde_with::skip_serializing_none;
 /// Bumped when a field changes meaning or is removed (adding fields is not).
 pub const SCHEMA_VERSION: u32 = 1;
 
+/// The version every tool stamps into its records' provenance.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// The config map: launch parameter (flag name without dashes) -> value.
 pub type Config = BTreeMap<String, String>;
 
@@ -33,7 +36,7 @@ impl Provenance {
     pub fn new(tool: &str, started: std::time::SystemTime) -> Self {
         Provenance {
             tool: tool.to_string(),
-            version: crate::VERSION.to_string(),
+            version: VERSION.to_string(),
             hostname: crate::time::hostname(),
             started_at: crate::time::rfc3339(started),
             finished_at: crate::time::rfc3339(std::time::SystemTime::now()),

@@ -148,22 +148,24 @@ fn bench_lists_match(st: Stats, t: Throughput, sp: SpecStats) {
     };
     let v = serde_json::to_value(&b).unwrap();
     let obj = v.as_object().unwrap();
-    let is = |k: &str, fields: &[&str]| {
-        obj[k].as_object().is_some_and(|o| o.len() == fields.len())
-            && fields.iter().all(|f| obj[k].get(f).is_some())
+    // The top-level keys whose value is an object of exactly `fields`.
+    let blocks_of = |fields: &[&str]| -> Vec<&str> {
+        obj.keys()
+            .map(String::as_str)
+            .filter(|k| {
+                obj[*k].as_object().is_some_and(|o| o.len() == fields.len())
+                    && fields.iter().all(|f| obj[*k].get(f).is_some())
+            })
+            .collect()
     };
-    let blocks: Vec<&str> = obj
-        .keys()
-        .map(String::as_str)
-        .filter(|k| is(k, &Stats::FIELDS))
-        .collect();
-    assert_eq!(sorted(&blocks), sorted(&BenchRecord::STATS_BLOCKS));
-    let tput: Vec<&str> = obj
-        .keys()
-        .map(String::as_str)
-        .filter(|k| is(k, &Throughput::FIELDS))
-        .collect();
-    assert_eq!(sorted(&tput), sorted(&BenchRecord::THROUGHPUT_BLOCKS));
+    assert_eq!(
+        sorted(&blocks_of(&Stats::FIELDS)),
+        sorted(&BenchRecord::STATS_BLOCKS)
+    );
+    assert_eq!(
+        sorted(&blocks_of(&Throughput::FIELDS)),
+        sorted(&BenchRecord::THROUGHPUT_BLOCKS)
+    );
     let top: Vec<&str> = obj
         .iter()
         .filter(|(k, x)| x.is_f64() && *k != "schema")

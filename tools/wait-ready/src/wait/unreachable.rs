@@ -173,57 +173,31 @@ mod tests {
         assert!(why.contains("name does not resolve"), "{why}");
         assert!(why.contains("has not resolved for 10s"), "{why}");
         assert!(why.contains("--unresolved-after"), "{why}");
+        // 50 s in (past the grace), for plan `p` and probe states `st`.
+        let at_50s = |p: &Plan, st: &[State], watched: bool| {
+            unreachable(
+                p,
+                st,
+                watched,
+                Duration::from_secs(50),
+                t0 + Duration::from_secs(50),
+            )
+        };
         // `never` (None): only --timeout ends it.
         let never = plan(None);
-        assert_eq!(
-            unreachable(
-                &never,
-                &st,
-                true,
-                Duration::from_secs(50),
-                t0 + Duration::from_secs(50)
-            ),
-            None
-        );
+        assert_eq!(at_50s(&never, &st, true), None);
         // A refused port is still a server loading; a port that was open
         // once is not a typo; --invert waits for down, not for a name.
         let refused = [failed(NetError::Refused, None)];
-        assert_eq!(
-            unreachable(
-                &p,
-                &refused,
-                false,
-                Duration::from_secs(50),
-                t0 + Duration::from_secs(50)
-            ),
-            None
-        );
+        assert_eq!(at_50s(&p, &refused, false), None);
         let mut opened = failed(NetError::Dns, Some(t0));
         opened.ever_open = true;
-        assert_eq!(
-            unreachable(
-                &p,
-                &[opened],
-                true,
-                Duration::from_secs(50),
-                t0 + Duration::from_secs(50)
-            ),
-            None
-        );
+        assert_eq!(at_50s(&p, &[opened], true), None);
         let inv = Plan {
             invert: true,
             ..plan(Some(Duration::from_secs(1)))
         };
-        assert_eq!(
-            unreachable(
-                &inv,
-                &st,
-                true,
-                Duration::from_secs(50),
-                t0 + Duration::from_secs(50)
-            ),
-            None
-        );
+        assert_eq!(at_50s(&inv, &st, true), None);
     }
 
     #[test]

@@ -34,6 +34,31 @@ pub fn wr_ssh(s: &testkit::sshd::Sshd, rest: &[&str]) -> Command {
     c
 }
 
+/// wait-ready over SSH to `s` with the words of `line`, then `url`; run
+/// with no stdin, timed.
+pub fn run_ssh(s: &testkit::sshd::Sshd, line: &str, url: &str) -> (Run, f64) {
+    let mut c = wr_ssh_line(s, line);
+    c.arg(url);
+    run_timed(c, "")
+}
+
+/// [`run_ssh`] on a server that crashes at load: its `pid` and its fresh
+/// `log`, read from the start (the OOM line may be written before a slow
+/// SSH connect completes), then `flags`; its crash record (exit 10) and
+/// how long it took.
+#[track_caller]
+pub fn crash_over_ssh(
+    s: &testkit::sshd::Sshd,
+    pid: &str,
+    log: &Path,
+    flags: &str,
+    url: &str,
+) -> (serde_json::Value, f64) {
+    let line = format!("--pid {pid} --log {} --log-offset 0 {flags}", log.display());
+    let (r, wall) = run_ssh(s, &line, url);
+    (r.expect_one(10), wall)
+}
+
 /// Run it with `stdin`, timing it.
 pub fn run_timed(c: Command, stdin: &str) -> (Run, f64) {
     let t0 = Instant::now();

@@ -1,0 +1,90 @@
+//! The files generated from a tool's one clap definition and committed:
+//! its man page (`man/<name>.1`, clap_mangen plus the hand-written
+//! sections) and its shell completions (bash, zsh, fish, by
+//! `clap_complete`, in `completions/`). A test fails when they drift,
+//! `make man` rewrites them, and `make install` copies them to where each
+//! shell looks.
+//!
+//! hyperfine generates its completions from its clap `Command` with
+//! `clap_complete::generate_to` for each `Shell` (its `build.rs`); ripgrep
+//! prints them from its flag definitions (`rg --generate complete-bash`,
+//! `crates/core/flags/complete/`). Committed files, as here, install
+//! without running (or cross-building) the binaries, as man/ does.
+
+use std::path::PathBuf;
+
+use clap_complete::Shell;
+
+/// The shells completions are made for.
+pub const SHELLS: [Shell; 3] = [Shell::Bash, Shell::Zsh, Shell::Fish];
+
+/// `completions/<file>` for `name` in `shell`: `svc-swap.bash`, `_svc-swap`,
+/// `svc-swap.fish` (clap_complete's own file names).
+pub fn path(shell: Shell, name: &str) -> PathBuf {
+    crate::paths::repo_root()
+        .join("completions")
+        .join(clap_complete::Generator::file_name(&shell, name))
+}
+
+/// The completion script for `cmd` in `shell`.
+pub fn render(shell: Shell, cmd: &mut clap::Command) -> Vec<u8> {
+    let name = cmd.get_name().to_string();
+    let mut out = Vec::new();
+    clap_complete::generate(shell, cmd, name, &mut out);
+    out
+}
+
+/// Check (or, with `SWEEPKIT_UPDATE_MAN=1`, rewrite) the completions of
+/// `cmd` for every shell in [`SHELLS`].
+pub fn completions(mut cmd: clap::Command) {
+    let name = cmd.get_name().to_string();
+    for shell in SHELLS {
+        let text = render(shell, &mut cmd);
+        check_generated(&path(shell, &name), &text);
+    }
+}
+
+/// Check (or, with `SWEEPKIT_UPDATE_MAN=1`, rewrite) `man/<name>.1`: the
+/// page clap_mangen renders from `cmd`, followed by the hand-written
+/// sections in `man/src/<name>.roff` (EXIT STATUS, EXAMPLES, ...); and
+/// likewise its shell completions (see [`completions`]).
+pub fn check_man_page(cmd: clap::Command) {
+    completions(cmd.clone());
+    let name = cmd.get_name().to_string();
+    let root = crate::paths::repo_root();
+    let extra_path = root.join("man/src").join(format!("{name}.roff"));
+    let extra = std::fs::read_to_string(&extra_path)
+        .unwrap_or_else(|e| panic!("{}: {e} (hand-written sections)", extra_path.display()));
+    assert!(
+        extra.contains(".SH \"EXIT STATUS\""),
+        "{} lacks EXIT STATUS",
+        extra_path.display()
+    );
+    assert!(
+        extra.contains(".SH EXAMPLES"),
+        "{} lacks EXAMPLES",
+        extra_path.display()
+    );
+    let mut page = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .render(&mut page)
+        .expect("render man page");
+    page.extend_from_slice(extra.as_bytes());
+    check_generated(&root.join("man").join(format!("{name}.1")), &page);
+}
+
+/// Fail when the generated file at `path` differs from `text`; with
+/// `SWEEPKIT_UPDATE_MAN=1` (`make man`) write `text` there instead.
+pub fn check_generated(path: &std::path::Path, text: &[u8]) {
+    if std::env::var_os("SWEEPKIT_UPDATE_MAN").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+        return;
+    }
+    let current = std::fs::read(path).unwrap_or_default();
+    assert!(
+        current == text,
+        "{} is out of date: run `make man` and commit the result",
+        path.display()
+    );
+}
