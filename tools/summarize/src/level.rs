@@ -40,21 +40,14 @@ impl Level {
     /// The level of a bench record: `load.rate_rps` for an open loop
     /// (`load.mode` = `open`), else `load.concurrency`, else whichever exists.
     pub fn of_record(rec: &Value) -> Option<Level> {
-        let load = rec.get("load")?;
-        let conc = load
-            .get("concurrency")
-            .and_then(as_u64)
-            .map(Level::Concurrency);
+        let load = crate::record_view::Head::of(rec).load.0?;
+        let conc = load.concurrency.0.map(Level::Concurrency);
         let rate = load
-            .get("rate_rps")
-            .and_then(as_f64)
+            .rate_rps
+            .0
             .filter(|r| r.is_finite() && *r > 0.0)
             .map(Level::Rate);
-        let mode = crate::record_view::Head::of(rec)
-            .load
-            .0
-            .and_then(|l| l.mode.0);
-        let open = mode == Some(sweepkit::records::LoadMode::Open);
+        let open = load.mode.0 == Some(sweepkit::records::LoadMode::Open);
         if open {
             rate.or(conc)
         } else {
@@ -72,22 +65,6 @@ impl Level {
 
     pub fn is_open(&self) -> bool {
         matches!(self, Level::Rate(_))
-    }
-}
-
-fn as_u64(v: &Value) -> Option<u64> {
-    match v {
-        Value::Number(n) => n.as_u64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
-    }
-}
-
-fn as_f64(v: &Value) -> Option<f64> {
-    match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse().ok(),
-        _ => None,
     }
 }
 
@@ -159,5 +136,14 @@ mod tests {
         let open = json!({"load": {"mode": "open", "concurrency": 8, "rate_rps": 2.0}});
         assert_eq!(Level::of_record(&open), Some(Level::Rate(2.0)));
         assert_eq!(Level::of_record(&json!({"load": {}})), None);
+        // Numbers as text (CSV input) count; other types, a float
+        // concurrency and a rate of 0 do not.
+        let text = json!({"load": {"mode": "open", "concurrency": "8", "rate_rps": " 2.5"}});
+        assert_eq!(Level::of_record(&text), Some(Level::Rate(2.5)));
+        let closed_text = json!({"load": {"concurrency": "16"}});
+        assert_eq!(Level::of_record(&closed_text), Some(Level::Concurrency(16)));
+        let odd = json!({"load": {"concurrency": 8.5, "rate_rps": 0, "mode": 3}});
+        assert_eq!(Level::of_record(&odd), None);
+        assert_eq!(Level::of_record(&json!({"load": "c=8"})), None);
     }
 }

@@ -115,12 +115,34 @@ pub fn words(list: &Lenient<Vec<Lenient<String>>>) -> Vec<&str> {
         .collect()
 }
 
-/// `load`: what decides a bench record's level besides its numbers
-/// (which CSV input may hold as text, so `level` reads those itself).
+/// A number written as a JSON number or as text (`"4"`, as CSV input
+/// holds it): `None` when it is neither, or not a `T`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Numeric<T>(pub Option<T>);
+
+impl<T> Default for Numeric<T> {
+    fn default() -> Self {
+        Numeric(None)
+    }
+}
+
+impl<'de, T: DeserializeOwned + std::str::FromStr> Deserialize<'de> for Numeric<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Numeric(match Value::deserialize(d)? {
+            n @ Value::Number(_) => serde_json::from_value(n).ok(),
+            Value::String(s) => s.trim().parse().ok(),
+            _ => None,
+        }))
+    }
+}
+
+/// `load`: what decides a bench record's level.
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(default)]
 pub struct LoadHead {
     pub mode: Lenient<LoadMode>,
+    pub concurrency: Numeric<u64>,
+    pub rate_rps: Numeric<f64>,
 }
 
 /// `spec`: where the speculative-decoding figures came from.
