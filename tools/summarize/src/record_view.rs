@@ -117,22 +117,17 @@ pub fn words(list: &Lenient<Vec<Lenient<String>>>) -> Vec<&str> {
 
 /// A number written as a JSON number or as text (`"4"`, as CSV input
 /// holds it): `None` when it is neither, or not a `T`.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Numeric<T>(pub Option<T>);
-
-impl<T> Default for Numeric<T> {
-    fn default() -> Self {
-        Numeric(None)
-    }
-}
 
 impl<'de, T: DeserializeOwned + std::str::FromStr> Deserialize<'de> for Numeric<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Numeric(match Value::deserialize(d)? {
+        let number = match Value::deserialize(d)? {
             n @ Value::Number(_) => serde_json::from_value(n).ok(),
             Value::String(s) => s.trim().parse().ok(),
             _ => None,
-        }))
+        };
+        Ok(Numeric(number))
     }
 }
 
