@@ -13,7 +13,10 @@ use testkit::{cmd, http_get, run};
 
 #[test]
 fn readiness_goes_refused_then_503_then_200() {
-    let sim = Sim::start(&testkit::words("--load-time 700ms --warmup-time 700ms"));
+    // Warm-up long enough that the checks made at the first 503 (two more
+    // requests) finish inside it on a loaded machine: with 700 ms, a first
+    // 503 seen late in the window let warm-up end before the POST.
+    let sim = Sim::start(&testkit::words("--load-time 700ms --warmup-time 3s"));
     let port = sim.port;
     assert!(
         TcpStream::connect(("127.0.0.1", port)).is_err(),
