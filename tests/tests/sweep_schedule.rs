@@ -264,3 +264,73 @@ fn keep_winner_leaves_the_static_pick_when_the_schedule_does_not_win() {
         "the schedule's flags stay on: {exec}"
     );
 }
+
+/// `--keep-winner` keeps the schedule when it wins by the objective, on a
+/// curve where the best depth differs by level because of compute, not
+/// speculative memory: llm-sim's draft step costs 2 ms against a 0.5 ms
+/// base step and 0.5 ms per running sequence (model.rs `step_time_at`),
+/// so by the model k = 1 is about 50% faster than k = 4 at one request and
+/// k = 4 about 50% faster at 32, and the speculative KV per step is small
+/// enough that 32 requests fit at k = 4 (`kv_need`). Each static value
+/// gives up a third at one of the two levels; vLLM's per-batch schedule
+/// (k = 1 up to 31 requests, 4 from 32) gives up neither, so it wins by
+/// more than any tolerance and stays applied: the spec's ExecStart runs
+/// it, checked live by the sweep's own wait-ready --expect-config.
+/// Measured here (debug build, 2-core VM): k = 1 574 / 2994 tok/s at
+/// c=1 / c=32, k = 4 369 / 3976, the schedule 566 / 3883: +30% against
+/// the weighted pick (k = 1) at c=32, weighted score 0.982 against 0.877.
+#[test]
+fn keep_winner_keeps_the_schedule_when_it_wins() {
+    let flags = "--personality vllm --speculative-config.num_speculative_tokens 1 \
+                 --step-time 500us --per-seq-time 500us --draft-step-time 2ms \
+                 --speculative-kv-per-step 16";
+    let (spec, url) = sim("sweep-sched-wins", flags);
+    let results = spec.results();
+    let load = [
+        "--max-tokens",
+        "64",
+        "--input-tokens",
+        "128",
+        "-n",
+        "32",
+        "--temperature",
+        "0.2",
+        "--ignore-eos",
+        "--seed",
+        "1",
+    ];
+    let out = SweepArgs::on_spec(&spec, &url, "vllm")
+        .param("speculative-config.num_speculative_tokens", "1,4")
+        .levels("1,32")
+        .args(&["--schedule", "vllm", "--keep-winner"])
+        .load(&load)
+        .expect(0);
+    let err = stderr(&out);
+    let sum = summary(&results, &[]);
+    let row = &sum["details"]["schedule"][0];
+    assert_eq!(row["wins"], true, "{row}\n{}", dump(&out));
+    // Against the weighted pick: even at the pick's own best level, far
+    // ahead at the other.
+    let gains: Vec<f64> = row["levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["vs_pick"]["change_pct"].as_f64().unwrap())
+        .collect();
+    assert!(
+        gains.iter().cloned().fold(f64::MIN, f64::max) > 15.0,
+        "{gains:?}\n{}",
+        stdout(&out)
+    );
+    assert!(
+        err.contains("applying the vllm schedule (it wins by the objective"),
+        "{}",
+        dump(&out)
+    );
+    assert!(!err.contains("applying summarize's pick"), "{err}");
+    let exec = spec.exec_start();
+    assert!(
+        exec.contains("num_speculative_tokens_per_batch_size"),
+        "the schedule is not what stays applied: {exec}"
+    );
+}
