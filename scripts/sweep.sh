@@ -20,7 +20,8 @@ progress() { # INDEX
   ((quiet)) || plan progress --index "$1" --show "sweep: ${say_prefix:-}" ${plain_progress:+--plain} "$results" || true
 }
 warn() { printf 'sweep: warning: %s\n' "$*" >&2; }
-die() { printf 'sweep: error: %s\n' "${*:2}" >&2; exit "$1"; } # CODE MESSAGE...
+err() { printf 'sweep: error: %s\n' "$*" >&2; }
+die() { err "${@:2}"; exit "$1"; } # CODE MESSAGE...
 
 # ---- tools ------------------------------------------------------------
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -225,71 +226,52 @@ run_pipe() {
   return 0
 }
 
-# ---- the end: restore or apply the winner, print the table -------------
-final_rc=0
-# Rollback and restore end with a ready server, checked by the same
-# wait-ready arguments as every config, or say why not (exit 42). A
-# transport failure on the way is retried like a config's.
-# The winner, as summarize decides (its summary says whether the schedule
-# wins by the objective that picks a static value; sweep-plan reads that
-# verdict). Sets end_rc and end_why.
+# ---- the end: apply the winner or restore the original ----------------
+# Either ends with a ready server, checked by the configs' wait-ready
+# words, or says why not (exit 42). summarize picks the winner; sweep-plan
+# schedule says whether the schedule beats it by the objective.
+final_rc=0 end_rc=0 end_why="" end_st=() end_expect=() sched_restore=()
+end_swap() { # SVC-SWAP-ARGS...: one swap and the wait (end_rc, end_why)
+  "$SVC_SWAP" "${target[@]}" "$@" </dev/null | "$WAIT_READY" "${ready[@]}" "${end_expect[@]}" --quiet
+  end_st=("${PIPESTATUS[@]}")
+  end_rc=$((end_rc | end_st[0] | end_st[1])) end_why+="${end_why:+, }svc-swap exit ${end_st[0]}, wait-ready exit ${end_st[1]}"
+}
 apply_winner() {
-  local sum_f rec_f keep=static
-  local -a st=() expect_k=()
-  sum_f=$(mktemp "${TMPDIR:-/tmp}/sweep-summary.XXXXXX")
-  "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >"$sum_f"
+  local f keep=static
+  f=$(mktemp "${TMPDIR:-/tmp}/sweep-summary.XXXXXX")
+  "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >"$f"
   end_rc=$?
-  [[ -z $schedule ]] || keep=$("$SWEEP_PLAN" schedule --server "$schedule" --summary "$sum_f" --field keep "$results")
+  end_why="summarize exit $end_rc"
+  [[ -z $schedule ]] || keep=$(sched --summary "$f" --field keep)
   if [[ $keep == schedule ]]; then
     say "applying the $schedule schedule (it wins by the objective; see the table)"
     end_rc=0 # the schedule does not need a static pick
-    rec_f=$(mktemp "${TMPDIR:-/tmp}/sweep-schedule.XXXXXX")
-    "$SWEEP_PLAN" schedule --server "$schedule" --emit-record "$results" >"$rec_f"
-    mapfile -t expect_k < <("$SWEEP_PLAN" schedule --server "$schedule" --words expect "$results")
-    "$SVC_SWAP" "${target[@]}" --apply-from "$rec_f" </dev/null |
-      "$WAIT_READY" "${ready[@]}" "${expect_k[@]}" --quiet
-    st=("${PIPESTATUS[@]}")
-    rm -f "$rec_f"
+    sched --emit-record >"$f" && mapfile -t end_expect < <(sched --words expect)
+    end_swap --apply-from "$f"
   elif ((end_rc == 0)); then
-    say "applying summarize's pick"
-    # With the schedule's own flags (outside the grid) undone.
-    "$SVC_SWAP" "${target[@]}" --apply-from "$sum_f" "${sched_restore[@]}" </dev/null |
-      "$WAIT_READY" "${ready[@]}" --quiet
-    st=("${PIPESTATUS[@]}")
+    say "applying summarize's pick" # with the schedule's own flags undone
+    end_swap --apply-from "$f" "${sched_restore[@]}"
   fi
-  rm -f "$sum_f"
-  end_why="summarize exit $end_rc, svc-swap exit ${st[0]:-none}, wait-ready exit ${st[1]:-none}"
-  end_rc=$((end_rc | ${st[0]:-1} | ${st[1]:-1}))
+  rm -f "$f"
 }
-# The original config, retried on a transport failure. Sets end_rc and
-# end_why.
+# The original config, as it was even if pre-flight would balk; a
+# transport failure (exit.rs: SSH lost) is retried like a config's.
 restore_original() {
-  local attempt
-  local -a st=()
-  for ((attempt = 0; ; attempt++)); do
+  local a
+  for ((a = 0; ; a++)); do
     say "restoring the original config"
-    # What ran before is put back as it was, even if pre-flight would balk.
-    "$SVC_SWAP" "${target[@]}" --no-preflight "${orig_set[@]}" "${sched_restore[@]}" </dev/null |
-      "$WAIT_READY" "${ready[@]}" --quiet
-    st=("${PIPESTATUS[@]}")
-    end_rc=$((st[0] | st[1]))
-    end_why="svc-swap exit ${st[0]}, wait-ready exit ${st[1]}"
-    # SSH connect, authentication or session lost (exit.rs).
-    if ((st[0] != EXIT_TRANSPORT_ERROR && st[1] != EXIT_TRANSPORT_ERROR)) || ((attempt >= retries)); then break; fi
-    say "  transport failure; retry $((attempt + 1))/$retries in $((2 << attempt))s"
-    sleep $((2 << attempt))
+    end_rc=0 end_why="" end_expect=()
+    end_swap --no-preflight "${orig_set[@]}" "${sched_restore[@]}"
+    { [[ " ${end_st[*]} " == *" $EXIT_TRANSPORT_ERROR "* ]] && ((a < retries)); } || break
+    say "  transport failure; retry $((a + 1))/$retries in $((2 << a))s"
+    sleep $((2 << a))
   done
 }
-end_rc=0 end_why="" sched_restore=()
+# --resume restores even if nothing ran (a swept value may be left).
 restore() {
-  # --resume restores even if nothing ran (a swept value may be left).
-  if ((no_restore || (swaps == 0 && !resume))); then
-    return 0
-  fi
-  end_rc=0 end_why=""
+  ((!no_restore && (swaps > 0 || resume))) || return 0
   set +e
-  # svc-swap words that undo the schedule's flags outside the grid, from
-  # the file as it is now (a signal in the schedule step comes here too).
+  # The words that undo the schedule's flags outside the grid.
   [[ -z $schedule ]] || mapfile -t sched_restore < <(sched --words restore "${params[@]/#/--key=}")
   ((keep_winner)) && apply_winner
   if ((!keep_winner || end_rc != 0)); then
@@ -297,10 +279,7 @@ restore() {
     restore_original
   fi
   set -e
-  if ((end_rc != 0)); then
-    printf 'sweep: error: %s\n' "the final swap did not end with a ready server ($end_why); check the server" >&2
-    final_rc="$EXIT_RESTORE_FAILED"
-  fi
+  ((end_rc == 0)) || { err "the final swap did not end with a ready server ($end_why); check the server" && final_rc=$EXIT_RESTORE_FAILED; }
 }
 
 print_table=1 # a fleet job leaves the table to the driver (lib/fleet.sh)
@@ -317,7 +296,7 @@ finish_and_exit() { # CODE [MESSAGE]
   ((finished)) && exit "$1"
   finished=1
   trap '' INT TERM
-  [[ -n ${2:-} ]] && printf 'sweep: error: %s\n' "$2" >&2
+  [[ -z ${2:-} ]] || err "$2"
   restore
   local code=$1
   ((code == 0 && final_rc != 0)) && code=$final_rc

@@ -204,13 +204,13 @@ fleet_finish() {
   mapfile -t out < <(plan outcome --since "${SWEEP_FLEET_SINCE:-0}" --joblog "$fleet_dir/joblog" \
     --tries "$fleet_dir/tries.jsonl" "${end[@]}" "$results" --field error --field warning \
     --field done --field refusal --field exit)
-  [[ -z ${out[0]:-} ]] || printf 'sweep: error: %s\n' "${out[0]}" >&2
+  [[ -z ${out[0]:-} ]] || err "${out[0]}"
   [[ -z ${out[1]:-} ]] || warn "${out[1]}"
   fleet_restore
   table
   say_prefix=""
   say "${out[2]:-done}"
-  [[ -z ${out[3]:-} ]] || printf 'sweep: error: %s\n' "${out[3]}" >&2
+  [[ -z ${out[3]:-} ]] || err "${out[3]}"
   code=${out[4]:-$EXIT_FAILURE}
   ((final_rc == 0)) || code=$final_rc
   exit "$code"
