@@ -109,15 +109,14 @@ originals() {
 # ---- one config --------------------------------------------------------
 interrupted=0
 pipe_sub=""
-swaps=0
-n_ok=0 n_failed=0 n_skipped=0 last_rc_swap=0
+swaps=0 last_rc_swap=0
 last_state="" # run_config's verdict on its config, for sweep_loop
 # One config's three stages, as stage_args sets them and run_pipe runs
 # them; run_pipe's answer: the file's length before the try and each
 # stage's exit status. Named globals, so no function reads another's locals.
 swap_cmd=() ready_cmd=() load_cmd=()
 pipe_before=0 pipe_rc=()
-config_idx=0 verdict=() # the config run_config runs, and a try's verdict
+judged=() verdict=() # sweep-plan verdict's words for what runs, a try's verdict
 
 # The arguments of config IDX's three stages, into swap_cmd, ready_cmd and
 # load_cmd. A stage whose upstream dies without a record measures nothing
@@ -140,34 +139,33 @@ dry_run_plan() {
 }
 
 run_config() { # INDEX
-  config_idx=$1
+  judged=(--index "$1")
   stage_args "$1"
   say "[$1/$n_configs] ${labels[$1 - 1]}"
   progress "$1"
-  try_pipe judge_config
+  try_pipe
   count_config "${verdict[@]:2}"
 }
 
-# What the last try appended for config_idx (a fleet's other hosts append
-# to FILE too), judged by sweep-plan with the stages' exit statuses: the
-# retry's pause and note first, then count_config's fields.
-# shellcheck disable=SC2317 # called by try_pipe
+# What the last try appended for the config or schedule (a fleet's other
+# hosts append to FILE too), judged by sweep-plan with the stages' exit
+# statuses: the retry's pause and note first, then count_config's fields;
+# a finished run's count goes to the tally file (sweep-plan tally).
 judge_config() { # ATTEMPT
-  mapfile -t verdict < <(plan verdict --index "$config_idx" --since "$pipe_before" \
-    --exits "${pipe_rc[@]}" --retries "$retries" --attempt "$1" "$results" --field retry_in_s \
-    --field retry_note --field state --field tally --field usage_exit --field interrupted \
-    --field refused --field warning --field note)
+  mapfile -t verdict < <(plan verdict "${judged[@]}" --since "$pipe_before" \
+    --exits "${pipe_rc[@]}" --retries "$retries" --attempt "$1" ${tally_file:+--tally "$tally_file"} \
+    "$results" --field retry_in_s --field retry_note --field state --field usage_exit \
+    --field interrupted --field refused --field warning --field note)
 }
 
-# Run the pipe, and JUDGE ATTEMPT (a function that sets verdict, its
-# retry pause and note first) after each try. A transport failure (SSH
-# lost, host unreachable) says nothing about the config: sweep-plan says
-# when to run it again, backing off, before moving on.
-try_pipe() { # JUDGE
+# Run the pipe and judge each try. A transport failure (SSH lost, host
+# unreachable) says nothing about the config: sweep-plan says when to run
+# it again, backing off, before moving on.
+try_pipe() {
   local attempt
   for ((attempt = 0; ; attempt++)); do
     run_pipe
-    "$1" "$attempt"
+    judge_config "$attempt"
     if [[ -z ${verdict[0]:-} ]] || ((interrupted)); then return 0; fi
     say "${verdict[1]}"
     sleep "${verdict[0]}" &
@@ -176,25 +174,18 @@ try_pipe() { # JUDGE
   done
 }
 
-# Count a config's verdict (sweep-plan verdict's fields STATE TALLY
-# USAGE_EXIT INTERRUPTED REFUSED WARNING NOTE) and say it.
+# Act on a verdict (sweep-plan verdict's fields STATE USAGE_EXIT
+# INTERRUPTED REFUSED WARNING NOTE) and say it.
 count_config() {
   last_state=${1:-pending} last_rc_swap=${pipe_rc[0]} # for the adaptive loop, a fleet job
-  [[ -z ${6:-} ]] || warn "$6"
+  [[ -z ${5:-} ]] || warn "$5"
   # A usage error or a missing tool fails every config alike: stop.
-  if [[ -n ${3:-} ]]; then
-    n_failed=$((n_failed + 1))
-    finish_and_exit "$EXIT_USAGE" "a tool rejected its arguments (exit $3); fix the pass-through options"
-  fi
-  [[ ${4:-} != true ]] || interrupted=1
+  [[ -z ${2:-} ]] || finish_and_exit "$EXIT_USAGE" "a tool rejected its arguments (exit $2); fix the pass-through options"
+  [[ ${3:-} != true ]] || interrupted=1
   # Refused by pre-flight: the server was not touched, not a swap (with
   # none left, the final restore is skipped).
-  [[ ${5:-} != true ]] || swaps=$((swaps - 1))
-  case ${2:-failed} in
-    ok) n_ok=$((n_ok + 1)) ;;
-    failed) n_failed=$((n_failed + 1)) ;;
-  esac
-  [[ -z ${7:-} ]] || say "$7"
+  [[ ${4:-} != true ]] || swaps=$((swaps - 1))
+  [[ -z ${6:-} ]] || say "$6"
 }
 
 # One try of stage_args' pipe (sets pipe_before and pipe_rc). Each tool
@@ -361,11 +352,10 @@ sweep_loop() {
   while :; do
     ((!adaptive)) || score
     rc=0
-    mapfile -t st < <(plan step --after "$i" "${ask[@]}" "${say[@]}" "$results" \
-      --field action --field index --field skipped) || true
+    mapfile -t st < <(plan step --after "$i" "${ask[@]}" "${say[@]}" --tally "$tally_file" "$results" \
+      --field action --field index) || true
     wait $! || rc=$?
     ((rc == 0)) || finish_and_exit "$rc" "sweep-plan step failed (exit $rc)"
-    n_skipped=$((n_skipped + st[2]))
     [[ ${st[0]} == run ]] || break
     # A guard, never reached by design.
     ((++round <= n_configs * 4 + 40)) || finish_and_exit "$EXIT_FAILURE" "sweep-plan step keeps asking for ${labels[i - 1]}; stopping"
@@ -388,12 +378,6 @@ sweep_loop() {
 # --apply-from it, wait-ready checks the server runs it, loadgen measures
 # every level. sweep-plan schedule decides (sweep-plan(1)).
 sched() { "$SWEEP_PLAN" schedule --server "$schedule" "$@" "$results"; }
-# The schedule's try: its retry, its state and bench records.
-# shellcheck disable=SC2317 # called by try_pipe
-judge_schedule() { # ATTEMPT
-  mapfile -t verdict < <(sched --since "$pipe_before" --attempt "$1" --retries "$retries" \
-    --field retry_in_s --field retry_note --field run_state --field run_bench_records)
-}
 # Derive the schedule into the results file; 1: the results cannot
 # support one (summarize said why).
 schedule_derive() {
@@ -426,15 +410,11 @@ schedule_step() {
   swap_cmd=("$SVC_SWAP" "${target[@]}" --apply-from "$rec_file")
   ready_cmd=("$WAIT_READY" "${ready[@]}" "${expect_s[@]}" "${stage_s[@]}")
   load_cmd=("$LOADGEN" "${load[@]}" "${stage_s[@]}")
-  try_pipe judge_schedule
+  judged=(--schedule "$schedule")
+  try_pipe
   rm -f "$rec_file"
-  ((interrupted)) && on_signal
-  if [[ ${verdict[2]:-} == complete ]]; then
-    say "  ${verdict[3]:-0} bench record(s) of the schedule"
-  else
-    n_failed=$((n_failed + 1))
-    say "  the schedule failed (${verdict[2]:-pending}, recorded)"
-  fi
+  count_config "${verdict[@]:2}"
+  ((!interrupted)) || on_signal
 }
 # ---- main ---------------------------------------------------------------
 if [[ -n $hosts ]]; then
@@ -451,15 +431,15 @@ fi
 mkdir -p "$(dirname "$results")"
 touch "$results"
 scores_file=$(mktemp "${TMPDIR:-/tmp}/sweep-scores.XXXXXX")
-trap 'rm -f "$scores_file"; ((quiet)) || "$SWEEP_PLAN" progress-end || true' EXIT
+tally_file=$(mktemp "${TMPDIR:-/tmp}/sweep-tally.XXXXXX") # sweep-plan verdict/step --tally
+trap 'rm -f "$scores_file" "$tally_file"; ((quiet)) || "$SWEEP_PLAN" progress-end || true' EXIT
 originals
 trap on_signal INT TERM
 if ((adaptive)); then say "adaptive over $n_configs value(s); results: $results"; else say "$n_configs config(s); results: $results"; fi
 sweep_loop
 [[ -z $schedule ]] || schedule_step
 # sweep-plan tally: the done line and the exit status (41, 40 or 0).
-mapfile -t end < <("$SWEEP_PLAN" tally --measured "$n_ok" --failed "$n_failed" \
-  --skipped "$n_skipped" --field 'done' --field exit)
+mapfile -t end < <("$SWEEP_PLAN" tally --from "$tally_file" --field 'done' --field exit)
 say "${end[0]:-done}"
 trap '' INT TERM
 finished=1

@@ -36,7 +36,7 @@ fleet_job() { # INDEX
   eval "argv=($SWEEP_ARGV)" && pool_settings
   # shellcheck disable=SC2046 # function names: one word each
   export -n SWEEP_ARGV && export -nf $(compgen -A function) # not the tools' business
-  interrupted=0 pipe_sub="" swaps=0 n_ok=0 n_failed=0 finished=0 final_rc=0
+  interrupted=0 pipe_sub="" swaps=0 finished=0 final_rc=0 tally_file=""
   fleet_dir=$results.fleet print_table=0 no_restore=1 plain_progress=1 # the driver restores, prints the table
   local idx=$1 id=${PARALLEL_SSHHOST:-}
   # Every host dropped: parallel, its sshlogin file empty, runs jobs here
