@@ -131,12 +131,9 @@ stage_args() { # IDX
   load_cmd=("$LOADGEN" "${load[@]}" "${stage[@]}")
 }
 
-# --dry-run: sweep-plan prints each config's pipe as a command to copy
-# (with --hosts each host and its URL first); nothing runs.
-dry_run_plan() {
-  "$SWEEP_PLAN" dry-run --tools "$SVC_SWAP" "$WAIT_READY" "$LOADGEN" -- "${argv[@]}"
-  exit $?
-}
+# --dry-run: sweep-plan prints each config's pipe (with --hosts each host
+# and its URL first) as a command to copy; nothing runs.
+dry_run_plan() { "$SWEEP_PLAN" dry-run --tools "$SVC_SWAP" "$WAIT_READY" "$LOADGEN" -- "${argv[@]}"; exit $?; }
 
 run_config() { # INDEX
   judged=(--index "$1")
@@ -144,7 +141,6 @@ run_config() { # INDEX
   say "[$1/$n_configs] ${labels[$1 - 1]}"
   progress "$1"
   try_pipe
-  count_config "${verdict[@]:2}"
 }
 
 # What the last try appended for the config or schedule (a fleet's other
@@ -158,20 +154,21 @@ judge_config() { # ATTEMPT
     --field interrupted --field refused --field warning --field note)
 }
 
-# Run the pipe and judge each try. A transport failure (SSH lost, host
-# unreachable) says nothing about the config: sweep-plan says when to run
-# it again, backing off, before moving on.
+# Run the pipe, judge each try and act on the last. A transport failure
+# (SSH lost, host unreachable) says nothing about the config: sweep-plan
+# says when to run it again, backing off, before moving on.
 try_pipe() {
   local attempt
   for ((attempt = 0; ; attempt++)); do
     run_pipe
     judge_config "$attempt"
-    if [[ -z ${verdict[0]:-} ]] || ((interrupted)); then return 0; fi
+    { [[ -n ${verdict[0]:-} ]] && ((!interrupted)); } || break
     say "${verdict[1]}"
     sleep "${verdict[0]}" &
     wait $! || true
-    ((interrupted)) && return 0
+    ((!interrupted)) || break
   done
+  count_config "${verdict[@]:2}"
 }
 
 # Act on a verdict (sweep-plan verdict's fields STATE USAGE_EXIT
@@ -378,42 +375,35 @@ sweep_loop() {
 # --apply-from it, wait-ready checks the server runs it, loadgen measures
 # every level. sweep-plan schedule decides (sweep-plan(1)).
 sched() { "$SWEEP_PLAN" schedule --server "$schedule" "$@" "$results"; }
-# Derive the schedule into the results file; 1: the results cannot
-# support one (summarize said why).
-schedule_derive() {
-  local derived rc=0
-  say "schedule: deriving the $schedule schedule (summarize --schedule $schedule)"
-  derived=$("$SUMMARIZE" --schedule "$schedule" "${schedule_args[@]}" "${sum_args[@]}" "$results") || rc=$?
-  if ((rc == EXIT_SCHEDULE_REFUSED)); then
-    say "schedule: the results cannot support a $schedule schedule (summarize said why above); keeping the static pick"
-    return 1
-  fi
-  ((rc == 0)) || finish_and_exit "$rc" "summarize --schedule $schedule failed (exit $rc)"
-  printf '%s\n' "$derived" >>"$results"
-}
+# Derive it into the results file, unless --resume finds one (then run
+# it again only if it was not measured to the end).
 schedule_step() {
   local -a expect_s=() stage_s=() keep=()
-  local rec_file action
+  local f rc=0
   ((resume)) && keep=(--resume)
-  action=$(sched "${keep[@]}" --field action)
-  if [[ $action == derive ]]; then
-    schedule_derive || return 0
-  elif [[ $action == "done" ]]; then
-    say "schedule: already measured in $results, skipped"
-    return 0
-  fi
-  rec_file=$(mktemp "${TMPDIR:-/tmp}/sweep-schedule.XXXXXX")
-  sched --emit-record >"$rec_file"
+  case $(sched "${keep[@]}" --field action) in
+    "done") say "schedule: already measured in $results, skipped"; return 0 ;;
+    derive)
+      say "schedule: deriving the $schedule schedule (summarize --schedule $schedule)"
+      f=$("$SUMMARIZE" --schedule "$schedule" "${schedule_args[@]}" "${sum_args[@]}" "$results") || rc=$?
+      if ((rc == EXIT_SCHEDULE_REFUSED)); then
+        say "schedule: the results cannot support a $schedule schedule (summarize said why above); keeping the static pick"
+        return 0
+      fi
+      ((rc == 0)) || finish_and_exit "$rc" "summarize --schedule $schedule failed (exit $rc)"
+      printf '%s\n' "$f" >>"$results" ;;
+  esac
+  f=$(mktemp "${TMPDIR:-/tmp}/sweep-schedule.XXXXXX")
+  sched --emit-record >"$f"
   mapfile -t expect_s < <(sched --words expect)
   mapfile -t stage_s < <(sched --words stage)
   say "[schedule] $schedule per-load schedule"
-  swap_cmd=("$SVC_SWAP" "${target[@]}" --apply-from "$rec_file")
+  swap_cmd=("$SVC_SWAP" "${target[@]}" --apply-from "$f")
   ready_cmd=("$WAIT_READY" "${ready[@]}" "${expect_s[@]}" "${stage_s[@]}")
   load_cmd=("$LOADGEN" "${load[@]}" "${stage_s[@]}")
   judged=(--schedule "$schedule")
   try_pipe
-  rm -f "$rec_file"
-  count_config "${verdict[@]:2}"
+  rm -f "$f"
   ((!interrupted)) || on_signal
 }
 # ---- main ---------------------------------------------------------------
