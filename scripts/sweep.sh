@@ -29,11 +29,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # the tools it was installed with even off PATH), PATH, then the
 # repository's builds. --bin-dir is looked up before sweep-plan parses the
 # rest, since it says which sweep-plan parses them.
-bin_dir=${SWEEPKIT_BIN:-}
-for ((i = 1; i <= $#; i++)); do
-  [[ ${!i} != --bin-dir=* ]] || bin_dir=${!i#--bin-dir=}
-  [[ ${!i} != --bin-dir ]] || { j=$((i + 1)) && bin_dir=${!j:-}; }
-done
+bin_dir=${SWEEPKIT_BIN:-} prev=""
+for a; do [[ $prev != --bin-dir ]] || bin_dir=$a; [[ $a != --bin-dir=* ]] || bin_dir=${a#*=}; prev=$a; done
 find_tool() {
   local t=$1 d
   if [[ -n $bin_dir ]]; then
@@ -100,10 +97,8 @@ originals() {
   elif [[ -z $origin_file ]]; then
     say "restores will put back the original recorded in $of"
   fi
-  rc=0
-  mapfile -t orig_set < <(plan restore "$of") || true
-  wait $! || rc=$?
-  ((rc == 0)) || exit "$rc" # sweep-plan named the missing key
+  mapfile -t orig_set < <(plan restore "$of")
+  wait $! || exit $? # sweep-plan named the missing key
 }
 
 # ---- one config --------------------------------------------------------
@@ -341,18 +336,16 @@ score() { # summarize's scores of the results so far, into scores_file
   ((rc == 0 || rc == EXIT_FAILURE || rc == EXIT_BAD_INPUT)) || finish_and_exit "$rc" "summarize failed on $results (exit $rc)"
 }
 sweep_loop() {
-  local i=0 round=0 rc
+  local i=0 round=0
   local -a st ask=() say=(--say "sweep: ")
   ((!quiet)) || say=()
   ((!resume)) || ask=(--resume)
   ((!adaptive)) || ask=(--adaptive "$scores_file" "${adaptive_args[@]}")
   while :; do
     ((!adaptive)) || score
-    rc=0
     mapfile -t st < <(plan step --after "$i" "${ask[@]}" "${say[@]}" --tally "$tally_file" "$results" \
-      --field action --field index) || true
-    wait $! || rc=$?
-    ((rc == 0)) || finish_and_exit "$rc" "sweep-plan step failed (exit $rc)"
+      --field action --field index)
+    wait $! || finish_and_exit $? "sweep-plan step failed (exit $?)"
     [[ ${st[0]} == run ]] || break
     # A guard, never reached by design.
     ((++round <= n_configs * 4 + 40)) || finish_and_exit "$EXIT_FAILURE" "sweep-plan step keeps asking for ${labels[i - 1]}; stopping"

@@ -163,7 +163,7 @@ fleet_on_signal() {
 # Restore every host that has an origin, all at once (each waits for its
 # server); any that fails: final_rc 42.
 fleet_restore() {
-  local i id rc
+  local i id
   local -a pids=()
   for id in "${h_id[@]}"; do
     [[ -e $fleet_dir/origin-$id.jsonl ]] || continue
@@ -176,11 +176,7 @@ fleet_restore() {
     ) &
     pids+=($!)
   done
-  for i in "${pids[@]}"; do
-    rc=0
-    wait "$i" || rc=$?
-    ((rc == 0)) || final_rc="$EXIT_RESTORE_FAILED"
-  done
+  for i in "${pids[@]}"; do wait "$i" || final_rc=$EXIT_RESTORE_FAILED; done
 }
 
 # The end of a pool: restore, print the table, exit with its status.
@@ -189,7 +185,7 @@ fleet_restore() {
 # the pool's exit status (2, 43, 41, 40, 45 or 0; 130 interrupted, 42 a
 # refused --keep-winner).
 fleet_finish() {
-  local code rc=0
+  local rc=0
   local -a out=() end=()
   trap '' INT TERM
   ((interrupted == 0)) || end=(--interrupted)
@@ -211,7 +207,6 @@ fleet_finish() {
   say_prefix=""
   say "${out[2]:-done}"
   [[ -z ${out[3]:-} ]] || err "${out[3]}"
-  code=${out[4]:-$EXIT_FAILURE}
-  ((final_rc == 0)) || code=$final_rc
-  exit "$code"
+  ((final_rc == 0)) || exit "$final_rc"
+  exit "${out[4]:-$EXIT_FAILURE}"
 }
