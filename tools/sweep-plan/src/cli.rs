@@ -181,10 +181,10 @@ pub enum Command {
         #[arg(value_name = "RESULTS")]
         results: String,
     },
-    /// Which config sweep's loop runs next: the grid's next after --after
-    /// (--resume skips those whose last record is a result), or with
-    /// --adaptive the search's next value (as `next`); `done` when none is
-    /// left, with how many were skipped
+    /// Which config sweep's loop runs next: the grid's next config after
+    /// the one given as --after (with --resume, one whose last record is not
+    /// a result), or with --adaptive the search's next value (as `next`);
+    /// `done` when none is left, with how many were skipped
     Step {
         #[command(flatten)]
         grid: GridArgs,
