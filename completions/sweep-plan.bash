@@ -889,7 +889,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__step)
-            opts="-h --param --values --patience --noise-margin --repeat-budget --after --resume --all --adaptive --say --field --help"
+            opts="-h --param --values --patience --noise-margin --repeat-budget --after --resume --all --adaptive --say --tally --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -927,6 +927,10 @@ _sweep__plan() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --tally)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --field)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -939,12 +943,16 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__tally)
-            opts="-h --measured --failed --skipped --field --help"
+            opts="-h --from --measured --failed --skipped --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --measured)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -969,7 +977,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__verdict)
-            opts="-h --param --values --index --since --exits --retries --attempt --field --help"
+            opts="-h --param --values --index --schedule --tally --since --exits --retries --attempt --field --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -984,6 +992,14 @@ _sweep__plan() {
                     return 0
                     ;;
                 --index)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schedule)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tally)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -20,7 +20,8 @@ progress() { # INDEX
   ((quiet)) || plan progress --index "$1" --show "sweep: ${say_prefix:-}" ${plain_progress:+--plain} "$results" || true
 }
 warn() { printf 'sweep: warning: %s\n' "$*" >&2; }
-die() { printf 'sweep: error: %s\n' "${*:2}" >&2; exit "$1"; } # CODE MESSAGE...
+err() { printf 'sweep: error: %s\n' "$*" >&2; }
+die() { err "${@:2}"; exit "$1"; } # CODE MESSAGE...
 
 # ---- tools ------------------------------------------------------------
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -28,11 +29,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # the tools it was installed with even off PATH), PATH, then the
 # repository's builds. --bin-dir is looked up before sweep-plan parses the
 # rest, since it says which sweep-plan parses them.
-bin_dir=${SWEEPKIT_BIN:-}
-for ((i = 1; i <= $#; i++)); do
-  [[ ${!i} != --bin-dir=* ]] || bin_dir=${!i#--bin-dir=}
-  [[ ${!i} != --bin-dir ]] || { j=$((i + 1)) && bin_dir=${!j:-}; }
-done
+bin_dir=${SWEEPKIT_BIN:-} prev=""
+for a; do [[ $prev != --bin-dir ]] || bin_dir=$a; [[ $a != --bin-dir=* ]] || bin_dir=${a#*=}; prev=$a; done
 find_tool() {
   local t=$1 d
   if [[ -n $bin_dir ]]; then
@@ -99,24 +97,21 @@ originals() {
   elif [[ -z $origin_file ]]; then
     say "restores will put back the original recorded in $of"
   fi
-  rc=0
-  mapfile -t orig_set < <(plan restore "$of") || true
-  wait $! || rc=$?
-  ((rc == 0)) || exit "$rc" # sweep-plan named the missing key
+  mapfile -t orig_set < <(plan restore "$of")
+  wait $! || exit $? # sweep-plan named the missing key
 }
 
 # ---- one config --------------------------------------------------------
 interrupted=0
 pipe_sub=""
-swaps=0
-n_ok=0 n_failed=0 n_skipped=0 last_rc_swap=0
+swaps=0 last_rc_swap=0
 last_state="" # run_config's verdict on its config, for sweep_loop
 # One config's three stages, as stage_args sets them and run_pipe runs
 # them; run_pipe's answer: the file's length before the try and each
 # stage's exit status. Named globals, so no function reads another's locals.
 swap_cmd=() ready_cmd=() load_cmd=()
 pipe_before=0 pipe_rc=()
-config_idx=0 verdict=() # the config run_config runs, and a try's verdict
+judged=() verdict=() # sweep-plan verdict's words for what runs, a try's verdict
 
 # The arguments of config IDX's three stages, into swap_cmd, ready_cmd and
 # load_cmd. A stage whose upstream dies without a record measures nothing
@@ -131,69 +126,58 @@ stage_args() { # IDX
   load_cmd=("$LOADGEN" "${load[@]}" "${stage[@]}")
 }
 
-# --dry-run: sweep-plan prints each config's pipe as a command to copy
-# (with --hosts each host and its URL first); nothing runs.
-dry_run_plan() {
-  "$SWEEP_PLAN" dry-run --tools "$SVC_SWAP" "$WAIT_READY" "$LOADGEN" -- "${argv[@]}"
-  exit $?
-}
+# --dry-run: sweep-plan prints each config's pipe (with --hosts each host
+# and its URL first) as a command to copy; nothing runs.
+dry_run_plan() { "$SWEEP_PLAN" dry-run --tools "$SVC_SWAP" "$WAIT_READY" "$LOADGEN" -- "${argv[@]}"; exit $?; }
 
 run_config() { # INDEX
-  config_idx=$1
+  judged=(--index "$1")
   stage_args "$1"
   say "[$1/$n_configs] ${labels[$1 - 1]}"
   progress "$1"
-  try_pipe judge_config
-  count_config "${verdict[@]:2}"
+  try_pipe
 }
 
-# What the last try appended for config_idx (a fleet's other hosts append
-# to FILE too), judged by sweep-plan with the stages' exit statuses: the
-# retry's pause and note first, then count_config's fields.
-# shellcheck disable=SC2317 # called by try_pipe
+# What the last try appended for the config or schedule (a fleet's other
+# hosts append to FILE too), judged by sweep-plan with the stages' exit
+# statuses: the retry's pause and note first, then count_config's fields;
+# a finished run's count goes to the tally file (sweep-plan tally).
 judge_config() { # ATTEMPT
-  mapfile -t verdict < <(plan verdict --index "$config_idx" --since "$pipe_before" \
-    --exits "${pipe_rc[@]}" --retries "$retries" --attempt "$1" "$results" --field retry_in_s \
-    --field retry_note --field state --field tally --field usage_exit --field interrupted \
-    --field refused --field warning --field note)
+  mapfile -t verdict < <(plan verdict "${judged[@]}" --since "$pipe_before" \
+    --exits "${pipe_rc[@]}" --retries "$retries" --attempt "$1" ${tally_file:+--tally "$tally_file"} \
+    "$results" --field retry_in_s --field retry_note --field state --field usage_exit \
+    --field interrupted --field refused --field warning --field note)
 }
 
-# Run the pipe, and JUDGE ATTEMPT (a function that sets verdict, its
-# retry pause and note first) after each try. A transport failure (SSH
-# lost, host unreachable) says nothing about the config: sweep-plan says
-# when to run it again, backing off, before moving on.
-try_pipe() { # JUDGE
+# Run the pipe, judge each try and act on the last. A transport failure
+# (SSH lost, host unreachable) says nothing about the config: sweep-plan
+# says when to run it again, backing off, before moving on.
+try_pipe() {
   local attempt
   for ((attempt = 0; ; attempt++)); do
     run_pipe
-    "$1" "$attempt"
-    if [[ -z ${verdict[0]:-} ]] || ((interrupted)); then return 0; fi
+    judge_config "$attempt"
+    { [[ -n ${verdict[0]:-} ]] && ((!interrupted)); } || break
     say "${verdict[1]}"
     sleep "${verdict[0]}" &
     wait $! || true
-    ((interrupted)) && return 0
+    ((!interrupted)) || break
   done
+  count_config "${verdict[@]:2}"
 }
 
-# Count a config's verdict (sweep-plan verdict's fields STATE TALLY
-# USAGE_EXIT INTERRUPTED REFUSED WARNING NOTE) and say it.
+# Act on a verdict (sweep-plan verdict's fields STATE USAGE_EXIT
+# INTERRUPTED REFUSED WARNING NOTE) and say it.
 count_config() {
   last_state=${1:-pending} last_rc_swap=${pipe_rc[0]} # for the adaptive loop, a fleet job
-  [[ -z ${6:-} ]] || warn "$6"
+  [[ -z ${5:-} ]] || warn "$5"
   # A usage error or a missing tool fails every config alike: stop.
-  if [[ -n ${3:-} ]]; then
-    n_failed=$((n_failed + 1))
-    finish_and_exit "$EXIT_USAGE" "a tool rejected its arguments (exit $3); fix the pass-through options"
-  fi
-  [[ ${4:-} != true ]] || interrupted=1
+  [[ -z ${2:-} ]] || finish_and_exit "$EXIT_USAGE" "a tool rejected its arguments (exit $2); fix the pass-through options"
+  [[ ${3:-} != true ]] || interrupted=1
   # Refused by pre-flight: the server was not touched, not a swap (with
   # none left, the final restore is skipped).
-  [[ ${5:-} != true ]] || swaps=$((swaps - 1))
-  case ${2:-failed} in
-    ok) n_ok=$((n_ok + 1)) ;;
-    failed) n_failed=$((n_failed + 1)) ;;
-  esac
-  [[ -z ${7:-} ]] || say "$7"
+  [[ ${4:-} != true ]] || swaps=$((swaps - 1))
+  [[ -z ${6:-} ]] || say "$6"
 }
 
 # One try of stage_args' pipe (sets pipe_before and pipe_rc). Each tool
@@ -225,71 +209,52 @@ run_pipe() {
   return 0
 }
 
-# ---- the end: restore or apply the winner, print the table -------------
-final_rc=0
-# Rollback and restore end with a ready server, checked by the same
-# wait-ready arguments as every config, or say why not (exit 42). A
-# transport failure on the way is retried like a config's.
-# The winner, as summarize decides (its summary says whether the schedule
-# wins by the objective that picks a static value; sweep-plan reads that
-# verdict). Sets end_rc and end_why.
+# ---- the end: apply the winner or restore the original ----------------
+# Either ends with a ready server, checked by the configs' wait-ready
+# words, or says why not (exit 42). summarize picks the winner; sweep-plan
+# schedule says whether the schedule beats it by the objective.
+final_rc=0 end_rc=0 end_why="" end_st=() end_expect=() sched_restore=()
+end_swap() { # SVC-SWAP-ARGS...: one swap and the wait (end_rc, end_why)
+  "$SVC_SWAP" "${target[@]}" "$@" </dev/null | "$WAIT_READY" "${ready[@]}" "${end_expect[@]}" --quiet
+  end_st=("${PIPESTATUS[@]}")
+  end_rc=$((end_rc | end_st[0] | end_st[1])) end_why+="${end_why:+, }svc-swap exit ${end_st[0]}, wait-ready exit ${end_st[1]}"
+}
 apply_winner() {
-  local sum_f rec_f keep=static
-  local -a st=() expect_k=()
-  sum_f=$(mktemp "${TMPDIR:-/tmp}/sweep-summary.XXXXXX")
-  "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >"$sum_f"
+  local f keep=static
+  f=$(mktemp "${TMPDIR:-/tmp}/sweep-summary.XXXXXX")
+  "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >"$f"
   end_rc=$?
-  [[ -z $schedule ]] || keep=$("$SWEEP_PLAN" schedule --server "$schedule" --summary "$sum_f" --field keep "$results")
+  end_why="summarize exit $end_rc"
+  [[ -z $schedule ]] || keep=$(sched --summary "$f" --field keep)
   if [[ $keep == schedule ]]; then
     say "applying the $schedule schedule (it wins by the objective; see the table)"
     end_rc=0 # the schedule does not need a static pick
-    rec_f=$(mktemp "${TMPDIR:-/tmp}/sweep-schedule.XXXXXX")
-    "$SWEEP_PLAN" schedule --server "$schedule" --emit-record "$results" >"$rec_f"
-    mapfile -t expect_k < <("$SWEEP_PLAN" schedule --server "$schedule" --words expect "$results")
-    "$SVC_SWAP" "${target[@]}" --apply-from "$rec_f" </dev/null |
-      "$WAIT_READY" "${ready[@]}" "${expect_k[@]}" --quiet
-    st=("${PIPESTATUS[@]}")
-    rm -f "$rec_f"
+    sched --emit-record >"$f" && mapfile -t end_expect < <(sched --words expect)
+    end_swap --apply-from "$f"
   elif ((end_rc == 0)); then
-    say "applying summarize's pick"
-    # With the schedule's own flags (outside the grid) undone.
-    "$SVC_SWAP" "${target[@]}" --apply-from "$sum_f" "${sched_restore[@]}" </dev/null |
-      "$WAIT_READY" "${ready[@]}" --quiet
-    st=("${PIPESTATUS[@]}")
+    say "applying summarize's pick" # with the schedule's own flags undone
+    end_swap --apply-from "$f" "${sched_restore[@]}"
   fi
-  rm -f "$sum_f"
-  end_why="summarize exit $end_rc, svc-swap exit ${st[0]:-none}, wait-ready exit ${st[1]:-none}"
-  end_rc=$((end_rc | ${st[0]:-1} | ${st[1]:-1}))
+  rm -f "$f"
 }
-# The original config, retried on a transport failure. Sets end_rc and
-# end_why.
+# The original config, as it was even if pre-flight would balk; a
+# transport failure (exit.rs: SSH lost) is retried like a config's.
 restore_original() {
-  local attempt
-  local -a st=()
-  for ((attempt = 0; ; attempt++)); do
+  local a
+  for ((a = 0; ; a++)); do
     say "restoring the original config"
-    # What ran before is put back as it was, even if pre-flight would balk.
-    "$SVC_SWAP" "${target[@]}" --no-preflight "${orig_set[@]}" "${sched_restore[@]}" </dev/null |
-      "$WAIT_READY" "${ready[@]}" --quiet
-    st=("${PIPESTATUS[@]}")
-    end_rc=$((st[0] | st[1]))
-    end_why="svc-swap exit ${st[0]}, wait-ready exit ${st[1]}"
-    # SSH connect, authentication or session lost (exit.rs).
-    if ((st[0] != EXIT_TRANSPORT_ERROR && st[1] != EXIT_TRANSPORT_ERROR)) || ((attempt >= retries)); then break; fi
-    say "  transport failure; retry $((attempt + 1))/$retries in $((2 << attempt))s"
-    sleep $((2 << attempt))
+    end_rc=0 end_why="" end_expect=()
+    end_swap --no-preflight "${orig_set[@]}" "${sched_restore[@]}"
+    { [[ " ${end_st[*]} " == *" $EXIT_TRANSPORT_ERROR "* ]] && ((a < retries)); } || break
+    say "  transport failure; retry $((a + 1))/$retries in $((2 << a))s"
+    sleep $((2 << a))
   done
 }
-end_rc=0 end_why="" sched_restore=()
+# --resume restores even if nothing ran (a swept value may be left).
 restore() {
-  # --resume restores even if nothing ran (a swept value may be left).
-  if ((no_restore || (swaps == 0 && !resume))); then
-    return 0
-  fi
-  end_rc=0 end_why=""
+  ((!no_restore && (swaps > 0 || resume))) || return 0
   set +e
-  # svc-swap words that undo the schedule's flags outside the grid, from
-  # the file as it is now (a signal in the schedule step comes here too).
+  # The words that undo the schedule's flags outside the grid.
   [[ -z $schedule ]] || mapfile -t sched_restore < <(sched --words restore "${params[@]/#/--key=}")
   ((keep_winner)) && apply_winner
   if ((!keep_winner || end_rc != 0)); then
@@ -297,10 +262,7 @@ restore() {
     restore_original
   fi
   set -e
-  if ((end_rc != 0)); then
-    printf 'sweep: error: %s\n' "the final swap did not end with a ready server ($end_why); check the server" >&2
-    final_rc="$EXIT_RESTORE_FAILED"
-  fi
+  ((end_rc == 0)) || { err "the final swap did not end with a ready server ($end_why); check the server" && final_rc=$EXIT_RESTORE_FAILED; }
 }
 
 print_table=1 # a fleet job leaves the table to the driver (lib/fleet.sh)
@@ -317,7 +279,7 @@ finish_and_exit() { # CODE [MESSAGE]
   ((finished)) && exit "$1"
   finished=1
   trap '' INT TERM
-  [[ -n ${2:-} ]] && printf 'sweep: error: %s\n' "$2" >&2
+  [[ -z ${2:-} ]] || err "$2"
   restore
   local code=$1
   ((code == 0 && final_rc != 0)) && code=$final_rc
@@ -374,19 +336,16 @@ score() { # summarize's scores of the results so far, into scores_file
   ((rc == 0 || rc == EXIT_FAILURE || rc == EXIT_BAD_INPUT)) || finish_and_exit "$rc" "summarize failed on $results (exit $rc)"
 }
 sweep_loop() {
-  local i=0 round=0 rc
+  local i=0 round=0
   local -a st ask=() say=(--say "sweep: ")
   ((!quiet)) || say=()
   ((!resume)) || ask=(--resume)
   ((!adaptive)) || ask=(--adaptive "$scores_file" "${adaptive_args[@]}")
   while :; do
     ((!adaptive)) || score
-    rc=0
-    mapfile -t st < <(plan step --after "$i" "${ask[@]}" "${say[@]}" "$results" \
-      --field action --field index --field skipped) || true
-    wait $! || rc=$?
-    ((rc == 0)) || finish_and_exit "$rc" "sweep-plan step failed (exit $rc)"
-    n_skipped=$((n_skipped + st[2]))
+    mapfile -t st < <(plan step --after "$i" "${ask[@]}" "${say[@]}" --tally "$tally_file" "$results" \
+      --field action --field index)
+    wait $! || finish_and_exit $? "sweep-plan step failed (exit $?)"
     [[ ${st[0]} == run ]] || break
     # A guard, never reached by design.
     ((++round <= n_configs * 4 + 40)) || finish_and_exit "$EXIT_FAILURE" "sweep-plan step keeps asking for ${labels[i - 1]}; stopping"
@@ -409,53 +368,36 @@ sweep_loop() {
 # --apply-from it, wait-ready checks the server runs it, loadgen measures
 # every level. sweep-plan schedule decides (sweep-plan(1)).
 sched() { "$SWEEP_PLAN" schedule --server "$schedule" "$@" "$results"; }
-# The schedule's try: its retry, its state and bench records.
-# shellcheck disable=SC2317 # called by try_pipe
-judge_schedule() { # ATTEMPT
-  mapfile -t verdict < <(sched --since "$pipe_before" --attempt "$1" --retries "$retries" \
-    --field retry_in_s --field retry_note --field run_state --field run_bench_records)
-}
-# Derive the schedule into the results file; 1: the results cannot
-# support one (summarize said why).
-schedule_derive() {
-  local derived rc=0
-  say "schedule: deriving the $schedule schedule (summarize --schedule $schedule)"
-  derived=$("$SUMMARIZE" --schedule "$schedule" "${schedule_args[@]}" "${sum_args[@]}" "$results") || rc=$?
-  if ((rc == EXIT_SCHEDULE_REFUSED)); then
-    say "schedule: the results cannot support a $schedule schedule (summarize said why above); keeping the static pick"
-    return 1
-  fi
-  ((rc == 0)) || finish_and_exit "$rc" "summarize --schedule $schedule failed (exit $rc)"
-  printf '%s\n' "$derived" >>"$results"
-}
+# Derive it into the results file, unless --resume finds one (then run
+# it again only if it was not measured to the end).
 schedule_step() {
   local -a expect_s=() stage_s=() keep=()
-  local rec_file action
+  local f rc=0
   ((resume)) && keep=(--resume)
-  action=$(sched "${keep[@]}" --field action)
-  if [[ $action == derive ]]; then
-    schedule_derive || return 0
-  elif [[ $action == "done" ]]; then
-    say "schedule: already measured in $results, skipped"
-    return 0
-  fi
-  rec_file=$(mktemp "${TMPDIR:-/tmp}/sweep-schedule.XXXXXX")
-  sched --emit-record >"$rec_file"
+  case $(sched "${keep[@]}" --field action) in
+    "done") say "schedule: already measured in $results, skipped"; return 0 ;;
+    derive)
+      say "schedule: deriving the $schedule schedule (summarize --schedule $schedule)"
+      f=$("$SUMMARIZE" --schedule "$schedule" "${schedule_args[@]}" "${sum_args[@]}" "$results") || rc=$?
+      if ((rc == EXIT_SCHEDULE_REFUSED)); then
+        say "schedule: the results cannot support a $schedule schedule (summarize said why above); keeping the static pick"
+        return 0
+      fi
+      ((rc == 0)) || finish_and_exit "$rc" "summarize --schedule $schedule failed (exit $rc)"
+      printf '%s\n' "$f" >>"$results" ;;
+  esac
+  f=$(mktemp "${TMPDIR:-/tmp}/sweep-schedule.XXXXXX")
+  sched --emit-record >"$f"
   mapfile -t expect_s < <(sched --words expect)
   mapfile -t stage_s < <(sched --words stage)
   say "[schedule] $schedule per-load schedule"
-  swap_cmd=("$SVC_SWAP" "${target[@]}" --apply-from "$rec_file")
+  swap_cmd=("$SVC_SWAP" "${target[@]}" --apply-from "$f")
   ready_cmd=("$WAIT_READY" "${ready[@]}" "${expect_s[@]}" "${stage_s[@]}")
   load_cmd=("$LOADGEN" "${load[@]}" "${stage_s[@]}")
-  try_pipe judge_schedule
-  rm -f "$rec_file"
-  ((interrupted)) && on_signal
-  if [[ ${verdict[2]:-} == complete ]]; then
-    say "  ${verdict[3]:-0} bench record(s) of the schedule"
-  else
-    n_failed=$((n_failed + 1))
-    say "  the schedule failed (${verdict[2]:-pending}, recorded)"
-  fi
+  judged=(--schedule "$schedule")
+  try_pipe
+  rm -f "$f"
+  ((!interrupted)) || on_signal
 }
 # ---- main ---------------------------------------------------------------
 if [[ -n $hosts ]]; then
@@ -472,15 +414,15 @@ fi
 mkdir -p "$(dirname "$results")"
 touch "$results"
 scores_file=$(mktemp "${TMPDIR:-/tmp}/sweep-scores.XXXXXX")
-trap 'rm -f "$scores_file"; ((quiet)) || "$SWEEP_PLAN" progress-end || true' EXIT
+tally_file=$(mktemp "${TMPDIR:-/tmp}/sweep-tally.XXXXXX") # sweep-plan verdict/step --tally
+trap 'rm -f "$scores_file" "$tally_file"; ((quiet)) || "$SWEEP_PLAN" progress-end || true' EXIT
 originals
 trap on_signal INT TERM
 if ((adaptive)); then say "adaptive over $n_configs value(s); results: $results"; else say "$n_configs config(s); results: $results"; fi
 sweep_loop
 [[ -z $schedule ]] || schedule_step
 # sweep-plan tally: the done line and the exit status (41, 40 or 0).
-mapfile -t end < <("$SWEEP_PLAN" tally --measured "$n_ok" --failed "$n_failed" \
-  --skipped "$n_skipped" --field 'done' --field exit)
+mapfile -t end < <("$SWEEP_PLAN" tally --from "$tally_file" --field 'done' --field exit)
 say "${end[0]:-done}"
 trap '' INT TERM
 finished=1

@@ -36,7 +36,7 @@ fleet_job() { # INDEX
   eval "argv=($SWEEP_ARGV)" && pool_settings
   # shellcheck disable=SC2046 # function names: one word each
   export -n SWEEP_ARGV && export -nf $(compgen -A function) # not the tools' business
-  interrupted=0 pipe_sub="" swaps=0 n_ok=0 n_failed=0 finished=0 final_rc=0
+  interrupted=0 pipe_sub="" swaps=0 finished=0 final_rc=0 tally_file=""
   fleet_dir=$results.fleet print_table=0 no_restore=1 plain_progress=1 # the driver restores, prints the table
   local idx=$1 id=${PARALLEL_SSHHOST:-}
   # Every host dropped: parallel, its sshlogin file empty, runs jobs here
@@ -163,7 +163,7 @@ fleet_on_signal() {
 # Restore every host that has an origin, all at once (each waits for its
 # server); any that fails: final_rc 42.
 fleet_restore() {
-  local i id rc
+  local i id
   local -a pids=()
   for id in "${h_id[@]}"; do
     [[ -e $fleet_dir/origin-$id.jsonl ]] || continue
@@ -176,11 +176,7 @@ fleet_restore() {
     ) &
     pids+=($!)
   done
-  for i in "${pids[@]}"; do
-    rc=0
-    wait "$i" || rc=$?
-    ((rc == 0)) || final_rc="$EXIT_RESTORE_FAILED"
-  done
+  for i in "${pids[@]}"; do wait "$i" || final_rc=$EXIT_RESTORE_FAILED; done
 }
 
 # The end of a pool: restore, print the table, exit with its status.
@@ -189,7 +185,7 @@ fleet_restore() {
 # the pool's exit status (2, 43, 41, 40, 45 or 0; 130 interrupted, 42 a
 # refused --keep-winner).
 fleet_finish() {
-  local code rc=0
+  local rc=0
   local -a out=() end=()
   trap '' INT TERM
   ((interrupted == 0)) || end=(--interrupted)
@@ -204,14 +200,13 @@ fleet_finish() {
   mapfile -t out < <(plan outcome --since "${SWEEP_FLEET_SINCE:-0}" --joblog "$fleet_dir/joblog" \
     --tries "$fleet_dir/tries.jsonl" "${end[@]}" "$results" --field error --field warning \
     --field done --field refusal --field exit)
-  [[ -z ${out[0]:-} ]] || printf 'sweep: error: %s\n' "${out[0]}" >&2
+  [[ -z ${out[0]:-} ]] || err "${out[0]}"
   [[ -z ${out[1]:-} ]] || warn "${out[1]}"
   fleet_restore
   table
   say_prefix=""
   say "${out[2]:-done}"
-  [[ -z ${out[3]:-} ]] || printf 'sweep: error: %s\n' "${out[3]}" >&2
-  code=${out[4]:-$EXIT_FAILURE}
-  ((final_rc == 0)) || code=$final_rc
-  exit "$code"
+  [[ -z ${out[3]:-} ]] || err "${out[3]}"
+  ((final_rc == 0)) || exit "$final_rc"
+  exit "${out[4]:-$EXIT_FAILURE}"
 }

@@ -88,15 +88,23 @@ pub enum Command {
         #[arg(long = "for", value_name = "TOOL", value_enum)]
         tool: grid::Tool,
     },
-    /// What one run of a config left in RESULTS: its state and how many
-    /// bench records it wrote (other configs' records are not counted);
-    /// with --exits, what sweep makes of it (tally, usage_exit,
-    /// interrupted, refused, warning, note)
+    /// What one run of a config (or of --schedule's step) left in RESULTS:
+    /// its state and how many bench records it wrote (other configs'
+    /// records are not counted); with --exits, what sweep makes of it
+    /// (tally, usage_exit, interrupted, refused, warning, note)
     Verdict {
         #[command(flatten)]
         grid: GridArgs,
-        #[arg(long, value_name = "N")]
-        index: usize,
+        #[arg(long, value_name = "N", required_unless_present = "schedule")]
+        index: Option<usize>,
+        /// The schedule step's run for SERVER instead of a config: counted
+        /// only when it failed (it adds no config to the measured count)
+        #[arg(long, value_name = "SERVER", conflicts_with = "index")]
+        schedule: Option<String>,
+        /// Append the verdict of a finished run (one not to be retried) to
+        /// FILE, for `tally --from FILE`
+        #[arg(long, value_name = "FILE", requires = "exits")]
+        tally: Option<String>,
         /// Only the records after this many lines (the file's length
         /// before the run)
         #[arg(long, value_name = "LINES", default_value_t = 0)]
@@ -117,6 +125,10 @@ pub enum Command {
     /// A single-host sweep's end from its counts: the `done` line sweep
     /// says and its exit status (41 every config failed, 40 some, else 0)
     Tally {
+        /// Also count the verdicts and steps `verdict --tally FILE` and
+        /// `step --tally FILE` appended to FILE (missing: none)
+        #[arg(long, value_name = "FILE")]
+        from: Option<String>,
         /// Configs measured in this run
         #[arg(long, value_name = "N", default_value_t = 0)]
         measured: usize,
@@ -169,10 +181,10 @@ pub enum Command {
         #[arg(value_name = "RESULTS")]
         results: String,
     },
-    /// Which config sweep's loop runs next: the grid's next after the one
-    /// it ran last (--resume skips those whose last record is a result),
-    /// or with --adaptive the search's next value (as `next`); `done` when
-    /// none is left, with how many were skipped
+    /// Which config sweep's loop runs next: the grid's next config after
+    /// the one given as --after (with --resume, one whose last record is not
+    /// a result), or with --adaptive the search's next value (as `next`);
+    /// `done` when none is left, with how many were skipped
     Step {
         #[command(flatten)]
         grid: GridArgs,
@@ -195,6 +207,10 @@ pub enum Command {
         /// reasons, its end and cost) on stderr, each after PREFIX
         #[arg(long, value_name = "PREFIX", allow_hyphen_values = true)]
         say: Option<String>,
+        /// Append the answer (its skipped count) to FILE, for `tally
+        /// --from FILE`
+        #[arg(long, value_name = "FILE")]
+        tally: Option<String>,
         /// Results file; missing: nothing ran yet
         #[arg(value_name = "RESULTS")]
         results: String,

@@ -134,14 +134,14 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
         Command::Verdict {
             grid,
             index,
+            schedule,
+            tally,
             since,
             exits,
             retries,
             attempt,
             results,
         } => {
-            let g = grid_of(&grid)?;
-            let p = point(&g, index)?;
             let text = read_text(&results, false)?;
             let lines: Vec<_> = results::read(&text)
                 .into_iter()
@@ -149,22 +149,43 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 .collect();
             let mut v = verdict::Verdict {
                 tag: "verdict",
-                index,
-                label: p.label(),
-                state: Some(results::state_of(&lines, |c| p.matches(c))),
-                bench_records: results::count(&lines, "bench", |c| p.matches(c)),
                 ..verdict::Verdict::default()
             };
+            if schedule.is_some() {
+                let (state, bench) = schedule::since(&lines, since);
+                (v.label, v.state, v.bench_records) = ("schedule".into(), Some(state), bench);
+            } else {
+                let g = grid_of(&grid)?;
+                let i = index.unwrap_or_default();
+                let p = point(&g, i)?;
+                v.index = i;
+                v.label = p.label();
+                v.state = Some(results::state_of(&lines, |c| p.matches(c)));
+                v.bench_records = results::count(&lines, "bench", |c| p.matches(c));
+            }
             if let Some(&[swap, ready, load]) = exits.as_deref() {
                 verdict::judge(&mut v, [swap, ready, load], retries, attempt);
+                if schedule.is_some() {
+                    verdict::judge_schedule(&mut v);
+                }
+                if let (Some(f), None) = (&tally, v.retry_in_s) {
+                    append_line(f, &v)?;
+                }
             }
             o.answer(&v)?;
         }
         Command::Tally {
+            from,
             measured,
             failed,
             skipped,
-        } => o.answer(&verdict::tally(measured, failed, skipped))?,
+        } => {
+            let (m, f, s) = verdict::count(&match &from {
+                Some(p) => read_text(p, true)?,
+                None => String::new(),
+            });
+            o.answer(&verdict::tally(measured + m, failed + f, skipped + s))?
+        }
         Command::Origin { file } => {
             let have = match &file {
                 Some(f) => origin::find(&read_text(f, true)?).is_some(),
@@ -364,6 +385,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             all,
             adaptive,
             say,
+            tally,
             results,
         } => {
             let st = match &adaptive {
@@ -380,6 +402,9 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 for n in &st.notes {
                     eprintln!("{prefix}{n}");
                 }
+            }
+            if let Some(f) = &tally {
+                append_line(f, &st)?;
             }
             o.answer(&st)?;
         }
@@ -403,6 +428,18 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
     }
     stdout.flush()?;
     Ok(())
+}
+
+/// Append `answer` to FILE as one JSON line (a tally file: `tally --from`).
+fn append_line(path: &str, answer: &impl Serialize) -> Result<(), Exit> {
+    use std::io::Write as _;
+    let line = serde_json::to_string(answer).map_err(anyhow::Error::from)?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| writeln!(f, "{line}"))
+        .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{path}: {e}")))
 }
 
 /// The pool of `--hosts` (a file, or else a comma list), its URLs from

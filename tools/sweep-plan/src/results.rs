@@ -66,6 +66,14 @@ impl State {
     pub fn is_done(self) -> bool {
         matches!(self, State::Complete | State::Failed)
     }
+
+    /// Its name, as records and `--state` spell it.
+    pub fn word(self) -> String {
+        use clap::ValueEnum;
+        self.to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default()
+    }
 }
 
 impl Line {

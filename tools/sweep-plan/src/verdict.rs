@@ -112,6 +112,49 @@ pub fn judge(v: &mut Verdict, exits: [u8; 3], retries: usize, attempt: usize) {
     v.note = note;
 }
 
+/// The schedule step's run, judged as a config's (its retry, usage error,
+/// interrupt, warning) but counted only when it failed: it adds no config
+/// to the measured count.
+pub fn judge_schedule(v: &mut Verdict) {
+    let state = v.state.unwrap_or(State::Pending);
+    let (tally, note) = match state {
+        State::Complete => (
+            "none",
+            format!("  {} bench record(s) of the schedule", v.bench_records),
+        ),
+        _ => (
+            "failed",
+            format!("  the schedule failed ({}, recorded)", state.word()),
+        ),
+    };
+    v.tally = Some(tally);
+    v.note = Some(note);
+}
+
+/// The counts in a tally file (`verdict --tally`, `step --tally`): each
+/// finished run's tally (`ok` measured, `failed`; `none` neither) and each
+/// step's skipped configs, as (measured, failed, skipped).
+pub fn count(text: &str) -> (usize, usize, usize) {
+    let mut n = (0, 0, 0);
+    for v in text
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+    {
+        match v.get("tally").and_then(serde_json::Value::as_str) {
+            Some("ok") => n.0 += 1,
+            Some("failed") => n.1 += 1,
+            _ => {}
+        }
+        if v.get("type").and_then(serde_json::Value::as_str) == Some("step") {
+            n.2 += v
+                .get("skipped")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or(0) as usize;
+        }
+    }
+    n
+}
+
 /// A single-host sweep's end, as `tally` answers: its counts, the line
 /// sweep says, and the exit status sweep(1) documents.
 #[derive(Debug, Serialize, PartialEq)]
@@ -169,6 +212,37 @@ mod tests {
         assert_eq!(tally(0, 1, 2).exit, exit::SOME_CONFIGS_FAILED);
         assert_eq!(tally(0, 0, 0).exit, exit::OK);
         assert_eq!(tally(3, 0, 1).exit, exit::OK);
+    }
+
+    #[test]
+    fn the_tally_file_counts_finished_runs_and_skips() {
+        let text = r#"{"type":"step","action":"run","skipped":2}
+{"type":"verdict","tally":"ok"}
+{"type":"verdict","tally":"failed"}
+{"type":"verdict","tally":"none"}
+{"type":"verdict","tally":"ok"}
+"#;
+        assert_eq!(count(text), (2, 1, 2));
+        assert_eq!(count(""), (0, 0, 0));
+    }
+
+    #[test]
+    fn the_schedule_counts_only_when_it_failed() {
+        let mut v = judged(State::Complete, 2, [0, 0, 0]);
+        judge_schedule(&mut v);
+        assert_eq!(
+            (v.tally, v.note.as_deref()),
+            (Some("none"), Some("  2 bench record(s) of the schedule"))
+        );
+        let mut v = judged(State::Incomplete, 1, [0, 0, 0]);
+        judge_schedule(&mut v);
+        assert_eq!(
+            (v.tally, v.note.as_deref()),
+            (
+                Some("failed"),
+                Some("  the schedule failed (incomplete, recorded)")
+            )
+        );
     }
 
     #[test]
