@@ -3,7 +3,9 @@
 
 use clap::{Parser, Subcommand};
 
-use crate::{fleet, grid, results};
+use crate::fleet;
+use crate::grid;
+use crate::results;
 
 /// Decide a sweep's campaign: what to run next, what to restore.
 ///

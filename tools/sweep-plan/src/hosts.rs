@@ -7,7 +7,12 @@
 
 use std::collections::BTreeMap;
 
+use anyhow::anyhow;
 use serde::Serialize;
+use sweepkit::exit;
+use sweepkit::report::Exit;
+
+use crate::read::read_text;
 
 /// One host of the pool, as `hosts` answers.
 #[derive(Debug, Serialize, PartialEq)]
@@ -179,6 +184,24 @@ pub fn cksum(data: &[u8]) -> u32 {
         len >>= 8;
     }
     !crc
+}
+
+/// The pool of `--hosts` (a file, or else a comma list), its URLs from
+/// the `url` template; a bad line is a usage error naming it.
+pub(crate) fn pool(hosts: &str, url: &str) -> Result<Vec<Host>, Exit> {
+    let file = std::path::Path::new(hosts).is_file();
+    if !file && hosts.contains('/') {
+        return Err(Exit::new(
+            exit::USAGE,
+            anyhow!("--hosts {hosts}: no such file"),
+        ));
+    }
+    let text = if file {
+        read_text(hosts, false)?
+    } else {
+        hosts.to_string()
+    };
+    parse(&text, file.then_some(hosts), url).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ pub mod next;
 pub mod origin;
 pub mod out;
 pub mod progress;
+mod read;
 pub mod results;
 pub mod schedule;
 pub mod stage_words;
@@ -34,6 +35,8 @@ use serde::Serialize;
 use sweepkit::exit;
 use sweepkit::records::Record;
 use sweepkit::report::{Exit, WithCode};
+
+use read::read_text;
 
 pub use cli::{parse_pct, Args, Command, GridArgs, NextArgs};
 
@@ -65,17 +68,6 @@ fn point(g: &grid::Grid, index: usize) -> Result<&grid::Point, Exit> {
             ),
         )
     })
-}
-
-/// Read FILE as text; `missing_ok`: a file not there reads as empty.
-fn read_text(path: &str, missing_ok: bool) -> Result<String, Exit> {
-    match std::fs::read(path) {
-        Ok(b) => String::from_utf8(b)
-            .map_err(|_| anyhow!("{path}: not UTF-8 text"))
-            .code(exit::BAD_INPUT),
-        Err(e) if missing_ok && e.kind() == std::io::ErrorKind::NotFound => Ok(String::new()),
-        Err(e) => Err(Exit::new(exit::BAD_INPUT, anyhow!("{path}: {e}"))),
-    }
 }
 
 /// Run sweep-plan.
@@ -285,7 +277,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             o.answer(&a)?;
         }
         Command::Hosts { hosts, url } => {
-            for h in &pool(&hosts, &url)? {
+            for h in &hosts::pool(&hosts, &url)? {
                 o.answer(h)?;
             }
         }
@@ -440,24 +432,6 @@ fn append_line(path: &str, answer: &impl Serialize) -> Result<(), Exit> {
         .open(path)
         .and_then(|mut f| writeln!(f, "{line}"))
         .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{path}: {e}")))
-}
-
-/// The pool of `--hosts` (a file, or else a comma list), its URLs from
-/// the `url` template; a bad line is a usage error naming it.
-pub(crate) fn pool(hosts: &str, url: &str) -> Result<Vec<hosts::Host>, Exit> {
-    let file = std::path::Path::new(hosts).is_file();
-    if !file && hosts.contains('/') {
-        return Err(Exit::new(
-            exit::USAGE,
-            anyhow!("--hosts {hosts}: no such file"),
-        ));
-    }
-    let text = if file {
-        read_text(hosts, false)?
-    } else {
-        hosts.to_string()
-    };
-    hosts::parse(&text, file.then_some(hosts), url).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))
 }
 
 /// `options` and `dry-run`: their text, or the usage error in sweep's name.

@@ -356,7 +356,7 @@ pub fn skipped_records(
 
 /// The knobs: the search's own flags, and the metric's direction, the
 /// tolerance and the plateau threshold summarize decided with.
-pub fn knobs(k: &crate::NextArgs, s: &Scores) -> Knobs {
+pub fn knobs(k: &crate::cli::NextArgs, s: &Scores) -> Knobs {
     Knobs {
         patience: k.patience,
         threshold: s.threshold.unwrap_or(0.02),
@@ -372,7 +372,7 @@ pub fn decide(
     space: &Space,
     lines: &[Line],
     scores: &Scores,
-    k: &crate::NextArgs,
+    k: &crate::cli::NextArgs,
 ) -> (Decision, Vec<RowData>) {
     let rows = rows(space, lines, scores);
     let d = adapt::decide(&rows, &knobs(k, scores), &|i| space.label(i));

@@ -685,7 +685,7 @@ fn matched(argv: &[String]) -> Result<Result<(SweepArgs, ArgMatches), String>, E
 
 fn pool_of(a: &SweepArgs) -> Result<Vec<crate::hosts::Host>, Exit> {
     match &a.hosts {
-        Some(h) => crate::pool(h, &a.url),
+        Some(h) => crate::hosts::pool(h, &a.url),
         None => Err(usage("a pool's settings need --hosts".into())),
     }
 }
