@@ -148,6 +148,20 @@ fn check_table(server: &str, out: &std::process::Output, results: &std::path::Pa
     }
 }
 
+/// llm-sim's curve where the best depth differs by level because of
+/// compute, not speculative memory (see
+/// [`keep_winner_keeps_the_schedule_when_it_wins`]: depth 1 best at one
+/// request, 4 at 32, and 32 requests fit at 4). "Never worse than the best
+/// static value" holds by the model only on such a curve: where the deep
+/// depth loses at high load on speculative memory (the default campaign
+/// curve), a schedule reserves for its deepest depth at every load, as
+/// both servers do, and runs like that depth there (bench/README.md,
+/// "sweep --schedule on the campaign curve"; the table's memory note says
+/// so). On that curve this check sat at the edge of its allowance: c=16
+/// measured 21% under static 4 once, against 20% allowed.
+const COMPUTE_BOUND: &str = "--step-time 500us --per-seq-time 500us --draft-step-time 2ms \
+                             --speculative-kv-per-step 16";
+
 /// Run the sweep; check the schedule step and that the schedule is never
 /// worse than the best static value at any level beyond the noise: two
 /// starts' llm-sim noise (each 1 +/- 2%) plus this shared 2-core VM's own
@@ -155,10 +169,14 @@ fn check_table(server: &str, out: &std::process::Output, results: &std::path::Pa
 /// measured 12474 and 14497 tok/s at c=16 in two starts of one sweep
 /// (debug build), so the allowance is [`MACHINE`].
 fn schedule_sweep(server: &str, sim_flags: &str, param: &str, values: &str) {
-    let (spec, url) = sim(&format!("sweep-sched-{server}"), sim_flags);
+    // The swept flag last, as in the other tests here (the restore is
+    // checked byte for byte).
+    let flags = format!("{COMPUTE_BOUND} {sim_flags}");
+    let (spec, url) = sim(&format!("sweep-sched-{server}"), &flags);
     let before = spec.exec_start();
     let results = spec.results();
-    let out = schedule_args(&spec, &url, server, (param, values, "1,16,64")).expect(0);
+    let levels = [1, 32];
+    let out = schedule_args(&spec, &url, server, (param, values, "1,32")).expect(0);
     let err = stderr(&out);
     assert!(err.contains("[schedule]"), "{}", dump(&out));
     let recs = records(&results);
@@ -170,15 +188,15 @@ fn schedule_sweep(server: &str, sim_flags: &str, param: &str, values: &str) {
         benches.into_iter().partition(|r| carries_schedule(r));
     // One extra pass: one bench record per level; one extra restart: one
     // swap of the schedule.
-    assert_eq!(mine.len(), 3, "{}", dump(&out));
+    assert_eq!(mine.len(), levels.len(), "{}", dump(&out));
     let n_values = values.split(',').count();
-    assert_eq!(grid.len(), 3 * n_values);
+    assert_eq!(grid.len(), levels.len() * n_values);
     assert_eq!(
         err.matches("svc-swap: swap job").count(),
         n_values + 1 + 1,
         "grid + schedule + restore restarts: {err}"
     );
-    for c in [1, 16, 64] {
+    for c in levels {
         let at = |r: &&&Value| r["load"]["concurrency"] == c;
         let s = tok_s(mine.iter().find(at).unwrap());
         let best = grid.iter().filter(at).map(|r| tok_s(r)).fold(0.0, f64::max);
@@ -196,7 +214,7 @@ fn schedule_sweep(server: &str, sim_flags: &str, param: &str, values: &str) {
 
 #[test]
 fn sglang_schedule_is_applied_measured_and_never_worse_than_static() {
-    schedule_sweep("sglang", &eagle(1), "speculative-num-steps", "2,4,5");
+    schedule_sweep("sglang", &eagle(1), "speculative-num-steps", "1,4");
 }
 
 #[test]
@@ -205,7 +223,7 @@ fn vllm_schedule_is_applied_measured_and_never_worse_than_static() {
         "vllm",
         "--personality vllm --speculative-config.num_speculative_tokens 1",
         "speculative-config.num_speculative_tokens",
-        "2,4,5",
+        "1,4",
     );
 }
 
@@ -281,10 +299,9 @@ fn keep_winner_leaves_the_static_pick_when_the_schedule_does_not_win() {
 /// the weighted pick (k = 1) at c=32, weighted score 0.982 against 0.877.
 #[test]
 fn keep_winner_keeps_the_schedule_when_it_wins() {
-    let flags = "--personality vllm --speculative-config.num_speculative_tokens 1 \
-                 --step-time 500us --per-seq-time 500us --draft-step-time 2ms \
-                 --speculative-kv-per-step 16";
-    let (spec, url) = sim("sweep-sched-wins", flags);
+    let flags =
+        format!("--personality vllm --speculative-config.num_speculative_tokens 1 {COMPUTE_BOUND}");
+    let (spec, url) = sim("sweep-sched-wins", &flags);
     let results = spec.results();
     let load = [
         "--max-tokens",

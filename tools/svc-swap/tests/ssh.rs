@@ -167,6 +167,33 @@ fn sshd_master(config: &std::path::Path) -> u32 {
     panic!("no sshd running {}", config.display());
 }
 
+/// Cut the test sshd of `config` and every session it holds at once. Each
+/// process is stopped before any is killed, till no new one appears, so
+/// none forks a session between the listing and the kills (a connection
+/// accepted in that gap once outlived the cut, and the swap it carried
+/// finished with exit 0).
+fn cut_sshd(config: &std::path::Path) {
+    let master = sshd_master(config);
+    let mut stopped: Vec<u32> = Vec::new();
+    for _ in 0..50 {
+        let new: Vec<u32> = sshd_pids(master)
+            .into_iter()
+            .filter(|p| !stopped.contains(p))
+            .collect();
+        if new.is_empty() {
+            break;
+        }
+        for p in &new {
+            let _ = Command::new("kill")
+                .args(["-STOP", &p.to_string()])
+                .status();
+        }
+        stopped.extend(new);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    kill_all(&stopped);
+}
+
 /// SIGKILL each of `pids`, children (listed last) first.
 fn kill_all(pids: &[u32]) {
     for p in pids.iter().rev() {
@@ -277,11 +304,7 @@ fn ssh_drop_mid_swap_without_retry_exits_21_and_leaves_the_spec_whole() {
     while !state_dir.exists() && t0.elapsed() < Duration::from_secs(20) {
         std::thread::sleep(Duration::from_millis(1));
     }
-    for p in sshd_pids(sshd_master(&config)).iter().rev() {
-        let _ = Command::new("kill")
-            .args(["-KILL", &p.to_string()])
-            .status();
-    }
+    cut_sshd(&config);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(21), "{stderr}");
