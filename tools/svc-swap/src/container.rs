@@ -130,7 +130,7 @@ impl<'t> Container<'t> {
     }
 
     /// The command words of `line` (the server's command line, see
-    /// `Inspected::line_from`), refusing an edit of the entrypoint.
+    /// `inspect::line_from`), refusing an edit of the entrypoint.
     fn command_of(&self, line: &ExecLine) -> Result<Vec<String>, Exit> {
         let ep = self.cur.server_entrypoint();
         let n = ep.len();

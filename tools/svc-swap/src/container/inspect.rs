@@ -23,12 +23,6 @@ pub struct Inspected {
     pub argv: Vec<String>,
     /// How many of `argv`'s words are the entrypoint (the rest is Cmd).
     pub entrypoint_len: usize,
-    /// Where the server's own command line begins in `argv`: after an
-    /// init's entrypoint that ends in `--` (podman's `--init` runs
-    /// `/run/podman-init -- CMD`; images often have `ENTRYPOINT ["tini",
-    /// "--"]` or dumb-init's), since its flags are the server's, and a
-    /// scan for flags stops at `--`; else 0, the whole argv.
-    pub line_from: usize,
     pub running: bool,
     /// `running`, `exited`, `created`, `restarting`, ...
     pub status: String,
@@ -61,13 +55,13 @@ impl Inspected {
     pub fn cmd(&self) -> &[String] {
         &self.argv[self.entrypoint_len..]
     }
-    /// The server's command line: `argv` from `line_from` on.
+    /// The server's command line: `argv` from [`line_from`] on.
     pub fn server_argv(&self) -> &[String] {
-        &self.argv[self.line_from..]
+        &self.argv[line_from(&self.argv, self.entrypoint_len)..]
     }
-    /// The entrypoint's words after `line_from` (before the command).
+    /// The entrypoint's words after [`line_from`] (before the command).
     pub fn server_entrypoint(&self) -> &[String] {
-        &self.argv[self.line_from..self.entrypoint_len]
+        &self.argv[line_from(&self.argv, self.entrypoint_len)..self.entrypoint_len]
     }
     pub fn label(&self, k: &str) -> Option<&str> {
         self.labels
@@ -123,7 +117,6 @@ pub fn parse(json: &str) -> Result<Inspected, String> {
             argv.len()
         }
     };
-    let line_from = line_from(&argv, entrypoint_len);
     let st = &c["State"];
     let config = &c["Config"];
     let labels = match &config["Labels"] {
@@ -143,7 +136,6 @@ pub fn parse(json: &str) -> Result<Inspected, String> {
         name: text(&c, &["Name"]).trim_start_matches('/').to_string(),
         argv,
         entrypoint_len,
-        line_from,
         running: st["Running"].as_bool().unwrap_or(false),
         status: text(st, &["Status"]),
         pid: st["Pid"].as_u64().unwrap_or(0) as u32,
@@ -163,8 +155,11 @@ pub fn parse(json: &str) -> Result<Inspected, String> {
     })
 }
 
-/// See [`Inspected::line_from`]: the command's start when the entrypoint
-/// ends in `--` and a command follows, else 0.
+/// Where the server's own command line begins in `argv`: after an init's
+/// entrypoint that ends in `--` (podman's `--init` runs
+/// `/run/podman-init -- CMD`; images often have `ENTRYPOINT ["tini",
+/// "--"]` or dumb-init's), since its flags are the server's and a scan for
+/// flags stops at `--`, when a command follows; else 0, the whole argv.
 pub fn line_from(argv: &[String], entrypoint_len: usize) -> usize {
     let ends_in_dashes = entrypoint_len > 0 && argv[entrypoint_len - 1] == "--";
     if ends_in_dashes && argv.len() > entrypoint_len {
@@ -241,7 +236,7 @@ mod tests {
           "Config":{"Cmd":["/bin/llm-sim","--port","1"],"Entrypoint":""},
           "HostConfig":{"Init":true}}]"#;
         let i = parse(d).unwrap();
-        assert_eq!((i.entrypoint_len, i.line_from), (2, 2));
+        assert_eq!((i.entrypoint_len, line_from(&i.argv, 2)), (2, 2));
         assert_eq!(i.server_argv(), ["/bin/llm-sim", "--port", "1"]);
         assert!(i.server_entrypoint().is_empty());
         assert_eq!(i.cmd(), i.server_argv());
