@@ -347,9 +347,9 @@ sweep_loop() {
       --field action --field index)
     wait $! || finish_and_exit $? "sweep-plan step failed (exit $?)"
     [[ ${st[0]} == run ]] || break
+    i=${st[1]}
     # A guard, never reached by design.
     ((++round <= n_configs * 4 + 40)) || finish_and_exit "$EXIT_FAILURE" "sweep-plan step keeps asking for ${labels[i - 1]}; stopping"
-    i=${st[1]}
     run_config "$i"
     ((interrupted)) && on_signal
     # A value that only failed in transport would be asked for forever.

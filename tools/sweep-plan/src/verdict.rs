@@ -135,21 +135,28 @@ pub fn judge_schedule(v: &mut Verdict) {
 /// finished run's tally (`ok` measured, `failed`; `none` neither) and each
 /// step's skipped configs, as (measured, failed, skipped).
 pub fn count(text: &str) -> (usize, usize, usize) {
+    /// What a tally file's line says: a verdict's `tally`, a step's
+    /// `skipped`.
+    #[derive(serde::Deserialize)]
+    struct Line {
+        #[serde(rename = "type")]
+        tag: String,
+        tally: Option<String>,
+        #[serde(default)]
+        skipped: usize,
+    }
     let mut n = (0, 0, 0);
-    for v in text
+    for l in text
         .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|l| serde_json::from_str::<Line>(l).ok())
     {
-        match v.get("tally").and_then(serde_json::Value::as_str) {
+        match l.tally.as_deref() {
             Some("ok") => n.0 += 1,
             Some("failed") => n.1 += 1,
             _ => {}
         }
-        if v.get("type").and_then(serde_json::Value::as_str) == Some("step") {
-            n.2 += v
-                .get("skipped")
-                .and_then(serde_json::Value::as_u64)
-                .unwrap_or(0) as usize;
+        if l.tag == "step" {
+            n.2 += l.skipped;
         }
     }
     n
