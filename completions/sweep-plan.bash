@@ -25,6 +25,9 @@ _sweep__plan() {
             sweep__plan,dry-run)
                 cmd="sweep__plan__subcmd__dry__subcmd__run"
                 ;;
+            sweep__plan,end)
+                cmd="sweep__plan__subcmd__end"
+                ;;
             sweep__plan,fleet-step)
                 cmd="sweep__plan__subcmd__fleet__subcmd__step"
                 ;;
@@ -82,6 +85,9 @@ _sweep__plan() {
             sweep__plan__subcmd__help,dry-run)
                 cmd="sweep__plan__subcmd__help__subcmd__dry__subcmd__run"
                 ;;
+            sweep__plan__subcmd__help,end)
+                cmd="sweep__plan__subcmd__help__subcmd__end"
+                ;;
             sweep__plan__subcmd__help,fleet-step)
                 cmd="sweep__plan__subcmd__help__subcmd__fleet__subcmd__step"
                 ;;
@@ -137,7 +143,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --help --version configs args verdict tally origin restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run help"
+            opts="-h -V --field --shell --help --version configs args verdict tally origin end restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -155,7 +161,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__args)
-            opts="-h --param --values --index --for --field --help"
+            opts="-h --param --values --index --for --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -189,7 +195,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__configs)
-            opts="-h --param --values --resume --field --help"
+            opts="-h --param --values --resume --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -215,7 +221,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__dry__subcmd__run)
-            opts="-h --tools --field --help"
+            opts="-h --tools --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -236,8 +242,70 @@ _sweep__plan() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        sweep__subcmd__plan__subcmd__end)
+            opts="-h --param --values --origin --schedule --keep-winner --summarize-exit --after --attempt --exits --retries --work --field --shell --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --param)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --values)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --origin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schedule)
+                    COMPREPLY=($(compgen -W "vllm sglang" -- "${cur}"))
+                    return 0
+                    ;;
+                --keep-winner)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --summarize-exit)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --after)
+                    COMPREPLY=($(compgen -W "winner original" -- "${cur}"))
+                    return 0
+                    ;;
+                --attempt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --exits)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --work)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         sweep__subcmd__plan__subcmd__fleet__subcmd__step)
-            opts="-h --param --values --index --host --state --origin-failed --suspect --swap-exit --field --help"
+            opts="-h --param --values --index --host --state --origin-failed --suspect --swap-exit --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -279,7 +347,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__fleet__subcmd__watch)
-            opts="-h --drop-after --host --slf --origins --tries --field --help"
+            opts="-h --drop-after --host --slf --origins --tries --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -317,7 +385,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict tally origin restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run help"
+            opts="configs args verdict tally origin end restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -359,6 +427,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__dry__subcmd__run)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__end)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -597,7 +679,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__host__subcmd__dropped)
-            opts="-h --reason --field --help"
+            opts="-h --reason --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -619,7 +701,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__hosts)
-            opts="-h --hosts --url --field --help"
+            opts="-h --hosts --url --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -645,7 +727,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__next)
-            opts="-h --param --values --patience --noise-margin --repeat-budget --summary --emit-skipped --field --help"
+            opts="-h --param --values --patience --noise-margin --repeat-budget --summary --emit-skipped --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -687,7 +769,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__options)
-            opts="-h --pool --host --field --help"
+            opts="-h --pool --host --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -709,12 +791,24 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__origin)
-            opts="-h --field --help"
+            opts="-h --append --copy --say --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --append)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --copy)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --say)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --field)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -727,7 +821,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__outcome)
-            opts="-h --param --values --since --joblog --tries --interrupted --winner-refused --field --help"
+            opts="-h --param --values --since --joblog --tries --interrupted --winner-refused --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -765,7 +859,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__progress)
-            opts="-h --param --values --index --show --plain --field --help"
+            opts="-h --param --values --index --show --plain --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -799,7 +893,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__progress__subcmd__end)
-            opts="-h --field --help"
+            opts="-h --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -817,7 +911,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__restore)
-            opts="-h --param --values --field --help"
+            opts="-h --param --values --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -843,7 +937,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__schedule)
-            opts="-h --server --resume --since --attempt --retries --emit-record --words --key --summary --field --help"
+            opts="-h --server --resume --since --attempt --retries --emit-record --words --key --summary --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -889,7 +983,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__step)
-            opts="-h --param --values --patience --noise-margin --repeat-budget --after --resume --all --adaptive --say --tally --field --help"
+            opts="-h --param --values --patience --noise-margin --repeat-budget --after --index --schedule --derived --scheduled --expect-config --retries --work --resume --all --adaptive --say --tally --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -919,6 +1013,26 @@ _sweep__plan() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --index)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schedule)
+                    COMPREPLY=($(compgen -W "vllm sglang" -- "${cur}"))
+                    return 0
+                    ;;
+                --derived)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --retries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --work)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --adaptive)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -943,7 +1057,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__tally)
-            opts="-h --from --measured --failed --skipped --field --help"
+            opts="-h --from --measured --failed --skipped --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -977,7 +1091,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__verdict)
-            opts="-h --param --values --index --schedule --tally --since --exits --retries --attempt --field --help"
+            opts="-h --param --values --index --schedule --tally --since --exits --retries --attempt --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # fleet: `sweep --hosts`, one grid spread over a pool of hosts. Sourced by
-# sweep.sh, whose globals and functions (run_config, originals, restore,
+# sweep.sh, whose globals and functions (run_step, originals, restore,
 # ...) it uses. See sweep(1), FLEET, and sweep-plan(1) for the decisions.
 # shellcheck disable=SC2154 # sweep.sh's settings (sweep-plan options)
 #
@@ -19,11 +19,7 @@ h_id=() h_name=()
 # sweep-plan options: all of sweep's settings; --pool: the pool into h_id
 # and h_name (in --hosts order; a bad line is sweep's usage error); --host
 # ID: sweep's stages (target, ready, load), origin file and messages there.
-pool_settings() { # [--pool | --host ID]
-  local s
-  s=$("$SWEEP_PLAN" options "$@" -- "${argv[@]}") || exit $?
-  eval "$s"
-}
+pool_settings() { local s; s=$("$SWEEP_PLAN" options "$@" -- "${argv[@]}") || exit $?; eval "$s"; } # [--pool | --host ID]
 
 # ---- one job: one try of one config, on its slot's host ----------------
 # parallel runs it in a bash of its own, which has sweep's functions, its
@@ -36,21 +32,20 @@ fleet_job() { # INDEX
   eval "argv=($SWEEP_ARGV)" && pool_settings
   # shellcheck disable=SC2046 # function names: one word each
   export -n SWEEP_ARGV && export -nf $(compgen -A function) # not the tools' business
-  interrupted=0 pipe_sub="" swaps=0 finished=0 final_rc=0 tally_file=""
+  signalled=0 pipe_sub="" swaps=0 finished=0 final_rc=0
   fleet_dir=$results.fleet print_table=0 no_restore=1 plain_progress=1 # the driver restores, prints the table
   local idx=$1 id=${PARALLEL_SSHHOST:-}
   # Every host dropped: parallel, its sshlogin file empty, runs jobs here
   # (sshlogin ':'); the config stays without a result.
-  if [[ $id == : ]]; then
-    warn "${labels[idx - 1]}: no host left to run it"
-    exit "$EXIT_NO_HOST_LEFT"
-  fi
+  [[ $id != : ]] || { warn "${labels[idx - 1]}: no host left to run it"; exit "$EXIT_NO_HOST_LEFT"; }
   pool_settings --host "$id"
   # Dropped, but parallel has not re-read its sshlogin file yet: hand on.
   ! grep -qx "# dropped $id" "$fleet_dir/sshlogins" || exit "$EXIT_FAILURE"
+  work=$(mktemp -d "${TMPDIR:-/tmp}/sweep-job.XXXXXX")
   trap 'fleet_job_exit $?' EXIT
   trap on_signal INT TERM
   local -a step=(--index "$idx" --host "$id")
+  ask step --index "$idx" "${step_args[@]}" --work "$work" "$results"
   # The origin is read once per host (a dry-run swap); a job never restores.
   if [[ ! -s $origin_file ]] && ! (originals); then
     plan fleet-step "${step[@]}" --origin-failed
@@ -59,8 +54,8 @@ fleet_job() { # INDEX
   # This run's records already hold the config's failure (another host).
   [[ $(plan verdict --index "$idx" --since "$SWEEP_FLEET_SINCE" "$results" --field state) != failed ]] ||
     step+=(--suspect)
-  run_config "$idx"
-  ((interrupted)) && exit "$EXIT_INTERRUPTED"
+  run_step
+  ((signalled)) && exit "$EXIT_INTERRUPTED"
   step+=(--state "$last_state" --swap-exit "$last_rc_swap")
   plan fleet-step "${step[@]}" # the try's record, for fleet-watch
   exit "$(plan fleet-step "${step[@]}" --field exit)"
@@ -71,6 +66,7 @@ fleet_job() { # INDEX
 # parallel, COMPLETE RUNNING JOBS BUT DO NOT START NEW JOBS; $PARALLEL_PID
 # is parallel's), and the driver finds this job's exit 2 in the joblog.
 fleet_job_exit() { # RC
+  rm -rf "$work"
   (($1 != EXIT_USAGE)) || kill -HUP "${PARALLEL_PID:-}" 2>/dev/null || true
 }
 
@@ -78,24 +74,17 @@ fleet_job_exit() { # RC
 fleet_pid=""
 
 fleet_main() {
-  local -a pending=() ask=() say=(--say "sweep: ")
-  ((!quiet)) || say=()
-  ((!resume)) || ask=(--resume)
+  local -a pending=()
   command -v parallel >/dev/null ||
     die "$EXIT_NO_PARALLEL" "GNU parallel not found; --hosts needs it (apt-get install parallel)"
-  # One summary per host would give each host the best of the few configs
-  # it happened to run (and svc-swap reads only one record).
-  [[ $keep_winner == 0 || " ${sum_args[*]} " != *" --per-host "* ]] ||
-    die "$EXIT_USAGE" "--keep-winner with --summarize-arg --per-host: each host ran only some configs, so its own best is no winner; drop one of them (--pool-hosts applies one pick to every host)"
   pool_settings --pool
-  ((dry_run == 0)) || dry_run_plan
   mkdir -p "$fleet_dir"
   touch "$results"
   rm -f "$fleet_dir"/{joblog,tries.jsonl}
   printf '1/%s\n' "${h_id[@]}" >"$fleet_dir/sshlogins"
   SWEEP_FLEET_SINCE=$(wc -l <"$results") # where this run's records start
   # Every config left (--resume skips those with a result, and says so).
-  read -r -a pending < <(plan step --all "${ask[@]}" "${say[@]}" "$results" --field pending)
+  read -r -a pending < <(plan step --all "${step_args[@]}" "${say_to[@]}" "$results" --field pending)
   say "$n_configs config(s) on ${#h_id[@]} host(s); results: $results"
   trap fleet_on_signal INT TERM
   ((${#pending[@]} == 0)) || fleet_run "${pending[@]}"
@@ -155,7 +144,7 @@ fleet_run() { # INDEX...
 # parallel, --termseq: "abnormal termination of GNU parallel"; tried on
 # 20221122: the jobs got TERM and parallel exited 255 after them).
 fleet_on_signal() {
-  interrupted=1
+  signalled=1
   [[ -z $fleet_pid ]] || kill -INT "$fleet_pid" 2>/dev/null || true
   say "interrupted; stopping every host's job"
 }
@@ -167,13 +156,7 @@ fleet_restore() {
   local -a pids=()
   for id in "${h_id[@]}"; do
     [[ -e $fleet_dir/origin-$id.jsonl ]] || continue
-    (
-      pool_settings --host "$id"
-      mapfile -t orig_set < <(plan restore "$origin_file")
-      swaps=1 final_rc=0
-      restore
-      exit "$final_rc"
-    ) &
+    (pool_settings --host "$id" && swaps=1 final_rc=0 && restore && exit "$final_rc") &
     pids+=($!)
   done
   for i in "${pids[@]}"; do wait "$i" || final_rc=$EXIT_RESTORE_FAILED; done
@@ -188,15 +171,13 @@ fleet_finish() {
   local rc=0
   local -a out=() end=()
   trap '' INT TERM
-  ((interrupted == 0)) || end=(--interrupted)
+  ((signalled == 0)) || end=(--interrupted)
   # --keep-winner on hosts of different hardware: summarize refuses one
   # pick (MIXED_HARDWARE) unless --summarize-arg --pool-hosts; each host's
   # own best of the few configs it ran is no winner either, so the fleet
   # refuses too, once, not once per host.
-  if ((keep_winner)); then
-    "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >/dev/null 2>&1 || rc=$?
-    ((rc != EXIT_MIXED_HARDWARE)) || keep_winner=0 end+=(--winner-refused)
-  fi
+  ((!keep_winner)) || "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >/dev/null 2>&1 || rc=$?
+  ((rc != EXIT_MIXED_HARDWARE)) || keep_winner=0 end+=(--winner-refused)
   mapfile -t out < <(plan outcome --since "${SWEEP_FLEET_SINCE:-0}" --joblog "$fleet_dir/joblog" \
     --tries "$fleet_dir/tries.jsonl" "${end[@]}" "$results" --field error --field warning \
     --field done --field refusal --field exit)

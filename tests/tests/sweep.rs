@@ -396,3 +396,54 @@ fn wait_until_serving(spec: &SpecFile, url: &str) {
     }
     std::thread::sleep(Duration::from_millis(1500));
 }
+
+/// Issue 22's shape, kept: the script only pipes. Its shell code (sweep.sh
+/// and lib/fleet.sh: lines that are neither blank nor a comment) stays
+/// within 300 lines, no function is over 40, and it parses no records
+/// (no awk, jq, sed or cut: sweep-plan answers every question).
+#[test]
+fn the_script_only_pipes_within_its_line_budget() {
+    let root = testkit::repo_root();
+    let mut code = 0;
+    for f in ["scripts/sweep.sh", "scripts/lib/fleet.sh"] {
+        let text = std::fs::read_to_string(root.join(f)).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        code += lines
+            .iter()
+            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .count();
+        for (i, l) in lines.iter().enumerate() {
+            let t = l.trim_start();
+            let words = t.split(|c: char| c.is_whitespace() || "|;&(){}".contains(c));
+            for w in words.take_while(|w| !w.starts_with('#')) {
+                assert!(
+                    !["awk", "jq", "sed", "cut"].contains(&w),
+                    "{f}:{}: parses text with {w}: {l}",
+                    i + 1
+                );
+            }
+            // A function: `name() {` to the `}` at its indentation.
+            let Some(name) = t.split_once("() {").map(|(n, _)| n) else {
+                continue;
+            };
+            let head = t.rsplit_once(" # ").map_or(t, |(c, _)| c).trim_end();
+            if head.ends_with('}') && !head.ends_with("() {") {
+                continue; // one line
+            }
+            let indent = l.len() - t.len();
+            let end = lines[i + 1..]
+                .iter()
+                .position(|e| e.len() - e.trim_start().len() == indent && e.trim() == "}")
+                .unwrap_or_else(|| panic!("{f}:{}: {name}() has no closing brace", i + 1));
+            assert!(
+                end + 2 <= 40,
+                "{f}: {name}() is {} lines (at most 40)",
+                end + 2
+            );
+        }
+    }
+    assert!(
+        code <= 300,
+        "sweep's shell code is {code} lines (at most 300)"
+    );
+}

@@ -22,6 +22,12 @@ pub struct Args {
     /// elements joined by spaces; absent: an empty line), not JSON
     #[arg(long, value_name = "NAME", global = true)]
     pub field: Vec<String>,
+
+    /// Print each answer as bash assignments instead, one field a line
+    /// (NAME='text', arrays NAME=('a' 'b')), every value single-quoted so
+    /// sweep(1) can eval them; with --field only those fields
+    #[arg(long, global = true)]
+    pub shell: bool,
 }
 
 /// The grid, as sweep(1) takes it.
@@ -144,9 +150,61 @@ pub enum Command {
     /// Read a dry-run swap record on stdin; print the origin record to
     /// append, unless ORIGIN already holds one (then print nothing)
     Origin {
+        /// Append the new origin record to FILE (the results file) instead
+        /// of printing it
+        #[arg(long, value_name = "FILE")]
+        append: Option<String>,
+        /// Also write the new origin record to FILE (a pool host's own)
+        #[arg(long, value_name = "FILE")]
+        copy: Option<String>,
+        /// When ORIGIN holds one already (and no --copy), say so on
+        /// stderr after PREFIX
+        #[arg(long, value_name = "PREFIX", allow_hyphen_values = true)]
+        say: Option<String>,
         /// Where the origin is kept (the results file); missing: none yet
         #[arg(value_name = "ORIGIN")]
         file: Option<String>,
+    },
+    /// The end of a sweep, one swap at a time: with --keep-winner the
+    /// schedule when it wins by the objective, else summarize's pick; else
+    /// (or when that fails) the original config, a transport failure
+    /// retried. Each answer: `swap` with svc-swap's and wait-ready's words
+    /// and the lines to say, or `done` with the error and exit status (42:
+    /// the last swap did not end with a ready server)
+    End {
+        #[command(flatten)]
+        grid: GridArgs,
+        /// The file holding the origin record
+        #[arg(long, value_name = "FILE")]
+        origin: String,
+        /// The sweep ran the SERVER schedule step (its own flags are undone
+        /// with the pick or the original)
+        #[arg(long, value_name = "SERVER", value_parser = ["vllm", "sglang"])]
+        schedule: Option<String>,
+        /// Apply the winner first: SUMMARY is summarize's summary record
+        /// of RESULTS (`summarize --format json`)
+        #[arg(long, value_name = "SUMMARY")]
+        keep_winner: Option<String>,
+        /// summarize's exit status for --keep-winner's SUMMARY
+        #[arg(long, value_name = "RC", default_value_t = 0)]
+        summarize_exit: u8,
+        /// The swap that ran last (none: the first is asked for)
+        #[arg(long, value_enum)]
+        after: Option<crate::end::Swap>,
+        /// Which try of the original that was, from 0
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        attempt: usize,
+        /// svc-swap's and wait-ready's exit statuses in it
+        #[arg(long, value_name = "STATUS", num_args = 2, requires = "after")]
+        exits: Option<Vec<u8>>,
+        /// sweep's --retries (a transport failure restores again this often)
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        retries: usize,
+        /// Where the schedule record for svc-swap --apply-from is written
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        work: String,
+        #[arg(value_name = "RESULTS")]
+        results: String,
     },
     /// svc-swap's words that put ORIGIN's original config back, one per
     /// line; every swept key must be in it
@@ -183,10 +241,13 @@ pub enum Command {
         #[arg(value_name = "RESULTS")]
         results: String,
     },
-    /// Which config sweep's loop runs next: the grid's next config after
-    /// the one given as --after (with --resume, one whose last record is not
-    /// a result), or with --adaptive the search's next value (as `next`);
-    /// `done` when none is left, with how many were skipped
+    /// Which step sweep's loop runs next, with each tool's words for it:
+    /// the grid's next config after the one it ran last (resumed: one
+    /// whose last record is not a result), or the adaptive search's next
+    /// value (as `next`; a finished search's untried values get skipped
+    /// records in RESULTS), then the schedule step; `done` when none is
+    /// left, with how many were skipped, or `fail` with the error and the
+    /// exit status
     Step {
         #[command(flatten)]
         grid: GridArgs,
@@ -195,6 +256,31 @@ pub enum Command {
         /// The config the loop ran last (0: none yet)
         #[arg(long, value_name = "N", default_value_t = 0)]
         after: usize,
+        /// Config N itself (a pool job's), with its words
+        #[arg(long, value_name = "N", conflicts_with_all = ["all", "adaptive"])]
+        index: Option<usize>,
+        /// After the configs, the schedule step for SERVER (sweep
+        /// --schedule): derive it (summarize --schedule), run it, or done
+        #[arg(long, value_name = "SERVER", value_parser = ["vllm", "sglang"])]
+        schedule: Option<String>,
+        /// The derive ran (summarize --schedule, its record appended to
+        /// RESULTS) and exited RC: run the schedule (0), keep the static
+        /// pick (56, refused), or fail
+        #[arg(long, value_name = "RC", requires = "schedule")]
+        derived: Option<u8>,
+        /// The schedule step ran: done
+        #[arg(long, requires = "schedule", conflicts_with = "derived")]
+        scheduled: bool,
+        /// A config's wait-ready words check the live server runs it
+        /// (--expect-config per swept flag)
+        #[arg(long)]
+        expect_config: bool,
+        /// sweep's --retries (for the adaptive search's transport stop)
+        #[arg(long, value_name = "N", default_value_t = 0)]
+        retries: usize,
+        /// Where the schedule record for svc-swap --apply-from is written
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        work: String,
         /// Skip configs whose last record is a result
         #[arg(long)]
         resume: bool,

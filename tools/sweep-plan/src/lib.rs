@@ -12,6 +12,7 @@
 pub mod adapt;
 pub mod cli;
 pub mod cost;
+pub mod end;
 pub mod fleet;
 pub mod grid;
 pub mod hosts;
@@ -92,7 +93,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
         }
         _ => {}
     }
-    let mut o = out::Out::new(&args.field, &mut stdout);
+    let mut o = out::Out::new(&args.field, &mut stdout).shell(args.shell);
     match args.command {
         Command::Configs {
             grid,
@@ -178,7 +179,12 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             });
             o.answer(&verdict::tally(measured + m, failed + f, skipped + s))?
         }
-        Command::Origin { file } => {
+        Command::Origin {
+            append,
+            copy,
+            say,
+            file,
+        } => {
             let have = match &file {
                 Some(f) => origin::find(&read_text(f, true)?).is_some(),
                 None => false,
@@ -191,10 +197,28 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
             let v: serde_json::Value = serde_json::from_str(line)
                 .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("<stdin>: not JSON: {e}")))?;
-            let rec = origin::new_origin(&v, started)
-                .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("<stdin>: {e}")))?;
-            if !have {
-                o.record(&Record::Origin(rec))?;
+            let rec = Record::Origin(
+                origin::new_origin(&v, started)
+                    .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("<stdin>: {e}")))?,
+            );
+            match (have, &append) {
+                (true, _) => {
+                    if let (Some(prefix), None) = (&say, &copy) {
+                        eprintln!(
+                            "{prefix}restores will put back the original recorded in {}",
+                            file.as_deref().unwrap_or_default()
+                        );
+                    }
+                }
+                (false, None) => o.record(&rec)?,
+                (false, Some(results)) => {
+                    append_line(results, &rec)?;
+                    if let Some(c) = &copy {
+                        let line = serde_json::to_string(&rec).map_err(anyhow::Error::from)?;
+                        std::fs::write(c, format!("{line}\n"))
+                            .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{c}: {e}")))?;
+                    }
+                }
             }
         }
         Command::Restore { grid, file } => {
@@ -373,6 +397,13 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             grid,
             knobs,
             after,
+            index,
+            schedule,
+            derived,
+            scheduled,
+            expect_config,
+            retries,
+            work,
             resume,
             all,
             adaptive,
@@ -380,16 +411,41 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             tally,
             results,
         } => {
-            let st = match &adaptive {
-                Some(summary) => {
-                    step::adaptive(&search(&grid, &knobs, summary, &results, &mut stdin)?.answer())
-                }
-                None => {
-                    let (g, text) = (grid_of(&grid)?, read_text(&results, true)?);
-                    let walk = if all { step::all } else { step::grid };
-                    walk(&g, &results::read(&text), after, resume, &results)
-                }
+            let (g, text) = (grid_of(&grid)?, read_text(&results, true)?);
+            let lines = results::read(&text);
+            let mut st = step::Step {
+                tag: "step",
+                action: "done",
+                ..step::Step::default()
             };
+            if let Some(i) = index {
+                point(&g, i)?;
+            } else if derived.is_some() || scheduled {
+                // The configs are done: only the schedule step is left.
+            } else if let Some(summary) = &adaptive {
+                step::transport_stop(&mut st, &g, &lines, after, retries);
+                if st.action != "fail" {
+                    let s = search(&grid, &knobs, summary, &results, &mut stdin)?;
+                    st = step::adaptive(&s.answer());
+                    if st.action == "done" {
+                        // The values a finished search never tried.
+                        for rec in next::skipped_records(&s.space, &s.decision, &s.all, started) {
+                            append_line(&results, &rec)?;
+                        }
+                    }
+                }
+            } else {
+                let walk = if all { step::all } else { step::grid };
+                st = walk(&g, &lines, after, resume, &results);
+            }
+            if let Some(i) = index.or(st.index) {
+                step::run_config(&mut st, &g, i, expect_config);
+            } else if let (Some(server), "done", false, false) =
+                (&schedule, st.action, all, scheduled)
+            {
+                step::schedule_step(&mut st, &lines, server, resume, derived, &results, &work)
+                    .map_err(|e| Exit::new(exit::FAILURE, anyhow!(e)))?;
+            }
             if let Some(prefix) = say {
                 for n in &st.notes {
                     eprintln!("{prefix}{n}");
@@ -399,6 +455,56 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 append_line(f, &st)?;
             }
             o.answer(&st)?;
+        }
+        Command::End {
+            grid,
+            origin: origin_file,
+            schedule,
+            keep_winner,
+            summarize_exit,
+            after,
+            attempt,
+            exits,
+            retries,
+            work,
+            results,
+        } => {
+            let g = grid_of(&grid)?;
+            let lines = results::read(&read_text(&results, true)?);
+            let rec = origin::find(&read_text(&origin_file, false)?).ok_or_else(|| {
+                Exit::new(
+                    exit::ORIGIN_MISSING,
+                    anyhow!("{origin_file}: no origin record"),
+                )
+            })?;
+            let original = origin::restore_args(&rec, &g.keys).map_err(|k| {
+                Exit::new(
+                    exit::ORIGIN_MISSING,
+                    anyhow!("{origin_file}: its origin record has no original value for {k}"),
+                )
+            })?;
+            let winner = match &keep_winner {
+                // Nothing picked: summarize's exit says so; the file may be empty.
+                Some(f) => Some((
+                    f.as_str(),
+                    serde_json::from_str(read_text(f, true)?.trim()).unwrap_or_default(),
+                )),
+                None => None,
+            };
+            let inputs = end::Inputs {
+                lines: &lines,
+                original,
+                schedule: schedule.as_deref(),
+                winner,
+                summarize_exit,
+                retries,
+                work: &work,
+                keys: &g.keys,
+            };
+            let ex = exits.as_deref().unwrap_or(&[0, 0]);
+            let e = end::next(&inputs, after, attempt, [ex[0], ex[1]])
+                .map_err(|e| Exit::new(exit::FAILURE, anyhow!(e)))?;
+            o.answer(&e)?;
         }
         Command::Options { .. } | Command::DryRun { .. } => unreachable!("answered above"),
         Command::Next {

@@ -1,7 +1,9 @@
 //! How answers are written: JSON Lines (one object per answer, flushed per
-//! line), or with `--field NAME...` the named fields one per line, so a
-//! script reads them with `mapfile -t` and parses no JSON. A value holds
-//! no newline there (each is replaced by a space), so lines stay fields.
+//! line); with `--field NAME...` the named fields one per line, so a
+//! script reads them with `mapfile -t` and parses no JSON (a value holds
+//! no newline there: each is replaced by a space, so lines stay fields);
+//! or with `--shell` as bash assignments, every value single-quoted by
+//! [`quote`], so sweep(1)'s `eval` of them runs no text of the answer.
 
 use std::io::Write;
 
@@ -12,18 +14,31 @@ use sweepkit::report::Exit;
 
 pub struct Out<'a, W: Write> {
     fields: &'a [String],
+    shell: bool,
     w: &'a mut W,
 }
 
 impl<'a, W: Write> Out<'a, W> {
     pub fn new(fields: &'a [String], w: &'a mut W) -> Self {
-        Out { fields, w }
+        Out {
+            fields,
+            shell: false,
+            w,
+        }
+    }
+
+    /// Answers as bash assignments (`--shell`).
+    pub fn shell(mut self, on: bool) -> Self {
+        self.shell = on;
+        self
     }
 
     /// One answer object.
     pub fn answer(&mut self, a: &impl Serialize) -> Result<(), Exit> {
         let v = serde_json::to_value(a).map_err(anyhow::Error::from)?;
-        if self.fields.is_empty() {
+        if self.shell {
+            write!(self.w, "{}", assignments(&v, self.fields))?;
+        } else if self.fields.is_empty() {
             writeln!(self.w, "{v}")?;
         } else {
             for f in self.fields {
@@ -55,6 +70,47 @@ impl<'a, W: Write> Out<'a, W> {
     }
 }
 
+/// POSIX single-quoting: inside '...' no character is special but the
+/// quote itself, written '\'' (close, escaped quote, reopen). Newlines,
+/// `$(...)`, backquotes and globs stay literal; argv holds no NUL.
+pub fn quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// An answer's fields (`fields`, or all but `type`) as bash assignments,
+/// one per line: `name='text'`, an array of scalars `name=('a' 'b')`,
+/// absent or null `name=''`, an object its JSON text.
+pub fn assignments(v: &Value, fields: &[String]) -> String {
+    let names: Vec<String> = if fields.is_empty() {
+        v.as_object()
+            .map(|o| o.keys().filter(|k| *k != "type").cloned().collect())
+            .unwrap_or_default()
+    } else {
+        fields.to_vec()
+    };
+    let mut out = String::new();
+    for n in names {
+        let rhs = match v.get(&n) {
+            Some(Value::Array(a)) => {
+                let q: Vec<String> = a.iter().map(|x| quote(&scalar(x))).collect();
+                format!("({})", q.join(" "))
+            }
+            other => quote(&other.map(scalar).unwrap_or_default()),
+        };
+        out.push_str(&format!("{}={rhs}\n", n.replace('-', "_")));
+    }
+    out
+}
+
+/// A JSON value as the text a shell variable holds.
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
 /// A field's value as one line of text.
 fn field_text(v: Option<&Value>) -> String {
     let s = match v {
@@ -68,4 +124,30 @@ fn field_text(v: Option<&Value>) -> String {
         Some(other) => other.to_string(),
     };
     s.replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quote_keeps_every_character_literal() {
+        assert_eq!(quote("a b"), "'a b'");
+        assert_eq!(quote("it's"), r"'it'\''s'");
+        assert_eq!(quote(""), "''");
+    }
+
+    #[test]
+    fn an_answer_becomes_quoted_assignments() {
+        let v = serde_json::json!({"type": "step", "action": "run", "index": 3,
+            "to_swap": ["--set", "k=$(rm -rf /)"], "none": null, "obj": {"a": 1}});
+        assert_eq!(
+            assignments(&v, &[]),
+            "action='run'\nindex='3'\nto_swap=('--set' 'k=$(rm -rf /)')\nnone=''\nobj='{\"a\":1}'\n"
+        );
+        assert_eq!(
+            assignments(&v, &["index".into(), "gone".into()]),
+            "index='3'\ngone=''\n"
+        );
+    }
 }

@@ -2,23 +2,29 @@
 //! config, "which config runs next?". Over the grid, in order after the
 //! config the loop ran last, skipping (`--resume`) configs whose last
 //! record is a result; with `--adaptive`, the adaptive search's next value
-//! (`next`). Each answer carries the lines sweep says about it (the
-//! configs skipped, the search's reasons, its end and cost).
+//! (`next`); then with `--schedule` the schedule step (derive it, run
+//! it, or done). Each answer carries the lines sweep says about it (the
+//! configs skipped, the search's reasons, its end and cost) and, for a
+//! run, each tool's words, so the script only runs the pipe.
 
 use serde::Serialize;
+use sweepkit::exit;
 
-use crate::grid::Grid;
+use crate::grid::{Grid, Tool};
 use crate::next;
 use crate::results::{self, Line};
+use crate::schedule;
 
 /// One answer of `step`.
 #[derive(Debug, Default, PartialEq, Serialize)]
 pub struct Step {
     #[serde(rename = "type")]
     pub tag: &'static str,
-    /// `run` (config `index`) or `done`.
+    /// `run` (config `index`, or the schedule when it has none),
+    /// `derive` (run `summarize --schedule` into RESULTS and ask again with
+    /// `--derived RC`), `done`, or `fail` (`error`, `exit`).
     pub action: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The config to run (none: the schedule, or nothing).
     pub index: Option<usize>,
     /// Configs skipped on the way (`--resume`), or the values a finished
     /// adaptive search never tried.
@@ -28,6 +34,108 @@ pub struct Step {
     /// With `--all`: every config left to run, in order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pending: Vec<usize>,
+    /// With `run`: the line to say, svc-swap's, wait-ready's and loadgen's
+    /// words for it (beside the sweep's shared ones), and `verdict`'s.
+    pub label: String,
+    pub to_swap: Vec<String>,
+    pub to_ready: Vec<String>,
+    pub to_load: Vec<String>,
+    pub judge: Vec<String>,
+    /// With `fail`: why, and the exit status sweep ends with.
+    pub error: String,
+    pub exit: u8,
+}
+
+/// Config `i` of `g` as the step to run, with its words; `expect`: its
+/// wait-ready words check the live server runs it.
+pub fn run_config(s: &mut Step, g: &Grid, i: usize, expect: bool) {
+    let Some(p) = g.points.get(i.wrapping_sub(1)) else {
+        return;
+    };
+    let stage = p.args(Tool::Stage);
+    s.action = "run";
+    s.index = Some(i);
+    s.label = format!("[{i}/{}] {}", g.points.len(), p.label());
+    s.to_swap = p.args(Tool::Swap);
+    s.to_ready = if expect {
+        p.args(Tool::Expect)
+    } else {
+        Vec::new()
+    };
+    s.to_ready.extend(stage.iter().cloned());
+    s.to_load = stage;
+    s.judge = vec!["--index".into(), i.to_string()];
+}
+
+/// The adaptive search asked for config `after` again and again while it
+/// failed only in transport: stop (`fail`) rather than loop.
+pub fn transport_stop(s: &mut Step, g: &Grid, lines: &[Line], after: usize, retries: usize) {
+    let Some(p) = g.points.get(after.wrapping_sub(1)) else {
+        return;
+    };
+    if results::state_of(lines, |c| p.matches(c)) == results::State::Transport {
+        s.action = "fail";
+        s.index = None;
+        s.exit = exit::FAILURE;
+        s.error = format!(
+            "{}: transport failures after {retries} retries; fix the target and rerun (the file resumes)",
+            p.label()
+        );
+    }
+}
+
+/// The schedule step for `server` once the configs are done: derive it,
+/// run it (its record written to `work`/schedule.json for svc-swap
+/// --apply-from), or done; `derived`: the derive ran and exited so.
+pub fn schedule_step(
+    s: &mut Step,
+    lines: &[Line],
+    server: &str,
+    resume: bool,
+    derived: Option<u8>,
+    results: &str,
+    work: &str,
+) -> Result<(), String> {
+    let action = match derived {
+        Some(exit::OK) => "run",
+        Some(exit::SCHEDULE_REFUSED) => {
+            s.notes.push(format!("schedule: the results cannot support a {server} schedule (summarize said why above); keeping the static pick"));
+            return Ok(());
+        }
+        Some(rc) => {
+            (s.action, s.exit) = ("fail", rc);
+            s.error = format!("summarize --schedule {server} failed (exit {rc})");
+            return Ok(());
+        }
+        None => schedule::step(lines, server, resume, 0).action,
+    };
+    match action {
+        "done" => s
+            .notes
+            .push(format!("schedule: already measured in {results}, skipped")),
+        "derive" => {
+            s.action = "derive";
+            s.notes.push(format!(
+                "schedule: deriving the {server} schedule (summarize --schedule {server})"
+            ));
+        }
+        _ => {
+            let st = schedule::step(lines, server, true, 0);
+            let rec = schedule::last_schedule(lines, server)
+                .ok_or_else(|| format!("{results}: no schedule record for {server}"))?;
+            let file = format!("{work}/schedule.json");
+            std::fs::write(&file, format!("{}\n", rec.raw)).map_err(|e| format!("{file}: {e}"))?;
+            s.action = "run";
+            s.index = None;
+            s.label = format!("[schedule] {server} per-load schedule");
+            s.to_swap = vec!["--apply-from".into(), file];
+            s.to_ready = st.expect;
+            s.to_ready.extend(st.stage.iter().cloned());
+            s.to_load = st.stage;
+            s.judge = vec!["--schedule".into(), server.into()];
+        }
+    }
+    Ok(())
 }
 
 /// The grid's next config after config `after` (0: none yet). With

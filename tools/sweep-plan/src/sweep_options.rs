@@ -367,12 +367,7 @@ pub const PASS_THROUGH: &[(&str, &[To])] = &[
     ("engine", &[To::Swap, To::Ready]),
 ];
 
-/// POSIX single-quoting: inside '...' no character is special but the
-/// quote itself, written '\'' (close, escaped quote, reopen). Newlines,
-/// `$(...)`, backquotes and globs stay literal; argv holds no NUL.
-pub fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
+pub use crate::out::quote;
 
 /// sweep's settings as the lines of a bash script: `name='value'` and
 /// `name=('a' 'b')`.
@@ -433,7 +428,6 @@ impl Settings {
             ("server", &a.server),
             ("concurrency", &a.concurrency),
             ("schedule", &a.schedule),
-            ("bin_dir", &a.bin_dir),
             ("report", &a.report),
         ] {
             s.scalar(n, &opt(v));
@@ -468,7 +462,21 @@ impl Settings {
                 knobs.extend([f.to_string(), v.clone()]);
             }
         }
-        s.array("adaptive_args", &knobs);
+        s.array("adaptive_args", &knobs.clone());
+        // `sweep-plan step`'s words for the loop (the script adds where
+        // the scores are, for --adaptive, and where to write).
+        let mut step = knobs;
+        step.extend(["--retries".to_string(), a.retries.clone()]);
+        for (on, w) in [(a.resume, "--resume"), (a.expect_config, "--expect-config")] {
+            if on {
+                step.push(w.into());
+            }
+        }
+        if let Some(sv) = &a.schedule {
+            step.extend(["--schedule".to_string(), sv.clone()]);
+        }
+        s.array("step_args", &step);
+        s.say_to(a, "");
         let cap: Vec<String> = a
             .schedule_max_depth
             .iter()
@@ -487,6 +495,16 @@ impl Settings {
             url: a.url.clone(),
         };
         s.stages(&w.stages(a, &t));
+    }
+
+    /// `say_to`: the words that have sweep-plan say its notes on stderr
+    /// as sweep does (none with --quiet).
+    fn say_to(&mut self, a: &SweepArgs, prefix: &str) {
+        let words = match a.quiet {
+            true => Vec::new(),
+            false => vec!["--say".to_string(), format!("sweep: {prefix}")],
+        };
+        self.array("say_to", &words);
     }
 
     fn stages(&mut self, st: &Stages) {
@@ -638,6 +656,13 @@ fn check(a: &SweepArgs, m: &ArgMatches) -> Result<(), Exit> {
             "--ssh-key, --known-hosts and --accept-new-host-key need --ssh".into(),
         ));
     }
+    // One summary per host would give each host the best of the few
+    // configs it happened to run (and svc-swap reads only one record).
+    if a.hosts.is_some() && a.keep_winner && a.summarize_arg.iter().any(|w| w == "--per-host") {
+        return Err(usage(
+            "--keep-winner with --summarize-arg --per-host: each host ran only some configs, so its own best is no winner; drop one of them (--pool-hosts applies one pick to every host)".into(),
+        ));
+    }
     if a.adaptive && (a.params.len() != 1 || a.params[0].contains(',')) {
         return Err(usage(
             "--adaptive walks one parameter: give one --param NAME (no grid, no A,B)".into(),
@@ -736,6 +761,7 @@ pub fn parse_for(argv: &[String], want: Want<'_>) -> Result<String, Exit> {
                 &format!("{}.fleet/origin-{id}.jsonl", a.results),
             );
             s.scalar("say_prefix", &format!("[{}] ", h.name));
+            s.say_to(&a, &format!("[{}] ", h.name));
         }
     }
     Ok(s.0.join("\n") + "\n")
@@ -774,13 +800,6 @@ mod tests {
     use super::*;
 
     testkit::cli_tests!(SweepArgs);
-
-    #[test]
-    fn quote_keeps_every_character_literal() {
-        assert_eq!(quote("a b"), "'a b'");
-        assert_eq!(quote("it's"), r"'it'\''s'");
-        assert_eq!(quote(""), "''");
-    }
 
     #[test]
     fn the_settings_carry_the_grid_and_the_argv() {

@@ -180,3 +180,186 @@ fn a_pools_outcome_names_its_exit_status_from_the_grids_states() {
         assert_eq!(got, want.map(|n| n as u64), "{values} {file}");
     }
 }
+
+/// `--shell` answers as sweep.sh evals them: run in bash, they set its
+/// variables; this prints the ones named.
+fn eval_in_bash(assignments: &str, names: &[&str]) -> String {
+    let script = format!(
+        "{assignments}\nfor n in {}; do declare -p \"$n\" | sed 's/^declare -[a-z-]* //'; done",
+        names.join(" ")
+    );
+    let out = std::process::Command::new("bash")
+        .args(["-c", &script])
+        .output()
+        .expect("bash");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn step_names_each_step_with_every_tools_words_then_the_schedule() {
+    let dir = testkit::temp_dir("sweep-plan-step");
+    let results = dir.join("r.jsonl");
+    let res = results.to_str().unwrap().to_string();
+    let work = dir.to_str().unwrap().to_string();
+    std::fs::write(&results, "").unwrap();
+    let base = [
+        "step",
+        "--param",
+        KEY,
+        "--values",
+        "2,4",
+        "--schedule",
+        "sglang",
+        "--work",
+        &work,
+    ];
+    let ask = |more: &[&str]| {
+        let mut a: Vec<&str> = base.to_vec();
+        a.extend_from_slice(more);
+        a.extend([res.as_str(), "--shell"]);
+        let r = plan(&a, "");
+        assert_eq!(r.code(), 0, "{}", r.stderr());
+        r.stdout().to_string()
+    };
+    // The first config, its words for each tool (a value with a quote
+    // stays one word).
+    let first = ask(&["--expect-config"]);
+    let got = eval_in_bash(
+        &first,
+        &["action", "index", "label", "to_swap", "to_ready", "judge"],
+    );
+    assert_eq!(
+        got,
+        format!(
+            "action=\"run\"\nindex=\"1\"\nlabel=\"[1/2] {KEY}=2\"\n\
+             to_swap=([0]=\"--set\" [1]=\"{KEY}=2\")\n\
+             to_ready=([0]=\"--expect-config\" [1]=\"{KEY}=2\" [2]=\"--pipeline-config\" [3]=\"{KEY}=2\")\n\
+             judge=([0]=\"--index\" [1]=\"1\")\n"
+        )
+    );
+    // After the last config: derive the schedule; refused: keep the pick.
+    let derive = eval_in_bash(&ask(&["--after", "2"]), &["action", "index", "notes"]);
+    assert!(
+        derive.starts_with("action=\"derive\"\nindex=\"\"\n"),
+        "{derive}"
+    );
+    assert!(derive.contains("deriving the sglang schedule"), "{derive}");
+    let refused = eval_in_bash(&ask(&["--derived", "56"]), &["action", "notes"]);
+    assert!(refused.starts_with("action=\"done\""), "{refused}");
+    assert!(
+        refused.contains("cannot support a sglang schedule"),
+        "{refused}"
+    );
+    let failed = eval_in_bash(&ask(&["--derived", "3"]), &["action", "exit", "error"]);
+    assert_eq!(
+        failed,
+        "action=\"fail\"\nexit=\"3\"\nerror=\"summarize --schedule sglang failed (exit 3)\"\n"
+    );
+    // Derived (its record appended): run it, its record written to apply.
+    let rec = r#"{"type":"schedule","server":"sglang","flags":["--speculative-num-steps","4","--speculative-adaptive"]}"#;
+    std::fs::write(&results, format!("{rec}\n")).unwrap();
+    let run = eval_in_bash(
+        &ask(&["--derived", "0"]),
+        &["action", "index", "label", "to_swap", "to_load", "judge"],
+    );
+    let file = format!("{work}/schedule.json");
+    assert_eq!(
+        run,
+        format!(
+            "action=\"run\"\nindex=\"\"\nlabel=\"[schedule] sglang per-load schedule\"\n\
+             to_swap=([0]=\"--apply-from\" [1]=\"{file}\")\n\
+             to_load=([0]=\"--pipeline-config\" [1]=\"schedule=sglang\")\n\
+             judge=([0]=\"--schedule\" [1]=\"sglang\")\n"
+        )
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap().trim(), rec);
+    let done = eval_in_bash(&ask(&["--scheduled"]), &["action", "notes"]);
+    assert_eq!(done, "action=\"done\"\nnotes=()\n");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn origin_appends_once_and_end_names_each_swap_till_done() {
+    let swap = r#"{"type":"swap","schema":1,"config":{"a":"4"},"provenance":{"tool":"svc-swap","version":"0","started_at":"x","finished_at":"y"},"target":{"manager":"process","unit":"/s"},"changes":[{"flag":"--a","old":"2","new":"4"}],"exec_start":[],"stop":{"result":"","duration_s":0.0},"start":{"started_at":""},"method":"dry-run"}"#;
+    let dir = testkit::temp_dir("sweep-plan-end");
+    let (results, copy) = (dir.join("r.jsonl"), dir.join("origin-h.jsonl"));
+    let (res, cp) = (results.to_str().unwrap(), copy.to_str().unwrap());
+    let o = plan(&["origin", "--append", res, "--copy", cp, cp], swap);
+    assert_eq!(o.code(), 0, "{}", o.stderr());
+    assert_eq!(o.stdout(), "");
+    let kept = std::fs::read_to_string(&results).unwrap();
+    assert_eq!(kept, std::fs::read_to_string(&copy).unwrap());
+    // Kept once: a second start says where the original is recorded.
+    let again = plan(&["origin", "--append", res, "--say", "sweep: ", res], swap);
+    assert_eq!(std::fs::read_to_string(&results).unwrap(), kept);
+    assert!(
+        again
+            .stderr()
+            .contains("sweep: restores will put back the original recorded in"),
+        "{}",
+        again.stderr()
+    );
+    let end = |more: &[&str]| {
+        let mut a = vec![
+            "end",
+            "--param",
+            "a",
+            "--values",
+            "4",
+            "--origin",
+            res,
+            "--retries",
+            "1",
+        ];
+        a.extend_from_slice(more);
+        a.extend([res, "--shell"]);
+        let r = plan(&a, "");
+        assert_eq!(r.code(), 0, "{}", r.stderr());
+        eval_in_bash(
+            &r.stdout(),
+            &["action", "line", "to_swap", "again", "error", "exit"],
+        )
+    };
+    assert_eq!(
+        end(&[]),
+        "action=\"swap\"\nline=\"restoring the original config\"\n\
+         to_swap=([0]=\"--no-preflight\" [1]=\"--set\" [2]=\"--a=2\")\n\
+         again=([0]=\"--after\" [1]=\"original\" [2]=\"--attempt\" [3]=\"0\")\n\
+         error=\"\"\nexit=\"0\"\n"
+    );
+    let retry = end(&[
+        "--after",
+        "original",
+        "--attempt",
+        "0",
+        "--exits",
+        "21",
+        "4",
+    ]);
+    assert!(
+        retry.contains("again=([0]=\"--after\" [1]=\"original\" [2]=\"--attempt\" [3]=\"1\")"),
+        "{retry}"
+    );
+    let failed = end(&[
+        "--after",
+        "original",
+        "--attempt",
+        "1",
+        "--exits",
+        "21",
+        "4",
+    ]);
+    assert!(failed.starts_with("action=\"done\""), "{failed}");
+    assert!(failed.ends_with("exit=\"42\"\n"), "{failed}");
+    let ok = end(&["--after", "original", "--attempt", "1", "--exits", "0", "0"]);
+    assert!(
+        ok.starts_with("action=\"done\"") && ok.ends_with("error=\"\"\nexit=\"0\"\n"),
+        "{ok}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}

@@ -1,0 +1,328 @@
+//! `sweep-plan end`: how a sweep leaves its server, one swap at a time.
+//! sweep(1) asks, runs the swap it names (`svc-swap | wait-ready`), and
+//! asks again with that swap's exit statuses, until the answer is `done`:
+//!
+//! 1. With `--keep-winner`: the schedule when it was measured whole and
+//!    summarize's summary has it winning by the objective (schedule.rs
+//!    `keep`), else summarize's pick (`--apply-from` the summary, the
+//!    schedule's own flags undone); when summarize picked nothing, or the
+//!    winner's swap did not end with a ready server, a warning and 2.
+//! 2. The original config (the origin record's words, the schedule's own
+//!    flags undone), as it was even if pre-flight would balk. A transport
+//!    failure (svc-swap's exit 21: SSH lost) says nothing about the
+//!    config: it is tried again, up to `--retries` times, backing off.
+//!
+//! `done` carries the error and exit status 42 when the last swap did not
+//! end with a ready server: the one the sweep documents.
+
+use serde::Serialize;
+use sweepkit::exit;
+
+use crate::results::Line;
+use crate::schedule;
+
+/// The swaps of the end, as `--after` names the one that ran.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Swap {
+    /// --keep-winner's: the schedule or summarize's pick.
+    Winner,
+    /// The original config.
+    Original,
+}
+
+/// One answer of `end`.
+#[derive(Debug, Default, PartialEq, Serialize)]
+pub struct End {
+    #[serde(rename = "type")]
+    pub tag: &'static str,
+    /// `swap` (run svc-swap with `to_swap`, wait-ready with `to_ready`)
+    /// or `done`.
+    pub action: &'static str,
+    /// A warning to print first (the winner was not applied).
+    pub warning: String,
+    /// A line to say before the pause (a transport failure's retry).
+    pub note: String,
+    /// Seconds to wait before the swap.
+    pub pause_s: u64,
+    /// The line to say as the swap starts.
+    pub line: String,
+    pub to_swap: Vec<String>,
+    pub to_ready: Vec<String>,
+    /// The words to ask again with, after the swap (`--after ...`).
+    pub again: Vec<String>,
+    /// With `done`: the error to print, and sweep's exit status (0 or 42).
+    pub error: String,
+    pub exit: u8,
+}
+
+/// What `end` reads to decide.
+pub struct Inputs<'a> {
+    pub lines: &'a [Line],
+    /// svc-swap's words that put the original back.
+    pub original: Vec<String>,
+    /// `--schedule`'s server.
+    pub schedule: Option<&'a str>,
+    /// `--keep-winner`: summarize's summary (its path, its parsed record).
+    pub winner: Option<(&'a str, serde_json::Value)>,
+    pub summarize_exit: u8,
+    pub retries: usize,
+    /// Where the schedule record to apply is written.
+    pub work: &'a str,
+    /// The swept keys (the origin record restores those).
+    pub keys: &'a [String],
+}
+
+/// The answer after `after` (try `attempt`) ended with `exits`.
+pub fn next(
+    i: &Inputs<'_>,
+    after: Option<Swap>,
+    attempt: usize,
+    exits: [u8; 2],
+) -> Result<End, String> {
+    let why = |pre: &str| {
+        format!(
+            "{pre}svc-swap exit {}, wait-ready exit {}",
+            exits[0], exits[1]
+        )
+    };
+    let ok = exits == [exit::OK, exit::OK];
+    match after {
+        None if i.winner.is_some() => winner(i),
+        None => Ok(original(i, 0)),
+        Some(_) if ok => Ok(done(String::new(), exit::OK)),
+        Some(Swap::Winner) => {
+            let mut e = original(i, 0);
+            e.warning = format!(
+                "applying the winner failed ({}); restoring the original config",
+                why(&format!("summarize exit {}, ", i.summarize_exit))
+            );
+            Ok(e)
+        }
+        Some(Swap::Original) if exits[0] == exit::TRANSPORT_ERROR && attempt < i.retries => {
+            let pause = 2u64 << attempt.min(5);
+            let mut e = original(i, attempt + 1);
+            e.note = format!(
+                "  transport failure; retry {}/{} in {pause}s",
+                attempt + 1,
+                i.retries
+            );
+            e.pause_s = pause;
+            Ok(e)
+        }
+        Some(Swap::Original) => Ok(done(
+            format!(
+                "the final swap did not end with a ready server ({}); check the server",
+                why("")
+            ),
+            exit::RESTORE_FAILED,
+        )),
+    }
+}
+
+fn done(error: String, code: u8) -> End {
+    End {
+        tag: "end",
+        action: "done",
+        error,
+        exit: code,
+        ..End::default()
+    }
+}
+
+/// svc-swap's words that undo the schedule step's own flags.
+fn undo_schedule(i: &Inputs<'_>) -> Vec<String> {
+    i.schedule
+        .map(|s| schedule::restore_words(i.lines, s, i.keys))
+        .unwrap_or_default()
+}
+
+/// Try `attempt` of the original config.
+fn original(i: &Inputs<'_>, attempt: usize) -> End {
+    let mut to_swap = vec!["--no-preflight".to_string()];
+    to_swap.extend(i.original.iter().cloned());
+    to_swap.extend(undo_schedule(i));
+    End {
+        tag: "end",
+        action: "swap",
+        line: "restoring the original config".into(),
+        to_swap,
+        again: vec![
+            "--after".into(),
+            "original".into(),
+            "--attempt".into(),
+            attempt.to_string(),
+        ],
+        ..End::default()
+    }
+}
+
+/// --keep-winner's swap: the schedule when it wins, else summarize's pick;
+/// nothing picked: the original, with the warning.
+fn winner(i: &Inputs<'_>) -> Result<End, String> {
+    let Some((path, summary)) = &i.winner else {
+        return Ok(original(i, 0));
+    };
+    let again = vec!["--after".to_string(), "winner".to_string()];
+    if let Some(server) = i.schedule {
+        let state = schedule::step(i.lines, server, true, 0).state;
+        if schedule::keep(summary, server, state) == "schedule" {
+            let rec = schedule::last_schedule(i.lines, server)
+                .ok_or_else(|| format!("no schedule record for {server}"))?;
+            let file = format!("{}/schedule.json", i.work);
+            std::fs::write(&file, format!("{}\n", rec.raw)).map_err(|e| format!("{file}: {e}"))?;
+            return Ok(End {
+                tag: "end",
+                action: "swap",
+                line: format!(
+                    "applying the {server} schedule (it wins by the objective; see the table)"
+                ),
+                to_swap: vec!["--apply-from".into(), file],
+                to_ready: schedule::expect_words(&rec.raw),
+                again,
+                ..End::default()
+            });
+        }
+    }
+    if i.summarize_exit != exit::OK {
+        let mut e = original(i, 0);
+        e.warning = format!(
+            "applying the winner failed (summarize exit {}); restoring the original config",
+            i.summarize_exit
+        );
+        return Ok(e);
+    }
+    let mut to_swap = vec!["--apply-from".to_string(), path.to_string()];
+    to_swap.extend(undo_schedule(i));
+    Ok(End {
+        tag: "end",
+        action: "swap",
+        line: "applying summarize's pick".into(),
+        to_swap,
+        again,
+        ..End::default()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results;
+
+    const SG: &str = r#"{"type":"schedule","server":"sglang","flags":["--speculative-num-steps","5","--speculative-adaptive"]}"#;
+
+    fn inputs<'a>(lines: &'a [Line], winner: Option<(&'a str, serde_json::Value)>) -> Inputs<'a> {
+        Inputs {
+            lines,
+            original: vec!["--set".into(), "--k=1".into()],
+            schedule: None,
+            winner,
+            summarize_exit: 0,
+            retries: 2,
+            work: "/nonexistent",
+            keys: &[],
+        }
+    }
+
+    #[test]
+    fn without_keep_winner_the_original_goes_back_and_transport_is_retried() {
+        let i = inputs(&[], None);
+        let e = next(&i, None, 0, [0, 0]).unwrap();
+        assert_eq!(
+            (e.action, e.line.as_str()),
+            ("swap", "restoring the original config")
+        );
+        assert_eq!(e.to_swap, ["--no-preflight", "--set", "--k=1"]);
+        assert_eq!(e.again, ["--after", "original", "--attempt", "0"]);
+        let r = next(&i, Some(Swap::Original), 0, [21, 4]).unwrap();
+        assert_eq!((r.action, r.pause_s), ("swap", 2));
+        assert_eq!(r.note, "  transport failure; retry 1/2 in 2s");
+        assert_eq!(r.again[3], "1");
+        let r = next(&i, Some(Swap::Original), 1, [21, 4]).unwrap();
+        assert_eq!(
+            (r.pause_s, r.note.as_str()),
+            (4, "  transport failure; retry 2/2 in 4s")
+        );
+        let last = next(&i, Some(Swap::Original), 2, [21, 4]).unwrap();
+        assert_eq!((last.action, last.exit), ("done", 42));
+        assert_eq!(
+            last.error,
+            "the final swap did not end with a ready server (svc-swap exit 21, wait-ready exit 4); check the server"
+        );
+        // Not transport: no retry.
+        assert_eq!(next(&i, Some(Swap::Original), 0, [24, 4]).unwrap().exit, 42);
+        let ok = next(&i, Some(Swap::Original), 1, [0, 0]).unwrap();
+        assert_eq!((ok.action, ok.exit, ok.error.as_str()), ("done", 0, ""));
+    }
+
+    #[test]
+    fn the_pick_is_applied_and_a_failed_one_falls_back_with_a_warning() {
+        let sum = serde_json::json!({"type": "summary"});
+        let i = inputs(&[], Some(("/w/summary.json", sum.clone())));
+        let e = next(&i, None, 0, [0, 0]).unwrap();
+        assert_eq!(e.line, "applying summarize's pick");
+        assert_eq!(e.to_swap, ["--apply-from", "/w/summary.json"]);
+        let f = next(&i, Some(Swap::Winner), 0, [20, 0]).unwrap();
+        assert_eq!(f.line, "restoring the original config");
+        assert_eq!(
+            f.warning,
+            "applying the winner failed (summarize exit 0, svc-swap exit 20, wait-ready exit 0); restoring the original config"
+        );
+        let none = Inputs {
+            summarize_exit: 1,
+            ..inputs(&[], Some(("/w/s", sum)))
+        };
+        let e = next(&none, None, 0, [0, 0]).unwrap();
+        assert_eq!(
+            (e.warning.as_str(), e.to_swap[0].as_str()),
+            (
+                "applying the winner failed (summarize exit 1); restoring the original config",
+                "--no-preflight"
+            )
+        );
+    }
+
+    #[test]
+    fn a_winning_schedule_is_written_out_and_applied_with_its_checks() {
+        let text = [
+            SG.to_string(),
+            r#"{"type":"bench","config":{"schedule":"sglang"},"partial":false,"upstream":{"type":"ready","upstream":{"type":"swap","changes":[{"flag":"--speculative-adaptive-config","old":null,"new":"/f"}]}}}"#.into(),
+        ]
+        .join("\n");
+        let lines = results::read(&text);
+        let dir = std::env::temp_dir().join(format!("sweep-plan-end-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let work = dir.to_string_lossy().to_string();
+        let wins =
+            serde_json::json!({"details": {"schedule": [{"server": "sglang", "wins": true}]}});
+        let i = Inputs {
+            schedule: Some("sglang"),
+            work: &work,
+            ..inputs(&lines, Some(("/w/s", wins)))
+        };
+        let e = next(&i, None, 0, [0, 0]).unwrap();
+        assert!(
+            e.line.starts_with("applying the sglang schedule"),
+            "{}",
+            e.line
+        );
+        let file = format!("{work}/schedule.json");
+        assert_eq!(e.to_swap, ["--apply-from", file.as_str()]);
+        assert!(std::fs::read_to_string(&file)
+            .unwrap()
+            .contains("\"--speculative-adaptive\""));
+        assert_eq!(e.to_ready[1], "speculative-adaptive=true");
+        // Restoring undoes the schedule's own flag too.
+        let r = next(&i, Some(Swap::Winner), 0, [1, 0]).unwrap();
+        assert_eq!(
+            r.to_swap,
+            [
+                "--no-preflight",
+                "--set",
+                "--k=1",
+                "--unset",
+                "--speculative-adaptive-config"
+            ]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
