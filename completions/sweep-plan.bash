@@ -937,7 +937,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__schedule)
-            opts="-h --server --resume --since --attempt --retries --emit-record --words --key --summary --field --shell --help"
+            opts="-h --server --resume --emit-record --words --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -947,28 +947,8 @@ _sweep__plan() {
                     COMPREPLY=($(compgen -W "vllm sglang" -- "${cur}"))
                     return 0
                     ;;
-                --since)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --attempt)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --retries)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --words)
-                    COMPREPLY=($(compgen -W "expect stage restore" -- "${cur}"))
-                    return 0
-                    ;;
-                --key)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --summary)
-                    COMPREPLY=($(compgen -f "${cur}"))
+                    COMPREPLY=($(compgen -W "expect stage" -- "${cur}"))
                     return 0
                     ;;
                 --field)
@@ -1057,25 +1037,13 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__tally)
-            opts="-h --from --measured --failed --skipped --field --shell --help"
+            opts="-h --from --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --from)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --measured)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --failed)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --skipped)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

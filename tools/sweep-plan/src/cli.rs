@@ -130,22 +130,13 @@ pub enum Command {
         #[arg(value_name = "RESULTS")]
         results: String,
     },
-    /// A single-host sweep's end from its counts: the `done` line sweep
-    /// says and its exit status (41 every config failed, 40 some, else 0)
+    /// A single-host sweep's end from the tally file `verdict --tally FILE`
+    /// and `step --tally FILE` appended to: the `done` line sweep says and
+    /// its exit status (41 every config failed, 40 some, else 0)
     Tally {
-        /// Also count the verdicts and steps `verdict --tally FILE` and
-        /// `step --tally FILE` appended to FILE (missing: none)
+        /// The tally file (missing: nothing counted)
         #[arg(long, value_name = "FILE")]
         from: Option<String>,
-        /// Configs measured in this run
-        #[arg(long, value_name = "N", default_value_t = 0)]
-        measured: usize,
-        /// Configs that failed in this run (the schedule step counts too)
-        #[arg(long, value_name = "N", default_value_t = 0)]
-        failed: usize,
-        /// Configs skipped (--resume, --adaptive's untried values)
-        #[arg(long, value_name = "N", default_value_t = 0)]
-        skipped: usize,
     },
     /// Read a dry-run swap record on stdin; print the origin record to
     /// append, unless ORIGIN already holds one (then print nothing)
@@ -392,9 +383,10 @@ pub enum Command {
         #[arg(value_name = "RESULTS")]
         results: String,
     },
-    /// `sweep --schedule`'s step after the grid: derive, run or done (its
-    /// records in RESULTS after the last schedule record), the words for
-    /// wait-ready, and with --emit-record that schedule record itself
+    /// The last schedule record for SERVER in RESULTS, where its step
+    /// stands (derive, run or done, its records' state) and the words
+    /// wait-ready takes for it; with --emit-record the record itself (as
+    /// svc-swap --apply-from reads it). sweep's loop asks `step`
     Schedule {
         /// The server the schedule is for
         #[arg(long, value_name = "SERVER", value_parser = ["vllm", "sglang"])]
@@ -402,34 +394,14 @@ pub enum Command {
         /// Keep a schedule RESULTS holds (without: always derive anew)
         #[arg(long)]
         resume: bool,
-        /// run_state and run_bench_records: only the records after this
-        /// many lines (the file's length before one run)
-        #[arg(long, value_name = "LINES", default_value_t = 0)]
-        since: usize,
-        /// The run's try, from 0, and sweep's --retries: retry_in_s and
-        /// retry_note say whether and when to run it again
-        #[arg(long, value_name = "N", default_value_t = 0)]
-        attempt: usize,
-        #[arg(long, value_name = "N", default_value_t = 0)]
-        retries: usize,
-        /// Print the last schedule record (as svc-swap --apply-from reads
-        /// it) instead of the answer; none: exit 3
+        /// Print the last schedule record instead of the answer; none:
+        /// exit 3
         #[arg(long)]
         emit_record: bool,
         /// Print one tool's words one per line instead: expect (wait-ready
-        /// --expect-config), stage (--pipeline-config) or restore (svc-swap:
-        /// undo the schedule's flags outside the swept --key)
-        #[arg(long, value_name = "WHICH", value_parser = ["expect", "stage", "restore"])]
+        /// --expect-config) or stage (--pipeline-config)
+        #[arg(long, value_name = "WHICH", value_parser = ["expect", "stage"])]
         words: Option<String>,
-        /// With --words restore: a swept key (repeatable; the origin
-        /// record restores those)
-        #[arg(long, value_name = "KEY")]
-        key: Vec<String>,
-        /// summarize's summary record of RESULTS: the answer's `keep` says
-        /// whether --keep-winner keeps the schedule (it wins by the
-        /// objective) or the static pick
-        #[arg(long, value_name = "FILE")]
-        summary: Option<String>,
         #[arg(value_name = "RESULTS")]
         results: String,
     },

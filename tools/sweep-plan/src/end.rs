@@ -164,7 +164,7 @@ fn winner(i: &Inputs<'_>) -> Result<End, String> {
     };
     let again = vec!["--after".to_string(), "winner".to_string()];
     if let Some(server) = i.schedule {
-        let state = schedule::step(i.lines, server, true, 0).state;
+        let state = schedule::step(i.lines, server, true).state;
         if schedule::keep(summary, server, state) == "schedule" {
             let rec = schedule::last_schedule(i.lines, server)
                 .ok_or_else(|| format!("no schedule record for {server}"))?;

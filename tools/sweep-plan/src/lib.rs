@@ -167,17 +167,12 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             }
             o.answer(&v)?;
         }
-        Command::Tally {
-            from,
-            measured,
-            failed,
-            skipped,
-        } => {
+        Command::Tally { from } => {
             let (m, f, s) = verdict::count(&match &from {
                 Some(p) => read_text(p, true)?,
                 None => String::new(),
             });
-            o.answer(&verdict::tally(measured + m, failed + f, skipped + s))?
+            o.answer(&verdict::tally(m, f, s))?
         }
         Command::Origin {
             append,
@@ -353,13 +348,8 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
         Command::Schedule {
             server,
             resume,
-            since,
-            attempt,
-            retries,
             emit_record,
             words,
-            key,
-            summary,
             results,
         } => {
             let lines = results::read(&read_text(&results, true)?);
@@ -372,22 +362,9 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 })?;
                 o.value(&rec.raw)?;
             } else {
-                let mut st = schedule::step(&lines, &server, resume, since);
-                (st.retry_in_s, st.retry_note) =
-                    verdict::retry(st.run_state, attempt, retries).unzip();
-                if let Some(f) = &summary {
-                    let v: serde_json::Value = serde_json::from_str(read_text(f, false)?.trim())
-                        .map_err(|e| {
-                            Exit::new(
-                                exit::BAD_INPUT,
-                                anyhow!("--summary {f}: not a summary record: {e}"),
-                            )
-                        })?;
-                    st.keep = schedule::keep(&v, &server, st.state);
-                }
+                let st = schedule::step(&lines, &server, resume);
                 match words.as_deref() {
                     Some("expect") => o.words(&st.expect)?,
-                    Some("restore") => o.words(&schedule::restore_words(&lines, &server, &key))?,
                     Some(_) => o.words(&st.stage)?,
                     None => o.answer(&st)?,
                 }

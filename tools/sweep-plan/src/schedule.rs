@@ -22,9 +22,6 @@ pub struct Step {
     /// The schedule's records' state (from its last record).
     pub state: State,
     pub bench_records: usize,
-    /// The state and bench records after `--since` lines (one run).
-    pub run_state: State,
-    pub run_bench_records: usize,
     /// 1-based line of the schedule record in the file, 0: none.
     pub schedule_line: usize,
     /// wait-ready's words: the live server must run the schedule.
@@ -32,16 +29,6 @@ pub struct Step {
     /// wait-ready's and loadgen's words: a stage whose upstream died
     /// without a record records the schedule step's failure.
     pub stage: Vec<String>,
-    /// `--keep-winner`: `schedule` when it was measured to the end and
-    /// summarize's summary (`--summary`) says it wins by the objective
-    /// that picks a static value, else `static`.
-    pub keep: &'static str,
-    /// The run (`--since`) failed in transport with retries left
-    /// (`--attempt`, `--retries`): run it again after this pause.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retry_in_s: Option<u64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub retry_note: Option<String>,
 }
 
 /// `--keep-winner`'s choice from summarize's `summary` record: the
@@ -115,7 +102,7 @@ pub fn expect_words(rec: &Value) -> Vec<String> {
 
 /// The step's answer for `server` from the results file's `lines`.
 /// Without `resume` a schedule is always derived anew.
-pub fn step(lines: &[Line], server: &str, resume: bool, after: usize) -> Step {
+pub fn step(lines: &[Line], server: &str, resume: bool) -> Step {
     let sched = last_schedule(lines, server);
     let line = sched.map_or(0, |l| l.line);
     let mine: Vec<&Line> = lines
@@ -134,10 +121,7 @@ pub fn step(lines: &[Line], server: &str, resume: bool, after: usize) -> Step {
         Some(_) if state.is_done() => "done",
         Some(_) => "run",
     };
-    let (run_state, run_bench_records) = since(lines, after.max(line));
     Step {
-        run_state,
-        run_bench_records,
         tag: "schedule_step",
         server: server.to_string(),
         action,
@@ -149,9 +133,6 @@ pub fn step(lines: &[Line], server: &str, resume: bool, after: usize) -> Step {
             "--pipeline-config".into(),
             format!("{SCHEDULE_KEY}={server}"),
         ],
-        keep: "static",
-        retry_in_s: None,
-        retry_note: None,
     }
 }
 
@@ -236,11 +217,11 @@ mod tests {
     #[test]
     fn the_step_is_derived_run_again_when_cut_and_done_once_measured() {
         let grid = [bench("4", false, false), bench("5", false, false)].join("\n");
-        let s = step(&results::read(&grid), "sglang", true, 0);
+        let s = step(&results::read(&grid), "sglang", true);
         assert_eq!(s.action, "derive");
         let cut = [grid.clone(), SG.into(), bench("5", true, true)].join("\n");
         let lines = results::read(&cut);
-        let s = step(&lines, "sglang", true, 0);
+        let s = step(&lines, "sglang", true);
         assert_eq!((s.action, s.state), ("run", State::Incomplete));
         assert_eq!(s.schedule_line, 3);
         assert_eq!(
@@ -255,14 +236,11 @@ mod tests {
         // The schedule's steps=5 records are not the grid's steps=5.
         let p = |c: &sweepkit::records::Config| c.get("speculative-num-steps").unwrap() == "5";
         assert_eq!(results::state_of(&lines, p), State::Complete);
-        assert_eq!(step(&lines, "sglang", false, 0).action, "derive");
+        assert_eq!(step(&lines, "sglang", false).action, "derive");
         let done = [cut, bench("5", false, true)].join("\n");
-        let s = step(&results::read(&done), "sglang", true, 0);
+        let s = step(&results::read(&done), "sglang", true);
         assert_eq!((s.action, s.bench_records), ("done", 2));
-        assert_eq!(
-            step(&results::read(&done), "vllm", true, 0).action,
-            "derive"
-        );
+        assert_eq!(step(&results::read(&done), "vllm", true).action, "derive");
     }
 
     #[test]
@@ -291,7 +269,7 @@ mod tests {
             r#"{"type":"failure","config":{"schedule":"sglang"},"kind":"crashed_at_load"}"#.into(),
         ]
         .join("\n");
-        let s = step(&results::read(&text), "sglang", true, 0);
+        let s = step(&results::read(&text), "sglang", true);
         assert_eq!((s.action, s.state), ("done", State::Failed));
     }
 

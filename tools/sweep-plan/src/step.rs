@@ -107,7 +107,7 @@ pub fn schedule_step(
             s.error = format!("summarize --schedule {server} failed (exit {rc})");
             return Ok(());
         }
-        None => schedule::step(lines, server, resume, 0).action,
+        None => schedule::step(lines, server, resume).action,
     };
     match action {
         "done" => s
@@ -120,7 +120,7 @@ pub fn schedule_step(
             ));
         }
         _ => {
-            let st = schedule::step(lines, server, true, 0);
+            let st = schedule::step(lines, server, true);
             let rec = schedule::last_schedule(lines, server)
                 .ok_or_else(|| format!("{results}: no schedule record for {server}"))?;
             let file = format!("{work}/schedule.json");
