@@ -44,14 +44,11 @@ pub fn run_in(
     // a lost session's command is: on a dead session the transport
     // reconnects, and a command killed twice is reported as it was.
     if matches!(&out, Ok(o) if o.status.is_none()) {
-        sweepkit::report::warning(
-            crate::cli::TOOL,
-            format!(
-                "{}: {} ended by a signal; running it again",
-                t.describe(),
-                words[0]
-            ),
-        );
+        sweepkit::report::warn(format!(
+            "{}: {} ended by a signal; running it again",
+            t.describe(),
+            words[0]
+        ));
         out = t.run_idempotent(&argv, stdin, timeout);
     }
     out.map_err(|e| {
