@@ -51,8 +51,11 @@ fn args(c: &str, results: &Path, n: &str, extra: &[&str]) -> SweepArgs {
 fn a_schedule_step_cut_by_sigint_is_resumed_with_the_same_schedule_and_restored() {
     require_nspawn();
     let c = boot();
+    // The swept flag stands mid-line: the restores below must give back
+    // the very line, not one with the flag moved to the end (applying the
+    // schedule once removed and re-appended it).
     SimExec::in_container(8000)
-        .eagle(1)
+        .flags("--speculative-num-steps 1 --speculative-algorithm EAGLE --speculative-eagle-topk 1")
         .install(&c, "TimeoutStopSec=5\n");
     let original = argv(&c);
     let pid = c.pid1.to_string();
@@ -101,7 +104,7 @@ fn a_schedule_step_cut_by_sigint_is_resumed_with_the_same_schedule_and_restored(
         (&cut[0]["type"], &cut[0]["partial"]),
         (&"bench".into(), &true.into())
     );
-    assert_eq!(argv(&c), original, "the original unit is back after Ctrl-C");
+    assert_eq!(argv(&c), original, "the original line is back after Ctrl-C");
 
     // --resume: the grid is done; the same schedule runs to the end.
     let out = args(&prefix, &results, "8", &["--resume"])
@@ -123,7 +126,11 @@ fn a_schedule_step_cut_by_sigint_is_resumed_with_the_same_schedule_and_restored(
     for r in &done {
         assert_eq!(schedule_of(r), Some(derived[0]), "the same schedule record");
     }
-    assert_eq!(argv(&c), original, "the original unit is back");
+    assert_eq!(
+        argv(&c),
+        original,
+        "the original line is back, word for word"
+    );
     assert_eq!(
         c.sh("systemctl is-active sim.service; true").trim(),
         "active"

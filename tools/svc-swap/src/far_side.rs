@@ -5,7 +5,7 @@
 //!
 //! Every command svc-swap runs is safe to run twice, so each goes through
 //! `Transport::run_idempotent` and a session lost mid-command is re-run
-//! within `--ssh-retry`: reads (systemctl show/cat, /proc, journalctl, the
+//! within `--ssh-retry` (and one killed by a signal, once): reads (systemctl show/cat, /proc, journalctl, the
 //! job's state), writes that converge (`mkdir -p`, temp file + `mv -f`, the
 //! verdict file, `rm -f` of the job's files), and the job's launch, which
 //! checks the job's lock first and so never starts a swap twice (job.rs).
@@ -36,7 +36,22 @@ pub fn run_in(
     stdin: Option<&[u8]>,
     timeout: Duration,
 ) -> Result<CmdOutput, Exit> {
-    t.run_idempotent(&argv(words), stdin, timeout).map_err(|e| {
+    let argv = argv(words);
+    let mut out = t.run_idempotent(&argv, stdin, timeout);
+    // A command of svc-swap's own killed by a signal was killed from
+    // outside (its sshd torn down a moment before the session dropped, the
+    // OOM killer): it says nothing about the config. Run it once more, as
+    // a lost session's command is: on a dead session the transport
+    // reconnects, and a command killed twice is reported as it was.
+    if matches!(&out, Ok(o) if o.status.is_none()) {
+        sweepkit::report::warn(format!(
+            "{}: {} ended by a signal; running it again",
+            t.describe(),
+            words[0]
+        ));
+        out = t.run_idempotent(&argv, stdin, timeout);
+    }
+    out.map_err(|e| {
         let code = match e {
             TransportError::Timeout(_) => exit::FAILURE,
             _ => exit::TRANSPORT_ERROR,
@@ -256,6 +271,55 @@ mod tests {
         fn describe(&self) -> String {
             "ssh u@h".into()
         }
+    }
+
+    /// A far side whose commands are killed by a signal `kills` times,
+    /// then succeed.
+    struct Killed {
+        kills: u32,
+        runs: std::sync::Mutex<u32>,
+    }
+    impl Transport for Killed {
+        fn run(
+            &self,
+            _: &[String],
+            _: Option<&[u8]>,
+            _: Duration,
+        ) -> Result<CmdOutput, TransportError> {
+            let mut n = self.runs.lock().unwrap();
+            *n += 1;
+            let status = if *n <= self.kills { None } else { Some(0) };
+            Ok(CmdOutput {
+                status,
+                stdout: b"ok".to_vec(),
+                stderr: Vec::new(),
+            })
+        }
+        fn describe(&self) -> String {
+            "ssh u@h".into()
+        }
+    }
+
+    /// Regression: sshd's processes killed mid-swap took the job launch's
+    /// shell with them a moment before the session dropped; "exit by
+    /// signal" came back and the swap was recorded as the config's failure.
+    #[test]
+    fn a_command_killed_by_a_signal_runs_once_more() {
+        let t = Killed {
+            kills: 1,
+            runs: Default::default(),
+        };
+        assert_eq!(check(&t, &["sh", "-c", "x"], SHORT, 1).unwrap(), "ok");
+        assert_eq!(*t.runs.lock().unwrap(), 2);
+        // Killed again: the command's own answer, reported as before.
+        let t = Killed {
+            kills: 2,
+            runs: Default::default(),
+        };
+        let e = check(&t, &["systemctl", "show", "a.service"], SHORT, 1).unwrap_err();
+        assert_eq!((e.code, *t.runs.lock().unwrap()), (1, 2));
+        let msg = format!("{:#}", e.error.unwrap());
+        assert_eq!(msg, "systemctl show a.service failed (exit by signal)");
     }
 
     /// Regression: `Transport::write_file` returned a String, so a session

@@ -1,5 +1,7 @@
 //! `--apply-from` a `summarize --schedule` record: its `replaces` keys are
-//! removed, its `flags` set, and SGLang's adaptive config (carried inline
+//! removed, its `flags` set (a flag in both is set where it stands, so a
+//! restore that sets its old value again gives back the very line), and
+//! SGLang's adaptive config (carried inline
 //! in the record as `adaptive_config`) becomes a file copied to the far side
 //! (`far_files.rs`) that `--speculative-adaptive-config` names there; the
 //! record's own `adaptive_config_file` is only where summarize suggested
@@ -33,9 +35,6 @@ pub fn ops(name: &str, s: &ScheduleRecord, dir: &str) -> Result<(Vec<Op>, Vec<Fi
     };
     let mut ops = Vec::new();
     let mut files = Vec::new();
-    for k in &s.replaces {
-        ops.push(Op::parse_unset(k).map_err(|e| bad(format!("replaces: {e}")))?);
-    }
     let mut i = 0;
     while i < s.flags.len() {
         let word = &s.flags[i];
@@ -67,7 +66,21 @@ pub fn ops(name: &str, s: &ScheduleRecord, dir: &str) -> Result<(Vec<Op>, Vec<Fi
     if s.flags.is_empty() {
         return Err(bad("no flags".into()));
     }
-    Ok((ops, files))
+    // A replaced key the schedule sets again keeps its place: removed
+    // first, --set would add it back at the end of the line (and a restore
+    // of its old value would leave it there).
+    let mut unsets = Vec::new();
+    for k in &s.replaces {
+        let flag = FlagName::parse(k).map_err(|e| bad(format!("replaces: {e}")))?;
+        let set_again = ops
+            .iter()
+            .any(|o| matches!(o, Op::Set { flag: f, .. } if f.name == flag.name));
+        if !set_again {
+            unsets.push(Op::Unset { flag });
+        }
+    }
+    unsets.extend(ops);
+    Ok((unsets, files))
 }
 
 #[cfg(test)]
@@ -90,8 +103,10 @@ mod tests {
             "adaptive_config_file":"speculative-adaptive.json",
             "provenance":{"tool":"summarize","version":"0","started_at":"","finished_at":""}}"#);
         let (ops, files) = ops("s.json", &s, "/far").unwrap();
-        assert_eq!(ops[0], Op::parse_unset("speculative-num-steps").unwrap());
-        assert_eq!(ops[4], Op::parse_set("--speculative-adaptive").unwrap());
+        // The replaced depth is set again, in its place: no unset first.
+        assert_eq!(ops.len(), 5, "{ops:?}");
+        assert_eq!(ops[2], Op::parse_set("--speculative-num-steps=3").unwrap());
+        assert_eq!(ops[3], Op::parse_set("--speculative-adaptive").unwrap());
         assert_eq!(files.len(), 1);
         let text = String::from_utf8(files[0].bytes.clone()).unwrap();
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -100,7 +115,7 @@ mod tests {
             text.find("\"1\"").unwrap() < text.find("\"16\"").unwrap(),
             "{text}"
         );
-        assert_eq!(ops[5], files[0].op("/far"));
+        assert_eq!(ops[4], files[0].op("/far"));
         assert!(files[0].far_path("/far").ends_with("-s.json"));
     }
 
@@ -113,7 +128,24 @@ mod tests {
             "provenance":{"tool":"summarize","version":"0","started_at":"","finished_at":""}}"#);
         let (ops, files) = ops("s.json", &s, "/far").unwrap();
         assert!(files.is_empty());
-        assert_eq!(ops.len(), 2);
-        assert!(matches!(&ops[1], Op::Set { value: Some(v), .. } if v.starts_with('{')));
+        assert_eq!(ops.len(), 1);
+        assert!(matches!(&ops[0], Op::Set { value: Some(v), .. } if v.starts_with('{')));
+    }
+
+    /// A replaced key the schedule does not set again is removed, first.
+    #[test]
+    fn replaced_keys_not_set_again_are_removed() {
+        let s = rec(r#"{"schema":1,"metric":"m","per_level":[],"max_batch":8,
+            "max_batch_source":"d","warnings":[],"simulated":false,"server":"vllm",
+            "replaces":["speculative-config.num_speculative_tokens","--speculative-config"],
+            "flags":["--speculative-config","{\"method\":\"ngram\"}"],
+            "provenance":{"tool":"summarize","version":"0","started_at":"","finished_at":""}}"#);
+        let (ops, _) = ops("s.json", &s, "/far").unwrap();
+        assert_eq!(
+            ops[0],
+            Op::parse_unset("speculative-config.num_speculative_tokens").unwrap()
+        );
+        assert_eq!(ops.len(), 2, "{ops:?}");
+        assert!(matches!(&ops[1], Op::Set { .. }));
     }
 }

@@ -174,11 +174,9 @@ fn a_copy_changed_on_the_way_is_refused_and_the_server_untouched() {
     assert!(left.is_empty(), "nothing left in {files}: {left:?}");
 }
 
-/// `summarize --schedule sglang`'s record, applied: the adaptive config it
-/// carries becomes the far file; `replaces` keys are removed first.
-#[test]
-fn apply_from_a_schedule_record_copies_its_adaptive_config() {
-    let spec = sim_spec("setfile-schedule");
+/// A `summarize --schedule sglang` record (depth swept: it replaces
+/// `speculative-num-steps`), written beside `spec`: its path and JSON.
+fn schedule_record(spec: &SimSpec) -> (String, Value) {
     let sched = spec.dir.parent().unwrap().join("schedule.json");
     let rec = serde_json::json!({
         "type": "schedule", "schema": 1, "metric": "throughput.output_tok_per_s",
@@ -193,15 +191,16 @@ fn apply_from_a_schedule_record_copies_its_adaptive_config() {
         "provenance": {"tool": "summarize", "version": "0", "started_at": "", "finished_at": ""}
     });
     std::fs::write(&sched, format!("{rec}\n")).unwrap();
-    let r = swap(
-        &[],
-        &[
-            "--spec",
-            &spec.spec,
-            "--apply-from",
-            sched.to_str().unwrap(),
-        ],
-    );
+    (sched.to_str().unwrap().to_string(), rec)
+}
+
+/// `summarize --schedule sglang`'s record, applied: the adaptive config it
+/// carries becomes the far file; `replaces` keys are removed first.
+#[test]
+fn apply_from_a_schedule_record_copies_its_adaptive_config() {
+    let spec = sim_spec("setfile-schedule");
+    let (sched, rec) = schedule_record(&spec);
+    let r = swap(&[], &["--spec", &spec.spec, "--apply-from", &sched]);
     let out = r.expect_one(0);
     let f = &out["files"][0];
     let far = f["far_path"].as_str().unwrap();
@@ -215,6 +214,50 @@ fn apply_from_a_schedule_record_copies_its_adaptive_config() {
     assert_eq!(info["speculative_adaptive"], true, "{info}");
     assert_eq!(info["speculative_adaptive_config"], far);
     assert_eq!(info["speculative_num_steps"], 3);
+}
+
+/// Regression: applying a schedule removed the swept flag it replaces and
+/// set it again at the end of the line, so sweep's final restore (the
+/// swept flag's old value, and the schedule's other changes undone) left
+/// the flag at the end: the same meaning, not the same file. A replaced
+/// flag the schedule sets is now set where it stands: applied, then
+/// undone the way sweep undoes it, the spec is byte for byte the original.
+#[test]
+fn a_schedule_applied_then_undone_gives_back_the_spec_byte_for_byte() {
+    // The swept flag stands in the middle of the line.
+    let spec = SimSpec::in_shell_dir(
+        "setfile-sched-undo",
+        "--speculative-num-steps 1 --speculative-algorithm EAGLE --speculative-eagle-topk 1",
+    );
+    let original = spec.text();
+    let (sched, _) = schedule_record(&spec);
+    let r = swap(&[], &["--spec", &spec.spec, "--apply-from", &sched]);
+    let rec = r.expect_one(0);
+    let line = spec.text();
+    assert!(
+        line.contains("--speculative-num-steps 3 --speculative-algorithm EAGLE"),
+        "set in place: {line}"
+    );
+    // sweep's restore: the swept flag's origin value (sweep-plan restore),
+    // then every other change of the schedule's swap undone (sweep-plan
+    // schedule --words restore: the old value, or --unset where none).
+    let mut undo = vec!["--set".to_string(), "speculative-num-steps=1".into()];
+    for c in rec["changes"].as_array().unwrap() {
+        let flag = c["flag"].as_str().unwrap();
+        if flag == "--speculative-num-steps" {
+            assert_eq!(c["old"], "1", "the old value, not an addition: {c}");
+            continue;
+        }
+        match c["old"].as_str() {
+            Some(old) => undo.extend(["--set".into(), format!("{flag}={old}")]),
+            None => undo.extend(["--unset".into(), flag.to_string()]),
+        }
+    }
+    let mut a = vec!["--spec", spec.spec.as_str(), "--no-preflight"];
+    a.extend(undo.iter().map(String::as_str));
+    swap(&[], &a).expect_one(0);
+    assert_eq!(spec.text(), original, "byte for byte (undo: {undo:?})");
+    assert_eq!(spec.server_info()["speculative_num_steps"], 1);
 }
 
 /// Real podman: the copy goes to the host side of a bind mount of the

@@ -217,7 +217,12 @@ fn sshd_again(config: &std::path::Path) -> std::process::Child {
 
 /// sshd (and every sshd session process) killed mid-swap and back 2 s
 /// later on the same port: svc-swap reconnects, follows its far-side job
-/// and reports how it ended; the old or the new config runs.
+/// and reports how it ended; the old or the new config runs. Odd rounds
+/// cut sshd at once (every process stopped, then killed); even rounds kill
+/// its processes one by one, children first, so a session's sshd may
+/// report its shell's SIGKILL just before it dies itself (that once
+/// came back as the launch's "exit by signal", recorded as the config's
+/// failure).
 #[test]
 fn sshd_killed_mid_swap_reconnects_and_reports() {
     let Some(sshd) = Sshd::start() else { return };
@@ -228,7 +233,7 @@ fn sshd_killed_mid_swap_reconnects_and_reports() {
     let mut restarted = Vec::new();
     let mut cur = "0".to_string();
     s.start(&base);
-    for i in 1..=3u32 {
+    for i in 1..=4u32 {
         let mut c = support::command();
         c.args(&base)
             .args(["--spec", &s.spec, "--set", &format!("k={i}")])
@@ -236,7 +241,11 @@ fn sshd_killed_mid_swap_reconnects_and_reports() {
             .stderr(std::process::Stdio::piped());
         let child = c.spawn().unwrap();
         std::thread::sleep(Duration::from_millis(100 + support::next(&mut seed) % 400));
-        kill_all(&sshd_pids(sshd_master(&config)));
+        if i % 2 == 1 {
+            cut_sshd(&config);
+        } else {
+            kill_all(&sshd_pids(sshd_master(&config)));
+        }
         std::thread::sleep(Duration::from_secs(2));
         restarted.push(sshd_again(&config));
         let out = child.wait_with_output().unwrap();
@@ -245,6 +254,7 @@ fn sshd_killed_mid_swap_reconnects_and_reports() {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
+        eprintln!("round {i}: {}", stderr.trim());
         assert_eq!(recs.len(), 1, "{stderr}");
         let rec = &recs[0];
         let k = s.file_k();
@@ -274,6 +284,53 @@ fn sshd_killed_mid_swap_reconnects_and_reports() {
         let _ = r.kill();
         let _ = r.wait();
     }
+}
+
+/// Regression: sshd's processes, killed one by one with children first,
+/// took the shell of a far-side command (`sh -c` listing the job dir)
+/// first; the session's sshd reported its SIGKILL, then died itself, and
+/// the swap was recorded as the config's failure ("failed (exit by
+/// signal)", class `config`). Here an exec prefix does the same to the
+/// first such command (its login shell killed, the session's sshd 50 ms
+/// later): svc-swap runs the command again, reconnects, and the swap goes
+/// through.
+#[test]
+fn command_killed_as_its_sshd_dies_is_run_again() {
+    let Some(sshd) = Sshd::start() else { return };
+    let s = support::Sleeper::new("sigkill");
+    let base = ssh_base(&sshd);
+    s.start(&base);
+    let (wrap, once) = (s.dir.join("wrap.sh"), s.dir.join("killed-once"));
+    // $PPID: the login shell running the command line; its parent: the
+    // session's sshd.
+    let script = format!(
+        r#"case $3 in *'"$1"/*.json'*)
+  if mkdir '{}' 2>/dev/null; then
+    s=$(awk '{{print $4}}' /proc/$PPID/stat)
+    (sleep 0.05; kill -9 "$s") </dev/null >/dev/null 2>&1 &
+    kill -9 $PPID $$
+  fi ;;
+esac
+exec "$@"
+"#,
+        once.display()
+    );
+    std::fs::write(&wrap, script).unwrap();
+    let prefix = format!("sh '{}'", wrap.display());
+    let pre = [base, vec!["--exec-prefix".into(), prefix]].concat();
+    let r = support::swap_with(&pre, &["--spec", &s.spec, "--set", "k=1"], "");
+    let rec = r.expect_one(0);
+    assert!(once.exists(), "the prefix never killed a command");
+    assert!(
+        r.stderr().contains("ended by a signal; running it again"),
+        "{}",
+        r.stderr()
+    );
+    assert_eq!(
+        (rec["type"].as_str(), s.file_k()),
+        (Some("swap"), "1".into())
+    );
+    assert_eq!(s.running_k().as_deref(), Some("1"));
 }
 
 /// An SSH drop mid-swap with no retry budget (`--ssh-retry 0`, sshd gone

@@ -2,7 +2,8 @@
 //! non-blocking: stdin written while stdout and stderr are read in turn (a
 //! full stderr can never stall a stdout read), bounded by a deadline, and the
 //! exit status taken from a sentinel the far side's shell prints after the
-//! command, read only once the channel has closed.
+//! command, read only once the channel has closed. A shell that died by a
+//! signal counts as the command's answer only on a session still alive.
 
 use std::io::{ErrorKind, Read, Write};
 use std::time::{Duration, Instant};
@@ -92,9 +93,12 @@ pub(crate) fn run(
             // connection dropped. Only a real non-zero status or a signal
             // says anything; a bare 0 may be libssh2's default.
             let signal = ch.exit_signal().ok().and_then(|s| s.exit_signal);
-            match ch.exit_status() {
-                Ok(rc) if rc != 0 => Some(rc),
-                _ if signal.is_some() => None,
+            match (ch.exit_status(), signal) {
+                (Ok(rc), _) if rc != 0 => Some(rc),
+                (_, Some(sig)) => {
+                    killed_on_a_live_session(sess, fd, &sig)?;
+                    None
+                }
                 _ => {
                     return Err(TransportError::Connect(
                         "the command ended without an exit status (connection lost \
@@ -110,6 +114,43 @@ pub(crate) fn run(
         stdout: out,
         stderr: err,
     })
+}
+
+/// How long a live sshd may take to answer the probe of
+/// `killed_on_a_live_session`: it answers a channel open at once.
+const PROBE: Duration = Duration::from_secs(5);
+/// libssh2's LIBSSH2_ERROR_CHANNEL_FAILURE: the server refused a channel.
+const CHANNEL_FAILURE: i32 = -21;
+
+/// A command whose shell died by `sig` is the command's own answer only if
+/// the session outlived it. When sshd goes down (`systemctl stop ssh`
+/// signals the whole cgroup; a kill of its processes), the far side's shell
+/// dies with it and sshd may report that signal just before the socket
+/// closes: that is a lost session, which an idempotent command rides out
+/// by reconnecting. So ask the session for a new channel (a round trip to
+/// sshd) and close it: an error or no answer in `PROBE` is a lost session.
+fn killed_on_a_live_session(
+    sess: &ssh2::Session,
+    fd: std::os::unix::io::RawFd,
+    sig: &str,
+) -> Result<(), TransportError> {
+    let deadline = Instant::now() + PROBE;
+    let probe =
+        nonblocking::retry(sess, fd, deadline, || sess.channel_session()).and_then(|mut ch| {
+            nonblocking::retry(sess, fd, deadline, || ch.close())?;
+            nonblocking::retry(sess, fd, deadline, || ch.wait_close())
+        });
+    let why = match probe {
+        Ok(()) => return Ok(()),
+        // sshd refused the channel (MaxSessions): an answer all the same.
+        Err(Stop::Err(e)) if e.code() == ssh2::ErrorCode::Session(CHANNEL_FAILURE) => return Ok(()),
+        Err(Stop::Deadline) => format!("no answer in {PROBE:?}"),
+        Err(Stop::Err(e)) => e.to_string(),
+    };
+    Err(TransportError::Connect(format!(
+        "session lost: the command ended by signal {sig} and the session \
+         did not answer after it ({why})"
+    )))
 }
 
 /// Read what one stream has now; true if anything happened.
