@@ -4,8 +4,9 @@
 # --max-tokens 128 --input-tokens 128 --ignore-eos --temperature 0.2
 # --seed 1), noise on (--noise 2%, one seeded draw per start) and seeded.
 # Run 1 is what a user runs: `sweep --schedule sglang --keep-winner`
-# (the grid, the schedule derived from it, applied, checked live and
-# benchmarked; the winner left applied). Runs 2..RUNS measure everything
+# (the grid, the schedule derived from it, with the depth cap summarize
+# chooses from the records (summarize(1) SCHEDULE, Depth cap), applied,
+# checked live and benchmarked; the winner left applied). Runs 2..RUNS measure everything
 # again from fresh starts into the same file, so that every cell is a
 # median of RUNS starts with a 95% t interval over them (the start noise
 # is what the verdicts are against): `sweep` without --schedule for the
@@ -19,7 +20,7 @@
 # (`summarize --schedule sglang --max-depth K` over the static values,
 # appended to the file as sweep appends its own), measured RUNS times by
 # the same pipe: its own row, `schedule (sglang) 2`, and the target is
-# checked on it too. Settings: RUNS (default 3), SEED (42), NOISE (2%),
+# checked on it too (a hand cap beside the automatic one). Settings: RUNS (default 3), SEED (42), NOISE (2%),
 # MAX_DEPTH (unset).
 set -euo pipefail
 cd "$(dirname "$0")/.."
