@@ -56,7 +56,11 @@ fn mb() -> MaxBatch {
 /// 5 best at c=1, 4 within 1% of it at c=4 and best at c=16, 1 at c=48.
 /// Static 5 waited for KV at c=16 and c=48, static 4 and 3 at c=48.
 fn memory_bound(server: Server) -> Analysis {
-    analysis_of(&lines(
+    analysis_of(&memory_bound_lines(server))
+}
+
+fn memory_bound_lines(server: Server) -> Vec<String> {
+    lines(
         server,
         &[
             (
@@ -96,7 +100,7 @@ fn memory_bound(server: Server) -> Analysis {
                 ],
             ),
         ],
-    ))
+    )
 }
 
 fn ks(s: &Schedule) -> Vec<u32> {
@@ -131,6 +135,28 @@ fn a_memory_bound_curve_is_capped_below_the_depth_that_waited_for_kv() {
          num_lookahead_tokens); predicted weighted score capped at 3 0.862, capped at 4 \
          0.966, uncapped (deepest 5) 0.902 (summarize(1) SCHEDULE, Depth cap)"
     );
+}
+
+#[test]
+fn a_wait_under_five_percent_of_the_latency_is_not_kv_bound() {
+    // Static 5's first tokens at c=16 now wait 3.4% of its latency longer
+    // than depth 4's (under KV_WAIT_SHARE): only c=48 counts.
+    let mut lines = lines(Server::Sglang, &[(5, &[(16, 13989.0, 13.0, 140.0)])]);
+    let mut all: Vec<String> = memory_bound_lines(Server::Sglang)
+        .into_iter()
+        .filter(|l| {
+            !(l.contains("\"speculative-num-steps\":\"5\"") && l.contains("\"concurrency\":16"))
+        })
+        .collect();
+    all.append(&mut lines);
+    let s = derive(&analysis_of(&all), Server::Sglang, &mb(), None).unwrap();
+    assert_eq!(deepest(&s), 4);
+    let note = note_of(&s).unwrap();
+    assert!(
+        note.contains("by 59% of its latency at c=48 (depth 1 drafted there))"),
+        "{note}"
+    );
+    assert!(!note.contains("at c=16"), "{note}");
 }
 
 #[test]
