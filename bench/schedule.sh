@@ -4,8 +4,9 @@
 # --max-tokens 128 --input-tokens 128 --ignore-eos --temperature 0.2
 # --seed 1), noise on (--noise 2%, one seeded draw per start) and seeded.
 # Run 1 is what a user runs: `sweep --schedule sglang --keep-winner`
-# (the grid, the schedule derived from it, applied, checked live and
-# benchmarked; the winner left applied). Runs 2..RUNS measure everything
+# (the grid, the schedule derived from it, with the depth cap summarize
+# chooses from the records (summarize(1) SCHEDULE, Depth cap), applied,
+# checked live and benchmarked; the winner left applied). Runs 2..RUNS measure everything
 # again from fresh starts into the same file, so that every cell is a
 # median of RUNS starts with a 95% t interval over them (the start noise
 # is what the verdicts are against): `sweep` without --schedule for the
@@ -19,13 +20,27 @@
 # (`summarize --schedule sglang --max-depth K` over the static values,
 # appended to the file as sweep appends its own), measured RUNS times by
 # the same pipe: its own row, `schedule (sglang) 2`, and the target is
-# checked on it too. Settings: RUNS (default 3), SEED (42), NOISE (2%),
-# MAX_DEPTH (unset).
+# checked on it too (a hand cap beside the automatic one). Settings: RUNS (default 3), SEED (42), NOISE (2%),
+# MAX_DEPTH (unset), SERVER (sglang; vllm: llm-sim's vLLM personality,
+# sweeping speculative-config.num_speculative_tokens in vLLM's dotted form).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${SWEEPKIT_BIN:-$PWD/target/release}
 [[ -x $bin/llm-sim ]] || bin=$PWD/target/debug
-runs=${RUNS:-3} seed=${SEED:-42} noise=${NOISE:-2%}
+runs=${RUNS:-3} seed=${SEED:-42} noise=${NOISE:-2%} server=${SERVER:-sglang}
+case $server in
+sglang)
+  flags="--speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1"
+  param=speculative-num-steps
+  reset=(--set speculative-num-steps=1 --unset --speculative-adaptive --unset --speculative-adaptive-config)
+  ;;
+vllm)
+  flags="--personality vllm --speculative-config.num_speculative_tokens 1"
+  param=speculative-config.num_speculative_tokens
+  reset=(--set speculative-config.num_speculative_tokens=1 --unset --speculative-config)
+  ;;
+*) echo "bench: SERVER is sglang or vllm" >&2 && exit 2 ;;
+esac
 dir=$(mktemp -d "${TMPDIR:-/tmp}/sweepkit-bench-schedule.XXXXXX")
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 spec=$dir/server.spec results=$dir/results.jsonl
@@ -33,7 +48,7 @@ spec=$dir/server.spec results=$dir/results.jsonl
 stop() { [[ ! -s $spec.pid ]] || kill "$(cat "$spec.pid")" 2>/dev/null || true; }
 trap stop EXIT
 cat >"$spec" <<EOF
-ExecStart=$bin/llm-sim --host 127.0.0.1 --port $port --load-time 100ms --warmup-time 50ms --seed $seed --noise $noise --noise-counter $dir/starts --speculative-algorithm EAGLE --speculative-eagle-topk 1 --speculative-num-steps 1
+ExecStart=$bin/llm-sim --host 127.0.0.1 --port $port --load-time 100ms --warmup-time 50ms --seed $seed --noise $noise --noise-counter $dir/starts $flags
 TimeoutStopSec=10
 Port=$port
 EOF
@@ -46,44 +61,43 @@ url=http://127.0.0.1:$port
 sweep() { # LOG ARGS...
   local log=$1
   shift
-  bash scripts/sweep.sh --bin-dir "$bin" --spec "$spec" --url "$url" --server sglang \
-    --results "$results" --param speculative-num-steps --values 1,2,3,4,5,8 \
+  bash scripts/sweep.sh --bin-dir "$bin" --spec "$spec" --url "$url" --server "$server" \
+    --results "$results" --param "$param" --values 1,2,3,4,5,8 \
     --concurrency 1,4,16,64 "${load[@]}" "$@" >/dev/null 2>"$log" ||
     { echo "bench: sweep failed (log $log)" >&2; tail -5 "$log" >&2; exit 1; }
 }
-echo "== run 1/$runs: sweep --schedule sglang --keep-winner" >&2
-sweep "$dir/run1.log" --schedule sglang --keep-winner
+echo "== run 1/$runs: sweep --schedule $server --keep-winner" >&2
+sweep "$dir/run1.log" --schedule "$server" --keep-winner
 grep -E "applying|schedule:" "$dir/run1.log" | sed 's/^/   /' >&2
 kept=$(grep ExecStart "$spec")
-# Back to static steps=1 with the schedule's flags off, before a grid.
+# Back to static depth 1 with the schedule's flags off, before a grid.
 plain() {
-  "$bin/svc-swap" --spec "$spec" --no-preflight --set speculative-num-steps=1 \
-    --unset --speculative-adaptive --unset --speculative-adaptive-config </dev/null 2>>"$1" |
-    "$bin/wait-ready" "$url" --server sglang --quiet 2>>"$1"
+  "$bin/svc-swap" --spec "$spec" --no-preflight "${reset[@]}" </dev/null 2>>"$1" |
+    "$bin/wait-ready" "$url" --server "$server" --quiet 2>>"$1"
 }
 plain "$dir/run1.log"
 rec=$dir/schedule.json
-"$bin/sweep-plan" schedule --server sglang --emit-record "$results" >"$rec"
-mapfile -t expect < <("$bin/sweep-plan" schedule --server sglang --words expect "$results")
+"$bin/sweep-plan" schedule --server "$server" --emit-record "$results" >"$rec"
+mapfile -t expect < <("$bin/sweep-plan" schedule --server "$server" --words expect "$results")
 largs=()
 for ((j = 1; j < ${#load[@]}; j += 2)); do largs+=("${load[j]}"); done
 for ((i = 2; i <= runs; i++)); do
   echo "== run $i/$runs: the grid again (sweep), then the same schedule by hand" >&2
   sweep "$dir/run$i.log"
   "$bin/svc-swap" --spec "$spec" --apply-from "$rec" </dev/null 2>>"$dir/run$i.log" |
-    "$bin/wait-ready" "$url" --server sglang "${expect[@]}" 2>>"$dir/run$i.log" |
+    "$bin/wait-ready" "$url" --server "$server" "${expect[@]}" 2>>"$dir/run$i.log" |
     "$bin/loadgen" --url "$url" --concurrency 1,4,16,64 "${largs[@]}" >>"$results" 2>>"$dir/run$i.log"
   plain "$dir/run$i.log"
 done
 if [[ -n ${MAX_DEPTH:-} ]]; then
-  "$bin/summarize" --schedule sglang --max-depth "$MAX_DEPTH" "$results" >"$dir/capped.json" 2>>"$dir/capped.log"
+  "$bin/summarize" --schedule "$server" --max-depth "$MAX_DEPTH" "$results" >"$dir/capped.json" 2>>"$dir/capped.log"
   cat "$dir/capped.json" >>"$results"
-  "$bin/sweep-plan" schedule --server sglang --emit-record "$results" >"$rec"
-  mapfile -t expect < <("$bin/sweep-plan" schedule --server sglang --words expect "$results")
+  "$bin/sweep-plan" schedule --server "$server" --emit-record "$results" >"$rec"
+  mapfile -t expect < <("$bin/sweep-plan" schedule --server "$server" --words expect "$results")
   for ((i = 1; i <= runs; i++)); do
     echo "== capped $i/$runs: the schedule derived with --max-depth $MAX_DEPTH" >&2
     "$bin/svc-swap" --spec "$spec" --apply-from "$rec" </dev/null 2>>"$dir/capped.log" |
-      "$bin/wait-ready" "$url" --server sglang "${expect[@]}" 2>>"$dir/capped.log" |
+      "$bin/wait-ready" "$url" --server "$server" "${expect[@]}" 2>>"$dir/capped.log" |
       "$bin/loadgen" --url "$url" --concurrency 1,4,16,64 "${largs[@]}" >>"$results" 2>>"$dir/capped.log"
     plain "$dir/capped.log"
   done

@@ -19,7 +19,7 @@ complete -c summarize -l report -d 'Also write one self-contained HTML report (v
 complete -c summarize -l schedule -d 'Print the server\'s own per-load schedule (JSON) from a sweep of one speculative depth at two or more concurrency levels' -r -f -a "vllm\t'vLLM: `--speculative-config` with num_speculative_tokens_per_batch_size'
 sglang\t'SGLang: `--speculative-adaptive` with an adaptive config file'"
 complete -c summarize -l max-batch -d 'With --schedule: the server\'s max batch, where the last range ends [default: from the records, else vLLM 256, SGLang 48]' -r
-complete -c summarize -l max-depth -d 'With --schedule: use depths up to K only, each level getting the best depth <= K by the same pick rule (both servers reserve speculative KV for a schedule\'s deepest depth at every load)' -r
+complete -c summarize -l max-depth -d 'With --schedule: use depths up to K only, each level getting the best depth <= K by the same pick rule, instead of the cap summarize chooses from the records (see SCHEDULE, Depth cap)' -r
 complete -c summarize -l adaptive-config-file -d 'With --schedule sglang: the path the flags name for the adaptive config (write the record\'s adaptive_config there)' -r
 complete -c summarize -l pool-hosts -d 'Rank results from hosts of different hardware together (without it: one table per host, and json/csv refuse, exit 55)'
 complete -c summarize -l per-host -d 'One table (json: one summary record) per host, even when the hosts\' hardware is identical'

@@ -158,8 +158,8 @@ pub struct Args {
     pub max_batch: Option<u64>,
 
     /// With --schedule: use depths up to K only, each level getting the
-    /// best depth <= K by the same pick rule (both servers reserve
-    /// speculative KV for a schedule's deepest depth at every load)
+    /// best depth <= K by the same pick rule, instead of the cap summarize
+    /// chooses from the records (see SCHEDULE, Depth cap)
     #[arg(
         long,
         value_name = "K",

@@ -30,6 +30,7 @@ pub mod report;
 pub mod report_data;
 pub mod report_svg;
 pub mod schedule;
+pub mod schedule_cap;
 pub mod schedule_cells;
 pub mod schedule_emit;
 pub mod schedule_memory;

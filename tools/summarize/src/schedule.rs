@@ -127,11 +127,7 @@ pub fn derive_capped(
              (filter the results to one value of {k})"
         ));
     }
-    let depths: Vec<Depth> = m
-        .rows
-        .iter()
-        .map(|r| depth_of(server, &r.config).map_err(|e| Refusal(format!("{}: {e}", r.label))))
-        .collect::<Result<_, _>>()?;
+    let depths = depths(a, server)?;
     let settings = shared_settings(a, &depths)?;
     if server == Server::Sglang {
         sglang_supported(&settings)?;
@@ -194,6 +190,34 @@ pub fn derive_capped(
         levels,
         warnings,
     })
+}
+
+/// Each row's depth and other speculative settings.
+pub fn depths(a: &Analysis, server: Server) -> Result<Vec<Depth>, Refusal> {
+    a.model
+        .rows
+        .iter()
+        .map(|r| depth_of(server, &r.config).map_err(|e| Refusal(format!("{}: {e}", r.label))))
+        .collect()
+}
+
+/// The deepest depth schedule `s` may draft, the one both servers reserve
+/// KV for at every load (schedule_memory.rs): vLLM's
+/// `num_speculative_tokens`, the largest k of any range; SGLang's largest
+/// candidate of any slot.
+pub fn deepest(s: &Schedule) -> u32 {
+    match s.server {
+        Server::Vllm => s.k_max,
+        Server::Sglang => s.slots.values().flatten().copied().max().unwrap_or(0),
+    }
+}
+
+/// True when `s` is one static value in disguise: every level drafts the
+/// same depth and (SGLang) no slot has another candidate.
+pub fn is_static(s: &Schedule) -> bool {
+    let k = s.k_max;
+    s.levels.iter().all(|l| l.k == k)
+        && (s.server == Server::Vllm || s.slots.values().all(|c| c == &[k]))
 }
 
 /// The depth and the other speculative settings of one config.

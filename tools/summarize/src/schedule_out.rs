@@ -60,7 +60,7 @@ pub fn run(
         Server::Vllm => "vllm",
         Server::Sglang => "sglang",
     };
-    let s = schedule::derive_capped(&a, req.server, &mb, req.max_depth).map_err(|r| {
+    let s = crate::schedule_cap::derive(&a, req.server, &mb, req.max_depth).map_err(|r| {
         Exit::new(
             exit::SCHEDULE_REFUSED,
             anyhow!("--schedule {name}: {}", r.0),

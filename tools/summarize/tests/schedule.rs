@@ -76,6 +76,118 @@ fn the_reference_campaign_gives_an_sglang_schedule() {
     assert_eq!(steps, "5", "{flags:?}");
     assert!(flags.contains(&"--speculative-adaptive"));
     assert_eq!(s["max_batch"], 48, "SGLang's default under speculation");
+    // Its times to first token grow alike for every depth: no depth waited
+    // for KV, so nothing is capped (c=1 keeps 5).
+    assert!(!run.stderr().contains("depth capped"), "{}", run.stderr());
+    assert!(
+        !run.stderr().contains("depth not capped"),
+        "{}",
+        run.stderr()
+    );
+}
+
+/// One level of one depth: tok/s, mean TTFT and mean E2E (ms).
+type Point = (f64, f64, f64);
+
+/// An SGLang bench record of `steps` at concurrency `c`: tok/s, mean TTFT
+/// and mean E2E (ms).
+fn sglang_bench(steps: u32, c: u64, tok_s: f64, ttft: f64, e2e: f64) -> String {
+    json!({
+        "type": "bench", "schema": 1,
+        "config": {"speculative-algorithm": "EAGLE", "speculative-eagle-topk": "1",
+                   "speculative-num-steps": steps.to_string()},
+        "server": {"kind": "llm-sim", "max_running_requests": 48},
+        "load": {"mode": "closed", "concurrency": c},
+        "throughput": {"output_tok_per_s": tok_s},
+        "ttft_ms": {"count": 128, "mean": ttft},
+        "e2e_ms": {"count": 128, "mean": e2e},
+    })
+    .to_string()
+}
+
+#[test]
+fn a_sweep_whose_deepest_depth_waited_for_kv_gets_a_capped_schedule() {
+    // llm-sim's campaign curve, one start per value (bench/README.md):
+    // static 5 is best at c=1 but its requests waited for KV at c=16 and
+    // c=48, so uncapped the schedule would run like static 5 there.
+    let curve: [(u32, [Point; 4]); 4] = [
+        (
+            1,
+            [
+                (847.0, 3.1, 151.0),
+                (3153.0, 5.3, 161.0),
+                (9700.0, 8.6, 209.0),
+                (17732.0, 117.0, 444.0),
+            ],
+        ),
+        (
+            3,
+            [
+                (1346.0, 3.8, 95.0),
+                (4312.0, 6.7, 114.0),
+                (14469.0, 9.6, 140.0),
+                (16696.0, 317.0, 463.0),
+            ],
+        ),
+        (
+            4,
+            [
+                (1490.0, 4.0, 94.0),
+                (5625.0, 5.3, 89.0),
+                (16256.0, 8.4, 121.0),
+                (16436.0, 353.0, 472.0),
+            ],
+        ),
+        (
+            5,
+            [
+                (1573.0, 3.8, 81.0),
+                (5677.0, 5.9, 88.0),
+                (13989.0, 30.4, 140.0),
+                (13408.0, 462.0, 580.0),
+            ],
+        ),
+    ];
+    let mut lines = Vec::new();
+    for (steps, points) in curve {
+        for (c, (x, ttft, e2e)) in [1, 4, 16, 48].into_iter().zip(points) {
+            lines.push(sglang_bench(steps, c, x, ttft, e2e));
+        }
+    }
+    let f = temp_file("kv-bound.jsonl", &lines.join("\n"));
+    let run = summarize(&["--schedule", "sglang", &f], "");
+    run.expect_code(0);
+    let s = schedule(&run);
+    let want = json!({"1": {"candidate_steps": [4]}, "4": {"candidate_steps": [4]},
+                      "16": {"candidate_steps": [4]}, "48": {"candidate_steps": [1]}});
+    assert_eq!(s["adaptive_config"], want, "{s}");
+    let flags = testkit::output::strs(&s["flags"]);
+    let at = flags
+        .iter()
+        .position(|f| *f == "--speculative-num-steps")
+        .unwrap();
+    assert_eq!(flags[at + 1], "4", "{flags:?}");
+    let note = s["warnings"][0].as_str().unwrap();
+    assert!(
+        note.starts_with("depth capped at 4: static 5 is KV-bound where the uncapped schedule"),
+        "{note}"
+    );
+    assert!(
+        run.stderr()
+            .contains(&format!("summarize: warning: {note}")),
+        "{}",
+        run.stderr()
+    );
+    // --max-depth replaces the rule: 5 at c=1 again, and no note.
+    let run = summarize(&["--schedule", "sglang", "--max-depth", "5", &f], "");
+    run.expect_code(0);
+    let s = schedule(&run);
+    assert_eq!(
+        s["adaptive_config"]["1"]["candidate_steps"],
+        json!([5]),
+        "{s}"
+    );
+    assert!(!run.stderr().contains("depth capped"), "{}", run.stderr());
 }
 
 #[test]
