@@ -32,7 +32,9 @@ pub struct ScheduleRecord {
     /// removes these flags.
     pub replaces: Vec<String>,
     /// Warnings a human should act on (levels within noise, levels above
-    /// the max batch left out), also printed on stderr.
+    /// the max batch left out, the depth cap: where the deepest depth
+    /// waited for KV and each cap's score, summarize(1) "Depth cap"), also
+    /// printed on stderr.
     pub warnings: Vec<String>,
     /// True when any input came from llm-sim.
     pub simulated: bool,
