@@ -255,6 +255,40 @@ mod tests {
     }
 
     #[test]
+    fn an_adaptive_value_that_only_failed_in_transport_stops_the_loop() {
+        let g = grid3();
+        let l = lines(DONE_2);
+        let mut s = Step::default();
+        transport_stop(&mut s, &g, &l, 3, 2);
+        assert_eq!((s.action, s.exit), ("fail", 1));
+        assert_eq!(
+            s.error,
+            "k=3: transport failures after 2 retries; fix the target and rerun (the file resumes)"
+        );
+        // A result, or nothing run yet: the search goes on.
+        for after in [2, 0] {
+            let mut s = Step::default();
+            transport_stop(&mut s, &g, &l, after, 2);
+            assert_eq!(s.action, "");
+        }
+    }
+
+    #[test]
+    fn a_config_step_carries_each_tools_words() {
+        let g = grid3();
+        let mut s = Step::default();
+        run_config(&mut s, &g, 2, false);
+        assert_eq!((s.action, s.index), ("run", Some(2)));
+        assert_eq!(s.label, "[2/3] k=2");
+        assert_eq!(s.to_swap, ["--set", "k=2"]);
+        assert_eq!(s.to_ready, ["--pipeline-config", "k=2"]);
+        assert_eq!(s.to_load, s.to_ready);
+        assert_eq!(s.judge, ["--index", "2"]);
+        run_config(&mut s, &g, 2, true);
+        assert_eq!(s.to_ready[..2], ["--expect-config", "k=2"]);
+    }
+
+    #[test]
     fn all_hands_on_every_config_left_at_once() {
         let g = grid3();
         let s = all(&g, &lines(DONE_2), 0, true, "r");
