@@ -169,8 +169,9 @@ const COMPUTE_BOUND: &str = "--step-time 500us --per-seq-time 500us --draft-step
 /// measured 12474 and 14497 tok/s at c=16 in two starts of one sweep
 /// (debug build), so the allowance is [`MACHINE`].
 fn schedule_sweep(server: &str, sim_flags: &str, param: &str, values: &str) {
-    // The swept flag last, as in the other tests here (the restore is
-    // checked byte for byte).
+    // The swept flag last (or followed only by the dotted fields a vLLM
+    // schedule folds, which come back after it), as in the other tests
+    // here: the restore is checked byte for byte.
     let flags = format!("{COMPUTE_BOUND} {sim_flags}");
     let (spec, url) = sim(&format!("sweep-sched-{server}"), &flags);
     let before = spec.exec_start();
@@ -217,11 +218,17 @@ fn sglang_schedule_is_applied_measured_and_never_worse_than_static() {
     schedule_sweep("sglang", &eagle(1), "speculative-num-steps", "1,4");
 }
 
+/// With another dotted field on the line (`--speculative-config.method
+/// eagle`): vLLM's FlexibleArgumentParser would replace the schedule's
+/// whole JSON with it (llm-sim as vLLM refused to start), so svc-swap folds
+/// it into the JSON, and sweep's end puts it back from the swap's changes
+/// (after the swept flag, as it stands here: byte for byte).
 #[test]
 fn vllm_schedule_is_applied_measured_and_never_worse_than_static() {
     schedule_sweep(
         "vllm",
-        "--personality vllm --speculative-config.num_speculative_tokens 1",
+        "--personality vllm --speculative-config.num_speculative_tokens 1 \
+         --speculative-config.method eagle",
         "speculative-config.num_speculative_tokens",
         "1,4",
     );

@@ -7,6 +7,7 @@
 //! unchanged (SGLang's argparse has no such form).
 
 use serde_json::{Map, Value};
+use sweepkit::vllm_dotted;
 
 /// `argv` as vLLM's parser would hand it to argparse, when it asks for the
 /// vllm personality; else unchanged.
@@ -49,11 +50,7 @@ pub fn vllm_argv(argv: Vec<String>) -> Vec<String> {
                 v
             }
         };
-        let (path, value) = match path.strip_suffix('+') {
-            Some(p) => (p, list_json(&value)),
-            None => (path, value),
-        };
-        let keys: Vec<&str> = path.split('.').collect();
+        let (keys, value) = vllm_dotted::field(path, &value);
         let at = match dicts.iter().position(|(k, _)| *k == head) {
             Some(p) => p,
             None => {
@@ -61,7 +58,7 @@ pub fn vllm_argv(argv: Vec<String>) -> Vec<String> {
                 dicts.len() - 1
             }
         };
-        merge(&mut dicts[at].1, &keys, parse_value(&value));
+        vllm_dotted::merge(&mut dicts[at].1, &keys, value);
     }
     // "Add the dict args back as if they were originally passed as JSON":
     // after every other word, so they replace a whole JSON given earlier.
@@ -82,74 +79,6 @@ fn is_vllm(argv: &[String]) -> bool {
         }
     }
     vllm
-}
-
-/// `--flag.key+ a,b`: the comma-separated words as a JSON list of strings.
-fn list_json(value: &str) -> String {
-    let items: Vec<Value> = value
-        .split(',')
-        .map(|s| Value::String(s.to_string()))
-        .collect();
-    Value::Array(items).to_string()
-}
-
-/// `json.loads`, else a human-readable integer (`1k`, `2K`), else the text.
-fn parse_value(s: &str) -> Value {
-    if let Ok(v) = serde_json::from_str(s) {
-        return v;
-    }
-    human_int(s).map_or_else(|| Value::String(s.to_string()), Value::from)
-}
-
-/// vLLM's `human_readable_int`: `1k` = 1000, `1K` = 1024 (no decimals
-/// with a binary suffix).
-fn human_int(s: &str) -> Option<i64> {
-    let s = s.trim();
-    if !s.is_ascii() {
-        return None;
-    }
-    let (num, suffix) = s.split_at(s.len().checked_sub(1)?);
-    let mult: f64 = match suffix {
-        "k" => 1e3,
-        "m" => 1e6,
-        "g" => 1e9,
-        "t" => 1e12,
-        "K" => 1024.0,
-        "M" => 1024f64.powi(2),
-        "G" => 1024f64.powi(3),
-        "T" => 1024f64.powi(4),
-        _ => return None,
-    };
-    if suffix.chars().all(char::is_uppercase) {
-        return num.parse::<i64>().ok().map(|n| n * mult as i64);
-    }
-    num.parse::<f64>().ok().map(|n| (n * mult) as i64)
-}
-
-/// `recursive_dict_update` of `create_nested_dict(keys, value)`: lists
-/// given twice are concatenated, objects merged, anything else replaced.
-fn merge(into: &mut Map<String, Value>, keys: &[&str], value: Value) {
-    let Some((first, rest)) = keys.split_first() else {
-        return;
-    };
-    if rest.is_empty() {
-        match (into.get_mut(*first), value) {
-            (Some(Value::Array(old)), Value::Array(new)) => old.extend(new),
-            (_, v) => {
-                into.insert(first.to_string(), v);
-            }
-        }
-        return;
-    }
-    let slot = into
-        .entry(first.to_string())
-        .or_insert_with(|| Value::Object(Map::new()));
-    if !slot.is_object() {
-        *slot = Value::Object(Map::new());
-    }
-    if let Value::Object(m) = slot {
-        merge(m, rest, value);
-    }
 }
 
 #[cfg(test)]

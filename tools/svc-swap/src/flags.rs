@@ -55,6 +55,11 @@ pub enum Op {
     Unset {
         flag: FlagName,
     },
+    /// Fold the flag's dotted fields (`--FLAG.FIELD V`) into the whole JSON
+    /// object it has (fold.rs): a vLLM schedule's `--speculative-config`.
+    Fold {
+        flag: FlagName,
+    },
 }
 
 impl Op {
@@ -86,13 +91,13 @@ enum Form {
 
 /// Where a flag sits in the words.
 #[derive(Debug, Clone)]
-struct Found {
-    at: usize,
-    len: usize,
+pub(crate) struct Found {
+    pub(crate) at: usize,
+    pub(crate) len: usize,
     form: Form,
-    spelled: String,
+    pub(crate) spelled: String,
     /// Unit-file form; `None` for a bare switch.
-    value: Option<String>,
+    pub(crate) value: Option<String>,
 }
 
 fn is_value_word(w: &str) -> bool {
@@ -100,7 +105,7 @@ fn is_value_word(w: &str) -> bool {
 }
 
 /// Every flag-looking word from `first_arg` on, stopping at `--`.
-fn scan(line: &ExecLine) -> Vec<Found> {
+pub(crate) fn scan(line: &ExecLine) -> Vec<Found> {
     let w = &line.words;
     let mut out = Vec::new();
     let mut i = line.first_arg();
@@ -182,15 +187,27 @@ pub struct Edited {
 /// Apply `ops` in order. Values from the command line are escaped for the
 /// unit file (`%` and `$` doubled); changes report what the server sees.
 pub fn apply(line: &ExecLine, ops: &[Op]) -> Edited {
-    let mut line = line.clone();
-    let mut changes: Vec<Change> = Vec::new();
-    let mut config = sweepkit::records::Config::new();
-    let mut warnings = Vec::new();
+    let mut e = Edited {
+        line: line.clone(),
+        changes: Vec::new(),
+        config: sweepkit::records::Config::new(),
+        warnings: Vec::new(),
+    };
+    let Edited {
+        line,
+        changes,
+        config,
+        warnings,
+    } = &mut e;
     for op in ops {
-        let found = scan(&line);
+        let found = scan(line);
         let (flag, new) = match op {
             Op::Set { flag, value } => (flag, Some(value.as_deref().map(escape_value))),
             Op::Unset { flag } => (flag, None),
+            Op::Fold { flag } => {
+                crate::fold::fold((line, changes, config, warnings), flag);
+                continue;
+            }
         };
         let hits: Vec<&Found> = found.iter().filter(|f| matches(f, flag)).collect();
         let old = hits.first().map(|f| f.value.clone().unwrap_or_default());
@@ -253,12 +270,7 @@ pub fn apply(line: &ExecLine, ops: &[Op]) -> Edited {
             new: new_logical,
         });
     }
-    Edited {
-        line,
-        changes,
-        config,
-        warnings,
-    }
+    e
 }
 
 /// The flag-level differences between two lines (for `--restore`), in the

@@ -12,6 +12,7 @@ pub mod execstart;
 pub mod far_files;
 pub mod far_side;
 pub mod flags;
+mod fold;
 pub mod job;
 pub mod preflight;
 pub mod preflight_schedule;

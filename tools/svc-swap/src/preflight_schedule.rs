@@ -114,14 +114,20 @@ pub fn check_vllm(argv: &[String]) -> Result<Vec<String>, ScheduleRefusal> {
         .and_then(|v| v.get(key).cloned());
     let dotted = value(argv, &[&format!("--speculative-config.{key}")])
         .and_then(|j| serde_json::from_str::<Value>(&j).ok());
-    let Some(schedule) = dotted.or(whole).filter(|v| !v.is_null()) else {
-        return Ok(Vec::new());
+    let mut notes = dropped_json(argv);
+    // Any dotted field replaces the whole JSON (see `dropped_json`).
+    let schedule = if dotted_fields(argv, "--speculative-config").is_empty() {
+        whole
+    } else {
+        dotted
+    };
+    let Some(schedule) = schedule.filter(|v| !v.is_null()) else {
+        return Ok(notes);
     };
     validate_vllm(&schedule).map_err(ScheduleRefusal::Vllm)?;
     let dp = value(argv, &["--data-parallel-size", "-dp"])
         .and_then(|v| v.trim().parse::<i64>().ok())
         .unwrap_or(1);
-    let mut notes = Vec::new();
     if dp > 1 {
         notes.push(format!(
             "--data-parallel-size {dp}: vLLM runs static: \"Dynamic speculative decoding is \
@@ -131,6 +137,47 @@ pub fn check_vllm(argv: &[String]) -> Result<Vec<String>, ScheduleRefusal> {
         ));
     }
     Ok(notes)
+}
+
+/// The dotted `--FLAG.FIELD` words of `flag` (vLLM reads `_` as `-` up to
+/// the first `.`).
+fn dotted_fields<'a>(argv: &'a [String], flag: &str) -> Vec<&'a str> {
+    argv.iter()
+        .skip(1)
+        .filter_map(|w| {
+            let name = w.split_once('=').map_or(w.as_str(), |(n, _)| n);
+            let (head, _) = name.split_once('.')?;
+            (head.replace('_', "-") == flag).then_some(name)
+        })
+        .collect()
+}
+
+/// A whole `--FLAG JSON` beside dotted `--FLAG.FIELD` words: vLLM 0.32's
+/// vllm/utils/argparse_utils.py `FlexibleArgumentParser.parse_args`
+/// appends the merged dotted fields as `--FLAG JSON` after every other
+/// word, so argparse drops the whole JSON, whichever came first. svc-swap
+/// folds them when it applies a schedule (fold.rs); a `--set` of a whole
+/// JSON is left as given, with this note.
+fn dropped_json(argv: &[String]) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (i, w) in argv.iter().enumerate().skip(1) {
+        let (name, v) = match w.split_once('=') {
+            Some((n, v)) => (n, Some(v.to_string())),
+            None => (w.as_str(), argv.get(i + 1).cloned()),
+        };
+        let json = v.and_then(|v| serde_json::from_str::<Value>(&v).ok());
+        if !name.starts_with("--") || name.contains('.') || !json.is_some_and(|j| j.is_object()) {
+            continue;
+        }
+        let dotted = dotted_fields(argv, &name.replace('_', "-"));
+        if !dotted.is_empty() {
+            notes.push(format!(
+                "{name}: vLLM ignores this whole JSON and runs only the dotted fields {}                  (FlexibleArgumentParser merges them into a {name} given last); fold them                  into the JSON or --unset them",
+                dotted.join(" ")
+            ));
+        }
+    }
+    notes
 }
 
 /// The entries' shape, then `validate_and_normalize_dynamic_sd_schedule`,
@@ -343,6 +390,23 @@ mod tests {
             "python3 -m vllm.entrypoints.openai.api_server"
         )));
         assert!(!is_vllm(&argv("llm-sim")));
+    }
+
+    /// A whole JSON beside dotted fields of its flag is dropped by vLLM:
+    /// its schedule is not what runs (so not refused), and a note says so.
+    #[test]
+    fn a_whole_json_beside_dotted_fields_is_noted_not_checked() {
+        let n = vllm(&sched("[[2,8,3]]"), "--speculative_config.method eagle").unwrap();
+        assert_eq!(n.len(), 1, "{n:?}");
+        assert!(
+            n[0].contains("vLLM ignores this whole JSON")
+                && n[0].contains("--speculative_config.method"),
+            "{n:?}"
+        );
+        // Folded (as svc-swap applies a schedule): nothing to say.
+        assert!(vllm(&sched("[[1,8,3]]"), "--max-num-seqs 8")
+            .unwrap()
+            .is_empty());
     }
 
     fn sg(rest: &str, cfg: Option<&str>) -> Result<Adaptive, String> {

@@ -1,6 +1,8 @@
 //! `--apply-from` a `summarize --schedule` record: its `replaces` keys are
 //! removed, its `flags` set (a flag in both is set where it stands, so a
-//! restore that sets its old value again gives back the very line), and
+//! restore that sets its old value again gives back the very line), a
+//! whole JSON object among them (vLLM's `--speculative-config`) takes in
+//! the dotted fields of its flag left on the line (fold.rs), and
 //! SGLang's adaptive config (carried inline
 //! in the record as `adaptive_config`) becomes a file copied to the far side
 //! (`far_files.rs`) that `--speculative-adaptive-config` names there; the
@@ -61,7 +63,17 @@ pub fn ops(name: &str, s: &ScheduleRecord, dir: &str) -> Result<(Vec<Op>, Vec<Fi
             files.push(f);
             continue;
         }
-        ops.push(Op::Set { flag, value });
+        // vLLM drops a whole JSON beside dotted fields of its flag: fold
+        // them in (fold.rs).
+        let json = value.as_deref().and_then(|v| serde_json::from_str(v).ok());
+        let fold = matches!(json, Some(serde_json::Value::Object(_)));
+        ops.push(Op::Set {
+            flag: flag.clone(),
+            value,
+        });
+        if fold {
+            ops.push(Op::Fold { flag });
+        }
     }
     if s.flags.is_empty() {
         return Err(bad("no flags".into()));
@@ -128,8 +140,10 @@ mod tests {
             "provenance":{"tool":"summarize","version":"0","started_at":"","finished_at":""}}"#);
         let (ops, files) = ops("s.json", &s, "/far").unwrap();
         assert!(files.is_empty());
-        assert_eq!(ops.len(), 1);
+        assert_eq!(ops.len(), 2);
         assert!(matches!(&ops[0], Op::Set { value: Some(v), .. } if v.starts_with('{')));
+        // Then its dotted fields left on the line fold into it.
+        assert!(matches!(&ops[1], Op::Fold { flag } if flag.name == "speculative-config"));
     }
 
     /// A replaced key the schedule does not set again is removed, first.
@@ -145,7 +159,8 @@ mod tests {
             ops[0],
             Op::parse_unset("speculative-config.num_speculative_tokens").unwrap()
         );
-        assert_eq!(ops.len(), 2, "{ops:?}");
+        assert_eq!(ops.len(), 3, "{ops:?}");
         assert!(matches!(&ops[1], Op::Set { .. }));
+        assert!(matches!(&ops[2], Op::Fold { .. }));
     }
 }

@@ -4,7 +4,8 @@
 //! swap record, checks its SHA-256 there (changed: exit 13); a prefix that changes a byte
 //! on the way in is refused with exit 29 and the running server untouched;
 //! `--apply-from` a `summarize --schedule` record carries the adaptive
-//! config through.
+//! config through; a vLLM schedule's JSON takes in the dotted
+//! `--speculative-config.FIELD` flags left on the line, and runs live.
 
 use std::path::Path;
 use std::process::Command;
@@ -307,4 +308,90 @@ fn a_container_swap_copies_through_a_bind_mount() {
     let mut w = Command::new(testkit::bin("wait-ready"));
     w.args(["--timeout", "20s", "--server", "sglang"]);
     testkit::run(w, &r.stdout()).expect_code(0);
+}
+
+/// A `summarize --schedule vllm` record (the dotted depth swept).
+const VLLM_SCHEDULE: &str = r#"{"type":"schedule","schema":1,"metric":"throughput.output_tok_per_s","per_level":[],"max_batch":64,"max_batch_source":"default","replaces":["speculative-config.num_speculative_tokens"],"warnings":[],"simulated":true,"server":"vllm","flags":["--speculative-config","{\"num_speculative_tokens\":4,\"num_speculative_tokens_per_batch_size\":[[1,1,4],[2,64,1]]}"],"speculative_config":{"num_speculative_tokens":4,"num_speculative_tokens_per_batch_size":[[1,1,4],[2,64,1]]},"provenance":{"tool":"summarize","version":"0","started_at":"","finished_at":""}}"#;
+
+/// Regression: a vLLM schedule applied onto a line with other dotted
+/// `--speculative-config.FIELD` flags left them beside its whole JSON, and
+/// vLLM's FlexibleArgumentParser (llm-sim as vLLM, faithfully) replaced
+/// the JSON with them: `{"method": "eagle"}` without a depth, refused at
+/// start (exit 25, the old config back). Now they fold into the JSON: the
+/// live server runs the schedule (wait-ready's `--expect-config`), the
+/// record names each removed flag with its old value, and undoing the
+/// changes as sweep's end does gives back the same flags (the dotted ones
+/// now after the swept one).
+#[test]
+fn a_vllm_schedule_folds_the_dotted_fields_and_runs_live() {
+    let dotted = "--personality vllm --speculative-config.method eagle \
+                  --speculative-config.num_speculative_tokens 2 \
+                  --speculative_config.model=/m/draft";
+    let spec = SimSpec::new("setfile-vllm-fold", dotted);
+    spec.start();
+    let sched = spec.file("schedule.json", &format!("{VLLM_SCHEDULE}\n"));
+    let r = spec.swap(&["--apply-from", &sched]);
+    let rec = r.expect_one(0);
+    let text = spec.text();
+    assert!(!text.contains("--speculative-config."), "{text}");
+    assert!(!text.contains("--speculative_config."), "{text}");
+    // wait-ready on the live server, its `--expect-config` words.
+    let live = |expect: &[&str], stdin: &str| {
+        let mut w = Command::new(testkit::bin("wait-ready"));
+        w.args(["--server", "vllm", "--timeout", "20s"]);
+        for e in expect {
+            w.args(["--expect-config", e]);
+        }
+        w.arg(format!("http://127.0.0.1:{}", spec.port));
+        testkit::run(w, stdin).expect_code(0);
+    };
+    let ranges = "speculative-config.num_speculative_tokens_per_batch_size=[[1,1,4],[2,64,1]]";
+    let method = "speculative-config.method=eagle";
+    let k4 = "speculative-config.num_speculative_tokens=4";
+    live(&[ranges, method, k4], &r.stdout());
+    let changes: Vec<(String, Value)> = rec["changes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["flag"].as_str().unwrap().to_string(), c["old"].clone()))
+        .collect();
+    let want = [
+        ("--speculative-config.num_speculative_tokens", "2".into()),
+        ("--speculative-config", Value::Null),
+        ("--speculative-config.method", "eagle".into()),
+        ("--speculative_config.model", "/m/draft".into()),
+    ];
+    assert_eq!(changes.len(), want.len(), "{changes:?}");
+    for ((f, old), (wf, wold)) in changes.iter().zip(want) {
+        assert_eq!((f.as_str(), old), (wf, &wold));
+    }
+    // sweep's end: the swept key's original value (sweep-plan restore),
+    // then the schedule's other changes undone (sweep-plan schedule.rs
+    // `restore_words`).
+    let mut undo = vec![
+        "--no-preflight".to_string(),
+        "--set".into(),
+        "speculative-config.num_speculative_tokens=2".into(),
+    ];
+    for (flag, old) in &changes[1..] {
+        match old.as_str() {
+            Some(o) => undo.extend(["--set".into(), format!("{flag}={o}")]),
+            None => undo.extend(["--unset".into(), flag.clone()]),
+        }
+    }
+    let undo: Vec<&str> = undo.iter().map(String::as_str).collect();
+    let r = spec.swap(&undo);
+    r.expect_one(0);
+    let back = spec.text();
+    assert!(
+        back.contains(
+            "--personality vllm --speculative-config.num_speculative_tokens 2 \
+             --speculative-config.method eagle --speculative_config.model /m/draft\n"
+        ),
+        "{back}"
+    );
+    live(
+        &["speculative-config.num_speculative_tokens=2", method],
+        &r.stdout(),
+    );
 }

@@ -22,6 +22,7 @@ pub mod transport;
 #[cfg(feature = "cli")]
 pub mod transport_args;
 pub mod upstream_input;
+pub mod vllm_dotted;
 pub mod vllm_schedule;
 
 pub use records::{
