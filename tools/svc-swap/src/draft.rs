@@ -10,10 +10,10 @@ use sweepkit::records::{
 };
 
 use crate::execstart::ExecLine;
-use crate::flags;
 use crate::job;
 use crate::request::{fail, Failed, Request};
 use crate::target::{Plan, Target};
+use crate::{edit, flags};
 
 /// `PATH.sweepkit-bak.20261130T050102.345Z`: sorts by time.
 pub(crate) fn backup_path(path: &str) -> String {
@@ -38,7 +38,7 @@ pub(crate) fn plan(
         let config = flags::config_of(&plan.line, &changes);
         return Ok((plan, changes, config, Vec::new()));
     }
-    let e = flags::apply(cur, &req.ops);
+    let e = edit::apply(cur, &req.ops);
     let plan = target
         .plan_edit(&e.line, req.in_place)
         .map_err(|x| fail(x, &e.config))?;

@@ -170,8 +170,9 @@ fn over(mut json: Map<String, Value>, fields: Map<String, Value>) -> Map<String,
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::edit::{apply, Edited};
     use crate::execstart::{parse, render};
-    use crate::flags::{apply, Edited, Op};
+    use crate::flags::Op;
     use serde_json::json;
 
     const SCHED: &str = r#"{"num_speculative_tokens":4,"num_speculative_tokens_per_batch_size":[[1,1,4],[2,64,1]]}"#;

@@ -8,6 +8,7 @@ pub mod compose;
 pub mod container;
 pub mod diff;
 pub mod draft;
+pub mod edit;
 pub mod execstart;
 pub mod far_files;
 pub mod far_side;
@@ -227,7 +228,7 @@ impl Session<'_> {
             prefix: String::new(),
             words: vec!["x".into()],
         };
-        let config = flags::apply(&any, &self.req.ops).config;
+        let config = edit::apply(&any, &self.req.ops).config;
         request::fail(exit, &config)
     }
 
@@ -328,7 +329,7 @@ fn preflight_gate(
     if args.no_preflight || req.restore {
         return Ok(Vec::new());
     }
-    let edited = flags::apply(cur, &req.ops);
+    let edited = edit::apply(cur, &req.ops);
     let reject = |reason: String| {
         let mut f = request::fail(
             Exit::new(
