@@ -166,10 +166,7 @@ fn winner(i: &Inputs<'_>) -> Result<End, String> {
     if let Some(server) = i.schedule {
         let state = schedule::step(i.lines, server, true).state;
         if schedule::keep(summary, server, state) == "schedule" {
-            let rec = schedule::last_schedule(i.lines, server)
-                .ok_or_else(|| format!("no schedule record for {server}"))?;
-            let file = format!("{}/schedule.json", i.work);
-            std::fs::write(&file, format!("{}\n", rec.raw)).map_err(|e| format!("{file}: {e}"))?;
+            let (file, rec) = schedule::write_record(i.lines, server, i.work)?;
             return Ok(End {
                 tag: "end",
                 action: "swap",

@@ -59,6 +59,20 @@ pub fn last_schedule<'a>(lines: &'a [Line], server: &str) -> Option<&'a Line> {
     })
 }
 
+/// Write the last schedule record for `server` to `work`/schedule.json,
+/// as svc-swap --apply-from reads it: its path and the record.
+pub fn write_record<'a>(
+    lines: &'a [Line],
+    server: &str,
+    work: &str,
+) -> Result<(String, &'a Line), String> {
+    let rec =
+        last_schedule(lines, server).ok_or_else(|| format!("no schedule record for {server}"))?;
+    let file = format!("{work}/schedule.json");
+    std::fs::write(&file, format!("{}\n", rec.raw)).map_err(|e| format!("{file}: {e}"))?;
+    Ok((file, rec))
+}
+
 /// The flag's value word in a schedule record's `flags`.
 fn flag_value<'a>(flags: &'a [Value], flag: &str) -> Option<&'a str> {
     let i = flags.iter().position(|w| w.as_str() == Some(flag))?;

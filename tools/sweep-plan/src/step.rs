@@ -96,6 +96,7 @@ pub fn schedule_step(
     results: &str,
     work: &str,
 ) -> Result<(), String> {
+    let st = schedule::step(lines, server, resume);
     let action = match derived {
         Some(exit::OK) => "run",
         Some(exit::SCHEDULE_REFUSED) => {
@@ -107,7 +108,7 @@ pub fn schedule_step(
             s.error = format!("summarize --schedule {server} failed (exit {rc})");
             return Ok(());
         }
-        None => schedule::step(lines, server, resume).action,
+        None => st.action,
     };
     match action {
         "done" => s
@@ -120,11 +121,9 @@ pub fn schedule_step(
             ));
         }
         _ => {
-            let st = schedule::step(lines, server, true);
-            let rec = schedule::last_schedule(lines, server)
-                .ok_or_else(|| format!("{results}: no schedule record for {server}"))?;
-            let file = format!("{work}/schedule.json");
-            std::fs::write(&file, format!("{}\n", rec.raw)).map_err(|e| format!("{file}: {e}"))?;
+            // The words come from the last schedule record, resumed or not.
+            let (file, _) = schedule::write_record(lines, server, work)
+                .map_err(|e| format!("{results}: {e}"))?;
             s.action = "run";
             s.index = None;
             s.label = format!("[schedule] {server} per-load schedule");
