@@ -217,18 +217,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             }
         }
         Command::Restore { grid, file } => {
-            let g = grid_of(&grid)?;
-            let text = read_text(&file, false)?;
-            let rec = origin::find(&text).ok_or_else(|| {
-                Exit::new(exit::ORIGIN_MISSING, anyhow!("{file}: no origin record"))
-            })?;
-            let words = origin::restore_args(&rec, &g.keys).map_err(|k| {
-                Exit::new(
-                    exit::ORIGIN_MISSING,
-                    anyhow!("{file}: its origin record has no original value for {k} (a results file is for one set of --param); use a new --results FILE"),
-                )
-            })?;
-            o.words(&words)?;
+            o.words(&original_words(&file, &grid_of(&grid)?.keys)?)?;
         }
         Command::HostDropped { reason, file } => {
             let text = match &file {
@@ -448,18 +437,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
         } => {
             let g = grid_of(&grid)?;
             let lines = results::read(&read_text(&results, true)?);
-            let rec = origin::find(&read_text(&origin_file, false)?).ok_or_else(|| {
-                Exit::new(
-                    exit::ORIGIN_MISSING,
-                    anyhow!("{origin_file}: no origin record"),
-                )
-            })?;
-            let original = origin::restore_args(&rec, &g.keys).map_err(|k| {
-                Exit::new(
-                    exit::ORIGIN_MISSING,
-                    anyhow!("{origin_file}: its origin record has no original value for {k}"),
-                )
-            })?;
+            let original = original_words(&origin_file, &g.keys)?;
             let winner = match &keep_winner {
                 // Nothing picked: summarize's exit says so; the file may be empty.
                 Some(f) => Some((
@@ -503,6 +481,19 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
     }
     stdout.flush()?;
     Ok(())
+}
+
+/// svc-swap's words that put back the original recorded in FILE's origin
+/// record; every swept key (`keys`) must be in it.
+fn original_words(file: &str, keys: &[String]) -> Result<Vec<String>, Exit> {
+    let rec = origin::find(&read_text(file, false)?)
+        .ok_or_else(|| Exit::new(exit::ORIGIN_MISSING, anyhow!("{file}: no origin record")))?;
+    origin::restore_args(&rec, keys).map_err(|k| {
+        Exit::new(
+            exit::ORIGIN_MISSING,
+            anyhow!("{file}: its origin record has no original value for {k} (a results file is for one set of --param); use a new --results FILE"),
+        )
+    })
 }
 
 /// Append `answer` to FILE as one JSON line (a tally file: `tally --from`).
