@@ -377,7 +377,9 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             tally,
             results,
         } => {
-            let (g, text) = (grid_of(&grid)?, read_text(&results, true)?);
+            let g = grid_of(&grid)?;
+            // The adaptive search needs the file (sweep makes it first).
+            let text = read_text(&results, adaptive.is_none())?;
             let lines = results::read(&text);
             let mut st = step::Step {
                 tag: "step",
@@ -391,11 +393,17 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             } else if let Some(summary) = &adaptive {
                 step::transport_stop(&mut st, &g, &lines, after, retries);
                 if st.action != "fail" {
-                    let s = search(&grid, &knobs, summary, &results, &mut stdin)?;
+                    let s = search(
+                        &grid,
+                        &knobs,
+                        summary,
+                        (&results, &text, &lines),
+                        &mut stdin,
+                    )?;
                     st = step::adaptive(&s.answer());
                     if st.action == "done" {
                         // The values a finished search never tried.
-                        for rec in next::skipped_records(&s.space, &s.decision, &s.all, started) {
+                        for rec in next::skipped_records(&s.space, &s.decision, s.all, started) {
                             append_line(&results, &rec)?;
                         }
                     }
@@ -527,18 +535,18 @@ fn options(answer: Result<String, Exit>, mut stdout: impl Write) -> Result<(), E
 
 /// The adaptive search over one numeric --param: its decision from
 /// RESULTS and summarize's scores of it.
-struct Search {
+struct Search<'a> {
     grid: grid::Grid,
     space: next::Space,
-    all: String,
+    all: &'a str,
     decision: adapt::Decision,
     rows: Vec<adapt::RowData>,
 }
 
-impl Search {
+impl Search<'_> {
     /// `next`'s answer, with the value's place in the grid.
     fn answer(&self) -> next::Answer {
-        let mut a = next::answer(&self.space, &self.decision, &self.all, &self.rows);
+        let mut a = next::answer(&self.space, &self.decision, self.all, &self.rows);
         a.index = self
             .grid
             .points
@@ -549,14 +557,15 @@ impl Search {
     }
 }
 
-/// Read RESULTS and the scores (`summary`; - is stdin) and decide.
-fn search(
+/// Decide from RESULTS (`all`, its text; `lines`, its records) and the
+/// scores (`summary`; - is stdin).
+fn search<'a>(
     grid: &GridArgs,
     knobs: &NextArgs,
     summary: &str,
-    results: &str,
+    (results, all, lines): (&str, &'a str, &[results::Line]),
     stdin: &mut impl BufRead,
-) -> Result<Search, Exit> {
+) -> Result<Search<'a>, Exit> {
     if grid.params.len() != 1 || grid.params[0].contains(',') {
         return Err(Exit::new(
             exit::USAGE,
@@ -566,9 +575,7 @@ fn search(
     let g = grid_of(grid)?;
     let values: Vec<String> = g.points.iter().map(|p| p.words[0].1.clone()).collect();
     let space = next::Space::ordered(&grid.params[0], &values)?;
-    let all = read_text(results, false)?;
-    let lines = results::read(&all);
-    next::check_input(&space, results, &lines)?;
+    next::check_input(&space, results, lines)?;
     let scores_text = if summary == "-" {
         let mut s = String::new();
         stdin
@@ -580,7 +587,7 @@ fn search(
         read_text(summary, false)?
     };
     let scores = next::read_scores(&scores_text)?;
-    let (decision, rows) = next::decide(&space, &lines, &scores, knobs);
+    let (decision, rows) = next::decide(&space, lines, &scores, knobs);
     Ok(Search {
         grid: g,
         space,
@@ -601,9 +608,11 @@ fn run_next(
     o: &mut out::Out<'_, impl Write>,
     started: std::time::SystemTime,
 ) -> Result<(), Exit> {
-    let s = search(grid, knobs, summary, results, stdin)?;
+    let all = read_text(results, false)?;
+    let lines = results::read(&all);
+    let s = search(grid, knobs, summary, (results, &all, &lines), stdin)?;
     if emit_skipped {
-        for rec in next::skipped_records(&s.space, &s.decision, &s.all, started) {
+        for rec in next::skipped_records(&s.space, &s.decision, s.all, started) {
             o.record(&rec)?;
         }
     } else {
