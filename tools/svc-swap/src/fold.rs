@@ -43,12 +43,6 @@ fn norm(name: &str) -> String {
     name.replace('_', "-")
 }
 
-/// `--HEAD.PATH` -> `PATH` (the part after the first `.`).
-fn dotted_path<'a>(f: &'a Found, head: &str) -> Option<&'a str> {
-    let (h, path) = f.spelled.strip_prefix("--")?.split_once('.')?;
-    (norm(h) == head).then_some(path)
-}
-
 /// What [`fold`] edits: the line, and the run's changes, config and
 /// warnings so far.
 type Edits<'a> = (
@@ -81,7 +75,7 @@ pub(crate) fn fold((line, changes, config, warnings): Edits<'_>, flag: &FlagName
     let mut fields = Map::new();
     let mut gone: Vec<&Found> = Vec::new();
     for f in &found {
-        let Some(path) = dotted_path(f, &head) else {
+        let Some(path) = vllm_dotted::field_path(&f.spelled, &head) else {
             continue;
         };
         let Some(v) = &f.value else {

@@ -30,6 +30,7 @@
 //!   sorted union), `DEFAULT_ADAPTIVE_CONFIG` without a file.
 
 use serde_json::Value;
+use sweepkit::vllm_dotted;
 
 /// SGLang's `DEFAULT_ADAPTIVE_CONFIG` candidates, as their sorted union.
 const SGLANG_DEFAULT_CANDIDATES: [i64; 5] = [0, 1, 3, 5, 7];
@@ -116,7 +117,7 @@ pub fn check_vllm(argv: &[String]) -> Result<Vec<String>, ScheduleRefusal> {
         .and_then(|j| serde_json::from_str::<Value>(&j).ok());
     let mut notes = dropped_json(argv);
     // Any dotted field replaces the whole JSON (see `dropped_json`).
-    let schedule = if dotted_fields(argv, "--speculative-config").is_empty() {
+    let schedule = if dotted_fields(argv, "speculative-config").is_empty() {
         whole
     } else {
         dotted
@@ -139,16 +140,12 @@ pub fn check_vllm(argv: &[String]) -> Result<Vec<String>, ScheduleRefusal> {
     Ok(notes)
 }
 
-/// The dotted `--FLAG.FIELD` words of `flag` (vLLM reads `_` as `-` up to
-/// the first `.`).
+/// The dotted `--FLAG.FIELD` words of `flag` (given without dashes).
 fn dotted_fields<'a>(argv: &'a [String], flag: &str) -> Vec<&'a str> {
     argv.iter()
         .skip(1)
-        .filter_map(|w| {
-            let name = w.split_once('=').map_or(w.as_str(), |(n, _)| n);
-            let (head, _) = name.split_once('.')?;
-            (head.replace('_', "-") == flag).then_some(name)
-        })
+        .map(|w| w.split_once('=').map_or(w.as_str(), |(n, _)| n))
+        .filter(|name| vllm_dotted::field_path(name, flag).is_some())
         .collect()
 }
 
@@ -169,10 +166,12 @@ fn dropped_json(argv: &[String]) -> Vec<String> {
         if !name.starts_with("--") || name.contains('.') || !json.is_some_and(|j| j.is_object()) {
             continue;
         }
-        let dotted = dotted_fields(argv, &name.replace('_', "-"));
+        let dotted = dotted_fields(argv, &name[2..].replace('_', "-"));
         if !dotted.is_empty() {
             notes.push(format!(
-                "{name}: vLLM ignores this whole JSON and runs only the dotted fields {}                  (FlexibleArgumentParser merges them into a {name} given last); fold them                  into the JSON or --unset them",
+                "{name}: vLLM ignores this whole JSON and runs only the dotted fields {} \
+                 (FlexibleArgumentParser merges them into a {name} given last); fold them \
+                 into the JSON or --unset them",
                 dotted.join(" ")
             ));
         }
@@ -403,6 +402,8 @@ mod tests {
                 && n[0].contains("--speculative_config.method"),
             "{n:?}"
         );
+        // One line of words, as every pre-flight note.
+        assert!(!n[0].contains("  "), "{n:?}");
         // Folded (as svc-swap applies a schedule): nothing to say.
         assert!(vllm(&sched("[[1,8,3]]"), "--max-num-seqs 8")
             .unwrap()

@@ -11,6 +11,14 @@
 
 use serde_json::{Map, Value};
 
+/// The field path of a dotted flag name `--HEAD.PATH` (no value), when its
+/// HEAD is `flag` (given without dashes): vLLM reads `_` as `-` in a
+/// flag's name up to its first `.`.
+pub fn field_path<'a>(name: &'a str, flag: &str) -> Option<&'a str> {
+    let (head, path) = name.strip_prefix("--")?.split_once('.')?;
+    (head.replace('_', "-") == flag).then_some(path)
+}
+
 /// One dotted value as vLLM reads it: `json.loads`, else a human-readable
 /// integer, else the text.
 pub fn parse_value(s: &str) -> Value {
