@@ -367,7 +367,7 @@ pub const PASS_THROUGH: &[(&str, &[To])] = &[
     ("engine", &[To::Swap, To::Ready]),
 ];
 
-pub use crate::out::quote;
+use crate::out::quote;
 
 /// sweep's settings as the lines of a bash script: `name='value'` and
 /// `name=('a' 'b')`.
@@ -462,7 +462,7 @@ impl Settings {
                 knobs.extend([f.to_string(), v.clone()]);
             }
         }
-        s.array("adaptive_args", &knobs.clone());
+        s.array("adaptive_args", &knobs);
         // `sweep-plan step`'s words for the loop (the script adds where
         // the scores are, for --adaptive, and where to write).
         let mut step = knobs;
