@@ -81,6 +81,7 @@ fn carries_schedule(r: &Value) -> bool {
 /// summarize's summary record of `results` (its `--summarize-arg`s `extra`).
 fn summary(results: &std::path::Path, extra: &[&str]) -> Value {
     let out = std::process::Command::new(testkit::bin("summarize"))
+        .args(["--format", "json"])
         .args(extra)
         .arg(results)
         .output()

@@ -85,13 +85,7 @@ pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, Ana
         &noise,
         &opts.metric.path,
     ));
-    let failed: Vec<Vec<bool>> = (0..model.rows.len())
-        .map(|r| {
-            (0..model.levels.len())
-                .map(|c| !model.failures_at(r, c).is_empty())
-                .collect()
-        })
-        .collect();
+    let failed = failed(&model);
     let (baseline, baseline_why) = baseline(&model, &grid, &opts)?;
     let slo = !opts.slo.is_empty();
     let mut best_per_level = Vec::new();
@@ -153,6 +147,18 @@ pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, Ana
         records,
         schedule: Vec::new(),
     })
+}
+
+/// Which cells failed (`[row][level]`): a failure there counts as 0 in a
+/// weighted score, where a cell never measured leaves the row unscored.
+pub fn failed(model: &Model) -> Vec<Vec<bool>> {
+    (0..model.rows.len())
+        .map(|r| {
+            (0..model.levels.len())
+                .map(|c| !model.failures_at(r, c).is_empty())
+                .collect()
+        })
+        .collect()
 }
 
 /// Median, conservative score, spread and SLO verdict of every cell.

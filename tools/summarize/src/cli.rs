@@ -22,13 +22,13 @@ pub enum Objective {
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// Aligned table and decisions (default on a terminal).
+    /// Aligned table and decisions (the default).
     Text,
     /// Markdown table and decisions, for pull requests.
     Markdown,
     /// One row per config and level.
     Csv,
-    /// One summary record (default when stdout is not a terminal).
+    /// One summary record, for scripts and `svc-swap --apply-from -`.
     Json,
 }
 
@@ -52,7 +52,7 @@ pub struct Weights(pub Vec<(level::Level, f64)>);
 /// Reads bench and failure records, shows configs x load levels with the
 /// change against a baseline, picks the best config per level and overall,
 /// finds where gains level off, and writes a summary record that
-/// `svc-swap --apply-from -` applies.
+/// `svc-swap --apply-from -` applies (with `--format json`).
 #[derive(Debug, Parser)]
 #[command(name = "summarize", version, max_term_width = 79)]
 pub struct Args {
@@ -107,7 +107,7 @@ pub struct Args {
     #[arg(long, value_name = "PCT", default_value = "1%", value_parser = flag_values::parse_pct)]
     pub tolerance: f64,
 
-    /// Output format [default: text on a terminal, else json]
+    /// Output format [default: text, terminal or not; json for scripts]
     #[arg(short, long, value_name = "FORMAT", value_enum)]
     pub format: Option<Format>,
 

@@ -90,11 +90,27 @@ pub fn weighted_scores(
     better: Better,
     slo: bool,
 ) -> Vec<Option<f64>> {
+    weighted_scores_against(grid, failed, weights, better, slo, grid.len())
+}
+
+/// [`weighted_scores`] with each level's best taken over the first
+/// `rows` rows only: a schedule scored beside the static rows is measured
+/// against the static best, so adding it changes no static score (the
+/// pick's score is one figure wherever it is shown) and it may score
+/// above 1 where it beats every static value.
+pub fn weighted_scores_against(
+    grid: &Grid,
+    failed: &[Vec<bool>],
+    weights: &[(usize, f64)],
+    better: Better,
+    slo: bool,
+    rows: usize,
+) -> Vec<Option<f64>> {
     let total: f64 = weights.iter().map(|(_, w)| w).sum();
     let best: Vec<Option<f64>> = weights
         .iter()
         .map(|&(col, _)| {
-            (0..grid.len())
+            (0..rows.min(grid.len()))
                 .filter_map(|r| grid[r][col].as_ref())
                 .filter(|s| !slo || s.slo_ok)
                 .map(|s| s.score)

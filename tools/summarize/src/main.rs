@@ -5,11 +5,10 @@ use std::io::IsTerminal;
 use clap::Parser;
 
 fn main() -> std::process::ExitCode {
-    let mut args = summarize::Args::parse();
-    // Text for a person at a terminal; the summary record for a pipe.
-    if args.format.is_none() && std::io::stdout().is_terminal() {
-        args.format = Some(summarize::Format::Text);
-    }
+    // The format never depends on whether stdout is a terminal: `summarize
+    // FILE > out.txt` writes the same table a person saw (issue 33);
+    // scripts ask for `--format json`.
+    let args = summarize::Args::parse();
     if args.files.is_empty() && std::io::stdin().is_terminal() {
         eprintln!("summarize: error: no input: give FILE, or pipe records into stdin");
         return std::process::ExitCode::from(sweepkit::exit::USAGE);

@@ -162,6 +162,30 @@ pub fn of(a: &Analysis) -> Pareto {
     out
 }
 
+/// A cell's place on the chart from its bench records: (1000 / TPOT p50,
+/// output tok/s per GPU, or per server when `per_gpu` is false or its GPU
+/// count is unknown), medians over the records, as [`of`] places the
+/// static cells. For a schedule's line beside them.
+pub fn xy(recs: &[Value], per_gpu: bool) -> Option<(f64, f64)> {
+    let x: Vec<f64> = recs
+        .iter()
+        .filter_map(|v| lookup(v, "tpot_ms.p50"))
+        .filter(|t| *t > 0.0)
+        .map(|t| 1000.0 / t)
+        .collect();
+    let y: Vec<f64> = recs
+        .iter()
+        .filter_map(|v| lookup(v, "throughput.output_tok_per_s"))
+        .collect();
+    let div = match (per_gpu, recs.first()) {
+        (true, Some(r)) => crate::gpus::of(&Default::default(), r)
+            .per_server
+            .unwrap_or(1) as f64,
+        _ => 1.0,
+    };
+    Some((median(&x)?, median(&y)? / div))
+}
+
 /// Does `q` dominate `p` (at least as good on both axes, better on one)?
 pub fn dominates(q: &Point, p: &Point) -> bool {
     q.x >= p.x && q.y >= p.y && (q.x > p.x || q.y > p.y)
@@ -189,9 +213,9 @@ pub fn mark_frontier(points: &mut [Point]) {
 /// The y axis's name.
 pub fn y_name(p: &Pareto) -> &'static str {
     if p.per_gpu {
-        "output tok/s per GPU"
+        "output throughput per GPU (tok/s)"
     } else {
-        "output tok/s per server"
+        "output throughput per server (tok/s)"
     }
 }
 

@@ -1,12 +1,15 @@
-//! The Pareto panel of `--plot` (with `--pareto`): every measured cell as
-//! a point, one line per config through its levels, the frontier as a
-//! dashed line, each frontier point labelled with its config and level.
+//! The Pareto panel of `--plot` (with `--pareto`) and of the report: every
+//! measured cell as a point, one line per config through its levels, the
+//! frontier as a dashed line, each frontier point labelled with its config
+//! and level where the label fits clear of every other label, else with
+//! its number in the frontier's list.
 
 use std::fmt::Write as _;
 
 use crate::analysis::Analysis;
 use crate::pareto::Pareto;
-use crate::svg_chart::{esc, nice_axis, Frame, Panel, Series};
+use crate::svg_chart::{esc, nice_axis, Frame, Panel, Series, PANEL_H, PANEL_W};
+use crate::svg_labels::{place, Rect};
 use crate::wording::num;
 
 /// The panel: x interactivity (tok/s per user), y throughput per GPU.
@@ -23,28 +26,36 @@ pub(crate) fn panel(a: &Analysis, p: &Pareto) -> Panel {
             label: m.rows[r].label.clone(),
             points: pts.iter().map(|q| (q.x, q.y)).collect(),
             err: pts.iter().map(|q| q.y_hw).collect(),
+            dash: false,
         });
     }
     let xmax = p.points.iter().map(|q| q.x + q.x_hw).fold(0.0, f64::max);
-    let (step, top) = nice_axis(xmax);
-    let mut x_ticks = Vec::new();
-    let mut x = 0.0;
-    while x <= top + step / 2.0 {
-        x_ticks.push((x, num(x)));
-        x += step;
-    }
     Panel {
         id: "pareto",
         title: "pareto frontier: throughput against interactivity".into(),
-        x_name: "tok/s per user (1000 / TPOT p50)".into(),
-        x_ticks,
+        x_name: "interactivity, 1000 / TPOT p50 (tok/s per user)".into(),
+        x_ticks: ticks(xmax),
         series,
         note: (!p.notes.is_empty()).then(|| p.notes.join("; ")),
+        size: (PANEL_W, PANEL_H),
     }
 }
 
-/// The frontier line and its point labels, over the drawn panel.
-pub(crate) fn overlay(out: &mut String, a: &Analysis, p: &Pareto, f: &Frame) {
+/// Round ticks from 0 to at least `max`.
+pub(crate) fn ticks(max: f64) -> Vec<(f64, String)> {
+    let (step, top) = nice_axis(max);
+    let mut out = Vec::new();
+    let mut x = 0.0;
+    while x <= top + step / 2.0 {
+        out.push((x, num(x)));
+        x += step;
+    }
+    out
+}
+
+/// The frontier line and its point labels over the drawn panel, clear of
+/// the boxes in `taken` (the lines' end labels) and of each other.
+pub(crate) fn overlay(out: &mut String, a: &Analysis, p: &Pareto, f: &Frame, mut taken: Vec<Rect>) {
     let m = &a.model;
     let pts: Vec<String> = p
         .frontier
@@ -59,15 +70,24 @@ pub(crate) fn overlay(out: &mut String, a: &Analysis, p: &Pareto, f: &Frame) {
             pts.join(" ")
         );
     }
-    for &i in &p.frontier {
+    let area = f.area();
+    for (n, &i) in p.frontier.iter().enumerate() {
         let q = &p.points[i];
-        let label = format!("{} {}", m.rows[q.row].label, m.levels[q.col].label());
+        let at = (f.sx(q.x), f.sy(q.y));
+        let full = format!("{} {}", m.rows[q.row].label, m.levels[q.col].label());
+        // The number is the point's place in the report's frontier list.
+        let number = (n + 1).to_string();
+        let spot = place(&full, at, 10.0, &area, &mut taken)
+            .map(|s| (s, full.clone()))
+            .or_else(|| place(&number, at, 10.0, &area, &mut taken).map(|s| (s, number)));
+        let Some((s, text)) = spot else { continue };
+        let anchor = if s.end { "end" } else { "start" };
         let _ = writeln!(
             out,
-            r##"<text class="frontier-label" x="{:.1}" y="{:.1}" font-size="10" fill="#000">{}</text>"##,
-            f.sx(q.x) + 5.0,
-            f.sy(q.y) - 6.0,
-            esc(&label)
+            r##"<text class="frontier-label" x="{:.1}" y="{:.1}" font-size="10" text-anchor="{anchor}" fill="#000">{}</text>"##,
+            s.x,
+            s.y,
+            esc(&text)
         );
     }
     out.push_str("</g>\n");

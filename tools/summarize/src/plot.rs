@@ -46,12 +46,13 @@ pub fn svg_with(a: &Analysis, pareto: Option<&crate::pareto::Pareto>) -> String 
         dy = 24.0;
     }
     for (i, p) in panels.iter().enumerate() {
-        draw_panel(&mut out, p, PANEL_W * i as f64, dy, &a.opts.metric.path);
+        let y_name = crate::metric_name::human(&a.opts.metric.path);
+        draw_panel(&mut out, p, PANEL_W * i as f64, dy, &y_name);
     }
     if let Some((panel, p)) = &front {
         let x0 = PANEL_W * panels.len() as f64;
-        draw_panel(&mut out, panel, x0, dy, crate::pareto::y_name(p));
-        crate::pareto_plot::overlay(&mut out, a, p, &Frame::new(panel, x0, dy));
+        let taken = draw_panel(&mut out, panel, x0, dy, crate::pareto::y_name(p));
+        crate::pareto_plot::overlay(&mut out, a, p, &Frame::new(panel, x0, dy), taken);
     }
     out.push_str("</svg>\n");
     out
@@ -81,6 +82,7 @@ fn by_level(a: &Analysis) -> Panel {
                 label: m.rows[r].label.clone(),
                 points,
                 err,
+                dash: false,
             });
         }
     }
@@ -96,6 +98,7 @@ fn by_level(a: &Analysis) -> Panel {
             .collect(),
         series,
         note: (!missing.is_empty()).then(|| format!("not plotted: {}", missing.join(", "))),
+        size: (PANEL_W, PANEL_H),
     }
 }
 
@@ -122,6 +125,7 @@ fn by_param(a: &Analysis) -> Option<Panel> {
                 label: l.label(),
                 points: pts.iter().map(|p| (p.0, p.1)).collect(),
                 err: pts.iter().map(|p| p.2).collect(),
+                dash: false,
             });
         }
     }
@@ -137,5 +141,6 @@ fn by_param(a: &Analysis) -> Option<Panel> {
             .collect(),
         series,
         note: None,
+        size: (PANEL_W, PANEL_H),
     })
 }

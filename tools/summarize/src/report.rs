@@ -15,6 +15,7 @@ use crate::analysis::Analysis;
 use crate::host_id::HostId;
 use crate::report_data::{self, Gathered};
 use crate::report_svg;
+use crate::report_verdict;
 use crate::svg_chart::esc;
 use crate::table::{simulated_notice, Table};
 use crate::views::Views;
@@ -28,8 +29,10 @@ td.best{background:#e6f4ea;font-weight:bold}td.failed{color:#b00020;font-style:i
 .chg{color:#555;font-size:11px;margin-left:4px}.mark{color:#a60;font-size:11px}\
 dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px}dt{font-weight:bold}\
 dd{margin:0}pre{background:#f7f7f7;padding:6px;overflow-x:auto;font-size:12px}\
-.charts{display:flex;flex-wrap:wrap;gap:12px}.legend{font-size:12px;color:#555}\
-li{margin-bottom:6px}.warn{color:#8a4b00}";
+.charts{display:flex;flex-direction:column;gap:16px}.legend{font-size:12px;color:#555}\
+svg.chart{display:block;width:100%;height:auto}h3{font-size:15px}\
+.action{font-size:18px;font-weight:bold;background:#eef5ff;padding:8px 12px;border-radius:4px}\
+code{overflow-wrap:anywhere}li{margin-bottom:6px}.warn{color:#8a4b00}";
 
 /// The whole page.
 pub fn html(
@@ -71,8 +74,9 @@ pub fn html(
             format!("-{i}")
         };
         let t = Table::of(a);
-        out += &verdict(a, &t, &g, &sfx);
+        out += &report_verdict::verdict(a, &t, &sfx);
         out += &crate::export::html::write(&t, &sfx);
+        out += &report_verdict::schedules(a, &sfx);
         if let Some(p) = &views[i].pareto {
             out += &frontier(a, p, &sfx);
         }
@@ -90,33 +94,6 @@ pub fn html(
     // key in a log tail, `api_key='...'`) must be escaped too, or the
     // browser reads `<redacted>` as an element and shows `api_key=''`.
     redact::text(&out).replace(redact::REDACTED, &esc(redact::REDACTED))
-}
-
-fn verdict(a: &Analysis, t: &Table, g: &Gathered, sfx: &str) -> String {
-    let mut out = format!("<section id=\"verdict{sfx}\"><h2>Verdict</h2><dl>\n");
-    let m = &a.model;
-    let best = t
-        .pick
-        .clone()
-        .unwrap_or_else(|| "none: no config was picked (see the warnings)".to_string());
-    let _ = writeln!(out, "<dt>pick</dt><dd id=\"pick{sfx}\">{}</dd>", esc(&best));
-    if let Some(p) = &a.plateau {
-        let _ = writeln!(out, "<dt>plateau</dt><dd>{}</dd>", esc(&p.text));
-    }
-    for (c, w) in a.best_per_level.iter().enumerate() {
-        let who = w.map_or_else(|| "none".into(), |r| m.rows[r].label.clone());
-        let _ = writeln!(
-            out,
-            "<dt>best at {}</dt><dd>{}</dd>",
-            esc(&m.levels[c].label()),
-            esc(&who)
-        );
-    }
-    for s in &g.schedules {
-        let _ = writeln!(out, "<dt>schedule</dt><dd><code>{}</code></dd>", esc(s));
-    }
-    out += "</dl></section>\n";
-    out
 }
 
 fn frontier(a: &Analysis, p: &crate::pareto::Pareto, sfx: &str) -> String {
@@ -164,14 +141,9 @@ fn charts(a: &Analysis, sfx: &str) -> String {
     let mut out = format!(
         "<section id=\"by-concurrency{sfx}\"><h2>Throughput and latency by concurrency</h2><div class=\"charts\">\n"
     );
-    out += &report_svg::by_level(
-        a,
-        "chart-throughput",
-        "throughput.output_tok_per_s",
-        "output tok/s",
-    );
-    out += &report_svg::by_level(a, "chart-ttft", "ttft_ms.p99", "TTFT p99 (ms)");
-    out += &report_svg::by_level(a, "chart-tpot", "tpot_ms.p50", "TPOT p50 (ms)");
+    out += &report_svg::by_level(a, "chart-throughput", "throughput.output_tok_per_s");
+    out += &report_svg::by_level(a, "chart-ttft", "ttft_ms.p99");
+    out += &report_svg::by_level(a, "chart-tpot", "tpot_ms.p50");
     out += "</div></section>\n";
     out
 }
@@ -204,13 +176,13 @@ fn capacity(a: &Analysis, caps: &[crate::capacity::Capacity], v: &Views, sfx: &s
 }
 
 fn timeline(a: &Analysis, v: &Views, sfx: &str) -> String {
-    let t = report_data::timelines(&a.model, &a.records, &v.startup);
+    let t = report_data::timelines(a, &v.startup);
     let mut out = format!(
         "<section id=\"timeline{sfx}\"><h2>Per-config timeline</h2>\n<p class=\"legend\">stop: the \
          old server's stop (swap record); load: start until ready (ready record); bench: the sum of \
          its levels' wall time. Medians over starts.</p>\n"
     );
-    out += &report_svg::timeline(a, &t);
+    out += &report_svg::timeline(&t);
     out += "</section>\n";
     out
 }
@@ -303,7 +275,10 @@ fn provenance(a: &Analysis, g: &Gathered, started: std::time::SystemTime) -> Str
         "<dt>flags that differed</dt><dd>{}</dd>",
         list(&mut varied.iter())
     );
-    let ctx: Vec<String> = m.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    let mut ctx: Vec<String> = m.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    if ctx.is_empty() {
+        ctx.extend(report_data::common_words(&g.commands));
+    }
     let _ = writeln!(
         out,
         "<dt>same everywhere</dt><dd>{}</dd>",

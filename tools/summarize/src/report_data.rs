@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 use sweepkit::redact;
 
+use crate::analysis::Analysis;
 use crate::group::Model;
 use crate::metric::lookup;
 use crate::record_view::{words, Head, Lenient, ServerField};
@@ -74,24 +75,90 @@ fn label(model: &Model, rec: &Value) -> String {
     }
 }
 
-/// Read every record of `texts` (JSON Lines; other lines are skipped).
+/// Read every record of `texts` (JSON Lines; other lines are skipped) and
+/// every record each carries upstream, once each: a sweep's results file
+/// holds bench records whose swap and ready records (launch command, the
+/// tools that wrote them) are only upstream.
 pub fn gather(model: &Model, texts: &[&str]) -> Gathered {
     let mut g = Gathered::default();
+    let mut seen = std::collections::HashSet::new();
     for text in texts {
         for line in text.lines() {
             let Ok(mut rec) = serde_json::from_str::<Value>(line.trim()) else {
                 continue;
             };
             redact::value(&mut rec);
-            take(model, &rec, &mut g);
+            let sched =
+                crate::schedule_tag::server_of(&rec).map(|t| format!("schedule ({})", t.server));
+            // A record upstream without a config is the outer one's.
+            let who = |r: &Value| {
+                let r = if r.get("config").is_some() { r } else { &rec };
+                sched.clone().unwrap_or_else(|| label(model, r))
+            };
+            // Deepest first: a swap's command line before a server's argv.
+            let mut chain = Vec::new();
+            let mut up = rec.get("upstream");
+            while let Some(u) = up {
+                chain.push(u);
+                up = u.get("upstream");
+            }
+            for u in chain.into_iter().rev() {
+                if seen.insert(u.to_string()) {
+                    take_upstream(u, who(u), &mut g);
+                }
+            }
+            take(model, &rec, who(&rec), &mut g);
         }
     }
     g
 }
 
-fn take(model: &Model, rec: &Value, g: &mut Gathered) {
+/// A record carried upstream: its provenance, server, host and launch
+/// command (its failures and schedules are counted where they stand).
+fn take_upstream(rec: &Value, who: String, g: &mut Gathered) {
     let head = Head::of(rec);
-    let kind = head.record_type().unwrap_or("");
+    common(&head, g);
+    launch_command(&head, who, g);
+}
+
+fn take(model: &Model, rec: &Value, who: String, g: &mut Gathered) {
+    let head = Head::of(rec);
+    common(&head, g);
+    match head.record_type().unwrap_or("") {
+        "failure" => g.failures.push(failure(model, rec, &head)),
+        "schedule" => {
+            let server = match &head.server.0 {
+                Some(ServerField::Named(s)) => s.clone(),
+                _ => String::new(),
+            };
+            g.schedules
+                .push(format!("{server}: {}", words(&head.flags).join(" ")));
+        }
+        _ => launch_command(&head, who, g),
+    }
+}
+
+/// A swap's new command line, else the argv a server reported.
+fn launch_command(head: &Head, who: String, g: &mut Gathered) {
+    match head.record_type().unwrap_or("") {
+        "swap" if head.exec_start.0.is_some() => {
+            command(g, who, words(&head.exec_start).join(" "));
+        }
+        "bench" | "ready" => {
+            if let Some(argv) = head
+                .server_info()
+                .map(|s| &s.argv)
+                .filter(|a| a.0.is_some())
+            {
+                command(g, who, words(argv).join(" "));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Provenance, server and host: what every record may say.
+fn common(head: &Head, g: &mut Gathered) {
     let prov = head.provenance.0.clone().unwrap_or_default();
     if let Some(t) = prov.started_at.0 {
         if g.first.as_ref().is_none_or(|f| t < *f) {
@@ -115,7 +182,13 @@ fn take(model: &Model, rec: &Value, g: &mut Gathered) {
             .0
             .as_ref()
             .map_or_else(String::new, |m| format!(" ({m})"));
-        g.servers.insert(format!("{kind} {ver}{model_name}"));
+        // llm-sim reports its version as `llm-sim 0.1.0`: said once.
+        let name = if ver.starts_with(&kind) {
+            ver
+        } else {
+            format!("{kind} {ver}")
+        };
+        g.servers.insert(format!("{name}{model_name}"));
         g.simulated |= server.simulated.0 == Some(true);
     }
     if let Some(h) = head.host() {
@@ -132,30 +205,33 @@ fn take(model: &Model, rec: &Value, g: &mut Gathered) {
             .unwrap_or_else(|| "unknown hardware".into());
         g.hosts.insert(format!("{name}{hn}: {fp}"));
     }
-    match kind {
-        "failure" => g.failures.push(failure(model, rec, &head)),
-        "swap" if head.exec_start.0.is_some() => {
-            command(g, label(model, rec), words(&head.exec_start).join(" "));
+}
+
+/// What every launch command shares, as one command line: each flag with
+/// its value (or a word that is no flag) found in all of them, in the
+/// first command's order. Empty when there are none.
+pub fn common_words(commands: &[(String, String)]) -> Option<String> {
+    let parts = |cmd: &str| -> Vec<String> {
+        let words: Vec<&str> = cmd.split_whitespace().collect();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < words.len() {
+            let takes = words[i].starts_with("--")
+                && !words[i].contains('=')
+                && words.get(i + 1).is_some_and(|w| !w.starts_with("--"));
+            let n = if takes { 2 } else { 1 };
+            out.push(words[i..i + n].join(" "));
+            i += n;
         }
-        "bench" | "ready" => {
-            if let Some(argv) = head
-                .server_info()
-                .map(|s| &s.argv)
-                .filter(|a| a.0.is_some())
-            {
-                command(g, label(model, rec), words(argv).join(" "));
-            }
-        }
-        "schedule" => {
-            let server = match &head.server.0 {
-                Some(ServerField::Named(s)) => s.clone(),
-                _ => String::new(),
-            };
-            g.schedules
-                .push(format!("{server}: {}", words(&head.flags).join(" ")));
-        }
-        _ => {}
-    }
+        out
+    };
+    let (first, rest) = commands.split_first()?;
+    let others: Vec<Vec<String>> = rest.iter().map(|(_, c)| parts(c)).collect();
+    let shared: Vec<String> = parts(&first.1)
+        .into_iter()
+        .filter(|p| others.iter().all(|o| o.contains(p)))
+        .collect();
+    (!shared.is_empty()).then(|| shared.join(" "))
 }
 
 fn command(g: &mut Gathered, label: String, cmd: String) {
@@ -189,22 +265,35 @@ fn failure(model: &Model, rec: &Value, head: &Head) -> Failure {
     }
 }
 
-/// Each row's timeline: stop and ready from `startup`, bench time the sum
-/// of its bench records' `throughput.elapsed_s`.
-pub fn timelines(
-    model: &Model,
-    records: &[Vec<Vec<Value>>],
-    startup: &crate::startup::Startup,
-) -> Vec<Timeline> {
-    (0..model.rows.len())
-        .map(|r| Timeline {
-            stop_s: startup.stop_s.get(r).copied().flatten(),
-            ready_s: startup.ready_s.get(r).copied().flatten(),
-            bench_s: records[r]
-                .iter()
-                .flatten()
-                .filter_map(|v| lookup(v, "throughput.elapsed_s"))
-                .sum(),
+/// Each row's timeline, labelled, then each schedule's: stop and ready
+/// from `startup` (the schedule's from its records' upstream), bench time
+/// the sum of its bench records' `throughput.elapsed_s`.
+pub fn timelines(a: &Analysis, startup: &crate::startup::Startup) -> Vec<(String, Timeline)> {
+    let bench = |cells: &mut dyn Iterator<Item = &Vec<Value>>| -> f64 {
+        cells
+            .flatten()
+            .filter_map(|v| lookup(v, "throughput.elapsed_s"))
+            .sum()
+    };
+    let mut out: Vec<(String, Timeline)> = (0..a.model.rows.len())
+        .map(|r| {
+            let t = Timeline {
+                stop_s: startup.stop_s.get(r).copied().flatten(),
+                ready_s: startup.ready_s.get(r).copied().flatten(),
+                bench_s: bench(&mut a.records[r].iter()),
+            };
+            (a.model.rows[r].label.clone(), t)
         })
-        .collect()
+        .collect();
+    for s in &a.schedule {
+        let recs: Vec<&Value> = s.cells.iter().flat_map(|c| &c.records).collect();
+        let (stop_s, ready_s) = crate::startup::medians(&crate::startup::schedule_starts(&recs));
+        let t = Timeline {
+            stop_s,
+            ready_s,
+            bench_s: bench(&mut s.cells.iter().map(|c| &c.records)),
+        };
+        out.push((s.label.clone(), t));
+    }
+    out
 }

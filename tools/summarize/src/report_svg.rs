@@ -1,55 +1,73 @@
-//! The report's charts, each one standalone inline SVG: a figure by
-//! concurrency with one line per config (throughput, TTFT, TPOT), the
-//! frontier, and each config's timeline (stop, load until ready, bench).
+//! The report's charts, each one standalone inline SVG that fills the
+//! page's width: a figure by concurrency with one line per config and a
+//! dashed one per validated schedule (throughput, TTFT, TPOT), the
+//! frontier with the schedule's points, and each config's timeline (stop,
+//! load until ready, bench).
 
 use std::fmt::Write as _;
+
+use serde_json::Value;
 
 use crate::analysis::Analysis;
 use crate::interval::{t_interval, LEVEL};
 use crate::metric::lookup;
 use crate::report_data::Timeline;
 use crate::stats::median;
-use crate::svg_chart::{draw_panel, esc, Frame, Panel, Series, PANEL_H, PANEL_W};
+use crate::svg_chart::{draw_panel, esc, Frame, Panel, Series};
+use crate::svg_labels::text_width;
 use crate::wording::num;
+
+/// The report's panels: wide enough to fill a 1280 px page (CSS scales
+/// them to the content width), short enough to see two at once.
+const SIZE: (f64, f64) = (1100.0, 420.0);
 
 fn open(out: &mut String, id: &str, w: f64, h: f64) {
     let _ = writeln!(
         out,
-        r#"<svg id="{id}" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12" role="img">"#
+        r#"<svg id="{id}" class="chart" xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="12" role="img">"#
     );
     let _ = writeln!(out, r#"<rect width="100%" height="100%" fill="white"/>"#);
 }
 
-/// `path` (e.g. `ttft_ms.p99`) by level, one line per config, with 95%
-/// interval bars where a cell has repeats.
-pub fn by_level(a: &Analysis, id: &'static str, path: &str, title: &str) -> String {
-    let m = &a.model;
-    let mut series = Vec::new();
-    for r in 0..m.rows.len() {
-        let mut points = Vec::new();
-        let mut err = Vec::new();
-        for c in 0..m.levels.len() {
-            let xs: Vec<f64> = a.records[r][c]
-                .iter()
-                .filter_map(|v| lookup(v, path))
-                .collect();
-            if let Some(y) = median(&xs) {
-                points.push((c as f64, y));
-                err.push(t_interval(&xs, LEVEL).map_or(0.0, |t| t.half_width));
-            }
-        }
-        if !points.is_empty() {
-            series.push(Series {
-                label: m.rows[r].label.clone(),
-                points,
-                err,
-            });
+/// One line through `cells` (each level's bench records): the median of
+/// `path` per level, with its 95% interval where a level has repeats.
+fn series_of(label: &str, cells: &[&[Value]], path: &str, dash: bool) -> Option<Series> {
+    let mut points = Vec::new();
+    let mut err = Vec::new();
+    for (c, recs) in cells.iter().enumerate() {
+        let xs: Vec<f64> = recs.iter().filter_map(|v| lookup(v, path)).collect();
+        if let Some(y) = median(&xs) {
+            points.push((c as f64, y));
+            err.push(t_interval(&xs, LEVEL).map_or(0.0, |t| t.half_width));
         }
     }
+    (!points.is_empty()).then(|| Series {
+        label: label.to_string(),
+        points,
+        err,
+        dash,
+    })
+}
+
+/// `path` (e.g. `ttft_ms.p99`) by level, one line per config and a dashed
+/// one per schedule, with 95% interval bars where a cell has repeats.
+pub fn by_level(a: &Analysis, id: &'static str, path: &str) -> String {
+    let m = &a.model;
+    let mut series: Vec<Series> = (0..m.rows.len())
+        .filter_map(|r| {
+            let cells: Vec<&[Value]> = a.records[r].iter().map(Vec::as_slice).collect();
+            series_of(&m.rows[r].label, &cells, path, false)
+        })
+        .collect();
+    for s in &a.schedule {
+        let cells: Vec<&[Value]> = s.cells.iter().map(|c| c.records.as_slice()).collect();
+        series.extend(series_of(&s.label, &cells, path, true));
+    }
+    let name = crate::metric_name::human(path);
     let panel = Panel {
         id,
-        title: title.to_string(),
-        x_name: "load level".into(),
+        title: format!("{name} by load level"),
+        x_name: level_axis(&m.levels),
         x_ticks: m
             .levels
             .iter()
@@ -58,61 +76,106 @@ pub fn by_level(a: &Analysis, id: &'static str, path: &str, title: &str) -> Stri
             .collect(),
         note: series
             .is_empty()
-            .then(|| format!("no {path} in the records")),
+            .then(|| format!("no {name} in the records")),
         series,
+        size: SIZE,
     };
     let mut out = String::new();
-    open(&mut out, id, PANEL_W, PANEL_H);
-    draw_panel(&mut out, &panel, 0.0, 0.0, path);
+    open(&mut out, id, SIZE.0, SIZE.1);
+    draw_panel(&mut out, &panel, 0.0, 0.0, &name);
     out.push_str("</svg>\n");
     out
 }
 
-/// The frontier chart (see `pareto_plot`).
+/// The x axis's name: concurrency or request rate, with its unit.
+fn level_axis(levels: &[crate::level::Level]) -> String {
+    let open = levels.iter().filter(|l| l.is_open()).count();
+    if open == 0 {
+        "concurrency, c (requests in flight)".into()
+    } else if open == levels.len() {
+        "request rate (req/s)".into()
+    } else {
+        "load level (c: requests in flight; rate: req/s)".into()
+    }
+}
+
+/// The frontier chart (see `pareto_plot`), with each schedule's cells as
+/// a dashed line of their own (not candidates for the frontier, which is
+/// of static values).
 pub fn frontier(a: &Analysis, p: &crate::pareto::Pareto) -> String {
-    let panel = crate::pareto_plot::panel(a, p);
+    let mut panel = crate::pareto_plot::panel(a, p);
+    panel.size = SIZE;
+    for s in &a.schedule {
+        let pts: Vec<(f64, f64)> = s
+            .cells
+            .iter()
+            .filter_map(|c| crate::pareto::xy(&c.records, p.per_gpu))
+            .collect();
+        if !pts.is_empty() {
+            panel.series.push(Series {
+                label: s.label.clone(),
+                err: vec![0.0; pts.len()],
+                points: pts,
+                dash: true,
+            });
+        }
+    }
+    let xmax = panel
+        .series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|q| q.0))
+        .fold(0.0, f64::max);
+    panel.x_ticks = crate::pareto_plot::ticks(xmax);
     let mut out = String::new();
-    open(&mut out, "frontier-chart", PANEL_W, PANEL_H);
-    draw_panel(&mut out, &panel, 0.0, 0.0, crate::pareto::y_name(p));
-    crate::pareto_plot::overlay(&mut out, a, p, &Frame::new(&panel, 0.0, 0.0));
+    open(&mut out, "frontier-chart", SIZE.0, SIZE.1);
+    let taken = draw_panel(&mut out, &panel, 0.0, 0.0, crate::pareto::y_name(p));
+    crate::pareto_plot::overlay(&mut out, a, p, &Frame::new(&panel, 0.0, 0.0), taken);
     out.push_str("</svg>\n");
     out
 }
 
-/// One bar per config: stop, load (until ready), bench, to one scale.
-pub fn timeline(a: &Analysis, t: &[Timeline]) -> String {
+/// One bar per config (and schedule): stop, load (until ready), bench, to
+/// one scale; the labels get the room their text needs.
+pub fn timeline(rows: &[(String, Timeline)]) -> String {
     const ROW: f64 = 26.0;
-    const LEFT: f64 = 260.0;
-    const WIDTH: f64 = 900.0;
+    const RIGHT: f64 = 80.0;
+    let width = SIZE.0;
+    let left = rows
+        .iter()
+        .map(|(l, _)| text_width(l, 12.0) + 16.0)
+        .fold(120.0, f64::max);
     let total = |x: &Timeline| x.stop_s.unwrap_or(0.0) + x.ready_s.unwrap_or(0.0) + x.bench_s;
-    let longest = t.iter().map(total).fold(0.0, f64::max).max(1e-9);
-    let scale = (WIDTH - LEFT - 20.0) / longest;
-    let h = 40.0 + ROW * t.len() as f64;
+    let longest = rows
+        .iter()
+        .map(|r| total(&r.1))
+        .fold(0.0, f64::max)
+        .max(1e-9);
+    let scale = (width - left - RIGHT) / longest;
+    let h = 40.0 + ROW * rows.len() as f64;
     let mut out = String::new();
-    open(&mut out, "timeline-chart", WIDTH, h);
+    open(&mut out, "timeline-chart", width, h);
     let parts = [
         ("stop", "#9467bd"),
         ("load", "#ff7f0e"),
         ("bench", "#1f77b4"),
     ];
     for (i, (name, color)) in parts.iter().enumerate() {
-        let x = LEFT + 90.0 * i as f64;
+        let x = left + 90.0 * i as f64;
         let _ = writeln!(
             out,
             r#"<rect x="{x}" y="8" width="12" height="12" fill="{color}"/><text x="{}" y="18">{name}</text>"#,
             x + 16.0
         );
     }
-    for (r, x) in t.iter().enumerate() {
+    for (r, (label, x)) in rows.iter().enumerate() {
         let y = 32.0 + ROW * r as f64;
         let _ = writeln!(
             out,
-            r#"<g class="timeline-row" data-label="{}"><text x="4" y="{:.1}">{}</text>"#,
-            esc(&a.model.rows[r].label),
+            r#"<g class="timeline-row" data-label="{0}"><text x="4" y="{1:.1}">{0}</text>"#,
+            esc(label),
             y + 14.0,
-            esc(&a.model.rows[r].label)
         );
-        let mut at = LEFT;
+        let mut at = left;
         let segs = [x.stop_s.unwrap_or(0.0), x.ready_s.unwrap_or(0.0), x.bench_s];
         for (i, len) in segs.iter().enumerate() {
             if *len <= 0.0 {
@@ -121,7 +184,8 @@ pub fn timeline(a: &Analysis, t: &[Timeline]) -> String {
             let w = len * scale;
             let _ = writeln!(
                 out,
-                r#"<rect x="{at:.1}" y="{y:.1}" width="{w:.1}" height="18" fill="{}"><title>{} {} s</title></rect>"#,
+                r#"<rect class="{}" x="{at:.1}" y="{y:.1}" width="{w:.1}" height="18" fill="{}"><title>{} {} s</title></rect>"#,
+                parts[i].0,
                 parts[i].1,
                 parts[i].0,
                 num(*len)

@@ -136,6 +136,24 @@ impl Waits {
     }
 }
 
+/// How much longer, as a share of its latency, static depth `deep`'s
+/// requests waited for a first token at level `c` than static `drafted`'s,
+/// when that is more than [`KV_WAIT_SHARE`]: the deep depth was KV-bound
+/// there (the module doc's rule, for the table's note on one level).
+pub fn kv_bound_share(
+    a: &Analysis,
+    server: Server,
+    deep: u32,
+    drafted: u32,
+    c: usize,
+) -> Option<f64> {
+    let depths = schedule::depths(a, server).ok()?;
+    let row = |k: u32| depths.iter().position(|d| d.k == k);
+    Waits::of(a)
+        .extra_share(a, row(deep)?, row(drafted)?, c)
+        .filter(|&x| x > KV_WAIT_SHARE)
+}
+
 /// The mean of `block.mean` over the records that measured it.
 fn mean_of(recs: &[Value], block: &str) -> Option<f64> {
     let xs: Vec<f64> = recs

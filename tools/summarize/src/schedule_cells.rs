@@ -73,6 +73,11 @@ pub struct Cell {
     pub vs_pick: Option<Against>,
     /// Why it lost to a shallower static value (schedule_memory.rs).
     pub memory_note: Option<String>,
+    /// The level is above the server's max batch (schedule_memory.rs).
+    pub cap_note: Option<String>,
+    /// Its bench records at this level, for the views that read more than
+    /// the metric (the report's charts and frontier).
+    pub records: Vec<serde_json::Value>,
 }
 
 /// The schedule's row and its decision.
@@ -98,4 +103,7 @@ pub struct Row {
     /// The server's latest schedule in the input (what a resumed sweep
     /// and `--keep-winner` apply).
     pub current: bool,
+    /// Its batch ranges, flags and config file (schedule_plan.rs), when
+    /// its records carry the schedule record upstream.
+    pub plan: Option<crate::schedule_plan::Plan>,
 }

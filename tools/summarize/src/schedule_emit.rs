@@ -40,6 +40,7 @@ pub fn json(a: &Analysis) -> Value {
                         "vs_best_static": vs(&cell.vs_best),
                         "vs_pick": vs(&cell.vs_pick),
                         "memory_note": cell.memory_note,
+                        "cap_note": cell.cap_note,
                     })
                 })
                 .collect();

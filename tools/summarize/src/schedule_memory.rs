@@ -20,8 +20,9 @@ use crate::cli::Server;
 use crate::schedule_cells::{Cell, Verdict};
 
 /// The note of the schedule's cell at level `c`, when it is worse beyond
-/// noise than the best static value there and that value is shallower
-/// than the schedule's deepest depth `deepest`.
+/// noise than the best static value there (or lower with the noise
+/// unknown, where static `deepest` waited for KV) and that value is
+/// shallower than the schedule's deepest depth `deepest`.
 pub fn note(
     a: &Analysis,
     server: &str,
@@ -29,10 +30,6 @@ pub fn note(
     c: usize,
     cell: &Cell,
 ) -> Option<String> {
-    let vs = cell
-        .vs_best
-        .as_ref()
-        .filter(|v| v.verdict == Verdict::Worse)?;
     let deepest = deepest?;
     let srv = match server {
         "vllm" => Server::Vllm,
@@ -43,14 +40,64 @@ pub fn note(
     let k = crate::schedule::depth_of(srv, &a.model.rows[best].config)
         .ok()?
         .k;
-    (k < deepest).then(|| {
+    if k >= deepest {
+        return None;
+    }
+    // Worse beyond noise; or, with the noise unknown (one run each),
+    // lower where the records show static `deepest` waiting for KV there:
+    // without repeats a lower median alone may be noise or another cause.
+    let lower = |m: f64| {
+        cell.stat
+            .as_ref()
+            .is_some_and(|s| a.opts.metric.better.beats(m, s.median))
+    };
+    let vs = cell.vs_best.as_ref()?;
+    let waited = crate::schedule_cap::kv_bound_share(a, srv, deepest, k, c);
+    let shown = match vs.verdict {
+        Verdict::Worse => true,
+        Verdict::Unknown => lower(vs.median) && waited.is_some(),
+        _ => false,
+    };
+    if !shown {
+        return None;
+    }
+    let evidence = waited.map_or_else(String::new, |x| {
         format!(
-            "{} is shallower than the schedule's deepest depth {deepest}: both servers \
-             reserve speculative KV for the deepest depth at every load (SGLang \
-             get_alloc_len_per_decode, vLLM num_lookahead_tokens), so a schedule cannot \
-             win back a loss that comes from speculative memory; try a schedule capped \
-             at depth {k} (summarize --schedule {server} --max-depth {k})",
-            vs.label
+            "static {deepest}'s requests waited {:.0}% of their latency longer for a \
+             first token here; ",
+            x * 100.0
+        )
+    });
+    Some(format!(
+        "{evidence}the schedule reserves speculative KV for its deepest depth \
+         {deepest} at every load (both servers do), which {} does not: try it capped \
+         at {k} (summarize --schedule {server} --max-depth {k})",
+        vs.label
+    ))
+}
+
+/// The note of level `c` when its concurrency is above the schedule's max
+/// batch (SGLang runs at most 48 requests with speculation on and
+/// `--max-running-requests` unset, `SGLANG_DEFAULT_MAX_BATCH`): the rest
+/// wait in the server's queue at any depth, so that level measures the
+/// cap as much as the schedule.
+pub fn cap_note(
+    a: &Analysis,
+    plan: Option<&crate::schedule_plan::Plan>,
+    c: usize,
+) -> Option<String> {
+    let p = plan?;
+    let level = &a.model.levels[c];
+    let n = level.value();
+    (!level.is_open() && n > p.max_batch as f64).then(|| {
+        format!(
+            "{} is above the server's max batch of {} (from {}): at most {} requests run \
+             at once and the other {} wait in its queue, whatever the depth",
+            level.label(),
+            p.max_batch,
+            p.max_batch_source,
+            p.max_batch,
+            crate::level::trim_float(n - p.max_batch as f64)
         )
     })
 }

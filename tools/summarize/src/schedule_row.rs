@@ -114,21 +114,21 @@ fn row(
     current: bool,
 ) -> Option<Row> {
     let (ca, s) = combined(a, stat, sched, server)?;
-    let in_ca = |r: usize| in_combined(a, &ca, r);
     let pick = a.overall.as_ref().map(|o| o.row);
     let deepest = sched
         .iter()
         .filter_map(|o| o.schedule.as_ref()?.deepest)
         .max();
+    let plan = crate::schedule_plan::of(&ca.records[s].iter().flatten().collect::<Vec<_>>());
     let cells = (0..a.model.levels.len())
         .map(|c| {
             let mut cell = level_cell(a, &ca, s, c);
             cell.memory_note = crate::schedule_memory::note(a, server, deepest, c, &cell);
+            cell.cap_note = crate::schedule_memory::cap_note(a, plan.as_ref(), c);
             cell
         })
         .collect();
-    let statics: Vec<usize> = (0..a.model.rows.len()).filter_map(in_ca).collect();
-    let (wins, score, pick_score) = decide_win(&ca, s, &statics, pick.and_then(in_ca));
+    let (wins, score, pick_score) = decide_win(a, &ca, s);
     let pick_label = pick.map(|r| a.model.rows[r].label.clone());
     let decision = decision_line(&label, &ca.opts, wins, score, pick_score, &pick_label);
     Some(Row {
@@ -142,6 +142,7 @@ fn row(
         wins,
         decision,
         current,
+        plan,
     })
 }
 
@@ -182,6 +183,8 @@ fn level_cell(a: &Analysis, ca: &Analysis, s: usize, c: usize) -> Cell {
         vs_best: vs(a.best_per_level[c]),
         vs_pick: vs(a.overall.as_ref().map(|o| o.row)),
         memory_note: None,
+        cap_note: None,
+        records: ca.records[s][cc].clone(),
     }
 }
 
@@ -222,40 +225,41 @@ fn against(ca: &Analysis, s: (usize, usize), o: (usize, usize), label: &str) -> 
     })
 }
 
-/// Whether schedule row `s` wins by the objective over the static rows
-/// `statics` (all of `ca`): the same weights (over the static rows'
-/// levels), scores and pick rule as the static pick, the schedule ranked
-/// last so that a tie within tolerance stays with the static value. Also
-/// the schedule's and the static pick's (`pick`) scores.
-fn decide_win(
-    ca: &Analysis,
-    s: usize,
-    statics: &[usize],
-    pick: Option<usize>,
-) -> (bool, Option<f64>, Option<f64>) {
-    let order: Vec<usize> = statics.iter().copied().chain([s]).collect();
-    let grid: Grid = order.iter().map(|&r| ca.grid[r].clone()).collect();
-    let failed: Vec<Vec<bool>> = order
-        .iter()
-        .map(|&r| {
-            (0..ca.model.levels.len())
-                .map(|c| !ca.model.failures_at(r, c).is_empty())
-                .collect()
-        })
-        .collect();
-    let last = order.len() - 1;
-    let at = |r: Option<usize>| r.and_then(|r| order.iter().position(|&x| x == r));
-    let better = ca.opts.metric.better;
-    let (tol, slo) = (ca.opts.tolerance, !ca.opts.slo.is_empty());
-    match ca.opts.objective {
+/// Whether schedule row `s` of `ca` wins by the objective over the static
+/// rows of `a`: the same weights, scores and pick rule as the static pick,
+/// the schedule ranked last so that a tie within tolerance stays with the
+/// static value. The static rows are `a`'s own cells and each level's best
+/// is the best static value, so the static pick's score here is the figure
+/// its own line shows (issue 33 saw 0.926 there and 0.917 here: the
+/// schedule had moved the levels' bests). Also the schedule's and the
+/// static pick's scores.
+fn decide_win(a: &Analysis, ca: &Analysis, s: usize) -> (bool, Option<f64>, Option<f64>) {
+    let cols = a.model.levels.len();
+    let at = |c: usize| ca.model.levels.iter().position(|l| *l == a.model.levels[c]);
+    let mut grid: Grid = a.grid.clone();
+    grid.push(
+        (0..cols)
+            .map(|c| at(c).and_then(|cc| ca.grid[s][cc].clone()))
+            .collect(),
+    );
+    let mut failed = analysis::failed(&a.model);
+    failed.push(
+        (0..cols)
+            .map(|c| at(c).is_some_and(|cc| !ca.model.failures_at(s, cc).is_empty()))
+            .collect(),
+    );
+    let last = grid.len() - 1;
+    let pick = a.overall.as_ref().map(|o| o.row);
+    let better = a.opts.metric.better;
+    let (tol, slo) = (a.opts.tolerance, !a.opts.slo.is_empty());
+    match a.opts.objective {
         Objective::Weighted => {
-            let statics: Grid = grid[..last].to_vec();
-            let Ok(weights) =
-                analysis::weight_columns(&ca.model, &ca.opts, &statics, &failed[..last])
+            let Ok(weights) = analysis::weight_columns(&a.model, &a.opts, &a.grid, &failed[..last])
             else {
                 return (false, None, None);
             };
-            let scores = decide::weighted_scores(&grid, &failed, &weights, better, slo);
+            let scores =
+                decide::weighted_scores_against(&grid, &failed, &weights, better, slo, last);
             let cands: Vec<(usize, f64)> = scores
                 .iter()
                 .enumerate()
@@ -264,19 +268,19 @@ fn decide_win(
                 .collect();
             let p = decide::pick(&cands, crate::metric::Better::Higher, tol);
             let wins = p.is_some_and(|p| cands[p.winner].0 == last);
-            (wins, scores[last], at(pick).and_then(|i| scores[i]))
+            (wins, scores[last], pick.and_then(|i| scores[i]))
         }
         Objective::Max | Objective::Slo => {
             let p = decide::best_cell(&grid, better, tol, slo);
             let best = |r: usize| {
-                (0..ca.model.levels.len())
+                (0..cols)
                     .filter_map(|c| grid[r][c].as_ref())
                     .filter(|x| !slo || x.slo_ok)
                     .map(|x| x.score)
                     .reduce(|a, b| if better.beats(a, b) { a } else { b })
             };
             let wins = p.is_some_and(|p| p.winner.0 == last);
-            (wins, best(last), at(pick).and_then(best))
+            (wins, best(last), pick.and_then(best))
         }
     }
 }

@@ -76,56 +76,92 @@ pub fn row_of(model: &Model, rec: &Value) -> Option<usize> {
     })
 }
 
-/// Every swap and ready record of `texts` placed in `model`'s rows.
+/// Every swap and ready record of `texts` placed in `model`'s rows: those
+/// written on their own line and those a bench or failure record carries
+/// upstream (a sweep's results file holds only the latter), each record
+/// once however many levels carry it. A schedule's starts are not a
+/// static row's ([`schedule_starts`]).
 pub fn collect(model: &Model, texts: &[&str]) -> Startup {
     let mut rows = vec![Vec::<Start>::new(); model.rows.len()];
+    let mut seen = std::collections::HashSet::new();
     for text in texts {
         for line in text.lines() {
             let Ok(rec) = serde_json::from_str::<Value>(line.trim()) else {
                 continue;
             };
-            let head = Head::of(&rec);
-            let kind = head.record_type().unwrap_or("");
-            if kind != "swap" && kind != "ready" {
+            if crate::schedule_tag::server_of(&rec).is_some() {
                 continue;
             }
-            if head.method.0 == Some(SwapMethod::DryRun) {
-                continue;
+            for (start, at) in starts_in(&rec, &mut seen) {
+                if let Some(r) = row_of(model, at).or_else(|| row_of(model, &rec)) {
+                    rows[r].push(start);
+                }
             }
-            let Some(r) = row_of(model, &rec) else {
-                continue;
-            };
-            let start = if kind == "swap" {
-                Start {
-                    stop_s: lookup(&rec, "stop.duration_s"),
-                    ..Start::default()
-                }
-            } else {
-                Start {
-                    ready_s: lookup(&rec, "time_to_ready_s"),
-                    outcome: head.outcome.0.clone(),
-                    ..Start::default()
-                }
-            };
-            rows[r].push(start);
         }
     }
-    let med = |r: &[Start], f: fn(&Start) -> Option<f64>| {
-        median(&r.iter().filter_map(f).collect::<Vec<_>>())
-    };
+    let (stop_s, ready_s) = rows.iter().map(|r| medians(r)).unzip();
     Startup {
-        stop_s: rows.iter().map(|r| med(r, |s| s.stop_s)).collect(),
-        ready_s: rows
-            .iter()
-            .map(|r| {
-                med(r, |s| {
-                    s.ready_s
-                        .filter(|_| s.outcome.as_deref().is_none_or(|o| o == "ready"))
-                })
-            })
-            .collect(),
+        stop_s,
+        ready_s,
         rows,
     }
+}
+
+/// The medians of `starts`: stop, and time to ready over the starts that
+/// became ready.
+pub fn medians(starts: &[Start]) -> (Option<f64>, Option<f64>) {
+    let stop: Vec<f64> = starts.iter().filter_map(|s| s.stop_s).collect();
+    let ready: Vec<f64> = starts
+        .iter()
+        .filter(|s| s.outcome.as_deref().is_none_or(|o| o == "ready"))
+        .filter_map(|s| s.ready_s)
+        .collect();
+    (median(&stop), median(&ready))
+}
+
+/// The starts of a schedule's row, from its bench records' upstream.
+pub fn schedule_starts(records: &[&Value]) -> Vec<Start> {
+    let mut seen = std::collections::HashSet::new();
+    records
+        .iter()
+        .flat_map(|r| starts_in(r, &mut seen))
+        .map(|(s, _)| s)
+        .collect()
+}
+
+/// `rec` and each record up its `upstream` chain that is a swap or ready
+/// record not seen before, as a start, with the record it came from.
+fn starts_in<'a>(
+    rec: &'a Value,
+    seen: &mut std::collections::HashSet<String>,
+) -> Vec<(Start, &'a Value)> {
+    let mut out = Vec::new();
+    let mut at = Some(rec);
+    while let Some(v) = at {
+        at = v.get("upstream");
+        let head = Head::of(v);
+        let kind = head.record_type().unwrap_or("");
+        if (kind != "swap" && kind != "ready") || head.method.0 == Some(SwapMethod::DryRun) {
+            continue;
+        }
+        if !seen.insert(v.to_string()) {
+            continue;
+        }
+        let start = if kind == "swap" {
+            Start {
+                stop_s: lookup(v, "stop.duration_s"),
+                ..Start::default()
+            }
+        } else {
+            Start {
+                ready_s: lookup(v, "time_to_ready_s"),
+                outcome: head.outcome.0.clone(),
+                ..Start::default()
+            }
+        };
+        out.push((start, v));
+    }
+    out
 }
 
 /// The text section listing each config's start-up cost.

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::svg_labels::{text_box, text_width, Rect};
 use crate::wording::num;
 
 pub(crate) const PANEL_W: f64 = 600.0;
@@ -12,17 +13,21 @@ const LEFT: f64 = 70.0;
 const RIGHT: f64 = 180.0;
 const TOP: f64 = 60.0;
 const BOTTOM: f64 = 70.0;
+/// The least distance between two end labels' baselines.
+const LABEL_GAP: f64 = 16.0;
 pub(crate) const PALETTE: &[&str] = &[
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf",
     "#7f7f7f", "#bcbd22",
 ];
 
 /// One line: its label and points (x, y) in data units, each with the
-/// half-width of its 95% interval (0: none, no bar drawn).
+/// half-width of its 95% interval (0: none, no bar drawn); a validated
+/// schedule's line is dashed (it is not a static value).
 pub(crate) struct Series {
     pub label: String,
     pub points: Vec<(f64, f64)>,
     pub err: Vec<f64>,
+    pub dash: bool,
 }
 
 /// One panel: title, axis names, x tick labels at data positions.
@@ -33,6 +38,9 @@ pub(crate) struct Panel {
     pub x_ticks: Vec<(f64, String)>,
     pub series: Vec<Series>,
     pub note: Option<String>,
+    /// Width and height in SVG units (`PANEL_W` x `PANEL_H` in `--plot`;
+    /// the report draws wider panels that fill its page).
+    pub size: (f64, f64),
 }
 
 /// A panel's plotting area in SVG units and its data-to-SVG mapping.
@@ -54,6 +62,12 @@ pub(crate) struct Frame {
 
 impl Frame {
     pub(crate) fn new(p: &Panel, x0: f64, y0: f64) -> Self {
+        // Room at the right for the longest end label.
+        let right = p
+            .series
+            .iter()
+            .map(|s| text_width(&s.label, 12.0) + 16.0)
+            .fold(RIGHT, f64::max);
         let xs = || p.x_ticks.iter().map(|t| t.0);
         let xmin = xs().fold(f64::INFINITY, f64::min);
         let xmax = xs().fold(f64::NEG_INFINITY, f64::max);
@@ -72,8 +86,8 @@ impl Frame {
             x0,
             px: x0 + LEFT,
             py: y0 + TOP,
-            pw: PANEL_W - LEFT - RIGHT,
-            ph: PANEL_H - TOP - BOTTOM,
+            pw: p.size.0 - LEFT - right,
+            ph: p.size.1 - TOP - BOTTOM,
             xmin,
             xmax,
             xspan: if xmax > xmin { xmax - xmin } else { 1.0 },
@@ -89,9 +103,21 @@ impl Frame {
     pub(crate) fn sy(&self, y: f64) -> f64 {
         self.py + self.ph - y / self.ymax * self.ph
     }
+
+    /// The plotting area, where labels over the lines may go.
+    pub(crate) fn area(&self) -> Rect {
+        Rect {
+            x0: self.px,
+            y0: self.py,
+            x1: self.px + self.pw,
+            y1: self.py + self.ph,
+        }
+    }
 }
 
-pub(crate) fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, metric: &str) {
+/// Draw panel `p` at (`x0`, `y0`) with `metric` naming its y axis; the
+/// boxes of the lines' end labels, for labels drawn over it later.
+pub(crate) fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, metric: &str) -> Vec<Rect> {
     let f = Frame::new(p, x0, y0);
     let _ = writeln!(out, r#"<g class="panel" id="{}">"#, p.id);
     let _ = writeln!(
@@ -103,8 +129,15 @@ pub(crate) fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, metric: 
     );
     draw_axes(out, p, &f, metric);
     let placed = label_positions(p, &f);
+    let mut boxes = Vec::new();
     for (i, s) in p.series.iter().enumerate() {
-        draw_series(out, s, PALETTE[i % PALETTE.len()], &f, placed[i]);
+        boxes.push(draw_series(
+            out,
+            s,
+            PALETTE[i % PALETTE.len()],
+            &f,
+            placed[i],
+        ));
     }
     if let Some(n) = &p.note {
         let _ = writeln!(
@@ -116,6 +149,7 @@ pub(crate) fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, metric: 
         );
     }
     out.push_str("</g>\n");
+    boxes
 }
 
 /// The frame, the y grid with its values, the x ticks and both axis names.
@@ -149,14 +183,14 @@ fn draw_axes(out: &mut String, p: &Panel, f: &Frame, metric: &str) {
     }
     let _ = writeln!(
         out,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+        r#"<text class="axis-name" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
         px + pw / 2.0,
         py + ph + 36.0,
         esc(&p.x_name)
     );
     let _ = writeln!(
         out,
-        r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" transform="rotate(-90 {:.1} {:.1})">{}</text>"#,
+        r#"<text class="axis-name" x="{:.1}" y="{:.1}" text-anchor="middle" transform="rotate(-90 {:.1} {:.1})">{}</text>"#,
         f.x0 + 16.0,
         py + ph / 2.0,
         f.x0 + 16.0,
@@ -178,24 +212,30 @@ fn label_positions(p: &Panel, f: &Frame) -> Vec<f64> {
     let mut placed = vec![0.0; p.series.len()];
     let mut last = f64::NEG_INFINITY;
     for (y, i) in &ends {
-        let y = y.max(last + 13.0);
+        // A 12 px label's box is about 15 px tall in a browser.
+        let y = y.max(last + LABEL_GAP);
         placed[*i] = y;
         last = y;
     }
     placed
 }
 
-/// One line with its points and its label at `label_y`.
-fn draw_series(out: &mut String, s: &Series, color: &str, f: &Frame, label_y: f64) {
+/// One line with its points and its label at `label_y`; the label's box.
+fn draw_series(out: &mut String, s: &Series, color: &str, f: &Frame, label_y: f64) -> Rect {
     let pts: Vec<String> = s
         .points
         .iter()
         .map(|q| format!("{:.1},{:.1}", f.sx(q.0), f.sy(q.1)))
         .collect();
     let _ = writeln!(out, r#"<g class="series" data-label="{}">"#, esc(&s.label));
+    let dash = if s.dash {
+        r#" stroke-dasharray="8 4""#
+    } else {
+        ""
+    };
     let _ = writeln!(
         out,
-        r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2"/>"#,
+        r#"<polyline points="{}" fill="none" stroke="{color}" stroke-width="2"{dash}/>"#,
         pts.join(" ")
     );
     for (i, q) in s.points.iter().enumerate() {
@@ -220,14 +260,14 @@ fn draw_series(out: &mut String, s: &Series, color: &str, f: &Frame, label_y: f6
         }
     }
     let end = s.points.last().map_or(f.xmax, |q| q.0);
+    let (x, y) = (f.sx(end) + 8.0, label_y + 4.0);
     let _ = writeln!(
         out,
-        r#"<text class="label" x="{:.1}" y="{:.1}" fill="{color}">{}</text>"#,
-        f.sx(end) + 8.0,
-        label_y + 4.0,
+        r#"<text class="label" x="{x:.1}" y="{y:.1}" fill="{color}">{}</text>"#,
         esc(&s.label)
     );
     out.push_str("</g>\n");
+    text_box(&s.label, x, y, 12.0, false)
 }
 
 /// A round tick step and the axis maximum: steps of 1, 2 or 5 x 10^k, about

@@ -109,6 +109,8 @@ pub struct Table<'a> {
     /// The validated schedules' rows, beside the static ones (never picked
     /// among them; schedule_row.rs).
     pub schedule: Vec<crate::table_schedule::ScheduleRows>,
+    /// The one thing to do, and why (recommend.rs).
+    pub recommendation: crate::recommend::Recommendation,
 }
 
 impl<'a> Table<'a> {
@@ -142,7 +144,13 @@ impl<'a> Table<'a> {
             not_per_level: crate::not_per_level::lines(m),
             warnings: a.warnings.clone(),
             schedule: crate::table_schedule::of(a),
+            recommendation: crate::recommend::of(a),
         }
+    }
+
+    /// The analysis the table shows (for a format's own legend).
+    pub fn analysis(&self) -> &Analysis {
+        self.analysis
     }
 
     /// The legend in a format's words.
@@ -321,8 +329,9 @@ fn failure_lines(a: &Analysis) -> Vec<String> {
 fn failure_detail(f: &FailureInfo) -> String {
     let mut s = format!("{} (stage {}, kind {})", failure_label(f), f.stage, f.kind);
     if !f.reason.is_empty() {
-        let reason: String = f.reason.chars().take(160).collect();
-        s += &format!(": {reason}");
+        // Whole: the text format wraps it between words (issue 33 saw
+        // "restored the o" where a cut at 160 characters fell).
+        s += &format!(": {}", f.reason);
     }
     s
 }

@@ -32,6 +32,9 @@ pub struct ScheduleRows {
     pub vs_pick: Vec<VsText>,
     /// Per level, the comparison in words.
     pub lines: Vec<String>,
+    /// The schedule itself: its depth per batch range and where its
+    /// config is (schedule_plan.rs); empty when its records do not say.
+    pub plan: Vec<String>,
 }
 
 /// The schedule rows of `a`.
@@ -61,6 +64,12 @@ pub fn of(a: &Analysis) -> Vec<ScheduleRows> {
                 ),
                 vs_pick: vs(|c| &c.vs_pick),
                 lines,
+                plan: s.plan.as_ref().map_or_else(Vec::new, |p| {
+                    vec![
+                        format!("depths: {}", p.ranges_text()),
+                        format!("config: {}", p.where_text()),
+                    ]
+                }),
             }
         })
         .collect()
@@ -131,17 +140,17 @@ fn level_line(a: &Analysis, label: &str, c: usize, cell: &Cell) -> Option<String
     let s = cell.stat.as_ref()?;
     let part = |what: &str, v: &Option<Against>| {
         v.as_ref().map(|v| {
-            let how = if v.how.is_empty() {
-                " (one run each)".to_string()
+            // Noise unknown is said once, in the recommendation, not here.
+            let verdict = if v.verdict == Verdict::Unknown {
+                String::new()
             } else {
-                format!(" ({})", v.how)
+                format!(", {} ({})", v.verdict.word(), v.how)
             };
             format!(
-                "{} vs {what} {} ({}), {}{how}",
+                "{} vs {what} {} ({}){verdict}",
                 v.change_pct.map_or_else(|| "-".into(), pct),
                 v.label,
                 num(v.median),
-                v.verdict.word()
             )
         })
     };
@@ -153,6 +162,7 @@ fn level_line(a: &Analysis, label: &str, c: usize, cell: &Cell) -> Option<String
         parts.extend(part("the pick", &cell.vs_pick));
     }
     parts.extend(cell.memory_note.clone());
+    parts.extend(cell.cap_note.clone());
     Some(format!(
         "{label} at {}: {}; {}",
         a.model.levels[c].label(),

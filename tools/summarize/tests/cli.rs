@@ -93,11 +93,27 @@ fn latency_metric_by_alias_is_lower_is_better() {
 }
 
 #[test]
-fn stdin_and_default_json_when_piped() {
+fn piped_stdout_gets_the_text_table_and_json_only_when_asked() {
+    // `summarize FILE > out.txt` (issue 33): stdout is no terminal here,
+    // and the output is still the table a person reads, from stdin too.
     let text = std::fs::read_to_string(fixture()).unwrap();
     let run = summarize(&[], &text);
     run.expect_code(0);
-    assert_eq!(steps(&summary(&run)["best_per_level"]["c=1"]), "5");
+    let out = run.stdout();
+    assert!(out.starts_with("metric:"), "{out}");
+    assert!(out.contains("\nrecommendation: apply "), "{out}");
+    assert!(!out.contains("\"type\""), "no record in the text: {out}");
+    let file = summarize(&[&fixture()], "");
+    assert_eq!(
+        file.expect_code(0).stdout(),
+        out,
+        "a file reads as stdin does"
+    );
+    let json = summarize(&["--format", "json"], &text);
+    assert_eq!(
+        steps(&summary(json.expect_code(0))["best_per_level"]["c=1"]),
+        "5"
+    );
 }
 
 #[test]
@@ -437,4 +453,45 @@ fn a_config_that_failed_everywhere_is_not_the_baseline() {
         .expect_code(0)
         .stdout();
     assert_contains(&out, "baseline: num_speculative_tokens=0 (speculation off)");
+}
+
+#[test]
+fn failures_wrap_between_words_and_keep_the_whole_reason() {
+    // Issue 33 saw "restored the o": the reason was cut at 160 characters.
+    let cfg = [("speculative-num-steps", "9")];
+    let mut f = common::make::failure(&cfg, "ready", "crashed_at_load", None);
+    let reason = "PID 4242 exited at once (exit 1) before the port opened; the log's \
+                  last line says the flag is unknown; sweep restored the original config \
+                  and the server answered its health check again within 2.4 s afterwards";
+    assert!(reason.len() > 160);
+    f["reason"] = Value::String(reason.into());
+    let mut input = fixture_lines().join("\n");
+    input.push('\n');
+    input += &common::make::lines(&[f]);
+    let out = summarize(&["-f", "text"], &input);
+    let out = out.expect_code(0).stdout();
+    let section = out
+        .split("\nfailures:\n")
+        .nth(1)
+        .expect("a failures section");
+    let lines: Vec<&str> = section
+        .lines()
+        .take_while(|l| l.starts_with("  "))
+        .collect();
+    let words = lines
+        .join(" ")
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mine = &words[words.find("speculative-num-steps=9: ").expect("its line")..];
+    let end = mine[1..]
+        .find("speculative-num-steps=")
+        .map_or(mine.len(), |i| i + 1);
+    assert!(
+        mine[..end].trim_end().ends_with(reason),
+        "the whole reason, word by word:\n{out}"
+    );
+    for l in &lines {
+        assert!(l.chars().count() <= 79, "{l:?} is wider than 79 columns");
+    }
 }

@@ -44,21 +44,24 @@ fn a_loss_to_a_shallower_static_value_names_the_memory_cause_and_the_cap() {
     let note = at("c=16")["memory_note"].as_str().unwrap().to_string();
     assert_eq!(
         note,
-        "speculative-num-steps=4 is shallower than the schedule's deepest depth 5: both \
-         servers reserve speculative KV for the deepest depth at every load (SGLang \
-         get_alloc_len_per_decode, vLLM num_lookahead_tokens), so a schedule cannot win \
-         back a loss that comes from speculative memory; try a schedule capped at depth 4 \
+        "the schedule reserves speculative KV for its deepest depth 5 at every load \
+         (both servers do), which speculative-num-steps=4 does not: try it capped at 4 \
          (summarize --schedule sglang --max-depth 4)"
     );
     let text = summarize(&["--format", "text", &f], "");
     text.expect_code(0);
-    let line = text
+    // The text wraps its lines between words: read them as one.
+    let words = text
         .stdout()
-        .lines()
-        .find(|l| l.contains("schedule (sglang) at c=16"))
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let line = words
+        .split("schedule (sglang) at ")
+        .find(|l| l.starts_with("c=16"))
         .map(str::to_string);
     assert!(
-        line.is_some_and(|l| l.ends_with(&note)),
+        line.is_some_and(|l| l.trim_end().ends_with(&note)),
         "{}",
         text.stdout()
     );

@@ -138,8 +138,10 @@ fn the_human_formats_show_the_schedule_rows_beside_the_static_ones() {
     assert!(out.contains(
         "schedule (sglang) vs the pick: schedule (sglang) wins by the objective (weighted)"
     ));
+    // The per-level lines wrap between words: read them as one.
+    let flat = out.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
-        out.contains(
+        flat.contains(
             "schedule (sglang) at c=1: 1600; +0.0% vs best static speculative-num-steps=5 (1600), \
          within noise (95% intervals); +6.7% vs the pick speculative-num-steps=4 (1500), \
          better beyond noise (95% intervals)"
@@ -197,7 +199,7 @@ fn one_run_each_is_noise_unknown_and_the_derivation_ignores_the_schedules_record
     recs.push(sched(1, 1590.0));
     recs.push(sched(16, 14900.0));
     let f = temp_file("sched-once.jsonl", &common::make::lines(&recs));
-    let run = summarize(&[&f], "");
+    let run = summarize(&["--format", "json", &f], "");
     run.expect_code(0);
     let sc = summary(&run)["details"]["schedule"][0].clone();
     assert_eq!(level(&sc, "c=1")["vs_best_static"]["verdict"], "unknown");

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::schedule_cells::Verdict;
 use crate::svg_chart::esc;
 use crate::table::Table;
 use crate::table_cell::CellText;
@@ -20,7 +21,10 @@ fn schedule_rows(s: &ScheduleRows) -> String {
     let vs = |label: &str, cells: &[VsText]| {
         let mut line = format!("<tr class=\"schedule-vs\"><th>{}</th>", esc(label));
         for v in cells {
-            let word = v.verdict.map_or("", |x| x.word());
+            let word = v
+                .verdict
+                .filter(|x| *x != Verdict::Unknown)
+                .map_or("", |x| x.word());
             let _ = write!(
                 line,
                 "<td class=\"num\" title=\"against {}\">{}<br><span class=\"mark\">{}</span></td>",
@@ -86,8 +90,9 @@ fn cell(t: &CellText) -> String {
 /// The results section; `sfx` tells the ids of one host's tables apart.
 pub fn write(t: &Table, sfx: &str) -> String {
     let mut out = format!(
-        "<section id=\"table{sfx}\"><h2>Results: {}</h2>\n<table id=\"results{sfx}\"><thead><tr><th>config</th>",
-        esc(&t.metric)
+        "<section id=\"table{sfx}\"><h2>Results: {}, {}</h2>\n<table id=\"results{sfx}\"><thead><tr><th>config</th>",
+        esc(&crate::metric_name::human(&t.analysis().opts.metric.path)),
+        t.analysis().opts.metric.better.word()
     );
     for l in &t.levels {
         let _ = write!(out, "<th>{}</th>", esc(l));
@@ -104,23 +109,25 @@ pub fn write(t: &Table, sfx: &str) -> String {
         out += &schedule_rows(s);
     }
     out += "</tbody></table>\n";
+    // Only the marks that appear are explained.
+    let noise = &t.analysis().noise;
     let mut legend = format!(
-        "bold green: best at that level; grey: change against the baseline ({}); \
-         ± H: half-width of the 95% interval (Student t over repeats; b: --until-stable batch means)",
+        "bold green: best at that level; grey: change against the baseline ({})",
         t.baseline
     );
+    if noise.any_ci() {
+        legend += "; ± H: half-width of the 95% interval (Student t over repeats)";
+    }
+    if noise.any_batch_means() {
+        legend += "; H b: one run's --until-stable batch-means interval";
+    }
     if !t.schedule.is_empty() {
         legend += "; schedule rows: the validated per-load schedule (never a static pick), \
                    its change against the best static value and the pick at each level, beyond noise or not";
     }
     let _ = writeln!(out, "<p class=\"legend\">{}</p>", esc(&legend));
-    for s in &t.schedule {
-        let _ = writeln!(out, "<ul class=\"schedule\">");
-        for l in &s.lines {
-            let _ = writeln!(out, "<li>{}</li>", esc(l));
-        }
-        let _ = writeln!(out, "</ul>");
-    }
+    // The schedule's own section (report_verdict.rs) says the rest: its
+    // depths, its file and a short note where it loses.
     out += "</section>\n";
     out
 }

@@ -121,12 +121,18 @@ pub fn write(t: &Table) -> String {
         verdicts: "with whether it is beyond noise",
     };
     let _ = writeln!(out, "\n{}\n", star(&t.legend(&words)));
+    let rec = &t.recommendation;
+    let _ = writeln!(out, "**Recommendation: {}**\n", star(&rec.action));
+    for w in &rec.why {
+        let _ = writeln!(out, "- {}", star(w));
+    }
+    out.push('\n');
     for (k, v) in &t.decisions {
         let _ = writeln!(out, "- **{k}**: {}", star(v));
     }
     for s in &t.schedule {
         let _ = writeln!(out, "\n**{}**\n", s.label);
-        for l in &s.lines {
+        for l in s.plan.iter().chain(&s.lines) {
             let _ = writeln!(out, "- {}", star(l));
         }
     }

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::schedule_cells::Verdict;
 use crate::table::{LegendWords, Table};
 use crate::table_cell::CellText;
 use crate::table_schedule::{ScheduleRows, VsText};
@@ -85,7 +86,10 @@ fn schedule_lines(t: &Table, s: &ScheduleRows) -> Vec<Vec<String>> {
     let vs = |label: &str, cells: &[VsText]| {
         let mut line = keys(t, label);
         for v in cells {
-            let mark = v.verdict.map_or("", |x| x.mark());
+            let mark = v
+                .verdict
+                .filter(|x| *x != Verdict::Unknown)
+                .map_or("", |x| x.mark());
             line.extend([v.change.clone(), mark.to_string(), String::new()]);
         }
         line
@@ -136,6 +140,20 @@ fn table_lines(t: &Table, out: &mut String) {
     }
 }
 
+/// Columns a wrapped line may use (a terminal's 80, less its last).
+pub const WIDTH: usize = 79;
+
+/// `text` wrapped between words to [`WIDTH`]: its first line indented two
+/// spaces, the rest four.
+pub fn indented(text: &str) -> String {
+    let mut out = String::new();
+    for (i, l) in crate::wording::wrap(text, WIDTH - 4).iter().enumerate() {
+        let pad = if i == 0 { "  " } else { "    " };
+        let _ = writeln!(out, "{pad}{l}");
+    }
+    out
+}
+
 /// The whole text output of one table.
 pub fn write(t: &Table) -> String {
     let mut out = String::new();
@@ -152,22 +170,30 @@ pub fn write(t: &Table) -> String {
         partial: "~",
         aside: "#",
         few: "^",
-        verdicts: "then = within noise, + / - better / worse beyond noise, ? noise unknown (one run each, no interval)",
+        verdicts: "then = within noise, + / - better / worse beyond noise (blank: noise unknown)",
     };
     let _ = writeln!(out, "\n{}\n", t.legend(&words));
+    let rec = &t.recommendation;
+    let _ = writeln!(out, "recommendation: {}", rec.action);
+    for w in &rec.why {
+        out += &indented(w);
+    }
     for (k, v) in &t.decisions {
         let _ = writeln!(out, "{k}: {v}");
     }
     for s in &t.schedule {
         let _ = writeln!(out, "\n{}:", s.label);
+        for l in &s.plan {
+            out += &indented(l);
+        }
         for l in &s.lines {
-            let _ = writeln!(out, "  {l}");
+            out += &indented(l);
         }
     }
     if !t.failures.is_empty() {
         let _ = writeln!(out, "\nfailures:");
         for f in &t.failures {
-            let _ = writeln!(out, "  {f}");
+            out += &indented(f);
         }
     }
     if !t.not_per_level.is_empty() {

@@ -19,10 +19,14 @@ pub fn summary(run: &testkit::Run) -> serde_json::Value {
     lines[0].clone()
 }
 
-/// summarize `args` on `stdin`, which must exit 0: its one summary record.
+/// summarize `args` on `stdin`, which must exit 0: its one summary record
+/// (asked for with `--format json` unless `args` name a format: text is
+/// the default, terminal or not).
 #[track_caller]
 pub fn summary_of(args: &[&str], stdin: &str) -> serde_json::Value {
-    let run = summarize(args, stdin);
+    let named = args.iter().any(|a| *a == "-f" || *a == "--format");
+    let json: &[&str] = if named { &[] } else { &["--format", "json"] };
+    let run = summarize(&[json, args].concat(), stdin);
     run.expect_code(0);
     summary(&run)
 }
