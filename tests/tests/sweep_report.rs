@@ -4,7 +4,10 @@
 //! each config's capacity with loadgen and ranks the configs by it, and the
 //! progress lines say where the sweep is and its ETA; with configs whose
 //! true capacity follows from llm-sim's KV model, the search finds each
-//! exactly and summarize ranks them by it.
+//! exactly and summarize ranks them by it. The report of a sweep with a
+//! schedule, laid out by headless Chromium at 1280 px, reads as a serving
+//! engineer needs: one action, the schedule's depths and real file, and no
+//! text over other text, charts as wide as the page, axes named with units.
 
 mod sweep_support;
 
@@ -205,4 +208,124 @@ fn find_capacity_finds_each_configs_true_capacity_from_the_sims_kv_model() {
         );
         assert!(section.contains(&line), "{line}\n{table}");
     }
+}
+
+/// Issue 33: the report of a real sweep with `--schedule sglang` on
+/// llm-sim, rendered by Chromium at 1280 px and measured in the page:
+/// no two text boxes overlap and none runs out of its chart, every chart
+/// is at least 60% of the content width, every axis name is words with a
+/// unit; the verdict names one action, the schedule's table names a config
+/// file that exists, the timeline draws load bars from the records, and
+/// the provenance shows the launch commands and every tool. The
+/// screenshot is kept in target/artefacts/sweep-report-1280.png.
+#[test]
+fn the_report_of_a_schedule_sweep_reads_right_at_1280_px_in_chromium() {
+    let Some(bin) = testkit::chromium::gate() else {
+        return;
+    };
+    let sim = SimExec::free().load("100ms").warmup("50ms").seed(42);
+    let (spec, url) = sim.eagle(1).spec("sweep-report-read");
+    let report = spec.dir.join("report.html");
+    let load = [
+        "--max-tokens",
+        "32",
+        "--input-tokens",
+        "128",
+        "--ignore-eos",
+        "--temperature",
+        "0.2",
+        "--seed",
+        "1",
+    ];
+    let out = SweepArgs::on_spec(&spec, &url, "llm-sim")
+        .param(KEY, "1,2,4,8")
+        .levels("1,16,64")
+        .args(&["--schedule", "sglang"])
+        .args(&["--report", report.to_str().unwrap()])
+        .load(&load)
+        .expect(0);
+    let html = std::fs::read_to_string(&report).expect("the report is written");
+    let between = |from: &str, to: &str| -> String {
+        let rest = html
+            .split(from)
+            .nth(1)
+            .unwrap_or_else(|| panic!("no {from}"));
+        rest.split(to).next().unwrap().to_string()
+    };
+    let action = between("<p id=\"action\" class=\"action\">", "</p>");
+    assert!(
+        ["Apply ", "Extend the range"]
+            .iter()
+            .any(|a| action.starts_with(a)),
+        "one action: {action}"
+    );
+    // The schedule: its ranges and the file the server really read.
+    assert!(
+        html.contains("<table class=\"schedule-plan\">"),
+        "{}",
+        dump(&out)
+    );
+    let path = between("<code class=\"config-path\">", "</code>");
+    assert!(std::path::Path::new(&path).is_file(), "{path} is no file");
+    // Load bars from the ready records upstream: the four configs and the
+    // schedule; each server named once; the tools upstream listed.
+    assert_eq!(html.matches("<rect class=\"load\"").count(), 5, "load bars");
+    assert!(!html.contains("llm-sim llm-sim"), "a server named twice");
+    for tool in ["svc-swap", "wait-ready", "loadgen", "summarize"] {
+        assert!(
+            html.contains(&format!("{tool} 0.")),
+            "{tool} among the tools"
+        );
+    }
+    assert!(
+        html.contains("--speculative-num-steps 8"),
+        "launch commands"
+    );
+    assert_eq!(html.matches("noise unknown").count(), 1, "said once");
+
+    let seen = testkit::chromium::measure(&bin, &report, 1280);
+    assert!(seen.boxes > 100, "the check measured {} boxes", seen.boxes);
+    assert!(
+        seen.overlaps.is_empty(),
+        "text over text:\n{}",
+        seen.overlaps.join("\n")
+    );
+    assert!(
+        seen.clipped.is_empty(),
+        "clipped:\n{}",
+        seen.clipped.join("\n")
+    );
+    let ids: Vec<&str> = seen.charts.iter().map(|c| c.0.as_str()).collect();
+    for id in [
+        "chart-throughput",
+        "chart-ttft",
+        "chart-tpot",
+        "timeline-chart",
+    ] {
+        assert!(ids.contains(&id), "{id} in {ids:?}");
+    }
+    for (id, w) in &seen.charts {
+        assert!(
+            *w >= 0.6 * seen.content_width,
+            "#{id} is {w} px of {} px",
+            seen.content_width
+        );
+    }
+    assert!(seen.axis_names.len() >= 6, "{:?}", seen.axis_names);
+    for name in &seen.axis_names {
+        let dotted = name.split_whitespace().any(|w| {
+            let w = w.trim_matches(|c: char| !c.is_alphanumeric());
+            w.contains('.') && w.chars().any(char::is_alphabetic)
+        });
+        assert!(
+            name.ends_with(')') && name.contains(" (") && !name.contains('_') && !dotted,
+            "axis name {name:?} is not words with a unit"
+        );
+    }
+    let png = testkit::chromium::artefacts().join("sweep-report-1280.png");
+    let shot = testkit::chromium::screenshot(&bin, &report, (1280, 5200), &png);
+    assert_eq!(
+        u32::from_be_bytes([shot[16], shot[17], shot[18], shot[19]]),
+        1280
+    );
 }

@@ -91,9 +91,8 @@ pub fn cap_note(
     let n = level.value();
     (!level.is_open() && n > p.max_batch as f64).then(|| {
         format!(
-            "{} is above the server's max batch of {} (from {}): at most {} requests run \
-             at once and the other {} wait in its queue, whatever the depth",
-            level.label(),
+            "above the server's max batch of {} (from {}): at most {} requests run at \
+             once and the other {} wait in its queue, whatever the depth",
             p.max_batch,
             p.max_batch_source,
             p.max_batch,

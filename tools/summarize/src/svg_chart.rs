@@ -144,7 +144,7 @@ pub(crate) fn draw_panel(out: &mut String, p: &Panel, x0: f64, y0: f64, metric: 
             out,
             r##"<text class="note" x="{:.1}" y="{:.1}" fill="#b00020">{}</text>"##,
             x0 + 10.0,
-            f.py + f.ph + 56.0,
+            f.py + f.ph + 60.0,
             esc(n)
         );
     }
@@ -166,7 +166,7 @@ fn draw_axes(out: &mut String, p: &Panel, f: &Frame, metric: &str) {
             out,
             r##"<line x1="{px}" y1="{yy:.1}" x2="{:.1}" y2="{yy:.1}" stroke="#eee"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
             px + pw,
-            px - 6.0,
+            px - 8.0,
             yy + 4.0,
             num(y)
         );
@@ -177,7 +177,7 @@ fn draw_axes(out: &mut String, p: &Panel, f: &Frame, metric: &str) {
         let _ = writeln!(
             out,
             r#"<text class="tick" x="{xx:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
-            py + ph + 16.0,
+            py + ph + 20.0,
             esc(lbl)
         );
     }
@@ -185,7 +185,7 @@ fn draw_axes(out: &mut String, p: &Panel, f: &Frame, metric: &str) {
         out,
         r#"<text class="axis-name" x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
         px + pw / 2.0,
-        py + ph + 36.0,
+        py + ph + 40.0,
         esc(&p.x_name)
     );
     let _ = writeln!(

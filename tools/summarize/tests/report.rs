@@ -9,13 +9,12 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use common::make::{failure, lines, ready, swap};
 use common::{fixture_lines, summarize};
 use serde_json::{json, Value};
 use testkit::assert_contains;
+use testkit::chromium::{artefacts, run as run_chromium};
 
 const SECRET: &str = "sk-live-9f8e7d6c5b4a";
 
@@ -48,66 +47,6 @@ fn input() -> String {
     ]);
     let cfg = spec("4");
     out + &lines(&[f, swap(&cfg, 2.5), ready(&cfg, 61.0)])
-}
-
-fn artefacts() -> PathBuf {
-    // target/<profile>/deps/report-HASH -> target/artefacts
-    let exe = std::env::current_exe().unwrap();
-    let target = exe.ancestors().nth(3).unwrap().to_path_buf();
-    let dir = target.join("artefacts");
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn chromium() -> Option<PathBuf> {
-    std::env::var_os("PATH").and_then(|p| {
-        std::env::split_paths(&p)
-            .map(|d| d.join("chromium"))
-            .find(|c| c.is_file())
-    })
-}
-
-/// Run headless Chromium on `page` with `extra` flags; (stdout, stderr).
-/// A hung browser is killed after 120 s rather than hang the test run.
-fn run_chromium(bin: &Path, page: &Path, extra: &[String]) -> (String, String) {
-    let dir = testkit::temp_dir("chromium");
-    let profile = dir.join("profile");
-    std::fs::create_dir_all(&profile).unwrap();
-    let (out_p, err_p) = (dir.join("stdout"), dir.join("stderr"));
-    let mut child = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--enable-logging=stderr",
-            "--v=0",
-        ])
-        .arg(format!("--user-data-dir={}", profile.display()))
-        .args(extra)
-        .arg(format!("file://{}", page.display()))
-        .stdin(Stdio::null())
-        .stdout(std::fs::File::create(&out_p).unwrap())
-        .stderr(std::fs::File::create(&err_p).unwrap())
-        .spawn()
-        .expect("start chromium");
-    let t0 = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t0.elapsed() > Duration::from_secs(120) {
-            child.kill().ok();
-            child.wait().ok();
-            panic!("chromium ran past 120 s");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let read = |p: &Path| String::from_utf8_lossy(&std::fs::read(p).unwrap()).into_owned();
-    let out = (read(&out_p), read(&err_p));
-    std::fs::remove_dir_all(dir).ok();
-    out
 }
 
 fn console_lines(stderr: &str) -> Vec<&str> {
@@ -167,11 +106,9 @@ fn report_holds_no_secret_and_loads_nothing() {
 
 #[test]
 fn report_renders_in_headless_chromium() {
-    let Some(bin) = chromium() else {
-        testkit::skip("chromium (scripts/deps.sh installs it)");
+    let Some(bin) = testkit::chromium::gate() else {
         return;
     };
-    testkit::ran("chromium");
     let dir = testkit::temp_dir("report-chromium");
     let page = write_report(&dir, &["--slo", "p99_ttft_ms<=500", "--pareto"]);
 
@@ -226,19 +163,29 @@ fn report_renders_in_headless_chromium() {
     let fails = dom.split("<ul id=\"failure-list\">").nth(1).unwrap();
     assert_contains(fails, "stage ready, class config");
 
-    let shot = artefacts().join("summarize-report-1280.png");
-    std::fs::remove_file(&shot).ok();
-    let (_, err) = run_chromium(
-        &bin,
-        &page,
-        &[
-            format!("--screenshot={}", shot.display()),
-            "--window-size=1280,3200".into(),
-            "--hide-scrollbars".into(),
-        ],
+    // What a person sees at 1280 px: no text over text, none clipped,
+    // charts at least 60% of the content width (issue 33).
+    let seen = testkit::chromium::measure(&bin, &page, 1280);
+    assert!(seen.boxes > 100, "the check measured {} boxes", seen.boxes);
+    assert!(
+        seen.overlaps.is_empty(),
+        "text over text:\n{}",
+        seen.overlaps.join("\n")
     );
-    let png = std::fs::read(&shot).unwrap_or_else(|e| panic!("no screenshot ({e}):\n{err}"));
-    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
+    assert!(
+        seen.clipped.is_empty(),
+        "clipped:\n{}",
+        seen.clipped.join("\n")
+    );
+    for (id, w) in &seen.charts {
+        assert!(
+            *w >= 0.6 * seen.content_width,
+            "#{id}: {w} of {}",
+            seen.content_width
+        );
+    }
+    let shot = artefacts().join("summarize-report-1280.png");
+    let png = testkit::chromium::screenshot(&bin, &page, (1280, 3200), &shot);
     // The PNG header's width (bytes 16..20 of IHDR) is 1280.
     let width = u32::from_be_bytes([png[16], png[17], png[18], png[19]]);
     assert_eq!(width, 1280);

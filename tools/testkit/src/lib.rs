@@ -2,6 +2,7 @@
 //! binaries beside the test executable (as ripgrep's test helper does), run
 //! them with stdin piped from a thread, and start llm-sim on a free port.
 
+pub mod chromium;
 pub mod docker;
 pub mod flags;
 mod gate;
