@@ -13,7 +13,7 @@ complete -c summarize -l tolerance -d 'Scores within this of the best count as a
 complete -c summarize -s f -l format -d 'Output format [default: text, terminal or not; json for scripts]' -r -f -a "text\t'Aligned table and decisions (the default)'
 markdown\t'Markdown table and decisions, for pull requests'
 csv\t'One row per config and level'
-json\t'One summary record, for scripts and `svc-swap --apply-from -`'"
+json\t'One summary record, for scripts'"
 complete -c summarize -l plot -d 'Also draw the metric by level and by parameter into this SVG file' -r -F
 complete -c summarize -l report -d 'Also write one self-contained HTML report (verdict, table, frontier, capacity, timelines, failures, provenance) to FILE' -r -F
 complete -c summarize -l schedule -d 'Print the server\'s own per-load schedule (JSON) from a sweep of one speculative depth at two or more concurrency levels' -r -f -a "vllm\t'vLLM: `--speculative-config` with num_speculative_tokens_per_batch_size'

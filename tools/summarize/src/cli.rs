@@ -28,7 +28,7 @@ pub enum Format {
     Markdown,
     /// One row per config and level.
     Csv,
-    /// One summary record, for scripts and `svc-swap --apply-from -`.
+    /// One summary record, for scripts.
     Json,
 }
 
