@@ -83,16 +83,7 @@ pub fn of(a: &Analysis) -> Pareto {
             }
             let g = crate::gpus::of(&m.rows[r].config, &recs[0]);
             how.get_or_insert_with(|| g.how.clone());
-            let x: Vec<f64> = recs
-                .iter()
-                .filter_map(|v| lookup(v, "tpot_ms.p50"))
-                .filter(|t| *t > 0.0)
-                .map(|t| 1000.0 / t)
-                .collect();
-            let tput: Vec<f64> = recs
-                .iter()
-                .filter_map(|v| lookup(v, "throughput.output_tok_per_s"))
-                .collect();
+            let (x, tput) = interactivity_and_tput(recs);
             let by_conc: Vec<f64> = recs
                 .iter()
                 .filter_map(|v| {
@@ -162,21 +153,27 @@ pub fn of(a: &Analysis) -> Pareto {
     out
 }
 
-/// A cell's place on the chart from its bench records: (1000 / TPOT p50,
-/// output tok/s per GPU, or per server when `per_gpu` is false or its GPU
-/// count is unknown), medians over the records, as [`of`] places the
-/// static cells. For a schedule's line beside them.
-pub fn xy(recs: &[Value], per_gpu: bool) -> Option<(f64, f64)> {
-    let x: Vec<f64> = recs
+/// Each record's interactivity (1000 / TPOT p50) and output tok/s.
+fn interactivity_and_tput(recs: &[Value]) -> (Vec<f64>, Vec<f64>) {
+    let x = recs
         .iter()
         .filter_map(|v| lookup(v, "tpot_ms.p50"))
         .filter(|t| *t > 0.0)
         .map(|t| 1000.0 / t)
         .collect();
-    let y: Vec<f64> = recs
+    let y = recs
         .iter()
         .filter_map(|v| lookup(v, "throughput.output_tok_per_s"))
         .collect();
+    (x, y)
+}
+
+/// A cell's place on the chart from its bench records: (1000 / TPOT p50,
+/// output tok/s per GPU, or per server when `per_gpu` is false or its GPU
+/// count is unknown), medians over the records, as [`of`] places the
+/// static cells. For a schedule's line beside them.
+pub fn xy(recs: &[Value], per_gpu: bool) -> Option<(f64, f64)> {
+    let (x, y) = interactivity_and_tput(recs);
     let div = match (per_gpu, recs.first()) {
         (true, Some(r)) => crate::gpus::of(&Default::default(), r)
             .per_server

@@ -124,6 +124,33 @@ pub struct Layout {
     pub boxes: usize,
 }
 
+impl Layout {
+    /// What a person needs of any report: text boxes measured (the check
+    /// is not blind), none over another, none clipped by its chart, and
+    /// every chart at least `share` of the content width.
+    #[track_caller]
+    pub fn assert_readable(&self, share: f64) {
+        assert!(self.boxes > 100, "the check measured {} boxes", self.boxes);
+        assert!(
+            self.overlaps.is_empty(),
+            "text over text:\n{}",
+            self.overlaps.join("\n")
+        );
+        assert!(
+            self.clipped.is_empty(),
+            "clipped:\n{}",
+            self.clipped.join("\n")
+        );
+        for (id, w) in &self.charts {
+            assert!(
+                *w >= share * self.content_width,
+                "#{id} is {w} px of {} px",
+                self.content_width
+            );
+        }
+    }
+}
+
 /// Lay `page` out at `width` px in Chromium and measure it (module doc).
 pub fn measure(bin: &Path, page: &Path, width: u32) -> Layout {
     let html = std::fs::read_to_string(page).expect("read the page");
