@@ -19,6 +19,17 @@ pub enum Objective {
     Weighted,
 }
 
+impl Objective {
+    /// The objective's name, as `--objective` takes it and records say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Objective::Max => "max",
+            Objective::Slo => "slo",
+            Objective::Weighted => "weighted",
+        }
+    }
+}
+
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {

@@ -291,7 +291,7 @@ fn note(
             )
         })
         .collect();
-    let obj = crate::schedule_row::objective_name(a.opts.objective);
+    let obj = a.opts.objective.name();
     let fmt = |x: Option<f64>| match (x, a.opts.objective) {
         (None, _) => "none".to_string(),
         (Some(x), Objective::Weighted) => format!("{x:.3}"),

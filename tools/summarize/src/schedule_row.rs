@@ -135,7 +135,7 @@ fn row(
         server: server.to_string(),
         label,
         cells,
-        objective: objective_name(ca.opts.objective),
+        objective: ca.opts.objective.name(),
         score,
         pick_score,
         pick: pick_label,
@@ -185,14 +185,6 @@ fn level_cell(a: &Analysis, ca: &Analysis, s: usize, c: usize) -> Cell {
         memory_note: None,
         cap_note: None,
         records: ca.records[s][cc].clone(),
-    }
-}
-
-pub fn objective_name(o: Objective) -> &'static str {
-    match o {
-        Objective::Max => "max",
-        Objective::Slo => "slo",
-        Objective::Weighted => "weighted",
     }
 }
 
@@ -293,7 +285,7 @@ fn decision_line(
     pick_score: Option<f64>,
     pick: &Option<String>,
 ) -> String {
-    let obj = objective_name(opts.objective);
+    let obj = opts.objective.name();
     let fmt = |x: Option<f64>| match (x, opts.objective) {
         (None, _) => "none".to_string(),
         (Some(x), Objective::Weighted) => format!("{x:.3}"),

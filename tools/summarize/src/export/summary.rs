@@ -14,14 +14,6 @@ use crate::stats;
 use crate::table::cell_text;
 use crate::wording::failure_label;
 
-fn objective_name(a: &Analysis) -> &'static str {
-    match a.opts.objective {
-        crate::cli::Objective::Max => "max",
-        crate::cli::Objective::Slo => "slo",
-        crate::cli::Objective::Weighted => "weighted",
-    }
-}
-
 /// Long-format rows: one per (config, level) cell.
 fn cell_rows(a: &Analysis) -> Vec<SummaryRow> {
     let m = &a.model;
@@ -177,7 +169,7 @@ pub fn summary(a: &Analysis, started: std::time::SystemTime) -> SummaryRecord {
         schema: SCHEMA_VERSION,
         provenance: Provenance::new("summarize", started),
         metric: a.opts.metric.path.clone(),
-        objective: objective_name(a).to_string(),
+        objective: a.opts.objective.name().to_string(),
         best_config,
         // Varying keys the winner does not set: a tool applying best_config
         // must remove these flags, not keep their current values.
