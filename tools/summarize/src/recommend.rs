@@ -197,3 +197,63 @@ fn schedule_wins(a: &Analysis, s: &Row) -> Recommendation {
     why.extend(noise_line(a));
     Recommendation { action, why }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::analysis_of_lines;
+
+    /// `steps` at c=1 and c=16 with these tokens/s, one run each.
+    fn sweep(rows: &[(&str, f64, f64)]) -> Analysis {
+        let line = |steps: &str, c: u64, tok_s: f64| {
+            serde_json::json!({
+                "type": "bench", "schema": 1,
+                "config": {"speculative-num-steps": steps},
+                "load": {"mode": "closed", "concurrency": c},
+                "throughput": {"output_tok_per_s": tok_s},
+            })
+            .to_string()
+        };
+        let lines: Vec<String> = rows
+            .iter()
+            .flat_map(|(s, a, b)| [line(s, 1, *a), line(s, 16, *b)])
+            .collect();
+        analysis_of_lines(&lines)
+    }
+
+    #[test]
+    fn a_pick_inside_the_range_is_applied_with_its_score_and_noise_once() {
+        let a = sweep(&[
+            ("1", 100.0, 1000.0),
+            ("2", 120.0, 1300.0),
+            ("4", 121.0, 1200.0),
+        ]);
+        let r = of(&a);
+        assert_eq!(r.action, "apply speculative-num-steps=2");
+        // The score is the pick line's own figure.
+        let o = a.overall.as_ref().unwrap();
+        assert!(o.text.contains(&score_text(&a, Some(o.score))));
+        assert!(r.why[0].starts_with(&format!("weighted score {:.3}: ", o.score)));
+        assert_eq!(
+            r.why.iter().filter(|w| w.contains("noise unknown")).count(),
+            1
+        );
+    }
+
+    #[test]
+    fn still_gaining_at_the_largest_value_says_extend_the_range() {
+        let a = sweep(&[
+            ("1", 100.0, 1000.0),
+            ("2", 130.0, 1300.0),
+            ("4", 170.0, 1700.0),
+        ]);
+        let r = of(&a);
+        assert!(
+            r.action.starts_with(
+                "extend the range: still gaining at the largest value, speculative-num-steps=4"
+            ),
+            "{}",
+            r.action
+        );
+    }
+}

@@ -239,3 +239,34 @@ fn two_different_schedules_of_one_server_are_two_rows_and_the_latest_is_current(
     assert_eq!(level(&rows[0], "c=1")["median"], 1590.0);
     assert_eq!(level(&rows[1], "c=1")["median"], 1000.0);
 }
+
+#[test]
+fn the_picks_score_is_one_figure_beside_a_schedule() {
+    // The schedule beats every static value at c=1 (1700 > 1600): scored
+    // with it among the bests, the pick's weighted score moved (issue 33
+    // saw 0.926 in the pick line and 0.917 in the schedule's).
+    let f = temp_file(
+        "sched-one-figure.jsonl",
+        &results([1700.0, 15000.0, 15000.0]),
+    );
+    let s = summary_of(&[&f], "");
+    let pick = s["details"]["overall"]["score"].as_f64().unwrap();
+    let row = &s["details"]["schedule"][0];
+    assert_eq!(row["pick_score"].as_f64(), Some(pick), "{row}");
+    let text = summarize(&["--format", "text", &f], "");
+    let out = text.expect_code(0).stdout();
+    let figure = format!("{pick:.3}");
+    for l in out
+        .lines()
+        .filter(|l| l.contains("speculative-num-steps=4") && l.contains(" 0."))
+    {
+        let scores: Vec<&str> = l
+            .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|w| w.starts_with("0.") && w.len() == 5)
+            .collect();
+        assert!(
+            scores.is_empty() || scores.contains(&figure.as_str()),
+            "{l}: the pick's score is {figure}"
+        );
+    }
+}
