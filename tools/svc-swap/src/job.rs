@@ -311,13 +311,7 @@ pub fn follow(
             decided = true;
         }
         if t0.elapsed() >= limit {
-            return Err(Exit::new(
-                exit::FAILURE,
-                anyhow::anyhow!(
-                    "swap job {id} still running after {:.0}s; `svc-swap --reattach {id}` follows it",
-                    limit.as_secs_f64()
-                ),
-            ));
+            return Err(still_at_work(id, "", limit));
         }
     }
 }
@@ -347,11 +341,6 @@ while :; do
   sleep 0.1
   i=$((i + 1))
 done"#;
-
-/// How long a run follows one job (or waits for an earlier run's).
-pub fn limit(o: &crate::target::Opts) -> Duration {
-    o.start_timeout + o.wait * 2 + Duration::from_secs(900)
-}
 
 /// `dir` with the glob's special characters matched literally.
 pub fn glob_literal(dir: &str) -> String {
@@ -390,15 +379,20 @@ pub fn await_idle(t: &dyn Transport, pattern: &str, limit: Duration) -> Result<(
             continue;
         }
         if t0.elapsed() >= limit {
-            return Err(Exit::new(
-                exit::FAILURE,
-                anyhow::anyhow!(
-                    "swap job {id} of an earlier run still at work after {:.0}s; `svc-swap --reattach {id}` follows it",
-                    limit.as_secs_f64()
-                ),
-            ));
+            return Err(still_at_work(id, " of an earlier run", limit));
         }
     }
+}
+
+/// A job followed (or waited for) past `limit`: where to pick it up.
+fn still_at_work(id: &str, whose: &str, limit: Duration) -> Exit {
+    Exit::new(
+        exit::FAILURE,
+        anyhow::anyhow!(
+            "swap job {id}{whose} still at work after {:.0}s; `svc-swap --reattach {id}` follows it",
+            limit.as_secs_f64()
+        ),
+    )
 }
 
 /// IDs of jobs whose record was never written, oldest first.

@@ -117,7 +117,7 @@ impl Session<'_> {
     /// earlier run is at work on it (svc-swap(1): the next run waits).
     fn load<'t>(&self, t: &'t dyn Transport) -> Result<Box<dyn target::Target + 't>, Exit> {
         let a = self.args;
-        let limit = job::limit(&self.req.opts);
+        let limit = self.req.opts.job_limit();
         let settled = |dir: &str| job::await_idle(t, &job::glob_literal(dir), limit);
         Ok(match self.manager {
             Manager::Systemd => {

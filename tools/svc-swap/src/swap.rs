@@ -134,7 +134,7 @@ pub fn conclude(
         prefix: pending.prefix,
         words: pending.words,
     };
-    let limit = job::limit(&req.opts);
+    let limit = req.opts.job_limit();
     let verdict = target.needs_verdict();
     // A job still waiting for its verdict when a later run (not --reattach)
     // finds it is called off: that run has a swap of its own to do.
