@@ -4,13 +4,16 @@
 //! does not answer (testkit::outage, a stand-in podman first on PATH that
 //! refuses every command for a few seconds); a create that fails with the
 //! rollback inside the same outage, and a container left without its name;
-//! a container its user stopped; and what svc-swap keeps on disk.
+//! a container its user stopped; and what svc-swap keeps on disk. The
+//! failed create runs on Docker too (its own dockerd, testkit::docker),
+//! where the new container is made by `docker create` and started apart.
 
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use testkit::docker::Dockerd;
 use testkit::outage::Outage;
 use testkit::podman::Ctr;
 use testkit::Run;
@@ -25,9 +28,14 @@ struct Sim {
 
 impl Sim {
     fn start(tag: &str) -> Sim {
+        Sim::start_in(None, tag)
+    }
+
+    /// In the test's own dockerd when `d` is given, else in podman.
+    fn start_in(d: Option<&Dockerd>, tag: &str) -> Sim {
         let port = testkit::free_port();
         let s = Sim {
-            c: Ctr::run_sim(None, tag, &[], port, &[]),
+            c: Ctr::run_sim(d, tag, &[], port, &[]),
             port,
         };
         s.steps();
@@ -52,6 +60,12 @@ impl Sim {
         c.args(["--container", self.name()]).args(args);
         if let Some(p) = path {
             c.env("PATH", p);
+        }
+        if self.c.engine() == "docker" {
+            c.arg("--engine").arg("docker");
+            let cli = self.c.cli();
+            let host = cli.get_envs().find(|(k, _)| *k == "DOCKER_HOST");
+            c.env("DOCKER_HOST", host.and_then(|(_, v)| v).unwrap());
         }
         testkit::run(c, "")
     }
@@ -149,13 +163,26 @@ fn an_engine_that_does_not_answer_is_a_transport_failure() {
 /// engine's (28, transport), not the config's.
 #[test]
 fn a_failed_create_in_an_outage_is_rolled_back_once_the_engine_answers() {
-    if !testkit::podman::gate() {
-        return;
+    if testkit::podman::gate() {
+        create_outage(None);
     }
-    let s = Sim::start("create");
+}
+
+/// The same on Docker, where svc-swap creates with `docker create` and
+/// starts apart (no create command to replay).
+#[test]
+fn docker_a_failed_create_in_an_outage_is_rolled_back_once_the_engine_answers() {
+    if let Some(d) = Dockerd::start() {
+        create_outage(Some(&d));
+    }
+}
+
+fn create_outage(d: Option<&Dockerd>) {
+    let s = Sim::start_in(d, "create");
     let id = s.c.inspect("{{.Id}}");
-    let o = Outage::new("podman");
-    o.from_first("run", 3);
+    let o = Outage::new(s.c.engine());
+    let verb = if d.is_some() { "create" } else { "run" };
+    o.from_first(verb, 3);
     let args = ["--set", "speculative-num-steps=2", "--wait", "20s"];
     let rec = s.swap(Some(&o.path()), &args).expect_one(28);
     assert_eq!(
@@ -164,7 +191,7 @@ fn a_failed_create_in_an_outage_is_rolled_back_once_the_engine_answers() {
         "{rec}"
     );
     assert!(reason(&rec).contains("could not create"), "{rec}");
-    assert!(o.refused().contains(" run "), "{}", o.refused());
+    assert!(o.refused().contains(&format!("{verb} ")), "{}", o.refused());
     assert_eq!(
         s.c.inspect("{{.Id}}"),
         id,
