@@ -253,6 +253,39 @@ fn a_signal_mid_config_restores_the_original_container() {
     s.assert_restored(&out);
 }
 
+/// Regression (issue 37): with the container engine refusing every call
+/// for a few seconds from the first config's create, that config (and the
+/// next) became `swap_failed` class `config`, results that `--resume`
+/// never measured again. An engine that does not answer is the
+/// transport's: the job's rollback rides it out, the sweep records a
+/// transport failure (not a result), retries with its backoff and
+/// measures both values.
+#[test]
+fn an_engine_outage_mid_sweep_is_retried_not_taken_for_the_config() {
+    if !testkit::podman::gate() {
+        return;
+    }
+    let s = Served::start("sweep-outage", "sweep-container-outage");
+    let o = testkit::outage::Outage::new("podman");
+    o.from_first("run", 4);
+    let out = s
+        .sweep(&[], "4")
+        .cmd()
+        .env("PATH", o.path())
+        .output()
+        .unwrap();
+    assert!(o.refused().contains(" run "), "{}", dump(&out));
+    assert_two_values_measured(&s.results(), &out);
+    let recs = records(&s.results());
+    let failed: Vec<&Value> = recs.iter().filter(|r| r["type"] == "failure").collect();
+    assert!(!failed.is_empty(), "the outage cost a try: {}", dump(&out));
+    for f in failed {
+        assert_eq!(f["class"], "transport", "{f}");
+        assert_eq!(f["exit_code"], 28, "{f}");
+    }
+    s.assert_restored(&out);
+}
+
 /// An exec prefix on the far side that logs each command it runs, so the
 /// test sees the engine CLI went through it (as `pct exec 129 --` would).
 fn logging_prefix(dir: &std::path::Path) -> (String, std::path::PathBuf) {

@@ -6,6 +6,7 @@
 //! neither running. The engine CLI runs on the far side, through SSH or the
 //! exec prefix, as systemctl does for units.
 
+pub mod absent;
 pub mod create;
 pub mod definition;
 pub mod inspect;
@@ -45,6 +46,19 @@ fn target_err(msg: String) -> Exit {
 
 /// `ENGINE container inspect NAME`, parsed; an unknown container is exit 20.
 pub fn inspect(t: &dyn Transport, engine: Engine, name: &str) -> Result<Inspected, Exit> {
+    lookup(t, engine, name)?.ok_or_else(|| {
+        target_err(format!(
+            "container {name}: no such container ({} on {})",
+            engine.cli(),
+            t.describe()
+        ))
+    })
+}
+
+/// `ENGINE container inspect NAME`, parsed; `None` when the engine has no
+/// such container. Any other failure is the engine's (it did not answer):
+/// exit 28, which a sweep retries as it does a lost session.
+pub fn lookup(t: &dyn Transport, engine: Engine, name: &str) -> Result<Option<Inspected>, Exit> {
     let e = engine.cli();
     let out = far_side::run(t, &[e, "container", "inspect", "--", name], far_side::SHORT)?;
     if !out.success() {
@@ -54,19 +68,36 @@ pub fn inspect(t: &dyn Transport, engine: Engine, name: &str) -> Result<Inspecte
             .rev()
             .find(|l| !l.trim().is_empty())
             .unwrap_or("");
-        let lower = why.to_lowercase();
-        if lower.contains("no such") {
-            return Err(target_err(format!(
-                "container {name}: no such container ({e} on {})",
-                t.describe()
-            )));
+        if why.to_lowercase().contains("no such") {
+            return Ok(None);
         }
-        return Err(target_err(format!(
-            "container {name}: {e} container inspect failed: {}",
-            why.trim()
-        )));
+        return Err(Exit::new(
+            exit::ENGINE_UNAVAILABLE,
+            anyhow::anyhow!(
+                "container {name}: {e} container inspect failed (the engine did not answer): {}",
+                why.trim()
+            ),
+        ));
     }
-    inspect::parse(&out.stdout_str()).map_err(|m| target_err(format!("container {name}: {m}")))
+    inspect::parse(&out.stdout_str())
+        .map(Some)
+        .map_err(|m| target_err(format!("container {name}: {m}")))
+}
+
+/// A name the engine CLI cannot take for an option.
+pub fn check_name(name: &str) -> Result<(), Exit> {
+    if name.is_empty() || name.starts_with('-') {
+        return Err(Exit::new(
+            exit::USAGE,
+            anyhow::anyhow!("--container {name:?}: not a container name"),
+        ));
+    }
+    Ok(())
+}
+
+/// `/run/sweepkit-swap/container-ENGINE-NAME`: its swap jobs' state.
+pub fn state_dir(engine: Engine, name: &str) -> String {
+    format!("/run/sweepkit-swap/container-{}-{name}", engine.cli())
 }
 
 /// The argv as ExecLine words: `%` and `$` doubled, so the flag editor's
@@ -79,15 +110,21 @@ pub(crate) fn line_of(argv: &[String]) -> ExecLine {
 }
 
 impl<'t> Container<'t> {
-    pub fn load(t: &'t dyn Transport, name: &str, want: Option<Engine>) -> Result<Self, Exit> {
-        if name.is_empty() || name.starts_with('-') {
-            return Err(Exit::new(
-                exit::USAGE,
-                anyhow::anyhow!("--container {name:?}: not a container name"),
-            ));
-        }
-        let engine = engine::pick(t, want)?;
-        let mut cur = inspect(t, engine, name)?;
+    /// Read container `name` of `engine` (picked with `engine::pick`):
+    /// one left without its name by an earlier job is put back first, one
+    /// its user stopped is refused (`absent.rs`).
+    pub fn load(t: &'t dyn Transport, name: &str, engine: Engine) -> Result<Self, Exit> {
+        check_name(name)?;
+        let mut warnings = Vec::new();
+        let mut cur = match lookup(t, engine, name)? {
+            Some(c) => c,
+            None => {
+                let w = absent::put_back(t, engine, name)?;
+                warn(&mut warnings, w);
+                inspect(t, engine, name)?
+            }
+        };
+        absent::refuse_stopped(t, &cur, &state_dir(engine, name))?;
         if cur.argv.is_empty() {
             return Err(target_err(format!(
                 "container {name} has no command (Path, Args and Config.Cmd are empty)"
@@ -96,7 +133,6 @@ impl<'t> Container<'t> {
         if cur.image_digest.is_none() && !cur.image_id.is_empty() && engine == Engine::Docker {
             cur.image_digest = repo_digest(t, engine, &cur.image_id);
         }
-        let mut warnings = Vec::new();
         if let Some(u) = cur.label("PODMAN_SYSTEMD_UNIT") {
             warn(&mut warnings, format!(
                 "container {name} belongs to systemd unit {u}: a restart of the unit re-creates it from its own definition; consider --unit {u}"
@@ -192,7 +228,7 @@ impl<'t> Container<'t> {
 }
 
 /// Say it on stderr now, keep it for the record.
-fn warn(v: &mut Vec<String>, w: String) {
+pub(crate) fn warn(v: &mut Vec<String>, w: String) {
     sweepkit::report::warning("svc-swap", &w);
     v.push(w);
 }
@@ -284,11 +320,7 @@ impl Target for Container<'_> {
     }
 
     fn state_dir(&self) -> String {
-        format!(
-            "/run/sweepkit-swap/container-{}-{}",
-            self.engine.cli(),
-            self.name()
-        )
+        state_dir(self.engine, self.name())
     }
 
     fn live_matches(&mut self, line: &ExecLine) -> Result<bool, Exit> {
@@ -311,7 +343,7 @@ impl Target for Container<'_> {
         // The job backs up the definition file before it writes the new
         // one: the file must hold the definition in force.
         let now = definition::render(self.engine.cli(), &c, c.cmd(), &old_rc, stop_s);
-        far_side::write_file(self.t, &self.def_path(), &now)?;
+        far_side::write_private(self.t, &self.def_path(), &now)?;
         let pids = self.host_pids(&c);
         let mut info = StopInfo::default();
         if c.running {

@@ -126,6 +126,29 @@ pub fn write_file(t: &dyn Transport, path: &str, text: &str) -> Result<(), Exit>
         .map_err(|e| Exit::new(e.exit_code(), anyhow::anyhow!(e)))
 }
 
+/// Write a file only its owner may read (mode 0600 from its first byte:
+/// it may hold a server's secrets, such as a command's `--api-key`),
+/// atomically, creating the directory; its copies (`cp -p`) keep the mode.
+pub fn write_private(t: &dyn Transport, path: &str, text: &str) -> Result<(), Exit> {
+    let script = r#"umask 077
+case $1 in */*) mkdir -p -- "${1%/*}" || exit 1 ;; esac
+t="$1.sweepkit-tmp.$$"
+cat >"$t" && chmod 600 -- "$t" && mv -f -- "$t" "$1" || { rm -f -- "$t"; exit 1; }"#;
+    let out = run_in(
+        t,
+        &["sh", "-c", script, "sh", path],
+        Some(text.as_bytes()),
+        SHORT,
+    )?;
+    if out.success() {
+        return Ok(());
+    }
+    Err(Exit::new(
+        exit::FAILURE,
+        anyhow::anyhow!("writing {path}: {}", out.stderr_str().trim()),
+    ))
+}
+
 /// Backups of `path` (`PATH.sweepkit-bak.STAMP`), oldest first.
 pub fn backups(t: &dyn Transport, path: &str) -> Result<Vec<String>, Exit> {
     let script =
@@ -350,6 +373,13 @@ mod tests {
         write_file(&t, p, "b\n").unwrap();
         let mode = std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "the rewrite keeps the file's mode");
+        let q = format!("{p}.private");
+        write_private(&t, &q, "k\n").unwrap();
+        let mode = std::fs::metadata(&q).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            (mode, read_file(&t, &q).unwrap().unwrap()),
+            (0o600, "k\n".into())
+        );
         write_file(&t, &format!("{p}.sweepkit-bak.2"), "b").unwrap();
         write_file(&t, &format!("{p}.sweepkit-bak.1"), "c").unwrap();
         assert_eq!(backups(&t, p).unwrap().len(), 2);

@@ -311,15 +311,88 @@ pub fn follow(
             decided = true;
         }
         if t0.elapsed() >= limit {
-            return Err(Exit::new(
-                exit::FAILURE,
-                anyhow::anyhow!(
-                    "swap job {id} still running after {:.0}s; `svc-swap --reattach {id}` follows it",
-                    limit.as_secs_f64()
-                ),
-            ));
+            return Err(still_at_work(id, "", limit));
         }
     }
+}
+
+/// Wait on the far side (up to `$2` tenths of a second) while a job in a
+/// directory `$1` matches is at work: its lock taken, no result, its shell
+/// alive, and not waiting for a verdict (a later run calls that one off
+/// itself). `$1` is a glob (for a Compose service, whose project is read
+/// from its container); prints `idle` or `busy ID`.
+const AWAIT: &str = r#"IFS=
+i=0
+while :; do
+  busy=
+  for l in $1/*.lock; do
+    [ -d "$l" ] || continue
+    j=${l%.lock}
+    grep -q '^result=' "$j.state" 2>/dev/null && continue
+    p=$(sed -n 's/^job_pid=//p' "$j.state" 2>/dev/null | tail -n 1)
+    [ -n "$p" ] && [ ! -d "/proc/$p" ] && continue
+    ph=$(grep '^phase=' "$j.state" 2>/dev/null | tail -n 1)
+    [ "$ph" = phase=installed ] && [ ! -s "$j.go" ] && continue
+    busy=${j##*/}
+    break
+  done
+  [ -n "$busy" ] || { echo idle; exit 0; }
+  [ $i -ge "$2" ] && { echo "busy $busy"; exit 0; }
+  sleep 0.1
+  i=$((i + 1))
+done"#;
+
+/// `dir` with the glob's special characters matched literally.
+pub fn glob_literal(dir: &str) -> String {
+    dir.chars()
+        .map(|c| match c {
+            '*' | '?' | '[' => format!("[{c}]"),
+            c => c.to_string(),
+        })
+        .collect()
+}
+
+/// Before a run reads its target: wait until no job of an earlier run is
+/// at work in the directories `pattern` (a glob) names. Such a job holds
+/// the target half-changed (a container renamed away, not yet re-created),
+/// and a run that read it then took "no such container" for the config's
+/// failure. `limit` bounds the wait as `follow`'s does.
+pub fn await_idle(t: &dyn Transport, pattern: &str, limit: Duration) -> Result<(), Exit> {
+    let t0 = Instant::now();
+    let mut said = false;
+    loop {
+        // A first look that does not wait, so the wait is said at once.
+        let tenths = if said { "150" } else { "0" };
+        let out = far_side::check(
+            t,
+            &["sh", "-c", AWAIT, "sh", pattern, tenths],
+            far_side::SHORT,
+            exit::FAILURE,
+        )?;
+        let Some(id) = out.trim().strip_prefix("busy ") else {
+            return Ok(());
+        };
+        if !said {
+            let m = format!("waiting for swap job {id}, an earlier run's, to end");
+            sweepkit::report::info("svc-swap", m);
+            said = true;
+            continue;
+        }
+        if t0.elapsed() >= limit {
+            return Err(still_at_work(id, " of an earlier run", limit));
+        }
+    }
+}
+
+/// A job followed (or waited for) past `limit`: where to pick it up.
+fn still_at_work(id: &str, whose: &str, limit: Duration) -> Exit {
+    Exit::new(
+        exit::FAILURE,
+        anyhow::anyhow!(
+            "swap job {id}{whose} still at work after {:.0}s; `svc-swap --reattach {id}` follows it",
+            limit.as_secs_f64()
+        ),
+    )
 }
 
 /// IDs of jobs whose record was never written, oldest first.

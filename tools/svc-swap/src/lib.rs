@@ -113,29 +113,46 @@ struct Session<'a> {
 }
 
 impl Session<'_> {
-    /// Read the service (unit or spec file) through `t`.
+    /// Read the service (unit or spec file) through `t`, once no job of an
+    /// earlier run is at work on it (svc-swap(1): the next run waits).
     fn load<'t>(&self, t: &'t dyn Transport) -> Result<Box<dyn target::Target + 't>, Exit> {
         let a = self.args;
+        let limit = self.req.opts.job_limit();
+        let settled = |dir: &str| job::await_idle(t, &job::glob_literal(dir), limit);
         Ok(match self.manager {
-            Manager::Systemd => Box::new(systemd::Systemd::load(
-                t,
-                a.unit.as_deref().unwrap_or_default(),
-            )?),
-            Manager::Process => Box::new(process::Process::load(
-                t,
-                a.spec.as_deref().unwrap_or_default(),
-            )?),
-            Manager::Container => Box::new(container::Container::load(
-                t,
-                a.container.as_deref().unwrap_or_default(),
-                a.engine,
-            )?),
-            Manager::Compose => Box::new(compose::Compose::load(
-                t,
-                a.compose.as_deref().unwrap_or_default(),
-                a.service.as_deref().unwrap_or_default(),
-                a.engine,
-            )?),
+            Manager::Systemd => {
+                let unit = systemd::unit_name(a.unit.as_deref().unwrap_or_default());
+                settled(&systemd::state_dir(&unit))?;
+                Box::new(systemd::Systemd::load(t, &unit)?)
+            }
+            Manager::Process => {
+                let spec = a.spec.as_deref().unwrap_or_default();
+                settled(&process::state_dir(spec))?;
+                Box::new(process::Process::load(t, spec)?)
+            }
+            Manager::Container => {
+                let name = a.container.as_deref().unwrap_or_default();
+                container::check_name(name)?;
+                let engine = container::engine::pick(t, a.engine)?;
+                settled(&container::state_dir(engine, name))?;
+                Box::new(container::Container::load(t, name, engine)?)
+            }
+            Manager::Compose => {
+                // The project is read from the service's container: any
+                // project's job on a service of this name is waited for.
+                let service = a.service.as_deref().unwrap_or_default();
+                let dirs = format!(
+                    "/run/sweepkit-swap/compose-*-{}",
+                    job::glob_literal(service)
+                );
+                job::await_idle(t, &dirs, limit)?;
+                Box::new(compose::Compose::load(
+                    t,
+                    a.compose.as_deref().unwrap_or_default(),
+                    service,
+                    a.engine,
+                )?)
+            }
         })
     }
 
@@ -246,9 +263,10 @@ impl Session<'_> {
         };
         let up = self.upstream.clone();
         let mut rec = failure(TOOL, self.started, f.config, Stage::Swap, kind, reason, up);
-        // SSH connect, authentication or a lost session: a later try may
-        // well work, so a sweep retries it rather than record a result.
-        if f.exit.code == exit::TRANSPORT_ERROR {
+        // SSH connect, authentication or a lost session, a container
+        // engine that does not answer: a later try may well work, so a
+        // sweep retries it rather than record a result.
+        if f.exit.code == exit::TRANSPORT_ERROR || f.exit.code == exit::ENGINE_UNAVAILABLE {
             rec.class = Some(sweepkit::records::FailureClass::Transport);
         }
         rec.exit_code = Some(i32::from(f.exit.code));

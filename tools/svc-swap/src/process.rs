@@ -31,6 +31,11 @@ fn target_err(msg: String) -> Exit {
     Exit::new(exit::TARGET_ERROR, anyhow::anyhow!(msg))
 }
 
+/// Where a spec's swap jobs keep their state (job.rs).
+pub fn state_dir(spec: &str) -> String {
+    format!("{spec}.sweepkit-swap")
+}
+
 impl<'t> Process<'t> {
     pub fn load(t: &'t dyn Transport, path: &str) -> Result<Self, Exit> {
         let text = far_side::read_file(t, path)?
@@ -117,7 +122,7 @@ impl Target for Process<'_> {
     }
 
     fn state_dir(&self) -> String {
-        format!("{}.sweepkit-swap", self.path)
+        state_dir(&self.path)
     }
 
     fn live_matches(&mut self, line: &ExecLine) -> Result<bool, Exit> {

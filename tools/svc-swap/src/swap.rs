@@ -4,7 +4,7 @@
 //! config back itself when the new one fails, verify before it stops
 //! anything, run the ready command, roll back on request.
 
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
 
 use serde_json::Value;
 use sweepkit::exit;
@@ -134,7 +134,7 @@ pub fn conclude(
         prefix: pending.prefix,
         words: pending.words,
     };
-    let limit = req.opts.start_timeout + req.opts.wait * 2 + Duration::from_secs(900);
+    let limit = req.opts.job_limit();
     let verdict = target.needs_verdict();
     // A job still waiting for its verdict when a later run (not --reattach)
     // finds it is called off: that run has a swap of its own to do.
@@ -172,6 +172,15 @@ pub fn conclude(
     let errors = st.errors();
     let (code, what) = match (&refused, running) {
         (Some(e), _) => (e.code, "nothing stopped"),
+        // Not the config's failure: a sweep tries it again (class transport).
+        (None, "old") if st.has("engine_down", "1") => (
+            exit::ENGINE_UNAVAILABLE,
+            "the container engine did not answer for a while; the old config runs",
+        ),
+        (None, _) if st.has("engine_down", "1") => (
+            exit::ENGINE_UNAVAILABLE,
+            "the container engine did not answer; nothing runs",
+        ),
         (None, "old") if st.has("phase", "starting") => (
             exit::ROLLED_BACK,
             "the far side restored the old config and restarted it",

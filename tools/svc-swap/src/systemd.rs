@@ -84,13 +84,23 @@ fn effective(
     }
 }
 
+/// `--unit NAME` as systemd names it (`.service` when no type is given).
+pub fn unit_name(name: &str) -> String {
+    if name.contains('.') {
+        name.to_string()
+    } else {
+        format!("{name}.service")
+    }
+}
+
+/// Where a unit's swap jobs keep their state (job.rs).
+pub fn state_dir(unit: &str) -> String {
+    format!("/run/sweepkit-swap/{unit}")
+}
+
 impl<'t> Systemd<'t> {
     pub fn load(t: &'t dyn Transport, name: &str) -> Result<Self, Exit> {
-        let unit = if name.contains('.') {
-            name.to_string()
-        } else {
-            format!("{name}.service")
-        };
+        let unit = unit_name(name);
         let mut s = Systemd {
             t,
             unit,
@@ -299,7 +309,7 @@ impl Target for Systemd<'_> {
     }
 
     fn state_dir(&self) -> String {
-        format!("/run/sweepkit-swap/{}", self.unit)
+        state_dir(&self.unit)
     }
 
     fn live_matches(&mut self, line: &ExecLine) -> Result<bool, Exit> {

@@ -29,6 +29,13 @@ pub struct Opts {
     pub resend_term: Duration,
 }
 
+impl Opts {
+    /// How long a run follows one job (or waits for an earlier run's).
+    pub fn job_limit(&self) -> Duration {
+        self.start_timeout + self.wait * 2 + Duration::from_secs(900)
+    }
+}
+
 /// A file change: write `new` to `path` (or remove it when `None`).
 #[derive(Debug, Clone)]
 pub struct Plan {

@@ -98,7 +98,7 @@ pub fn next(
             );
             Ok(e)
         }
-        Some(Swap::Original) if exits[0] == exit::TRANSPORT_ERROR && attempt < i.retries => {
+        Some(Swap::Original) if transient(exits[0]) && attempt < i.retries => {
             let pause = 2u64 << attempt.min(5);
             let mut e = original(i, attempt + 1);
             e.note = format!(
@@ -117,6 +117,12 @@ pub fn next(
             exit::RESTORE_FAILED,
         )),
     }
+}
+
+/// svc-swap's exits that say nothing about the config: a lost SSH session
+/// (21), a container engine that did not answer (28).
+fn transient(swap_exit: u8) -> bool {
+    swap_exit == exit::TRANSPORT_ERROR || swap_exit == exit::ENGINE_UNAVAILABLE
 }
 
 fn done(error: String, code: u8) -> End {
@@ -249,6 +255,20 @@ mod tests {
         assert_eq!(next(&i, Some(Swap::Original), 0, [24, 4]).unwrap().exit, 42);
         let ok = next(&i, Some(Swap::Original), 1, [0, 0]).unwrap();
         assert_eq!((ok.action, ok.exit, ok.error.as_str()), ("done", 0, ""));
+    }
+
+    /// Regression (issue 37): with the container engine down for 10 s the
+    /// end swap failed with 28 inside the outage and was never tried again.
+    #[test]
+    fn an_engine_that_did_not_answer_is_retried_like_a_lost_session() {
+        let i = inputs(&[], None);
+        let r = next(&i, Some(Swap::Original), 0, [28, 4]).unwrap();
+        assert_eq!((r.action, r.pause_s), ("swap", 2));
+        assert_eq!(r.note, "  transport failure; retry 1/2 in 2s");
+        let last = next(&i, Some(Swap::Original), 2, [28, 4]).unwrap();
+        assert_eq!((last.action, last.exit), ("done", 42));
+        // A container that is not there is the target's: no retry.
+        assert_eq!(next(&i, Some(Swap::Original), 0, [20, 4]).unwrap().exit, 42);
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod generated;
 pub mod helper;
 pub mod netns;
 pub mod nspawn;
+pub mod outage;
 pub mod output;
 mod paths;
 pub mod podman;

@@ -9,6 +9,8 @@ st="$dir/$id.state"
 mkdir -- "$dir/$id.lock" 2>/dev/null || exit 0
 exec >>"$dir/$id.log" 2>&1 </dev/null
 say() { printf '%s\n' "$*" >>"$st"; }
+# Whose job this is: a later run waits for it only while it lives.
+say "job_pid=$$"
 alive() {
   s=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
   s=${s##*) }

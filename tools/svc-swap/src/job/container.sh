@@ -17,8 +17,11 @@ m_stop() {
   engine_stop || return 1
   # Kept for a rollback under another name; one made with --rm is gone.
   if [ -n "$(ins '{{.Id}}' "$oldid")" ]; then
-    "$eng" rename "$oldid" "$kept" || { say "error=cannot rename $name to $kept"; return 1; }
+    "$eng" rename "$oldid" "$kept" || { say "error=cannot rename $name to $kept"; engine_up; return 1; }
     say kept=1
+  elif ! engine_up; then
+    say "error=$eng does not answer; $name was stopped but not renamed"
+    return 1
   fi
 }
 # Bring up the new (or the re-created old) container; a container kept from
@@ -39,13 +42,17 @@ m_start() {
   if [ -z "$reused" ]; then
     if ! out=$("$@" 2>&1 </dev/null); then
       say "error=$eng could not create $name: $(printf '%s' "$out" | tail -n 1)"
-      "$eng" rm -f -- "$name" >/dev/null 2>&1
+      # What a failed create left, never the old container itself (still
+      # NAME when the engine did not answer its rename).
+      [ "$(ins '{{.Id}}' "$name")" = "$oldid" ] || "$eng" rm -f -- "$name" >/dev/null 2>&1
+      engine_up
       return 1
     fi
   fi
   if [ -n "$reused" ] || [ "$starts" != 1 ]; then
     if ! out=$("$eng" start -- "$name" 2>&1 </dev/null); then
       say "error=$eng start $name failed: $(printf '%s' "$out" | tail -n 1)"
+      engine_up
       drop_new
       return 1
     fi
@@ -54,13 +61,16 @@ m_start() {
   pid=$(ins '{{.State.Pid}}' "$name")
   say "new_id=$newid"
   say "main_pid=$pid"
+  # Made by svc-swap: a later swap may take it over even once it stopped
+  # (a config that crashed at load), unlike a container its user stopped.
+  printf '%s\n' "$newid" >>"$dir/made"
   # A server that rejects its flags is gone by now; a crash at load is
   # wait-ready's to classify.
   # (One second by the clock: each inspect takes a good part of one.)
   t_end=$(($(date +%s%N) + 1000000000))
   while :; do
     if [ "$(ins '{{.State.Running}}' "$name")" != true ]; then
-      say "error=$name exited at once (exit $(ins '{{.State.ExitCode}}' "$name"); see $eng logs $name)"
+      say "error=$name exited at once (exit $(ins '{{.State.ExitCode}}' "$name"); its last log lines are in the record's log_tail)"
       "$eng" logs --tail 20 -- "$name" 2>&1 | while IFS= read -r l; do say "log=$l"; done
       drop_new
       return 1
@@ -93,7 +103,17 @@ drop_new() {
     "$eng" rm -f -- "$name" >/dev/null 2>&1
   fi
 }
+# The old container back as NAME, through an engine outage; failing that,
+# the failure record says which container is kept and how to put it back.
 m_restart_old() {
+  until_engine restart_old && return 0
+  if grep -qx kept=1 "$st"; then
+    say "error=no container is named $name; $kept is the one that ran before this swap: '$eng rename $kept $name && $eng start $name' puts it back (the next svc-swap does it itself)"
+  fi
+  return 1
+}
+restart_old() {
+  engine_up || return 1
   cur=$(ins '{{.Id}}' "$name")
   [ -n "$cur" ] && [ "$cur" != "$oldid" ] && "$eng" rm -f -- "$cur" >/dev/null 2>&1
   if [ -n "$(ins '{{.Id}}' "$kept")" ]; then
