@@ -199,6 +199,13 @@ impl Target for Process<'_> {
             _ => None,
         };
         info.gpu = st.get("gpu").map(String::from);
+        // The whole group the stop waited for (its workers after the leader).
+        if let Some(g) = st.get("old_group") {
+            let group: Vec<u32> = g.split(' ').filter_map(|p| p.parse().ok()).collect();
+            if !group.is_empty() {
+                info.old_pids = group;
+            }
+        }
         info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
         let pid: Option<u32> = st.get("main_pid").and_then(|p| p.parse().ok());
         self.new_pid = pid;

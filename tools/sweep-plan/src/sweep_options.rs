@@ -146,7 +146,12 @@ pub struct SweepArgs {
     /// One host per line of FILE, or a comma list: [USER@]HOST[:PORT]
     /// (reached over SSH) or - (here), then optional NAME=VALUE words
     /// ({NAME} in --url) and exec=PREFIX... (the rest of the line)
-    #[arg(long, value_name = "FILE|LIST", help_heading = "Fleet")]
+    #[arg(
+        long,
+        value_name = "FILE|LIST",
+        allow_hyphen_values = true,
+        help_heading = "Fleet"
+    )]
     pub hosts: Option<String>,
 
     /// Stop using a host after N failures blamed on it; its configs go to
