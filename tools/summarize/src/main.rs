@@ -2,10 +2,11 @@
 
 use std::io::IsTerminal;
 
-use clap::Parser;
+/// The one example `-h` shows.
+const EXAMPLE: &str = "summarize results.jsonl --report report.html";
 
 fn main() -> std::process::ExitCode {
-    let mut args = summarize::Args::parse();
+    let mut args = sweepkit::short_help::parse::<summarize::Args>(EXAMPLE);
     // Text for a person at a terminal; the summary record for a pipe.
     if args.format.is_none() && std::io::stdout().is_terminal() {
         args.format = Some(summarize::Format::Text);

@@ -12,12 +12,11 @@ use sweepkit::records::{
 use sweepkit::report::Exit;
 use sweepkit::transport::{shell_join, Transport};
 
-use crate::execstart::{self, ExecLine};
+use crate::execstart::ExecLine;
 use crate::far_side;
 use crate::job::{self, ManagerJob, State};
 use crate::process_spec::{self, Spec};
 use crate::target::{cmdline_matches, Opts, Plan, Target};
-use crate::unitfile;
 
 pub struct Process<'t> {
     t: &'t dyn Transport,
@@ -63,8 +62,12 @@ impl Target for Process<'_> {
     }
 
     fn plan_edit(&self, line: &ExecLine, _in_place: bool) -> Result<Plan, Exit> {
-        let new =
-            unitfile::replace_entry(&self.text, &self.spec.exec_entry, &execstart::render(line));
+        let new = crate::spec_layout::replace_exec(
+            &self.text,
+            &self.spec.exec_entry,
+            &self.spec.exec,
+            line,
+        );
         Ok(Plan {
             path: self.path.clone(),
             old: Some(self.text.clone()),

@@ -432,8 +432,11 @@ fn a_worker_that_outlives_the_leader_is_waited_for() {
     )
     .unwrap();
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(dir.join("nvidia-smi"), std::fs::Permissions::from_mode(0o755))
-        .unwrap();
+    std::fs::set_permissions(
+        dir.join("nvidia-smi"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
     let spec = dir.join("w.spec").to_str().unwrap().to_string();
     std::fs::write(
         &spec,
@@ -465,7 +468,10 @@ fn a_worker_that_outlives_the_leader_is_waited_for() {
     std::fs::remove_file(dir.join("worker.pid")).unwrap();
     let r = go("1");
     let rec = r.expect_one(0);
-    assert!(!alive(worker), "the new server started beside the old worker: {rec}");
+    assert!(
+        !alive(worker),
+        "the new server started beside the old worker: {rec}"
+    );
     assert_eq!(rec["stop"]["gpu"], "freed", "{rec}");
     let old: Vec<u64> = rec["stop"]["old_pids"]
         .as_array()
