@@ -119,6 +119,61 @@ fn generated_bash_completions_offer_every_flag_of_each_tool() {
     }
 }
 
+/// Issue 33: `-h` ran 77 to 139 lines. Now it is a summary that fits a
+/// screen (usage, one example, every long flag of `--help` by name, lines
+/// of 79 columns at most) for each tool and sweep; `--help` keeps the long
+/// text, and a subcommand's `-h` is clap's own.
+#[test]
+fn dash_h_is_a_short_summary_with_an_example_and_every_flag() {
+    let sweep = testkit::repo_root().join("scripts/sweep.sh");
+    let bin = testkit::bin("svc-swap").parent().unwrap().to_path_buf();
+    let help_of = |tool: &str, flag: &str| -> String {
+        let mut c = if tool == "sweep" {
+            let mut c = Command::new("bash");
+            c.arg(&sweep).env("SWEEPKIT_BIN", &bin);
+            c
+        } else {
+            Command::new(testkit::bin(tool))
+        };
+        testkit::run(
+            {
+                c.arg(flag);
+                c
+            },
+            "",
+        )
+        .expect_code(0)
+        .stdout()
+    };
+    for tool in TOOLS.iter().chain(&["sweep"]) {
+        let short = help_of(tool, "-h");
+        let long = help_of(tool, "--help");
+        let lines = short.lines().count();
+        assert!(
+            lines <= 40 && lines * 3 < long.lines().count(),
+            "{tool} -h: {lines} lines\n{short}"
+        );
+        assert!(short.contains("\nExample:\n  "), "{tool} -h:\n{short}");
+        let wide: Vec<&str> = short.lines().filter(|l| l.chars().count() > 79).collect();
+        assert!(wide.is_empty(), "{tool} -h: wider than 79: {wide:?}");
+        let named: BTreeSet<String> = short
+            .split(|c: char| c == ',' || c == '/' || c.is_whitespace())
+            .filter(|w| w.starts_with("--") && w.len() > 2)
+            .map(|w| w.trim_end_matches(',').to_string())
+            .collect();
+        let flags = match *tool {
+            "sweep" => sweep_parsed_options(&sweep),
+            _ => help_flags(&long),
+        };
+        let missing: Vec<_> = flags.difference(&named).cloned().collect();
+        assert!(missing.is_empty(), "{tool} -h lacks {missing:?}:\n{short}");
+    }
+    let step_h = testkit::run(testkit::cmd("sweep-plan", &["step", "-h"]), "")
+        .expect_code(0)
+        .stdout();
+    assert!(step_h.contains("Usage: sweep-plan step"), "{step_h}");
+}
+
 /// The long options sweep accepts: those its `--help` defines, one a line
 /// (generated from its one clap definition, which parses its arguments).
 fn sweep_parsed_options(script: &Path) -> BTreeSet<String> {

@@ -96,7 +96,24 @@ fn the_installed_sweep_runs_every_readme_sweep_example_as_written() {
                     dump(&out)
                 );
             }
+            // The spec the example wrote, byte for byte (issue 33: the
+            // restore joined its continued ExecStart line into one).
+            let written = testkit::temp_dir("installed-example-spec");
+            let head: String = block
+                .replace("18080", &port)
+                .lines()
+                .take_while(|l| !l.starts_with("sweep "))
+                .map(|l| format!("{l}\n"))
+                .collect();
+            assert_eq!(
+                shell(&head, &path, &written).status.code(),
+                Some(0),
+                "{head}"
+            );
+            let original = std::fs::read_to_string(written.join("sim.spec")).unwrap();
+            let _ = std::fs::remove_dir_all(&written);
             let spec = std::fs::read_to_string(dir.join("sim.spec")).unwrap();
+            assert_eq!(spec, original, "restored byte for byte");
             assert!(
                 spec.contains("--speculative-num-steps 1") && !spec.contains("-steps 4"),
                 "restored: {spec}"

@@ -2,10 +2,12 @@
 
 use std::io::IsTerminal;
 
-use clap::Parser;
+/// The one example `-h` shows.
+const EXAMPLE: &str =
+    "loadgen http://127.0.0.1:30000 --concurrency 1,4,16 --max-tokens 256 \\\n    >> results.jsonl";
 
 fn main() -> std::process::ExitCode {
-    let args = loadgen::Args::parse();
+    let args = sweepkit::short_help::parse::<loadgen::Args>(EXAMPLE);
     loadgen::install_interrupt_handler();
     let stdin = std::io::stdin();
     let input = (!stdin.is_terminal()).then(|| stdin.lock());

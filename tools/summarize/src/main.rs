@@ -2,13 +2,14 @@
 
 use std::io::IsTerminal;
 
-use clap::Parser;
+/// The one example `-h` shows.
+const EXAMPLE: &str = "summarize results.jsonl --report report.html";
 
 fn main() -> std::process::ExitCode {
     // The format never depends on whether stdout is a terminal: `summarize
     // FILE > out.txt` writes the same table a person saw (issue 33);
     // scripts ask for `--format json`.
-    let args = summarize::Args::parse();
+    let args = sweepkit::short_help::parse::<summarize::Args>(EXAMPLE);
     if args.files.is_empty() && std::io::stdin().is_terminal() {
         eprintln!("summarize: error: no input: give FILE, or pipe records into stdin");
         return std::process::ExitCode::from(sweepkit::exit::USAGE);

@@ -23,6 +23,7 @@ pub mod ready;
 pub mod request;
 pub mod schedule;
 pub mod show;
+mod spec_layout;
 pub mod swap;
 pub mod systemd;
 pub mod target;

@@ -12,12 +12,11 @@ use sweepkit::records::{
 use sweepkit::report::Exit;
 use sweepkit::transport::{shell_join, Transport};
 
-use crate::execstart::{self, ExecLine};
+use crate::execstart::ExecLine;
 use crate::far_side;
 use crate::job::{self, ManagerJob, State};
 use crate::process_spec::{self, Spec};
 use crate::target::{cmdline_matches, Opts, Plan, Target};
-use crate::unitfile;
 
 pub struct Process<'t> {
     t: &'t dyn Transport,
@@ -68,8 +67,12 @@ impl Target for Process<'_> {
     }
 
     fn plan_edit(&self, line: &ExecLine, _in_place: bool) -> Result<Plan, Exit> {
-        let new =
-            unitfile::replace_entry(&self.text, &self.spec.exec_entry, &execstart::render(line));
+        let new = crate::spec_layout::replace_exec(
+            &self.text,
+            &self.spec.exec_entry,
+            &self.spec.exec,
+            line,
+        );
         Ok(Plan {
             path: self.path.clone(),
             old: Some(self.text.clone()),
@@ -204,6 +207,13 @@ impl Target for Process<'_> {
             _ => None,
         };
         info.gpu = st.get("gpu").map(String::from);
+        // The whole group the stop waited for (its workers after the leader).
+        if let Some(g) = st.get("old_group") {
+            let group: Vec<u32> = g.split(' ').filter_map(|p| p.parse().ok()).collect();
+            if !group.is_empty() {
+                info.old_pids = group;
+            }
+        }
         info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
         let pid: Option<u32> = st.get("main_pid").and_then(|p| p.parse().ok());
         self.new_pid = pid;

@@ -407,3 +407,87 @@ fn next_run_reports_a_job_an_earlier_run_lost() {
     assert_eq!(s.running_k().as_deref(), Some("2"));
     assert!(support::job_ids(&s.state_dir()).is_empty());
 }
+
+/// Orphaned workers holding GPU memory (the brief's campaign): a server's
+/// worker (vLLM's EngineCore, SGLang's scheduler) outlives the leader's
+/// exit for 2 s after SIGTERM while a stand-in nvidia-smi lists it as
+/// holding GPU memory. The stop waits for the whole group, not only the
+/// main PID, and the record names the worker among the old PIDs. Before
+/// the fix the new server started while the worker still held the GPU.
+#[test]
+fn a_worker_that_outlives_the_leader_is_waited_for() {
+    let dir = testkit::temp_dir("group");
+    let d = dir.display();
+    std::fs::write(
+        dir.join("server.sh"),
+        format!(
+            "sh -c 'trap \"sleep 2; exit 0\" TERM; echo $$ >{d}/worker.pid; \
+             while :; do sleep 0.1; done' &\nsleep 300 &\nwait\n"
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("nvidia-smi"),
+        format!("#!/bin/sh\nw=$(cat {d}/worker.pid) && [ -d /proc/$w ] && echo \"$w\"\nexit 0\n"),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(
+        dir.join("nvidia-smi"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let spec = dir.join("w.spec").to_str().unwrap().to_string();
+    std::fs::write(
+        &spec,
+        format!("ExecStart=/bin/sh {d}/server.sh worker --k 0\nTimeoutStopSec=10\n"),
+    )
+    .unwrap();
+    let path = format!("{d}:{}", std::env::var("PATH").unwrap_or_default());
+    let go = |k: &str| {
+        let mut c = support::command();
+        c.env("PATH", &path)
+            .args(["--spec", &spec, "--gpu", "--set", &format!("k={k}")]);
+        testkit::run(c, "")
+    };
+    go("0").expect_code(0);
+    let worker_pid = || -> u32 {
+        let t0 = Instant::now();
+        loop {
+            if let Some(p) = std::fs::read_to_string(dir.join("worker.pid"))
+                .ok()
+                .and_then(|s| s.trim().parse().ok())
+            {
+                return p;
+            }
+            assert!(t0.elapsed() < Duration::from_secs(10), "no worker");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let worker = worker_pid();
+    std::fs::remove_file(dir.join("worker.pid")).unwrap();
+    let r = go("1");
+    let rec = r.expect_one(0);
+    assert!(
+        !alive(worker),
+        "the new server started beside the old worker: {rec}"
+    );
+    assert_eq!(rec["stop"]["gpu"], "freed", "{rec}");
+    let old: Vec<u64> = rec["stop"]["old_pids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_u64)
+        .collect();
+    assert!(old.contains(&u64::from(worker)), "worker {worker}: {rec}");
+    assert!(rec["stop"]["duration_s"].as_f64().unwrap() >= 1.5, "{rec}");
+    let new_worker = worker_pid();
+    if let Some(pid) = support::spec_pid(&spec) {
+        support::kill_spec_server(pid);
+    }
+    let t0 = Instant::now();
+    while alive(new_worker) && t0.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -50,7 +50,11 @@ pub fn parse(spec: &str, file: Option<&str>, url: &str) -> Result<Vec<Host>, Str
         };
         let h = host(t, hosts.len() + 1, url).map_err(|e| format!("{at}: {e}"))?;
         if hosts.iter().any(|o| o.id == h.id) {
-            return Err(format!("{at}: the same host twice"));
+            return Err(format!(
+                "{at}: the same host twice (each host runs one config at a time; \
+                 for two servers on one machine give each line its own exec=PREFIX, \
+                 a container each)"
+            ));
         }
         hosts.push(h);
     }
@@ -243,7 +247,8 @@ mod tests {
         let u = "http://{host}:8000";
         let e = |s: &str, f| parse(s, f, u).unwrap_err();
         assert!(e("a b=1\n\nc oops\n", Some("p")).ends_with("line 3: 'oops': expected NAME=VALUE"));
-        assert!(e("a,a", None).ends_with("the same host twice"));
+        assert!(e("a,a", None).contains("the same host twice"));
+        assert!(e("-,-", None).contains("its own exec=PREFIX"));
         assert!(e("a,b c", None).contains("'b c'"));
         assert!(e("x@", None).contains("is not [USER@]HOST[:PORT] or -"));
         assert!(e("h:port", None).contains("is not"));

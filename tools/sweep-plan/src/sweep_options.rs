@@ -146,7 +146,12 @@ pub struct SweepArgs {
     /// One host per line of FILE, or a comma list: [USER@]HOST[:PORT]
     /// (reached over SSH) or - (here), then optional NAME=VALUE words
     /// ({NAME} in --url) and exec=PREFIX... (the rest of the line)
-    #[arg(long, value_name = "FILE|LIST", help_heading = "Fleet")]
+    #[arg(
+        long,
+        value_name = "FILE|LIST",
+        allow_hyphen_values = true,
+        help_heading = "Fleet"
+    )]
     pub hosts: Option<String>,
 
     /// Stop using a host after N failures blamed on it; its configs go to
@@ -695,11 +700,23 @@ pub enum Want<'a> {
     Host(&'a str),
 }
 
-/// sweep's argv parsed, or the text of --help/--version.
+/// The one example `sweep -h` shows (the README's, on llm-sim).
+const SWEEP_EXAMPLE: &str = "sweep --spec sim.spec --url http://127.0.0.1:18080 --server llm-sim \\
+    --param speculative-num-steps --values 1,2,4 --concurrency 1,4 \\
+    --results sim.jsonl";
+
+/// sweep's argv parsed, or the text of --help/--version (`-h`: a summary).
 fn matched(argv: &[String]) -> Result<Result<(SweepArgs, ArgMatches), String>, Exit> {
-    let words = std::iter::once("sweep".to_string()).chain(argv.iter().cloned());
-    let m = match SweepArgs::command().try_get_matches_from(words) {
+    let words: Vec<std::ffi::OsString> = std::iter::once("sweep".to_string())
+        .chain(argv.iter().cloned())
+        .map(Into::into)
+        .collect();
+    let m = match SweepArgs::command().try_get_matches_from(&words) {
         Ok(m) => m,
+        Err(e) if sweepkit::short_help::is_short_help(&e, &words) => {
+            let text = sweepkit::short_help::summary(&SweepArgs::command(), SWEEP_EXAMPLE);
+            return Ok(Err(text));
+        }
         Err(e) if !e.use_stderr() => return Ok(Err(e.render().to_string())),
         Err(e) => return Err(usage(one_line(&e))),
     };

@@ -225,3 +225,37 @@ fn a_dry_run_prints_the_pool_and_each_pipe_to_copy() {
     assert!(text.starts_with(want), "{text}");
     assert_eq!(text.matches("# [").count(), 2, "{text}");
 }
+
+/// Issue 36: a `--hosts` list that begins with `-` (this machine) given as
+/// its own word reached clap as a short option (`unexpected argument
+/// '-,'`); `--hosts=-,...` parsed. Both spellings give the same pool, and
+/// `-,-` says what to do for two servers on one machine.
+#[test]
+fn a_hosts_list_that_begins_with_this_machine_is_one_word() {
+    let pool = |hosts: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_sweep-plan"))
+            .args(["options", "--pool", "--"])
+            .args(BASE)
+            .args(["--unit", "u"])
+            .args(hosts)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, words, err) = pool(&["--hosts", "-,root@gpu1"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(words.contains("h_name=('local' 'root@gpu1')"), "{words}");
+    assert_eq!(pool(&["--hosts=-,root@gpu1"]).1, words);
+    let (code, _, err) = pool(&["--hosts", "-,-"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.starts_with("sweep: error: --hosts '-': the same host twice")
+            && err.contains("exec=PREFIX")
+            && err.lines().count() == 1,
+        "{err}"
+    );
+}

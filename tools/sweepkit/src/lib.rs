@@ -14,6 +14,8 @@ pub mod report;
 #[cfg(feature = "rxstamp")]
 pub mod rxstamp;
 pub mod sha256;
+#[cfg(feature = "args")]
+pub mod short_help;
 pub mod slo;
 #[cfg(feature = "ssh")]
 pub mod ssh;

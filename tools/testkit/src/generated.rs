@@ -65,10 +65,16 @@ pub fn check_man_page(cmd: clap::Command) {
         "{} lacks EXAMPLES",
         extra_path.display()
     );
+    let headings: Vec<String> = cmd
+        .get_arguments()
+        .filter_map(|a| a.get_help_heading().map(String::from))
+        .collect();
     let mut page = Vec::new();
     clap_mangen::Man::new(cmd)
         .render(&mut page)
         .expect("render man page");
+    let page = String::from_utf8(page).expect("UTF-8 man page");
+    let mut page = options_as_subsections(&page, &headings).into_bytes();
     page.extend_from_slice(extra.as_bytes());
     check_generated(&root.join("man").join(format!("{name}.1")), &page);
 }
@@ -87,4 +93,47 @@ pub fn check_generated(path: &std::path::Path, text: &[u8]) {
         "{} is out of date: run `make man` and commit the result",
         path.display()
     );
+}
+
+/// clap_mangen gives each help heading a section of its own (`.SH FLEET`),
+/// beside the hand-written section of the same name, and `after_help` a
+/// section called EXTRA (issue 33: FLEET, DECISION VIEWS twice; the exit
+/// codes under EXTRA). The headings become subsections of OPTIONS, and
+/// EXTRA goes: the hand-written EXIT STATUS says the same at length.
+pub fn options_as_subsections(page: &str, headings: &[String]) -> String {
+    let upper: Vec<(String, &String)> = headings.iter().map(|h| (h.to_uppercase(), h)).collect();
+    let mut out = String::new();
+    let mut skipping = false;
+    for line in page.lines() {
+        if let Some(name) = line.strip_prefix(".SH ") {
+            let name = name.trim_matches('"');
+            skipping = name == "EXTRA";
+            if let Some((_, h)) = upper.iter().find(|(u, _)| u == name) {
+                out.push_str(&format!(".SS \"{h}\"\n"));
+                continue;
+            }
+        }
+        if !skipping {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headings_become_subsections_and_extra_goes() {
+        let page = ".SH OPTIONS\n.TP\na\n.SH FLEET\n.TP\nb\n.SH \"DECISION VIEWS\"\nc\n\
+                    .SH EXTRA\nExit status: 0\n.SH VERSION\nv1\n";
+        let h = ["Fleet".to_string(), "Decision views".to_string()];
+        assert_eq!(
+            options_as_subsections(page, &h),
+            ".SH OPTIONS\n.TP\na\n.SS \"Fleet\"\n.TP\nb\n.SS \"Decision views\"\nc\n\
+             .SH VERSION\nv1\n"
+        );
+    }
 }

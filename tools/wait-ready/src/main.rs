@@ -2,10 +2,11 @@
 
 use std::io::{BufRead, IsTerminal};
 
-use clap::Parser;
+/// The one example `-h` shows.
+const EXAMPLE: &str = "wait-ready --server sglang http://127.0.0.1:30000 --timeout 15m";
 
 fn main() -> std::process::ExitCode {
-    let args = wait_ready::Args::parse();
+    let args = sweepkit::short_help::parse::<wait_ready::Args>(EXAMPLE);
     // An interactive terminal never carries an upstream record.
     let stdin: Box<dyn BufRead> = if std::io::stdin().is_terminal() {
         Box::new(std::io::empty())

@@ -9,11 +9,27 @@ shift 16
 pids=
 [ "$oldpid" -gt 0 ] && pids=$oldpid
 m_reload() { :; }
+# The members of process group $1. setsid made the server a group leader,
+# and its workers (vLLM's EngineCore, SGLang's scheduler and detokenizer)
+# can hold the port or GPU memory after the leader exits: settle (common.sh)
+# waits for each of them, and --force-kill ends each of them.
+group_pids() {
+  for f in /proc/[0-9]*/stat; do
+    { read -r s <"$f"; } 2>/dev/null || continue
+    s=${s##*) }
+    # shellcheck disable=SC2086 # state ppid pgrp ...: one word each
+    set -- $s
+    [ "$3" = "$grp" ] && { f=${f#/proc/}; printf ' %s' "${f%/stat}"; }
+  done
+}
 m_stop() {
   if [ -z "$pids" ] || ! alive "$oldpid"; then
     say stop_result=already_stopped
     return 0
   fi
+  case $sig in
+    -*) grp=${sig#-}; pids=$(group_pids); pids=${pids# }; say "old_group=$pids" ;;
+  esac
   env kill -s TERM -- "$sig"
   n=0 resent=0 next=$((resendms / 50))
   while alive "$oldpid"; do
