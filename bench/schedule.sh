@@ -83,7 +83,7 @@ largs=()
 for ((j = 1; j < ${#load[@]}; j += 2)); do largs+=("${load[j]}"); done
 for ((i = 2; i <= runs; i++)); do
   echo "== run $i/$runs: the grid again (sweep), then the same schedule by hand" >&2
-  sweep "$dir/run$i.log"
+  sweep "$dir/run$i.log" --append # the runs add up, on purpose
   "$bin/svc-swap" --spec "$spec" --apply-from "$rec" </dev/null 2>>"$dir/run$i.log" |
     "$bin/wait-ready" "$url" --server "$server" "${expect[@]}" 2>>"$dir/run$i.log" |
     "$bin/loadgen" --url "$url" --concurrency 1,4,16,64 "${largs[@]}" >>"$results" 2>>"$dir/run$i.log"

@@ -23,7 +23,7 @@ _svc__swap() {
 
     case "${cmd}" in
         svc__swap)
-            opts="-h -V --unit --container --compose --service --engine --spec --manager --set --set-file --file-dir --unset --apply-from --in-place --dry-run --restore --port --gpu --force-kill --wait --resend-term-after --stop-timeout --start-timeout --ready-cmd --ready-timeout --rollback-on-fail --no-preflight --force-restart --keep-backups --reattach --ssh --ssh-config --ssh-key --known-hosts --accept-new-host-key --exec-prefix --connect-timeout --ssh-retry --help --version"
+            opts="-h -V --unit --container --compose --service --engine --spec --manager --set --set-file --file-dir --unset --apply-from --in-place --dry-run --restore --port --gpu --force-kill --wait --resend-term-after --stop-timeout --start-timeout --ready-cmd --ready-timeout --rollback-on-fail --no-preflight --quiet-preflight --max-load --force-restart --keep-backups --reattach --ssh --ssh-config --ssh-key --known-hosts --accept-new-host-key --exec-prefix --connect-timeout --ssh-retry --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -102,6 +102,10 @@ _svc__swap() {
                     return 0
                     ;;
                 --ready-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-load)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

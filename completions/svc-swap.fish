@@ -21,6 +21,7 @@ complete -c svc-swap -l stop-timeout -d 'SIGTERM grace before SIGKILL (process s
 complete -c svc-swap -l start-timeout -d 'Bound on the start (systemctl start waits for ExecStartPost)' -r
 complete -c svc-swap -l ready-cmd -d 'After the start, run CMD with sh -c locally (e.g. \'wait-ready ...\')' -r
 complete -c svc-swap -l ready-timeout -d 'Bound on --ready-cmd' -r
+complete -c svc-swap -l max-load -d 'The highest concurrency the server will serve: pre-flight\'s note of a request cap at or above N is left out (sweep gives its top level)' -r
 complete -c svc-swap -l keep-backups -d 'Keep the newest N backups of the edited file, delete older ones (0 keeps all)' -r
 complete -c svc-swap -l reattach -d 'Follow swap job ID (a run that lost its session) to its end and write its record: which config runs now' -r
 complete -c svc-swap -l ssh -d 'Run far-side commands over SSH; HOST may be a Host alias of the ssh config (HostName, User, Port, IdentityFile, ProxyJump, ...); the user defaults to the config\'s, then the local one' -r
@@ -37,6 +38,7 @@ complete -c svc-swap -l gpu -d 'Wait until no old PID holds GPU memory (nvidia-s
 complete -c svc-swap -l force-kill -d 'SIGKILL the service\'s own PIDs when a graceful stop did not end them'
 complete -c svc-swap -l rollback-on-fail -d 'Restore and restart the old config when the new one fails to start or --ready-cmd fails (exit 25)'
 complete -c svc-swap -l no-preflight -d 'Skip the pre-flight of SGLang\'s speculative flags (exit 26): let the server itself refuse a bad config, after its model load'
+complete -c svc-swap -l quiet-preflight -d 'Keep pre-flight notes off stderr: they stay in the swap record\'s preflight field (sweep says each one once per sweep)'
 complete -c svc-swap -l force-restart -d 'Restart even when the live instance already runs the requested config (by default such a swap is a no-op, recorded as noop: true)'
 complete -c svc-swap -l accept-new-host-key -d 'Record an unknown host\'s key (OpenSSH\'s accept-new, also set by StrictHostKeyChecking in the config); a changed key is still refused'
 complete -c svc-swap -s h -l help -d 'Print help (see more with \'--help\')'

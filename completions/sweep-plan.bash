@@ -243,7 +243,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__end)
-            opts="-h --param --values --origin --schedule --keep-winner --summarize-exit --after --attempt --exits --retries --work --field --shell --help"
+            opts="-h --param --values --origin --schedule --keep-winner --summarize-exit --after --attempt --exits --retries --work --interrupted --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -291,6 +291,10 @@ _sweep__plan() {
                     ;;
                 --work)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --interrupted)
+                    COMPREPLY=($(compgen -W "true false" -- "${cur}"))
                     return 0
                     ;;
                 --field)
@@ -769,7 +773,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__options)
-            opts="-h --pool --host --field --shell --help"
+            opts="-h --pool --host --start --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -791,7 +795,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__origin)
-            opts="-h --append --copy --say --field --shell --help"
+            opts="-h --append --copy --say --url --new --probe --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -806,6 +810,18 @@ _sweep__plan() {
                     return 0
                     ;;
                 --say)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --new)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --probe)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1059,7 +1075,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__verdict)
-            opts="-h --param --values --index --schedule --tally --since --exits --retries --attempt --field --shell --help"
+            opts="-h --param --values --index --schedule --tally --since --exits --retries --attempt --say --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1098,6 +1114,10 @@ _sweep__plan() {
                     return 0
                     ;;
                 --attempt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --say)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

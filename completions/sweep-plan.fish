@@ -72,6 +72,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l since 
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l exits -d 'The run\'s exit statuses: svc-swap\'s, wait-ready\'s, loadgen\'s' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l retries -d 'sweep\'s --retries (a transport failure runs again this often)' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l attempt -d 'Which try this was, from 0 (with --exits: retry_in_s and retry_note say whether and when to run it again)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l say -d 'Say on stderr after PREFIX each pre-flight note of the run\'s swap record that no verdict in the --tally FILE said yet' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -s h -l help -d 'Print help'
@@ -82,6 +83,9 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand tally" -s h -l hel
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l append -d 'Append the new origin record to FILE (the results file) instead of printing it' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l copy -d 'Also write the new origin record to FILE (a pool host\'s own)' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l say -d 'When ORIGIN holds one already (and no --copy), say so on stderr after PREFIX' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l url -d 'Check the dry run first (sweep\'s pre-flight; exit 2 with one line): every swept flag is on the launch line (or --new), and URL\'s port is the one the target listens on' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l new -d 'With --url: a swept key the launch line may lack (sweep --param-new); repeatable' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l probe -d 'With --url: the URL wait-ready probes as given (no --server); a running server\'s 404 or 405 there is refused (exit 2)' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -s h -l help -d 'Print help'
@@ -98,6 +102,8 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l attempt -d
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l exits -d 'svc-swap\'s and wait-ready\'s exit statuses in it' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l retries -d 'sweep\'s --retries (a transport failure restores again this often)' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l work -d 'Where the schedule record for svc-swap --apply-from is written' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l interrupted -d '1: the sweep was interrupted, so the original\'s wait is bounded by the first time to ready RESULTS measured, plus a margin' -r -f -a "true\t''
+false\t''"
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -165,7 +171,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand fleet-step" -l sta
 complete\t'Bench records, the last one whole'
 failed\t'A failure of the config\'s own (crash, OOM, mismatch...): a result'
 transport\t'Only a transient failure so far: run it again'
-incomplete\t'Cut short by an interrupt: run it again'"
+incomplete\t'Cut short by an interrupt, or stopped by the command\'s mistake (a `usage` failure): run it again'"
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand fleet-step" -l swap-exit -d 'svc-swap\'s exit status in the try' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand fleet-step" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand fleet-step" -l origin-failed -d 'The host\'s config could not be read (nothing ran): blame it'
@@ -203,6 +209,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand progress-end" -s h
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand options" -l host -d 'Only pool host ID\'s own settings: the stages\' target, ready and load words, its origin_file and say_prefix' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand options" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand options" -l pool -d 'Only the pool\'s hosts: h_id and h_name, in --hosts order'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand options" -l start -d 'A sweep starts (not a pool\'s job): also refuse a results file that holds another sweep, unless --resume or --append'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand options" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand options" -s h -l help -d 'Print help'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand dry-run" -l tools -d 'svc-swap\'s, wait-ready\'s and loadgen\'s paths' -r

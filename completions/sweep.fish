@@ -1,5 +1,6 @@
 complete -c sweep -l param -d 'Launch flag to vary (speculative-num-steps or --speculative-num-steps); repeatable; A,B: flags that move together, each value of --values then A:B (--values 1:2,2:3)' -r
-complete -c sweep -l values -d 'Comma-separated values for the --param before it' -r
+complete -c sweep -l param-new -d 'Like --param, for a flag the launch line lacks: sweep adds it (a --param the line lacks is refused as a likely typo)' -r
+complete -c sweep -l values -d 'Comma-separated values for the --param before it (spaces around each value are dropped)' -r
 complete -c sweep -l results -d 'JSON Lines results, appended as records arrive' -r -F
 complete -c sweep -l retries -d 'Run a config again after a transport failure (SSH lost, host unreachable) up to N times, backing off 2s, 4s, 8s...' -r
 complete -c sweep -l patience -d 'Values past the best that must show the plateau [default: 2]' -r
@@ -40,6 +41,7 @@ complete -c sweep -l load-arg -d 'Extra argument for loadgen' -r
 complete -c sweep -l summarize-arg -d 'Extra argument for summarize' -r
 complete -c sweep -l bin-dir -d 'Where the tools are [default: $SWEEPKIT_BIN, beside sweep, PATH, then the repository\'s target/release or debug]' -r -f -a "(__fish_complete_directories)"
 complete -c sweep -l resume -d 'Skip configs that already have records in FILE (a config whose last record is a transport failure or an interruption is run again)'
+complete -c sweep -l append -d 'Add this run\'s records to a FILE that holds another sweep already (without it, or --resume, such a FILE is refused: the two runs would merge into one config\'s medians)'
 complete -c sweep -l keep-winner -d 'Apply summarize\'s pick at the end (default: restore the original config)'
 complete -c sweep -l no-restore -d 'Leave the last config running (the original is the one recorded when FILE was first started: its origin record, kept across --resume)'
 complete -c sweep -l dry-run -d 'Print the configs and the commands; run nothing'

@@ -23,7 +23,7 @@ _wait__ready() {
 
     case "${cmd}" in
         wait__ready)
-            opts="-q -v -h -V --server --deep --timeout --attempt-timeout --interval --backoff --max-interval --unreachable-after --unresolved-after --expect-status --expect-json --expect-body --method --header --body --api-key --pid --log --log-offset --fatal-regex --unit --container --engine --ssh --ssh-config --ssh-key --known-hosts --accept-new-host-key --exec-prefix --connect-timeout --ssh-retry --expect-config --expect-file --invert --no-stdin --pipeline-config --quiet --verbose --help --version"
+            opts="-q -v -h -V --server --deep --timeout --attempt-timeout --interval --backoff --max-interval --unreachable-after --unresolved-after --not-found-after --expect-status --expect-json --expect-body --method --header --body --api-key --pid --log --log-offset --fatal-regex --unit --container --engine --ssh --ssh-config --ssh-key --known-hosts --accept-new-host-key --exec-prefix --connect-timeout --ssh-retry --expect-config --expect-file --invert --no-stdin --pipeline-config --quiet --verbose --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -58,6 +58,10 @@ _wait__ready() {
                     return 0
                     ;;
                 --unresolved-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --not-found-after)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -12,6 +12,7 @@ exponential\t'Grows by half each probe'"
 complete -c wait-ready -l max-interval -d 'Cap on the pause between probes' -r
 complete -c wait-ready -l unreachable-after -d 'Fail fast: a target that never accepted a connection for this long is unreachable (exit 12), refused ones only with nothing watched (no --pid, --unit, --log). By default a refused port is a server still starting, probed until --timeout: exit 12 if it never opened' -r
 complete -c wait-ready -l unresolved-after -d 'A target whose host name has not resolved for this long is unreachable (exit 12): a typo, as a rule. Raise it where names appear late (Compose, Kubernetes); `never` waits until --timeout. Over --ssh the far side resolves names: one it cannot resolve reads as refused' -r
+complete -c wait-ready -l not-found-after -d 'A listening server that answers HTTP 404 or 405 (no such path) for this long is probed at the wrong path (exit 14): a loading server refuses or answers 503. `never` waits until --timeout' -r
 complete -c wait-ready -l expect-status -d 'Accepted HTTP statuses: codes, ranges and classes (200,204 2xx 200-399). Default 2xx' -r
 complete -c wait-ready -l expect-json -d 'Require a JSON value in the body: `.status=ok`, `.data[0].id` (PATH alone: must exist). Repeatable' -r
 complete -c wait-ready -l expect-body -d 'Require the body to match this regular expression' -r

@@ -43,7 +43,7 @@ SWEEP_PLAN=$(find_tool sweep-plan)
 # The stages' shared words (target, ready, load; a pool host gets its
 # own), the grid's words for sweep-plan (grid), labels, n_configs, the
 # loop's words (step_args, say_to) and EXIT_<NAME> from the shared table.
-settings=$("$SWEEP_PLAN" options -- "$@") || exit $?
+settings=$("$SWEEP_PLAN" options --start -- "$@") || exit $?
 eval "$settings"
 [[ -z $help ]] || { printf '%s' "$help"; exit 0; }
 SVC_SWAP=$(find_tool svc-swap)
@@ -60,8 +60,9 @@ originals() { # with the swap words of a step sweep-plan named
   local rc=0 of=${origin_file:-$results}
   "$SVC_SWAP" "${target[@]}" --dry-run --no-preflight "${to_swap[@]}" </dev/null >"$work/dry" 2>"$work/dry.err" || rc=$?
   ((rc == 0)) || { cat "$work/dry.err" >&2; die "$rc" "svc-swap --dry-run failed (exit $rc); the target was not touched"; }
-  "$SWEEP_PLAN" origin --append "$results" ${origin_file:+--copy "$origin_file"} "${say_to[@]}" "$of" <"$work/dry" ||
-    die "$EXIT_FAILURE" "sweep-plan origin failed; the target was not touched"
+  # It checks the dry run first: a --param the line lacks, the --url's port.
+  "$SWEEP_PLAN" origin --append "$results" ${origin_file:+--copy "$origin_file"} "${origin_args[@]}" "${say_to[@]}" "$of" <"$work/dry" ||
+    { rc=$?; ((rc != EXIT_USAGE)) || exit "$rc"; die "$EXIT_FAILURE" "sweep-plan origin failed; the target was not touched"; }
   plan restore "$of" >/dev/null # sweep-plan names a swept key it lacks
 }
 
@@ -76,8 +77,8 @@ run_step() {
   [[ -z $index ]] || ((quiet)) || plan progress --index "$index" --show "sweep: ${say_prefix:-}" ${plain_progress:+--plain} "$results" || true
   for ((attempt = 0; ; attempt++)); do
     run_pipe
-    ask verdict "${judge[@]}" --since "$pipe_before" --exits "${pipe_rc[@]}" --retries "$retries" --attempt "$attempt" --tally "$work/tally" \
-      "$results" --field={retry_in_s,retry_note,state,usage_exit,interrupted,refused,warning,note} || finish_and_exit "$EXIT_FAILURE" "sweep-plan verdict failed"
+    ask verdict "${judge[@]}" --since "$pipe_before" --exits "${pipe_rc[@]}" --retries "$retries" --attempt "$attempt" --tally "$work/tally" "${say_to[@]}" \
+      "$results" --field={retry_in_s,retry_note,state,usage_exit,stop_note,interrupted,refused,warning,note} || finish_and_exit "$EXIT_FAILURE" "sweep-plan verdict failed"
     { [[ -n $retry_in_s ]] && ((!signalled)); } || break
     say "$retry_note"
     sleep "$retry_in_s" &
@@ -86,8 +87,8 @@ run_step() {
   done
   last_state=${state:-pending} last_rc_swap=${pipe_rc[0]} # for a pool's job
   [[ -z $warning ]] || warn "$warning"
-  # A usage error or a missing tool fails every config alike: stop.
-  [[ -z $usage_exit ]] || finish_and_exit "$EXIT_USAGE" "a tool rejected its arguments (exit $usage_exit); fix the pass-through options"
+  # A usage error, a missing tool or a wrong probe path fails every config alike: stop.
+  [[ -z $usage_exit ]] || finish_and_exit "$EXIT_USAGE" "$stop_note"
   [[ $interrupted != true ]] || signalled=1
   [[ $refused != true ]] || swaps=$((swaps - 1)) # pre-flight refused: the server was not touched
   [[ -z $note ]] || say "$note"
@@ -106,7 +107,7 @@ run_pipe() {
   exec {st}< <(
     set +e
     trap : INT TERM # a TERM or INT to the group is the tools' to act on
-    "$SVC_SWAP" "${target[@]}" "${to_swap[@]}" </dev/null | "$WAIT_READY" "${ready[@]}" "${to_ready[@]}" |
+    "$SVC_SWAP" "${target[@]}" "${swap_own[@]}" "${to_swap[@]}" </dev/null | "$WAIT_READY" "${ready[@]}" "${to_ready[@]}" |
       "$LOADGEN" "${load[@]}" "${to_load[@]}" >>"$results"
     echo "${PIPESTATUS[*]}"
   )
@@ -125,7 +126,7 @@ restore() {
   local rc=0 w
   local -a e=() more=()
   w=$(mktemp -d "$work/end.XXXXXX") # a pool restores its hosts at once
-  e=(--origin "${origin_file:-$results}" --retries "$retries" --work "$w" ${schedule:+--schedule "$schedule"})
+  e=(--origin "${origin_file:-$results}" --retries "$retries" --work "$w" --interrupted "$signalled" ${schedule:+--schedule "$schedule"})
   if ((keep_winner)); then
     "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >"$w/summary" || rc=$?
     e+=(--keep-winner "$w/summary" --summarize-exit "$rc")
@@ -245,7 +246,7 @@ touch "$results"
 ask step --index 1 "${step_args[@]}" --work "$work" "$results" # config 1's words read the originals
 originals
 trap on_signal INT TERM
-if ((adaptive)); then say "adaptive over $n_configs value(s); results: $results"; else say "$n_configs config(s); results: $results"; fi
+say "$plan_line" # N config(s), the results file, the levels
 sweep_loop
 # sweep-plan tally: the done line and the exit status (41, 40 or 0).
 mapfile -t end < <("$SWEEP_PLAN" tally --from "$work/tally" --field 'done' --field exit)

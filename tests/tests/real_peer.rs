@@ -203,7 +203,7 @@ fn short_sweep_on_smollm2() {
     let Llama { spec, args, .. } = llama_sweep(&c, "real-smollm2", &model, (1, 2048));
     let results = spec.results();
     let out = args
-        .param("ctx-size", "1024")
+        .param_new("ctx-size", "1024")
         .levels("1")
         .quick("3", "24")
         .load(&["--input-tokens", "32", "--ignore-eos", "--endpoint", "chat"])

@@ -206,8 +206,8 @@ fn crash_without_preflight(spec: &SpecFile, url: &str, printed: &mut String) -> 
     let crash_res = crash_results.to_str().unwrap();
     let mut args = sweep_args(&["--spec", spec.s(), "--url", url], crash_res);
     args.extend(["--swap-arg", "--no-preflight"]);
-    args.extend(["--param", "speculative-algorithm", "--values", "EAGLE"]);
-    args.extend(["--param", "speculative-num-steps", "--values", "2"]);
+    args.extend(["--param-new", "speculative-algorithm", "--values", "EAGLE"]);
+    args.extend(["--param-new", "speculative-num-steps", "--values", "2"]);
     let out = sweep(&args).output().unwrap();
     let recs = records(&crash_results);
     let f = with_config(&recs, "failure", "speculative-num-steps", "2");
@@ -334,8 +334,8 @@ fn preflight_refuses_steps_without_topk(spec: &SpecFile, url: &str) {
         &["--spec", spec.s(), "--url", url],
         results.to_str().unwrap(),
     );
-    args.extend(["--param", "speculative-algorithm", "--values", "EAGLE"]);
-    args.extend(["--param", "speculative-num-steps", "--values", "2"]);
+    args.extend(["--param-new", "speculative-algorithm", "--values", "EAGLE"]);
+    args.extend(["--param-new", "speculative-num-steps", "--values", "2"]);
     let out = sweep(&args).output().unwrap();
     assert_eq!(out.status.code(), Some(41), "{}", dump(&out));
     let recs = records(&results);
@@ -473,7 +473,7 @@ fn adaptive_flags_on_real_sglang() {
         ("speculative-eagle-topk", "1"),
         ("speculative-num-steps", "2"),
     ] {
-        args.extend(["--param", k, "--values", v]);
+        args.extend(["--param-new", k, "--values", v]);
     }
     let out = sweep(&args).output().unwrap();
     let recs = records(&results);

@@ -181,7 +181,7 @@ fn resume_counts_failures_as_done_and_a_grid_covers_every_pair() {
     let results = spec.results();
     let args = common(&spec, &url)
         .param(KEY, "1,9")
-        .param("max-running-requests", "8,16")
+        .param_new("max-running-requests", "8,16")
         .levels("1")
         .load(&["-n", "2"]);
     let out = args.expect(40);
@@ -230,7 +230,7 @@ fn a_backslash_in_a_value_matches_its_own_records() {
     let (spec, url) = sim_spec("sweep-backslash");
     let results = spec.results();
     let out = common(&spec, &url)
-        .param("model-name", r"m\x41,plain")
+        .param_new("model-name", r"m\x41,plain")
         .levels("1")
         .load(&["-n", "2"])
         .expect(0);

@@ -34,7 +34,7 @@ fn steps_without_topk_is_refused_by_preflight_before_any_restart() {
     let original = spec.exec_start();
     let results = spec.results();
     // Every config failed.
-    let out = common(&spec, &url).param(STEPS, "1,2,3").expect(41);
+    let out = common(&spec, &url).param_new(STEPS, "1,2,3").expect(41);
     let recs = records(&results);
     let steps = format!("/config/{STEPS}");
     assert_eq!(

@@ -88,7 +88,7 @@ fn no_preflight_lets_steps_without_topk_crash_at_load_and_the_sweep_goes_on() {
     let original = spec.exec_start();
     let results = spec.results();
     let out = common(&spec, &url)
-        .param(STEPS, "2,3")
+        .param_new(STEPS, "2,3")
         .swap(&["--no-preflight"])
         .expect(41);
     let recs = records(&results);

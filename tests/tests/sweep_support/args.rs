@@ -45,6 +45,12 @@ impl SweepArgs {
         self.args(&["--param", key, "--values", values])
     }
 
+    /// `--param-new KEY --values VALUES`: a flag the launch line lacks,
+    /// which sweep adds (a `--param` it lacks is refused as a typo).
+    pub fn param_new(self, key: &str, values: &str) -> SweepArgs {
+        self.args(&["--param-new", key, "--values", values])
+    }
+
     /// `--concurrency LEVELS`.
     pub fn levels(self, levels: &str) -> SweepArgs {
         self.args(&["--concurrency", levels])

@@ -244,11 +244,17 @@ fn take_record(
             Config::new()
         }
     };
-    if kind == "failure" && sweepkit::records::failure_class(&rec) == FailureClass::Transport {
-        // Transient (SSH lost, host unreachable): says nothing about the
-        // config, so it is neither a data point nor a baseline.
+    let class = sweepkit::records::failure_class(&rec);
+    if kind == "failure" && class != FailureClass::Config {
+        // Transient (SSH lost, host unreachable) or the command's mistake
+        // (a wrong readiness path): says nothing about the config, so it
+        // is neither a data point nor a baseline.
+        let what = match class {
+            FailureClass::Usage => "the command's failure",
+            _ => "transport failure",
+        };
         input.notes.push(format!(
-            "{at}: transport failure (not the config's own); not a result, ignored"
+            "{at}: {what} (not the config's own); not a result, ignored"
         ));
         return;
     }

@@ -168,6 +168,16 @@ pub struct Args {
     #[arg(long, overrides_with = "no_preflight")]
     pub no_preflight: bool,
 
+    /// Keep pre-flight notes off stderr: they stay in the swap record's
+    /// preflight field (sweep says each one once per sweep)
+    #[arg(long)]
+    pub quiet_preflight: bool,
+
+    /// The highest concurrency the server will serve: pre-flight's note of
+    /// a request cap at or above N is left out (sweep gives its top level)
+    #[arg(long, value_name = "N")]
+    pub max_load: Option<u32>,
+
     /// Restart even when the live instance already runs the requested
     /// config (by default such a swap is a no-op, recorded as noop: true)
     #[arg(long)]

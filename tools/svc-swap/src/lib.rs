@@ -391,8 +391,14 @@ fn preflight_gate(
         let findings = preflight::check(&argv).map_err(|e| reject(e.to_string()))?;
         notes.extend(findings.notes);
     }
-    for n in &notes {
-        sweepkit::report::warning(TOOL, format!("pre-flight: {n}"));
+    // A load that never passes the cap needs no word about it.
+    if args.max_load.is_some_and(|m| m <= preflight::CAP) {
+        notes.retain(|n| !n.starts_with(preflight::CAP_NOTE));
+    }
+    if !args.quiet_preflight {
+        for n in &notes {
+            sweepkit::report::warning(TOOL, format!("pre-flight: {n}"));
+        }
     }
     Ok(notes)
 }

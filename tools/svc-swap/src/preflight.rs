@@ -187,11 +187,16 @@ fn algorithm(algo: &str, f: &mut Findings) -> Result<String, Refusal> {
     Ok(upper)
 }
 
+/// The requests SGLang runs at once with speculation on and
+/// --max-running-requests unset; the note about it begins [`CAP_NOTE`].
+pub const CAP: u32 = 48;
+pub const CAP_NOTE: &str = "SGLang sets max_running_requests to 48";
+
 /// Speculation caps the batch when --max-running-requests is unset.
 fn cap_note(argv: &[String], f: &mut Findings) {
     if flag(argv, MAX_RUNNING).is_none() {
         f.notes.push(format!(
-            "SGLang sets max_running_requests to 48 when speculation is on and \
+            "{CAP_NOTE} when speculation is on and \
              --{MAX_RUNNING} is unset: concurrency above 48 queues (set \
              --{MAX_RUNNING} to choose)"
         ));
@@ -368,7 +373,7 @@ mod tests {
     fn the_48_request_cap_is_announced_only_when_unset() {
         let base =
             "--speculative-algorithm EAGLE --speculative-num-steps 1 --speculative-eagle-topk 1";
-        assert!(notes(base).iter().any(|n| n.contains("48")));
+        assert!(notes(base).iter().any(|n| n.starts_with(CAP_NOTE)));
         let n = notes(&format!("{base} --max-running-requests 64"));
         assert!(!n.iter().any(|n| n.contains("48")), "{n:?}");
         assert!(notes("--speculative-algorithm NGRAM")

@@ -57,6 +57,7 @@ impl Target for Process<'_> {
             manager: ServiceManager::Process,
             unit: self.path.clone(),
             log: Some(self.spec.log_file.clone()),
+            pid_file: Some(self.spec.pid_file.clone()),
             port: self.spec.port,
             ..Default::default()
         }

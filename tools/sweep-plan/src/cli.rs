@@ -127,6 +127,15 @@ pub enum Command {
         /// retry_note say whether and when to run it again)
         #[arg(long, value_name = "N", default_value_t = 0)]
         attempt: usize,
+        /// Say on stderr after PREFIX each pre-flight note of the run's
+        /// swap record that no verdict in the --tally FILE said yet
+        #[arg(
+            long,
+            value_name = "PREFIX",
+            allow_hyphen_values = true,
+            requires = "tally"
+        )]
+        say: Option<String>,
         #[arg(value_name = "RESULTS")]
         results: String,
     },
@@ -152,6 +161,19 @@ pub enum Command {
         /// stderr after PREFIX
         #[arg(long, value_name = "PREFIX", allow_hyphen_values = true)]
         say: Option<String>,
+        /// Check the dry run first (sweep's pre-flight; exit 2 with one
+        /// line): every swept flag is on the launch line (or --new), and
+        /// URL's port is the one the target listens on
+        #[arg(long, value_name = "URL")]
+        url: Option<String>,
+        /// With --url: a swept key the launch line may lack (sweep
+        /// --param-new); repeatable
+        #[arg(long = "new", value_name = "KEY", requires = "url")]
+        new: Vec<String>,
+        /// With --url: the URL wait-ready probes as given (no --server); a
+        /// running server's 404 or 405 there is refused (exit 2)
+        #[arg(long, value_name = "URL", requires = "url")]
+        probe: Option<String>,
         /// Where the origin is kept (the results file); missing: none yet
         #[arg(value_name = "ORIGIN")]
         file: Option<String>,
@@ -194,6 +216,11 @@ pub enum Command {
         /// Where the schedule record for svc-swap --apply-from is written
         #[arg(long, value_name = "DIR", default_value = ".")]
         work: String,
+        /// 1: the sweep was interrupted, so the original's wait is bounded
+        /// by the first time to ready RESULTS measured, plus a margin
+        #[arg(long, value_name = "0|1", default_value = "0", action = clap::ArgAction::Set,
+              value_parser = clap::builder::BoolishValueParser::new())]
+        interrupted: bool,
         #[arg(value_name = "RESULTS")]
         results: String,
     },
@@ -439,6 +466,10 @@ pub enum Command {
         /// load words, its origin_file and say_prefix
         #[arg(long, value_name = "ID")]
         host: Option<String>,
+        /// A sweep starts (not a pool's job): also refuse a results file
+        /// that holds another sweep, unless --resume or --append
+        #[arg(long, conflicts_with_all = ["pool", "host"])]
+        start: bool,
         #[arg(
             value_name = "SWEEP_ARG",
             trailing_var_arg = true,

@@ -14,6 +14,12 @@
 //!
 //! `done` carries the error and exit status 42 when the last swap did not
 //! end with a ready server: the one the sweep documents.
+//!
+//! After an interrupt (`--interrupted`) the restore's wait is bounded by
+//! the file's first measured time to ready plus a margin ([`bound_s`]),
+//! not the full --ready-timeout the hopeless wait just used; a second
+//! Ctrl-C (wait-ready's 130) ends it, saying the original config is back
+//! and still loading.
 
 use serde::Serialize;
 use sweepkit::exit;
@@ -70,6 +76,31 @@ pub struct Inputs<'a> {
     pub work: &'a str,
     /// The swept keys (the origin record restores those).
     pub keys: &'a [String],
+    /// The sweep was interrupted: bound the restore's wait.
+    pub interrupted: bool,
+}
+
+/// With no time to ready measured yet, the restore after an interrupt
+/// waits this long.
+const UNMEASURED_BOUND_S: u64 = 60;
+
+/// The restore's wait after an interrupt, in seconds: twice the first
+/// time to ready the results file measured (a ready record up some
+/// record's upstream chain), plus 30 s for the restart itself; 60 s when
+/// none was measured. Also that first time, for the note.
+pub fn bound_s(lines: &[Line]) -> (u64, Option<f64>) {
+    let first = lines.iter().find_map(|l| {
+        let mut cur = Some(&l.raw);
+        while let Some(r) = cur.filter(|r| r.is_object()) {
+            if r["type"] == "ready" && r["outcome"] == "ready" {
+                return r["time_to_ready_s"].as_f64();
+            }
+            cur = r.get("upstream");
+        }
+        None
+    });
+    let s = first.map_or(UNMEASURED_BOUND_S, |t| (t * 2.0 + 30.0).ceil() as u64);
+    (s, first)
 }
 
 /// The answer after `after` (try `attempt`) ended with `exits`.
@@ -90,6 +121,25 @@ pub fn next(
         None if i.winner.is_some() => winner(i),
         None => Ok(original(i, 0)),
         Some(_) if ok => Ok(done(String::new(), exit::OK)),
+        Some(Swap::Original)
+            if i.interrupted
+                && exits[0] == exit::OK
+                && [exit::INTERRUPTED, exit::TIMEOUT].contains(&exits[1]) =>
+        {
+            let how = match exits[1] {
+                exit::INTERRUPTED => "interrupted again".to_string(),
+                _ => format!("not ready within {}s", bound_s(i.lines).0),
+            };
+            Ok(done(
+                format!("the original config is back in place but was not ready yet ({how}); it may still be loading: check it (wait-ready URL --server KIND)"),
+                exit::RESTORE_FAILED,
+            ))
+        }
+        // Swapped back, and the server answers (HTTP 404 at the probed
+        // path, which the sweep stopped for): as ready as can be told.
+        Some(Swap::Original) if exits == [exit::OK, exit::NOT_FOUND] => {
+            Ok(done(String::new(), exit::OK))
+        }
         Some(Swap::Winner) => {
             let mut e = original(i, 0);
             e.warning = format!(
@@ -147,10 +197,22 @@ fn original(i: &Inputs<'_>, attempt: usize) -> End {
     let mut to_swap = vec!["--no-preflight".to_string()];
     to_swap.extend(i.original.iter().cloned());
     to_swap.extend(undo_schedule(i));
+    let (mut to_ready, mut note) = (Vec::new(), String::new());
+    if i.interrupted {
+        let (s, first) = bound_s(i.lines);
+        let why = match first {
+            Some(t) => format!("its first time to ready was {t:.1}s"),
+            None => "no time to ready measured yet".into(),
+        };
+        to_ready = vec!["--timeout".into(), format!("{s}s")];
+        note = format!("after the interrupt the restore waits at most {s}s ({why}); Ctrl-C again stops waiting");
+    }
     End {
         tag: "end",
         action: "swap",
         line: "restoring the original config".into(),
+        note,
+        to_ready,
         to_swap,
         again: vec![
             "--after".into(),
@@ -223,7 +285,49 @@ mod tests {
             retries: 2,
             work: "/nonexistent",
             keys: &[],
+            interrupted: false,
         }
+    }
+
+    #[test]
+    fn after_an_interrupt_the_restore_waits_its_first_time_to_ready_plus_a_margin() {
+        let text = r#"{"type":"origin"}
+{"type":"bench","config":{"k":"2"},"upstream":{"type":"ready","outcome":"ready","time_to_ready_s":12.5}}
+{"type":"bench","config":{"k":"3"},"upstream":{"type":"ready","outcome":"ready","time_to_ready_s":99.0}}
+"#;
+        let lines = results::read(text);
+        let mut i = inputs(&lines, None);
+        i.interrupted = true;
+        let e = next(&i, None, 0, [0, 0]).unwrap();
+        assert_eq!(e.to_ready, ["--timeout", "55s"]);
+        assert!(
+            e.note.contains("first time to ready was 12.5s"),
+            "{}",
+            e.note
+        );
+        assert!(e.note.contains("Ctrl-C again"), "{}", e.note);
+        let again = next(&i, Some(Swap::Original), 0, [0, exit::INTERRUPTED]).unwrap();
+        assert_eq!(again.exit, exit::RESTORE_FAILED);
+        assert!(
+            again
+                .error
+                .contains("back in place but was not ready yet (interrupted again)"),
+            "{}",
+            again.error
+        );
+        let late = next(&i, Some(Swap::Original), 0, [0, exit::TIMEOUT]).unwrap();
+        assert!(
+            late.error.contains("not ready within 55s"),
+            "{}",
+            late.error
+        );
+        let none = inputs(&[], None);
+        assert_eq!(bound_s(none.lines), (UNMEASURED_BOUND_S, None));
+        // Not interrupted: the stages' own --ready-timeout.
+        assert!(next(&inputs(&lines, None), None, 0, [0, 0])
+            .unwrap()
+            .to_ready
+            .is_empty());
     }
 
     #[test]

@@ -154,6 +154,9 @@ fn flag_names(p: &str) -> Result<Vec<String>, String> {
 
 /// The (flag, value) words of one value of `--param NAMES`.
 fn assign(p: &str, names: &[String], list: &str, v: &str) -> Result<Vec<(String, String)>, String> {
+    // `--values "1, 2"`: the space is the list's, not the value's (the
+    // server would get " 2" and crash).
+    let v = v.trim();
     if v.is_empty() || v.contains('\n') {
         return Err(format!(
             "--values '{list}': expected V1,V2,... with no empty value"
@@ -163,7 +166,7 @@ fn assign(p: &str, names: &[String], list: &str, v: &str) -> Result<Vec<(String,
     if names.len() == 1 {
         return Ok(vec![(names[0].clone(), v.to_string())]);
     }
-    let parts: Vec<&str> = v.split(':').collect();
+    let parts: Vec<&str> = v.split(':').map(str::trim).collect();
     if parts.len() != names.len() || parts.iter().any(|s| s.is_empty()) {
         return Err(format!(
             "--param {p} --values ...{v}...: expected {} values joined by ':'",
@@ -205,6 +208,9 @@ mod tests {
         );
         let one = expand(&s(&["k"]), &s(&["a:b"])).unwrap();
         assert_eq!(one.points[0].label(), "k=a:b");
+        let spaced = expand(&s(&["k", "a,b"]), &s(&["1, 2 ", "x : y, z:w"])).unwrap();
+        let labels: Vec<String> = spaced.points.iter().map(Point::label).collect();
+        assert_eq!(labels[..3], ["k=1 a=x b=y", "k=1 a=z b=w", "k=2 a=x b=y"]);
     }
 
     #[test]

@@ -12,6 +12,7 @@
 pub mod adapt;
 pub mod cli;
 pub mod cost;
+pub mod dry_run_checks;
 pub mod end;
 pub mod fleet;
 pub mod grid;
@@ -26,6 +27,7 @@ pub mod schedule;
 pub mod stage_words;
 pub mod statusline;
 pub mod step;
+pub mod sweep_checks;
 pub mod sweep_options;
 pub mod verdict;
 
@@ -75,10 +77,16 @@ fn point(g: &grid::Grid, index: usize) -> Result<&grid::Point, Exit> {
 pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
     match &args.command {
-        Command::Options { argv, pool, host } => {
+        Command::Options {
+            argv,
+            pool,
+            host,
+            start,
+        } => {
             let want = match (pool, host) {
                 (true, _) => sweep_options::Want::Pool,
                 (_, Some(id)) => sweep_options::Want::Host(id),
+                _ if *start => sweep_options::Want::Start,
                 _ => sweep_options::Want::All,
             };
             return options(sweep_options::parse_for(argv, want), stdout);
@@ -133,6 +141,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             exits,
             retries,
             attempt,
+            say,
             results,
         } => {
             let text = read_text(&results, false)?;
@@ -162,6 +171,13 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                     verdict::judge_schedule(&mut v);
                 }
                 if let (Some(f), None) = (&tally, v.retry_in_s) {
+                    let said = read_text(f, true)?;
+                    v.preflight = verdict::new_notes(&lines, &said);
+                    if let Some(prefix) = &say {
+                        for n in &v.preflight {
+                            eprintln!("{prefix}warning: pre-flight: {n}");
+                        }
+                    }
                     append_line(f, &v)?;
                 }
             }
@@ -178,6 +194,9 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             append,
             copy,
             say,
+            url,
+            new,
+            probe,
             file,
         } => {
             let have = match &file {
@@ -192,6 +211,17 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
             let v: serde_json::Value = serde_json::from_str(line)
                 .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("<stdin>: not JSON: {e}")))?;
+            if let Some(url) = &url {
+                let probe = probe.as_deref();
+                preflight(
+                    &v,
+                    &dry_run_checks::Checks {
+                        url,
+                        new: &new,
+                        probe,
+                    },
+                )?;
+            }
             let rec = Record::Origin(
                 origin::new_origin(&v, started)
                     .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("<stdin>: {e}")))?,
@@ -441,6 +471,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             exits,
             retries,
             work,
+            interrupted,
             results,
         } => {
             let g = grid_of(&grid)?;
@@ -463,6 +494,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 retries,
                 work: &work,
                 keys: &g.keys,
+                interrupted,
             };
             let ex = exits.as_deref().unwrap_or(&[0, 0]);
             let e = end::next(&inputs, after, attempt, [ex[0], ex[1]])
@@ -514,6 +546,18 @@ fn append_line(path: &str, answer: &impl Serialize) -> Result<(), Exit> {
         .open(path)
         .and_then(|mut f| writeln!(f, "{line}"))
         .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{path}: {e}")))
+}
+
+/// sweep's pre-flight on the dry-run swap record `v`: a refusal is
+/// sweep's usage error, said in its name (sweep.sh exits with it).
+fn preflight(v: &serde_json::Value, c: &dry_run_checks::Checks<'_>) -> Result<(), Exit> {
+    let Ok(Record::Swap(rec)) = serde_json::from_value::<Record>(v.clone()) else {
+        return Ok(()); // new_origin says what is wrong with it
+    };
+    dry_run_checks::check(&rec, c).map_err(|why| {
+        sweepkit::report::error("sweep", &anyhow!(why));
+        Exit::silent(exit::USAGE)
+    })
 }
 
 /// `options` and `dry-run`: their text, or the usage error in sweep's name.

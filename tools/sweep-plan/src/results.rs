@@ -57,7 +57,8 @@ pub enum State {
     Failed,
     /// Only a transient failure so far: run it again.
     Transport,
-    /// Cut short by an interrupt: run it again.
+    /// Cut short by an interrupt, or stopped by the command's mistake
+    /// (a `usage` failure): run it again.
     Incomplete,
 }
 
@@ -112,6 +113,8 @@ impl Line {
             "bench" => Some(State::Complete),
             "failure" if self.kind.as_deref() == Some("interrupted") => Some(State::Incomplete),
             "failure" if self.failure_class() == FailureClass::Transport => Some(State::Transport),
+            // The command's mistake (a wrong readiness path): no result.
+            "failure" if self.failure_class() == FailureClass::Usage => Some(State::Incomplete),
             "failure" => Some(State::Failed),
             _ => None,
         }

@@ -48,13 +48,24 @@ pub struct SweepArgs {
     #[arg(
         long = "param",
         value_name = "NAME",
-        required = true,
+        required_unless_present = "params_new",
         allow_hyphen_values = true,
         help_heading = "Sweep"
     )]
     pub params: Vec<String>,
 
-    /// Comma-separated values for the --param before it
+    /// Like --param, for a flag the launch line lacks: sweep adds it (a
+    /// --param the line lacks is refused as a likely typo)
+    #[arg(
+        long = "param-new",
+        value_name = "NAME",
+        allow_hyphen_values = true,
+        help_heading = "Sweep"
+    )]
+    pub params_new: Vec<String>,
+
+    /// Comma-separated values for the --param before it (spaces around
+    /// each value are dropped)
     #[arg(
         long = "values",
         value_name = "LIST",
@@ -73,6 +84,12 @@ pub struct SweepArgs {
     /// record is a transport failure or an interruption is run again)
     #[arg(long, help_heading = "Sweep")]
     pub resume: bool,
+
+    /// Add this run's records to a FILE that holds another sweep already
+    /// (without it, or --resume, such a FILE is refused: the two runs
+    /// would merge into one config's medians)
+    #[arg(long, conflicts_with = "resume", help_heading = "Sweep")]
+    pub append: bool,
 
     /// Run a config again after a transport failure (SSH lost, host
     /// unreachable) up to N times, backing off 2s, 4s, 8s...
@@ -320,6 +337,24 @@ pub struct SweepArgs {
     pub quiet: bool,
 }
 
+impl SweepArgs {
+    /// What sweep_checks.rs reads of the options.
+    fn given(&self) -> crate::sweep_checks::Given<'_> {
+        crate::sweep_checks::Given {
+            params: &self.params,
+            params_new: &self.params_new,
+            results: &self.results,
+            resume: self.resume,
+            adaptive: self.adaptive,
+            append: self.append,
+            dry_run: self.dry_run,
+            concurrency: &self.concurrency,
+            find_capacity: &self.find_capacity,
+            load_arg: &self.load_arg,
+        }
+    }
+}
+
 const EXIT_HELP: &str = "\
 Exit status: 0 every config measured; 2 usage; 40 some configs failed
 (recorded as failure records); 41 every config failed; 42 the final restore
@@ -406,6 +441,8 @@ impl Settings {
         let labels: Vec<String> = g.points.iter().map(|p| p.label()).collect();
         self.array("labels", &labels);
         self.scalar("n_configs", &labels.len().to_string());
+        let line = crate::sweep_checks::plan_line(&a.given(), labels.len());
+        self.scalar("plan_line", &line);
         Ok(())
     }
 
@@ -494,12 +531,30 @@ impl Settings {
         s.array("ready_args", &w.ready);
         s.array("load_args", &w.load);
         s.array("sum_args", &w.sum);
+        // svc-swap's words for each config's swap only (not the dry run's
+        // or the restore's): pre-flight notes are said once, by verdict.
+        s.array("swap_own", &crate::sweep_checks::swap_words(&a.given()));
         let t = Target {
             ssh: a.ssh.clone(),
             exec_prefix: a.exec_prefix.clone(),
             url: a.url.clone(),
         };
         s.stages(&w.stages(a, &t));
+        s.origin_args(a, &t.url);
+    }
+
+    /// `origin_args`: the words that have `sweep-plan origin` check the
+    /// dry run against the target at `url` (see dry_run_checks.rs).
+    fn origin_args(&mut self, a: &SweepArgs, url: &str) {
+        let mut w = vec!["--url".to_string(), url.to_string()];
+        for k in crate::sweep_checks::new_keys(&a.given()) {
+            w.extend(["--new".to_string(), k]);
+        }
+        // wait-ready probes the URL as given only without a preset.
+        if a.server.is_none() && a.ready_arg.is_empty() {
+            w.extend(["--probe".to_string(), url.to_string()]);
+        }
+        self.array("origin_args", &w);
     }
 
     /// `say_to`: the words that have sweep-plan say its notes on stderr
@@ -608,11 +663,7 @@ fn usage(msg: String) -> Exit {
 
 /// What clap can't say: each --values after its --param, values with no
 /// empty item, whole numbers.
-fn check(a: &SweepArgs, m: &ArgMatches) -> Result<(), Exit> {
-    let p: Vec<usize> = m
-        .indices_of("params")
-        .map(Iterator::collect)
-        .unwrap_or_default();
+fn check(a: &SweepArgs, m: &ArgMatches, p: &[usize]) -> Result<(), Exit> {
     let v: Vec<usize> = m
         .indices_of("values")
         .map(Iterator::collect)
@@ -623,7 +674,7 @@ fn check(a: &SweepArgs, m: &ArgMatches) -> Result<(), Exit> {
                 "--values {list}: give --param NAME before each --values"
             )));
         }
-        if list.split(',').any(str::is_empty) {
+        if list.split(',').any(|v| v.trim().is_empty()) {
             return Err(usage(format!(
                 "--values '{list}': expected V1,V2,... with no empty value"
             )));
@@ -693,6 +744,9 @@ fn one_line(e: &clap::Error) -> String {
 pub enum Want<'a> {
     /// Every setting, and the exit codes.
     All,
+    /// [`Want::All`] for a sweep that starts (not a pool's job): also
+    /// refuse a results file that holds another sweep.
+    Start,
     /// The pool's hosts (`h_id`, `h_name`: ids and names in --hosts order).
     Pool,
     /// One pool host's own: the stages' `target`, `ready` and `load`, its
@@ -720,8 +774,15 @@ fn matched(argv: &[String]) -> Result<Result<(SweepArgs, ArgMatches), String>, E
         Err(e) if !e.use_stderr() => return Ok(Err(e.render().to_string())),
         Err(e) => return Err(usage(one_line(&e))),
     };
-    let a = SweepArgs::from_arg_matches(&m).map_err(|e| usage(one_line(&e)))?;
-    check(&a, &m)?;
+    let mut a = SweepArgs::from_arg_matches(&m).map_err(|e| usage(one_line(&e)))?;
+    // --param and --param-new make one grid, in command-line order.
+    let (at, names): (Vec<usize>, Vec<String>) =
+        crate::sweep_checks::params_in_order(&a.given(), &m)
+            .into_iter()
+            .unzip();
+    a.params = names;
+    check(&a, &m, &at)?;
+    crate::sweep_checks::check_url(&a.url)?;
     Ok(Ok((a, m)))
 }
 
@@ -747,7 +808,10 @@ pub fn parse_for(argv: &[String], want: Want<'_>) -> Result<String, Exit> {
     };
     let mut s = Settings::default();
     match want {
-        Want::All => {
+        Want::All | Want::Start => {
+            if matches!(want, Want::Start) {
+                crate::sweep_checks::check_results_file(&a.given())?;
+            }
             s = Settings::emit(&a, &m);
             s.grid(&a)?;
             s.array("argv", argv);
@@ -772,7 +836,9 @@ pub fn parse_for(argv: &[String], want: Want<'_>) -> Result<String, Exit> {
                 .iter()
                 .find(|h| h.id == id)
                 .ok_or_else(|| usage(format!("--host '{id}' is not in --hosts")))?;
-            s.stages(&ToolWords::of(&a, &m).stages(&a, &Target::of_host(h)));
+            let t = Target::of_host(h);
+            s.stages(&ToolWords::of(&a, &m).stages(&a, &t));
+            s.origin_args(&a, &t.url);
             s.scalar(
                 "origin_file",
                 &format!("{}.fleet/origin-{id}.jsonl", a.results),
@@ -821,7 +887,7 @@ mod tests {
     #[test]
     fn the_settings_carry_the_grid_and_the_argv() {
         let argv: Vec<String> =
-            "--param a,b --values 1:2,3:4 --param c --values it's --unit u --url x --results r"
+            "--param a,b --values 1:2,3:4 --param c --values it's --unit u --url http://x --results r"
                 .split(' ')
                 .map(String::from)
                 .collect();
@@ -847,7 +913,7 @@ mod tests {
         for target in [&["--unit", "u"][..], &["--compose", "V", "--service", "V"]] {
             let mut argv = v(&["--param", "a", "--values", "1"]);
             argv.extend(v(target));
-            argv.extend(v(&["--url", "x", "--results", "r"]));
+            argv.extend(v(&["--url", "http://x", "--results", "r"]));
             let value = |long: &str| if long == "engine" { "podman" } else { "V" };
             let given: Vec<&str> = PASS_THROUGH
                 .iter()
@@ -867,9 +933,11 @@ mod tests {
         }
         let argv = v(&["--param", "a", "--values", "1", "--container", "c"]);
         let mut argv2 = argv.clone();
-        argv2.extend(v(&["--url", "x", "--results", "r"]));
+        argv2.extend(v(&["--url", "http://x", "--results", "r"]));
         let out = parse(&argv2).unwrap();
         assert!(out.contains("swap_args=('--container' 'c')"), "{out}");
+        let own = "swap_own=('--quiet-preflight' '--max-load' '1')";
+        assert!(out.contains(own), "{out}");
         assert!(out.contains("ready_args=('--container' 'c')"), "{out}");
         argv2.extend(v(&["--unit", "u"]));
         assert_eq!(parse(&argv2).unwrap_err().code, exit::USAGE);

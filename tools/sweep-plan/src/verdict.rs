@@ -29,8 +29,13 @@ pub struct Verdict {
     pub tally: Option<&'static str>,
     /// A stage's usage error or unrunnable tool (2, 126, 127): every
     /// config would fail alike, so the sweep stops.
+    /// Also wait-ready's "no such path" (14): the probe's path is wrong
+    /// for every config alike.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage_exit: Option<u8>,
+    /// With `usage_exit`: the line sweep stops with, saying what to fix.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_note: Option<String>,
     /// A stage ended by an interrupt (130).
     pub interrupted: bool,
     /// svc-swap's pre-flight refused the config (26): the server was not
@@ -48,6 +53,43 @@ pub struct Verdict {
     pub retry_in_s: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry_note: Option<String>,
+    /// svc-swap's pre-flight notes of this run that no earlier verdict of
+    /// the sweep (its tally file) said: a note that does not depend on the
+    /// value (SGLang's 48-request cap) is said once per sweep.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub preflight: Vec<String>,
+}
+
+/// The pre-flight notes of the swap records in `lines` (up each record's
+/// upstream chain) that the tally text `said` does not hold yet.
+pub fn new_notes(lines: &[crate::results::Line], said: &str) -> Vec<String> {
+    #[derive(serde::Deserialize)]
+    struct Said {
+        #[serde(default)]
+        preflight: Vec<String>,
+    }
+    let old: Vec<String> = said
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Said>(l).ok())
+        .flat_map(|s| s.preflight)
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    for l in lines {
+        let mut cur = Some(&l.raw);
+        while let Some(r) = cur.filter(|r| r.is_object()) {
+            if r["type"] == "swap" {
+                for n in r["preflight"].as_array().into_iter().flatten() {
+                    let n = n.as_str().unwrap_or_default().to_string();
+                    if !n.is_empty() && !old.contains(&n) && !out.contains(&n) {
+                        out.push(n);
+                    }
+                }
+                break;
+            }
+            cur = r.get("upstream");
+        }
+    }
+    out
 }
 
 /// After try `attempt` (from 0) left `state`: a transport failure (SSH
@@ -82,6 +124,13 @@ pub fn judge(v: &mut Verdict, exits: [u8; 3], retries: usize, attempt: usize) {
     v.usage_exit = exits
         .into_iter()
         .find(|&rc| rc == exit::USAGE || rc == SHELL_CANNOT_EXEC || rc == SHELL_NOT_FOUND);
+    if ready == exit::NOT_FOUND && v.usage_exit.is_none() {
+        v.usage_exit = Some(ready);
+    }
+    v.stop_note = v.usage_exit.map(|rc| match rc {
+        exit::NOT_FOUND => "wait-ready's probe got HTTP 404/405 (no such path) from a listening server: give --server KIND (sglang, vllm, llama.cpp, openai, llm-sim) so it probes the server's health path".to_string(),
+        _ => format!("a tool rejected its arguments (exit {rc}); fix the pass-through options"),
+    });
     v.interrupted = exits.contains(&exit::INTERRUPTED);
     v.refused = swap == exit::PREFLIGHT_REJECTED;
     let (tally, note) = match state {
@@ -207,6 +256,39 @@ mod tests {
         };
         judge(&mut v, exits, 3, 0);
         v
+    }
+
+    #[test]
+    fn a_pre_flight_note_is_said_once_per_sweep() {
+        let rec = |steps: u32| {
+            format!(
+                r#"{{"type":"bench","config":{{"k":"{steps}"}},"upstream":{{"type":"ready","upstream":{{"type":"swap","preflight":["cap 48","steps {steps} draft {}"]}}}}}}"#,
+                steps + 1
+            )
+        };
+        let first = crate::results::read(&format!("{}\n{}\n", rec(1), rec(1)));
+        assert_eq!(new_notes(&first, ""), ["cap 48", "steps 1 draft 2"]);
+        let said = r#"{"type":"verdict","preflight":["cap 48","steps 1 draft 2"]}"#;
+        let second = crate::results::read(&format!("{}\n", rec(2)));
+        assert_eq!(new_notes(&second, said), ["steps 2 draft 3"]);
+    }
+
+    #[test]
+    fn a_wrong_probe_path_stops_the_sweep_saying_give_server() {
+        let v = judged(
+            State::Incomplete,
+            0,
+            [0, exit::NOT_FOUND, exit::UPSTREAM_FAILED],
+        );
+        assert_eq!(v.usage_exit, Some(exit::NOT_FOUND));
+        let note = v.stop_note.unwrap();
+        assert!(note.contains("give --server KIND"), "{note}");
+        let v = judged(State::Pending, 0, [exit::USAGE, 4, 4]);
+        assert!(v
+            .stop_note
+            .unwrap()
+            .contains("fix the pass-through options"));
+        assert_eq!(judged(State::Complete, 1, [0, 0, 0]).stop_note, None);
     }
 
     #[test]

@@ -24,6 +24,10 @@ pub const RESTART_LOOP: u8 = 11;
 pub const UNREACHABLE: u8 = 12;
 /// wait-ready: ready, but the live config differs from `--expect-config`.
 pub const CONFIG_MISMATCH: u8 = 13;
+/// wait-ready: the server answers, but not at the probed path (HTTP 404 or
+/// 405 for `--not-found-after`): probe its health path (`--server KIND`,
+/// or a path in the URL). A loading server refuses or answers 503.
+pub const NOT_FOUND: u8 = 14;
 
 // svc-swap outcomes.
 /// svc-swap: unknown unit, unit without ExecStart, unreadable spec.

@@ -7,6 +7,7 @@ pub mod flat;
 pub mod hardware;
 pub mod io;
 pub mod lines;
+pub mod listeners;
 pub mod pick;
 pub mod records;
 pub mod redact;

@@ -15,7 +15,15 @@ use sweepkit::transport_args::TransportArgs;
 /// crash ends the wait at once. Writes a `ready` record (or a `failure`
 /// record) as one JSON line on stdout; the reason goes to stderr.
 #[derive(Debug, Parser)]
-#[command(name = "wait-ready", version, about, max_term_width = 79)]
+// An option given twice takes the last value: sweep's restore after an
+// interrupt adds a shorter --timeout after the stages' own.
+#[command(
+    name = "wait-ready",
+    version,
+    about,
+    max_term_width = 79,
+    args_override_self = true
+)]
 pub struct Args {
     /// URLs (http://, https://) or tcp://HOST:PORT; all must pass. With
     /// --server, a base URL is completed with the server's health path.
@@ -65,6 +73,12 @@ pub struct Args {
     /// the far side resolves names: one it cannot resolve reads as refused.
     #[arg(long, value_name = "DUR", default_value = "10s", value_parser = parse_grace)]
     pub unresolved_after: Duration,
+
+    /// A listening server that answers HTTP 404 or 405 (no such path) for
+    /// this long is probed at the wrong path (exit 14): a loading server
+    /// refuses or answers 503. `never` waits until --timeout.
+    #[arg(long, value_name = "DUR", default_value = "3s", value_parser = parse_grace)]
+    pub not_found_after: Duration,
 
     /// Accepted HTTP statuses: codes, ranges and classes (200,204 2xx
     /// 200-399). Default 2xx.

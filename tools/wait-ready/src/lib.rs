@@ -318,6 +318,7 @@ fn plan(args: &Args, targets: Vec<target::Target>, req: probe::RequestSpec) -> w
         },
         unreachable_after: Some(args.unreachable_after).filter(|d| !d.is_zero()),
         unresolved_after: Some(args.unresolved_after).filter(|d| !d.is_zero()),
+        not_found_after: Some(args.not_found_after).filter(|d| !d.is_zero()),
         invert: args.invert,
         verbose: args.verbose,
     }

@@ -24,6 +24,7 @@ pub fn failure_kind(v: &Verdict) -> FailureKind {
         ReadyOutcome::Unreachable => FailureKind::Unreachable,
         ReadyOutcome::ConfigMismatch => FailureKind::ConfigMismatch,
         ReadyOutcome::Interrupted => FailureKind::Interrupted,
+        ReadyOutcome::NotFound => FailureKind::NotFound,
         ReadyOutcome::Timeout | ReadyOutcome::Ready | ReadyOutcome::Down => FailureKind::Timeout,
     }
 }

@@ -16,7 +16,7 @@ use crate::watch::{Event, Watchers};
 
 mod unreachable;
 
-use unreachable::{never_opened, unreachable};
+use unreachable::{never_opened, not_found, unreachable};
 
 /// How often the watchers are polled and the clock is checked. A local
 /// /proc read and a log stat cost microseconds, so 50 ms keeps crash
@@ -53,6 +53,8 @@ pub struct Plan {
     pub unreachable_after: Option<Duration>,
     /// `--unresolved-after`: a name that has not resolved for this long.
     pub unresolved_after: Option<Duration>,
+    /// `--not-found-after`: a server answering "no such path" this long.
+    pub not_found_after: Option<Duration>,
     pub invert: bool,
     pub verbose: bool,
 }
@@ -84,6 +86,8 @@ struct State {
     /// When the first of an unbroken run of "name does not resolve"
     /// probes was sent.
     unresolved_since: Option<Instant>,
+    /// When the first of an unbroken run of HTTP 404/405 answers came.
+    not_found_since: Option<Instant>,
 }
 
 /// Wait. Err is a watcher that could not work (cannot run systemctl), with
@@ -262,6 +266,9 @@ impl<'a> Run<'a> {
             self.plan.schedule.grow(self.pause)
         };
         self.next_probe = done + self.pause;
+        if let Some(why) = not_found(self.plan, &self.st, done) {
+            return Some(self.verdict(ReadyOutcome::NotFound, why));
+        }
         let why = unreachable(self.plan, &self.st, watched, done - self.t0, done)?;
         Some(self.verdict(ReadyOutcome::Unreachable, why))
     }
@@ -286,6 +293,10 @@ impl<'a> Run<'a> {
             let s = &mut self.st[i];
             s.unresolved_since = match p.net {
                 Some(NetError::Dns) => s.unresolved_since.or(Some(self.launched)),
+                _ => None,
+            };
+            s.not_found_since = match p.status {
+                Some(404 | 405) if !p.pass => s.not_found_since.or(Some(done)),
                 _ => None,
             };
             s.ever_open |= p.port_open;

@@ -22,6 +22,11 @@ port_busy() {
   awk -v h="$h" '$4 == "0A" && substr($2, length($2) - 4) == h { f = 1 }
     END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
+# Who holds the port (ss's users:(...) list: command, pid, fd), if ss can tell.
+port_holder() {
+  command -v ss >/dev/null 2>&1 || return 0
+  ss -ltnpH "sport = :$port" 2>/dev/null | sed -n 's/.*users:((\(.*\)))/\1/p' | head -n 1
+}
 gpu_busy() {
   [ "$gpu" = 1 ] || return 1
   if ! command -v nvidia-smi >/dev/null; then
@@ -54,7 +59,8 @@ settle() {
         [ "$force" = 1 ] && hint=
         say "error=old PIDs${left} still running ${wait}s after the stop$hint"
       elif port_busy; then
-        say "error=port $port is still in use ${wait}s after the stop"
+        h=$(port_holder)
+        say "error=port $port is still in use ${wait}s after the stop${h:+ (held by $h: stop it or free the port)}"
       else
         say "error=old PIDs still hold GPU memory"
       fi

@@ -46,6 +46,9 @@ pub enum FailureKind {
     /// the stage before it (killed, crashed): nothing was measured. `stage`
     /// is the stage that wrote no record; the config is the driver's.
     UpstreamMissing,
+    /// wait-ready's probe path does not exist on the server (HTTP 404 or
+    /// 405): the command's mistake, not the config's (class `usage`).
+    NotFound,
 }
 
 impl FailureKind {
@@ -59,6 +62,7 @@ impl FailureKind {
             FailureKind::Unreachable | FailureKind::HostDropped | FailureKind::UpstreamMissing => {
                 FailureClass::Transport
             }
+            FailureKind::NotFound => FailureClass::Usage,
             _ => FailureClass::Config,
         }
     }
@@ -90,6 +94,10 @@ pub enum FailureClass {
     /// The config's own: crash, OOM, timeout at load, config mismatch,
     /// a pre-flight refusal, every request failing.
     Config,
+    /// The command's own (a readiness path the server does not have): it
+    /// says nothing about the config, which is no result; fix the command
+    /// and run the config again.
+    Usage,
 }
 
 /// A config that could not be measured, and why.

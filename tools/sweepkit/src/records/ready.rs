@@ -21,6 +21,8 @@ pub enum ReadyOutcome {
     Unreachable,
     ConfigMismatch,
     Interrupted,
+    /// The server answers, but not at the probed path (HTTP 404/405).
+    NotFound,
 }
 
 impl ReadyOutcome {
@@ -35,6 +37,7 @@ impl ReadyOutcome {
             ReadyOutcome::Unreachable => exit::UNREACHABLE,
             ReadyOutcome::ConfigMismatch => exit::CONFIG_MISMATCH,
             ReadyOutcome::Interrupted => exit::INTERRUPTED,
+            ReadyOutcome::NotFound => exit::NOT_FOUND,
         }
     }
 }

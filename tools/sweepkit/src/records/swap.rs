@@ -35,6 +35,9 @@ pub struct ServiceTarget {
     pub exec_prefix: Option<String>,
     /// Log file of a process-managed service.
     pub log: Option<String>,
+    /// PID file of a process-managed service (whose PID it holds is the
+    /// service's, when it runs).
+    pub pid_file: Option<String>,
     /// TCP port the service listens on, when known.
     pub port: Option<u16>,
     /// Private key files `ssh` was reached with (`--ssh-key`, in order):

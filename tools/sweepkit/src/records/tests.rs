@@ -246,6 +246,7 @@ fn outcome_exit_codes_are_distinct() {
         Unreachable,
         ConfigMismatch,
         Interrupted,
+        NotFound,
     ];
     let mut codes: Vec<u8> = all.iter().map(|o| o.exit_code()).collect();
     codes.sort();

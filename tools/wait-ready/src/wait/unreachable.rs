@@ -1,6 +1,7 @@
 //! When a target is unreachable rather than a server still loading: a
 //! name that does not resolve (`--unresolved-after`), `--unreachable-after`,
-//! and a port that never opened by the timeout.
+//! and a port that never opened by the timeout; and when it answers, but
+//! not at the probed path (`--not-found-after`).
 
 use std::time::{Duration, Instant};
 
@@ -108,6 +109,29 @@ pub(super) fn never_opened(plan: &Plan, st: &[State], watched: bool) -> Option<S
     ))
 }
 
+/// A server that answers HTTP 404 or 405 is up and routing: no server
+/// loads that way (llama-server answers 503 "Loading model" on every
+/// route; vLLM and SGLang keep the port closed, then SGLang's /health
+/// answers 503 until warm), so it is the probe's path that is wrong, as
+/// `/` is without --server. Judged once it has held `not_found_after`.
+pub(super) fn not_found(plan: &Plan, st: &[State], now: Instant) -> Option<String> {
+    let grace = plan.not_found_after.filter(|_| !plan.invert)?;
+    plan.targets.iter().zip(st).find_map(|(t, s)| {
+        let since = s.not_found_since.filter(|_| !s.ok)?;
+        if now.saturating_duration_since(since) < grace {
+            return None;
+        }
+        let status = s.last.as_ref().and_then(|p| p.status).unwrap_or(404);
+        Some(format!(
+            "{}: HTTP {status} (no such path) for {}: the server answers, but not there; \
+             give --server KIND (sglang, vllm, llama.cpp, openai, llm-sim) or the health \
+             path in the URL (http://HOST:PORT/health)",
+            t.label,
+            humantime::format_duration(grace)
+        ))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -135,6 +159,7 @@ mod tests {
             },
             unreachable_after: None,
             unresolved_after,
+            not_found_after: Some(Duration::from_secs(3)),
             invert: false,
             verbose: false,
         }
@@ -198,6 +223,41 @@ mod tests {
             ..plan(Some(Duration::from_secs(1)))
         };
         assert_eq!(at_50s(&inv, &st, true), None);
+    }
+
+    #[test]
+    fn a_404_is_the_wrong_path_after_its_grace_and_a_503_never() {
+        let t0 = Instant::now();
+        let p = plan(None);
+        let answered = |status: u16, since: Option<Instant>| State {
+            last: Some(Probe {
+                port_open: true,
+                status: Some(status),
+                net: None,
+                pass: false,
+                detail: format!("HTTP {status}"),
+            }),
+            not_found_since: since,
+            ever_open: true,
+            ..State::default()
+        };
+        let at = |st: &State, s: u64| {
+            not_found(&p, std::slice::from_ref(st), t0 + Duration::from_secs(s))
+        };
+        let nf = answered(404, Some(t0));
+        assert_eq!(at(&nf, 2), None, "within the grace");
+        let why = at(&nf, 3).expect("the wrong path after 3 s");
+        assert!(
+            why.contains("HTTP 404 (no such path)") && why.contains("--server KIND"),
+            "{why}"
+        );
+        // A loading llama-server (503 on every route) is never judged.
+        assert_eq!(at(&answered(503, None), 60), None);
+        let never = Plan {
+            not_found_after: None,
+            ..plan(None)
+        };
+        assert_eq!(not_found(&never, &[nf], t0 + Duration::from_secs(60)), None);
     }
 
     #[test]

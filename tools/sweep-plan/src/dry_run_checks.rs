@@ -1,0 +1,376 @@
+//! sweep's pre-flight on the dry-run swap it reads the origin from, before
+//! the first stop (issue 33): a swept flag the launch line lacks (a typo
+//! such as `speculative-num-step`, unless `--param-new` declared it) and a
+//! `--url` whose port is not the one the target listens on, and a running
+//! server that answers "no such path" where wait-ready would probe it (no
+//! `--server`). Each refusal is one line saying what to write instead;
+//! the server is untouched.
+
+use sweepkit::records::{ServiceManager, SwapRecord};
+
+use crate::grid::key_of;
+
+/// The dry run's words for `url` and the keys `--param-new` declared.
+pub struct Checks<'a> {
+    pub url: &'a str,
+    pub new: &'a [String],
+    /// The URL wait-ready will probe as given (sweep has no --server).
+    pub probe: Option<&'a str>,
+}
+
+/// Why the sweep must not start, or `Ok`.
+pub fn check(rec: &SwapRecord, c: &Checks<'_>) -> Result<(), String> {
+    absent_flags(rec, c.new)?;
+    port_matches(rec, c.url)?;
+    port_held(rec, c.url)?;
+    c.probe.map_or(Ok(()), path_exists)
+}
+
+/// A port held by a process that is not the target's server stays held
+/// after the stop: each config would wait for it (svc-swap's --wait) and
+/// fail with "port still in use". Checked here when the target and the
+/// URL are this machine's (no SSH, no exec prefix, a loopback URL).
+fn port_held(rec: &SwapRecord, url: &str) -> Result<(), String> {
+    let t = &rec.target;
+    let Some((port, true)) = url_port(url) else {
+        return Ok(());
+    };
+    if t.ssh.is_some() || t.exec_prefix.is_some() {
+        return Ok(());
+    }
+    let holders = sweepkit::listeners::holders(port);
+    if holders.is_empty() || holders.iter().any(|h| is_target(rec, h.pid)) {
+        return Ok(());
+    }
+    let h = &holders[0];
+    Err(format!(
+        "port {port} of --url is held by PID {} ({}), which is not the target's server: stop it or free the port (the target was not touched)",
+        h.pid, h.command
+    ))
+}
+
+/// Whether `pid` belongs to the target: the spec's PID file names it or
+/// an ancestor (process), its cgroup is the unit's (systemd), the
+/// container's id is in its cgroup or an ancestor's command (podman's
+/// conmon, docker's shim). Unknown ways count as the target's.
+fn is_target(rec: &SwapRecord, pid: u32) -> bool {
+    use sweepkit::listeners::{command, lineage};
+    let t = &rec.target;
+    let cgroup = || std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+    match &t.manager {
+        ServiceManager::Process => {
+            let Some(f) = &t.pid_file else { return true };
+            let owner = std::fs::read_to_string(f)
+                .ok()
+                .and_then(|s| s.trim().parse::<u32>().ok());
+            owner.is_some_and(|o| lineage(pid).contains(&o))
+        }
+        ServiceManager::Systemd => {
+            let unit = match t.unit.contains('.') {
+                true => t.unit.clone(),
+                false => format!("{}.service", t.unit),
+            };
+            cgroup().contains(&format!("/{unit}"))
+        }
+        ServiceManager::Container => match t.container.as_ref().map(|c| c.id.as_str()) {
+            Some(id) if !id.is_empty() => {
+                cgroup().contains(id) || lineage(pid).iter().any(|p| command(*p).contains(id))
+            }
+            _ => true,
+        },
+        ServiceManager::Other(_) => true,
+    }
+}
+
+/// A running server that answers 404/405 at the URL wait-ready would
+/// probe would have it fail every config (wait-ready's exit 14): say so
+/// before the first stop. Not reachable from here, or another answer:
+/// nothing to say yet.
+fn path_exists(url: &str) -> Result<(), String> {
+    match http_status(url, std::time::Duration::from_secs(2)) {
+        Some(status @ (404 | 405)) => Err(format!(
+            "--url {url} answers HTTP {status} (no such path), and with no --server wait-ready probes just that: give --server KIND (sglang, vllm, llama.cpp, openai, llm-sim) to probe the server's health path (the target was not touched)"
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The status of one plain-HTTP GET of `url`, if it answers in `limit`
+/// (https is left to wait-ready, which speaks it).
+fn http_status(url: &str, limit: std::time::Duration) -> Option<u16> {
+    use std::io::{Read, Write};
+    use std::net::{TcpStream, ToSocketAddrs};
+    let rest = url.strip_prefix("http://")?;
+    let (auth, path) = rest
+        .find(['/', '?'])
+        .map_or((rest, "/"), |i| rest.split_at(i));
+    let path = if path.starts_with('?') {
+        format!("/{path}")
+    } else {
+        path.to_string()
+    };
+    let host = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
+    let (port, _) = url_port(url)?;
+    let name = match host.rsplit_once(':') {
+        Some((h, p)) if !p.contains(']') => h,
+        _ => host,
+    };
+    let name = name.trim_start_matches('[').trim_end_matches(']');
+    let addr = (name, port).to_socket_addrs().ok()?.next()?;
+    let mut s = TcpStream::connect_timeout(&addr, limit).ok()?;
+    s.set_read_timeout(Some(limit)).ok()?;
+    s.set_write_timeout(Some(limit)).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.0\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut buf = [0u8; 64];
+    let n = s.read(&mut buf).ok()?;
+    let line = std::str::from_utf8(&buf[..n]).ok()?;
+    line.strip_prefix("HTTP/")?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Every swept flag the launch line lacks must be declared new: svc-swap
+/// adds a flag it does not find, so a misspelt one would restart the
+/// server with a flag it rejects, once per config.
+fn absent_flags(rec: &SwapRecord, new: &[String]) -> Result<(), String> {
+    for ch in &rec.changes {
+        let key = key_of(&ch.flag);
+        if ch.old.is_some() || ch.new.is_none() || new.iter().any(|k| k == key) {
+            continue;
+        }
+        let closest = closest_flag(&ch.flag, &rec.exec_start)
+            .map(|f| format!(" (closest: {f})"))
+            .unwrap_or_default();
+        return Err(format!(
+            "--param {key}: the launch line has no --{key}{closest}; fix the name, or give --param-new {key} to add the flag (the target was not touched)"
+        ));
+    }
+    Ok(())
+}
+
+/// The flag of `line` nearest to `flag` by edit distance, when near
+/// enough to be the one meant (at most a third of its length away).
+fn closest_flag(flag: &str, line: &[String]) -> Option<String> {
+    let want = format!("--{}", key_of(flag));
+    line.iter()
+        .filter(|w| w.starts_with("--") && w.as_str() != want)
+        .map(|w| w.split_once('=').map_or(w.as_str(), |(f, _)| f))
+        .map(|f| (distance(&want, f), f))
+        .filter(|(d, _)| *d <= (want.len() / 3).max(2))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, f)| f.to_string())
+}
+
+/// Levenshtein distance, by the usual two-row dynamic programme.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The port `url` reaches (its scheme's default when it names none), and
+/// whether its host is this machine's loopback.
+fn url_port(url: &str) -> Option<(u16, bool)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let auth = rest.split(['/', '?', '#']).next()?;
+    let auth = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
+    let (host, port) = match auth.rsplit_once(':') {
+        Some((h, p)) if !p.contains(']') => (h, p.parse().ok()?),
+        _ => (
+            auth,
+            if scheme.eq_ignore_ascii_case("https") {
+                443
+            } else {
+                80
+            },
+        ),
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let loopback = host == "localhost"
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback());
+    Some((port, loopback))
+}
+
+/// The port the target listens on, when known, and where that was read:
+/// svc-swap's (a spec's `Port=`, `--port`), else the launch line's
+/// `--port N` (a unit or a process; a container's own port may be
+/// published as another).
+fn target_port(rec: &SwapRecord) -> Option<(u16, &'static str)> {
+    if let Some(p) = rec.target.port {
+        let from = match rec.target.manager {
+            ServiceManager::Process => "the spec's Port=",
+            _ => "svc-swap's --port",
+        };
+        return Some((p, from));
+    }
+    if matches!(
+        rec.target.manager,
+        ServiceManager::Container | ServiceManager::Other(_)
+    ) {
+        return None;
+    }
+    let w = &rec.exec_start;
+    let mut port = None;
+    for (i, word) in w.iter().enumerate() {
+        if word == "--port" {
+            port = w.get(i + 1).and_then(|p| p.parse().ok());
+        } else if let Some(p) = word.strip_prefix("--port=") {
+            port = p.parse().ok();
+        }
+    }
+    port.map(|p| (p, "the launch line's --port"))
+}
+
+/// `--url` must reach the target's port: else wait-ready polls a port no
+/// server will open, for the whole --ready-timeout, per config. Over SSH
+/// a loopback URL may be a forwarded port: not compared.
+fn port_matches(rec: &SwapRecord, url: &str) -> Result<(), String> {
+    let (Some((want, from)), Some((have, loopback))) = (target_port(rec), url_port(url)) else {
+        return Ok(());
+    };
+    if want == have || (loopback && rec.target.ssh.is_some()) {
+        return Ok(());
+    }
+    Err(format!(
+        "--url {url} is port {have}, but the target listens on port {want} ({from}): give a --url with port {want} (the target was not touched)"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sweepkit::records::Change;
+
+    fn rec(manager: ServiceManager, port: Option<u16>, line: &str) -> SwapRecord {
+        let mut r = SwapRecord::default();
+        r.target.manager = manager;
+        r.target.port = port;
+        r.exec_start = line.split(' ').map(String::from).collect();
+        r
+    }
+
+    #[test]
+    fn a_misspelt_flag_is_refused_with_the_closest_one() {
+        let mut r = rec(
+            ServiceManager::Process,
+            None,
+            "sim --port 1 --speculative-num-steps 3 --speculative-num-step 4",
+        );
+        r.changes.push(Change {
+            flag: "--speculative-num-step".into(),
+            old: None,
+            new: Some("4".into()),
+        });
+        let e = absent_flags(&r, &[]).unwrap_err();
+        assert!(e.contains("closest: --speculative-num-steps"), "{e}");
+        assert!(e.contains("--param-new speculative-num-step"), "{e}");
+        assert!(absent_flags(&r, &["speculative-num-step".into()]).is_ok());
+        r.changes[0].flag = "--zzz".into();
+        let e = absent_flags(&r, &[]).unwrap_err();
+        assert!(!e.contains("closest"), "{e}");
+        r.changes[0].old = Some("1".into());
+        assert!(absent_flags(&r, &[]).is_ok());
+    }
+
+    #[test]
+    fn a_404_where_wait_ready_would_probe_is_refused() {
+        // A one-shot server on port 0 that answers each GET with `status`.
+        let serve = |status: u16| {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            let port = l.local_addr().unwrap().port();
+            std::thread::spawn(move || {
+                use std::io::{Read, Write};
+                let (mut c, _) = l.accept().unwrap();
+                let _ = c.read(&mut [0u8; 512]);
+                let _ = write!(c, "HTTP/1.1 {status} X\r\nContent-Length: 0\r\n\r\n");
+            });
+            format!("http://127.0.0.1:{port}")
+        };
+        let e = path_exists(&serve(404)).unwrap_err();
+        assert!(
+            e.contains("HTTP 404 (no such path)") && e.contains("--server KIND"),
+            "{e}"
+        );
+        assert!(path_exists(&serve(503)).is_ok(), "llama-server loading");
+        assert!(path_exists(&serve(200)).is_ok());
+        let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = free.local_addr().unwrap().port();
+        drop(free);
+        assert!(
+            path_exists(&format!("http://127.0.0.1:{port}")).is_ok(),
+            "not running yet"
+        );
+    }
+
+    #[test]
+    fn a_port_held_by_another_process_is_refused_naming_it() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = l.local_addr().unwrap().port();
+        let url = format!("http://127.0.0.1:{port}");
+        let dir = std::env::temp_dir().join(format!("held-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pid_file = dir.join("s.pid");
+        let mut spec = rec(ServiceManager::Process, Some(port), "sim");
+        spec.target.pid_file = Some(pid_file.display().to_string());
+        // No PID file: whoever holds the port is not the target.
+        let e = port_held(&spec, &url).unwrap_err();
+        assert!(
+            e.contains(&format!("held by PID {}", std::process::id())),
+            "{e}"
+        );
+        // This test's own process holds it, as the target's would.
+        std::fs::write(&pid_file, std::process::id().to_string()).unwrap();
+        assert!(port_held(&spec, &url).is_ok());
+        let mut far = spec.clone();
+        far.target.ssh = Some("root@g".into());
+        std::fs::remove_file(&pid_file).unwrap();
+        assert!(port_held(&far, &url).is_ok(), "not this machine's");
+        drop(l);
+        assert!(port_held(&spec, &url).is_ok(), "free");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_url_port_is_the_target_s() {
+        let spec = rec(ServiceManager::Process, Some(18082), "sim --port 18082");
+        let e = port_matches(&spec, "http://127.0.0.1:18099").unwrap_err();
+        assert!(e.contains("is port 18099"), "{e}");
+        assert!(e.contains("port 18082 (the spec's Port=)"), "{e}");
+        assert!(port_matches(&spec, "http://127.0.0.1:18082/v1").is_ok());
+        let unit = rec(ServiceManager::Systemd, None, "sim --port=8000");
+        assert!(port_matches(&unit, "http://h:8000").is_ok());
+        assert!(port_matches(&unit, "http://h")
+            .unwrap_err()
+            .contains("port 80,"));
+        let mut far = unit.clone();
+        far.target.ssh = Some("root@g".into());
+        assert!(
+            port_matches(&far, "http://127.0.0.1:9").is_ok(),
+            "a forwarded port"
+        );
+        assert!(port_matches(&far, "http://g:9").is_err());
+        let ct = rec(ServiceManager::Container, None, "sim --port 8000");
+        assert!(
+            port_matches(&ct, "http://h:9").is_ok(),
+            "published ports unknown"
+        );
+        assert_eq!(url_port("https://[::1]/x"), Some((443, true)));
+        assert_eq!(url_port("http://u@h:81"), Some((81, false)));
+    }
+}
