@@ -460,6 +460,19 @@ pub enum Command {
         )]
         argv: Vec<String>,
     },
+    /// Run `sweep --slurm`: each config a Slurm job (sweep(1), SLURM);
+    /// with --dry-run in ARGV print the batch script and the sbatch line
+    Slurm {
+        /// svc-swap's, wait-ready's and loadgen's paths
+        #[arg(long, value_names = ["SVC_SWAP", "WAIT_READY", "LOADGEN"], num_args = 3, required = true)]
+        tools: Vec<String>,
+        #[arg(
+            value_name = "SWEEP_ARG",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        argv: Vec<String>,
+    },
 }
 
 /// clap's parser for a percentage (`5%` or `5`), as a fraction.

@@ -23,6 +23,7 @@ pub mod progress;
 mod read;
 pub mod results;
 pub mod schedule;
+pub mod slurm;
 pub mod stage_words;
 pub mod statusline;
 pub mod step;
@@ -91,6 +92,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             };
             return options(sweep_options::dry_run(argv, &t), stdout);
         }
+        Command::Slurm { tools, argv } => return run_slurm(argv, tools, stdout),
         _ => {}
     }
     let mut o = out::Out::new(&args.field, &mut stdout).shell(args.shell);
@@ -469,7 +471,9 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 .map_err(|e| Exit::new(exit::FAILURE, anyhow!(e)))?;
             o.answer(&e)?;
         }
-        Command::Options { .. } | Command::DryRun { .. } => unreachable!("answered above"),
+        Command::Options { .. } | Command::DryRun { .. } | Command::Slurm { .. } => {
+            unreachable!("answered above")
+        }
         Command::Next {
             grid,
             knobs,
@@ -517,6 +521,26 @@ fn append_line(path: &str, answer: &impl Serialize) -> Result<(), Exit> {
 }
 
 /// `options` and `dry-run`: their text, or the usage error in sweep's name.
+/// `sweep --slurm` (and its --dry-run): errors are sweep's, as for
+/// `options`.
+fn run_slurm(argv: &[String], tools: &[String], mut stdout: impl Write) -> Result<(), Exit> {
+    let plan = match slurm::Plan::from_argv(argv, tools) {
+        Ok(p) => p,
+        Err(e) => return options(Err(e), stdout),
+    };
+    if plan.dry_run {
+        return options(Ok(plan.dry_run()), stdout);
+    }
+    match slurm::driver::sweep(&plan) {
+        Ok(0) => Ok(()),
+        Ok(code) => Err(Exit::silent(code)),
+        Err(e) => {
+            stdout.flush()?;
+            options(Err(e), stdout)
+        }
+    }
+}
+
 fn options(answer: Result<String, Exit>, mut stdout: impl Write) -> Result<(), Exit> {
     match answer {
         Ok(text) => {
