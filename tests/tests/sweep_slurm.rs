@@ -26,11 +26,16 @@ fn sim_spec(tag: &str) -> (SpecFile, String) {
 
 /// `sweep --slurm` over `spec` at levels 1,2 with few short requests.
 fn slurm_sweep(spec: &SpecFile, url: &str) -> SweepArgs {
+    timed_sweep(spec, url).load(&["-n", "3"])
+}
+
+/// The same, each level as long as the test's `--duration` says.
+fn timed_sweep(spec: &SpecFile, url: &str) -> SweepArgs {
     SweepArgs::on_spec(spec, url, "llm-sim")
         .arg("--slurm")
         .levels("1,2")
         .args(&["--ready-timeout", "60s", "--retries", "1"])
-        .load(&["-n", "3", "--warmup", "0", "--max-tokens", "8"])
+        .load(&["--warmup", "0", "--max-tokens", "8"])
 }
 
 /// Run `args` against cluster `s`, killed after `limit` (a hang fails).
@@ -41,6 +46,12 @@ fn run_on(s: &Slurm, args: &SweepArgs, limit: u64) -> Output {
     c.output().unwrap()
 }
 
+/// The sweep's output and its results file, for a failing assertion.
+fn show(out: &Output, spec: &SpecFile) -> String {
+    let text = std::fs::read_to_string(spec.results()).unwrap_or_default();
+    format!("{}\n--- results\n{text}", dump(out))
+}
+
 fn slurm_of(r: &Value) -> &Value {
     &r["slurm"]
 }
@@ -49,6 +60,22 @@ fn benches<'a>(recs: &'a [Value], key: &str, v: &str) -> Vec<&'a Value> {
     recs.iter()
         .filter(|r| r["type"] == "bench" && r["config"][key] == v)
         .collect()
+}
+
+/// Wait for a sweep from [`spawn_on`] at most `limit`; on a hang, kill
+/// it and fail with its stderr and the queue.
+fn wait_for(s: &Slurm, mut child: std::process::Child, limit: u64, dir: &Path) -> Output {
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(limit) {
+            let err = std::fs::read_to_string(dir.join("err")).unwrap_or_default();
+            let q = s.out("squeue", &["-h", "-o", "%i %T %R"]);
+            sweep_support::child::signal_group(&child, "KILL");
+            panic!("sweep did not end within {limit} s\n--- stderr\n{err}\n--- squeue\n{q}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    sweep_support::child::wait_within(child, Duration::from_secs(1), Some(dir))
 }
 
 /// Every job's server stopped: no pid file in the jobs' folder names a
@@ -138,7 +165,7 @@ fn a_grid_of_four_configs_runs_as_four_jobs_at_two_levels() {
     let t0 = Instant::now();
     let out = run_on(&s, &args, 240);
     eprintln!("grid of 4 on 2 nodes: {:?}", t0.elapsed());
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
     let recs = records(&spec.results());
     let mut jobs = std::collections::BTreeSet::new();
     for (i, (steps, mrr)) in [("1", "8"), ("1", "16"), ("2", "8"), ("2", "16")]
@@ -154,7 +181,11 @@ fn a_grid_of_four_configs_runs_as_four_jobs_at_two_levels() {
             let j = slurm_of(r);
             assert_eq!(j["array_index"], i as u64 + 1, "{r}");
             assert_eq!(j["state"], "COMPLETED");
-            assert_eq!(j["gpus"], "0", "gres renumbers from 0");
+            // task/none: the node's own index of the one GPU it got.
+            assert!(
+                ["0", "1", "2", "3"].contains(&j["gpus"].as_str().unwrap()),
+                "{j}"
+            );
             assert!(j["node"] == "n1" || j["node"] == "n2", "{j}");
             assert_eq!(j["state_from"], "scontrol");
             assert!(j["port"].as_u64().is_some() && j["port_from"].is_string());
@@ -177,12 +208,12 @@ fn a_grid_of_four_configs_runs_as_four_jobs_at_two_levels() {
 fn two_jobs_on_one_node_never_share_a_port() {
     let Some(s) = Slurm::start(1) else { return };
     let (spec, url) = sim_spec("slurm-ports");
-    let args = slurm_sweep(&spec, &url)
+    let args = timed_sweep(&spec, &url)
         .param(STEPS, "1,2")
         .args(&["--max-jobs", "2"])
         .load(&["--duration", "3s"]);
     let out = run_on(&s, &args, 180);
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
     let recs = records(&spec.results());
     let first = |v: &str| benches(&recs, STEPS, v)[0].clone();
     let (a, b) = (first("1"), first("2"));
@@ -213,15 +244,21 @@ fn an_unknown_partition_is_sbatchs_refusal_and_nothing_is_submitted() {
         .param(STEPS, "1,2")
         .args(&["--partition", "nosuch"]);
     let out = run_on(&s, &args, 60);
-    assert_eq!(out.status.code(), Some(46), "{}", dump(&out));
+    assert_eq!(out.status.code(), Some(46), "{}", show(&out, &spec));
     let err = String::from_utf8_lossy(&out.stderr);
-    testkit::assert_contains(&err, "sweep: error: sbatch refused the job: sbatch: error: Batch job submission failed: Invalid partition name specified");
+    testkit::assert_contains(
+        &err,
+        "sweep: error: sbatch refused the job: sbatch: error: invalid partition specified: nosuch",
+    );
     let recs = records(&spec.results());
     assert_eq!(recs.len(), 2, "{recs:?}");
     for r in &recs {
         assert_eq!(r["kind"], "submit_rejected");
         assert_eq!(r["class"], "transport");
-        testkit::assert_contains(r["reason"].as_str().unwrap(), "Invalid partition name");
+        testkit::assert_contains(
+            r["reason"].as_str().unwrap(),
+            "invalid partition specified: nosuch",
+        );
     }
     assert!(s.queue().is_empty());
     wait_no_jobs(&s);
@@ -288,7 +325,7 @@ fn spawn_on(s: &Slurm, args: &SweepArgs, dir: &Path) -> std::process::Child {
 fn a_time_limit_hit_during_load_is_a_timeout_record_with_its_config() {
     let Some(s) = Slurm::start(1) else { return };
     let (spec, url) = sim_spec("slurm-timeout");
-    let args = slurm_sweep(&spec, &url)
+    let args = timed_sweep(&spec, &url)
         .param(STEPS, "2")
         .levels("1")
         .args(&["--time", "1", "--flush-before", "25s"])
@@ -296,10 +333,10 @@ fn a_time_limit_hit_during_load_is_a_timeout_record_with_its_config() {
     let t0 = Instant::now();
     let out = run_on(&s, &args, 200);
     eprintln!("time limit: {:?}", t0.elapsed());
-    assert_eq!(out.status.code(), Some(41), "{}", dump(&out));
+    assert_eq!(out.status.code(), Some(41), "{}", show(&out, &spec));
     let recs = records(&spec.results());
     let partial = benches(&recs, STEPS, "2");
-    assert_eq!(partial.len(), 1, "{}", dump(&out));
+    assert_eq!(partial.len(), 1, "{}", show(&out, &spec));
     assert_eq!(partial[0]["partial"], true);
     assert!(partial[0]["counts"]["completed"].as_u64().unwrap() > 0);
     assert_eq!(slurm_of(partial[0])["state"], "TIMEOUT");
@@ -320,7 +357,7 @@ fn a_time_limit_hit_during_load_is_a_timeout_record_with_its_config() {
 fn a_job_cancelled_from_outside_mid_bench_is_retried() {
     let Some(s) = Slurm::start(1) else { return };
     let (spec, url) = sim_spec("slurm-cancel");
-    let args = slurm_sweep(&spec, &url)
+    let args = timed_sweep(&spec, &url)
         .param(STEPS, "3")
         .levels("1")
         .load(&["--duration", "4s"]);
@@ -328,8 +365,8 @@ fn a_job_cancelled_from_outside_mid_bench_is_retried() {
     let jobs = wait_serving(&spec.results(), 1, Duration::from_secs(60));
     std::thread::sleep(Duration::from_millis(1500)); // loadgen is measuring
     s.out("scancel", &[&jobs[0].0]);
-    let out = sweep_support::child::wait_within(child, Duration::from_secs(120), Some(&spec.dir));
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let out = wait_for(&s, child, 120, &spec.dir);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
     let recs = records(&spec.results());
     let f: Vec<&Value> = recs.iter().filter(|r| r["type"] == "failure").collect();
     assert_eq!(f.len(), 1, "{recs:?}");
@@ -350,7 +387,7 @@ fn a_job_cancelled_from_outside_mid_bench_is_retried() {
 fn ctrl_c_cancels_every_job_and_keeps_the_file_whole() {
     let Some(s) = Slurm::start(1) else { return };
     let (spec, url) = sim_spec("slurm-ctrl-c");
-    let args = slurm_sweep(&spec, &url)
+    let args = timed_sweep(&spec, &url)
         .param(STEPS, "1,2,3")
         .args(&["--max-jobs", "2"])
         .levels("1")
@@ -359,8 +396,8 @@ fn ctrl_c_cancels_every_job_and_keeps_the_file_whole() {
     wait_serving(&spec.results(), 2, Duration::from_secs(60));
     std::thread::sleep(Duration::from_millis(1500));
     sweep_support::child::signal_group(&child, "INT");
-    let out = sweep_support::child::wait_within(child, Duration::from_secs(60), Some(&spec.dir));
-    assert_eq!(out.status.code(), Some(130), "{}", dump(&out));
+    let out = wait_for(&s, child, 60, &spec.dir);
+    assert_eq!(out.status.code(), Some(130), "{}", show(&out, &spec));
     assert!(s.queue().is_empty(), "{:?}", s.queue());
     let recs = records(&spec.results()); // every line whole JSON
     let interrupted = recs.iter().filter(|r| r["kind"] == "interrupted").count();
@@ -376,11 +413,11 @@ fn resume_submits_only_what_is_missing() {
     let Some(s) = Slurm::start(1) else { return };
     let (spec, url) = sim_spec("slurm-resume");
     let out = run_on(&s, &slurm_sweep(&spec, &url).param(STEPS, "1"), 120);
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
     let before = benches(&records(&spec.results()), STEPS, "1").len();
     let args = slurm_sweep(&spec, &url).param(STEPS, "1,2").arg("--resume");
     let out = run_on(&s, &args, 120);
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
     testkit::assert_contains(&String::from_utf8_lossy(&out.stderr), "(config 2)");
     let recs = records(&spec.results());
     assert_eq!(
@@ -399,7 +436,7 @@ fn a_node_failure_is_retried_on_the_other_node() {
     let Some(mut s) = Slurm::start(2) else { return };
     let (spec, url) = sim_spec("slurm-node-fail");
     // gpu:4 takes a whole node: the two configs land on both nodes.
-    let args = slurm_sweep(&spec, &url)
+    let args = timed_sweep(&spec, &url)
         .param(STEPS, "1,2")
         .args(&["--gres", "gpu:4"])
         .levels("1")
@@ -408,8 +445,8 @@ fn a_node_failure_is_retried_on_the_other_node() {
     let jobs = wait_serving(&spec.results(), 2, Duration::from_secs(60));
     let (dead_job, _, dead) = jobs[0].clone();
     s.kill_node(&dead);
-    let out = sweep_support::child::wait_within(child, Duration::from_secs(150), Some(&spec.dir));
-    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let out = wait_for(&s, child, 150, &spec.dir);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
     let recs = records(&spec.results());
     let f: Vec<&Value> = recs.iter().filter(|r| r["kind"] == "node_fail").collect();
     assert_eq!(f.len(), 1, "{recs:?}");

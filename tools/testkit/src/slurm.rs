@@ -124,8 +124,10 @@ impl Slurm {
         self.dir.join(rel).display().to_string()
     }
 
-    /// slurm.conf (the issue's minimal config, plus short timeouts so a
-    /// dead node is NODE_FAIL within seconds), gres.conf, the fake GPUs.
+    /// slurm.conf (the issue's minimal config, plus timeouts short enough
+    /// that a dead node is NODE_FAIL within half a minute, and long enough
+    /// that a busy machine's slurmd is not taken for dead), gres.conf, the
+    /// fake GPUs.
     fn write_config(&self) {
         for d in ["munge", "state", "spool", "log", "dev"] {
             std::fs::create_dir_all(self.dir.join(d)).unwrap();
@@ -178,13 +180,17 @@ JobCompType=jobcomp/none
 MpiDefault=none
 SchedulerType=sched/backfill
 MinJobAge=600
+FirstJobId={first_job}
 KillWait=2
-SlurmdTimeout=5
-MessageTimeout=5
+SlurmdTimeout=15
+MessageTimeout=10
 InactiveLimit=0
 {nodes}PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 ",
             ctld = crate::free_port(),
+            // Clusters of tests running at once number their jobs apart,
+            // so ports derived from job ids seldom meet on this machine.
+            first_job = 1 + (std::process::id() % 97) * 113,
             sock = d("munge/socket"),
             state = d("state"),
             spool = d("spool"),

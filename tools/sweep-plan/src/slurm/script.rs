@@ -20,9 +20,10 @@ use super::Plan;
 pub const SPEC: &str = "\u{1}SPEC";
 pub const URL: &str = "\u{1}URL";
 
-/// Ports from SLURM_JOB_ID land in [BASE, BASE + SPAN).
+/// Ports from SLURM_JOB_ID land in [BASE, BASE + SPAN): below Linux's
+/// ephemeral range (32768 up), where any client's socket may sit.
 const PORT_BASE: u32 = 20000;
-const PORT_SPAN: u32 = 20000;
+const PORT_SPAN: u32 = 12000;
 
 fn words(ws: &[String]) -> String {
     ws.iter()

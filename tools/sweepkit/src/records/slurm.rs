@@ -19,9 +19,9 @@ pub struct SlurmJob {
     pub array_index: Option<u32>,
     /// The node the batch script ran on (`SLURMD_NODENAME`).
     pub node: Option<String>,
-    /// The GPUs the allocation gave, as `CUDA_VISIBLE_DEVICES` numbered
-    /// them (`0,1`: gres renumbers from 0 on every node); absent without
-    /// a gres.
+    /// The GPUs the allocation gave, as the batch step's
+    /// `CUDA_VISIBLE_DEVICES` numbers them (the node's own indices; from 0
+    /// where cgroups constrain the devices); absent without a gres.
     pub gpus: Option<String>,
     /// The server's port in the job, and where it came from: `job_id`
     /// (derived from SLURM_JOB_ID, so two jobs on one node differ) or
