@@ -27,7 +27,7 @@ const DAEMONS: [&str; 4] = [
 /// The environment variable naming a test cluster's dir on the daemons
 /// (and every slurmstepd they fork), for [`Drop`]'s sweep of /proc.
 const MARKER: &str = "SWEEPKIT_TEST_SLURM";
-/// Which node a slurmd (and its slurmstepds) serves.
+/// Which cluster's node a slurmd (and its slurmstepds) serves.
 const NODE_MARKER: &str = "SWEEPKIT_TEST_SLURM_NODE";
 
 /// Fake GPUs per node.
@@ -272,7 +272,7 @@ InactiveLimit=0
             .stdout(log.try_clone().unwrap())
             .stderr(log);
         if let Some(n) = node {
-            c.env(NODE_MARKER, n);
+            c.env(NODE_MARKER, self.node_mark(n));
         }
         c.spawn().unwrap_or_else(|e| panic!("spawn {prog}: {e}"))
     }
@@ -342,6 +342,13 @@ InactiveLimit=0
         }
     }
 
+    /// The marker a node's slurmd and slurmstepds carry: this cluster's
+    /// dir and the node, so killing a node of one test's cluster never
+    /// touches another test's.
+    fn node_mark(&self, node: &str) -> String {
+        format!("{}:{node}", self.dir.display())
+    }
+
     /// Job ids in the queue (pending or running), from `squeue`.
     pub fn queue(&self) -> Vec<String> {
         self.out("squeue", &["-h", "-o", "%i"])
@@ -361,7 +368,7 @@ InactiveLimit=0
         }
         let conf = self.conf.display().to_string();
         for _ in 0..3 {
-            let mut pids = pids_with_env(&[(NODE_MARKER, node)]);
+            let mut pids = pids_with_env(&[(NODE_MARKER, &self.node_mark(node))]);
             let jobs = pids_with_env(&[("SLURMD_NODENAME", node)]);
             let ours = pids_with_env(&[("SLURM_CONF", &conf)]);
             pids.extend(jobs.into_iter().filter(|p| ours.contains(p)));
