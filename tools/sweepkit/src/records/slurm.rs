@@ -23,19 +23,21 @@ pub struct SlurmJob {
     /// `CUDA_VISIBLE_DEVICES` numbers them (the node's own indices; from 0
     /// where cgroups constrain the devices); absent without a gres.
     pub gpus: Option<String>,
-    /// The server's port in the job, and where it came from: `job_id`
-    /// (derived from SLURM_JOB_ID, so two jobs on one node differ) or
-    /// `probed` (that port was taken; the next free one up).
+    /// The server's port in the job (svc-swap set it; it is not in
+    /// `config`).
     pub port: Option<u16>,
+    /// Where the port came from: `job_id` (derived from SLURM_JOB_ID, so
+    /// two jobs on one node differ) or `probed` (that port was taken; the
+    /// next free one up).
     pub port_from: Option<String>,
     /// Times Slurm requeued the job (`SLURM_RESTART_COUNT`, `Restarts`).
     pub restart_count: Option<u32>,
     /// The job's end as Slurm says it (`JobState`): COMPLETED, FAILED,
     /// TIMEOUT, CANCELLED, OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, ...
     pub state: String,
-    /// The batch script's exit status and the signal that ended it
-    /// (`ExitCode=STATUS:SIGNAL`).
+    /// The batch script's exit status (`ExitCode=STATUS:SIGNAL`).
     pub exit_code: Option<i32>,
+    /// The signal that ended the batch script, 0 for none.
     pub signal: Option<i32>,
     /// Slurm's `Reason` when it gives one (`NodeDown`, `TimeLimit`).
     pub reason: Option<String>,
