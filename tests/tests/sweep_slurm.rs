@@ -234,8 +234,9 @@ fn two_jobs_on_one_node_never_share_a_port() {
     );
 }
 
-/// An unknown partition: sbatch's own line in each config's failure
-/// record and on stderr, exit 46, and nothing in the queue.
+/// An unknown partition or a gres the cluster lacks: sbatch's own line
+/// in each config's failure record and on stderr, exit 46, and nothing in
+/// the queue.
 #[test]
 fn an_unknown_partition_is_sbatchs_refusal_and_nothing_is_submitted() {
     let Some(s) = Slurm::start(1) else { return };
@@ -261,16 +262,47 @@ fn an_unknown_partition_is_sbatchs_refusal_and_nothing_is_submitted() {
         );
     }
     assert!(s.queue().is_empty());
-    wait_no_jobs(&s);
+    // A gres the cluster lacks: sbatch's own words again.
+    let more = slurm_sweep(&spec, &url)
+        .param(STEPS, "3")
+        .args(&["--gres", "gpu:9"]);
+    let out = run_on(&s, &more, 60);
+    assert_eq!(out.status.code(), Some(46), "{}", show(&out, &spec));
+    let last = records(&spec.results()).pop().unwrap();
+    assert_eq!(last["kind"], "submit_rejected");
+    testkit::assert_contains(
+        last["reason"].as_str().unwrap(),
+        "Requested node configuration is not available",
+    );
+    assert!(s.queue().is_empty());
 }
 
-/// The queue is empty (a cancelled job leaves it within seconds).
-fn wait_no_jobs(s: &Slurm) {
-    let t0 = Instant::now();
-    while !s.queue().is_empty() {
-        assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", s.queue());
-        std::thread::sleep(Duration::from_millis(200));
-    }
+/// A config still pending at --queue-timeout is cancelled and recorded
+/// as queue_timeout, not a result (exit 43); the one that ran stands.
+#[test]
+fn a_job_pending_past_the_queue_timeout_is_cancelled_not_a_result() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (spec, url) = sim_spec("slurm-queue");
+    // gpu:4 is the whole node: the second config waits for the first.
+    let args = timed_sweep(&spec, &url)
+        .param(STEPS, "1,2")
+        .levels("1")
+        .args(&["--gres", "gpu:4", "--queue-timeout", "3s"])
+        .load(&["--duration", "8s"]);
+    let out = run_on(&s, &args, 120);
+    assert_eq!(out.status.code(), Some(43), "{}", show(&out, &spec));
+    let recs = records(&spec.results());
+    let late: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["kind"] == "queue_timeout")
+        .collect();
+    assert_eq!(late.len(), 1, "{recs:?}");
+    assert_eq!(late[0]["class"], "transport");
+    assert_eq!(slurm_of(late[0])["state"], "CANCELLED");
+    let ran = late[0]["config"][STEPS].as_str().unwrap() == "2";
+    assert!(ran, "the second config waited: {recs:?}");
+    assert_eq!(benches(&recs, STEPS, "1").len(), 1);
+    assert!(s.queue().is_empty());
 }
 
 /// Jobs of `results` serving: their folders (`job-ID`) with a port in

@@ -84,15 +84,15 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             };
             return options(sweep_options::parse_for(argv, want), stdout);
         }
-        Command::DryRun { tools, argv } => {
+        Command::DryRun { sweep } => {
             let t = stage_words::Tools {
-                swap: &tools[0],
-                ready: &tools[1],
-                load: &tools[2],
+                swap: &sweep.tools[0],
+                ready: &sweep.tools[1],
+                load: &sweep.tools[2],
             };
-            return options(sweep_options::dry_run(argv, &t), stdout);
+            return options(sweep_options::dry_run(&sweep.argv, &t), stdout);
         }
-        Command::Slurm { tools, argv } => return run_slurm(argv, tools, stdout),
+        Command::Slurm { sweep } => return run_slurm(&sweep.argv, &sweep.tools, stdout),
         _ => {}
     }
     let mut o = out::Out::new(&args.field, &mut stdout).shell(args.shell);
@@ -524,12 +524,12 @@ fn append_line(path: &str, answer: &impl Serialize) -> Result<(), Exit> {
 /// `sweep --slurm` (and its --dry-run): errors are sweep's, as for
 /// `options`.
 fn run_slurm(argv: &[String], tools: &[String], mut stdout: impl Write) -> Result<(), Exit> {
-    let plan = match slurm::Plan::from_argv(argv, tools) {
+    let plan = match slurm::plan::Plan::from_argv(argv, tools) {
         Ok(p) => p,
         Err(e) => return options(Err(e), stdout),
     };
     if plan.dry_run {
-        return options(Ok(plan.dry_run()), stdout);
+        return options(Ok(slurm::script::dry_run(&plan)), stdout);
     }
     match slurm::driver::sweep(&plan) {
         Ok(0) => Ok(()),

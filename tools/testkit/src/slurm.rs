@@ -291,17 +291,7 @@ InactiveLimit=0
 
     /// stdout of a client command; panics with its stderr when it fails.
     pub fn out(&self, prog: &str, args: &[&str]) -> String {
-        let o = self
-            .cmd(prog)
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap_or_else(|e| panic!("{prog}: {e}"));
-        assert!(
-            o.status.success(),
-            "{prog} {args:?}: {}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        let o = crate::helper::checked(self.cmd(prog).args(args), &format!("{prog} {args:?}"));
         String::from_utf8_lossy(&o.stdout).into_owned()
     }
 

@@ -8,17 +8,15 @@
 //! CANCELLED, NODE_FAIL, ...) a failure record of that kind follows.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::time::SystemTime;
 
-use anyhow::Context;
 use serde_json::Value;
-use sweepkit::exit;
 use sweepkit::records::{self, FailureKind, FailureRecord, Record, SlurmJob, Stage};
-use sweepkit::report::{Exit, WithCode};
+use sweepkit::report::Exit;
 
 use super::job::{self, End, JobLine};
-use super::Plan;
+use super::plan::Plan;
+use crate::results;
 
 /// What one job left in the results file.
 #[derive(Debug, Clone, PartialEq)]
@@ -151,21 +149,11 @@ fn failure(
     f
 }
 
-/// Append `lines` (each a whole record, no newline) to `path`.
+/// Append `lines` (each a whole record, no newline) to `path`, in one
+/// write ([`results::append`]).
 pub fn append(path: &str, lines: &[String]) -> Result<(), Exit> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("{path}: cannot append"))
-        .code(exit::FAILURE)?;
-    for l in lines {
-        // One write per record: a crash between two leaves whole lines.
-        f.write_all(format!("{l}\n").as_bytes())
-            .with_context(|| format!("{path}: cannot append"))
-            .code(exit::FAILURE)?;
-    }
-    Ok(())
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    results::append(path, &text)
 }
 
 /// The failure record as one line.

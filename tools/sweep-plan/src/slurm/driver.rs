@@ -19,7 +19,8 @@ use sweepkit::report::Exit;
 
 use super::collect::{self, Collected};
 use super::job::{self, End, JobLine};
-use super::{script, Plan};
+use super::plan::Plan;
+use super::script;
 use crate::results::{self, State};
 
 /// One config's current job.
@@ -181,17 +182,17 @@ impl<'a> Driver<'a> {
     /// Read every active array's tasks from scontrol.
     fn poll(&mut self) -> Result<Vec<(usize, JobLine)>, Exit> {
         let mut arrays: Vec<String> = self.tasks.iter().map(|t| t.array.clone()).collect();
+        arrays.sort();
         arrays.dedup();
         let mut ended = Vec::new();
         for a in arrays {
-            let out = match client(
-                "scontrol",
-                &["show".into(), "job".into(), "-o".into(), a.clone()],
-            )? {
+            let show = ["show".into(), "job".into(), "-o".into(), a.clone()];
+            let out = match client("scontrol", &show)? {
                 Ok(o) => o,
-                // Expired (MinJobAge) before it was read: nothing to say
-                // but that it ended unseen.
-                Err(_) => String::new(),
+                // Expired (MinJobAge) before it was read: it ended unseen.
+                Err(e) if e.contains("Invalid job id") => String::new(),
+                // slurmctld busy or restarting: ask again next round.
+                Err(_) => continue,
             };
             let lines = job::parse(&out);
             for t in self.tasks.iter_mut().filter(|t| t.array == a) {
@@ -285,7 +286,10 @@ impl<'a> Driver<'a> {
         let state = results::state_of(&self.lines(self.since), |cfg| pt.matches(cfg));
         let tries = self.tries.get(&index).copied().unwrap_or(0);
         let label = pt.label();
-        let again = state == State::Transport && !self.interrupted && tries <= self.p.retries;
+        // Pending past --queue-timeout would pend again: not now.
+        let late = c.failure == Some(FailureKind::QueueTimeout);
+        let again =
+            state == State::Transport && !self.interrupted && !late && tries <= self.p.retries;
         if again && c.failure == Some(FailureKind::NodeFail) {
             self.avoid.entry(index).or_default().extend(c.node.clone());
         }

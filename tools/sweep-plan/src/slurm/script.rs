@@ -13,12 +13,7 @@ use std::fmt::Write as _;
 use crate::grid::Tool;
 use crate::stage_words::bash_q;
 
-use super::Plan;
-
-/// The placeholder words [`super::Plan`]'s stages carry for the job's spec
-/// copy and URL, written as `"$spec"` and `"$url"`.
-pub const SPEC: &str = "\u{1}SPEC";
-pub const URL: &str = "\u{1}URL";
+use super::plan::{Plan, SPEC, URL};
 
 /// Ports from SLURM_JOB_ID land in [BASE, BASE + SPAN): below Linux's
 /// ephemeral range (32768 up), where any client's socket may sit.
@@ -174,4 +169,20 @@ pub fn sbatch_args(p: &Plan, indices: &[usize], exclude: &[String], script: &str
     a.extend(p.sbatch_args.iter().cloned());
     a.push(script.to_string());
     a
+}
+
+/// `--dry-run`: the batch script, then the sbatch line for every
+/// config, as commands to copy.
+pub fn dry_run(p: &Plan) -> String {
+    let all: Vec<usize> = p.grid.points.iter().map(|p| p.index).collect();
+    let script = format!("{}/sweep.sbatch", p.dir);
+    let words: Vec<String> = std::iter::once("sbatch".to_string())
+        .chain(sbatch_args(p, &all, &[], &script))
+        .map(|w| bash_q(&w))
+        .collect();
+    format!(
+        "{}# the script above, written to {script}, submitted as:\n{}\n",
+        batch(p),
+        words.join(" ")
+    )
 }
