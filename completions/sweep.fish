@@ -13,6 +13,7 @@ complete -c sweep -l drop-after -d 'Stop using a host after N failures blamed on
 complete -c sweep -l partition -d 'sbatch --partition' -r
 complete -c sweep -l account -d 'sbatch --account' -r
 complete -c sweep -l gres -d 'sbatch --gres per job (gpu:2); records name the GPUs it gave' -r
+complete -c sweep -l gpus-per-node -d 'sbatch --gpus-per-node instead of --gres, for clusters that reject the gres directive' -r
 complete -c sweep -l time -d 'sbatch --time per job (MIN, MIN:SEC, H:MM:SS, D-H); its levels are flushed --flush-before ahead of the limit' -r
 complete -c sweep -l flush-before -d 'With --time: signal the job this long before its limit, so loadgen writes the levels it measured (sbatch --signal=B:USR1@SECS)' -r
 complete -c sweep -l max-jobs -d 'Run at most N configs at once (the array\'s %N throttle)' -r
@@ -53,6 +54,7 @@ complete -c sweep -l no-restore -d 'Leave the last config running (the original 
 complete -c sweep -l dry-run -d 'Print the configs and the commands; run nothing'
 complete -c sweep -l adaptive -d 'Measure the values of one numeric --param in order and stop at the plateau or a clear peak; re-measure close calls; untried values get skipped records (continues what FILE holds: --resume is implied)'
 complete -c sweep -l slurm -d 'Run each config as a Slurm job (a task of one array) that starts the --spec server in its allocation, waits and benchmarks there'
+complete -c sweep -l exclusive -d 'sbatch --exclusive: the job has its nodes to itself'
 complete -c sweep -l accept-new-host-key -d 'Record an unknown host key (a changed one is refused)'
 complete -c sweep -l expect-config -d 'Also check each swept value in the live server\'s arguments (wait-ready --expect-config)'
 complete -c sweep -s q -l quiet -d 'No progress lines on stderr'

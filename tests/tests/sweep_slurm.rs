@@ -125,7 +125,8 @@ fn dry_run_prints_the_batch_script_and_its_sbatch_line() {
     let args = slurm_sweep(&spec, &url)
         .param(STEPS, "1,2")
         .args(&["--partition", "gpu q", "--gres", "gpu:2", "--time", "5"])
-        .args(&["--max-jobs", "1", "--sbatch-arg", "--qos=high", "--dry-run"]);
+        .args(&["--max-jobs", "1", "--sbatch-arg", "--qos=high", "--dry-run"])
+        .arg("--exclusive");
     let out = args.expect(0);
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     for part in [
@@ -134,7 +135,7 @@ fn dry_run_prints_the_batch_script_and_its_sbatch_line() {
         "2) set_=( --set speculative-num-steps=2 )",
         "--array=1\\,2%1",
         "--partition=gpu\\ q",
-        "--gres=gpu:2 --time=5 --signal=B:USR1@30",
+        "--gres=gpu:2 --time=5 --exclusive --signal=B:USR1@30",
         "--qos=high",
         "--no-requeue",
     ] {
@@ -149,6 +150,14 @@ fn dry_run_prints_the_batch_script_and_its_sbatch_line() {
         return;
     };
     assert!(sc.status.success(), "{}", dump(&sc));
+    // A cluster that rejects the gres directive: --gpus-per-node instead.
+    let gpus =
+        slurm_sweep(&spec, &url)
+            .param(STEPS, "1")
+            .args(&["--gpus-per-node", "2", "--dry-run"]);
+    let text = String::from_utf8_lossy(&gpus.expect(0).stdout).into_owned();
+    testkit::assert_contains(&text, " --gpus-per-node=2 ");
+    testkit::assert_lacks(&text, "--gres");
 }
 
 /// A 2x2 grid at two levels on two nodes: one job per config, each

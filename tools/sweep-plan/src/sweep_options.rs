@@ -172,6 +172,21 @@ pub struct SweepArgs {
     #[arg(long, value_name = "SPEC", requires = "slurm", help_heading = "Slurm")]
     pub gres: Option<String>,
 
+    /// sbatch --gpus-per-node instead of --gres, for clusters that reject
+    /// the gres directive
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "slurm",
+        conflicts_with = "gres",
+        help_heading = "Slurm"
+    )]
+    pub gpus_per_node: Option<String>,
+
+    /// sbatch --exclusive: the job has its nodes to itself
+    #[arg(long, requires = "slurm", help_heading = "Slurm")]
+    pub exclusive: bool,
+
     /// sbatch --time per job (MIN, MIN:SEC, H:MM:SS, D-H); its levels are
     /// flushed --flush-before ahead of the limit
     #[arg(long, value_name = "TIME", requires = "slurm", help_heading = "Slurm")]

@@ -41,6 +41,8 @@ pub struct Plan {
     pub partition: Option<String>,
     pub account: Option<String>,
     pub gres: Option<String>,
+    pub gpus_per_node: Option<String>,
+    pub exclusive: bool,
     pub time: Option<String>,
     pub flush_before_s: u64,
     pub max_jobs: Option<u32>,
@@ -127,6 +129,8 @@ impl Plan {
             partition: a.partition,
             account: a.account,
             gres: a.gres,
+            gpus_per_node: a.gpus_per_node,
+            exclusive: a.exclusive,
             flush_before_s: duration("--flush-before", &a.flush_before)?
                 .as_secs()
                 .max(1),

@@ -154,11 +154,15 @@ pub fn sbatch_args(p: &Plan, indices: &[usize], exclude: &[String], script: &str
         ("--partition", &p.partition),
         ("--account", &p.account),
         ("--gres", &p.gres),
+        ("--gpus-per-node", &p.gpus_per_node),
         ("--time", &p.time),
     ] {
         if let Some(v) = v {
             a.push(format!("{flag}={v}"));
         }
+    }
+    if p.exclusive {
+        a.push("--exclusive".into());
     }
     if p.time.is_some() {
         a.push(format!("--signal=B:USR1@{}", p.flush_before_s));
