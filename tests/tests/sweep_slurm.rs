@@ -98,7 +98,8 @@ fn assert_no_server_left(results: &Path) {
 }
 
 /// The harness itself: a batch job whose step asks for two GPUs sees the
-/// first two of its node's fake devices, as gres numbers them.
+/// first two of its node's fake devices, as gres numbers them; once the
+/// cluster is dropped, none of its processes is left.
 #[test]
 fn a_job_step_gets_the_gpus_its_gres_asks_for() {
     let Some(s) = Slurm::start(1) else { return };
@@ -115,6 +116,12 @@ fn a_job_step_gets_the_gpus_its_gres_asks_for() {
     let text = std::fs::read_to_string(&out).unwrap();
     assert_eq!(text, "0,1\n", "{text}");
     assert!(s.queue().is_empty());
+    let dir = s.dir.clone();
+    let daemons = testkit::slurm::left_behind(&dir);
+    assert!(daemons.len() >= 3, "munged, slurmctld, slurmd: {daemons:?}");
+    drop(s);
+    let left = testkit::slurm::left_behind(&dir);
+    assert!(left.is_empty(), "daemons or jobs left: {left:?}");
 }
 
 /// --dry-run prints the batch script (which shellcheck passes) and the
@@ -209,6 +216,10 @@ fn a_grid_of_four_configs_runs_as_four_jobs_at_two_levels() {
     assert!(s.queue().is_empty());
     assert_no_server_left(&spec.results());
     testkit::assert_contains(&String::from_utf8_lossy(&out.stdout), "speculative");
+    let dir = s.dir.clone();
+    drop(s);
+    let left = testkit::slurm::left_behind(&dir);
+    assert!(left.is_empty(), "daemons or jobs left: {left:?}");
 }
 
 /// Two jobs at once on one node take different ports (from their job

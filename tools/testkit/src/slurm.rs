@@ -72,6 +72,15 @@ fn pids_with_env(pairs: &[(&str, &str)]) -> Vec<u32> {
         .collect()
 }
 
+/// The processes of the test cluster that lived in `dir` still running:
+/// its daemons, their slurmstepds and every process of its jobs (after
+/// the cluster's drop, none).
+pub fn left_behind(dir: &Path) -> Vec<u32> {
+    let marker = dir.display().to_string();
+    let conf = dir.join("slurm.conf").display().to_string();
+    pids_with_env(&[(MARKER, &marker), ("SLURM_CONF", &conf)])
+}
+
 fn kill_all(pids: &[u32]) {
     if pids.is_empty() {
         return;
@@ -369,9 +378,7 @@ InactiveLimit=0
 
     /// Every process this cluster left: daemons, slurmstepds, jobs.
     fn leftovers(&self) -> Vec<u32> {
-        let dir = self.dir.display().to_string();
-        let conf = self.conf.display().to_string();
-        pids_with_env(&[(MARKER, &dir), ("SLURM_CONF", &conf)])
+        left_behind(&self.dir)
     }
 }
 
