@@ -303,12 +303,14 @@ fn an_unknown_partition_is_sbatchs_refusal_and_nothing_is_submitted() {
 fn a_job_pending_past_the_queue_timeout_is_cancelled_not_a_result() {
     let Some(s) = Slurm::start(1) else { return };
     let (spec, url) = sim_spec("slurm-queue");
-    // gpu:4 is the whole node: the second config waits for the first.
+    // gpu:4 is the whole node: the second config waits for the first
+    // (20 s), past the timeout, which the first meets with room to
+    // spare on a busy machine.
     let args = timed_sweep(&spec, &url)
         .param(STEPS, "1,2")
         .levels("1")
-        .args(&["--gres", "gpu:4", "--queue-timeout", "3s"])
-        .load(&["--duration", "8s"]);
+        .args(&["--gres", "gpu:4", "--queue-timeout", "8s"])
+        .load(&["--duration", "20s"]);
     let out = run_on(&s, &args, 120);
     assert_eq!(out.status.code(), Some(43), "{}", show(&out, &spec));
     let recs = records(&spec.results());
