@@ -5,7 +5,8 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 BINDIR := $(DESTDIR)$(PREFIX)/bin
 MANDIR := $(DESTDIR)$(PREFIX)/share/man
-# What sweep sources beside its bin/ (scripts/lib/fleet.sh for --hosts).
+# What sweep sources beside its bin/ (scripts/lib/fleet.sh for --hosts,
+# scripts/lib/slurm.sh for --slurm).
 LIBDIR := $(DESTDIR)$(PREFIX)/lib/sweepkit
 # Where bash-completion, zsh and fish look for completions they ship with.
 BASHCOMPDIR := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
@@ -66,6 +67,7 @@ install-files: ## What install copies, from BIN_SRC (default target/release), bu
 	for t in $(TOOLS); do install -m 755 $(BIN_SRC)/$$t $(BINDIR)/$$t; done
 	install -m 755 scripts/sweep.sh $(BINDIR)/sweep
 	install -m 644 scripts/lib/fleet.sh $(LIBDIR)/fleet.sh
+	install -m 644 scripts/lib/slurm.sh $(LIBDIR)/slurm.sh
 	install -m 644 man/*.1 $(MANDIR)/man1/
 	install -m 644 man/*.5 $(MANDIR)/man5/
 	for t in $(TOOLS) sweep; do \

@@ -67,6 +67,9 @@ _sweep__plan() {
             sweep__plan,schedule)
                 cmd="sweep__plan__subcmd__schedule"
                 ;;
+            sweep__plan,slurm)
+                cmd="sweep__plan__subcmd__slurm"
+                ;;
             sweep__plan,step)
                 cmd="sweep__plan__subcmd__step"
                 ;;
@@ -127,6 +130,9 @@ _sweep__plan() {
             sweep__plan__subcmd__help,schedule)
                 cmd="sweep__plan__subcmd__help__subcmd__schedule"
                 ;;
+            sweep__plan__subcmd__help,slurm)
+                cmd="sweep__plan__subcmd__help__subcmd__slurm"
+                ;;
             sweep__plan__subcmd__help,step)
                 cmd="sweep__plan__subcmd__help__subcmd__step"
                 ;;
@@ -143,7 +149,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --shell --help --version configs args verdict tally origin end restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run help"
+            opts="-h -V --field --shell --help --version configs args verdict tally origin end restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run slurm help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -389,7 +395,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict tally origin end restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run help"
+            opts="configs args verdict tally origin end restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run slurm help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -627,6 +633,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__schedule)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__slurm)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -965,6 +985,28 @@ _sweep__plan() {
                     ;;
                 --words)
                     COMPREPLY=($(compgen -W "expect stage" -- "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__slurm)
+            opts="-h --tools --field --shell --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --field)

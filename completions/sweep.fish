@@ -11,6 +11,15 @@ sglang\t''"
 complete -c sweep -l schedule-max-depth -d 'With --schedule: derive it from depths up to K only (summarize --max-depth K): both servers reserve speculative KV for a schedule\'s deepest depth at every load' -r
 complete -c sweep -l hosts -d 'One host per line of FILE, or a comma list: [USER@]HOST[:PORT] (reached over SSH) or - (here), then optional NAME=VALUE words ({NAME} in --url) and exec=PREFIX... (the rest of the line)' -r
 complete -c sweep -l drop-after -d 'Stop using a host after N failures blamed on it; its configs go to the other hosts' -r
+complete -c sweep -l partition -d 'sbatch --partition' -r
+complete -c sweep -l account -d 'sbatch --account' -r
+complete -c sweep -l gres -d 'sbatch --gres per job (gpu:2); records name the GPUs it gave' -r
+complete -c sweep -l gpus-per-node -d 'sbatch --gpus-per-node instead of --gres, for clusters that reject the gres directive' -r
+complete -c sweep -l time -d 'sbatch --time per job (MIN, MIN:SEC, H:MM:SS, D-H); its levels are flushed --flush-before ahead of the limit' -r
+complete -c sweep -l flush-before -d 'With --time: signal the job this long before its limit, so loadgen writes the levels it measured (sbatch --signal=B:USR1@SECS)' -r
+complete -c sweep -l max-jobs -d 'Run at most N configs at once (the array\'s %N throttle)' -r
+complete -c sweep -l sbatch-arg -d 'Extra sbatch argument (repeatable, one word each)' -r
+complete -c sweep -l queue-timeout -d 'Cancel a job still pending after DUR (recorded, not a result)' -r
 complete -c sweep -l unit -d 'systemd unit' -r
 complete -c sweep -l spec -d 'Process spec (svc-swap\'s process manager)' -r -F
 complete -c sweep -l container -d 'Container to swap (svc-swap --container: re-created per config; wait-ready watches it)' -r
@@ -46,6 +55,8 @@ complete -c sweep -l keep-winner -d 'Apply summarize\'s pick at the end (default
 complete -c sweep -l no-restore -d 'Leave the last config running (the original is the one recorded when FILE was first started: its origin record, kept across --resume)'
 complete -c sweep -l dry-run -d 'Print the configs and the commands; run nothing'
 complete -c sweep -l adaptive -d 'Measure the values of one numeric --param in order and stop at the plateau or a clear peak; re-measure close calls; untried values get skipped records (continues what FILE holds: --resume is implied)'
+complete -c sweep -l slurm -d 'Run each config as a Slurm job (a task of one array) that starts the --spec server in its allocation, waits and benchmarks there'
+complete -c sweep -l exclusive -d 'sbatch --exclusive: the job has its nodes to itself'
 complete -c sweep -l accept-new-host-key -d 'Record an unknown host key (a changed one is refused)'
 complete -c sweep -l expect-config -d 'Also check each swept value in the live server\'s arguments (wait-ready --expect-config)'
 complete -c sweep -s q -l quiet -d 'No progress lines on stderr'

@@ -9,11 +9,14 @@
 # packages that build the real llama-server and its test models; chromium
 # renders summarize's --report in a headless browser test; docker.io gives
 # the Docker engine tests a dockerd of their own (testkit/src/docker.rs
-# starts one per test on a socket under /tmp, never the system's).
+# starts one per test on a socket under /tmp, never the system's); slurmctld,
+# slurmd, slurm-client and munge (22.05) give sweep --slurm a real cluster
+# (testkit/src/slurm.rs starts munged and the daemons per test in a temp
+# folder, no systemd).
 # Idempotent: quick when all is present.
 set -euo pipefail
 
-apt_pkgs=(shellcheck openssh-server systemd-container podman runc parallel iproute2 psmisc curl pkg-config libssl-dev g++ chromium docker.io)
+apt_pkgs=(shellcheck openssh-server systemd-container podman runc parallel iproute2 psmisc curl pkg-config libssl-dev g++ chromium docker.io slurmctld slurmd slurm-client munge)
 missing=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -29,6 +32,10 @@ if ((${#missing[@]})); then
   # a podman container would pick it), so it stays off until a user wants it.
   if [[ " ${missing[*]} " == *" docker.io "* && -d /run/systemd/system ]]; then
     $SUDO systemctl disable --now docker.socket docker.service >/dev/null 2>&1 || true
+  fi
+  # Likewise the Slurm and munge units: each test starts its own daemons.
+  if [[ " ${missing[*]} " == *" slurmd "* && -d /run/systemd/system ]]; then
+    $SUDO systemctl disable --now slurmd slurmctld munge >/dev/null 2>&1 || true
   fi
 fi
 

@@ -230,17 +230,19 @@ sweep_loop() {
 }
 
 # ---- main ---------------------------------------------------------------
+# A library beside this script, or installed: PREFIX/lib/sweepkit beside PREFIX/bin.
+find_lib() { # NAME: lib_file
+  local d
+  for d in "$here/lib" "$here/../lib/sweepkit"; do [[ -f $d/$1 ]] && lib_file=$d/$1 && return; done
+  die "$EXIT_FAILURE" "$here/lib/$1 or $here/../lib/sweepkit/$1 not found; reinstall sweepkit (make install)"
+}
+# shellcheck source=scripts/lib/slurm.sh # --slurm (its --dry-run prints the batch script)
+((!slurm)) || { find_lib slurm.sh && source "$lib_file" && slurm_main; }
 ((dry_run == 0)) || exec "$SWEEP_PLAN" dry-run --tools "$SVC_SWAP" "$WAIT_READY" "$LOADGEN" -- "${argv[@]}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/sweep.XXXXXX") # scores, tally, records to apply
 trap 'rm -rf "$work"; ((quiet)) || "$SWEEP_PLAN" progress-end || true' EXIT
-if [[ -n $hosts ]]; then # installed: PREFIX/lib/sweepkit beside PREFIX/bin
-  fleet_lib=$here/lib/fleet.sh
-  [[ -f $fleet_lib ]] || fleet_lib=$here/../lib/sweepkit/fleet.sh
-  [[ -f $fleet_lib ]] || die "$EXIT_FAILURE" "--hosts: $here/lib/fleet.sh or $here/../lib/sweepkit/fleet.sh not found; reinstall sweepkit (make install)"
-  # shellcheck source=scripts/lib/fleet.sh
-  source "$fleet_lib"
-  fleet_main
-fi
+# shellcheck source=scripts/lib/fleet.sh
+[[ -z $hosts ]] || { find_lib fleet.sh && source "$lib_file" && fleet_main; }
 mkdir -p "$(dirname "$results")"
 touch "$results"
 ask step --index 1 "${step_args[@]}" --work "$work" "$results" # config 1's words read the originals

@@ -54,17 +54,26 @@ fn every_record_type_has_config_and_provenance() {
 /// Every number a bench record carries can be ranked on: summarize's metric
 /// catalog covers each documented numeric field (the load shape, the server
 /// description, the schema number, `--until-stable`'s interval, which says
-/// how precisely the level was measured, and `--find-capacity`'s result,
-/// which is about the search, not this level, are labels, not results).
+/// how precisely the level was measured, `--find-capacity`'s result,
+/// which is about the search, not this level, and `sweep --slurm`'s job
+/// facts are labels, not results).
 #[test]
 fn every_numeric_bench_field_is_a_metric() {
     let items = parse_items(&sweepkit_tests::records_source());
     let catalog = summarize::metric::catalog();
     let mut numeric = 0;
     for (path, ty, _) in paths(&items, "BenchRecord") {
-        let label = ["load.", "server.", "provenance.", "stability.", "capacity."]
-            .iter()
-            .any(|p| path.starts_with(p))
+        // `slurm.`: the job a config ran in (ids, port), no result.
+        let label = [
+            "load.",
+            "server.",
+            "provenance.",
+            "stability.",
+            "capacity.",
+            "slurm.",
+        ]
+        .iter()
+        .any(|p| path.starts_with(p))
             || path == "schema";
         if label || !(ty.starts_with("integer") || ty.starts_with("number")) {
             continue;

@@ -165,6 +165,7 @@ fn bench_record(
         capacity: None,
         warnings,
         partial,
+        slurm: None,
         upstream: up.raw.clone(),
     }
 }

@@ -481,16 +481,30 @@ pub enum Command {
     /// --): with --hosts each host and its URL, then each config's pipe as
     /// a command to copy, the tools at the paths given
     DryRun {
-        /// svc-swap's, wait-ready's and loadgen's paths
-        #[arg(long, value_names = ["SVC_SWAP", "WAIT_READY", "LOADGEN"], num_args = 3, required = true)]
-        tools: Vec<String>,
-        #[arg(
-            value_name = "SWEEP_ARG",
-            trailing_var_arg = true,
-            allow_hyphen_values = true
-        )]
-        argv: Vec<String>,
+        #[command(flatten)]
+        sweep: SweepRun,
     },
+    /// Run `sweep --slurm`: each config a Slurm job (sweep(1), SLURM);
+    /// with --dry-run in ARGV print the batch script and the sbatch line
+    Slurm {
+        #[command(flatten)]
+        sweep: SweepRun,
+    },
+}
+
+/// What `dry-run` and `slurm` take: the tools sweep found, and sweep's
+/// own arguments after `--`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct SweepRun {
+    /// svc-swap's, wait-ready's and loadgen's paths
+    #[arg(long, value_names = ["SVC_SWAP", "WAIT_READY", "LOADGEN"], num_args = 3, required = true)]
+    pub tools: Vec<String>,
+    #[arg(
+        value_name = "SWEEP_ARG",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    pub argv: Vec<String>,
 }
 
 /// clap's parser for a percentage (`5%` or `5`), as a fraction.

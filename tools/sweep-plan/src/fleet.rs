@@ -8,7 +8,7 @@
 //! for "this host is bad"), and how the pool ended (`outcome`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::time::SystemTime;
 
 use anyhow::{anyhow, Context};
@@ -322,19 +322,6 @@ pub struct WatchFiles<'a> {
     pub tries: Option<&'a str>,
 }
 
-fn append(path: &str, text: &str) -> Result<(), Exit> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("{path}: cannot append"))
-        .code(exit::FAILURE)?;
-    // One write per line: O_APPEND keeps lines whole beside the jobs'.
-    f.write_all(text.as_bytes())
-        .with_context(|| format!("{path}: cannot append"))
-        .code(exit::FAILURE)
-}
-
 /// Read the tries on `input` till it ends; keep the blame, and drop a
 /// host at --drop-after failures: a warning, a host_dropped record in
 /// RESULTS (whose upstream is the host's origin record) and the sshlogin
@@ -348,7 +335,7 @@ pub fn watch(mut b: Blame, f: &WatchFiles, input: impl BufRead) -> Result<(), Ex
             continue;
         };
         if let Some(path) = f.tries {
-            append(path, &format!("{line}\n"))?;
+            results::append(path, &format!("{line}\n"))?;
         }
         let Some(d) = b.record(&t) else { continue };
         let name = b.name(&d.id);
@@ -366,7 +353,7 @@ pub fn watch(mut b: Blame, f: &WatchFiles, input: impl BufRead) -> Result<(), Ex
             .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("{origin}: {e}")))?;
         let mut buf = Vec::new();
         sweepkit::io::write_record(&mut buf, &Record::Failure(rec))?;
-        append(f.results, &String::from_utf8_lossy(&buf))?;
+        results::append(f.results, &String::from_utf8_lossy(&buf))?;
         write_slf(f.slf, &b.sshlogins())?;
     }
     Ok(())

@@ -24,6 +24,7 @@ pub mod progress;
 mod read;
 pub mod results;
 pub mod schedule;
+pub mod slurm;
 pub mod stage_words;
 pub mod statusline;
 pub mod step;
@@ -91,14 +92,15 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             };
             return options(sweep_options::parse_for(argv, want), stdout);
         }
-        Command::DryRun { tools, argv } => {
+        Command::DryRun { sweep } => {
             let t = stage_words::Tools {
-                swap: &tools[0],
-                ready: &tools[1],
-                load: &tools[2],
+                swap: &sweep.tools[0],
+                ready: &sweep.tools[1],
+                load: &sweep.tools[2],
             };
-            return options(sweep_options::dry_run(argv, &t), stdout);
+            return options(sweep_options::dry_run(&sweep.argv, &t), stdout);
         }
+        Command::Slurm { sweep } => return run_slurm(&sweep.argv, &sweep.tools, stdout),
         _ => {}
     }
     let mut o = out::Out::new(&args.field, &mut stdout).shell(args.shell);
@@ -501,7 +503,9 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 .map_err(|e| Exit::new(exit::FAILURE, anyhow!(e)))?;
             o.answer(&e)?;
         }
-        Command::Options { .. } | Command::DryRun { .. } => unreachable!("answered above"),
+        Command::Options { .. } | Command::DryRun { .. } | Command::Slurm { .. } => {
+            unreachable!("answered above")
+        }
         Command::Next {
             grid,
             knobs,
@@ -561,6 +565,26 @@ fn preflight(v: &serde_json::Value, c: &dry_run_checks::Checks<'_>) -> Result<()
 }
 
 /// `options` and `dry-run`: their text, or the usage error in sweep's name.
+/// `sweep --slurm` (and its --dry-run): errors are sweep's, as for
+/// `options`.
+fn run_slurm(argv: &[String], tools: &[String], mut stdout: impl Write) -> Result<(), Exit> {
+    let plan = match slurm::plan::Plan::from_argv(argv, tools) {
+        Ok(p) => p,
+        Err(e) => return options(Err(e), stdout),
+    };
+    if plan.dry_run {
+        return options(Ok(slurm::script::dry_run(&plan)), stdout);
+    }
+    match slurm::driver::sweep(&plan) {
+        Ok(0) => Ok(()),
+        Ok(code) => Err(Exit::silent(code)),
+        Err(e) => {
+            stdout.flush()?;
+            options(Err(e), stdout)
+        }
+    }
+}
+
 fn options(answer: Result<String, Exit>, mut stdout: impl Write) -> Result<(), Exit> {
     match answer {
         Ok(text) => {

@@ -4,9 +4,14 @@
 //! the fields a decision needs are read, so a record of a newer tool (a
 //! new field, a new failure kind) is still placed.
 
+use std::io::Write;
+
+use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use sweepkit::exit;
 use sweepkit::records::{Config, FailureClass};
+use sweepkit::report::{Exit, WithCode};
 
 /// The config key of the schedule step's records that no upstream record
 /// reached (`--pipeline-config schedule=SERVER`).
@@ -119,6 +124,21 @@ impl Line {
             _ => None,
         }
     }
+}
+
+/// Append `text` (whole lines) to the results file at `path` in one
+/// write: O_APPEND keeps lines whole beside other writers' (a pool's
+/// jobs).
+pub fn append(path: &str, text: &str) -> Result<(), Exit> {
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("{path}: cannot append"))
+        .code(exit::FAILURE)?;
+    f.write_all(text.as_bytes())
+        .with_context(|| format!("{path}: cannot append"))
+        .code(exit::FAILURE)
 }
 
 /// Every record line of `text`, numbered from 1.

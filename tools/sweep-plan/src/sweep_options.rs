@@ -176,6 +176,74 @@ pub struct SweepArgs {
     #[arg(long, value_name = "N", default_value = "2", help_heading = "Fleet")]
     pub drop_after: String,
 
+    /// Run each config as a Slurm job (a task of one array) that starts
+    /// the --spec server in its allocation, waits and benchmarks there
+    #[arg(long, requires = "spec", help_heading = "Slurm",
+          conflicts_with_all = ["hosts", "adaptive", "schedule", "ssh", "exec_prefix", "keep_winner"])]
+    pub slurm: bool,
+
+    /// sbatch --partition
+    #[arg(long, value_name = "NAME", requires = "slurm", help_heading = "Slurm")]
+    pub partition: Option<String>,
+
+    /// sbatch --account
+    #[arg(long, value_name = "NAME", requires = "slurm", help_heading = "Slurm")]
+    pub account: Option<String>,
+
+    /// sbatch --gres per job (gpu:2); records name the GPUs it gave
+    #[arg(long, value_name = "SPEC", requires = "slurm", help_heading = "Slurm")]
+    pub gres: Option<String>,
+
+    /// sbatch --gpus-per-node instead of --gres, for clusters that reject
+    /// the gres directive
+    #[arg(
+        long,
+        value_name = "N",
+        requires = "slurm",
+        conflicts_with = "gres",
+        help_heading = "Slurm"
+    )]
+    pub gpus_per_node: Option<String>,
+
+    /// sbatch --exclusive: the job has its nodes to itself
+    #[arg(long, requires = "slurm", help_heading = "Slurm")]
+    pub exclusive: bool,
+
+    /// sbatch --time per job (MIN, MIN:SEC, H:MM:SS, D-H); its levels are
+    /// flushed --flush-before ahead of the limit
+    #[arg(long, value_name = "TIME", requires = "slurm", help_heading = "Slurm")]
+    pub time: Option<String>,
+
+    /// With --time: signal the job this long before its limit, so loadgen
+    /// writes the levels it measured (sbatch --signal=B:USR1@SECS)
+    #[arg(
+        long,
+        value_name = "DUR",
+        default_value = "30s",
+        requires = "time",
+        help_heading = "Slurm"
+    )]
+    pub flush_before: String,
+
+    /// Run at most N configs at once (the array's %N throttle)
+    #[arg(long, value_name = "N", requires = "slurm", help_heading = "Slurm",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_jobs: Option<u32>,
+
+    /// Extra sbatch argument (repeatable, one word each)
+    #[arg(
+        long,
+        value_name = "ARG",
+        allow_hyphen_values = true,
+        requires = "slurm",
+        help_heading = "Slurm"
+    )]
+    pub sbatch_arg: Vec<String>,
+
+    /// Cancel a job still pending after DUR (recorded, not a result)
+    #[arg(long, value_name = "DUR", requires = "slurm", help_heading = "Slurm")]
+    pub queue_timeout: Option<String>,
+
     /// systemd unit
     #[arg(long, value_name = "NAME", help_heading = "Target")]
     pub unit: Option<String>,
@@ -360,7 +428,9 @@ Exit status: 0 every config measured; 2 usage; 40 some configs failed
 (recorded as failure records); 41 every config failed; 42 the final restore
 or apply failed (--hosts: also --keep-winner refused on hosts of different
 hardware); 43 configs left unrun (every host dropped); 44 GNU parallel not
-found; 45 a host was dropped (every config has a result); 50-52 --adaptive:
+found; 45 a host was dropped (every config has a result); 46 --slurm: sbatch
+refused the job (nothing else submitted); 47 --slurm: Slurm's commands
+missing or slurmctld unreachable; 50-52 --adaptive:
 sweep-plan next refused the results file (no records, another sweep's, a
 non-numeric value); 53 the results file's origin is another sweep's; 130
 interrupted (results whole, config restored).";
@@ -379,6 +449,8 @@ const EXITS: &[(&str, u8)] = &[
     ("NO_HOST_LEFT", exit::NO_HOST_LEFT),
     ("NO_PARALLEL", exit::NO_PARALLEL),
     ("HOST_DROPPED", exit::HOST_DROPPED),
+    ("SUBMIT_REJECTED", exit::SUBMIT_REJECTED),
+    ("NO_SLURM", exit::NO_SLURM),
     ("MIXED_HARDWARE", exit::MIXED_HARDWARE),
     ("INTERRUPTED", exit::INTERRUPTED),
     ("SCHEDULE_REFUSED", exit::SCHEDULE_REFUSED),
@@ -482,6 +554,7 @@ impl Settings {
             ("adaptive", a.adaptive),
             ("expect_config", a.expect_config),
             ("quiet", a.quiet),
+            ("slurm", a.slurm),
         ] {
             s.flag(n, v);
         }
@@ -752,6 +825,15 @@ pub enum Want<'a> {
     /// One pool host's own: the stages' `target`, `ready` and `load`, its
     /// `origin_file` and the `say_prefix` that names it.
     Host(&'a str),
+}
+
+/// sweep's argv parsed (a usage error for --help, which has nothing to
+/// plan), with the stages' words for a target: `sweep --slurm` builds
+/// its jobs' words from these.
+pub fn parsed_stages(argv: &[String], t: &Target) -> Result<(SweepArgs, Stages), Exit> {
+    let (a, m) = matched(argv)?.map_err(|_| usage("--help: nothing to plan".into()))?;
+    let st = ToolWords::of(&a, &m).stages(&a, t);
+    Ok((a, st))
 }
 
 /// The one example `sweep -h` shows (the README's, on llm-sim).

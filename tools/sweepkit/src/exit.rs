@@ -77,6 +77,13 @@ pub const NO_HOST_LEFT: u8 = 43;
 pub const NO_PARALLEL: u8 = 44;
 /// sweep.sh --hosts: a host was dropped (every config has a result).
 pub const HOST_DROPPED: u8 = 45;
+/// sweep.sh --slurm: sbatch refused the job (unknown partition, gres the
+/// cluster lacks, a bad --sbatch-arg); its line is in a failure record
+/// and nothing else was submitted.
+pub const SUBMIT_REJECTED: u8 = 46;
+/// sweep.sh --slurm: Slurm's client commands (sbatch, scontrol, scancel)
+/// are not installed or cannot reach slurmctld.
+pub const NO_SLURM: u8 = 47;
 
 // sweep-plan outcomes (the sweep's decisions; `next` is the adaptive
 // search's step).

@@ -17,6 +17,7 @@ pub mod podman;
 pub mod realpeer;
 pub mod realunit;
 mod server;
+pub mod slurm;
 pub mod spec;
 pub mod sshd;
 

@@ -9,6 +9,7 @@ use serde_with::skip_serializing_none;
 
 use super::server::ServerInfo;
 use super::shared::{Config, Provenance};
+use super::slurm::SlurmJob;
 use super::vocabulary::{CapacityStop, LoadMode, SpecSource};
 
 /// Summary statistics of one latency metric, in milliseconds.
@@ -304,6 +305,9 @@ pub struct BenchRecord {
     /// True when the level was cut short (Ctrl-C, server death).
     #[serde(default)]
     pub partial: bool,
+    /// sweep --slurm: the job the config ran in (added by sweep's control
+    /// side when it appends the job's records).
+    pub slurm: Option<SlurmJob>,
     pub upstream: Option<Value>,
 }
 

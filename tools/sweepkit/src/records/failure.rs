@@ -6,6 +6,7 @@ use serde_with::skip_serializing_none;
 
 use super::server::HostInfo;
 use super::shared::{Config, Provenance, SCHEMA_VERSION};
+use super::slurm::SlurmJob;
 
 /// The pipeline stage a failure happened at.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -49,6 +50,24 @@ pub enum FailureKind {
     /// wait-ready's probe path does not exist on the server (HTTP 404 or
     /// 405): the command's mistake, not the config's (class `usage`).
     NotFound,
+    /// sweep --slurm: sbatch refused the job (its own line is the
+    /// `reason`); nothing ran.
+    SubmitRejected,
+    /// sweep --slurm: the job hit its time limit (Slurm state TIMEOUT);
+    /// the records before it say how far load and bench got.
+    TimeLimit,
+    /// sweep --slurm: the job was cancelled from outside (scancel, an
+    /// administrator): run it again.
+    Cancelled,
+    /// sweep --slurm: the job's node failed (NODE_FAIL) or the job was
+    /// preempted (PREEMPTED): run it again, on another node.
+    NodeFail,
+    /// sweep --slurm: the job ended FAILED without a record of the tools
+    /// (the batch script itself failed); `exit_code` is the job's.
+    JobFailed,
+    /// sweep --slurm: still pending when --queue-timeout ran out; the job
+    /// was cancelled. Not a result.
+    QueueTimeout,
 }
 
 impl FailureKind {
@@ -59,9 +78,13 @@ impl FailureKind {
         match self {
             // A stage that died without a record says nothing about the
             // config either: run it again.
-            FailureKind::Unreachable | FailureKind::HostDropped | FailureKind::UpstreamMissing => {
-                FailureClass::Transport
-            }
+            FailureKind::Unreachable
+            | FailureKind::HostDropped
+            | FailureKind::UpstreamMissing
+            | FailureKind::SubmitRejected
+            | FailureKind::Cancelled
+            | FailureKind::NodeFail
+            | FailureKind::QueueTimeout => FailureClass::Transport,
             FailureKind::NotFound => FailureClass::Usage,
             _ => FailureClass::Config,
         }
@@ -126,6 +149,10 @@ pub struct FailureRecord {
     /// wait-ready: where the server ran and on what hardware, when read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostInfo>,
+    /// sweep --slurm: the job the config ran in (added by sweep's control
+    /// side when it appends the job's records).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<SlurmJob>,
 }
 
 /// Build a failure record for `config` that carries `upstream` along.
@@ -152,5 +179,6 @@ pub fn failure(
         running: None,
         swap_id: None,
         host: None,
+        slurm: None,
     }
 }

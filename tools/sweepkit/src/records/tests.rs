@@ -137,6 +137,8 @@ fn bench_lists_match(st: Stats, t: Throughput, sp: SpecStats) {
         stability: None,
         // Not a metric: a capacity search's result.
         capacity: None,
+        // Not a metric: the Slurm job the config ran in.
+        slurm: None,
         itl_method: Some("x".into()),
         tokens_per_chunk: Some(1.0),
         client_cpu_s: Some(1.0),

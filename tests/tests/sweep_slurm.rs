@@ -1,0 +1,526 @@
+//! `sweep --slurm` on a real Slurm 22.05 cluster (testkit::slurm: munged,
+//! slurmctld and one or two slurmd on this machine, fake GPUs), llm-sim as
+//! the server in each job. Needs `cargo build --workspace --bins`.
+
+mod sweep_support;
+
+use std::path::Path;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use sweep_support::sim::SimExec;
+use sweep_support::{dump, records, SpecFile, SweepArgs};
+use testkit::slurm::Slurm;
+
+const STEPS: &str = "speculative-num-steps";
+const MRR: &str = "max-running-requests";
+
+/// llm-sim under a process spec (EAGLE, steps 1, 8 running requests).
+fn sim_spec(tag: &str) -> (SpecFile, String) {
+    SimExec::free()
+        .eagle(1)
+        .flags("--max-running-requests 8")
+        .spec(tag)
+}
+
+/// `sweep --slurm` over `spec` at levels 1,2 with few short requests.
+fn slurm_sweep(spec: &SpecFile, url: &str) -> SweepArgs {
+    timed_sweep(spec, url).load(&["-n", "3"])
+}
+
+/// The same, each level as long as the test's `--duration` says.
+fn timed_sweep(spec: &SpecFile, url: &str) -> SweepArgs {
+    SweepArgs::on_spec(spec, url, "llm-sim")
+        .arg("--slurm")
+        .levels("1,2")
+        .args(&["--ready-timeout", "60s", "--retries", "1"])
+        .load(&["--warmup", "0", "--max-tokens", "8"])
+}
+
+/// Run `args` against cluster `s`, killed after `limit` (a hang fails).
+fn run_on(s: &Slurm, args: &SweepArgs, limit: u64) -> Output {
+    let mut c = args.behind(&["timeout", &limit.to_string()]);
+    let (k, v) = s.env();
+    c.env(k, v);
+    c.output().unwrap()
+}
+
+/// The sweep's output and its results file, for a failing assertion.
+fn show(out: &Output, spec: &SpecFile) -> String {
+    let text = std::fs::read_to_string(spec.results()).unwrap_or_default();
+    format!("{}\n--- results\n{text}", dump(out))
+}
+
+fn slurm_of(r: &Value) -> &Value {
+    &r["slurm"]
+}
+
+fn benches<'a>(recs: &'a [Value], key: &str, v: &str) -> Vec<&'a Value> {
+    recs.iter()
+        .filter(|r| r["type"] == "bench" && r["config"][key] == v)
+        .collect()
+}
+
+/// Wait for a sweep from [`spawn_on`] at most `limit`; on a hang, kill
+/// it and fail with its stderr and the queue.
+fn wait_for(s: &Slurm, mut child: std::process::Child, limit: u64, dir: &Path) -> Output {
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(limit) {
+            let err = std::fs::read_to_string(dir.join("err")).unwrap_or_default();
+            let q = s.out("squeue", &["-h", "-o", "%i %T %R"]);
+            sweep_support::child::signal_group(&child, "KILL");
+            panic!("sweep did not end within {limit} s\n--- stderr\n{err}\n--- squeue\n{q}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    sweep_support::child::wait_within(child, Duration::from_secs(1), Some(dir))
+}
+
+/// Every job's server stopped: no pid file in the jobs' folder names a
+/// live process.
+fn assert_no_server_left(results: &Path) {
+    let dir = format!("{}.slurm", results.display());
+    for e in std::fs::read_dir(&dir).unwrap().flatten() {
+        let pidf = e.path().join("server.spec.pid");
+        let Ok(pid) = std::fs::read_to_string(&pidf) else {
+            continue;
+        };
+        let alive = Path::new(&format!("/proc/{}", pid.trim())).exists();
+        assert!(
+            !alive,
+            "{}: server {} still runs",
+            pidf.display(),
+            pid.trim()
+        );
+    }
+}
+
+/// The harness itself: a batch job whose step asks for two GPUs sees the
+/// first two of its node's fake devices, as gres numbers them; once the
+/// cluster is dropped, none of its processes is left.
+#[test]
+fn a_job_step_gets_the_gpus_its_gres_asks_for() {
+    let Some(s) = Slurm::start(1) else { return };
+    let script = s.dir.join("gpus.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/bash\nsrun --gres=gpu:2 printenv CUDA_VISIBLE_DEVICES\n",
+    )
+    .unwrap();
+    let out = s.dir.join("gpus.out");
+    let o = format!("--output={}", out.display());
+    let script = script.display().to_string();
+    s.out("sbatch", &["--wait", "--gres=gpu:2", &o, &script]);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text, "0,1\n", "{text}");
+    assert!(s.queue().is_empty());
+    let dir = s.dir.clone();
+    let daemons = testkit::slurm::left_behind(&dir);
+    assert!(daemons.len() >= 3, "munged, slurmctld, slurmd: {daemons:?}");
+    drop(s);
+    let left = testkit::slurm::left_behind(&dir);
+    assert!(left.is_empty(), "daemons or jobs left: {left:?}");
+}
+
+/// --dry-run prints the batch script (which shellcheck passes) and the
+/// sbatch line, and submits nothing (no cluster is needed).
+#[test]
+fn dry_run_prints_the_batch_script_and_its_sbatch_line() {
+    let (spec, url) = sim_spec("slurm-dry");
+    let args = slurm_sweep(&spec, &url)
+        .param(STEPS, "1,2")
+        .args(&["--partition", "gpu q", "--gres", "gpu:2", "--time", "5"])
+        .args(&["--max-jobs", "1", "--sbatch-arg", "--qos=high", "--dry-run"])
+        .arg("--exclusive");
+    let out = args.expect(0);
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    for part in [
+        "#!/bin/bash",
+        "1) set_=( --set speculative-num-steps=1 )",
+        "2) set_=( --set speculative-num-steps=2 )",
+        "--array=1\\,2%1",
+        "--partition=gpu\\ q",
+        "--gres=gpu:2 --time=5 --exclusive --signal=B:USR1@30",
+        "--qos=high",
+        "--no-requeue",
+    ] {
+        testkit::assert_contains(&text, part);
+    }
+    assert!(!spec.results().exists() || records(&spec.results()).is_empty());
+    let script = spec.dir.join("dry.sbatch");
+    let body: String = text.split("# the script above").next().unwrap().to_string();
+    std::fs::write(&script, body).unwrap();
+    let Ok(sc) = Command::new("shellcheck").arg(&script).output() else {
+        testkit::skip("shellcheck not installed (make deps installs it)");
+        return;
+    };
+    assert!(sc.status.success(), "{}", dump(&sc));
+    // A cluster that rejects the gres directive: --gpus-per-node instead.
+    let gpus =
+        slurm_sweep(&spec, &url)
+            .param(STEPS, "1")
+            .args(&["--gpus-per-node", "2", "--dry-run"]);
+    let text = String::from_utf8_lossy(&gpus.expect(0).stdout).into_owned();
+    testkit::assert_contains(&text, " --gpus-per-node=2 ");
+    testkit::assert_lacks(&text, "--gres");
+}
+
+/// A 2x2 grid at two levels on two nodes: one job per config, each
+/// record names its job, array index, node, GPUs and Slurm's state, the
+/// job's port stays out of the config, and no job or server is left.
+#[test]
+fn a_grid_of_four_configs_runs_as_four_jobs_at_two_levels() {
+    let Some(s) = Slurm::start(2) else { return };
+    let (spec, url) = sim_spec("slurm-grid");
+    let args = slurm_sweep(&spec, &url)
+        .param(STEPS, "1,2")
+        .param(MRR, "8,16")
+        .args(&["--gres", "gpu:1"]);
+    let t0 = Instant::now();
+    let out = run_on(&s, &args, 240);
+    eprintln!("grid of 4 on 2 nodes: {:?}", t0.elapsed());
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
+    let recs = records(&spec.results());
+    let mut jobs = std::collections::BTreeSet::new();
+    for (i, (steps, mrr)) in [("1", "8"), ("1", "16"), ("2", "8"), ("2", "16")]
+        .iter()
+        .enumerate()
+    {
+        let b: Vec<&Value> = benches(&recs, STEPS, steps)
+            .into_iter()
+            .filter(|r| r["config"][MRR] == *mrr)
+            .collect();
+        assert_eq!(b.len(), 2, "{steps}/{mrr}: {}", dump(&out));
+        for r in &b {
+            let j = slurm_of(r);
+            assert_eq!(j["array_index"], i as u64 + 1, "{r}");
+            assert_eq!(j["state"], "COMPLETED");
+            // task/none: the node's own index of the one GPU it got.
+            assert!(
+                ["0", "1", "2", "3"].contains(&j["gpus"].as_str().unwrap()),
+                "{j}"
+            );
+            assert!(j["node"] == "n1" || j["node"] == "n2", "{j}");
+            assert_eq!(j["state_from"], "scontrol");
+            assert!(j["port"].as_u64().is_some() && j["port_from"].is_string());
+            assert!(r["config"].get("port").is_none(), "{r}");
+            jobs.insert(j["job_id"].as_str().unwrap().to_string());
+        }
+    }
+    assert_eq!(jobs.len(), 4, "one job per config");
+    for r in &recs {
+        sweep_support::records::conforms(r, "a --slurm record");
+    }
+    assert!(s.queue().is_empty());
+    assert_no_server_left(&spec.results());
+    testkit::assert_contains(&String::from_utf8_lossy(&out.stdout), "speculative");
+    let dir = s.dir.clone();
+    drop(s);
+    let left = testkit::slurm::left_behind(&dir);
+    assert!(left.is_empty(), "daemons or jobs left: {left:?}");
+}
+
+/// Two jobs at once on one node take different ports (from their job
+/// ids): both are measured, and their levels overlap in time.
+#[test]
+fn two_jobs_on_one_node_never_share_a_port() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (spec, url) = sim_spec("slurm-ports");
+    let args = timed_sweep(&spec, &url)
+        .param(STEPS, "1,2")
+        .args(&["--max-jobs", "2"])
+        .load(&["--duration", "3s"]);
+    let out = run_on(&s, &args, 180);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
+    let recs = records(&spec.results());
+    let first = |v: &str| benches(&recs, STEPS, v)[0].clone();
+    let (a, b) = (first("1"), first("2"));
+    assert_eq!(slurm_of(&a)["node"], "n1");
+    assert_eq!(slurm_of(&b)["node"], "n1");
+    assert_ne!(slurm_of(&a)["port"], slurm_of(&b)["port"], "{a}\n{b}");
+    let span = |r: &Value| {
+        let p = &r["provenance"];
+        (
+            p["started_at"].as_str().unwrap().to_string(),
+            p["finished_at"].as_str().unwrap().to_string(),
+        )
+    };
+    let ((a0, a1), (b0, b1)) = (span(&a), span(&b));
+    assert!(
+        a0 < b1 && b0 < a1,
+        "the jobs ran one after the other: {a0}..{a1}, {b0}..{b1}"
+    );
+}
+
+/// An unknown partition or a gres the cluster lacks: sbatch's own line
+/// in each config's failure record and on stderr, exit 46, and nothing in
+/// the queue.
+#[test]
+fn an_unknown_partition_is_sbatchs_refusal_and_nothing_is_submitted() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (spec, url) = sim_spec("slurm-partition");
+    let args = slurm_sweep(&spec, &url)
+        .param(STEPS, "1,2")
+        .args(&["--partition", "nosuch"]);
+    let out = run_on(&s, &args, 60);
+    assert_eq!(out.status.code(), Some(46), "{}", show(&out, &spec));
+    let err = String::from_utf8_lossy(&out.stderr);
+    testkit::assert_contains(
+        &err,
+        "sweep: error: sbatch refused the job: sbatch: error: invalid partition specified: nosuch",
+    );
+    let recs = records(&spec.results());
+    assert_eq!(recs.len(), 2, "{recs:?}");
+    for r in &recs {
+        assert_eq!(r["kind"], "submit_rejected");
+        assert_eq!(r["class"], "transport");
+        testkit::assert_contains(
+            r["reason"].as_str().unwrap(),
+            "invalid partition specified: nosuch",
+        );
+    }
+    assert!(s.queue().is_empty());
+    // A gres the cluster lacks: sbatch's own words again.
+    let more = slurm_sweep(&spec, &url)
+        .param(STEPS, "3")
+        .args(&["--gres", "gpu:9"]);
+    let out = run_on(&s, &more, 60);
+    assert_eq!(out.status.code(), Some(46), "{}", show(&out, &spec));
+    let last = records(&spec.results()).pop().unwrap();
+    assert_eq!(last["kind"], "submit_rejected");
+    testkit::assert_contains(
+        last["reason"].as_str().unwrap(),
+        "Requested node configuration is not available",
+    );
+    assert!(s.queue().is_empty());
+}
+
+/// A config still pending at --queue-timeout is cancelled and recorded
+/// as queue_timeout, not a result (exit 43); the one that ran stands.
+#[test]
+fn a_job_pending_past_the_queue_timeout_is_cancelled_not_a_result() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (spec, url) = sim_spec("slurm-queue");
+    // gpu:4 is the whole node: the second config waits for the first
+    // (20 s), past the timeout, which the first meets with room to
+    // spare on a busy machine.
+    let args = timed_sweep(&spec, &url)
+        .param(STEPS, "1,2")
+        .levels("1")
+        .args(&["--gres", "gpu:4", "--queue-timeout", "8s"])
+        .load(&["--duration", "20s"]);
+    let out = run_on(&s, &args, 120);
+    assert_eq!(out.status.code(), Some(43), "{}", show(&out, &spec));
+    let recs = records(&spec.results());
+    let late: Vec<&Value> = recs
+        .iter()
+        .filter(|r| r["kind"] == "queue_timeout")
+        .collect();
+    assert_eq!(late.len(), 1, "{recs:?}");
+    assert_eq!(late[0]["class"], "transport");
+    assert_eq!(slurm_of(late[0])["state"], "CANCELLED");
+    let ran = late[0]["config"][STEPS].as_str().unwrap() == "2";
+    assert!(ran, "the second config waited: {recs:?}");
+    assert_eq!(benches(&recs, STEPS, "1").len(), 1);
+    assert!(s.queue().is_empty());
+}
+
+/// Jobs of `results` serving: their folders (`job-ID`) with a port in
+/// `env` whose server answers /health, once `n` of them do.
+fn wait_serving(results: &Path, n: usize, limit: Duration) -> Vec<(String, u16, String)> {
+    let dir = format!("{}.slurm", results.display());
+    let t0 = Instant::now();
+    loop {
+        let mut up = Vec::new();
+        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let Some(id) = name.strip_prefix("job-").filter(|_| e.path().is_dir()) else {
+                continue;
+            };
+            let env = std::fs::read_to_string(e.path().join("env")).unwrap_or_default();
+            let get = |k: &str| {
+                env.lines()
+                    .find_map(|l| l.strip_prefix(&format!("{k}=")).map(String::from))
+            };
+            let Some(port) = get("port").and_then(|p| p.parse::<u16>().ok()) else {
+                continue;
+            };
+            if testkit::http_get(port, "/health").is_some_and(|(s, _)| s == 200) {
+                up.push((id.to_string(), port, get("node").unwrap_or_default()));
+            }
+        }
+        if up.len() >= n {
+            return up;
+        }
+        assert!(
+            t0.elapsed() < limit,
+            "{n} job(s) not serving after {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A sweep in its own process group, its output to files in `dir`.
+fn spawn_on(s: &Slurm, args: &SweepArgs, dir: &Path) -> std::process::Child {
+    use std::os::unix::process::CommandExt;
+    let mut c = args.cmd();
+    let (k, v) = s.env();
+    c.env(k, v).process_group(0);
+    sweep_support::child::to_files(&mut c, dir);
+    c.spawn().unwrap()
+}
+
+/// A time limit hit while loadgen measures: the job is warned ahead of it
+/// (USR1), loadgen writes the level it was measuring as a partial record,
+/// and a time_limit failure record with the config says Slurm's TIMEOUT.
+#[test]
+fn a_time_limit_hit_during_load_is_a_timeout_record_with_its_config() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (spec, url) = sim_spec("slurm-timeout");
+    let args = timed_sweep(&spec, &url)
+        .param(STEPS, "2")
+        .levels("1")
+        .args(&["--time", "1", "--flush-before", "25s"])
+        .load(&["--duration", "300s"]);
+    let t0 = Instant::now();
+    let out = run_on(&s, &args, 200);
+    eprintln!("time limit: {:?}", t0.elapsed());
+    assert_eq!(out.status.code(), Some(41), "{}", show(&out, &spec));
+    let recs = records(&spec.results());
+    let partial = benches(&recs, STEPS, "2");
+    assert_eq!(partial.len(), 1, "{}", show(&out, &spec));
+    assert_eq!(partial[0]["partial"], true);
+    assert!(partial[0]["counts"]["completed"].as_u64().unwrap() > 0);
+    assert_eq!(slurm_of(partial[0])["state"], "TIMEOUT");
+    let f = recs.last().unwrap();
+    assert_eq!(f["type"], "failure");
+    assert_eq!(f["kind"], "time_limit");
+    assert_eq!(f["class"], "config");
+    assert_eq!(f["config"][STEPS], "2");
+    assert_eq!(slurm_of(f)["state"], "TIMEOUT");
+    testkit::assert_contains(f["reason"].as_str().unwrap(), "1 cut short");
+    sweep_support::records::conforms(f, "a time_limit record");
+    assert_no_server_left(&spec.results());
+}
+
+/// A job cancelled from outside mid-bench: a cancelled record (Slurm's
+/// CANCELLED), then the config runs again and is measured.
+#[test]
+fn a_job_cancelled_from_outside_mid_bench_is_retried() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (spec, url) = sim_spec("slurm-cancel");
+    let args = timed_sweep(&spec, &url)
+        .param(STEPS, "3")
+        .levels("1")
+        .load(&["--duration", "4s"]);
+    let child = spawn_on(&s, &args, &spec.dir);
+    let jobs = wait_serving(&spec.results(), 1, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(1500)); // loadgen is measuring
+    s.out("scancel", &[&jobs[0].0]);
+    let out = wait_for(&s, child, 120, &spec.dir);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
+    let recs = records(&spec.results());
+    let f: Vec<&Value> = recs.iter().filter(|r| r["type"] == "failure").collect();
+    assert_eq!(f.len(), 1, "{recs:?}");
+    assert_eq!(f[0]["kind"], "cancelled");
+    assert_eq!(slurm_of(f[0])["state"], "CANCELLED");
+    assert_eq!(slurm_of(f[0])["job_id"], jobs[0].0.as_str());
+    let last = recs.last().unwrap();
+    assert_eq!(last["type"], "bench");
+    assert_eq!(last["partial"], false);
+    assert_eq!(slurm_of(last)["state"], "COMPLETED");
+    assert_ne!(slurm_of(last)["job_id"], jobs[0].0.as_str(), "a new job");
+    assert!(s.queue().is_empty());
+}
+
+/// Ctrl-C: every job of the sweep is cancelled, what they measured is
+/// kept with an interrupted record each, the file is whole, exit 130.
+#[test]
+fn ctrl_c_cancels_every_job_and_keeps_the_file_whole() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (spec, url) = sim_spec("slurm-ctrl-c");
+    let args = timed_sweep(&spec, &url)
+        .param(STEPS, "1,2,3")
+        .args(&["--max-jobs", "2"])
+        .levels("1")
+        .load(&["--duration", "60s"]);
+    let child = spawn_on(&s, &args, &spec.dir);
+    wait_serving(&spec.results(), 2, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(1500));
+    sweep_support::child::signal_group(&child, "INT");
+    let out = wait_for(&s, child, 60, &spec.dir);
+    assert_eq!(out.status.code(), Some(130), "{}", show(&out, &spec));
+    assert!(s.queue().is_empty(), "{:?}", s.queue());
+    let recs = records(&spec.results()); // every line whole JSON
+    let interrupted = recs.iter().filter(|r| r["kind"] == "interrupted").count();
+    assert_eq!(interrupted, 3, "two running, one pending: {recs:?}");
+    let partial = recs.iter().filter(|r| r["partial"] == true).count();
+    assert_eq!(partial, 2, "the running levels kept: {recs:?}");
+    assert_no_server_left(&spec.results());
+}
+
+/// --resume submits only the configs without a result.
+#[test]
+fn resume_submits_only_what_is_missing() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (spec, url) = sim_spec("slurm-resume");
+    let out = run_on(&s, &slurm_sweep(&spec, &url).param(STEPS, "1"), 120);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
+    let before = benches(&records(&spec.results()), STEPS, "1").len();
+    let args = slurm_sweep(&spec, &url).param(STEPS, "1,2").arg("--resume");
+    let out = run_on(&s, &args, 120);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
+    testkit::assert_contains(&String::from_utf8_lossy(&out.stderr), "(config 2)");
+    let recs = records(&spec.results());
+    assert_eq!(
+        benches(&recs, STEPS, "1").len(),
+        before,
+        "config 1 not run again"
+    );
+    assert_eq!(benches(&recs, STEPS, "2").len(), 2);
+}
+
+/// A node dies mid-bench (its slurmd and everything of its jobs killed):
+/// Slurm fails the job NODE_FAIL, and the config runs again on the other
+/// node.
+#[test]
+fn a_node_failure_is_retried_on_the_other_node() {
+    let Some(mut s) = Slurm::start(2) else { return };
+    let (spec, url) = sim_spec("slurm-node-fail");
+    // gpu:4 takes a whole node: the two configs land on both nodes.
+    let args = timed_sweep(&spec, &url)
+        .param(STEPS, "1,2")
+        .args(&["--gres", "gpu:4"])
+        .levels("1")
+        .load(&["--duration", "5s"]);
+    let child = spawn_on(&s, &args, &spec.dir);
+    let jobs = wait_serving(&spec.results(), 2, Duration::from_secs(60));
+    let (dead_job, _, dead) = jobs[0].clone();
+    s.kill_node(&dead);
+    let out = wait_for(&s, child, 150, &spec.dir);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
+    let recs = records(&spec.results());
+    let f: Vec<&Value> = recs.iter().filter(|r| r["kind"] == "node_fail").collect();
+    assert_eq!(f.len(), 1, "{recs:?}");
+    assert_eq!(slurm_of(f[0])["state"], "NODE_FAIL");
+    assert_eq!(slurm_of(f[0])["job_id"], dead_job.as_str());
+    assert_eq!(f[0]["class"], "transport");
+    let steps = f[0]["config"][STEPS].as_str().unwrap();
+    let again = benches(&recs, STEPS, steps);
+    let whole: Vec<&&Value> = again.iter().filter(|r| r["partial"] == false).collect();
+    assert_eq!(whole.len(), 1, "{recs:?}");
+    assert_ne!(
+        slurm_of(whole[0])["node"],
+        dead.as_str(),
+        "run on the other node"
+    );
+    assert_eq!(
+        s.node_states()
+            .iter()
+            .filter(|(_, st)| st.starts_with("down"))
+            .count(),
+        1
+    );
+}
