@@ -30,6 +30,10 @@ pub struct Metrics {
     pub requests_success: AtomicU64,
     pub requests_error: AtomicU64,
     pub prompt_tokens: AtomicU64,
+    /// Prompt tokens looked up in the prefix cache, and found there
+    /// (prefix_cache.rs).
+    pub prefix_cache_queries: AtomicU64,
+    pub prefix_cache_hits: AtomicU64,
     pub generation_tokens: AtomicU64,
     pub drafts: AtomicU64,
     pub draft_tokens: AtomicU64,
@@ -102,6 +106,16 @@ impl Metrics {
             "gauge",
             "The token usage.",
             format!("{usage}"),
+        );
+        // SGLang's gauge is over recent prefill batches; this one is the
+        // lifetime ratio of the counters vLLM's personality serves.
+        let q = self.prefix_cache_queries.load(Relaxed);
+        let hit_rate = self.prefix_cache_hits.load(Relaxed) as f64 / q.max(1) as f64;
+        put(
+            "sglang:cache_hit_rate",
+            "gauge",
+            "The prefix cache hit rate.",
+            format!("{hit_rate}"),
         );
         put(
             "sglang:spec_accept_length",
@@ -212,6 +226,18 @@ impl Metrics {
             "counter",
             "Generated tokens.",
             c(&self.generation_tokens),
+        );
+        put(
+            "vllm:prefix_cache_queries_total",
+            "counter",
+            "Prefix cache queries, in terms of number of queried tokens.",
+            c(&self.prefix_cache_queries),
+        );
+        put(
+            "vllm:prefix_cache_hits_total",
+            "counter",
+            "Prefix cache hits, in terms of number of cached tokens.",
+            c(&self.prefix_cache_hits),
         );
         put(
             "vllm:spec_decode_num_drafts_total",

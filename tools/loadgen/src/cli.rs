@@ -16,6 +16,15 @@ fn rate(s: &str) -> Result<f64, String> {
     }
 }
 
+fn speed(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!(
+            "'{s}': expected a speed above 0 (2 = twice as fast)"
+        )),
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Endpoint {
     /// /v1/completions
@@ -165,6 +174,34 @@ pub struct Args {
     /// Format of --prompts-file
     #[arg(long, value_enum, default_value = "auto")]
     pub prompts_format: PromptsFormat,
+
+    /// Replay a request trace at its recorded times: Mooncake JSONL
+    /// (timestamp ms, input_length, output_length, hash_ids) or JSONL with
+    /// timestamp and prompt or messages; one level per --speed
+    #[arg(long, value_name = "FILE", help_heading = "Trace replay",
+          conflicts_with_all = ["concurrency", "rate", "prompts_file", "find_capacity",
+              "warmup", "requests", "duration", "until_stable", "input_tokens", "repeat"])]
+    pub trace: Option<PathBuf>,
+
+    /// Send the trace at X times its recorded pace, one level per value
+    #[arg(long, value_name = "X[,X..]", value_delimiter = ',', value_parser = speed,
+          requires = "trace", help_heading = "Trace replay")]
+    pub speed: Option<Vec<f64>>,
+
+    /// Replay from this time on the trace's clock (e.g. 10m)
+    #[arg(long, value_name = "DUR", value_parser = duration, requires = "trace",
+          help_heading = "Trace replay")]
+    pub trace_start: Option<Duration>,
+
+    /// Replay up to (not including) this time on the trace's clock
+    #[arg(long, value_name = "DUR", value_parser = duration, requires = "trace",
+          help_heading = "Trace replay")]
+    pub trace_end: Option<Duration>,
+
+    /// Tokens each Mooncake hash id stands for: the trace's block size
+    #[arg(long, value_name = "N", default_value_t = crate::trace::DEFAULT_BLOCK_SIZE,
+          value_parser = clap::value_parser!(u64).range(1..), help_heading = "Trace replay")]
+    pub block_size: u64,
 
     /// Do not call the server's /tokenize (approximate input lengths)
     #[arg(long)]

@@ -19,6 +19,8 @@ pub struct Prompt {
     pub input_tokens: u64,
     /// Output length asked for; None: `--max-tokens` applies.
     pub output_tokens: Option<u64>,
+    /// A recorded chat (`--trace` `messages`), sent instead of `text`.
+    pub messages: Option<Value>,
 }
 
 /// Common English words that are one token each (with the leading space)
@@ -237,6 +239,7 @@ pub fn synthetic(
             text: pool[..words_n.min(pool.len())].join(" "),
             input_tokens: measured,
             output_tokens: None,
+            messages: None,
         });
     }
     (out, method)
@@ -340,6 +343,7 @@ fn jsonl(text: &str) -> anyhow::Result<Vec<Prompt>> {
             text: p.to_string(),
             input_tokens: approx_tokens(p),
             output_tokens: out_tok,
+            messages: None,
         });
     }
     Ok(out)
@@ -369,6 +373,7 @@ fn sharegpt(text: &str) -> anyhow::Result<Vec<Prompt>> {
             text: q.to_string(),
             input_tokens: approx_tokens(q),
             output_tokens: Some(approx_tokens(a)),
+            messages: None,
         });
     }
     Ok(out)
