@@ -3,9 +3,13 @@
 //! prompts differ at depths 1 and 4, and summarize never pools them: one
 //! pick per workload with `--by workload` (they differ), a refusal (exit
 //! 57) for one json pick without it. The trace's bench record is checked
-//! against sweepkit-records(5). Needs `cargo build --workspace --bins`.
+//! against sweepkit-records(5). `sweep --load-arg --trace FILE` replays
+//! the trace at every config. Needs `cargo build --workspace --bins`.
+
+mod sweep_support;
 
 use serde_json::Value;
+use sweep_support::{dump, records, SimExec, SweepArgs};
 use testkit::{cmd, run};
 
 /// A plain JSONL trace: 12 requests 40 ms apart, each prompt starting
@@ -53,6 +57,10 @@ fn two_workloads_on_llm_sim_pick_two_depths() {
             "math=0.95,chat=0.1",
             "--eos-prob",
             "0",
+            // Drafting costs a quarter of a step, as a small draft model
+            // does: depth must pay for itself.
+            "--draft-step-time",
+            "500us",
             "--seed",
             "3",
         ]);
@@ -119,4 +127,39 @@ fn two_workloads_on_llm_sim_pick_two_depths() {
         out.contains("best config per workload and level (tpot_ms.p50):"),
         "{out}"
     );
+}
+
+#[test]
+fn sweep_replays_a_trace_at_every_config() {
+    let (spec, url) = SimExec::free().load("100ms").eagle(1).spec("sweep-trace");
+    let dir = testkit::temp_dir("sweep-trace");
+    let text: String = (0..6)
+        .map(|i| {
+            format!(
+                "{{\"timestamp\": {}, \"input_length\": 40, \"output_length\": 8, \
+                 \"hash_ids\": [1, {}]}}\n",
+                i * 50,
+                i + 2
+            )
+        })
+        .collect();
+    let trace = dir.join("trace.jsonl");
+    std::fs::write(&trace, text).unwrap();
+    let args = SweepArgs::on_spec(&spec, &url, "llm-sim")
+        .param("speculative-num-steps", "1,3")
+        .load(&["--trace", trace.to_str().unwrap(), "--block-size", "32"]);
+    let out = args.expect(0);
+    let recs = records(&spec.results());
+    let benches: Vec<&Value> = recs.iter().filter(|r| r["type"] == "bench").collect();
+    assert_eq!(benches.len(), 2, "{}", dump(&out));
+    let digest = sweepkit::sha256::hex(&std::fs::read(&trace).unwrap());
+    for (b, steps) in benches.iter().zip(["1", "3"]) {
+        assert_eq!(b["config"]["speculative-num-steps"], steps, "{b}");
+        assert_eq!(b["load"]["mode"], "trace", "{b}");
+        let w = &b["load"]["workload"];
+        assert_eq!(w["sha256"], digest.as_str());
+        assert_eq!(w["requests"], 6);
+        assert_eq!(w["reused_blocks"], 1);
+        assert_eq!(b["counts"]["completed"], 6, "{b}");
+    }
 }

@@ -29,6 +29,8 @@ pub struct Metrics {
     pub requests_received: AtomicU64,
     pub requests_success: AtomicU64,
     pub requests_error: AtomicU64,
+    /// Streams the client closed before their end (cancelled requests).
+    pub requests_aborted: AtomicU64,
     pub prompt_tokens: AtomicU64,
     /// Prompt tokens looked up in the prefix cache, and found there
     /// (prefix_cache.rs).
@@ -170,6 +172,11 @@ impl Metrics {
                 "Requests answered with an error.",
                 c(&self.requests_error),
             ),
+            (
+                "llm_sim_requests_aborted_total",
+                "Streams the client closed before their end.",
+                c(&self.requests_aborted),
+            ),
         ] {
             let _ = writeln!(
                 s,
@@ -275,6 +282,12 @@ impl Metrics {
             "Requests answered with an error.",
             c(&self.requests_error),
         );
+        put(
+            "llm_sim_requests_aborted_total",
+            "counter",
+            "Streams the client closed before their end.",
+            c(&self.requests_aborted),
+        );
         let name = "vllm:spec_decode_num_accepted_tokens_per_pos_total";
         let _ = writeln!(
             s,
@@ -291,6 +304,10 @@ impl Metrics {
             "{name}{{{l},finished_reason=\"any\"}} {}",
             c(&self.requests_success)
         );
+        // No finished_reason="abort" for a client that went away: vLLM
+        // 0.32's API server aborts such a request in
+        // v1/engine/output_processor.py `abort_requests`, which records no
+        // finished-request stats, so its counters do not move either.
         let name = "vllm:cache_config_info";
         let _ = writeln!(s, "# HELP {name} Cache config.\n# TYPE {name} gauge");
         let _ = writeln!(

@@ -16,6 +16,15 @@ fn rate(s: &str) -> Result<f64, String> {
     }
 }
 
+fn share(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!(
+            "'{s}': expected a share from 0 to 1 (0.1 = one in ten)"
+        )),
+    }
+}
+
 fn speed(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
@@ -202,6 +211,15 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = crate::trace::DEFAULT_BLOCK_SIZE,
           value_parser = clap::value_parser!(u64).range(1..), help_heading = "Trace replay")]
     pub block_size: u64,
+
+    /// Cancel this share of requests (0 to 1), each --cancel-after its
+    /// send; counted apart (counts.cancelled), never as errors or tokens
+    #[arg(long, value_name = "P", value_parser = share, requires = "cancel_after")]
+    pub cancel_rate: Option<f64>,
+
+    /// With --cancel-rate: how long after its send a request is cancelled
+    #[arg(long, value_name = "DUR", value_parser = duration, requires = "cancel_rate")]
+    pub cancel_after: Option<Duration>,
 
     /// Do not call the server's /tokenize (approximate input lengths)
     #[arg(long)]

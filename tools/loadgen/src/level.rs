@@ -35,6 +35,51 @@ pub struct Prepared {
     pub input_tokens: u64,
 }
 
+/// Cancel this share of requests this long after their send: a workload
+/// of users who give up (the stream is dropped, the server sees the
+/// connection close).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cancel {
+    pub rate: f64,
+    pub after: Duration,
+    pub seed: u64,
+}
+
+impl Cancel {
+    /// Is request `i` one to cancel? A hash of the seed and the index
+    /// (SplitMix64), so the same requests are cancelled on every run.
+    fn picks(&self, i: u64) -> bool {
+        let mut z = self
+            .seed
+            .wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .wrapping_add(0x63616e63);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        ((z >> 11) as f64 / (1u64 << 53) as f64) < self.rate
+    }
+}
+
+/// Execute one request, cancelled after `cancel.after` when `cancel`
+/// picks it: the request future and its connection are dropped, and the
+/// sample says cancelled (not a failure: no tokens, no error).
+pub(crate) async fn execute_or_cancel(
+    target: &Target,
+    conn: &mut Option<crate::client::Conn>,
+    body: Body,
+    s: &mut Sample,
+    cancel: Option<Cancel>,
+) {
+    let Some(c) = cancel.filter(|c| c.picks(s.index)) else {
+        return execute(target, conn, body, s).await;
+    };
+    let run = tokio::time::timeout(c.after, execute(target, conn, body, s)).await;
+    if run.is_err() {
+        s.done = Instant::now();
+        s.cancelled = true;
+    }
+}
+
 /// Who decides when requests are sent.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Shape {
@@ -119,6 +164,8 @@ pub struct Env<'a> {
     /// `--trace`: each prompt's send time, ms on the trace's clock after
     /// the first (a trace level sends prompt i at `trace_ms[i] / speed`).
     pub trace_ms: Option<Arc<Vec<f64>>>,
+    /// `--cancel-rate` and `--cancel-after` (None for warm-up requests).
+    pub cancel: Option<Cancel>,
     pub interrupted: &'a AtomicBool,
     pub deadline: Instant,
     pub seed: u64,
@@ -215,9 +262,9 @@ fn spawn_senders(
                     env.prepared.clone(),
                     tx.clone(),
                 );
-                let offset = env.offset;
+                let at = (env.offset, env.cancel);
                 tasks.spawn(async move {
-                    worker(&ctl, &target, &prepared, offset, &tx).await;
+                    worker(&ctl, &target, &prepared, at, &tx).await;
                     let _ = tx.send(Msg::WorkerExit);
                 });
             }
@@ -374,7 +421,7 @@ async fn worker(
     ctl: &Ctl,
     target: &Target,
     prepared: &[Prepared],
-    offset: u64,
+    (offset, cancel): (u64, Option<Cancel>),
     tx: &UnboundedSender<Msg>,
 ) {
     let mut conn = target.take_idle();
@@ -396,7 +443,7 @@ async fn worker(
         if ctl.inflight.fetch_add(1, SeqCst) + 1 >= ctl.threshold {
             let _ = ctl.win_open.set(now);
         }
-        execute(target, &mut conn, body, &mut s).await;
+        execute_or_cancel(target, &mut conn, body, &mut s, cancel).await;
         ctl.inflight.fetch_sub(1, SeqCst);
         if tx.send(Msg::Sample(Box::new(s))).is_err() {
             break;

@@ -94,6 +94,7 @@ pub(crate) fn measure(
         prepared: ctx.prepared.clone(),
         offset,
         trace_ms: ctx.trace_ms.clone(),
+        cancel: None,
         interrupted,
         deadline: Instant::now() + lp.level_timeout,
         seed: lp.seed,
@@ -171,6 +172,7 @@ fn run_measured(
         target: env.target.clone(),
         prepared: env.prepared.clone(),
         trace_ms: env.trace_ms.clone(),
+        cancel: lp.cancel,
         on_sample: &tick,
         ..*env
     };
@@ -378,6 +380,8 @@ fn load_of(lp: &LevelPlan, ctx: &Context, endpoint: &str, level: Level, bound: B
         max_inflight: cap,
         slo: lp.slo_text.clone(),
         repeat: level.repeat,
+        cancel_rate: lp.cancel.map(|c| c.rate),
+        cancel_after_s: lp.cancel.map(|c| c.after.as_secs_f64()),
         workload: Some(workload),
     }
 }

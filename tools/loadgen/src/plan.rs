@@ -61,6 +61,8 @@ pub struct LevelPlan {
     pub model_given: bool,
     /// `--until-stable`, when given.
     pub until_stable: Option<UntilStable>,
+    /// `--cancel-rate` with `--cancel-after`.
+    pub cancel: Option<crate::level::Cancel>,
 }
 
 /// `--until-stable PCT` and its bounds.
@@ -188,6 +190,11 @@ impl LevelPlan {
             requests_out: a.requests_out.clone(),
             model_given: a.model.is_some(),
             until_stable,
+            cancel: a.cancel_rate.map(|rate| crate::level::Cancel {
+                rate,
+                after: a.cancel_after.unwrap_or_default(),
+                seed: a.seed,
+            }),
         }
     }
 }

@@ -26,7 +26,7 @@ pub struct Prompt {
 /// Common English words that are one token each (with the leading space)
 /// in the GPT-2, Llama, Qwen and Mistral vocabularies alike: a word count is
 /// then a good first guess at the token count.
-const WORDS: &[&str] = &[
+pub const WORDS: &[&str] = &[
     "the",
     "of",
     "and",
@@ -198,8 +198,13 @@ pub const METHOD_APPROX: &str = "approx";
 
 /// A word sequence of `n` words from a seeded generator.
 pub fn words(rng: &mut StdRng, n: usize) -> Vec<&'static str> {
+    words_of(rng, WORDS, n)
+}
+
+/// A word sequence of `n` words of `vocab` from a seeded generator.
+pub fn words_of(rng: &mut StdRng, vocab: &[&'static str], n: usize) -> Vec<&'static str> {
     (0..n)
-        .map(|_| WORDS[rng.gen_range(0..WORDS.len())])
+        .map(|_| vocab[rng.gen_range(0..vocab.len())])
         .collect()
 }
 

@@ -147,26 +147,33 @@ struct Pool {
 }
 
 /// The trace's prompts, one per line in the window, in order. With a
-/// tokenizer, the first few are measured: a Mooncake prompt is
-/// `input_length` words that are one token each in the common
-/// vocabularies, and a tokenizer that disagrees is named here, before the
-/// run (the records compare the server's counts with the trace's).
+/// tokenizer, blocks are made of the words it keeps whole, and the first
+/// few prompts are measured: a tokenizer that still disagrees is named
+/// here, before the run (the records compare the server's counts with the
+/// trace's).
 fn trace_pool(
     a: &Args,
     tp: &crate::trace_prompts::TracePlan,
     probe: &Probe,
     model: &str,
 ) -> Result<Pool, Exit> {
-    let prompts = crate::trace_prompts::prompts(tp, a.endpoint == Endpoint::Chat)?;
+    use crate::prompts::Tokenizer;
     let tok = RemoteTokenizer { probe, model };
-    let mut method = prompts::METHOD_APPROX;
-    if !a.no_tokenize {
-        use crate::prompts::Tokenizer;
+    let vocab = (!a.no_tokenize)
+        .then(|| crate::trace_prompts::one_token_words(&tok))
+        .flatten();
+    let chat = a.endpoint == Endpoint::Chat;
+    let words = vocab.as_deref().unwrap_or(prompts::WORDS);
+    let prompts = crate::trace_prompts::prompts(tp, chat, words)?;
+    let method = match vocab {
+        Some(_) => prompts::METHOD_TOKENIZE,
+        None => prompts::METHOD_APPROX,
+    };
+    if vocab.is_some() {
         for (p, e) in prompts.iter().zip(&tp.entries).take(4) {
-            let Some(n) = (p.messages.is_none()).then(|| tok.count(&p.text)).flatten() else {
+            let Some(n) = p.messages.is_none().then(|| tok.count(&p.text)).flatten() else {
                 break;
             };
-            method = prompts::METHOD_TOKENIZE;
             if n.abs_diff(p.input_tokens) > 1 {
                 sweepkit::report::warning(
                     "loadgen",

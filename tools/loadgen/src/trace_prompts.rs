@@ -18,7 +18,7 @@ use sweepkit::exit;
 use sweepkit::records::Workload;
 use sweepkit::report::Exit;
 
-use crate::prompts::{approx_tokens, words, Prompt};
+use crate::prompts::{approx_tokens, words_of, Prompt, Tokenizer, WORDS};
 use crate::trace::{self, Entry, Input};
 
 /// Mixed into each hash id's seed so a block's words differ from those of
@@ -85,15 +85,31 @@ pub fn load(
     })
 }
 
-/// The words of hash id `id`'s block: the same for the same id and size.
-fn block(id: u64, block_size: u64) -> Vec<&'static str> {
+/// The words of hash id `id`'s block: the same for the same id, size and
+/// vocabulary.
+fn block(id: u64, block_size: u64, vocab: &[&'static str]) -> Vec<&'static str> {
     let mut rng = StdRng::seed_from_u64(id ^ BLOCK_SALT);
-    words(&mut rng, block_size as usize)
+    words_of(&mut rng, vocab, block_size as usize)
 }
 
-/// One prompt per entry. `chat`: the endpoint takes messages (a trace's
-/// `messages` need it).
-pub fn prompts(tp: &TracePlan, chat: bool) -> Result<Vec<Prompt>, Exit> {
+/// The words of prompts.rs's list that `tok` makes exactly one token
+/// after a space, so a block of N words is N tokens on that server (a
+/// small model's vocabulary splits words the big ones keep whole). None
+/// when the tokenizer does not answer or keeps too few whole.
+pub fn one_token_words(tok: &dyn Tokenizer) -> Option<Vec<&'static str>> {
+    let base = tok.count("the")?;
+    let mut keep = Vec::new();
+    for w in WORDS {
+        if tok.count(&format!("the {w}"))? == base + 1 {
+            keep.push(*w);
+        }
+    }
+    (keep.len() >= 16).then_some(keep)
+}
+
+/// One prompt per entry, its blocks made of `vocab`'s words. `chat`: the
+/// endpoint takes messages (a trace's `messages` need it).
+pub fn prompts(tp: &TracePlan, chat: bool, vocab: &[&'static str]) -> Result<Vec<Prompt>, Exit> {
     let mut blocks: HashMap<u64, Vec<&'static str>> = HashMap::new();
     tp.entries
         .iter()
@@ -107,7 +123,7 @@ pub fn prompts(tp: &TracePlan, chat: bool) -> Result<Vec<Prompt>, Exit> {
                     for id in hash_ids {
                         let b = blocks
                             .entry(*id)
-                            .or_insert_with(|| block(*id, tp.block_size));
+                            .or_insert_with(|| block(*id, tp.block_size, vocab));
                         let room = *input_length as usize - ws.len();
                         ws.extend_from_slice(&b[..room.min(b.len())]);
                     }
@@ -196,7 +212,7 @@ mod tests {
              {\"timestamp\":300,\"input_length\":5,\"output_length\":4,\"hash_ids\":[1]}\n",
             8,
         );
-        let ps = prompts(&tp, false).unwrap();
+        let ps = prompts(&tp, false, WORDS).unwrap();
         let w: Vec<Vec<&str>> = ps.iter().map(|p| p.text.split(' ').collect()).collect();
         assert_eq!((w[0].len(), w[1].len(), w[2].len()), (20, 17, 5));
         assert_eq!(w[0][..16], w[1][..16]);
@@ -212,7 +228,7 @@ mod tests {
         assert_eq!(wl.trace_duration_s, Some(0.3));
         assert_eq!(wl.block_size, Some(8));
         // The same trace gives the same prompts on every run.
-        assert_eq!(ps, prompts(&tp, false).unwrap());
+        assert_eq!(ps, prompts(&tp, false, WORDS).unwrap());
     }
 
     #[test]
@@ -221,10 +237,25 @@ mod tests {
             "{\"timestamp\":0,\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}]}\n",
             8,
         );
-        let e = prompts(&tp, false).unwrap_err();
+        let e = prompts(&tp, false, WORDS).unwrap_err();
         assert!(
             format!("{:#}", e.error.unwrap()).contains("line 1: \"messages\" need --endpoint chat")
         );
-        assert!(prompts(&tp, true).unwrap()[0].messages.is_some());
+        assert!(prompts(&tp, true, WORDS).unwrap()[0].messages.is_some());
+    }
+
+    /// Counts "to" as two tokens, as a small vocabulary might.
+    struct SplitsTo;
+    impl Tokenizer for SplitsTo {
+        fn count(&self, text: &str) -> Option<u64> {
+            Some(text.split(' ').map(|w| if w == "to" { 2 } else { 1 }).sum())
+        }
+    }
+
+    #[test]
+    fn words_the_tokenizer_splits_are_left_out() {
+        let v = one_token_words(&SplitsTo).unwrap();
+        assert_eq!(v.len(), WORDS.len() - 1);
+        assert!(!v.contains(&"to"));
     }
 }

@@ -33,16 +33,6 @@ fn write_trace(dir: &std::path::Path) -> std::path::PathBuf {
     p
 }
 
-/// A counter from llm-sim's /metrics.
-fn counter(s: &Sim, name: &str) -> f64 {
-    let (_, text) = testkit::http_get(s.port, "/metrics").expect("GET /metrics");
-    let line = text
-        .lines()
-        .find(|l| l.starts_with(&format!("{name}{{")))
-        .unwrap_or_else(|| panic!("no {name} in\n{text}"));
-    line.rsplit(' ').next().unwrap().parse().unwrap()
-}
-
 #[test]
 fn mooncake_trace_replays_at_recorded_times_and_speeds() {
     let s = sim(&["--zero-delay", "--personality", "vllm"]);
@@ -103,10 +93,10 @@ fn mooncake_trace_replays_at_recorded_times_and_speeds() {
     // 1 and 2 wherever a later request has a full block past them: 64
     // tokens in the first replay, 80 in the second (its first request hits too).
     assert_eq!(
-        counter(&s, "vllm:prefix_cache_queries_total"),
+        sim_metric(&s, "vllm:prefix_cache_queries_total"),
         2.0 * want_tokens as f64
     );
-    assert_eq!(counter(&s, "vllm:prefix_cache_hits_total"), 144.0);
+    assert_eq!(sim_metric(&s, "vllm:prefix_cache_hits_total"), 144.0);
 }
 
 #[test]

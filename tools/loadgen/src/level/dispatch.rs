@@ -12,8 +12,8 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
-use super::{new_sample, Ctl, Env, Msg, Prepared};
-use crate::client::{execute, Target};
+use super::{execute_or_cancel, new_sample, Ctl, Env, Msg, Prepared};
+use crate::client::Target;
 
 pub(super) fn dispatch(
     env: &Env<'_>,
@@ -27,6 +27,7 @@ pub(super) fn dispatch(
         target: env.target.clone(),
         prepared: env.prepared.clone(),
         offset: env.offset,
+        cancel: env.cancel,
         tx: tx.clone(),
         when,
         cap,
@@ -58,6 +59,7 @@ pub(super) struct Dispatch {
     target: Arc<Target>,
     prepared: Arc<Vec<Prepared>>,
     offset: u64,
+    cancel: Option<super::Cancel>,
     tx: UnboundedSender<Msg>,
     when: When,
     cap: u32,
@@ -93,9 +95,10 @@ impl Dispatch {
             n += 1;
             ctl.inflight.fetch_add(1, SeqCst);
             let (ctl2, target, tx) = (ctl.clone(), self.target.clone(), self.tx.clone());
+            let cancel = self.cancel;
             requests.spawn(async move {
                 let mut conn = target.take_idle();
-                execute(&target, &mut conn, body, &mut s).await;
+                execute_or_cancel(&target, &mut conn, body, &mut s, cancel).await;
                 target.put_idle(conn);
                 ctl2.inflight.fetch_sub(1, SeqCst);
                 drop(permit);

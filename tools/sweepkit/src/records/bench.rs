@@ -59,6 +59,10 @@ pub struct Load {
     pub slo: Option<String>,
     /// Which repetition of this level (1-based) under `--repeat N`.
     pub repeat: Option<u32>,
+    /// `--cancel-rate`: the share of requests cancelled on purpose.
+    pub cancel_rate: Option<f64>,
+    /// `--cancel-after`: how long after its send a request is cancelled.
+    pub cancel_after_s: Option<f64>,
     /// What was sent: summarize never pools two workloads in one cell.
     pub workload: Option<Workload>,
 }
@@ -184,17 +188,22 @@ pub struct Counts {
     pub usage_missing: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Requests loadgen cancelled on purpose (`--cancel-rate`): neither
+    /// completed nor failed, their tokens in no count.
+    #[serde(default)]
+    pub cancelled: u64,
 }
 
 impl Counts {
     /// Every field (all integers): metrics such as `counts.failed`.
-    pub const FIELDS: [&'static str; 6] = [
+    pub const FIELDS: [&'static str; 7] = [
         "completed",
         "failed",
         "early_stops",
         "usage_missing",
         "input_tokens",
         "output_tokens",
+        "cancelled",
     ];
 }
 
