@@ -91,7 +91,7 @@ fn level_warnings(lp: &LevelPlan, ctx: &Context, m: &Measured, died: Option<&str
     if let Some(w) = &m.load.workload {
         let asked = m.out.samples.iter().filter(|s| s.error.is_none());
         let asked = asked.map(|s| s.prompt_tokens_hint).sum();
-        warns.extend(crate::replay::warnings(w, &m.agg, asked));
+        warns.extend(crate::replay::warnings(w, asked));
     }
     if let Some(why) = &m.out.cut_short {
         warns.push(format!("level cut short: {why}"));

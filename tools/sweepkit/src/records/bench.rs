@@ -100,6 +100,11 @@ pub struct Workload {
     pub trace_arrival_cv: Option<f64>,
     /// The same for the replayed send times.
     pub replayed_arrival_cv: Option<f64>,
+    /// Each request's send after its time in the trace (over `speed`),
+    /// median and 99th percentile, ms: the timer's lateness and any wait
+    /// for a free in-flight slot (`start_lag_ms` leaves both out).
+    pub send_lag_p50_ms: Option<f64>,
+    pub send_lag_p99_ms: Option<f64>,
     /// Mooncake blocks (hash ids) the window uses more than once: the
     /// prefix reuse a prefix cache can serve.
     pub reused_blocks: Option<u64>,
