@@ -23,7 +23,7 @@ _llm__sim() {
 
     case "${cmd}" in
         llm__sim)
-            opts="-h -V --host --port --model-name --speculative-num-steps --personality --speculative-algorithm --speculative-eagle-topk --speculative-num-draft-tokens --speculative-adaptive --speculative-adaptive-config --speculative-config --api-key --admin-api-key --ssl-keyfile-password --enable-metrics --health-probe-time --speculative-accept-rate --speculative-draft-horizon --speculative-kv-per-step --max-running-requests --kv-capacity-tokens --context-length --load-time --warmup-time --step-time --per-seq-time --draft-step-time --prefill-per-token --eos-prob --seed --noise --noise-counter --crash-on-load --crash-after --crash-after-requests --ignore-sigterm --error-rate --cut-stream-rate --malformed-sse-rate --stall-rate --stall --zero-delay --exact-ttft --exact-itl --help --version"
+            opts="-h -V --host --port --model-name --speculative-num-steps --personality --speculative-algorithm --speculative-eagle-topk --speculative-num-draft-tokens --speculative-adaptive --speculative-adaptive-config --speculative-config --api-key --admin-api-key --ssl-keyfile-password --enable-metrics --health-probe-time --speculative-accept-rate --speculative-accept-by --speculative-draft-horizon --speculative-kv-per-step --max-running-requests --kv-capacity-tokens --context-length --load-time --warmup-time --step-time --per-seq-time --draft-step-time --prefill-per-token --eos-prob --seed --noise --noise-counter --crash-on-load --crash-after --crash-after-requests --ignore-sigterm --error-rate --cut-stream-rate --malformed-sse-rate --stall-rate --stall --zero-delay --exact-ttft --exact-itl --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -86,6 +86,10 @@ _llm__sim() {
                     return 0
                     ;;
                 --speculative-accept-rate)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --speculative-accept-by)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

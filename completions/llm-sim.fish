@@ -15,6 +15,7 @@ complete -c llm-sim -l admin-api-key -d 'SGLang\'s admin API key (reported in /s
 complete -c llm-sim -l ssl-keyfile-password -d 'SGLang\'s TLS key password (reported in /server_info; no TLS)' -r
 complete -c llm-sim -l health-probe-time -d 'Time one sglang /health probe takes (SGLang: a token and 1 s)' -r
 complete -c llm-sim -l speculative-accept-rate -d 'Probability P that a draft token is accepted (greedy sampling)' -r
+complete -c llm-sim -l speculative-accept-by -d 'Acceptance P of prompts starting with WORD, e.g. math=0.9' -r
 complete -c llm-sim -l speculative-draft-horizon -d 'Draft positions at P; later positions are accepted with P/6' -r
 complete -c llm-sim -l speculative-kv-per-step -d 'KV tokens each running request reserves per speculative step' -r
 complete -c llm-sim -l max-running-requests -d 'Most requests decoded at once (default 128; sglang+spec: 48)' -r

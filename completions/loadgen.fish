@@ -21,6 +21,13 @@ complete -c loadgen -l prompts-file -d 'Prompts from a file instead of synthetic
 complete -c loadgen -l prompts-format -d 'Format of --prompts-file' -r -f -a "auto\t'By content: a JSON array is ShareGPT, else JSONL'
 jsonl\t'One {"prompt": .., "output_tokens": ..} object per line'
 sharegpt\t'ShareGPT JSON: first human turn, reply length as output length'"
+complete -c loadgen -l trace -d 'Replay a request trace at its recorded times: Mooncake JSONL (timestamp ms, input_length, output_length, hash_ids) or JSONL with timestamp and prompt or messages; one level per --speed' -r -F
+complete -c loadgen -l speed -d 'Send the trace at X times its recorded pace, one level per value' -r
+complete -c loadgen -l trace-start -d 'Replay from this time on the trace\'s clock (e.g. 10m)' -r
+complete -c loadgen -l trace-end -d 'Replay up to (not including) this time on the trace\'s clock' -r
+complete -c loadgen -l block-size -d 'Tokens each Mooncake hash id stands for: the trace\'s block size' -r
+complete -c loadgen -l cancel-rate -d 'Cancel this share of requests (0 to 1), each --cancel-after its send; counted apart (counts.cancelled), never as errors or tokens' -r
+complete -c loadgen -l cancel-after -d 'With --cancel-rate: how long after its send a request is cancelled' -r
 complete -c loadgen -l seed -d 'Seed for prompts and the arrival schedule' -r
 complete -c loadgen -l extra-body -d 'Extra JSON fields merged into every request body (they win)' -r
 complete -c loadgen -l slo -d 'Goodput objectives per request, e.g. \'ttft_ms<=200,tpot_ms<=50\' (summarize\'s syntax; ttft=200ms also works)' -r

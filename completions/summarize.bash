@@ -23,7 +23,7 @@ _summarize() {
 
     case "${cmd}" in
         summarize)
-            opts="-m -b -f -h -V --metric --better --baseline --objective --slo --weights --param --plateau-threshold --tolerance --format --pool-hosts --per-host --plot --pareto --report --schedule --max-batch --max-depth --adaptive-config-file --help --version"
+            opts="-m -b -f -h -V --metric --better --baseline --objective --slo --weights --param --plateau-threshold --tolerance --format --pool-hosts --per-host --by --plot --pareto --report --schedule --max-batch --max-depth --adaptive-config-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -79,6 +79,10 @@ _summarize() {
                     ;;
                 -f)
                     COMPREPLY=($(compgen -W "text markdown csv json" -- "${cur}"))
+                    return 0
+                    ;;
+                --by)
+                    COMPREPLY=($(compgen -W "workload" -- "${cur}"))
                     return 0
                     ;;
                 --plot)

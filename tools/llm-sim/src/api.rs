@@ -18,6 +18,63 @@ pub struct GenReq {
     pub include_usage: bool,
     /// vLLM's `stream_options.continuous_usage_stats`: usage in every chunk.
     pub continuous_usage: bool,
+    /// What the prompt says, for the prefix cache and content acceptance.
+    pub content: Content,
+}
+
+/// The prompt's token ids and first word.
+#[derive(Debug, Clone, Default)]
+pub struct Content {
+    pub ids: Vec<u32>,
+    /// The first word (`--speculative-accept-by` keys on it).
+    pub lead: Option<String>,
+}
+
+impl Content {
+    /// The content of prompt text.
+    pub fn of(text: &str) -> Content {
+        Content {
+            ids: tokenize::tokenize(text),
+            lead: text.split_whitespace().next().map(str::to_string),
+        }
+    }
+}
+
+/// The text of a completions `prompt` or of chat `messages` (their
+/// contents in order), or token ids as given.
+fn content(chat: bool, v: &Value) -> Content {
+    if chat {
+        let mut text = String::new();
+        for m in v["messages"].as_array().into_iter().flatten() {
+            match &m["content"] {
+                Value::String(s) => text.push_str(s),
+                Value::Array(parts) => {
+                    for p in parts {
+                        text.push_str(p["text"].as_str().unwrap_or(""));
+                        text.push(' ');
+                    }
+                }
+                _ => {}
+            }
+            text.push(' ');
+        }
+        return Content::of(&text);
+    }
+    match &v["prompt"] {
+        Value::String(s) => Content::of(s),
+        Value::Array(a) if a.len() == 1 && a[0].is_string() => {
+            Content::of(a[0].as_str().unwrap_or(""))
+        }
+        Value::Array(a) => Content {
+            ids: a
+                .iter()
+                .filter_map(|x| x.as_u64())
+                .map(|x| x as u32)
+                .collect(),
+            lead: None,
+        },
+        _ => Content::default(),
+    }
 }
 
 /// An HTTP error answer: status and OpenAI-style error JSON.
@@ -103,6 +160,7 @@ pub fn parse(chat: bool, body: &[u8], context_length: u64) -> Result<GenReq, Api
         continuous_usage: v["stream_options"]["continuous_usage_stats"]
             .as_bool()
             .unwrap_or(false),
+        content: content(chat, &v),
     })
 }
 

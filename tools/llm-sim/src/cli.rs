@@ -115,6 +115,11 @@ pub struct Args {
     #[arg(long, value_name = "P", default_value_t = 0.9)]
     pub speculative_accept_rate: f64,
 
+    /// Acceptance P of prompts starting with WORD, e.g. math=0.9
+    #[arg(long, value_name = "WORD=P[,..]", value_delimiter = ',',
+          value_parser = word_rate)]
+    pub speculative_accept_by: Vec<(String, f64)>,
+
     /// Draft positions at P; later positions are accepted with P/6.
     #[arg(long, value_name = "N", default_value_t = 4)]
     pub speculative_draft_horizon: u32,
@@ -254,6 +259,24 @@ impl Args {
             _ => Mode::Model,
         }
     }
+}
+
+/// `WORD=P` with P in [0, 1].
+fn word_rate(s: &str) -> Result<(String, f64), String> {
+    let (w, p) = s
+        .split_once('=')
+        .ok_or_else(|| format!("'{s}': expected WORD=P"))?;
+    let p: f64 = p
+        .trim()
+        .parse()
+        .ok()
+        .filter(|p| (0.0..=1.0).contains(p))
+        .ok_or_else(|| format!("'{s}': P must be a number in [0, 1]"))?;
+    let w = w.trim();
+    if w.is_empty() || w.contains(char::is_whitespace) {
+        return Err(format!("'{s}': WORD must be one word"));
+    }
+    Ok((w.to_string(), p))
 }
 
 /// `5%` or `5` as the fraction 0.05, in [0, 90%].

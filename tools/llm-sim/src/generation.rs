@@ -33,6 +33,7 @@ pub async fn health_generate(state: &Arc<State>) -> Response<HttpBody> {
         stream: false,
         include_usage: false,
         continuous_usage: false,
+        content: Default::default(),
     };
     let gen = Gen::new(0, 1, true, 1.0);
     let mut source = source(state, &req, gen, Instant::now());
@@ -80,11 +81,16 @@ pub fn admit(state: &State, r: &GenReq) -> Result<(u64, Faults, Gen), ApiError> 
         });
     }
     m.prompt_tokens.fetch_add(r.prompt_tokens, Relaxed);
+    let hit = state.prefix_cache.lookup(&r.content.ids);
+    m.prefix_cache_queries
+        .fetch_add(r.content.ids.len() as u64, Relaxed);
+    m.prefix_cache_hits.fetch_add(hit, Relaxed);
+    let rate = state.accept_rate_for(r.content.lead.as_deref());
     let gen = Gen::new(
         state.rng(n, SALT_GEN).gen(),
         r.max_tokens,
         r.ignore_eos,
-        state.model.accept_prob(r.temperature),
+        state.model.accept_prob_at(rate, r.temperature),
     );
     Ok((n, faults, gen))
 }

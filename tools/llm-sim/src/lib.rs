@@ -14,6 +14,7 @@ mod metrics;
 mod model;
 mod native;
 mod noise;
+mod prefix_cache;
 mod reply;
 mod resolve;
 mod routes;

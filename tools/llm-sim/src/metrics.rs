@@ -29,7 +29,13 @@ pub struct Metrics {
     pub requests_received: AtomicU64,
     pub requests_success: AtomicU64,
     pub requests_error: AtomicU64,
+    /// Streams the client closed before their end (cancelled requests).
+    pub requests_aborted: AtomicU64,
     pub prompt_tokens: AtomicU64,
+    /// Prompt tokens looked up in the prefix cache, and found there
+    /// (prefix_cache.rs).
+    pub prefix_cache_queries: AtomicU64,
+    pub prefix_cache_hits: AtomicU64,
     pub generation_tokens: AtomicU64,
     pub drafts: AtomicU64,
     pub draft_tokens: AtomicU64,
@@ -103,6 +109,16 @@ impl Metrics {
             "The token usage.",
             format!("{usage}"),
         );
+        // SGLang's gauge is over recent prefill batches; this one is the
+        // lifetime ratio of the counters vLLM's personality serves.
+        let q = self.prefix_cache_queries.load(Relaxed);
+        let hit_rate = self.prefix_cache_hits.load(Relaxed) as f64 / q.max(1) as f64;
+        put(
+            "sglang:cache_hit_rate",
+            "gauge",
+            "The prefix cache hit rate.",
+            format!("{hit_rate}"),
+        );
         put(
             "sglang:spec_accept_length",
             "gauge",
@@ -155,6 +171,11 @@ impl Metrics {
                 "llm_sim_requests_error_total",
                 "Requests answered with an error.",
                 c(&self.requests_error),
+            ),
+            (
+                "llm_sim_requests_aborted_total",
+                "Streams the client closed before their end.",
+                c(&self.requests_aborted),
             ),
         ] {
             let _ = writeln!(
@@ -214,6 +235,18 @@ impl Metrics {
             c(&self.generation_tokens),
         );
         put(
+            "vllm:prefix_cache_queries_total",
+            "counter",
+            "Prefix cache queries, in terms of number of queried tokens.",
+            c(&self.prefix_cache_queries),
+        );
+        put(
+            "vllm:prefix_cache_hits_total",
+            "counter",
+            "Prefix cache hits, in terms of number of cached tokens.",
+            c(&self.prefix_cache_hits),
+        );
+        put(
             "vllm:spec_decode_num_drafts_total",
             "counter",
             "Verify steps with drafts.",
@@ -249,6 +282,12 @@ impl Metrics {
             "Requests answered with an error.",
             c(&self.requests_error),
         );
+        put(
+            "llm_sim_requests_aborted_total",
+            "counter",
+            "Streams the client closed before their end.",
+            c(&self.requests_aborted),
+        );
         let name = "vllm:spec_decode_num_accepted_tokens_per_pos_total";
         let _ = writeln!(
             s,
@@ -265,6 +304,10 @@ impl Metrics {
             "{name}{{{l},finished_reason=\"any\"}} {}",
             c(&self.requests_success)
         );
+        // No finished_reason="abort" for a client that went away: vLLM
+        // 0.32's API server aborts such a request in
+        // v1/engine/output_processor.py `abort_requests`, which records no
+        // finished-request stats, so its counters do not move either.
         let name = "vllm:cache_config_info";
         let _ = writeln!(s, "# HELP {name} Cache config.\n# TYPE {name} gauge");
         let _ = writeln!(

@@ -56,8 +56,14 @@ impl Model {
 
     /// Per-draft-token acceptance after the temperature penalty.
     pub fn accept_prob(&self, temperature: f64) -> f64 {
+        self.accept_prob_at(self.accept_rate, temperature)
+    }
+
+    /// [`Model::accept_prob`] for a request whose content has acceptance
+    /// `rate` (`--speculative-accept-by`).
+    pub fn accept_prob_at(&self, rate: f64, temperature: f64) -> f64 {
         let t = temperature.clamp(0.0, 1.0);
-        self.accept_rate * (1.0 - TEMPERATURE_PENALTY * t)
+        rate * (1.0 - TEMPERATURE_PENALTY * t)
     }
 
     /// Acceptance probability of draft position `k` (1-based).

@@ -63,6 +63,10 @@ fn parse(body: &[u8], context_length: u64) -> Result<GenReq, ApiError> {
         stream: v["stream"].as_bool().unwrap_or(false),
         include_usage: false,
         continuous_usage: false,
+        content: v["text"]
+            .as_str()
+            .map(crate::api::Content::of)
+            .unwrap_or_default(),
     })
 }
 

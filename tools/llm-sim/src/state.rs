@@ -12,6 +12,7 @@ use crate::cli::{Args, Mode, Personality};
 use crate::engine::Engine;
 use crate::metrics::Metrics;
 use crate::model::Model;
+use crate::prefix_cache::PrefixCache;
 use crate::resolve::Resolved;
 use crate::timer::Timer;
 
@@ -25,6 +26,8 @@ pub struct State {
     pub plain_model: Arc<Model>,
     pub mode: Mode,
     pub metrics: Arc<Metrics>,
+    /// Prefix-cache hits of the prompts (counted, see prefix_cache.rs).
+    pub prefix_cache: PrefixCache,
     pub engine: Engine,
     pub timer: Timer,
     pub ready: AtomicBool,
@@ -52,6 +55,7 @@ impl State {
             model: Arc::new(model),
             plain_model: Arc::new(plain),
             metrics,
+            prefix_cache: PrefixCache::new(args.kv_capacity_tokens),
             engine,
             timer: Timer::start(),
             ready: AtomicBool::new(false),
@@ -63,6 +67,16 @@ impl State {
             spec,
             args,
         }
+    }
+
+    /// Draft acceptance for a prompt whose first word is `lead`: the
+    /// `--speculative-accept-by` rate of that word, else the global one.
+    pub fn accept_rate_for(&self, lead: Option<&str>) -> f64 {
+        self.args
+            .speculative_accept_by
+            .iter()
+            .find(|(w, _)| Some(w.as_str()) == lead)
+            .map_or(self.args.speculative_accept_rate, |(_, p)| *p)
     }
 
     /// Request `n`'s random stream for `salt` (SplitMix64 of the three).

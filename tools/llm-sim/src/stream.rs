@@ -132,7 +132,7 @@ async fn produce(mut job: Job, tx: mpsc::Sender<Result<Bytes, io::Error>>) {
         ..Stats::default()
     };
     if job.req.chat && tx.send(Ok(sse(&job.ids.role_chunk()))).await.is_err() {
-        return;
+        return count_aborted(&job);
     }
     let half = (job.req.max_tokens / 2).max(1);
     let mut first_at = None;
@@ -157,7 +157,8 @@ async fn produce(mut job: Job, tx: mpsc::Sender<Result<Bytes, io::Error>>) {
             v["usage"] = stats.usage();
         }
         if tx.send(Ok(sse(&v))).await.is_err() {
-            return; // client gone; dropping the source tells the engine
+            // Client gone; dropping the source tells the engine.
+            return count_aborted(&job);
         }
         if let (true, Some(f)) = (apart, finish) {
             if tx
@@ -165,7 +166,7 @@ async fn produce(mut job: Job, tx: mpsc::Sender<Result<Bytes, io::Error>>) {
                 .await
                 .is_err()
             {
-                return;
+                return count_aborted(&job);
             }
         }
         if !faulted && (stats.completion_tokens >= half || finish.is_some()) {
@@ -192,6 +193,12 @@ async fn produce(mut job: Job, tx: mpsc::Sender<Result<Bytes, io::Error>>) {
     }
     job.state.metrics.requests_success.fetch_add(1, Relaxed);
     let _ = tx.send(Ok(Bytes::from_static(b"data: [DONE]\n\n"))).await;
+}
+
+/// The client went away before the answer ended (it cancelled): llm-sim's
+/// own counter (vLLM has none for it; metrics.rs says why).
+fn count_aborted(job: &Job) {
+    job.state.metrics.requests_aborted.fetch_add(1, Relaxed);
 }
 
 /// Answer a non-streaming request: wait for every token, then one JSON.

@@ -32,7 +32,9 @@ pub fn body(spec: &BodySpec, p: &Prompt) -> Vec<u8> {
     }
     let mut b = serde_json::Map::new();
     b.insert("model".into(), json!(spec.model));
-    if spec.chat {
+    if let (true, Some(m)) = (spec.chat, &p.messages) {
+        b.insert("messages".into(), m.clone());
+    } else if spec.chat {
         b.insert(
             "messages".into(),
             json!([{"role": "user", "content": p.text}]),
@@ -123,6 +125,7 @@ mod tests {
             text: "hello".into(),
             input_tokens: 1,
             output_tokens: None,
+            messages: None,
         };
         let v: Value = serde_json::from_slice(&body(&spec, &p)).unwrap();
         assert_eq!(v["messages"][0]["content"], "hello");
@@ -149,6 +152,7 @@ mod tests {
             text: "hi".into(),
             input_tokens: 1,
             output_tokens: None,
+            messages: None,
         };
         let v: Value = serde_json::from_slice(&body(&spec, &p)).unwrap();
         assert_eq!(

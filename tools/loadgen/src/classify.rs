@@ -88,6 +88,11 @@ pub fn classify(
 /// Every warning of the level, to stderr and into the record.
 fn level_warnings(lp: &LevelPlan, ctx: &Context, m: &Measured, died: Option<&str>) -> Vec<String> {
     let mut warns = warnings(lp, ctx, &m.agg, m.cpu, m.spec.as_ref(), m.level.shape);
+    if let Some(w) = &m.load.workload {
+        let asked = m.out.samples.iter().filter(|s| s.error.is_none());
+        let asked = asked.map(|s| s.prompt_tokens_hint).sum();
+        warns.extend(crate::replay::warnings(w, asked));
+    }
     if let Some(why) = &m.out.cut_short {
         warns.push(format!("level cut short: {why}"));
     }

@@ -16,6 +16,24 @@ fn rate(s: &str) -> Result<f64, String> {
     }
 }
 
+fn share(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
+        _ => Err(format!(
+            "'{s}': expected a share from 0 to 1 (0.1 = one in ten)"
+        )),
+    }
+}
+
+fn speed(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
+        _ => Err(format!(
+            "'{s}': expected a speed above 0 (2 = twice as fast)"
+        )),
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Endpoint {
     /// /v1/completions
@@ -165,6 +183,43 @@ pub struct Args {
     /// Format of --prompts-file
     #[arg(long, value_enum, default_value = "auto")]
     pub prompts_format: PromptsFormat,
+
+    /// Replay a request trace at its recorded times: Mooncake JSONL
+    /// (timestamp ms, input_length, output_length, hash_ids) or JSONL with
+    /// timestamp and prompt or messages; one level per --speed
+    #[arg(long, value_name = "FILE", help_heading = "Trace replay",
+          conflicts_with_all = ["concurrency", "rate", "prompts_file", "find_capacity",
+              "warmup", "requests", "duration", "until_stable", "input_tokens", "repeat"])]
+    pub trace: Option<PathBuf>,
+
+    /// Send the trace at X times its recorded pace, one level per value
+    #[arg(long, value_name = "X[,X..]", value_delimiter = ',', value_parser = speed,
+          requires = "trace", help_heading = "Trace replay")]
+    pub speed: Option<Vec<f64>>,
+
+    /// Replay from this time on the trace's clock (e.g. 10m)
+    #[arg(long, value_name = "DUR", value_parser = duration, requires = "trace",
+          help_heading = "Trace replay")]
+    pub trace_start: Option<Duration>,
+
+    /// Replay up to (not including) this time on the trace's clock
+    #[arg(long, value_name = "DUR", value_parser = duration, requires = "trace",
+          help_heading = "Trace replay")]
+    pub trace_end: Option<Duration>,
+
+    /// Tokens each Mooncake hash id stands for: the trace's block size
+    #[arg(long, value_name = "N", default_value_t = crate::trace::DEFAULT_BLOCK_SIZE,
+          value_parser = clap::value_parser!(u64).range(1..), help_heading = "Trace replay")]
+    pub block_size: u64,
+
+    /// Cancel this share of requests (0 to 1), each --cancel-after its
+    /// send; counted apart (counts.cancelled), never as errors or tokens
+    #[arg(long, value_name = "P", value_parser = share, requires = "cancel_after")]
+    pub cancel_rate: Option<f64>,
+
+    /// With --cancel-rate: how long after its send a request is cancelled
+    #[arg(long, value_name = "DUR", value_parser = duration, requires = "cancel_rate")]
+    pub cancel_after: Option<Duration>,
 
     /// Do not call the server's /tokenize (approximate input lengths)
     #[arg(long)]

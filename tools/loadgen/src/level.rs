@@ -14,12 +14,14 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::StdRng;
 use rand::SeedableRng;
-use rand_distr::{Distribution, Gamma};
+use rand_distr::Gamma;
 use tokio::sync::mpsc::{self, UnboundedReceiver, UnboundedSender};
-use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::client::{execute, Body, ErrorKind, Sample, Target};
+
+mod dispatch;
+use dispatch::{dispatch, When};
 
 /// How long in-flight requests may finish after Ctrl-C.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
@@ -33,6 +35,51 @@ pub struct Prepared {
     pub input_tokens: u64,
 }
 
+/// Cancel this share of requests this long after their send: a workload
+/// of users who give up (the stream is dropped, the server sees the
+/// connection close).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Cancel {
+    pub rate: f64,
+    pub after: Duration,
+    pub seed: u64,
+}
+
+impl Cancel {
+    /// Is request `i` one to cancel? A hash of the seed and the index
+    /// (SplitMix64), so the same requests are cancelled on every run.
+    fn picks(&self, i: u64) -> bool {
+        let mut z = self
+            .seed
+            .wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .wrapping_add(0x63616e63);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        ((z >> 11) as f64 / (1u64 << 53) as f64) < self.rate
+    }
+}
+
+/// Execute one request, cancelled after `cancel.after` when `cancel`
+/// picks it: the request future and its connection are dropped, and the
+/// sample says cancelled (not a failure: no tokens, no error).
+pub(crate) async fn execute_or_cancel(
+    target: &Target,
+    conn: &mut Option<crate::client::Conn>,
+    body: Body,
+    s: &mut Sample,
+    cancel: Option<Cancel>,
+) {
+    let Some(c) = cancel.filter(|c| c.picks(s.index)) else {
+        return execute(target, conn, body, s).await;
+    };
+    let run = tokio::time::timeout(c.after, execute(target, conn, body, s)).await;
+    if run.is_err() {
+        s.done = Instant::now();
+        s.cancelled = true;
+    }
+}
+
 /// Who decides when requests are sent.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Shape {
@@ -42,6 +89,11 @@ pub enum Shape {
     Open {
         rate: f64,
         burstiness: f64,
+        max_inflight: u32,
+    },
+    /// `--trace`: each request at its recorded time over `speed`.
+    Trace {
+        speed: f64,
         max_inflight: u32,
     },
 }
@@ -109,6 +161,11 @@ pub struct Env<'a> {
     pub prepared: Arc<Vec<Prepared>>,
     /// Index of the first prompt to use (levels rotate through the pool).
     pub offset: u64,
+    /// `--trace`: each prompt's send time, ms on the trace's clock after
+    /// the first (a trace level sends prompt i at `trace_ms[i] / speed`).
+    pub trace_ms: Option<Arc<Vec<f64>>>,
+    /// `--cancel-rate` and `--cancel-after` (None for warm-up requests).
+    pub cancel: Option<Cancel>,
     pub interrupted: &'a AtomicBool,
     pub deadline: Instant,
     pub seed: u64,
@@ -149,7 +206,7 @@ async fn run_async(env: &Env<'_>, shape: Shape, bound: Bound) -> Outcome {
     let stop_at = bound.duration.map(|d| started + d);
     let threshold = match shape {
         Shape::Closed { concurrency } => ((concurrency as f64) * 0.95).ceil().max(1.0) as u64,
-        Shape::Open { .. } => u64::MAX,
+        Shape::Open { .. } | Shape::Trace { .. } => u64::MAX,
     };
     let ctl = Arc::new(Ctl {
         next: AtomicU64::new(0),
@@ -205,9 +262,9 @@ fn spawn_senders(
                     env.prepared.clone(),
                     tx.clone(),
                 );
-                let offset = env.offset;
+                let at = (env.offset, env.cancel);
                 tasks.spawn(async move {
-                    worker(&ctl, &target, &prepared, offset, &tx).await;
+                    worker(&ctl, &target, &prepared, at, &tx).await;
                     let _ = tx.send(Msg::WorkerExit);
                 });
             }
@@ -218,18 +275,20 @@ fn spawn_senders(
             burstiness,
             max_inflight,
         } => {
-            let d = Dispatch {
-                ctl: ctl.clone(),
-                target: env.target.clone(),
-                prepared: env.prepared.clone(),
-                offset: env.offset,
-                seed: env.seed,
-                tx: tx.clone(),
-                rate,
-                burstiness,
-                cap: max_inflight,
+            let when = When::Arrivals {
+                gaps: arrivals(rate, burstiness),
+                rng: Box::new(StdRng::seed_from_u64(env.seed)),
             };
-            tasks.spawn(d.run());
+            tasks.spawn(dispatch(env, ctl, tx, when, max_inflight).run());
+            1
+        }
+        Shape::Trace {
+            speed,
+            max_inflight,
+        } => {
+            let times = env.trace_ms.clone().unwrap_or_default();
+            let when = When::Trace { times, speed };
+            tasks.spawn(dispatch(env, ctl, tx, when, max_inflight).run());
             1
         }
     }
@@ -258,7 +317,7 @@ async fn collect(
 ) {
     let concurrency = match shape {
         Shape::Closed { concurrency } => concurrency as u64,
-        Shape::Open { max_inflight, .. } => max_inflight as u64,
+        Shape::Open { max_inflight, .. } | Shape::Trace { max_inflight, .. } => max_inflight as u64,
     };
     let mut c = Collector {
         give_up: (2 * concurrency).max(8),
@@ -350,7 +409,7 @@ fn offer(env: &Env<'_>, ctl: &Ctl, shape: Shape, out: &mut Outcome) {
     let Some(s) = out.samples.last() else { return };
     let from = match shape {
         Shape::Closed { .. } => ctl.win_open.get().copied(),
-        Shape::Open { .. } => Some(out.started),
+        Shape::Open { .. } | Shape::Trace { .. } => Some(out.started),
     };
     if (env.on_sample)(s, from) && !ctl.stop.swap(true, SeqCst) {
         let _ = ctl.win_close.set(Instant::now());
@@ -362,7 +421,7 @@ async fn worker(
     ctl: &Ctl,
     target: &Target,
     prepared: &[Prepared],
-    offset: u64,
+    (offset, cancel): (u64, Option<Cancel>),
     tx: &UnboundedSender<Msg>,
 ) {
     let mut conn = target.take_idle();
@@ -384,7 +443,7 @@ async fn worker(
         if ctl.inflight.fetch_add(1, SeqCst) + 1 >= ctl.threshold {
             let _ = ctl.win_open.set(now);
         }
-        execute(target, &mut conn, body, &mut s).await;
+        execute_or_cancel(target, &mut conn, body, &mut s, cancel).await;
         ctl.inflight.fetch_sub(1, SeqCst);
         if tx.send(Msg::Sample(Box::new(s))).is_err() {
             break;
@@ -392,62 +451,6 @@ async fn worker(
     }
     // Kept for the next level: warmup connections serve the measurement.
     target.put_idle(conn);
-}
-
-/// The open loop's dispatcher.
-struct Dispatch {
-    ctl: Arc<Ctl>,
-    target: Arc<Target>,
-    prepared: Arc<Vec<Prepared>>,
-    offset: u64,
-    seed: u64,
-    tx: UnboundedSender<Msg>,
-    rate: f64,
-    burstiness: f64,
-    cap: u32,
-}
-
-impl Dispatch {
-    async fn run(self) {
-        let ctl = &self.ctl;
-        let mut rng = StdRng::seed_from_u64(self.seed);
-        let gaps = arrivals(self.rate, self.burstiness);
-        let slots = Arc::new(Semaphore::new(self.cap.max(1) as usize));
-        // Owns the requests: cancelled with the dispatcher.
-        let mut requests = JoinSet::new();
-        let mut at = Instant::now();
-        let mut n = 0u64;
-        while n < ctl.limit {
-            at += Duration::from_secs_f64(gaps.sample(&mut rng));
-            if ctl.stop_at.is_some_and(|s| at >= s) || ctl.stop.load(Relaxed) {
-                break;
-            }
-            tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
-            // Wait for a free in-flight slot: the wait is client queue time.
-            let Ok(permit) = slots.clone().acquire_owned().await else {
-                break;
-            };
-            if ctl.stop.load(Relaxed) {
-                break;
-            }
-            let slot = Instant::now();
-            let (mut s, body) = new_sample(&self.prepared, self.offset, n, at, slot);
-            n += 1;
-            ctl.inflight.fetch_add(1, SeqCst);
-            let (ctl2, target, tx) = (ctl.clone(), self.target.clone(), self.tx.clone());
-            requests.spawn(async move {
-                let mut conn = target.take_idle();
-                execute(&target, &mut conn, body, &mut s).await;
-                target.put_idle(conn);
-                ctl2.inflight.fetch_sub(1, SeqCst);
-                drop(permit);
-                let _ = tx.send(Msg::Sample(Box::new(s)));
-            });
-            while requests.try_join_next().is_some() {}
-        }
-        let _ = self.tx.send(Msg::Issued(n));
-        while requests.join_next().await.is_some() {}
-    }
 }
 
 /// Inter-arrival times: gamma with shape k = burstiness and mean 1/rate
@@ -461,6 +464,7 @@ pub fn arrivals(rate: f64, burstiness: f64) -> Gamma<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand_distr::Distribution;
 
     #[test]
     fn gamma_arrivals_have_the_asked_mean_rate() {

@@ -33,6 +33,7 @@ pub mod per_request;
 pub mod plan;
 pub mod prompts;
 pub mod record;
+pub mod replay;
 pub mod run_capacity;
 pub mod run_level;
 pub mod server;
@@ -43,6 +44,8 @@ pub mod sse;
 pub mod stability;
 pub mod stats;
 pub mod throughput;
+pub mod trace;
+pub mod trace_prompts;
 pub mod upstream_record;
 pub mod url_check;
 

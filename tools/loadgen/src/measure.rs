@@ -75,9 +75,14 @@ pub(crate) fn measure(
     interrupted: &AtomicBool,
 ) -> Measured {
     let lp = &plan.level;
-    let bound = bound_for(lp, level.shape);
+    let bound = bound_for(lp, level.shape, ctx.prepared.len());
     let started = SystemTime::now();
     let mut load = load_of(lp, ctx, plan.endpoint_path, level, bound);
+    // Each trace level replays the trace from its first line.
+    let offset = match level.shape {
+        Shape::Trace { .. } => 0,
+        _ => p.offset,
+    };
     let label = output::label(&BenchRecord {
         load: load.clone(),
         ..BenchRecord::default()
@@ -87,7 +92,9 @@ pub(crate) fn measure(
         rt: &ctx.rt,
         target: ctx.target.clone(),
         prepared: ctx.prepared.clone(),
-        offset: p.offset,
+        offset,
+        trace_ms: ctx.trace_ms.clone(),
+        cancel: None,
         interrupted,
         deadline: Instant::now() + lp.level_timeout,
         seed: lp.seed,
@@ -100,6 +107,9 @@ pub(crate) fn measure(
     let (agg, derived) = aggregate_level(plan, &out, level.shape);
     if bound.duration.is_some() || stability.is_some() {
         load.requests = Some(out.samples.len() as u64);
+    }
+    if let Some(w) = load.workload.as_mut() {
+        crate::replay::fill(w, &out, &agg);
     }
     let spec = spec_stats(ctx, lp.scrape, &agg, before);
     Measured {
@@ -124,7 +134,7 @@ fn warm_up(env: &mut Env, lp: &LevelPlan, shape: Shape) -> bool {
     }
     let wshape = match shape {
         Shape::Closed { concurrency } => Shape::Closed { concurrency },
-        Shape::Open { max_inflight, .. } => Shape::Closed {
+        Shape::Open { max_inflight, .. } | Shape::Trace { max_inflight, .. } => Shape::Closed {
             concurrency: max_inflight.min(16),
         },
     };
@@ -161,6 +171,8 @@ fn run_measured(
     let env = Env {
         target: env.target.clone(),
         prepared: env.prepared.clone(),
+        trace_ms: env.trace_ms.clone(),
+        cancel: lp.cancel,
         on_sample: &tick,
         ..*env
     };
@@ -198,11 +210,13 @@ fn stability(u: UntilStable, t: &Tracker, ended: Ended, bound: Bound) -> Stabili
     }
 }
 
-/// The level's default request count (fixed mode).
+/// The level's default request count (fixed mode; a trace level sends
+/// the whole trace window, which plan.rs keeps apart from the count flags).
 fn default_count(shape: Shape) -> u64 {
     match shape {
         Shape::Closed { concurrency } => (8 * concurrency as u64).max(16),
         Shape::Open { rate, .. } => ((10.0 * rate).ceil() as u64).max(16),
+        Shape::Trace { .. } => 16,
     }
 }
 
@@ -215,7 +229,7 @@ fn min_requests(u: UntilStable, shape: Shape) -> u64 {
 fn aggregate_level(plan: &Plan, out: &Outcome, shape: Shape) -> (Aggregate, Vec<Option<Derived>>) {
     let window = match shape {
         Shape::Closed { .. } => out.window,
-        Shape::Open { .. } => None,
+        Shape::Open { .. } | Shape::Trace { .. } => None,
     };
     let lp = &plan.level;
     let (mut agg, derived) = aggregate(
@@ -232,7 +246,13 @@ fn aggregate_level(plan: &Plan, out: &Outcome, shape: Shape) -> (Aggregate, Vec<
     (agg, derived)
 }
 
-fn bound_for(lp: &LevelPlan, shape: Shape) -> Bound {
+fn bound_for(lp: &LevelPlan, shape: Shape, trace_len: usize) -> Bound {
+    if let Shape::Trace { .. } = shape {
+        return Bound {
+            count: Some(trace_len as u64),
+            duration: None,
+        };
+    }
     if let Some(d) = lp.duration {
         return Bound {
             count: None,
@@ -317,8 +337,17 @@ pub fn spec_stats(
 }
 
 fn load_of(lp: &LevelPlan, ctx: &Context, endpoint: &str, level: Level, bound: Bound) -> Load {
+    let mut workload = ctx.workload.clone();
     let (mode, concurrency, rate, burst, cap) = match level.shape {
         Shape::Closed { concurrency } => (LoadMode::Closed, Some(concurrency), None, None, None),
+        Shape::Trace {
+            speed,
+            max_inflight,
+        } => {
+            workload.speed = Some(speed);
+            let rate = crate::replay::mean_rate(&workload, speed);
+            (LoadMode::Trace, None, rate, None, Some(max_inflight))
+        }
         Shape::Open {
             rate,
             burstiness,
@@ -351,5 +380,8 @@ fn load_of(lp: &LevelPlan, ctx: &Context, endpoint: &str, level: Level, bound: B
         max_inflight: cap,
         slo: lp.slo_text.clone(),
         repeat: level.repeat,
+        cancel_rate: lp.cancel.map(|c| c.rate),
+        cancel_after_s: lp.cancel.map(|c| c.after.as_secs_f64()),
+        workload: Some(workload),
     }
 }

@@ -97,6 +97,11 @@ pub fn aggregate(
         acc.queue.push(q);
         acc.lag.push(ms(s.slot.max(s.scheduled), s.sent));
         acc.busy_ms += ms(s.sent, s.done);
+        if s.cancelled {
+            a.counts.cancelled += 1;
+            derived.push(None);
+            continue;
+        }
         if let Some(k) = &s.error {
             a.counts.failed += 1;
             *a.errors.entry(kind_name(k)).or_default() += 1;

@@ -157,7 +157,9 @@ pub fn request_line(
 
 /// The short label of a level (`c=16`, `rate=4`).
 pub fn label(b: &BenchRecord) -> String {
+    let speed = b.load.workload.as_ref().and_then(|w| w.speed);
     let base = match (b.load.concurrency, b.load.rate_rps) {
+        _ if speed.is_some() => format!("trace speed={}", speed.unwrap_or(1.0)),
         (Some(c), _) => format!("c={c}"),
         (_, Some(r)) => format!("rate={r}"),
         _ => "level".into(),

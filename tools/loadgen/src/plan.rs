@@ -13,6 +13,7 @@ use sweepkit::report::Exit;
 use crate::cli::{Args, Endpoint};
 use crate::level::Shape;
 use crate::per_request::{parse_slo, Slo};
+use crate::trace_prompts::TracePlan;
 use crate::upstream_record::Upstream;
 use crate::url_check::{check_against_target, is_loopback_url, tunnelled_via};
 
@@ -27,6 +28,8 @@ pub struct Plan {
     pub level: LevelPlan,
     /// `--find-capacity`: search the concurrency instead of `shapes`.
     pub capacity: Option<crate::capacity::CapacityPlan>,
+    /// `--trace`: the requests and their times, checked before any is sent.
+    pub trace: Option<TracePlan>,
 }
 
 /// What the level loop needs from the flags, and nothing else.
@@ -58,6 +61,8 @@ pub struct LevelPlan {
     pub model_given: bool,
     /// `--until-stable`, when given.
     pub until_stable: Option<UntilStable>,
+    /// `--cancel-rate` with `--cancel-after`.
+    pub cancel: Option<crate::level::Cancel>,
 }
 
 /// `--until-stable PCT` and its bounds.
@@ -77,6 +82,15 @@ impl Plan {
     pub fn from_args(a: &Args, up: &Upstream) -> Result<Plan, Exit> {
         let base_url = base_url(a, up)?;
         let shapes = shapes(a)?;
+        let trace = match &a.trace {
+            None => None,
+            Some(p) => Some(crate::trace_prompts::load(
+                p,
+                a.block_size,
+                a.trace_start,
+                a.trace_end,
+            )?),
+        };
         if a.requests == Some(0) {
             return Err(usage("--requests: must be above 0".into()));
         }
@@ -112,6 +126,7 @@ impl Plan {
             endpoint_path,
             level: LevelPlan::from_args(a, until_stable(a)?),
             capacity: capacity(a)?,
+            trace,
         })
     }
 }
@@ -156,7 +171,9 @@ fn capacity(a: &Args) -> Result<Option<crate::capacity::CapacityPlan>, Exit> {
 impl LevelPlan {
     fn from_args(a: &Args, until_stable: Option<UntilStable>) -> LevelPlan {
         LevelPlan {
-            warmup: a.warmup,
+            // A trace replays from its first line: a warm-up request would
+            // fill the prefix cache before the trace's own first use.
+            warmup: if a.trace.is_some() { 0 } else { a.warmup },
             requests: a.requests,
             duration: a.duration,
             repeat: a.repeat,
@@ -173,6 +190,11 @@ impl LevelPlan {
             requests_out: a.requests_out.clone(),
             model_given: a.model.is_some(),
             until_stable,
+            cancel: a.cancel_rate.map(|rate| crate::level::Cancel {
+                rate,
+                after: a.cancel_after.unwrap_or_default(),
+                seed: a.seed,
+            }),
         }
     }
 }
@@ -244,8 +266,27 @@ fn until_stable(a: &Args) -> Result<Option<UntilStable>, Exit> {
     }))
 }
 
-/// One shape per level: open loop per rate, else closed per concurrency.
+/// One shape per level: a trace replay per speed, an open loop per rate,
+/// else closed per concurrency.
 fn shapes(a: &Args) -> Result<Vec<Shape>, Exit> {
+    if a.max_inflight == 0 {
+        return Err(usage("--max-inflight: must be above 0".into()));
+    }
+    if a.trace.is_some() {
+        if let (Some(s), Some(e)) = (a.trace_start, a.trace_end) {
+            if e <= s {
+                return Err(usage("--trace-end: must be after --trace-start".into()));
+            }
+        }
+        let speeds = a.speed.clone().unwrap_or_else(|| vec![1.0]);
+        return Ok(speeds
+            .into_iter()
+            .map(|speed| Shape::Trace {
+                speed,
+                max_inflight: a.max_inflight,
+            })
+            .collect());
+    }
     Ok(match (&a.rate, &a.concurrency) {
         (Some(rates), _) => {
             if !(a.burstiness > 0.0 && a.burstiness.is_finite()) {
@@ -253,9 +294,6 @@ fn shapes(a: &Args) -> Result<Vec<Shape>, Exit> {
                     "--burstiness {}: must be above 0",
                     a.burstiness
                 )));
-            }
-            if a.max_inflight == 0 {
-                return Err(usage("--max-inflight: must be above 0".into()));
             }
             rates
                 .iter()

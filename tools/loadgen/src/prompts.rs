@@ -19,12 +19,14 @@ pub struct Prompt {
     pub input_tokens: u64,
     /// Output length asked for; None: `--max-tokens` applies.
     pub output_tokens: Option<u64>,
+    /// A recorded chat (`--trace` `messages`), sent instead of `text`.
+    pub messages: Option<Value>,
 }
 
 /// Common English words that are one token each (with the leading space)
 /// in the GPT-2, Llama, Qwen and Mistral vocabularies alike: a word count is
 /// then a good first guess at the token count.
-const WORDS: &[&str] = &[
+pub const WORDS: &[&str] = &[
     "the",
     "of",
     "and",
@@ -196,8 +198,13 @@ pub const METHOD_APPROX: &str = "approx";
 
 /// A word sequence of `n` words from a seeded generator.
 pub fn words(rng: &mut StdRng, n: usize) -> Vec<&'static str> {
+    words_of(rng, WORDS, n)
+}
+
+/// A word sequence of `n` words of `vocab` from a seeded generator.
+pub fn words_of(rng: &mut StdRng, vocab: &[&'static str], n: usize) -> Vec<&'static str> {
     (0..n)
-        .map(|_| WORDS[rng.gen_range(0..WORDS.len())])
+        .map(|_| vocab[rng.gen_range(0..vocab.len())])
         .collect()
 }
 
@@ -237,6 +244,7 @@ pub fn synthetic(
             text: pool[..words_n.min(pool.len())].join(" "),
             input_tokens: measured,
             output_tokens: None,
+            messages: None,
         });
     }
     (out, method)
@@ -340,6 +348,7 @@ fn jsonl(text: &str) -> anyhow::Result<Vec<Prompt>> {
             text: p.to_string(),
             input_tokens: approx_tokens(p),
             output_tokens: out_tok,
+            messages: None,
         });
     }
     Ok(out)
@@ -369,6 +378,7 @@ fn sharegpt(text: &str) -> anyhow::Result<Vec<Prompt>> {
             text: q.to_string(),
             input_tokens: approx_tokens(q),
             output_tokens: Some(approx_tokens(a)),
+            messages: None,
         });
     }
     Ok(out)

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use sweepkit::exit;
-use sweepkit::records::{FailureKind, FailureRecord, ServerInfo, Stage};
+use sweepkit::records::{FailureKind, FailureRecord, ServerInfo, Stage, Workload};
 use sweepkit::report::Exit;
 
 use crate::body::{self, BodySpec};
@@ -33,6 +33,10 @@ pub struct Context {
     pub prompts_label: String,
     pub input_len_method: Option<String>,
     pub synthetic_input_tokens: Option<u64>,
+    /// What is sent, for each record's `load.workload`.
+    pub workload: Workload,
+    /// `--trace`: each prompt's send time, ms after the first.
+    pub trace_ms: Option<Arc<Vec<f64>>>,
 }
 
 pub enum ConnectError {
@@ -77,7 +81,10 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
         info.as_ref(),
         up.server.clone(),
     );
-    let pool = prompt_pool(a, &probe, &model, pool_size(plan))?;
+    let pool = match &plan.trace {
+        Some(tp) => trace_pool(a, tp, &probe, &model)?,
+        None => prompt_pool(a, &probe, &model, pool_size(plan))?,
+    };
     let prepared = prepare(a, plan, &model, &pool.prompts);
     let mut target = Target::new(
         &format!("{}{}", plan.base_url, plan.endpoint_path),
@@ -106,6 +113,11 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
         prompts_label: pool.label,
         input_len_method: pool.method,
         synthetic_input_tokens: pool.synthetic_input_tokens,
+        workload: pool.workload,
+        trace_ms: plan
+            .trace
+            .as_ref()
+            .map(|tp| Arc::new(crate::trace_prompts::times_ms(tp))),
     })
 }
 
@@ -131,6 +143,57 @@ struct Pool {
     label: String,
     method: Option<String>,
     synthetic_input_tokens: Option<u64>,
+    workload: Workload,
+}
+
+/// The trace's prompts, one per line in the window, in order. With a
+/// tokenizer, blocks are made of the words it keeps whole, and the first
+/// few prompts are measured: a tokenizer that still disagrees is named
+/// here, before the run (the records compare the server's counts with the
+/// trace's).
+fn trace_pool(
+    a: &Args,
+    tp: &crate::trace_prompts::TracePlan,
+    probe: &Probe,
+    model: &str,
+) -> Result<Pool, Exit> {
+    use crate::prompts::Tokenizer;
+    let tok = RemoteTokenizer { probe, model };
+    let vocab = (!a.no_tokenize)
+        .then(|| crate::trace_prompts::one_token_words(&tok))
+        .flatten();
+    let chat = a.endpoint == Endpoint::Chat;
+    let words = vocab.as_deref().unwrap_or(prompts::WORDS);
+    let prompts = crate::trace_prompts::prompts(tp, chat, words)?;
+    let method = match vocab {
+        Some(_) => prompts::METHOD_TOKENIZE,
+        None => prompts::METHOD_APPROX,
+    };
+    if vocab.is_some() {
+        for (p, e) in prompts.iter().zip(&tp.entries).take(4) {
+            let Some(n) = p.messages.is_none().then(|| tok.count(&p.text)).flatten() else {
+                break;
+            };
+            if n.abs_diff(p.input_tokens) > 1 {
+                sweepkit::report::warning(
+                    "loadgen",
+                    format!(
+                        "--trace line {}: the server's tokenizer makes {n} tokens of a \
+                         prompt the trace gives {}",
+                        e.line, p.input_tokens
+                    ),
+                );
+            }
+        }
+    }
+    let workload = crate::trace_prompts::workload(tp, &prompts);
+    Ok(Pool {
+        label: format!("{}_trace:{}", tp.kind, tp.path.display()),
+        prompts,
+        method: Some(method.into()),
+        synthetic_input_tokens: None,
+        workload,
+    })
 }
 
 /// `n` synthetic prompts (sized with the server's /tokenize when it has
@@ -140,11 +203,18 @@ fn prompt_pool(a: &Args, probe: &Probe, model: &str, n: usize) -> Result<Pool, E
         let fmt = format!("{:?}", a.prompts_format).to_lowercase();
         let (prompts, label) = prompts::from_file(path, &fmt)
             .map_err(|e| Exit::new(exit::BAD_INPUT, e.context("--prompts-file")))?;
+        let workload = Workload {
+            kind: label.split(':').next().unwrap_or_default().into(),
+            sha256: std::fs::read(path).ok().map(|b| sweepkit::sha256::hex(&b)),
+            requests: prompts.len() as u64,
+            ..Workload::default()
+        };
         return Ok(Pool {
             prompts,
             label,
             method: Some(prompts::METHOD_APPROX.into()),
             synthetic_input_tokens: None,
+            workload,
         });
     }
     let tok = RemoteTokenizer { probe, model };
@@ -154,11 +224,17 @@ fn prompt_pool(a: &Args, probe: &Probe, model: &str, n: usize) -> Result<Pool, E
     };
     let t: Option<&dyn prompts::Tokenizer> = if use_tok { Some(&tok) } else { None };
     let (prompts, m) = prompts::synthetic(n, a.input_tokens, a.seed, t);
+    let workload = Workload {
+        kind: "synthetic".into(),
+        requests: prompts.len() as u64,
+        ..Workload::default()
+    };
     Ok(Pool {
         prompts,
         label: "synthetic".into(),
         method: Some(m.into()),
         synthetic_input_tokens: Some(a.input_tokens),
+        workload,
     })
 }
 

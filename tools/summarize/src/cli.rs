@@ -8,6 +8,13 @@ use clap::{Parser, ValueEnum};
 use crate::flag_values;
 use crate::level;
 
+/// What `--by` splits the results by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum By {
+    /// What was sent (load.workload: prompts, trace digest, block size)
+    Workload,
+}
+
 /// How the overall winner is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Objective {
@@ -131,6 +138,12 @@ pub struct Args {
     /// hosts' hardware is identical
     #[arg(long)]
     pub per_host: bool,
+
+    /// workload: one table and pick per workload, then the best config per
+    /// workload and level (json: one summary record per workload; without
+    /// it, json/csv refuse results of several workloads, exit 57)
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub by: Option<By>,
 
     /// Also draw the metric by level and by parameter into this SVG file
     #[arg(long, value_name = "FILE.svg")]

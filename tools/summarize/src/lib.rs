@@ -50,6 +50,7 @@ pub mod table_cell;
 pub mod table_schedule;
 pub mod views;
 pub mod wording;
+pub mod workload;
 
 use std::io::{BufRead, Write};
 
@@ -122,17 +123,11 @@ pub fn run_with(
     }
     let mut inp = observations(&files, &sources, &mut stderr)?;
     partial::resolve(&mut inp);
-    let mut notes = std::mem::take(&mut inp.notes);
+    let notes = std::mem::take(&mut inp.notes);
     let format = args.format.unwrap_or(Format::Text);
     let machine = matches!(format, Format::Csv | Format::Json);
-    let groups = match hosts::plan(inp.obs, args.pool_hosts, args.per_host, machine, &mut notes) {
-        Ok(g) => g,
-        Err(e) => {
-            print_notes(&mut stderr, &notes);
-            return Err(Exit::new(e.exit_code(), anyhow!(e)));
-        }
-    };
-    let analyses = analyse_groups(groups, &opts, notes, &mut stderr)?;
+    let (analyses, workloads) =
+        analyse_workloads(&args, inp.obs, &opts, format, notes, &mut stderr)?;
     let texts: Vec<&str> = sources.iter().map(|(_, t)| t.as_str()).collect();
     let views: Vec<views::Views> = analyses
         .iter()
@@ -167,7 +162,23 @@ pub fn run_with(
             v
         })
         .collect();
-    emit_all(&analyses, &shown, format, started, &notes, &mut stdout)?;
+    emit_all(
+        &analyses,
+        &shown,
+        format,
+        started,
+        &notes,
+        &workloads,
+        &mut stdout,
+    )?;
+    if format == Format::Text && workloads.iter().any(Option::is_some) {
+        let parts: Vec<(String, &analysis::Analysis)> = workloads
+            .iter()
+            .zip(&analyses)
+            .filter_map(|(w, (_, a))| Some((w.clone()?, a)))
+            .collect();
+        stdout.write_all(redact::text(&workload::best_table(&parts)).as_bytes())?;
+    }
     stdout.flush()?;
     finish(&analyses, machine, &mut stderr)
 }
@@ -260,6 +271,74 @@ fn all_text(sources: &[(String, String)]) -> String {
     texts.join("\n")
 }
 
+/// Each host group's analysis, split first by workload (never pooled):
+/// several workloads are one table each, with `--by workload` or for a
+/// person's formats; json and csv refuse them otherwise (exit 57), and
+/// csv always (it has no workload column). Returns each analysis's
+/// workload (`None` when the input has one).
+#[allow(clippy::type_complexity)]
+fn analyse_workloads(
+    args: &Args,
+    obs: Vec<input::Obs>,
+    opts: &analysis::Options,
+    format: Format,
+    mut notes: Vec<String>,
+    stderr: &mut impl Write,
+) -> Result<
+    (
+        Vec<(Option<host_id::HostId>, analysis::Analysis)>,
+        Vec<Option<String>>,
+    ),
+    Exit,
+> {
+    let machine = matches!(format, Format::Csv | Format::Json);
+    let parts = workload::partition(obs);
+    if parts.len() > 1 {
+        let list: Vec<&str> = parts.iter().filter_map(|(w, _)| w.as_deref()).collect();
+        let list = list.join("; ");
+        let by = args.by.is_some();
+        if format == Format::Csv || (machine && !by) {
+            print_notes(stderr, &notes);
+            let fix = if by {
+                "csv has no workload column: give one workload's records, or --format json"
+            } else {
+                "give --by workload (one pick per workload) or one workload's records"
+            };
+            return Err(Exit::new(
+                exit::MIXED_WORKLOADS,
+                anyhow!(
+                    "the records come from {} workloads ({list}); one pick would pool \
+                     them: {fix}",
+                    parts.len()
+                ),
+            ));
+        }
+        if !by {
+            notes.push(format!(
+                "the records come from {} workloads ({list}): one table each \
+                 (--by workload also shows the best config per workload and level)",
+                parts.len()
+            ));
+        }
+    }
+    let mut analyses = Vec::new();
+    let mut workloads = Vec::new();
+    for (w, obs) in parts {
+        let mut n = std::mem::take(&mut notes);
+        let groups = match hosts::plan(obs, args.pool_hosts, args.per_host, machine, &mut n) {
+            Ok(g) => g,
+            Err(e) => {
+                print_notes(stderr, &n);
+                return Err(Exit::new(e.exit_code(), anyhow!(e)));
+            }
+        };
+        let these = analyse_groups(groups, opts, n, stderr)?;
+        workloads.extend(std::iter::repeat_n(w, these.len()));
+        analyses.extend(these);
+    }
+    Ok((analyses, workloads))
+}
+
 /// Build and analyse each group's table; the notes (input, grouping) are
 /// printed once every table is built, before any decision.
 fn analyse_groups(
@@ -303,14 +382,22 @@ fn emit_all(
     format: Format,
     started: std::time::SystemTime,
     table_notes: &str,
+    workloads: &[Option<String>],
     stdout: &mut impl Write,
 ) -> Result<(), Exit> {
     let title = |h: &host_id::HostId| format!("{} ({})", h.label, h.key);
     let mut csv_rows = Vec::new();
     for (i, (host, a)) in analyses.iter().enumerate() {
+        let workload = workloads.get(i).cloned().flatten();
+        let new_workload =
+            workload.is_some() && (i == 0 || workloads.get(i - 1) != workloads.get(i));
         // Tables quote config values: no secret in them (`sweepkit::redact`).
         match format {
             Format::Text => {
+                if let (true, Some(w)) = (new_workload, &workload) {
+                    let gap = if i > 0 { "\n" } else { "" };
+                    writeln!(stdout, "{gap}== workload {} ==", redact::text(w))?;
+                }
                 if let Some(h) = host {
                     let gap = if i > 0 { "\n" } else { "" };
                     writeln!(stdout, "{gap}== host {} ==", redact::text(&title(h)))?;
@@ -326,6 +413,9 @@ fn emit_all(
                 stdout.write_all(redact::text(&text).as_bytes())?;
             }
             Format::Markdown => {
+                if let (true, Some(w)) = (new_workload, &workload) {
+                    writeln!(stdout, "\n## workload `{}`\n", redact::text(w))?;
+                }
                 if let Some(h) = host {
                     let gap = if i > 0 { "\n" } else { "" };
                     writeln!(stdout, "{gap}### host `{}`\n", redact::text(&title(h)))?;
@@ -341,6 +431,7 @@ fn emit_all(
             Format::Json => {
                 let mut rec = export::summary::summary(a, started);
                 rec.host = host.as_ref().map(title);
+                rec.workload = workload;
                 if let Some(d) = rec.details.as_mut() {
                     views::json_into(d, a, &views[i]);
                 }

@@ -108,6 +108,9 @@ pub const MIXED_HARDWARE: u8 = 55;
 /// within noise everywhere, another parameter varying, speculation off
 /// winning everywhere); the message says which, stdout stays empty.
 pub const SCHEDULE_REFUSED: u8 = 56;
+/// summarize: the results come from two or more workloads (prompts or
+/// traces) and one pick (json, csv) was asked for without `--by workload`.
+pub const MIXED_WORKLOADS: u8 = 57;
 
 /// timeout(1)'s code, used by wait-ready when the server is still loading.
 pub const TIMEOUT: u8 = 124;

@@ -89,6 +89,8 @@ pub struct Sample {
     pub asked_tokens: Option<u64>,
     /// Input length we made the prompt (for when usage is missing).
     pub prompt_tokens_hint: u64,
+    /// Cancelled on purpose (`--cancel-rate`): not a failure, no tokens.
+    pub cancelled: bool,
 }
 
 impl Sample {
@@ -109,6 +111,7 @@ impl Sample {
             meta_info: None,
             asked_tokens: None,
             prompt_tokens_hint: 0,
+            cancelled: false,
         }
     }
 

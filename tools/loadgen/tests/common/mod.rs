@@ -151,3 +151,15 @@ fn serve(script: Script, chunked: bool) -> String {
 pub fn f(v: &serde_json::Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
+
+/// A counter (or gauge) of llm-sim's /metrics, summed over its series.
+pub fn sim_metric(s: &Sim, name: &str) -> f64 {
+    let (_, text) = testkit::http_get(s.port, "/metrics").expect("GET /metrics");
+    let values: Vec<f64> = text
+        .lines()
+        .filter(|l| l.starts_with(&format!("{name}{{")))
+        .filter_map(|l| l.rsplit(' ').next()?.parse().ok())
+        .collect();
+    assert!(!values.is_empty(), "no {name} in\n{text}");
+    values.iter().sum()
+}

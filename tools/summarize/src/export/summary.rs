@@ -191,6 +191,7 @@ pub fn summary(a: &Analysis, started: std::time::SystemTime) -> SummaryRecord {
         simulated: m.simulated_records > 0,
         details: Some(details),
         host: None,
+        workload: None,
     }
 }
 

@@ -60,6 +60,55 @@ pub struct Load {
     pub slo: Option<String>,
     /// Which repetition of this level (1-based) under `--repeat N`.
     pub repeat: Option<u32>,
+    /// `--cancel-rate`: the share of requests cancelled on purpose.
+    pub cancel_rate: Option<f64>,
+    /// `--cancel-after`: how long after its send a request is cancelled.
+    pub cancel_after_s: Option<f64>,
+    /// What was sent: summarize never pools two workloads in one cell.
+    pub workload: Option<Workload>,
+}
+
+/// The workload of a level: where its prompts (and, for a trace, its send
+/// times) came from, and how the replay compares with the trace.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Workload {
+    /// `synthetic`, `jsonl` or `sharegpt` (`--prompts-file`),
+    /// `mooncake_trace` or `jsonl_trace` (`--trace`).
+    pub kind: String,
+    /// SHA-256 of the prompts or trace file (64 hex digits); absent for
+    /// synthetic prompts.
+    pub sha256: Option<String>,
+    /// Distinct prompts prepared, or the trace's requests in the window.
+    pub requests: u64,
+    /// Tokens each Mooncake hash id stands for (`--block-size`).
+    pub block_size: Option<u64>,
+    /// `--trace-start`..`--trace-end` on the trace's clock, as given
+    /// (`0s..` is the whole trace).
+    pub window: Option<String>,
+    /// `--speed`: how many times the recorded pace the trace was sent at.
+    pub speed: Option<f64>,
+    /// The window's length on the trace's clock, seconds.
+    pub trace_duration_s: Option<f64>,
+    /// Input tokens the trace asks for in all (`input_length` summed; an
+    /// estimate for text prompts).
+    pub trace_input_tokens: Option<u64>,
+    /// Input tokens the replayed requests had, as the server counted them
+    /// (usage), else as loadgen made them.
+    pub replayed_input_tokens: Option<u64>,
+    /// Burstiness of the trace: the coefficient of variation of its
+    /// inter-arrival gaps (0 steady, 1 Poisson, above 1 bursty).
+    pub trace_arrival_cv: Option<f64>,
+    /// The same for the replayed send times.
+    pub replayed_arrival_cv: Option<f64>,
+    /// Each request's send after its time in the trace (over `speed`),
+    /// median and 99th percentile, ms: the timer's lateness and any wait
+    /// for a free in-flight slot (`start_lag_ms` leaves both out).
+    pub send_lag_p50_ms: Option<f64>,
+    pub send_lag_p99_ms: Option<f64>,
+    /// Mooncake blocks (hash ids) the window uses more than once: the
+    /// prefix reuse a prefix cache can serve.
+    pub reused_blocks: Option<u64>,
 }
 
 /// Speculative-decoding figures for one level, whatever the server.
@@ -145,17 +194,22 @@ pub struct Counts {
     pub usage_missing: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Requests loadgen cancelled on purpose (`--cancel-rate`): neither
+    /// completed nor failed, their tokens in no count.
+    #[serde(default)]
+    pub cancelled: u64,
 }
 
 impl Counts {
     /// Every field (all integers): metrics such as `counts.failed`.
-    pub const FIELDS: [&'static str; 6] = [
+    pub const FIELDS: [&'static str; 7] = [
         "completed",
         "failed",
         "early_stops",
         "usage_missing",
         "input_tokens",
         "output_tokens",
+        "cancelled",
     ];
 }
 

@@ -40,4 +40,8 @@ pub struct SummaryRecord {
     /// results were ranked together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// `summarize --by workload`: the workload this record's pick is for
+    /// (kind, digest, block size, window); absent with one workload.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workload: Option<String>,
 }

@@ -95,6 +95,7 @@ fn field_lists_match_the_structs() {
         usage_missing: 1,
         input_tokens: 1,
         output_tokens: 1,
+        cancelled: 1,
     };
     assert_eq!(keys(&c), sorted(&Counts::FIELDS));
     let sp = SpecStats {

@@ -132,6 +132,8 @@ pub enum LoadMode {
     Closed,
     /// An arrival rate.
     Open,
+    /// A trace replayed at its recorded times (`loadgen --trace`).
+    Trace,
     /// A value this version does not know, kept as written.
     #[serde(untagged)]
     Other(String),

