@@ -10,10 +10,10 @@ complete -c summarize -l weights -d 'Level weights for --objective weighted, e.g
 complete -c summarize -l param -d 'Ordered parameter for the plateau [default: the one varying numeric parameter]' -r
 complete -c summarize -l plateau-threshold -d 'Gain below which further steps of the parameter count as a plateau' -r
 complete -c summarize -l tolerance -d 'Scores within this of the best count as a tie; the smaller parameter value wins' -r
-complete -c summarize -s f -l format -d 'Output format [default: text on a terminal, else json]' -r -f -a "text\t'Aligned table and decisions (default on a terminal)'
+complete -c summarize -s f -l format -d 'Output format [default: text, terminal or not; json for scripts]' -r -f -a "text\t'Aligned table and decisions (the default)'
 markdown\t'Markdown table and decisions, for pull requests'
 csv\t'One row per config and level'
-json\t'One summary record (default when stdout is not a terminal)'"
+json\t'One summary record, for scripts'"
 complete -c summarize -l by -d 'workload: one table and pick per workload, then the best config per workload and level (json: one summary record per workload; without it, json/csv refuse results of several workloads, exit 57)' -r -f -a "workload\t'What was sent (load.workload: prompts, trace digest, block size)'"
 complete -c summarize -l plot -d 'Also draw the metric by level and by parameter into this SVG file' -r -F
 complete -c summarize -l report -d 'Also write one self-contained HTML report (verdict, table, frontier, capacity, timelines, failures, provenance) to FILE' -r -F

@@ -76,6 +76,12 @@ pub fn check_man_page(cmd: clap::Command) {
     let page = String::from_utf8(page).expect("UTF-8 man page");
     let mut page = options_as_subsections(&page, &headings).into_bytes();
     page.extend_from_slice(extra.as_bytes());
+    let text = String::from_utf8_lossy(&page);
+    let mut seen = std::collections::BTreeSet::new();
+    for sh in text.lines().filter_map(|l| l.strip_prefix(".SH ")) {
+        assert!(sh != "EXTRA", "{name}(1): an EXTRA section (after_help)");
+        assert!(seen.insert(sh), "{name}(1): section {sh} twice");
+    }
     check_generated(&root.join("man").join(format!("{name}.1")), &page);
 }
 
