@@ -815,7 +815,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__origin)
-            opts="-h --append --copy --say --url --new --probe --field --shell --help"
+            opts="-h --append --copy --say --url --new --swept --probe --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -838,6 +838,10 @@ _sweep__plan() {
                     return 0
                     ;;
                 --new)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --swept)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

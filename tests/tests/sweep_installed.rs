@@ -120,11 +120,27 @@ fn the_installed_sweep_runs_every_readme_sweep_example_as_written() {
             );
             real += 1;
         } else {
-            let script = format!("set -e\nsweep() {{ command sweep \"$@\" --dry-run; }}\n{block}");
+            // A spec the example names in the user's home (the Slurm one):
+            // the temp dir is that home, holding an SGLang process spec.
+            std::fs::write(
+                dir.join("sglang.spec"),
+                "Port=30000\nExecStart=/opt/sglang/bin/python -m sglang.launch_server \\\n  \
+                 --model-path /models/moe --port 30000 --speculative-algorithm EAGLE \\\n  \
+                 --speculative-eagle-topk 1 --speculative-num-steps 3\n",
+            )
+            .unwrap();
+            let script = format!(
+                "set -e\nexport HOME='{}'\nsweep() {{ command sweep \"$@\" --dry-run; }}\n{block}",
+                dir.display()
+            );
             let out = shell(&script, &path, &dir);
             assert_eq!(out.status.code(), Some(0), "{block}\n{}", dump(&out));
             let plan = String::from_utf8_lossy(&out.stdout);
-            assert!(plan.contains("# [1/"), "{block}\n{plan}");
+            let slurm = block.contains("--slurm");
+            assert!(
+                plan.contains("# [1/") || (slurm && plan.contains("sbatch")),
+                "{block}\n{plan}"
+            );
             assert!(plan.contains(&swap), "the installed tools: {block}\n{plan}");
             dry += 1;
         }

@@ -235,8 +235,14 @@ fn dry_run_apply_from_and_bad_input() {
     let r = f.swap(&["--set", "speculative-num-steps=6", "--dry-run"]);
     r.expect_code(0);
     assert_eq!(r.one()["method"], "dry-run");
+    // The diff: only the continued line that holds the value (issue 33:
+    // the edit keeps the spec's layout, so a restore is byte for byte).
     assert!(
-        r.stderr().contains("-ExecStart=") && r.stderr().contains("--speculative-num-steps 6"),
+        r.stderr()
+            .contains("\n-  --speculative-eagle-topk 1 --speculative-num-steps 1\n")
+            && r.stderr()
+                .contains("\n+  --speculative-eagle-topk 1 --speculative-num-steps 6\n")
+            && !r.stderr().contains("-ExecStart="),
         "{}",
         r.stderr()
     );

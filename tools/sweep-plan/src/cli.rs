@@ -170,6 +170,10 @@ pub enum Command {
         /// --param-new); repeatable
         #[arg(long = "new", value_name = "KEY", requires = "url")]
         new: Vec<String>,
+        /// With --url: a swept key (sweep --param) that must be on the
+        /// launch line already; repeatable. Other changes are not checked
+        #[arg(long = "swept", value_name = "KEY", requires = "url")]
+        swept: Vec<String>,
         /// With --url: the URL wait-ready probes as given (no --server); a
         /// running server's 404 or 405 there is refused (exit 2)
         #[arg(long, value_name = "URL", requires = "url")]

@@ -14,13 +14,16 @@ use crate::grid::key_of;
 pub struct Checks<'a> {
     pub url: &'a str,
     pub new: &'a [String],
+    /// The keys sweep varies (`--param`): the only changes checked, since
+    /// a `--swap-arg --set K` adds K on purpose.
+    pub swept: &'a [String],
     /// The URL wait-ready will probe as given (sweep has no --server).
     pub probe: Option<&'a str>,
 }
 
 /// Why the sweep must not start, or `Ok`.
 pub fn check(rec: &SwapRecord, c: &Checks<'_>) -> Result<(), String> {
-    absent_flags(rec, c.new)?;
+    absent_flags(rec, c.new, c.swept)?;
     port_matches(rec, c.url)?;
     port_held(rec, c.url)?;
     c.probe.map_or(Ok(()), path_exists)
@@ -138,10 +141,11 @@ fn http_status(url: &str, limit: std::time::Duration) -> Option<u16> {
 /// Every swept flag the launch line lacks must be declared new: svc-swap
 /// adds a flag it does not find, so a misspelt one would restart the
 /// server with a flag it rejects, once per config.
-fn absent_flags(rec: &SwapRecord, new: &[String]) -> Result<(), String> {
+fn absent_flags(rec: &SwapRecord, new: &[String], swept: &[String]) -> Result<(), String> {
     for ch in &rec.changes {
         let key = key_of(&ch.flag);
-        if ch.old.is_some() || ch.new.is_none() || new.iter().any(|k| k == key) {
+        let is_swept = swept.iter().any(|k| k == key);
+        if ch.old.is_some() || ch.new.is_none() || !is_swept || new.iter().any(|k| k == key) {
             continue;
         }
         let closest = closest_flag(&ch.flag, &rec.exec_start)
@@ -277,15 +281,18 @@ mod tests {
             old: None,
             new: Some("4".into()),
         });
-        let e = absent_flags(&r, &[]).unwrap_err();
+        let swept = ["speculative-num-step".to_string()];
+        let e = absent_flags(&r, &[], &swept).unwrap_err();
         assert!(e.contains("closest: --speculative-num-steps"), "{e}");
         assert!(e.contains("--param-new speculative-num-step"), "{e}");
-        assert!(absent_flags(&r, &["speculative-num-step".into()]).is_ok());
+        assert!(absent_flags(&r, &swept, &swept).is_ok());
+        // Added on purpose by a --swap-arg --set, not swept: not checked.
+        assert!(absent_flags(&r, &[], &[]).is_ok());
         r.changes[0].flag = "--zzz".into();
-        let e = absent_flags(&r, &[]).unwrap_err();
+        let e = absent_flags(&r, &[], &["zzz".into()]).unwrap_err();
         assert!(!e.contains("closest"), "{e}");
         r.changes[0].old = Some("1".into());
-        assert!(absent_flags(&r, &[]).is_ok());
+        assert!(absent_flags(&r, &[], &["zzz".into()]).is_ok());
     }
 
     #[test]

@@ -198,6 +198,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             say,
             url,
             new,
+            swept,
             probe,
             file,
         } => {
@@ -220,6 +221,7 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                     &dry_run_checks::Checks {
                         url,
                         new: &new,
+                        swept: &swept,
                         probe,
                     },
                 )?;

@@ -78,7 +78,7 @@ pub fn check_results_file(a: &Given<'_>) -> Result<(), Exit> {
     if a.resume || a.adaptive || a.append || a.dry_run {
         return Ok(());
     }
-    let Ok(text) = std::fs::read_to_string(&a.results) else {
+    let Ok(text) = std::fs::read_to_string(a.results) else {
         return Ok(()); // not there yet (or unreadable: its own error later)
     };
     let Some(o) = crate::origin::find(&text) else {

@@ -623,6 +623,15 @@ impl Settings {
         for k in crate::sweep_checks::new_keys(&a.given()) {
             w.extend(["--new".to_string(), k]);
         }
+        // Only swept keys are checked: a `--swap-arg --set K` adds K on purpose.
+        for p in &a.params {
+            for k in p.split(',') {
+                w.extend([
+                    "--swept".to_string(),
+                    crate::grid::key_of(k.trim()).to_string(),
+                ]);
+            }
+        }
         // wait-ready probes the URL as given only without a preset.
         if a.server.is_none() && a.ready_arg.is_empty() {
             w.extend(["--probe".to_string(), url.to_string()]);
