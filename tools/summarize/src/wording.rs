@@ -15,28 +15,6 @@ pub fn num(x: f64) -> String {
     }
 }
 
-/// `text` in lines of at most `width` characters, broken between words
-/// only (a word longer than `width` stands alone on its line, whole):
-/// the failures under the text table read to their end, never cut mid-word.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        let len = line.chars().count();
-        if len > 0 && len + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() || lines.is_empty() {
-        lines.push(line);
-    }
-    lines
-}
-
 /// What a failure was, in the words of the person who ran the sweep.
 pub fn failure_label(f: &FailureInfo) -> String {
     let at_load = f.stage == "ready" || f.stage == "swap";
@@ -66,16 +44,6 @@ mod tests {
         assert_eq!(num(12.345), "12.3");
         assert_eq!(num(0.876), "0.88");
         assert_eq!(num(80.0), "80");
-    }
-
-    #[test]
-    fn wrapping_breaks_between_words_only() {
-        let text = "restored the original config after the server exited at once";
-        let lines = wrap(text, 20);
-        assert!(lines.iter().all(|l| l.chars().count() <= 20), "{lines:?}");
-        assert_eq!(lines.join(" "), text);
-        assert_eq!(wrap("a-very-long-word x", 5), ["a-very-long-word", "x"]);
-        assert_eq!(wrap("", 5), [""]);
     }
 
     #[test]

@@ -27,6 +27,7 @@ pub mod transport_args;
 pub mod upstream_input;
 pub mod vllm_dotted;
 pub mod vllm_schedule;
+pub mod wrap;
 
 pub use records::{
     BenchRecord, Change, FailureKind, FailureRecord, Provenance, ReadyOutcome, ReadyRecord, Record,

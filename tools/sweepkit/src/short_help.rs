@@ -107,24 +107,16 @@ fn by_heading(cmd: &Command) -> Vec<(String, Vec<String>)> {
 /// `text` wrapped at [`WIDTH`] between words, the first line after
 /// `first`, the rest after `rest`.
 fn wrap(text: &str, first: &str, rest: &str) -> String {
+    let width = |prefix: &str| WIDTH.saturating_sub(prefix.chars().count());
     let mut out = String::new();
-    let mut line = first.to_string();
-    let mut empty = true;
-    for word in text.split_whitespace() {
-        if !empty && line.chars().count() + 1 + word.chars().count() > WIDTH {
-            out.push_str(line.trim_end());
-            out.push('\n');
-            line = rest.to_string();
-            empty = true;
-        }
-        if !empty {
-            line.push(' ');
-        }
-        line.push_str(word);
-        empty = false;
+    for (i, l) in crate::wrap::wrap(text, width(first), width(rest))
+        .iter()
+        .enumerate()
+    {
+        let line = format!("{}{l}", if i == 0 { first } else { rest });
+        out.push_str(line.trim_end());
+        out.push('\n');
     }
-    out.push_str(line.trim_end());
-    out.push('\n');
     out
 }
 

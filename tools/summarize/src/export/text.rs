@@ -147,7 +147,10 @@ pub const WIDTH: usize = 79;
 /// spaces, the rest four.
 pub fn indented(text: &str) -> String {
     let mut out = String::new();
-    for (i, l) in crate::wording::wrap(text, WIDTH - 4).iter().enumerate() {
+    for (i, l) in sweepkit::wrap::wrap(text, WIDTH - 4, WIDTH - 4)
+        .iter()
+        .enumerate()
+    {
         let pad = if i == 0 { "  " } else { "    " };
         let _ = writeln!(out, "{pad}{l}");
     }
