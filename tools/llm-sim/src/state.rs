@@ -81,13 +81,12 @@ impl State {
 
     /// Request `n`'s random stream for `salt` (SplitMix64 of the three).
     pub fn rng(&self, n: u64, salt: u64) -> StdRng {
-        let mut z = self
+        use sweepkit::mix::{mix64, GOLDEN};
+        let z = self
             .seed
-            .wrapping_add(n.wrapping_mul(0x9E37_79B9_7F4A_7C15))
+            .wrapping_add(n.wrapping_mul(GOLDEN))
             .wrapping_add(salt.wrapping_mul(0xD1B5_4A32_D192_ED03));
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        StdRng::seed_from_u64(z ^ (z >> 31))
+        StdRng::seed_from_u64(mix64(z))
     }
 }
 

@@ -49,13 +49,12 @@ impl Cancel {
     /// Is request `i` one to cancel? A hash of the seed and the index
     /// (SplitMix64), so the same requests are cancelled on every run.
     fn picks(&self, i: u64) -> bool {
-        let mut z = self
-            .seed
-            .wrapping_add(i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-            .wrapping_add(0x63616e63);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
+        use sweepkit::mix::{mix64, GOLDEN};
+        let z = mix64(
+            self.seed
+                .wrapping_add(i.wrapping_mul(GOLDEN))
+                .wrapping_add(0x63616e63),
+        );
         ((z >> 11) as f64 / (1u64 << 53) as f64) < self.rate
     }
 }

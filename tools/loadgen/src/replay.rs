@@ -42,16 +42,13 @@ pub fn fill(w: &mut Workload, out: &Outcome, agg: &Aggregate) {
         .map(|s| s.duration_since(out.started).as_secs_f64())
         .collect();
     w.replayed_arrival_cv = crate::trace::arrival_cv(&t).map(crate::stats::round3);
-    let mut lag: Vec<f64> = out
-        .samples
-        .iter()
-        .map(|s| crate::per_request::ms(s.scheduled, s.sent))
-        .collect();
-    lag.sort_by(f64::total_cmp);
-    if !lag.is_empty() {
-        let p = |q| crate::stats::round3(crate::stats::percentile_sorted(&lag, q));
-        w.send_lag_p50_ms = Some(p(50.0));
-        w.send_lag_p99_ms = Some(p(99.0));
+    // The send lag is each request's queue time, scheduled (the trace's
+    // time over the speed) to sent, over every sample: the level's
+    // `latency.queue_ms`, summarized once by `metrics::aggregate`.
+    let q = &agg.latency.queue_ms;
+    if q.count > 0 {
+        w.send_lag_p50_ms = Some(q.p50);
+        w.send_lag_p99_ms = Some(q.p99);
     }
 }
 

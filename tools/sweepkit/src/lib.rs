@@ -8,6 +8,7 @@ pub mod hardware;
 pub mod io;
 pub mod lines;
 pub mod listeners;
+pub mod mix;
 pub mod pick;
 pub mod records;
 pub mod redact;

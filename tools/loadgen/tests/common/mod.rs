@@ -155,11 +155,5 @@ pub fn f(v: &serde_json::Value) -> f64 {
 /// A counter (or gauge) of llm-sim's /metrics, summed over its series.
 pub fn sim_metric(s: &Sim, name: &str) -> f64 {
     let (_, text) = testkit::http_get(s.port, "/metrics").expect("GET /metrics");
-    let values: Vec<f64> = text
-        .lines()
-        .filter(|l| l.starts_with(&format!("{name}{{")))
-        .filter_map(|l| l.rsplit(' ').next()?.parse().ok())
-        .collect();
-    assert!(!values.is_empty(), "no {name} in\n{text}");
-    values.iter().sum()
+    testkit::realpeer::metric_sum(&text, name).unwrap_or_else(|| panic!("no {name} in\n{text}"))
 }
