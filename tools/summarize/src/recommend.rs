@@ -177,23 +177,13 @@ fn extend(a: &Analysis, row: usize) -> Option<String> {
 }
 
 fn schedule_wins(a: &Analysis, s: &Row) -> Recommendation {
-    let pick = s.pick.as_deref().unwrap_or("none");
     let mut action = format!("apply the {} schedule", s.server);
-    let mut why = Vec::new();
+    // Why: the row's own decision line ("... wins by the objective ...").
+    let mut why = vec![s.decision.clone()];
     if let Some(p) = &s.plan {
         action += &format!(" ({})", p.ranges_text());
         why.push(format!("its config: {}", p.where_text()));
     }
-    why.insert(
-        0,
-        format!(
-            "{} wins by the objective ({}): {} against {} for the static pick {pick}",
-            s.label,
-            s.objective,
-            score_text(a, s.score),
-            score_text(a, s.pick_score)
-        ),
-    );
     why.extend(noise_line(a));
     Recommendation { action, why }
 }

@@ -14,7 +14,7 @@ use sweepkit::redact;
 use crate::analysis::Analysis;
 use crate::group::Model;
 use crate::metric::lookup;
-use crate::record_view::{words, Head, Lenient, ServerField};
+use crate::record_view::{words, Head, Lenient};
 
 /// A failure as the report lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,8 +49,6 @@ pub struct Gathered {
     pub tools: BTreeSet<String>,
     /// Per config label: its launch command as words (redacted).
     pub commands: Vec<(String, String)>,
-    /// Schedule records: `server: flags`.
-    pub schedules: Vec<String>,
     pub first: Option<String>,
     pub last: Option<String>,
     pub simulated: bool,
@@ -114,7 +112,7 @@ pub fn gather(model: &Model, texts: &[&str]) -> Gathered {
 }
 
 /// A record carried upstream: its provenance, server, host and launch
-/// command (its failures and schedules are counted where they stand).
+/// command (its failures are counted where they stand).
 fn take_upstream(rec: &Value, who: String, g: &mut Gathered) {
     let head = Head::of(rec);
     common(&head, g);
@@ -126,14 +124,6 @@ fn take(model: &Model, rec: &Value, who: String, g: &mut Gathered) {
     common(&head, g);
     match head.record_type().unwrap_or("") {
         "failure" => g.failures.push(failure(model, rec, &head)),
-        "schedule" => {
-            let server = match &head.server.0 {
-                Some(ServerField::Named(s)) => s.clone(),
-                _ => String::new(),
-            };
-            g.schedules
-                .push(format!("{server}: {}", words(&head.flags).join(" ")));
-        }
         _ => launch_command(&head, who, g),
     }
 }

@@ -244,12 +244,11 @@ fn decisions(a: &Analysis, pick: Option<&str>) -> Vec<(String, String)> {
     let m = &a.model;
     let mut out = Vec::new();
     let objective = match a.opts.objective {
-        crate::cli::Objective::Max => "max".to_string(),
         crate::cli::Objective::Slo => {
             let t: Vec<String> = a.opts.slo.iter().map(|t| t.to_string()).collect();
             format!("slo {}", t.join(","))
         }
-        crate::cli::Objective::Weighted => "weighted".to_string(),
+        o => o.name().to_string(),
     };
     let best = pick.unwrap_or("none").to_string();
     out.push((format!("best overall ({objective})"), best));
