@@ -267,7 +267,7 @@ impl Session<'_> {
         // SSH connect, authentication or a lost session, a container
         // engine that does not answer: a later try may well work, so a
         // sweep retries it rather than record a result.
-        if f.exit.code == exit::TRANSPORT_ERROR || f.exit.code == exit::ENGINE_UNAVAILABLE {
+        if exit::is_transient(f.exit.code) {
             rec.class = Some(sweepkit::records::FailureClass::Transport);
         }
         rec.exit_code = Some(i32::from(f.exit.code));

@@ -4,7 +4,7 @@
 //! (issue 33: the restore joined a spec's continued line into one). Pure.
 
 use crate::execstart::{parse, render, render_word, ExecLine};
-use crate::unitfile::{replace_entry, Entry};
+use crate::unitfile::{replace_entry, replace_lines, Entry};
 
 /// `text` with `entry` (an `ExecStart=` parsed as `old`) set to `new`: on
 /// the entry's lines when the words per line can be told (the old words laid
@@ -23,15 +23,7 @@ pub fn replace_exec(text: &str, entry: &Entry, old: &ExecLine, new: &ExecLine) -
             .flatten()
     });
     match relaid {
-        Some(new_lines) => {
-            let mut out: Vec<String> = lines[..entry.lines.0]
-                .iter()
-                .map(|s| s.to_string())
-                .collect();
-            out.extend(new_lines);
-            out.extend(lines[entry.lines.1 + 1..].iter().map(|s| s.to_string()));
-            out.join("\n")
-        }
+        Some(new_lines) => replace_lines(text, entry, &new_lines),
         None => replace_entry(text, entry, &render(new)),
     }
 }

@@ -81,10 +81,15 @@ pub fn exec_starts(entries: &[Entry], section: Option<&str>) -> Vec<Entry> {
 /// Replace the physical lines of `entry` with `Key=value`, leaving the rest
 /// of `text` byte for byte.
 pub fn replace_entry(text: &str, entry: &Entry, new_value: &str) -> String {
+    replace_lines(text, entry, &[format!("{}={new_value}", entry.key)])
+}
+
+/// `text` with `entry`'s physical lines replaced by `new`.
+pub fn replace_lines(text: &str, entry: &Entry, new: &[String]) -> String {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut out: Vec<String> = Vec::with_capacity(lines.len());
     out.extend(lines[..entry.lines.0].iter().map(|s| s.to_string()));
-    out.push(format!("{}={new_value}", entry.key));
+    out.extend(new.iter().cloned());
     out.extend(lines[entry.lines.1 + 1..].iter().map(|s| s.to_string()));
     out.join("\n")
 }

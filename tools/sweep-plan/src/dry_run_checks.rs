@@ -68,13 +68,8 @@ fn is_target(rec: &SwapRecord, pid: u32) -> bool {
                 .and_then(|s| s.trim().parse::<u32>().ok());
             owner.is_some_and(|o| lineage(pid).contains(&o))
         }
-        ServiceManager::Systemd => {
-            let unit = match t.unit.contains('.') {
-                true => t.unit.clone(),
-                false => format!("{}.service", t.unit),
-            };
-            cgroup().contains(&format!("/{unit}"))
-        }
+        // svc-swap records the unit's full name (`NAME.service`).
+        ServiceManager::Systemd => cgroup().contains(&format!("/{}", t.unit)),
         ServiceManager::Container => match t.container.as_ref().map(|c| c.id.as_str()) {
             Some(id) if !id.is_empty() => {
                 cgroup().contains(id) || lineage(pid).iter().any(|p| command(*p).contains(id))

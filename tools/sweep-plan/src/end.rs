@@ -148,7 +148,7 @@ pub fn next(
             );
             Ok(e)
         }
-        Some(Swap::Original) if transient(exits[0]) && attempt < i.retries => {
+        Some(Swap::Original) if exit::is_transient(exits[0]) && attempt < i.retries => {
             let pause = 2u64 << attempt.min(5);
             let mut e = original(i, attempt + 1);
             e.note = format!(
@@ -167,12 +167,6 @@ pub fn next(
             exit::RESTORE_FAILED,
         )),
     }
-}
-
-/// svc-swap's exits that say nothing about the config: a lost SSH session
-/// (21), a container engine that did not answer (28).
-fn transient(swap_exit: u8) -> bool {
-    swap_exit == exit::TRANSPORT_ERROR || swap_exit == exit::ENGINE_UNAVAILABLE
 }
 
 fn done(error: String, code: u8) -> End {

@@ -566,7 +566,6 @@ fn preflight(v: &serde_json::Value, c: &dry_run_checks::Checks<'_>) -> Result<()
     })
 }
 
-/// `options` and `dry-run`: their text, or the usage error in sweep's name.
 /// `sweep --slurm` (and its --dry-run): errors are sweep's, as for
 /// `options`.
 fn run_slurm(argv: &[String], tools: &[String], mut stdout: impl Write) -> Result<(), Exit> {
@@ -587,6 +586,7 @@ fn run_slurm(argv: &[String], tools: &[String], mut stdout: impl Write) -> Resul
     }
 }
 
+/// `options` and `dry-run`: their text, or the usage error in sweep's name.
 fn options(answer: Result<String, Exit>, mut stdout: impl Write) -> Result<(), Exit> {
     match answer {
         Ok(text) => {

@@ -39,17 +39,6 @@ fn time(v: Option<&Value>) -> Option<SystemTime> {
     humantime::parse_rfc3339_weak(v?.as_str()?.trim_end_matches('Z')).ok()
 }
 
-/// The record of `tag` in `rec`'s upstream chain (itself included).
-fn find<'a>(rec: &'a Value, tag: &str) -> Option<&'a Value> {
-    let mut cur = rec;
-    loop {
-        if cur.get("type").and_then(Value::as_str) == Some(tag) {
-            return Some(cur);
-        }
-        cur = cur.get("upstream")?;
-    }
-}
-
 /// One config start, by its swap.
 #[derive(Default)]
 struct Start {
@@ -96,7 +85,7 @@ pub fn progress(g: &Grid, text: &str, index: usize) -> Progress {
         if !ours || !matches!(l.tag.as_str(), "bench" | "failure") {
             continue;
         }
-        let Some(swap) = find(&l.raw, "swap") else {
+        let Some(swap) = results::upstream_of(&l.raw, "swap") else {
             continue;
         };
         let started = swap.pointer("/provenance/started_at");
@@ -106,7 +95,8 @@ pub fn progress(g: &Grid, text: &str, index: usize) -> Progress {
             .map_or_else(String::new, Value::to_string);
         let s = starts.entry(id).or_default();
         s.swapped = s.swapped.or(time(started));
-        let ready = find(&l.raw, "ready").and_then(|r| time(r.pointer("/provenance/finished_at")));
+        let ready = results::upstream_of(&l.raw, "ready")
+            .and_then(|r| time(r.pointer("/provenance/finished_at")));
         s.ready = s.ready.or(ready);
         s.last = s.last.max(time(l.raw.pointer("/provenance/finished_at")));
         s.benched |= l.tag == "bench";

@@ -13,6 +13,18 @@ use sweepkit::exit;
 use sweepkit::records::{Config, FailureClass};
 use sweepkit::report::{Exit, WithCode};
 
+/// The record of type `tag` in `rec`'s upstream chain (itself included):
+/// each stage keeps the record it read as `upstream`.
+pub fn upstream_of<'a>(rec: &'a Value, tag: &str) -> Option<&'a Value> {
+    let mut cur = rec;
+    loop {
+        if cur.get("type").and_then(Value::as_str) == Some(tag) {
+            return Some(cur);
+        }
+        cur = cur.get("upstream")?;
+    }
+}
+
 /// The config key of the schedule step's records that no upstream record
 /// reached (`--pipeline-config schedule=SERVER`).
 pub const SCHEDULE_KEY: &str = "schedule";
@@ -101,14 +113,10 @@ impl Line {
         {
             return true;
         }
-        let mut up = self.raw.get("upstream");
-        while let Some(u) = up.filter(|u| u.is_object()) {
-            if u.get("type").and_then(Value::as_str) == Some("schedule") {
-                return true;
-            }
-            up = u.get("upstream");
-        }
-        false
+        self.raw
+            .get("upstream")
+            .and_then(|u| upstream_of(u, "schedule"))
+            .is_some()
     }
 
     /// The state this record gives its config (`None`: not a result line).

@@ -74,19 +74,15 @@ pub fn new_notes(lines: &[crate::results::Line], said: &str) -> Vec<String> {
         .flat_map(|s| s.preflight)
         .collect();
     let mut out: Vec<String> = Vec::new();
-    for l in lines {
-        let mut cur = Some(&l.raw);
-        while let Some(r) = cur.filter(|r| r.is_object()) {
-            if r["type"] == "swap" {
-                for n in r["preflight"].as_array().into_iter().flatten() {
-                    let n = n.as_str().unwrap_or_default().to_string();
-                    if !n.is_empty() && !old.contains(&n) && !out.contains(&n) {
-                        out.push(n);
-                    }
-                }
-                break;
+    for swap in lines
+        .iter()
+        .filter_map(|l| crate::results::upstream_of(&l.raw, "swap"))
+    {
+        for n in swap["preflight"].as_array().into_iter().flatten() {
+            let n = n.as_str().unwrap_or_default().to_string();
+            if !n.is_empty() && !old.contains(&n) && !out.contains(&n) {
+                out.push(n);
             }
-            cur = r.get("upstream");
         }
     }
     out

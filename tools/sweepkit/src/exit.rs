@@ -53,6 +53,14 @@ pub const SSH_CONFIG_ERROR: u8 = 27;
 /// the far side, or its engine does not answer (a docker client without a
 /// running daemon).
 pub const ENGINE_UNAVAILABLE: u8 = 28;
+
+/// svc-swap's exits that say nothing about the config: SSH connect,
+/// authentication or a lost session (21), a container engine that did not
+/// answer (28). A later try may well work: svc-swap's failure record says
+/// class `transport`, and sweep-plan's end retries them.
+pub fn is_transient(code: u8) -> bool {
+    code == TRANSPORT_ERROR || code == ENGINE_UNAVAILABLE
+}
 /// svc-swap: a file given with `--set-file` (or a schedule's adaptive
 /// config) arrived on the far side with another size or SHA-256 than the
 /// local one; it was removed there and nothing was stopped.

@@ -74,15 +74,13 @@ pub fn check_man_page(cmd: clap::Command) {
         .render(&mut page)
         .expect("render man page");
     let page = String::from_utf8(page).expect("UTF-8 man page");
-    let mut page = options_as_subsections(&page, &headings).into_bytes();
-    page.extend_from_slice(extra.as_bytes());
-    let text = String::from_utf8_lossy(&page);
+    let page = options_as_subsections(&page, &headings) + &extra;
     let mut seen = std::collections::BTreeSet::new();
-    for sh in text.lines().filter_map(|l| l.strip_prefix(".SH ")) {
+    for sh in page.lines().filter_map(|l| l.strip_prefix(".SH ")) {
         assert!(sh != "EXTRA", "{name}(1): an EXTRA section (after_help)");
         assert!(seen.insert(sh), "{name}(1): section {sh} twice");
     }
-    check_generated(&root.join("man").join(format!("{name}.1")), &page);
+    check_generated(&root.join("man").join(format!("{name}.1")), page.as_bytes());
 }
 
 /// Fail when the generated file at `path` differs from `text`; with

@@ -8,12 +8,8 @@ use sweepkit::exit;
 use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
-use super::{inspect::Inspected, Engine};
+use super::{inspect::Inspected, target_err, Engine};
 use crate::far_side;
-
-fn target_err(msg: String) -> Exit {
-    Exit::new(exit::TARGET_ERROR, anyhow::anyhow!(msg))
-}
 
 /// The name each swap job keeps the old container under
 /// (`job/container.sh`): `NAME.sweepkit-old-JOBID`.

@@ -110,13 +110,7 @@ impl<'a> Driver<'a> {
     /// The configs to run: all, or (--resume) those without a result.
     pub fn pending(&self) -> Vec<usize> {
         let lines = self.lines(0);
-        self.p
-            .grid
-            .points
-            .iter()
-            .filter(|pt| !self.p.resume || !results::state_of(&lines, |c| pt.matches(c)).is_done())
-            .map(|pt| pt.index)
-            .collect()
+        crate::step::all(&self.p.grid, &lines, 0, self.p.resume, &self.p.results).pending
     }
 
     /// Submit `indices` as one array; a refusal records each config's
