@@ -14,13 +14,7 @@
 # per-config work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build -q --workspace
-uptime
-log=$(mktemp "${TMPDIR:-/tmp}/fleet-bench.XXXXXX")
-rc=0
-cargo test -q -p sweepkit-tests --test sweep_fleet -- --ignored --nocapture \
-  bench_nine_configs_on_three_hosts_against_one >"$log" 2>&1 || rc=$?
-grep -E '^(bench|fleet):' "$log" || true
-# A failed run shows why (which sweep, its exit code and its stderr).
-((rc == 0)) || { grep -v -E '^ +([0-9]+: |at )' "$log" | tail -n 60; echo "log: $log"; exit "$rc"; }
-rm -f "$log"
+BENCH=fleet
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+run_bench_test sweep_fleet bench_nine_configs_on_three_hosts_against_one 'bench|fleet'

@@ -23,39 +23,10 @@ REQUESTS=${REQUESTS:-4000}
 CONCS=${CONCS:-"1 4 16 64 128 256 512"}
 VLLM_VERSION=0.33.0
 GUIDELLM_VERSION=0.8.1
+BENCH=loadgen
 mkdir -p "$OUT"
-SIM_PID=""
-
-log() { echo "bench/loadgen: $*" >&2; }
-
-stop_sim() {
-    if [ -n "$SIM_PID" ]; then
-        kill "$SIM_PID" 2>/dev/null || true
-        wait "$SIM_PID" 2>/dev/null || true
-        SIM_PID=""
-    fi
-}
-trap stop_sim EXIT
-
-# Start llm-sim with ARGS on a free port; sets PORT and URL.
-start_sim() {
-    stop_sim
-    rm -f "$OUT/sim.out"  # a stale port line would win the race below
-    "$BIN/llm-sim" --host 127.0.0.1 --port 0 --load-time 0s --warmup-time 0s \
-        --max-running-requests 4096 "$@" >"$OUT/sim.out" 2>"$OUT/sim.err" &
-    SIM_PID=$!
-    for _ in $(seq 100); do
-        [ -s "$OUT/sim.out" ] && break
-        sleep 0.05
-    done
-    PORT=$(head -1 "$OUT/sim.out" | python3 -c 'import sys, json; print(json.load(sys.stdin)["port"])')
-    URL="http://127.0.0.1:$PORT"
-    for _ in $(seq 200); do
-        curl -fs --max-time 1 "$URL/health" >/dev/null 2>&1 && return 0
-        sleep 0.05
-    done
-    log "llm-sim did not become healthy"; cat "$OUT/sim.err" >&2; exit 1
-}
+# shellcheck source=bench/lib.sh
+. "$ROOT/bench/lib.sh"
 
 # Run a command under /usr/bin/time; prints "wall user sys maxrss_kb".
 timed() {
@@ -82,24 +53,6 @@ vllm_rs() {
         fi
     fi
     if [ -x "$dir/vllm-rs" ]; then echo "$dir/vllm-rs"; fi
-}
-
-# A word-level tokenizer.json: vllm-rs's random dataset needs a tokenizer,
-# and no model may be downloaded; llm-sim ignores token identity.
-make_tokenizer() {
-    mkdir -p "$OUT/tok"
-    python3 - "$OUT/tok" <<'PY'
-import json, sys
-words = ["[UNK]"] + [f"w{i}" for i in range(1, 5000)]
-tok = {"version": "1.0", "truncation": None, "padding": None,
-       "added_tokens": [{"id": 0, "content": "[UNK]", "single_word": False, "lstrip": False,
-                         "rstrip": False, "normalized": False, "special": True}],
-       "normalizer": None, "pre_tokenizer": {"type": "Whitespace"}, "post_processor": None,
-       "decoder": {"type": "WordPiece", "prefix": "##", "cleanup": True},
-       "model": {"type": "WordLevel", "vocab": {w: i for i, w in enumerate(words)}, "unk_token": "[UNK]"}}
-json.dump(tok, open(sys.argv[1] + "/tokenizer.json", "w"))
-json.dump({"model_max_length": 100000}, open(sys.argv[1] + "/tokenizer_config.json", "w"))
-PY
 }
 
 # guidellm (the published Python peer) in its own venv, installed once
@@ -213,7 +166,7 @@ VR=$(vllm_rs)
 GL=$(guidellm_bin)
 [ -z "$GL" ] && [ -z "$GL_WHY" ] && [ "${SKIP_GUIDELLM:-0}" != 1 ] \
     && GL_WHY="pip install guidellm==$GUIDELLM_VERSION failed; see $OUT/pip-guidellm.log"
-make_tokenizer
+make_tokenizer "$OUT/tok"
 [ -n "$GL" ] && make_guidellm_tokenizer
 python3 -c 'import aiohttp' 2>/dev/null || pip install -q aiohttp >/dev/null 2>&1 || true
 
@@ -231,11 +184,12 @@ if [ -f "$CACHE/env" ]; then
             >"$OUT/llama.log" 2>&1 &
         SIM_PID=$!
         URL="http://127.0.0.1:$LPORT"
-        for _ in $(seq 200); do
-            curl -fs --max-time 1 "$URL/health" >/dev/null 2>&1 && break
-            sleep 0.1
-        done
-        throughput llama-server 100 8 16
+        if wait_healthy "$URL" 30; then
+            throughput llama-server 100 8 16
+        else
+            log "llama-server did not become healthy in 30 s; its rows are missing"
+            tail -3 "$OUT/llama.log" >&2
+        fi
         stop_sim
     fi
 fi

@@ -26,6 +26,8 @@ complete -c loadgen -l speed -d 'Send the trace at X times its recorded pace, on
 complete -c loadgen -l trace-start -d 'Replay from this time on the trace\'s clock (e.g. 10m)' -r
 complete -c loadgen -l trace-end -d 'Replay up to (not including) this time on the trace\'s clock' -r
 complete -c loadgen -l block-size -d 'Tokens each Mooncake hash id stands for: the trace\'s block size' -r
+complete -c loadgen -l sessions -d 'Multi-turn sessions: ShareGPT or JSONL conversations, or JSONL turns with a session_id (timestamp or delay ms); each turn sends the history with the replies received; see man loadgen, SESSIONS' -r -F
+complete -c loadgen -l think-time -d 'Think time of a turn that records none: its wait after the previous reply ended (over --speed)' -r
 complete -c loadgen -l cancel-rate -d 'Cancel this share of requests (0 to 1), each --cancel-after its send; counted apart (counts.cancelled), never as errors or tokens' -r
 complete -c loadgen -l cancel-after -d 'With --cancel-rate: how long after its send a request is cancelled' -r
 complete -c loadgen -l seed -d 'Seed for prompts and the arrival schedule' -r

@@ -76,6 +76,9 @@ _sweep__plan() {
             sweep__plan,tally)
                 cmd="sweep__plan__subcmd__tally"
                 ;;
+            sweep__plan,validation)
+                cmd="sweep__plan__subcmd__validation"
+                ;;
             sweep__plan,verdict)
                 cmd="sweep__plan__subcmd__verdict"
                 ;;
@@ -139,6 +142,9 @@ _sweep__plan() {
             sweep__plan__subcmd__help,tally)
                 cmd="sweep__plan__subcmd__help__subcmd__tally"
                 ;;
+            sweep__plan__subcmd__help,validation)
+                cmd="sweep__plan__subcmd__help__subcmd__validation"
+                ;;
             sweep__plan__subcmd__help,verdict)
                 cmd="sweep__plan__subcmd__help__subcmd__verdict"
                 ;;
@@ -149,7 +155,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --shell --help --version configs args verdict tally origin end restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run slurm help"
+            opts="-h -V --field --shell --help --version configs args verdict tally origin end validation restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run slurm help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -227,13 +233,17 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__dry__subcmd__run)
-            opts="-h --tools --field --shell --help"
+            opts="-h --tools --summarize --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --summarize)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -249,7 +259,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__end)
-            opts="-h --param --values --origin --schedule --keep-winner --summarize-exit --after --attempt --exits --retries --work --interrupted --field --shell --help"
+            opts="-h --param --values --origin --schedule --keep-winner --summary --summarize-exit --summarize --sum-arg --validate-on --slo --validate-load --after --attempt --exits --retries --work --interrupted --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -271,7 +281,7 @@ _sweep__plan() {
                     COMPREPLY=($(compgen -W "vllm sglang" -- "${cur}"))
                     return 0
                     ;;
-                --keep-winner)
+                --summary)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -279,8 +289,28 @@ _sweep__plan() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --summarize)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sum-arg)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --validate-on)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --slo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --validate-load)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --after)
-                    COMPREPLY=($(compgen -W "winner original" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "winner original pick-to-validate validated-pick schedule-to-validate validated-schedule" -- "${cur}"))
                     return 0
                     ;;
                 --attempt)
@@ -395,7 +425,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict tally origin end restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run slurm help"
+            opts="configs args verdict tally origin end validation restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run slurm help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -675,6 +705,20 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help__subcmd__tally)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__validation)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1003,13 +1047,17 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__slurm)
-            opts="-h --tools --field --shell --help"
+            opts="-h --tools --summarize --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --summarize)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1106,6 +1154,40 @@ _sweep__plan() {
             fi
             case "${prev}" in
                 --from)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__validation)
+            opts="-h --of --trace --slo --config --field --shell --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --of)
+                    COMPREPLY=($(compgen -W "pick schedule" -- "${cur}"))
+                    return 0
+                    ;;
+                --trace)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --slo)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

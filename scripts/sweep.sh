@@ -123,22 +123,22 @@ run_pipe() {
 final_rc=0
 restore() {
   ((!no_restore && (swaps > 0 || resume))) || return 0
-  local rc=0 w
+  local w
   local -a e=() more=()
   w=$(mktemp -d "$work/end.XXXXXX") # a pool restores its hosts at once
-  e=(--origin "${origin_file:-$results}" --retries "$retries" --work "$w" --interrupted "$signalled" ${schedule:+--schedule "$schedule"})
-  if ((keep_winner)); then
-    "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >"$w/summary" || rc=$?
-    e+=(--keep-winner "$w/summary" --summarize-exit "$rc")
-  fi
+  # sweep-plan end runs summarize once when it needs the pick (end_args).
+  e=(--origin "${origin_file:-$results}" --retries "$retries" --work "$w" --interrupted "$signalled" ${schedule:+--schedule "$schedule"} --summarize "$SUMMARIZE" "${end_args[@]}")
+  ((!keep_winner)) || e+=(--keep-winner) # a pool may have refused it (lib/fleet.sh)
   set +e
   while ask end "${e[@]}" "${more[@]}" "$results" || { error="sweep-plan end failed; check the server" exit=$EXIT_RESTORE_FAILED && false; }; do
-    [[ $action == swap ]] || break
     [[ -z $warning ]] || warn "$warning"
     [[ -z $note ]] || say "$note"
+    [[ $action != "done" ]] || break
     sleep "$pause_s"
     say "$line"
-    "$SVC_SWAP" "${target[@]}" "${to_swap[@]}" </dev/null | "$WAIT_READY" "${ready[@]}" "${to_ready[@]}" --quiet
+    # --validate-on's replay: its records marked, never the sweep's results.
+    if [[ $action == validate ]]; then "$LOADGEN" "${to_load[@]}" </dev/null | "$SWEEP_PLAN" validation "${mark[@]}" >>"$results"
+    else "$SVC_SWAP" "${target[@]}" "${to_swap[@]}" </dev/null | "$WAIT_READY" "${ready[@]}" "${to_ready[@]}" --quiet; fi
     more=("${again[@]}" --exits "${PIPESTATUS[@]}")
   done
   set -e

@@ -9,7 +9,10 @@
 # from scontrol, appends the job's records to the results file, submits
 # again what a node failure or an outside cancel took, and on Ctrl-C
 # cancels every job of the sweep (scancel) and keeps what they measured.
-# This file only runs it and prints the table.
+# With --adaptive it submits each config the search decides (scoring the
+# file with summarize, as sweep_loop does); with --schedule it derives the
+# schedule after them and runs it as one more job. This file only runs it
+# and prints the table.
 
 slurm_main() {
   local rc=0 pid
@@ -19,7 +22,7 @@ slurm_main() {
   # A terminal's Ctrl-C reaches sweep-plan too; a signal to this script
   # alone is forwarded. Either way sweep-plan cancels the jobs, collects
   # what they wrote and ends 130.
-  "$SWEEP_PLAN" slurm --tools "$SVC_SWAP" "$WAIT_READY" "$LOADGEN" -- "${argv[@]}" &
+  "$SWEEP_PLAN" slurm --tools "$SVC_SWAP" "$WAIT_READY" "$LOADGEN" --summarize "$SUMMARIZE" -- "${argv[@]}" &
   pid=$!
   trap 'kill -INT "$pid" 2>/dev/null || true' INT TERM
   while kill -0 "$pid" 2>/dev/null; do wait "$pid" || true; done

@@ -124,6 +124,60 @@ fn mooncake_prefix_reuse_shows_in_real_vllm_prefix_cache_counters() {
         "{rec}"
     );
     cancelled_requests_show_as_aborts(port, &scrape, &log_text);
+    session_turns_hit_the_prefix_cache(port, &scrape, &dir);
+}
+
+/// `--sessions` on vLLM: two sessions of three turns, each first turn 300
+/// tokens of blocks no other request used. Each later turn sends the
+/// history back with the live reply, so vLLM's cache serves the earlier
+/// prompt's full 128-token blocks; the first turns find nothing.
+fn session_turns_hit_the_prefix_cache(
+    port: u16,
+    scrape: &dyn Fn() -> String,
+    dir: &std::path::Path,
+) {
+    let text: String = [("a", "[11,12,13]"), ("b", "[14,15,16]")]
+        .iter()
+        .map(|(id, ids)| {
+            format!(
+                "{{\"session_id\":\"{id}\",\"timestamp\":0,\"input_length\":300,\
+                 \"hash_ids\":{ids},\"output_length\":16}}\n\
+                 {{\"session_id\":\"{id}\",\"delay\":100,\"text_input\":\"And then?\",\
+                 \"output_length\":16}}\n\
+                 {{\"session_id\":\"{id}\",\"delay\":100,\"text_input\":\"Why?\",\
+                 \"output_length\":16}}\n"
+            )
+        })
+        .collect();
+    let file = dir.join("sessions.jsonl");
+    std::fs::write(&file, text).unwrap();
+    let hits = |t: &str| metric_sum(t, "vllm:prefix_cache_hits_total").unwrap_or(0.0);
+    let before = hits(&scrape());
+    let url = format!("http://127.0.0.1:{port}");
+    let args = ["--url", &url, "--sessions", file.to_str().unwrap()];
+    let more = [
+        "--block-size",
+        "128",
+        "-c",
+        "2",
+        "--ignore-eos",
+        "--temperature",
+        "0",
+    ];
+    let run = testkit::run(testkit::cmd("loadgen", &[&args[..], &more].concat()), "");
+    run.expect_code(0);
+    let rec = &run.json_lines()[0];
+    let st = &rec["load"]["workload"]["sessions"];
+    assert_eq!(st["sessions_completed"], 2, "{rec}");
+    assert_eq!(st["ttft_later_turns_ms"]["count"], 4, "{rec}");
+    let added = hits(&scrape()) - before;
+    // Every later prompt (about 320 and 340 tokens) starts with the two
+    // full blocks of the one before; nothing else was ever cached.
+    assert_eq!(
+        added,
+        4.0 * 256.0,
+        "vLLM's prefix cache hit {added} tokens for 4 later turns: {rec}"
+    );
 }
 
 /// Cancelled requests are dropped by vLLM too: it stops generating for

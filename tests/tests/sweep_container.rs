@@ -48,11 +48,18 @@ struct Served {
 
 impl Served {
     fn start(name: &str, tag: &str) -> Served {
+        Served::start_with(name, tag, &[])
+    }
+
+    /// With more llm-sim flags (`--api-key K`: its /server_info then
+    /// wants the key, so only /health is waited for here).
+    fn start_with(name: &str, tag: &str, extra: &[&str]) -> Served {
         let port = testkit::free_port();
-        let argv = sim_argv(port);
+        let mut argv = sim_argv(port);
+        argv.extend(extra.iter().map(|w| w.to_string()));
         let argv: Vec<&str> = argv.iter().map(String::as_str).collect();
         let c = Ctr::run(name, &[], &argv);
-        info(port);
+        healthy(port);
         let original = c.inspect("{{json .Config.Cmd}}");
         let dir = testkit::temp_dir(tag);
         let url = format!("http://127.0.0.1:{port}");
@@ -113,11 +120,16 @@ fn podman_and_sshd() -> Option<testkit::sshd::Sshd> {
 
 /// llm-sim's /server_info once /health is 200.
 fn info(port: u16) -> Value {
+    healthy(port);
+    let (_, b) = http_get(port, "/server_info").unwrap();
+    serde_json::from_str(&b).unwrap()
+}
+
+fn healthy(port: u16) {
     let t0 = Instant::now();
     while t0.elapsed() < Duration::from_secs(30) {
         if let Some((200, _)) = http_get(port, "/health") {
-            let (_, b) = http_get(port, "/server_info").unwrap();
-            return serde_json::from_str(&b).unwrap();
+            return;
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -163,6 +175,68 @@ fn sweep_over_a_podman_container_measures_each_value_and_restores() {
     let out = s.sweep(&[], "4").output();
     assert_two_values_measured(&s.results(), &out);
     s.assert_restored(&out);
+}
+
+/// Regression (issue 37): every container sweep left NAME.sweepkit-prev,
+/// a stopped copy of the last swept config with the API key in its
+/// command, and the definition file kept the key in clear. A clean sweep
+/// now ends with the original container itself back (its ID), nothing
+/// kept beside it, and the key in no file of svc-swap's state.
+/// A kept winner leaves the user's own original beside it, stopped, and
+/// the sweep says so with the two commands that restore or drop it.
+#[test]
+fn a_kept_winner_says_where_the_original_container_is() {
+    if !testkit::podman::gate() {
+        return;
+    }
+    let s = Served::start("sweep-keep", "sweep-container-keep");
+    let out = s.sweep(&["--keep-winner"], "4").output();
+    assert_two_values_measured(&s.results(), &out);
+    assert_ne!(
+        s.c.inspect("{{json .Config.Cmd}}"),
+        s.original,
+        "the winner stays"
+    );
+    let prev = format!("{}.sweepkit-prev", s.c.name);
+    let mut family = s.c.family();
+    family.sort();
+    assert_eq!(family, [s.c.name.clone(), prev.clone()], "{}", dump(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!(
+            "the original container is kept, stopped, as {prev}"
+        )) && err.contains(&format!("'podman rm {prev}' drops it")),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_clean_sweep_leaves_no_kept_container_and_no_key_on_disk() {
+    if !testkit::podman::gate() {
+        return;
+    }
+    let t0 = Instant::now();
+    let key = format!("sk-sweep-hctr-{}", std::process::id());
+    let s = Served::start_with("sweep-key", "sweep-container-key", &["--api-key", &key]);
+    let id = s.c.inspect("{{.Id}}");
+    let with_key = SweepArgs::new()
+        .args(&["--ready-arg", "--api-key", "--ready-arg", &key])
+        .load(&["--api-key", &key]);
+    let out = s.sweep(&[], "4").extend(with_key).output();
+    assert_two_values_measured(&s.results(), &out);
+    assert_eq!(
+        s.c.inspect("{{json .Config.Cmd}}"),
+        s.original,
+        "{}",
+        dump(&out)
+    );
+    assert_eq!(s.c.inspect("{{.Id}}"), id, "the original container itself");
+    assert_eq!(s.c.family(), [s.c.name.as_str()], "nothing kept beside it");
+    assert_eq!(
+        testkit::podman::state_files_holding(&key),
+        Vec::<String>::new()
+    );
+    eprintln!("took {:.1}s", t0.elapsed().as_secs_f64());
 }
 
 #[test]

@@ -4,98 +4,13 @@
 
 mod sweep_support;
 
-use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use sweep_support::sim::SimExec;
-use sweep_support::{dump, records, SpecFile, SweepArgs};
+use sweep_support::slurm::*;
+use sweep_support::{dump, records};
 use testkit::slurm::Slurm;
-
-const STEPS: &str = "speculative-num-steps";
-const MRR: &str = "max-running-requests";
-
-/// llm-sim under a process spec (EAGLE, steps 1, 8 running requests).
-fn sim_spec(tag: &str) -> (SpecFile, String) {
-    SimExec::free()
-        .eagle(1)
-        .flags("--max-running-requests 8")
-        .spec(tag)
-}
-
-/// `sweep --slurm` over `spec` at levels 1,2 with few short requests.
-fn slurm_sweep(spec: &SpecFile, url: &str) -> SweepArgs {
-    timed_sweep(spec, url).load(&["-n", "3"])
-}
-
-/// The same, each level as long as the test's `--duration` says.
-fn timed_sweep(spec: &SpecFile, url: &str) -> SweepArgs {
-    SweepArgs::on_spec(spec, url, "llm-sim")
-        .arg("--slurm")
-        .levels("1,2")
-        .args(&["--ready-timeout", "60s", "--retries", "1"])
-        .load(&["--warmup", "0", "--max-tokens", "8"])
-}
-
-/// Run `args` against cluster `s`, killed after `limit` (a hang fails).
-fn run_on(s: &Slurm, args: &SweepArgs, limit: u64) -> Output {
-    let mut c = args.behind(&["timeout", &limit.to_string()]);
-    let (k, v) = s.env();
-    c.env(k, v);
-    c.output().unwrap()
-}
-
-/// The sweep's output and its results file, for a failing assertion.
-fn show(out: &Output, spec: &SpecFile) -> String {
-    let text = std::fs::read_to_string(spec.results()).unwrap_or_default();
-    format!("{}\n--- results\n{text}", dump(out))
-}
-
-fn slurm_of(r: &Value) -> &Value {
-    &r["slurm"]
-}
-
-fn benches<'a>(recs: &'a [Value], key: &str, v: &str) -> Vec<&'a Value> {
-    recs.iter()
-        .filter(|r| r["type"] == "bench" && r["config"][key] == v)
-        .collect()
-}
-
-/// Wait for a sweep from [`spawn_on`] at most `limit`; on a hang, kill
-/// it and fail with its stderr and the queue.
-fn wait_for(s: &Slurm, mut child: std::process::Child, limit: u64, dir: &Path) -> Output {
-    let t0 = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if t0.elapsed() > Duration::from_secs(limit) {
-            let err = std::fs::read_to_string(dir.join("err")).unwrap_or_default();
-            let q = s.out("squeue", &["-h", "-o", "%i %T %R"]);
-            sweep_support::child::signal_group(&child, "KILL");
-            panic!("sweep did not end within {limit} s\n--- stderr\n{err}\n--- squeue\n{q}");
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    sweep_support::child::wait_within(child, Duration::from_secs(1), Some(dir))
-}
-
-/// Every job's server stopped: no pid file in the jobs' folder names a
-/// live process.
-fn assert_no_server_left(results: &Path) {
-    let dir = format!("{}.slurm", results.display());
-    for e in std::fs::read_dir(&dir).unwrap().flatten() {
-        let pidf = e.path().join("server.spec.pid");
-        let Ok(pid) = std::fs::read_to_string(&pidf) else {
-            continue;
-        };
-        let alive = Path::new(&format!("/proc/{}", pid.trim())).exists();
-        assert!(
-            !alive,
-            "{}: server {} still runs",
-            pidf.display(),
-            pid.trim()
-        );
-    }
-}
 
 /// The harness itself: a batch job whose step asks for two GPUs sees the
 /// first two of its node's fake devices, as gres numbers them; once the
@@ -167,6 +82,61 @@ fn dry_run_prints_the_batch_script_and_its_sbatch_line() {
     testkit::assert_lacks(&text, "--gres");
 }
 
+/// --keep-winner with --slurm (no server outlives its job): one line
+/// saying why, exit 2, nothing submitted. --adaptive and --schedule are
+/// no longer refused (sweep_slurm_search.rs runs them).
+#[test]
+fn slurm_refuses_keep_winner_in_one_line() {
+    let (spec, url) = sim_spec("slurm-refuse");
+    let out = slurm_sweep(&spec, &url)
+        .param(STEPS, "1,2")
+        .arg("--keep-winner")
+        .expect(2);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    testkit::assert_contains(
+        &err,
+        "sweep: error: --keep-winner with --slurm: no server outlives its job",
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!spec.results().exists());
+    // A systemd unit is no target on Slurm: the job runs a process spec.
+    let res = spec.results();
+    let out = sweep_support::SweepArgs::new()
+        .args(&[
+            "--unit",
+            "sglang.service",
+            "--url",
+            &url,
+            "--server",
+            "llm-sim",
+        ])
+        .args(&["--results", res.to_str().unwrap(), "--slurm"])
+        .param(STEPS, "1,2")
+        .expect(2);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    testkit::assert_contains(
+        &err,
+        "sweep: error: --slurm runs the server from a process spec (--spec FILE)",
+    );
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(!res.exists());
+    // The search and the schedule are planned, not refused.
+    for (extra, says) in [
+        (&["--adaptive"][..], "# --adaptive: the search submits only"),
+        (
+            &["--schedule", "sglang"],
+            "array task 0 runs the derived schedule",
+        ),
+    ] {
+        let out = slurm_sweep(&spec, &url)
+            .param(STEPS, "1,2")
+            .args(extra)
+            .arg("--dry-run")
+            .expect(0);
+        testkit::assert_contains(&String::from_utf8_lossy(&out.stdout), says);
+    }
+}
+
 /// A 2x2 grid at two levels on two nodes: one job per config, each
 /// record names its job, array index, node, GPUs and Slurm's state, the
 /// job's port stays out of the config, and no job or server is left.
@@ -222,6 +192,44 @@ fn a_grid_of_four_configs_runs_as_four_jobs_at_two_levels() {
     assert!(left.is_empty(), "daemons or jobs left: {left:?}");
 }
 
+/// The server runs as a step of the config's job (srun --overlap) and
+/// sees the GPUs the job's gres gave, which its records name; its stop
+/// goes to the step (a TERM), never through srun (which would SIGKILL it).
+#[test]
+fn the_server_runs_as_a_job_step_with_the_gres_gpus() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (spec, url) = sim_spec("slurm-steps");
+    let args = timed_sweep(&spec, &url)
+        .param(STEPS, "1")
+        .levels("1")
+        .args(&["--gres", "gpu:2"])
+        .load(&["--duration", "3s"]);
+    let child = spawn_on(&s, &args, &spec.dir);
+    let job = wait_serving(&spec.results(), 1, Duration::from_secs(60))[0]
+        .0
+        .clone();
+    let server = step_tasks(&job)
+        .into_iter()
+        .find(|(name, _, _)| name == "llm-sim");
+    let steps = s.out("squeue", &["-h", "-s", "-j", &job, "-o", "%i %j"]);
+    let out = wait_for(&s, child, 120, &spec.dir);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
+    let (_, step, gpus) = server.unwrap_or_else(|| panic!("no server step: {steps}"));
+    assert!(step.parse::<u32>().is_ok(), "the server's step: {step}");
+    // squeue names an array task's step ARRAY_TASK.STEP.
+    testkit::assert_contains(&steps, &format!(".{step} sweep-server"));
+    assert_eq!(gpus, "0,1", "the GPUs gres gave");
+    let recs = records(&spec.results());
+    let b = benches(&recs, STEPS, "1");
+    assert_eq!(b.len(), 1, "{}", show(&out, &spec));
+    assert_eq!(slurm_of(b[0])["gpus"], "0,1", "{}", b[0]);
+    let log = spec.results().with_extension("jsonl.slurm");
+    let log = std::fs::read_to_string(log.join(format!("job-{job}/server.spec.log"))).unwrap();
+    testkit::assert_lacks(&log, "forcing job termination");
+    assert!(s.queue().is_empty());
+    assert_no_server_left(&spec.results());
+}
+
 /// Two jobs at once on one node take different ports (from their job
 /// ids): both are measured, and their levels overlap in time.
 #[test]
@@ -251,6 +259,50 @@ fn two_jobs_on_one_node_never_share_a_port() {
     assert!(
         a0 < b1 && b0 < a1,
         "the jobs ran one after the other: {a0}..{a1}, {b0}..{b1}"
+    );
+}
+
+/// A cluster whose slurmctld does not answer (here: one that was shut
+/// down, its slurm.conf still named by SLURM_CONF): one line saying so,
+/// exit 47, before any record is written or any job submitted.
+#[test]
+fn a_controller_that_does_not_answer_is_refused_before_anything_is_written() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (spec, url) = sim_spec("slurm-down");
+    let conf = spec.dir.join("slurm.conf");
+    std::fs::copy(&s.conf, &conf).unwrap();
+    drop(s);
+    let args = slurm_sweep(&spec, &url).param(STEPS, "1,2");
+    let mut c = args.behind(&["timeout", "60"]);
+    let out = c.env("SLURM_CONF", &conf).output().unwrap();
+    assert_eq!(out.status.code(), Some(47), "{}", dump(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    testkit::assert_contains(
+        errors[0],
+        "sweep: error: slurmctld does not answer `scontrol ping` (",
+    );
+    testkit::assert_contains(
+        errors[0],
+        "is DOWN); point SLURM_CONF at your cluster's slurm.conf",
+    );
+    let written = std::fs::read_to_string(spec.results()).unwrap_or_default();
+    assert!(written.is_empty(), "{written}");
+    // A SLURM_CONF that names no file: at once, not after Slurm's own
+    // minute of retries.
+    let none = spec.dir.join("none.conf");
+    let t0 = Instant::now();
+    let mut c = args.behind(&["timeout", "60"]);
+    let out = c.env("SLURM_CONF", &none).output().unwrap();
+    assert_eq!(out.status.code(), Some(47), "{}", dump(&out));
+    assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+    testkit::assert_contains(
+        &String::from_utf8_lossy(&out.stderr),
+        &format!(
+            "sweep: error: SLURM_CONF names {}, which does not exist",
+            none.display()
+        ),
     );
 }
 
@@ -325,51 +377,6 @@ fn a_job_pending_past_the_queue_timeout_is_cancelled_not_a_result() {
     assert!(ran, "the second config waited: {recs:?}");
     assert_eq!(benches(&recs, STEPS, "1").len(), 1);
     assert!(s.queue().is_empty());
-}
-
-/// Jobs of `results` serving: their folders (`job-ID`) with a port in
-/// `env` whose server answers /health, once `n` of them do.
-fn wait_serving(results: &Path, n: usize, limit: Duration) -> Vec<(String, u16, String)> {
-    let dir = format!("{}.slurm", results.display());
-    let t0 = Instant::now();
-    loop {
-        let mut up = Vec::new();
-        for e in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            let Some(id) = name.strip_prefix("job-").filter(|_| e.path().is_dir()) else {
-                continue;
-            };
-            let env = std::fs::read_to_string(e.path().join("env")).unwrap_or_default();
-            let get = |k: &str| {
-                env.lines()
-                    .find_map(|l| l.strip_prefix(&format!("{k}=")).map(String::from))
-            };
-            let Some(port) = get("port").and_then(|p| p.parse::<u16>().ok()) else {
-                continue;
-            };
-            if testkit::http_get(port, "/health").is_some_and(|(s, _)| s == 200) {
-                up.push((id.to_string(), port, get("node").unwrap_or_default()));
-            }
-        }
-        if up.len() >= n {
-            return up;
-        }
-        assert!(
-            t0.elapsed() < limit,
-            "{n} job(s) not serving after {limit:?}"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-}
-
-/// A sweep in its own process group, its output to files in `dir`.
-fn spawn_on(s: &Slurm, args: &SweepArgs, dir: &Path) -> std::process::Child {
-    use std::os::unix::process::CommandExt;
-    let mut c = args.cmd();
-    let (k, v) = s.env();
-    c.env(k, v).process_group(0);
-    sweep_support::child::to_files(&mut c, dir);
-    c.spawn().unwrap()
 }
 
 /// A time limit hit while loadgen measures: the job is warned ahead of it
@@ -523,4 +530,158 @@ fn a_node_failure_is_retried_on_the_other_node() {
             .count(),
         1
     );
+}
+
+/// A job preempted by a higher-priority partition's job (Slurm ends it
+/// PREEMPTED): a `preempted` record of class transport, and once the
+/// urgent job is done the config runs again, on the same node: unlike a
+/// node failure, a preemption says nothing against the node.
+#[test]
+fn a_preempted_job_is_retried_and_its_node_kept() {
+    let preempt = testkit::slurm::Options {
+        preempt: true,
+        ..Default::default()
+    };
+    let Some(s) = Slurm::start_with(1, preempt) else {
+        return;
+    };
+    let (spec, url) = sim_spec("slurm-preempt");
+    let args = timed_sweep(&spec, &url)
+        .param(STEPS, "2")
+        .args(&["--gres", "gpu:4"])
+        .levels("1")
+        .load(&["--duration", "4s"]);
+    let child = spawn_on(&s, &args, &spec.dir);
+    let jobs = wait_serving(&spec.results(), 1, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(1000)); // loadgen is measuring
+    let urgent = format!("--partition={}", s.urgent.as_deref().unwrap());
+    let log = format!("--output={}", s.dir.join("urgent.out").display());
+    s.out(
+        "sbatch",
+        &[&urgent, "--gres=gpu:4", &log, "--wrap", "sleep 3"],
+    );
+    let out = wait_for(&s, child, 150, &spec.dir);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
+    let recs = records(&spec.results());
+    let f: Vec<&Value> = recs.iter().filter(|r| r["type"] == "failure").collect();
+    assert_eq!(f.len(), 1, "{recs:?}");
+    assert_eq!(f[0]["kind"], "preempted");
+    assert_eq!(f[0]["class"], "transport");
+    assert_eq!(f[0]["config"][STEPS], "2");
+    assert_eq!(slurm_of(f[0])["state"], "PREEMPTED");
+    assert_eq!(slurm_of(f[0])["job_id"], jobs[0].0.as_str());
+    let whole: Vec<&Value> = benches(&recs, STEPS, "2")
+        .into_iter()
+        .filter(|r| r["partial"] == false)
+        .collect();
+    assert_eq!(whole.len(), 1, "{recs:?}");
+    assert_eq!(slurm_of(whole[0])["state"], "COMPLETED");
+    assert_eq!(slurm_of(whole[0])["node"], jobs[0].2.as_str());
+    assert_ne!(
+        slurm_of(whole[0])["job_id"],
+        jobs[0].0.as_str(),
+        "a new job"
+    );
+    assert!(s.queue().is_empty(), "{:?}", s.queue());
+    assert_no_server_left(&spec.results());
+}
+
+/// sweep stopped (SIGSTOP) while its job ends, long enough for slurmctld
+/// to purge the job (MinJobAge=2; it purges every 60 s): scontrol no
+/// longer knows it, this cluster keeps no accounting for sacct, so the
+/// state is sweep's own EXPIRED and the job's records decide: the
+/// measured config stands, nothing is submitted again.
+#[test]
+fn a_job_purged_before_sweep_read_its_end_is_decided_by_its_records() {
+    let quick_purge = testkit::slurm::Options {
+        min_job_age_s: 2,
+        ..Default::default()
+    };
+    let Some(s) = Slurm::start_with(1, quick_purge) else {
+        return;
+    };
+    let (spec, url) = sim_spec("slurm-purged");
+    let args = timed_sweep(&spec, &url)
+        .param(STEPS, "2")
+        .levels("1")
+        .load(&["--duration", "2s"]);
+    let child = spawn_on(&s, &args, &spec.dir);
+    let jobs = wait_serving(&spec.results(), 1, Duration::from_secs(60));
+    sweep_support::child::signal_group(&child, "STOP");
+    let t0 = Instant::now();
+    let purged = loop {
+        let o = s
+            .cmd("scontrol")
+            .args(["show", "job", &jobs[0].0])
+            .output()
+            .unwrap();
+        if !o.status.success() {
+            break true;
+        }
+        if t0.elapsed() > Duration::from_secs(150) {
+            break false;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    };
+    sweep_support::child::signal_group(&child, "CONT");
+    assert!(purged, "slurmctld kept job {} for 150 s", jobs[0].0);
+    let out = wait_for(&s, child, 60, &spec.dir);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
+    let recs = records(&spec.results());
+    assert!(recs.iter().all(|r| r["type"] != "failure"), "{recs:?}");
+    let b = benches(&recs, STEPS, "2");
+    assert_eq!(b.len(), 1, "measured once, not submitted again: {recs:?}");
+    assert_eq!(b[0]["partial"], false);
+    assert_eq!(slurm_of(b[0])["state"], "EXPIRED");
+    assert_eq!(slurm_of(b[0])["state_from"], "sweep");
+    assert_eq!(slurm_of(b[0])["job_id"], jobs[0].0.as_str());
+}
+
+/// A job Slurm requeues (`--sbatch-arg --requeue`, then `scontrol
+/// requeue` mid-bench) starts over in the same job: the records of its
+/// first run move aside, the config is measured once, and its record says
+/// the restart (SLURM_RESTART_COUNT).
+#[test]
+fn a_requeued_job_starts_over_and_its_record_says_so() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (spec, url) = sim_spec("slurm-requeue");
+    let args = timed_sweep(&spec, &url)
+        .param(STEPS, "2")
+        .args(&["--sbatch-arg", "--requeue"])
+        .levels("1")
+        .load(&["--duration", "3s"]);
+    let child = spawn_on(&s, &args, &spec.dir);
+    let jobs = wait_serving(&spec.results(), 1, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(1000)); // loadgen is measuring
+    s.out("scontrol", &["requeue", &jobs[0].0]);
+    // Slurm holds a requeued batch job back (its BeginTime moves about two
+    // minutes on): start it now once it pends again, as an admin would.
+    let t0 = Instant::now();
+    while !s
+        .out("scontrol", &["show", "job", "-o", &jobs[0].0])
+        .contains("JobState=PENDING")
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "job never pending again"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    s.out(
+        "scontrol",
+        &["update", &format!("JobId={}", jobs[0].0), "StartTime=now"],
+    );
+    let out = wait_for(&s, child, 150, &spec.dir);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
+    let recs = records(&spec.results());
+    assert!(recs.iter().all(|r| r["type"] != "failure"), "{recs:?}");
+    let b = benches(&recs, STEPS, "2");
+    assert_eq!(b.len(), 1, "measured once: {recs:?}");
+    assert_eq!(b[0]["partial"], false);
+    let job = slurm_of(b[0]);
+    assert_eq!(job["job_id"], jobs[0].0.as_str(), "the same job");
+    assert_eq!(job["restart_count"], 1, "{job}");
+    assert_eq!(job["state"], "COMPLETED");
+    assert!(s.queue().is_empty(), "{:?}", s.queue());
+    assert_no_server_left(&spec.results());
 }

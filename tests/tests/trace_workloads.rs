@@ -9,7 +9,7 @@
 mod sweep_support;
 
 use serde_json::Value;
-use sweep_support::{dump, records, SimExec, SweepArgs};
+use sweep_support::{dump, records, six_request_trace, stderr, SimExec, SweepArgs};
 use testkit::{cmd, run};
 
 /// A plain JSONL trace: 12 requests 40 ms apart, each prompt starting
@@ -119,6 +119,11 @@ fn two_workloads_on_llm_sim_pick_two_depths() {
     assert_eq!(pick_for(&traces[0]), "4", "math: deep drafts pay");
     assert_eq!(pick_for(&traces[1]), "1", "chat: drafts mostly rejected");
 
+    // Without --by workload: one table per workload, no closing best table.
+    let plain = summarize(&["--format", "text"]);
+    plain.expect_code(0);
+    assert!(plain.stdout().contains("== workload jsonl_trace:"));
+    assert!(!plain.stdout().contains("best config per workload"));
     let text = summarize(&["--format", "text", "--by", "workload"]);
     text.expect_code(0);
     let out = text.stdout();
@@ -133,22 +138,17 @@ fn two_workloads_on_llm_sim_pick_two_depths() {
 fn sweep_replays_a_trace_at_every_config() {
     let (spec, url) = SimExec::free().load("100ms").eagle(1).spec("sweep-trace");
     let dir = testkit::temp_dir("sweep-trace");
-    let text: String = (0..6)
-        .map(|i| {
-            format!(
-                "{{\"timestamp\": {}, \"input_length\": 40, \"output_length\": 8, \
-                 \"hash_ids\": [1, {}]}}\n",
-                i * 50,
-                i + 2
-            )
-        })
-        .collect();
-    let trace = dir.join("trace.jsonl");
-    std::fs::write(&trace, text).unwrap();
+    let trace = six_request_trace(&dir, "trace.jsonl");
     let args = SweepArgs::on_spec(&spec, &url, "llm-sim")
         .param("speculative-num-steps", "1,3")
         .load(&["--trace", trace.to_str().unwrap(), "--block-size", "32"]);
     let out = args.expect(0);
+    // A trace is an open loop: no "concurrency 1 only" note.
+    assert!(
+        !stderr(&out).contains("concurrency 1 only"),
+        "{}",
+        dump(&out)
+    );
     let recs = records(&spec.results());
     let benches: Vec<&Value> = recs.iter().filter(|r| r["type"] == "bench").collect();
     assert_eq!(benches.len(), 2, "{}", dump(&out));

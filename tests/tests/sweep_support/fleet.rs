@@ -32,6 +32,12 @@ pub fn unit_sweep(values: &str, results: &Path) -> SweepArgs {
 /// GNU parallel and systemd-nspawn are prerequisites of a pool of
 /// containers: missing, the test fails.
 pub fn require_parallel_and_nspawn() {
+    require_parallel();
+    super::sim::require_nspawn();
+}
+
+/// GNU parallel, the engine of every pool: missing, the test fails.
+pub fn require_parallel() {
     assert!(
         std::process::Command::new("parallel")
             .arg("--version")
@@ -39,7 +45,6 @@ pub fn require_parallel_and_nspawn() {
             .is_ok(),
         "GNU parallel not found (make deps installs it)"
     );
-    super::sim::require_nspawn();
 }
 
 /// llm-sim under a process spec on this machine (a local host, `-`),

@@ -1,8 +1,9 @@
 //! The fixtures the workspace tests share: run sweep.sh with the
 //! workspace's binaries (its words from `args`), llm-sim's command line
 //! (`sim`), a sweep run in the background (`child`), the fleet's hosts
-//! (`fleet`), the record contract's pieces (`records`), what svc-swap
-//! leaves running, and a results file's records and filters.
+//! (`fleet`), a Slurm sweep's (`slurm`), the record contract's pieces
+//! (`records`), what svc-swap leaves running, and a results file's
+//! records and filters.
 
 #![allow(dead_code, unused_imports)] // each test crate uses a different subset
 
@@ -17,6 +18,7 @@ pub mod child;
 pub mod fleet;
 pub mod records;
 pub mod sim;
+pub mod slurm;
 
 pub use args::SweepArgs;
 pub use sim::SimExec;
@@ -246,4 +248,22 @@ pub fn readme_fleet_blocks() -> Vec<String> {
         .collect();
     assert!(blocks.len() >= 2, "{section}");
     blocks
+}
+
+/// DIR/NAME: a Mooncake trace of 6 requests 50 ms apart, 40 input tokens
+/// each, all sharing block 1 (one reused block at 32-token blocks).
+pub fn six_request_trace(dir: &Path, name: &str) -> PathBuf {
+    let text: String = (0..6)
+        .map(|i| {
+            format!(
+                "{{\"timestamp\": {}, \"input_length\": 40, \"output_length\": 8, \
+                 \"hash_ids\": [1, {}]}}\n",
+                i * 50,
+                i + 2
+            )
+        })
+        .collect();
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p
 }

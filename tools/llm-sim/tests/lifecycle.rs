@@ -13,15 +13,18 @@ use testkit::{cmd, http_get, run};
 
 #[test]
 fn readiness_goes_refused_then_503_then_200() {
-    // Warm-up long enough that the checks made at the first 503 (two more
-    // requests) finish inside it on a loaded machine: with 700 ms, a first
-    // 503 seen late in the window let warm-up end before the POST.
-    let sim = Sim::start(&testkit::words("--load-time 700ms --warmup-time 3s"));
+    // Every poll that sees 503 also sends a generation request, which must be
+    // refused too. On a starved machine the warm-up can end between the 503
+    // and the POST (CI once saw 200 there): a POST answered 200 is then only
+    // allowed when /health says 200 right after it, and at least one POST
+    // must have been refused inside the warm-up.
+    let sim = Sim::start(&testkit::words("--load-time 700ms --warmup-time 4s"));
     let port = sim.port;
     assert!(
         TcpStream::connect(("127.0.0.1", port)).is_err(),
         "port must refuse connections while loading"
     );
+    let mut refused_posts = 0;
     let seen = common::health_phases(Duration::from_millis(25), |_| {
         match http_get(port, "/health") {
             None => "refused",
@@ -35,7 +38,17 @@ fn readiness_goes_refused_then_503_then_200() {
                 assert_eq!(code, 200);
                 assert_contains(&models, "llm-sim (simulated)");
                 let (code, _, _) = post(port, "/v1/completions", &completion(4, false));
-                assert_eq!(code, 503, "generation during warm-up");
+                if code == 503 {
+                    refused_posts += 1;
+                } else {
+                    assert_eq!(code, 200, "generation during warm-up");
+                    let after = http_get(port, "/health").map(|(c, _)| c);
+                    assert_eq!(
+                        after,
+                        Some(200),
+                        "generation answered 200 while /health says 503"
+                    );
+                }
                 "503"
             }
             Some((200, _)) => "200",
@@ -43,6 +56,10 @@ fn readiness_goes_refused_then_503_then_200() {
         }
     });
     assert_eq!(seen, ["refused", "503", "200"], "{}", sim.stderr());
+    assert!(
+        refused_posts > 0,
+        "no generation request was refused during warm-up"
+    );
     assert!(sim.stderr().contains("SIMULATED"));
 }
 

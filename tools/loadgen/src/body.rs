@@ -8,12 +8,66 @@
 
 use serde_json::{json, Value};
 
+use crate::client::Body;
 use crate::prompts::Prompt;
+
+/// A prepared request: body bytes and what it asks for.
+pub struct Prepared {
+    pub body: Body,
+    pub asked_tokens: Option<u64>,
+    pub input_tokens: u64,
+}
+
+/// How every request body is made: one spec, and the output length each
+/// asks for. Shared by the prepared prompts and the sessions' turns.
+#[derive(Debug, Clone)]
+pub struct Bodies {
+    pub spec: BodySpec,
+    /// An `--extra-body` max_tokens: it wins over the flag, so early stops
+    /// are judged against what was really asked.
+    extra_max: Option<u64>,
+    max_tokens: u64,
+}
+
+impl Bodies {
+    /// Bodies of `spec`, asking `max_tokens` unless a prompt or
+    /// `spec.extra` says otherwise.
+    pub fn new(spec: BodySpec, max_tokens: u64) -> Bodies {
+        let extra_max = spec
+            .extra
+            .as_ref()
+            .and_then(|m| {
+                m.get("max_tokens")
+                    .or_else(|| m.get("max_completion_tokens"))
+            })
+            .and_then(Value::as_u64);
+        Bodies {
+            spec,
+            extra_max,
+            max_tokens,
+        }
+    }
+
+    /// The request for prompt `p`.
+    pub fn prepare(&self, p: &Prompt) -> Prepared {
+        Prepared {
+            body: body(&self.spec, p).into(),
+            asked_tokens: Some(
+                self.extra_max
+                    .or(p.output_tokens)
+                    .unwrap_or(self.max_tokens),
+            ),
+            input_tokens: p.input_tokens,
+        }
+    }
+}
 
 /// The request body for `prompt`: model, prompt or messages, sampling
 /// fields, stream options, then `--extra-body` fields over everything.
-pub struct BodySpec<'a> {
-    pub model: &'a str,
+/// Owned, so a session can build its turns' bodies as it goes.
+#[derive(Debug, Clone)]
+pub struct BodySpec {
+    pub model: String,
     pub chat: bool,
     /// SGLang's native `/generate` instead of an OpenAI API.
     pub native: bool,
@@ -22,7 +76,7 @@ pub struct BodySpec<'a> {
     pub max_tokens: Option<u64>,
     pub ignore_eos: bool,
     pub temperature: Option<f64>,
-    pub extra: Option<&'a serde_json::Map<String, Value>>,
+    pub extra: Option<serde_json::Map<String, Value>>,
 }
 
 /// The body `spec` asks for with prompt `p`.
@@ -64,7 +118,7 @@ pub fn body(spec: &BodySpec, p: &Prompt) -> Vec<u8> {
         }
         b.insert("stream_options".into(), so);
     }
-    if let Some(extra) = spec.extra {
+    if let Some(extra) = &spec.extra {
         for (k, v) in extra {
             b.insert(k.clone(), v.clone());
         }
@@ -94,7 +148,7 @@ fn native(spec: &BodySpec, p: &Prompt) -> Vec<u8> {
     b.insert("text".into(), json!(p.text));
     b.insert("sampling_params".into(), Value::Object(sp));
     b.insert("stream".into(), json!(spec.stream));
-    if let Some(extra) = spec.extra {
+    if let Some(extra) = &spec.extra {
         for (k, v) in extra {
             b.insert(k.clone(), v.clone());
         }
@@ -111,7 +165,7 @@ mod tests {
         let extra: serde_json::Map<String, Value> =
             serde_json::from_str(r#"{"top_k":5,"temperature":0.5}"#).unwrap();
         let spec = BodySpec {
-            model: "m",
+            model: "m".into(),
             chat: true,
             native: false,
             stream: true,
@@ -119,7 +173,7 @@ mod tests {
             max_tokens: Some(8),
             ignore_eos: true,
             temperature: Some(0.0),
-            extra: Some(&extra),
+            extra: Some(extra),
         };
         let p = Prompt {
             text: "hello".into(),
@@ -138,7 +192,7 @@ mod tests {
     #[test]
     fn body_is_sglang_generate_req_input() {
         let spec = BodySpec {
-            model: "m",
+            model: "m".into(),
             chat: false,
             native: true,
             stream: true,

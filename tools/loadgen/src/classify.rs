@@ -89,7 +89,9 @@ pub fn classify(
 fn level_warnings(lp: &LevelPlan, ctx: &Context, m: &Measured, died: Option<&str>) -> Vec<String> {
     let mut warns = warnings(lp, ctx, &m.agg, m.cpu, m.spec.as_ref(), m.level.shape);
     if let Some(w) = &m.load.workload {
-        let asked = m.out.samples.iter().filter(|s| s.error.is_none());
+        // Only requests that ended: a cancelled one's prompt is in no usage.
+        let ended = |s: &&crate::client::Sample| s.error.is_none() && !s.cancelled;
+        let asked = m.out.samples.iter().filter(ended);
         let asked = asked.map(|s| s.prompt_tokens_hint).sum();
         warns.extend(crate::replay::warnings(w, asked));
     }

@@ -68,6 +68,7 @@ pub enum PromptsFormat {
 /// load level on stdout.
 #[derive(Debug, Parser)]
 #[command(name = "loadgen", version, max_term_width = 79)]
+#[command(group = clap::ArgGroup::new("replay").args(["trace", "sessions"]))]
 #[command(after_help = "Reads an upstream ready/swap record from stdin when \
 stdin is not a terminal; a failure record is passed through (exit 4).")]
 pub struct Args {
@@ -194,7 +195,7 @@ pub struct Args {
 
     /// Send the trace at X times its recorded pace, one level per value
     #[arg(long, value_name = "X[,X..]", value_delimiter = ',', value_parser = speed,
-          requires = "trace", help_heading = "Trace replay")]
+          requires = "replay", help_heading = "Trace replay")]
     pub speed: Option<Vec<f64>>,
 
     /// Replay from this time on the trace's clock (e.g. 10m)
@@ -211,6 +212,20 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = crate::trace::DEFAULT_BLOCK_SIZE,
           value_parser = clap::value_parser!(u64).range(1..), help_heading = "Trace replay")]
     pub block_size: u64,
+
+    /// Multi-turn sessions: ShareGPT or JSONL conversations, or JSONL turns
+    /// with a session_id (timestamp or delay ms); each turn sends the
+    /// history with the replies received; see man loadgen, SESSIONS
+    #[arg(long, value_name = "FILE", help_heading = "Sessions",
+          conflicts_with_all = ["rate", "prompts_file", "find_capacity", "warmup",
+              "requests", "duration", "until_stable", "input_tokens"])]
+    pub sessions: Option<PathBuf>,
+
+    /// Think time of a turn that records none: its wait after the previous
+    /// reply ended (over --speed)
+    #[arg(long, value_name = "DUR", value_parser = duration, default_value = "0s",
+          requires = "sessions", help_heading = "Sessions")]
+    pub think_time: Duration,
 
     /// Cancel this share of requests (0 to 1), each --cancel-after its
     /// send; counted apart (counts.cancelled), never as errors or tokens

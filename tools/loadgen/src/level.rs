@@ -21,6 +21,8 @@ use tokio::task::JoinSet;
 use crate::client::{execute, Body, ErrorKind, Sample, Target};
 
 mod dispatch;
+mod send_clock;
+mod sessions;
 use dispatch::{dispatch, When};
 
 /// How long in-flight requests may finish after Ctrl-C.
@@ -28,12 +30,7 @@ const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
 /// How often the collector looks at Ctrl-C and the level deadline.
 const TICK: Duration = Duration::from_millis(50);
 
-/// A prepared request: body bytes and what it asks for.
-pub struct Prepared {
-    pub body: Body,
-    pub asked_tokens: Option<u64>,
-    pub input_tokens: u64,
-}
+pub use crate::body::Prepared;
 
 /// Cancel this share of requests this long after their send: a workload
 /// of users who give up (the stream is dropped, the server sees the
@@ -165,6 +162,8 @@ pub struct Env<'a> {
     pub trace_ms: Option<Arc<Vec<f64>>>,
     /// `--cancel-rate` and `--cancel-after` (None for warm-up requests).
     pub cancel: Option<Cancel>,
+    /// `--sessions`: the level runs these sessions instead of `prepared`.
+    pub sessions: Option<Arc<crate::session_run::SessionRun>>,
     pub interrupted: &'a AtomicBool,
     pub deadline: Instant,
     pub seed: u64,
@@ -251,6 +250,9 @@ fn spawn_senders(
     tx: &UnboundedSender<Msg>,
     tasks: &mut JoinSet<()>,
 ) -> u64 {
+    if let Some(run) = &env.sessions {
+        return sessions::spawn(env, ctl, shape, tx, tasks, run);
+    }
     match shape {
         Shape::Closed { concurrency } => {
             let n = (concurrency as u64).min(ctl.limit);

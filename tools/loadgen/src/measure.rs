@@ -75,7 +75,14 @@ pub(crate) fn measure(
     interrupted: &AtomicBool,
 ) -> Measured {
     let lp = &plan.level;
-    let bound = bound_for(lp, level.shape, ctx.prepared.len());
+    let bound = match &ctx.sessions {
+        // A sessions level runs every session of the file.
+        Some(run) => Bound {
+            count: Some(run.scripts.iter().map(|s| s.turns.len() as u64).sum()),
+            duration: None,
+        },
+        None => bound_for(lp, level.shape, ctx.prepared.len()),
+    };
     let started = SystemTime::now();
     let mut load = load_of(lp, ctx, plan.endpoint_path, level, bound);
     // Each trace level replays the trace from its first line.
@@ -94,6 +101,7 @@ pub(crate) fn measure(
         prepared: ctx.prepared.clone(),
         offset,
         trace_ms: ctx.trace_ms.clone(),
+        sessions: ctx.sessions.clone(),
         cancel: None,
         interrupted,
         deadline: Instant::now() + lp.level_timeout,
@@ -110,6 +118,10 @@ pub(crate) fn measure(
     }
     if let Some(w) = load.workload.as_mut() {
         crate::replay::fill(w, &out, &agg);
+        if let Some(run) = &ctx.sessions {
+            let turns: Vec<usize> = run.scripts.iter().map(|s| s.turns.len()).collect();
+            crate::session_stats::fill(w, &out.samples, &derived, &turns);
+        }
     }
     let spec = spec_stats(ctx, lp.scrape, &agg, before);
     Measured {
@@ -172,6 +184,7 @@ fn run_measured(
         target: env.target.clone(),
         prepared: env.prepared.clone(),
         trace_ms: env.trace_ms.clone(),
+        sessions: env.sessions.clone(),
         cancel: lp.cancel,
         on_sample: &tick,
         ..*env

@@ -134,6 +134,8 @@ pub fn request_line(
         queue_ms: ms(s.scheduled, s.sent),
         e2e_ms: ms(s.sent, s.done),
         chunks: s.chunks.len() as u64,
+        session: s.turn.map(|t| t.session),
+        turn: s.turn.map(|t| t.turn),
         failed: s.error.as_ref().map(|k| RequestFailure {
             error: kind_name(k),
             detail: s.detail.clone(),

@@ -30,6 +30,8 @@ pub struct Plan {
     pub capacity: Option<crate::capacity::CapacityPlan>,
     /// `--trace`: the requests and their times, checked before any is sent.
     pub trace: Option<TracePlan>,
+    /// `--sessions`: the sessions, checked before any turn is sent.
+    pub sessions: Option<crate::session_plan::SessionsPlan>,
 }
 
 /// What the level loop needs from the flags, and nothing else.
@@ -81,7 +83,14 @@ fn usage(msg: String) -> Exit {
 impl Plan {
     pub fn from_args(a: &Args, up: &Upstream) -> Result<Plan, Exit> {
         let base_url = base_url(a, up)?;
-        let shapes = shapes(a)?;
+        let sessions = match &a.sessions {
+            None => None,
+            Some(p) => Some(crate::session_plan::load(p, a.block_size, a.think_time)?),
+        };
+        let shapes = match &sessions {
+            Some(sp) => session_shapes(a, sp)?,
+            None => shapes(a)?,
+        };
         let trace = match &a.trace {
             None => None,
             Some(p) => Some(crate::trace_prompts::load(
@@ -127,6 +136,7 @@ impl Plan {
             level: LevelPlan::from_args(a, until_stable(a)?),
             capacity: capacity(a)?,
             trace,
+            sessions,
         })
     }
 }
@@ -173,7 +183,12 @@ impl LevelPlan {
         LevelPlan {
             // A trace replays from its first line: a warm-up request would
             // fill the prefix cache before the trace's own first use.
-            warmup: if a.trace.is_some() { 0 } else { a.warmup },
+            // Sessions likewise: their first turns are the cold ones.
+            warmup: if a.trace.is_some() || a.sessions.is_some() {
+                0
+            } else {
+                a.warmup
+            },
             requests: a.requests,
             duration: a.duration,
             repeat: a.repeat,
@@ -264,6 +279,35 @@ fn until_stable(a: &Args) -> Result<Option<UntilStable>, Exit> {
         pct,
         min_requests: a.min_requests,
     }))
+}
+
+/// A sessions level per `--concurrency` (live sessions, closed loop; one
+/// of concurrency 1 for a file without start times), else one per
+/// `--speed`, each session starting at its recorded time.
+fn session_shapes(a: &Args, sp: &crate::session_plan::SessionsPlan) -> Result<Vec<Shape>, Exit> {
+    let timed = sp.file.timed();
+    if a.concurrency.is_some() || !timed {
+        if a.speed.as_ref().is_some_and(|s| s.len() > 1) {
+            return Err(usage(
+                "--speed: one value with closed-loop sessions (it scales their think \
+                 times); give several only to replay timed sessions without --concurrency"
+                    .into(),
+            ));
+        }
+        let cs = a.concurrency.clone().unwrap_or_else(|| vec![1]);
+        return Ok(cs
+            .into_iter()
+            .map(|concurrency| Shape::Closed { concurrency })
+            .collect());
+    }
+    let speeds = a.speed.clone().unwrap_or_else(|| vec![1.0]);
+    Ok(speeds
+        .into_iter()
+        .map(|speed| Shape::Trace {
+            speed,
+            max_inflight: a.max_inflight,
+        })
+        .collect())
 }
 
 /// One shape per level: a trace replay per speed, an open loop per rate,

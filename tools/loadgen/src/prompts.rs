@@ -297,7 +297,7 @@ fn fit(pool: &[&str], len: u64, t: &dyn Tokenizer) -> Option<(usize, u64)> {
 
 /// Read prompts from a JSONL file (one `{"prompt","output_tokens"}` per
 /// line) or a ShareGPT JSON array; `format` is `jsonl`, `sharegpt` or `auto`.
-pub fn from_file(path: &Path, format: &str) -> anyhow::Result<(Vec<Prompt>, String)> {
+pub fn from_file(path: &Path, format: &str) -> anyhow::Result<PromptsFile> {
     let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
     let trimmed = text.trim_start();
     let is_sharegpt = match format {
@@ -318,7 +318,19 @@ pub fn from_file(path: &Path, format: &str) -> anyhow::Result<(Vec<Prompt>, Stri
         if is_sharegpt { "sharegpt" } else { "jsonl" },
         path.display()
     );
-    Ok((prompts, label))
+    Ok(PromptsFile {
+        prompts,
+        label,
+        sha256: sweepkit::sha256::hex(text.as_bytes()),
+    })
+}
+
+/// A `--prompts-file` as read once: its prompts, its label
+/// (`FORMAT:PATH`) and the digest the workload names it by.
+pub struct PromptsFile {
+    pub prompts: Vec<Prompt>,
+    pub label: String,
+    pub sha256: String,
 }
 
 /// About 4 characters per token (OpenAI's rule of thumb), for lengths we

@@ -9,7 +9,7 @@ use sweepkit::exit;
 use sweepkit::records::{FailureKind, FailureRecord, ServerInfo, Stage, Workload};
 use sweepkit::report::Exit;
 
-use crate::body::{self, BodySpec};
+use crate::body::{Bodies, BodySpec};
 use crate::cli::{Args, Endpoint};
 use crate::client::{self, Target};
 use crate::level::Prepared;
@@ -37,6 +37,8 @@ pub struct Context {
     pub workload: Workload,
     /// `--trace`: each prompt's send time, ms after the first.
     pub trace_ms: Option<Arc<Vec<f64>>>,
+    /// `--sessions`: the sessions each level runs.
+    pub sessions: Option<Arc<crate::session_run::SessionRun>>,
 }
 
 pub enum ConnectError {
@@ -81,11 +83,29 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
         info.as_ref(),
         up.server.clone(),
     );
-    let pool = match &plan.trace {
-        Some(tp) => trace_pool(a, tp, &probe, &model)?,
-        None => prompt_pool(a, &probe, &model, pool_size(plan))?,
+    let pool = match (&plan.trace, &plan.sessions) {
+        (Some(tp), _) => trace_pool(a, tp, &probe, &model)?,
+        (None, Some(sp)) => session_pool(sp),
+        (None, None) => prompt_pool(a, &probe, &model, pool_size(plan))?,
     };
-    let prepared = prepare(a, plan, &model, &pool.prompts);
+    let bodies = bodies(a, plan, &model);
+    let prepared: Vec<Prepared> = pool.prompts.iter().map(|p| bodies.prepare(p)).collect();
+    let sessions = plan.sessions.as_ref().map(|sp| {
+        let needs_words = sp.has_blocks();
+        let vocab = needs_words
+            .then(|| block_words(a, &probe, &model))
+            .flatten();
+        Arc::new(crate::session_run::SessionRun {
+            scripts: crate::session_plan::scripts(sp, vocab.as_deref().unwrap_or(prompts::WORDS)),
+            bodies: bodies.clone(),
+            think_time: sp.think_time,
+            closed_speed: a
+                .speed
+                .as_ref()
+                .and_then(|s| s.first().copied())
+                .unwrap_or(1.0),
+        })
+    });
     let mut target = Target::new(
         &format!("{}{}", plan.base_url, plan.endpoint_path),
         auth.as_deref(),
@@ -118,6 +138,7 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
             .trace
             .as_ref()
             .map(|tp| Arc::new(crate::trace_prompts::times_ms(tp))),
+        sessions,
     })
 }
 
@@ -159,9 +180,7 @@ fn trace_pool(
 ) -> Result<Pool, Exit> {
     use crate::prompts::Tokenizer;
     let tok = RemoteTokenizer { probe, model };
-    let vocab = (!a.no_tokenize)
-        .then(|| crate::trace_prompts::one_token_words(&tok))
-        .flatten();
+    let vocab = block_words(a, probe, model);
     let chat = a.endpoint == Endpoint::Chat;
     let words = vocab.as_deref().unwrap_or(prompts::WORDS);
     let prompts = crate::trace_prompts::prompts(tp, chat, words)?;
@@ -196,16 +215,40 @@ fn trace_pool(
     })
 }
 
+/// The words Mooncake blocks are made of: those the server's tokenizer
+/// keeps whole (trace_prompts.rs), None without one.
+fn block_words(a: &Args, probe: &Probe, model: &str) -> Option<Vec<&'static str>> {
+    let tok = RemoteTokenizer { probe, model };
+    (!a.no_tokenize)
+        .then(|| crate::trace_prompts::one_token_words(&tok))
+        .flatten()
+}
+
+/// Sessions build each turn's request as they go: no prompts up front.
+fn session_pool(sp: &crate::session_plan::SessionsPlan) -> Pool {
+    Pool {
+        prompts: Vec::new(),
+        label: format!("sessions:{}", sp.path.display()),
+        method: Some(prompts::METHOD_APPROX.into()),
+        synthetic_input_tokens: None,
+        workload: sp.workload(),
+    }
+}
+
 /// `n` synthetic prompts (sized with the server's /tokenize when it has
 /// one) or the `--prompts-file`.
 fn prompt_pool(a: &Args, probe: &Probe, model: &str, n: usize) -> Result<Pool, Exit> {
     if let Some(path) = &a.prompts_file {
         let fmt = format!("{:?}", a.prompts_format).to_lowercase();
-        let (prompts, label) = prompts::from_file(path, &fmt)
+        let prompts::PromptsFile {
+            prompts,
+            label,
+            sha256,
+        } = prompts::from_file(path, &fmt)
             .map_err(|e| Exit::new(exit::BAD_INPUT, e.context("--prompts-file")))?;
         let workload = Workload {
             kind: label.split(':').next().unwrap_or_default().into(),
-            sha256: std::fs::read(path).ok().map(|b| sweepkit::sha256::hex(&b)),
+            sha256: Some(sha256),
             requests: prompts.len() as u64,
             ..Workload::default()
         };
@@ -238,10 +281,10 @@ fn prompt_pool(a: &Args, probe: &Probe, model: &str, n: usize) -> Result<Pool, E
     })
 }
 
-/// Each prompt's request body, built once.
-fn prepare(a: &Args, plan: &Plan, model: &str, prompts: &[Prompt]) -> Vec<Prepared> {
+/// The request bodies the flags ask for.
+fn bodies(a: &Args, plan: &Plan, model: &str) -> Bodies {
     let spec = BodySpec {
-        model,
+        model: model.to_string(),
         chat: a.endpoint == Endpoint::Chat,
         native: a.endpoint == Endpoint::Generate,
         stream: !a.no_stream,
@@ -249,26 +292,9 @@ fn prepare(a: &Args, plan: &Plan, model: &str, prompts: &[Prompt]) -> Vec<Prepar
         max_tokens: Some(a.max_tokens),
         ignore_eos: a.ignore_eos,
         temperature: a.temperature,
-        extra: plan.extra.as_ref(),
+        extra: plan.extra.clone(),
     };
-    // An --extra-body max_tokens wins over the flag: early stops are judged
-    // against what was really asked.
-    let extra_max = plan
-        .extra
-        .as_ref()
-        .and_then(|m| {
-            m.get("max_tokens")
-                .or_else(|| m.get("max_completion_tokens"))
-        })
-        .and_then(Value::as_u64);
-    prompts
-        .iter()
-        .map(|p| Prepared {
-            body: body::body(&spec, p).into(),
-            asked_tokens: Some(extra_max.or(p.output_tokens).unwrap_or(a.max_tokens)),
-            input_tokens: p.input_tokens,
-        })
-        .collect()
+    Bodies::new(spec, a.max_tokens)
 }
 
 /// A failure record for this run (stage bench), carrying the upstream.

@@ -92,6 +92,38 @@ fn block(id: u64, block_size: u64, vocab: &[&'static str]) -> Vec<&'static str> 
     words_of(&mut rng, vocab, block_size as usize)
 }
 
+/// Spells Mooncake hash ids as words, each id's block made once.
+pub(crate) struct Speller<'v> {
+    blocks: HashMap<u64, Vec<&'static str>>,
+    block_size: u64,
+    vocab: &'v [&'static str],
+}
+
+impl<'v> Speller<'v> {
+    pub(crate) fn new(block_size: u64, vocab: &'v [&'static str]) -> Self {
+        Speller {
+            blocks: HashMap::new(),
+            block_size,
+            vocab,
+        }
+    }
+
+    /// `input_length` words: the blocks of `ids` in turn, the last one cut.
+    pub(crate) fn spell(&mut self, input_length: u64, ids: &[u64]) -> String {
+        let mut ws: Vec<&str> = Vec::with_capacity(input_length as usize);
+        for id in ids {
+            let (size, vocab) = (self.block_size, self.vocab);
+            let b = self
+                .blocks
+                .entry(*id)
+                .or_insert_with(|| block(*id, size, vocab));
+            let room = input_length as usize - ws.len();
+            ws.extend_from_slice(&b[..room.min(b.len())]);
+        }
+        ws.join(" ")
+    }
+}
+
 /// The words of prompts.rs's list that `tok` makes exactly one token
 /// after a space, so a block of N words is N tokens on that server (a
 /// small model's vocabulary splits words the big ones keep whole). None
@@ -110,7 +142,7 @@ pub fn one_token_words(tok: &dyn Tokenizer) -> Option<Vec<&'static str>> {
 /// One prompt per entry, its blocks made of `vocab`'s words. `chat`: the
 /// endpoint takes messages (a trace's `messages` need it).
 pub fn prompts(tp: &TracePlan, chat: bool, vocab: &[&'static str]) -> Result<Vec<Prompt>, Exit> {
-    let mut blocks: HashMap<u64, Vec<&'static str>> = HashMap::new();
+    let mut blocks = Speller::new(tp.block_size, vocab);
     tp.entries
         .iter()
         .map(|e| {
@@ -118,17 +150,7 @@ pub fn prompts(tp: &TracePlan, chat: bool, vocab: &[&'static str]) -> Result<Vec
                 Input::Blocks {
                     input_length,
                     hash_ids,
-                } => {
-                    let mut ws: Vec<&str> = Vec::with_capacity(*input_length as usize);
-                    for id in hash_ids {
-                        let b = blocks
-                            .entry(*id)
-                            .or_insert_with(|| block(*id, tp.block_size, vocab));
-                        let room = *input_length as usize - ws.len();
-                        ws.extend_from_slice(&b[..room.min(b.len())]);
-                    }
-                    (ws.join(" "), None, *input_length)
-                }
+                } => (blocks.spell(*input_length, hash_ids), None, *input_length),
                 Input::Text(t) => (t.clone(), None, approx_tokens(t)),
                 Input::Messages(m) if chat => {
                     let n = approx_tokens(&m.to_string());

@@ -7,18 +7,22 @@ mod common;
 use common::*;
 use std::time::{Duration, Instant};
 
+/// 10 ms to the first token, then 20 ms each: a request of a few tokens
+/// is still streaming when the cancel picks drop it.
+const SLOW: [&str; 6] = [
+    "--exact-ttft",
+    "10ms",
+    "--exact-itl",
+    "20ms",
+    "--personality",
+    "vllm",
+];
+
 #[test]
 fn cancelled_requests_are_counted_apart_and_the_server_sees_them() {
     // 10 ms to the first token, then 20 ms each: 40 tokens take ~0.8 s,
     // far longer than the 150 ms after which a picked request is dropped.
-    let s = sim(&[
-        "--exact-ttft",
-        "10ms",
-        "--exact-itl",
-        "20ms",
-        "--personality",
-        "vllm",
-    ]);
+    let s = sim(&SLOW);
     let r = load_sim(
         &s,
         "-c 2 -n 12 --max-tokens 40 --ignore-eos --cancel-rate 0.5 --cancel-after 150ms \
@@ -72,5 +76,55 @@ fn cancel_flags_go_together() {
         r.stderr().contains("expected a share from 0 to 1"),
         "{}",
         r.stderr()
+    );
+}
+
+/// A cancelled request's prompt never reaches the server's usage count, so
+/// the trace's input-token check compares only the requests that ended:
+/// cancelling half the trace is not "another tokenizer".
+#[test]
+fn cancelled_trace_requests_do_not_skew_the_input_token_check() {
+    let s = sim(&SLOW);
+    let dir = testkit::temp_dir("loadgen-cancel-trace");
+    let trace = dir.join("trace.jsonl");
+    let text: String = (0..10)
+        .map(|i| {
+            format!(
+                "{{\"timestamp\": {}, \"input_length\": 16, \"output_length\": 6, \
+                 \"hash_ids\": [{i}, 100]}}\n",
+                i * 30
+            )
+        })
+        .collect();
+    std::fs::write(&trace, text).unwrap();
+    let r = load(
+        &s.base_url(),
+        &[
+            "--trace",
+            trace.to_str().unwrap(),
+            "--block-size",
+            "8",
+            "--cancel-rate",
+            "0.5",
+            "--cancel-after",
+            "40ms",
+            "--seed",
+            "5",
+            "--quiet",
+        ],
+    );
+    r.expect_code(0);
+    let b = &benches(&r)[0];
+    let cancelled = b["counts"]["cancelled"].as_u64().unwrap();
+    assert!((2..=8).contains(&cancelled), "{b}");
+    let w = &b["load"]["workload"];
+    let completed = b["counts"]["completed"].as_u64().unwrap();
+    assert_eq!(w["replayed_input_tokens"], 16 * completed, "{b}");
+    let warns = b["warnings"].as_array().cloned().unwrap_or_default();
+    assert!(
+        !warns
+            .iter()
+            .any(|x| x.as_str().unwrap().contains("input tokens")),
+        "{warns:?}"
     );
 }

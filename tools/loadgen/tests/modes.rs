@@ -127,6 +127,14 @@ fn prompts_file_sets_output_lengths() {
     let b = &benches(&r)[0];
     assert_eq!(b["counts"]["output_tokens"], 24);
     assert!(b["load"]["prompts"].as_str().unwrap().starts_with("jsonl:"));
+    // The workload names the file by its digest, and counts its prompts.
+    let w = &b["load"]["workload"];
+    let digest = sweepkit::sha256::hex(&std::fs::read(&p).unwrap());
+    assert_eq!(
+        (w["kind"].as_str(), w["sha256"].as_str()),
+        (Some("jsonl"), Some(digest.as_str())),
+        "{w}"
+    );
     // A bad prompts file is bad input.
     std::fs::write(&p, "{\"text\":1}\n").unwrap();
     let r = run(

@@ -69,6 +69,9 @@ impl Obs {
 pub struct Input {
     pub obs: Vec<Obs>,
     pub notes: Vec<String>,
+    /// `sweep --validate-on`'s replays (validation.rs): reported apart,
+    /// never observations.
+    pub validations: Vec<Value>,
 }
 
 /// Read one source (a file's whole text) into `input`. `Err` is an input
@@ -203,6 +206,10 @@ fn take_record(
     input: &mut Input,
     skipped: &mut BTreeMap<String, usize>,
 ) {
+    if rec.get(sweepkit::records::VALIDATION_FIELD).is_some() {
+        input.validations.push(rec);
+        return;
+    }
     let head = Head::of(&rec);
     let kind = head.record_type().unwrap_or("").to_string();
     let at = format!("{name}: line {line}");

@@ -48,6 +48,7 @@ pub mod svg_labels;
 pub mod table;
 pub mod table_cell;
 pub mod table_schedule;
+pub mod validation;
 pub mod views;
 pub mod wording;
 pub mod workload;
@@ -124,6 +125,7 @@ pub fn run_with(
     let mut inp = observations(&files, &sources, &mut stderr)?;
     partial::resolve(&mut inp);
     let notes = std::mem::take(&mut inp.notes);
+    let validations = std::mem::take(&mut inp.validations);
     let format = args.format.unwrap_or(Format::Text);
     let machine = matches!(format, Format::Csv | Format::Json);
     let (analyses, workloads) =
@@ -145,7 +147,7 @@ pub fn run_with(
         .map(|(_, a)| notes::table_notes(a, &all_text(&sources)))
         .unwrap_or_default();
     if let Some(path) = &args.report {
-        let html = report::html(&analyses, &views, &texts, started);
+        let html = report::html(&analyses, &views, &texts, started, &validations);
         std::fs::write(path, html)
             .with_context(|| format!("--report {}", path.display()))
             .code(exit::FAILURE)?;
@@ -162,22 +164,24 @@ pub fn run_with(
             v
         })
         .collect();
-    emit_all(
-        &analyses,
-        &shown,
-        format,
-        started,
-        &notes,
-        &workloads,
-        &mut stdout,
-    )?;
-    if format == Format::Text && workloads.iter().any(Option::is_some) {
+    let shown_to = Shown {
+        views: &shown,
+        table_notes: &notes,
+        workloads: &workloads,
+        validations: &validation::json(&validations),
+    };
+    emit_all(&analyses, &shown_to, format, started, &mut stdout)?;
+    if format == Format::Text && args.by == Some(cli::By::Workload) {
         let parts: Vec<(String, &analysis::Analysis)> = workloads
             .iter()
             .zip(&analyses)
             .filter_map(|(w, (_, a))| Some((w.clone()?, a)))
             .collect();
         stdout.write_all(redact::text(&workload::best_table(&parts)).as_bytes())?;
+    }
+    if matches!(format, Format::Text | Format::Markdown) && !validations.is_empty() {
+        let lines = validation::text(&validations);
+        stdout.write_all(redact::text(&format!("\n{lines}")).as_bytes())?;
     }
     stdout.flush()?;
     finish(&analyses, machine, &mut stderr)
@@ -376,15 +380,24 @@ fn analyse_groups(
 /// Write every analysis in `format`: per host, each table under a line
 /// naming the host, each summary record with its `host`, each CSV row
 /// with a `host` column (one header for all).
+/// What the output shows beside the analyses.
+struct Shown<'a> {
+    views: &'a [views::Views],
+    /// The adaptive sweep's notes (skipped, repeated cells), once, last.
+    table_notes: &'a str,
+    workloads: &'a [Option<String>],
+    /// `validation::json` of the --validate-on records, for JSON.
+    validations: &'a [serde_json::Value],
+}
+
 fn emit_all(
     analyses: &[(Option<host_id::HostId>, analysis::Analysis)],
-    views: &[views::Views],
+    shown: &Shown<'_>,
     format: Format,
     started: std::time::SystemTime,
-    table_notes: &str,
-    workloads: &[Option<String>],
     stdout: &mut impl Write,
 ) -> Result<(), Exit> {
+    let (views, table_notes, workloads) = (shown.views, shown.table_notes, shown.workloads);
     let title = |h: &host_id::HostId| format!("{} ({})", h.label, h.key);
     let mut csv_rows = Vec::new();
     for (i, (host, a)) in analyses.iter().enumerate() {
@@ -432,6 +445,7 @@ fn emit_all(
                 let mut rec = export::summary::summary(a, started);
                 rec.host = host.as_ref().map(title);
                 rec.workload = workload;
+                rec.validations = shown.validations.to_vec();
                 if let Some(d) = rec.details.as_mut() {
                     views::json_into(d, a, &views[i]);
                 }

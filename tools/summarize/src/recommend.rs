@@ -48,14 +48,9 @@ pub fn of(a: &Analysis) -> Recommendation {
     Recommendation { action, why }
 }
 
-/// A score as every line prints it: three decimals for a weighted score
-/// (a fraction of the best), else the metric's own rounding.
+/// A score as every line prints it (`wording::score`).
 pub fn score_text(a: &Analysis, x: Option<f64>) -> String {
-    match (x, a.opts.objective) {
-        (None, _) => "no score".into(),
-        (Some(x), Objective::Weighted) => format!("{x:.3}"),
-        (Some(x), _) => num(x),
-    }
+    crate::wording::score(a.opts.objective, x)
 }
 
 /// The pick's score and what it means.

@@ -40,6 +40,7 @@ pub fn html(
     views: &[Views],
     texts: &[&str],
     started: std::time::SystemTime,
+    validations: &[serde_json::Value],
 ) -> String {
     let a0 = &analyses[0].1;
     let g = report_data::gather(&a0.model, texts);
@@ -87,6 +88,7 @@ pub fn html(
         out += &timeline(a, &views[i], &sfx);
         out += &warnings(a, &sfx);
     }
+    out += &crate::validation::html(validations);
     out += &failures(&g);
     out += &provenance(a0, &g, started);
     out += "</body></html>\n";

@@ -292,11 +292,7 @@ fn note(
         })
         .collect();
     let obj = a.opts.objective.name();
-    let fmt = |x: Option<f64>| match (x, a.opts.objective) {
-        (None, _) => "none".to_string(),
-        (Some(x), Objective::Weighted) => format!("{x:.3}"),
-        (Some(x), _) => crate::wording::num(x),
-    };
+    let fmt = |x| crate::wording::score(a.opts.objective, x);
     let seen = format!(
         "static {top} is KV-bound where the uncapped schedule drafts less (its requests \
          waited longer for a first token, by {}), and both servers reserve speculative KV \

@@ -286,11 +286,7 @@ fn decision_line(
     pick: &Option<String>,
 ) -> String {
     let obj = opts.objective.name();
-    let fmt = |x: Option<f64>| match (x, opts.objective) {
-        (None, _) => "none".to_string(),
-        (Some(x), Objective::Weighted) => format!("{x:.3}"),
-        (Some(x), _) => crate::wording::num(x),
-    };
+    let fmt = |x| crate::wording::score(opts.objective, x);
     let pick = pick.as_deref().unwrap_or("none");
     let score = fmt(score);
     let pick_score = fmt(pick_score);

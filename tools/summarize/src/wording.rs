@@ -1,6 +1,7 @@
 //! Numbers and failures in the words people read: shared by the analysis
 //! (its decision texts) and the renderers, so neither needs the other.
 
+use crate::cli::Objective;
 use crate::input::FailureInfo;
 
 /// A number as people read it: no decimals from 100 up, one from 10, else two.
@@ -12,6 +13,16 @@ pub fn num(x: f64) -> String {
         format!("{x:.1}")
     } else {
         format!("{x:.2}")
+    }
+}
+
+/// A score as every line prints it: three decimals for a weighted score
+/// (a fraction of the best), else the metric's own rounding.
+pub fn score(objective: Objective, x: Option<f64>) -> String {
+    match (x, objective) {
+        (None, _) => "no score".into(),
+        (Some(x), Objective::Weighted) => format!("{x:.3}"),
+        (Some(x), _) => num(x),
     }
 }
 

@@ -204,6 +204,20 @@ fn one_run_each_is_noise_unknown_and_the_derivation_ignores_the_schedules_record
     let sc = summary(&run)["details"]["schedule"][0].clone();
     assert_eq!(level(&sc, "c=1")["vs_best_static"]["verdict"], "unknown");
     assert_eq!(level(&sc, "c=16")["vs_best_static"]["change_pct"], -0.67);
+    // Markdown says "noise unknown" once, in the recommendation, not per cell.
+    let md = summarize(&["--format", "markdown", &f], "");
+    md.expect_code(0);
+    assert!(
+        md.stdout().contains("| ↳ vs best static | -0.6% | -0.7% |"),
+        "{}",
+        md.stdout()
+    );
+    assert_eq!(
+        md.stdout().matches("noise unknown").count(),
+        1,
+        "{}",
+        md.stdout()
+    );
     // A sweep run again into this file derives from the static values
     // only (the schedule's own records would make `schedule` vary).
     let run = summarize(&["--schedule", "sglang", &f], "");

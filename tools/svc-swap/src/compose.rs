@@ -68,6 +68,11 @@ fn target_err(msg: String) -> Exit {
     Exit::new(exit::TARGET_ERROR, anyhow::anyhow!(msg))
 }
 
+/// `/run/sweepkit-swap/compose-PROJECT-SERVICE`: its swap jobs' state.
+fn state_dir(project: &str, service: &str) -> String {
+    format!("/run/sweepkit-swap/compose-{project}-{service}")
+}
+
 /// True when the live argv is `want`, a word of `want` with a variable in
 /// it (`${MODEL}`, Compose's to fill in) matching any one word.
 fn same_argv(live: &[String], want: &[String]) -> bool {
@@ -113,6 +118,9 @@ impl<'t> Compose<'t> {
                 cur.name
             )));
         }
+        // Up would start a service its user stopped (issue 37), as a
+        // container swap would.
+        container::absent::refuse_stopped(t, &cur, &state_dir(&project, service))?;
         // Up with -f FILE reads that file alone: a project made from
         // several (an override file) would lose the others' settings.
         let files = cur.label(FILES_LABEL).unwrap_or_default();
@@ -317,10 +325,7 @@ impl Target for Compose<'_> {
     }
 
     fn state_dir(&self) -> String {
-        format!(
-            "/run/sweepkit-swap/compose-{}-{}",
-            self.project, self.service
-        )
+        state_dir(&self.project, &self.service)
     }
 
     fn live_matches(&mut self, line: &ExecLine) -> Result<bool, Exit> {

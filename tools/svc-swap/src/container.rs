@@ -10,6 +10,7 @@ pub mod absent;
 pub mod create;
 pub mod definition;
 pub mod inspect;
+pub mod sealed;
 
 use sweepkit::exit;
 use sweepkit::records::{
@@ -203,6 +204,20 @@ impl<'t> Container<'t> {
         Ok(definition::render(self.engine.cli(), c, cmd, &rc, stop_s))
     }
 
+    /// A kept definition's command with its secret values filled back in
+    /// (`sealed.rs`) from the live container's command or, failing that,
+    /// the kept one's (NAME.sweepkit-prev).
+    fn unsealed(&self, command: &[String], file: &str) -> Result<Vec<String>, Exit> {
+        let live = [&self.cur.argv[..]];
+        if let Ok(v) = sealed::unseal(command, &live) {
+            return Ok(v);
+        }
+        let prev = format!("{}.sweepkit-prev", self.name());
+        let kept = lookup(self.t, self.engine, &prev)?.map(|c| c.argv);
+        let holders = [&self.cur.argv[..], kept.as_deref().unwrap_or_default()];
+        sealed::unseal(command, &holders).map_err(|e| target_err(format!("{file}: {e}")))
+    }
+
     /// Old PIDs on the host (`top`): what `--gpu` looks for in nvidia-smi,
     /// which lists host PIDs.
     fn host_pids(&self, c: &Inspected) -> Vec<u32> {
@@ -298,13 +313,14 @@ impl Target for Container<'_> {
         let text =
             far_side::read_file(self.t, &b)?.ok_or_else(|| target_err(format!("{b} vanished")))?;
         let d = definition::parse(&text).map_err(|e| target_err(format!("{b}: {e}")))?;
+        let command = self.unsealed(&d.command, &b)?;
         let mut argv = self.cur.server_entrypoint().to_vec();
-        argv.extend(d.command.iter().cloned());
+        argv.extend(command.iter().cloned());
         let s = self.stop_s(&Opts::default(), &self.cur);
         Ok(Plan {
             path,
             old: Some(self.render(&self.cur, self.cur.cmd(), s)?),
-            new: Some(self.render(&self.cur, &d.command, s)?),
+            new: Some(self.render(&self.cur, &command, s)?),
             line: line_of(&argv),
             restores: Some(b),
             method: SwapMethod::Container,

@@ -126,27 +126,12 @@ pub fn write_file(t: &dyn Transport, path: &str, text: &str) -> Result<(), Exit>
         .map_err(|e| Exit::new(e.exit_code(), anyhow::anyhow!(e)))
 }
 
-/// Write a file only its owner may read (mode 0600 from its first byte:
-/// it may hold a server's secrets, such as a command's `--api-key`),
-/// atomically, creating the directory; its copies (`cp -p`) keep the mode.
+/// Write a file only its owner may read, atomically
+/// (`Transport::write_private_file`: mode 0600 from its first byte, the
+/// directory created); a lost session is the transport's exit code.
 pub fn write_private(t: &dyn Transport, path: &str, text: &str) -> Result<(), Exit> {
-    let script = r#"umask 077
-case $1 in */*) mkdir -p -- "${1%/*}" || exit 1 ;; esac
-t="$1.sweepkit-tmp.$$"
-cat >"$t" && chmod 600 -- "$t" && mv -f -- "$t" "$1" || { rm -f -- "$t"; exit 1; }"#;
-    let out = run_in(
-        t,
-        &["sh", "-c", script, "sh", path],
-        Some(text.as_bytes()),
-        SHORT,
-    )?;
-    if out.success() {
-        return Ok(());
-    }
-    Err(Exit::new(
-        exit::FAILURE,
-        anyhow::anyhow!("writing {path}: {}", out.stderr_str().trim()),
-    ))
+    t.write_private_file(path, text.as_bytes(), SHORT)
+        .map_err(|e| Exit::new(e.exit_code(), anyhow::anyhow!(e)))
 }
 
 /// Backups of `path` (`PATH.sweepkit-bak.STAMP`), oldest first.

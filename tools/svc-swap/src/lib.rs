@@ -388,12 +388,9 @@ fn preflight_gate(
             argv.extend(a.implied);
             notes.extend(a.notes);
         }
-        let findings = preflight::check(&argv).map_err(|e| reject(e.to_string()))?;
+        let findings =
+            preflight::check_for_load(&argv, args.max_load).map_err(|e| reject(e.to_string()))?;
         notes.extend(findings.notes);
-    }
-    // A load that never passes the cap needs no word about it.
-    if args.max_load.is_some_and(|m| m <= preflight::CAP) {
-        notes.retain(|n| !n.starts_with(preflight::CAP_NOTE));
     }
     if !args.quiet_preflight {
         for n in &notes {

@@ -75,10 +75,14 @@ pub struct Findings {
 /// Does `argv` start an SGLang server (or llm-sim, which mimics SGLang
 /// unless told `--personality vllm` or another personality)?
 pub fn is_sglang(argv: &[String]) -> bool {
-    let prog = argv
-        .first()
-        .map(|p| p.rsplit('/').next().unwrap_or(p))
-        .unwrap_or("");
+    let base = |p: &String| p.rsplit('/').next().unwrap_or(p).to_string();
+    // Behind `srun --opt=V ...` (sweep --slurm runs the server as a job
+    // step) the program is the first word that is not an option.
+    let prog = match argv.first().map(base).as_deref() {
+        Some("srun") => argv[1..].iter().find(|w| !w.starts_with('-')).map(base),
+        _ => argv.first().map(base),
+    }
+    .unwrap_or_default();
     if prog == "llm-sim" {
         return flag(argv, "personality").is_none_or(|p| p == "sglang");
     }
@@ -143,6 +147,12 @@ fn int(argv: &[String], name: &'static str) -> Result<Option<i64>, Refusal> {
 /// Check an SGLang command line. `Err` is the one-line reason SGLang would
 /// fail at start-up; `Ok` carries what it will force instead.
 pub fn check(argv: &[String]) -> Result<Findings, Refusal> {
+    check_for_load(argv, None)
+}
+
+/// [`check`], for a load of at most `max_load` requests at once when
+/// known: a load that never passes SGLang's cap needs no word about it.
+pub fn check_for_load(argv: &[String], max_load: Option<u32>) -> Result<Findings, Refusal> {
     let mut f = Findings::default();
     let (steps, topk, draft) = (int(argv, STEPS)?, int(argv, TOPK)?, int(argv, DRAFT)?);
     let Some(algo) = flag(argv, ALGO) else {
@@ -157,7 +167,9 @@ pub fn check(argv: &[String]) -> Result<Findings, Refusal> {
         return Ok(f);
     };
     let upper = algorithm(&algo, &mut f)?;
-    cap_note(argv, &mut f);
+    if max_load.is_none_or(|m| m > CAP) {
+        cap_note(argv, &mut f);
+    }
     // NGRAM and DFLASH take their shape from other flags.
     if upper != "NGRAM" && upper != "DFLASH" {
         eagle_rules(steps, topk, draft, &mut f)?;
@@ -188,9 +200,9 @@ fn algorithm(algo: &str, f: &mut Findings) -> Result<String, Refusal> {
 }
 
 /// The requests SGLang runs at once with speculation on and
-/// --max-running-requests unset; the note about it begins [`CAP_NOTE`].
-pub const CAP: u32 = 48;
-pub const CAP_NOTE: &str = "SGLang sets max_running_requests to 48";
+/// --max-running-requests unset.
+const CAP: u32 = 48;
+const CAP_NOTE: &str = "SGLang sets max_running_requests to 48";
 
 /// Speculation caps the batch when --max-running-requests is unset.
 fn cap_note(argv: &[String], f: &mut Findings) {
@@ -296,6 +308,12 @@ mod tests {
         assert!(is_sglang(&argv("/opt/bin/llm-sim --port 1")));
         assert!(is_sglang(&argv("llm-sim --personality sglang")));
         assert!(!is_sglang(&argv("llm-sim --personality vllm")));
+        assert!(is_sglang(&argv(
+            "srun --overlap --ntasks=1 /opt/bin/llm-sim --port 1"
+        )));
+        assert!(!is_sglang(&argv(
+            "srun --overlap llm-sim --personality vllm"
+        )));
         assert!(!is_sglang(&argv("llm-sim --personality=vllm")));
         assert!(!is_sglang(&argv("/usr/bin/vllm serve m --port 1")));
         assert!(!is_sglang(&argv("/opt/llama-server -m x.gguf")));
@@ -374,6 +392,12 @@ mod tests {
         let base =
             "--speculative-algorithm EAGLE --speculative-num-steps 1 --speculative-eagle-topk 1";
         assert!(notes(base).iter().any(|n| n.starts_with(CAP_NOTE)));
+        let capped = |load| check_for_load(&sg(base), Some(load)).unwrap().notes;
+        assert!(capped(49).iter().any(|n| n.starts_with(CAP_NOTE)));
+        assert!(
+            !capped(48).iter().any(|n| n.contains("48")),
+            "a load within the cap"
+        );
         let n = notes(&format!("{base} --max-running-requests 64"));
         assert!(!n.iter().any(|n| n.contains("48")), "{n:?}");
         assert!(notes("--speculative-algorithm NGRAM")

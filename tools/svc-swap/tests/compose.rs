@@ -117,6 +117,17 @@ impl Stack {
         swap(&[&["--compose", file.as_str(), "--service", svc], args].concat())
     }
 
+    /// The same with `path` as PATH (a stand-in engine first:
+    /// testkit::outage).
+    fn swap_with_path(&self, path: &str, args: &[&str]) -> Run {
+        let file = self.file();
+        let mut c = support::command();
+        c.args(["--compose", &file, "--service", "sim"])
+            .args(args)
+            .env("PATH", path);
+        testkit::run(c, "")
+    }
+
     fn id(&self) -> String {
         Ctr::inspect_of(&self.name, "{{.Id}}")
     }
@@ -240,6 +251,13 @@ fn compose_service_that_crashes_at_load_is_put_back_by_the_job() {
     let r = s.swap("sim", &["--set", "crash-on-load"]);
     let rec = r.expect_one(25);
     assert_eq!(rec["running"], "old", "{rec}");
+    // Regression (issue 37): the reason sent the user to `podman logs`
+    // of a container the rollback had already replaced.
+    let reason = rec["reason"].as_str().unwrap_or_default();
+    assert!(
+        !reason.contains("podman logs") && reason.contains("log_tail"),
+        "{rec}"
+    );
     assert!(
         rec["log_tail"].to_string().contains("CUDA out of memory"),
         "{rec}"
@@ -254,6 +272,73 @@ fn compose_service_that_crashes_at_load_is_put_back_by_the_job() {
     support::late_crash_is_rolled_back(s.port, |edits| s.swap("sim", edits));
     assert_eq!(s.p.text(), before, "the file is put back");
     assert_eq!(s.info()["speculative_num_steps"], 1);
+}
+
+/// Regression (issue 37): with the engine refusing every call for a few
+/// seconds from the new config's create, the job's rollback (compose up
+/// with the old file) failed at once too: no container for the service,
+/// `running: none`, exit 24, the config blamed. It now rides the outage
+/// out (up to --wait) as the plain container's does: the old config
+/// serves again, and the failure is the engine's (28, transport).
+#[test]
+fn compose_rollback_rides_out_an_engine_outage() {
+    if !testkit::podman::compose_gate() {
+        return;
+    }
+    let t0 = std::time::Instant::now();
+    let s = Stack::up("coutage", Form::Flow);
+    let before = s.p.text();
+    let o = testkit::outage::Outage::new("podman");
+    o.from_first("create", 4);
+    let args = ["--engine", "podman", "--set", "speculative-num-steps=2"];
+    let rec = s
+        .swap_with_path(&o.path(), &[&args[..], &["--wait", "20s"]].concat())
+        .expect_one(28);
+    assert_eq!(
+        (&rec["running"], &rec["class"]),
+        (&"old".into(), &"transport".into()),
+        "{rec}"
+    );
+    assert!(o.refused().contains("create"), "{}", o.refused());
+    assert_eq!(s.p.text(), before, "the file is put back");
+    assert_eq!(s.info()["speculative_num_steps"], 1);
+    eprintln!("took {:.1}s", t0.elapsed().as_secs_f64());
+}
+
+/// Regression (issue 37, as for --container): a service its user had
+/// stopped was re-created and left running; and with the engine's probes
+/// answering but its `ps` refused, the swap failed with exit 20, the
+/// config's. Now the stopped service is refused (20, still stopped) and
+/// the engine that does not answer is 28, class transport.
+#[test]
+fn compose_refuses_a_stopped_service_and_an_engine_outage_is_transport() {
+    if !testkit::podman::compose_gate() {
+        return;
+    }
+    let t0 = std::time::Instant::now();
+    let s = Stack::up("cstopped", Form::Flow);
+    let podman = |verb: &str| {
+        testkit::helper::checked(
+            std::process::Command::new("podman").args([verb, "--", &s.name]),
+            verb,
+        )
+    };
+    podman("stop");
+    let args = ["--engine", "podman", "--set", "speculative-num-steps=2"];
+    s.swap("sim", &args)
+        .expect_one_error(20, "a stopped server is not a swap target");
+    assert_eq!(Ctr::inspect_of(&s.name, "{{.State.Running}}"), "false");
+    podman("start");
+    s.info();
+    let o = testkit::outage::Outage::new("podman");
+    o.now(30);
+    o.spare_version();
+    let rec = s.swap_with_path(&o.path(), &args).expect_one(28);
+    assert_eq!(rec["class"], "transport", "{rec}");
+    let reason = rec["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("did not answer"), "{rec}");
+    assert_eq!(s.info()["speculative_num_steps"], 1);
+    eprintln!("took {:.1}s", t0.elapsed().as_secs_f64());
 }
 
 #[test]

@@ -287,18 +287,26 @@ fn a_container_its_user_stopped_is_refused_one_that_crashed_is_not() {
 }
 
 /// Regression: the definition file and its backups held the command
-/// (`--api-key` and all) at mode 0644; and a config that exited at once
-/// pointed to `podman logs NAME` for a container already removed.
+/// (`--api-key` and all) at mode 0644, and kept the key in clear after
+/// the run; a config that exited at once pointed to `podman logs NAME`
+/// for a container already removed. Now 0600, the key sealed (a
+/// fingerprint), and `--restore` fills it back from the live container.
 #[test]
-fn the_kept_definition_is_private_and_a_failed_start_points_to_the_record() {
+fn the_kept_definition_is_private_and_keyless_and_a_failed_start_points_to_the_record() {
     if !testkit::podman::gate() {
         return;
     }
+    let t0 = Instant::now();
     let s = Sim::start("private");
-    s.swap(None, &["--set", "api-key=sk-test-hctr"])
+    let key = format!("sk-test-hctr-{}", std::process::id());
+    s.swap(None, &["--set", &format!("api-key={key}")])
         .expect_one(0);
     s.swap(None, &["--set", "speculative-num-steps=2"])
         .expect_one(0);
+    assert_eq!(
+        testkit::podman::state_files_holding(&key),
+        Vec::<String>::new()
+    );
     let def = format!("/run/sweepkit-swap/container-podman-{}.json", s.name());
     let mut files = vec![def.clone()];
     for e in std::fs::read_dir("/run/sweepkit-swap").unwrap().flatten() {
@@ -312,6 +320,17 @@ fn the_kept_definition_is_private_and_a_failed_start_points_to_the_record() {
         let mode = std::fs::metadata(f).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "{f}");
     }
+    s.swap(None, &["--restore"]).expect_one(0);
+    let cmd = s.c.inspect("{{json .Config.Cmd}}");
+    assert!(
+        cmd.contains(&format!(r#""--api-key","{key}""#))
+            && cmd.contains(r#""--speculative-num-steps","1""#),
+        "the restore filled the key back: {cmd}"
+    );
+    assert_eq!(
+        testkit::podman::state_files_holding(&key),
+        Vec::<String>::new()
+    );
     let rec = s.swap(None, &["--set", "crash-on-load"]).expect_one(25);
     assert!(!reason(&rec).contains("podman logs"), "{rec}");
     assert!(reason(&rec).contains("log_tail"), "{rec}");
@@ -319,4 +338,5 @@ fn the_kept_definition_is_private_and_a_failed_start_points_to_the_record() {
         rec["log_tail"].to_string().contains("CUDA out of memory"),
         "{rec}"
     );
+    eprintln!("took {:.1}s", t0.elapsed().as_secs_f64());
 }

@@ -198,13 +198,33 @@ pub enum Command {
         /// with the pick or the original)
         #[arg(long, value_name = "SERVER", value_parser = ["vllm", "sglang"])]
         schedule: Option<String>,
-        /// Apply the winner first: SUMMARY is summarize's summary record
-        /// of RESULTS (`summarize --format json`)
-        #[arg(long, value_name = "SUMMARY")]
-        keep_winner: Option<String>,
-        /// summarize's exit status for --keep-winner's SUMMARY
+        /// Apply the winner last (the schedule when it wins, else
+        /// summarize's pick)
+        #[arg(long)]
+        keep_winner: bool,
+        /// summarize's summary record of RESULTS (`summarize --format
+        /// json`), for --keep-winner and --validate-on
+        #[arg(long, value_name = "SUMMARY", conflicts_with = "summarize")]
+        summary: Option<String>,
+        /// summarize's exit status for SUMMARY
         #[arg(long, value_name = "RC", default_value_t = 0)]
         summarize_exit: u8,
+        /// Run summarize (this path) once for SUMMARY, into DIR/summary
+        #[arg(long, value_name = "PATH")]
+        summarize: Option<String>,
+        /// An argument for --summarize (repeatable)
+        #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+        sum_arg: Vec<String>,
+        /// sweep --validate-on: replay trace FILE against the pick (and
+        /// the schedule) before the rest of the end
+        #[arg(long, value_name = "FILE")]
+        validate_on: Option<String>,
+        /// sweep --slo: loadgen --slo for the replay
+        #[arg(long, value_name = "TERMS", requires = "validate_on")]
+        slo: Option<String>,
+        /// loadgen's words for the replay (repeatable)
+        #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+        validate_load: Vec<String>,
         /// The swap that ran last (none: the first is asked for)
         #[arg(long, value_enum)]
         after: Option<crate::end::Swap>,
@@ -227,6 +247,24 @@ pub enum Command {
         interrupted: bool,
         #[arg(value_name = "RESULTS")]
         results: String,
+    },
+    /// Mark loadgen's records on stdin as sweep --validate-on's replay
+    /// (a `validation` object), for the results file: never one of the
+    /// sweep's results
+    Validation {
+        /// What was validated
+        #[arg(long, value_parser = ["pick", "schedule"])]
+        of: String,
+        /// The trace replayed
+        #[arg(long, value_name = "FILE")]
+        trace: String,
+        /// The objectives loadgen judged goodput by
+        #[arg(long, value_name = "TERMS")]
+        slo: Option<String>,
+        /// The config replayed against (a JSON object), for records
+        /// whose own `config` is empty (loadgen ran with no upstream)
+        #[arg(long, value_name = "JSON")]
+        config: Option<String>,
     },
     /// svc-swap's words that put ORIGIN's original config back, one per
     /// line; every swept key must be in it
@@ -503,6 +541,10 @@ pub struct SweepRun {
     /// svc-swap's, wait-ready's and loadgen's paths
     #[arg(long, value_names = ["SVC_SWAP", "WAIT_READY", "LOADGEN"], num_args = 3, required = true)]
     pub tools: Vec<String>,
+    /// summarize's path: `slurm` scores the --adaptive search and
+    /// derives the --schedule with it
+    #[arg(long, value_name = "SUMMARIZE")]
+    pub summarize: Option<String>,
     #[arg(
         value_name = "SWEEP_ARG",
         trailing_var_arg = true,

@@ -87,50 +87,29 @@ fn is_target(rec: &SwapRecord, pid: u32) -> bool {
 fn path_exists(url: &str) -> Result<(), String> {
     match http_status(url, std::time::Duration::from_secs(2)) {
         Some(status @ (404 | 405)) => Err(format!(
-            "--url {url} answers HTTP {status} (no such path), and with no --server wait-ready probes just that: give --server KIND (sglang, vllm, llama.cpp, openai, llm-sim) to probe the server's health path (the target was not touched)"
+            "--url {url} answers HTTP {status} (no such path), and with no --server wait-ready probes just that: give --server KIND ({}) to probe the server's health path (the target was not touched)",
+            sweepkit::server_kind::list()
         )),
         _ => Ok(()),
     }
 }
 
 /// The status of one plain-HTTP GET of `url`, if it answers in `limit`
-/// (https is left to wait-ready, which speaks it).
+/// (https is left to wait-ready, which speaks it). A redirect is an
+/// answer too: not followed.
 fn http_status(url: &str, limit: std::time::Duration) -> Option<u16> {
-    use std::io::{Read, Write};
-    use std::net::{TcpStream, ToSocketAddrs};
-    let rest = url.strip_prefix("http://")?;
-    let (auth, path) = rest
-        .find(['/', '?'])
-        .map_or((rest, "/"), |i| rest.split_at(i));
-    let path = if path.starts_with('?') {
-        format!("/{path}")
-    } else {
-        path.to_string()
-    };
-    let host = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
-    let (port, _) = url_port(url)?;
-    let name = match host.rsplit_once(':') {
-        Some((h, p)) if !p.contains(']') => h,
-        _ => host,
-    };
-    let name = name.trim_start_matches('[').trim_end_matches(']');
-    let addr = (name, port).to_socket_addrs().ok()?.next()?;
-    let mut s = TcpStream::connect_timeout(&addr, limit).ok()?;
-    s.set_read_timeout(Some(limit)).ok()?;
-    s.set_write_timeout(Some(limit)).ok()?;
-    write!(
-        s,
-        "GET {path} HTTP/1.0\r\nHost: {host}\r\nConnection: close\r\n\r\n"
-    )
-    .ok()?;
-    let mut buf = [0u8; 64];
-    let n = s.read(&mut buf).ok()?;
-    let line = std::str::from_utf8(&buf[..n]).ok()?;
-    line.strip_prefix("HTTP/")?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
+    if !url.starts_with("http://") {
+        return None;
+    }
+    let agent = ureq::AgentBuilder::new()
+        .timeout(limit)
+        .redirects(0)
+        .build();
+    match agent.get(url).call() {
+        Ok(r) => Some(r.status()),
+        Err(ureq::Error::Status(code, _)) => Some(code),
+        Err(ureq::Error::Transport(_)) => None,
+    }
 }
 
 /// Every swept flag the launch line lacks must be declared new: svc-swap
@@ -184,26 +163,13 @@ fn distance(a: &str, b: &str) -> usize {
 /// The port `url` reaches (its scheme's default when it names none), and
 /// whether its host is this machine's loopback.
 fn url_port(url: &str) -> Option<(u16, bool)> {
-    let (scheme, rest) = url.split_once("://")?;
-    let auth = rest.split(['/', '?', '#']).next()?;
-    let auth = auth.rsplit_once('@').map_or(auth, |(_, h)| h);
-    let (host, port) = match auth.rsplit_once(':') {
-        Some((h, p)) if !p.contains(']') => (h, p.parse().ok()?),
-        _ => (
-            auth,
-            if scheme.eq_ignore_ascii_case("https") {
-                443
-            } else {
-                80
-            },
-        ),
+    let u = url::Url::parse(url).ok()?;
+    let loopback = match u.host()? {
+        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
+        url::Host::Ipv4(ip) => ip.is_loopback(),
+        url::Host::Ipv6(ip) => ip.is_loopback(),
     };
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    let loopback = host == "localhost"
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback());
-    Some((port, loopback))
+    Some((u.port_or_known_default()?, loopback))
 }
 
 /// The port the target listens on, when known, and where that was read:
@@ -299,7 +265,15 @@ mod tests {
             std::thread::spawn(move || {
                 use std::io::{Read, Write};
                 let (mut c, _) = l.accept().unwrap();
-                let _ = c.read(&mut [0u8; 512]);
+                // The whole request head first: answering mid-request would
+                // reset a client still writing it.
+                let (mut head, mut buf) = (Vec::new(), [0u8; 512]);
+                while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match c.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => head.extend_from_slice(&buf[..n]),
+                    }
+                }
                 let _ = write!(c, "HTTP/1.1 {status} X\r\nContent-Length: 0\r\n\r\n");
             });
             format!("http://127.0.0.1:{port}")

@@ -34,6 +34,14 @@ pub enum Swap {
     Winner,
     /// The original config.
     Original,
+    /// --validate-on's: the pick applied to be validated.
+    PickToValidate,
+    /// --validate-on's: the trace replayed against the pick.
+    ValidatedPick,
+    /// --validate-on's: the schedule applied to be validated.
+    ScheduleToValidate,
+    /// --validate-on's: the trace replayed against the schedule.
+    ValidatedSchedule,
 }
 
 /// One answer of `end`.
@@ -54,11 +62,25 @@ pub struct End {
     pub line: String,
     pub to_swap: Vec<String>,
     pub to_ready: Vec<String>,
+    /// With `validate`: loadgen's words, and `sweep-plan validation`'s
+    /// (the records it marks go to the results file).
+    pub to_load: Vec<String>,
+    pub mark: Vec<String>,
     /// The words to ask again with, after the swap (`--after ...`).
     pub again: Vec<String>,
     /// With `done`: the error to print, and sweep's exit status (0 or 42).
     pub error: String,
     pub exit: u8,
+}
+
+/// What `--validate-on` hands `sweep-plan end`.
+#[derive(Debug, Clone, Default)]
+pub struct Validate {
+    pub file: String,
+    pub slo: Option<String>,
+    /// loadgen's words for the replay (`--url ...`, the sweep's own load
+    /// words without those that shape its levels).
+    pub load: Vec<String>,
 }
 
 /// What `end` reads to decide.
@@ -68,8 +90,13 @@ pub struct Inputs<'a> {
     pub original: Vec<String>,
     /// `--schedule`'s server.
     pub schedule: Option<&'a str>,
-    /// `--keep-winner`: summarize's summary (its path, its parsed record).
+    /// summarize's summary (its path, its parsed record), when the end
+    /// needs it (--keep-winner, --validate-on).
     pub winner: Option<(&'a str, serde_json::Value)>,
+    /// --keep-winner: the winner stays applied.
+    pub keep_winner: bool,
+    /// --validate-on: replay a trace against the pick (and schedule).
+    pub validate: Option<Validate>,
     pub summarize_exit: u8,
     pub retries: usize,
     /// Where the schedule record to apply is written.
@@ -118,7 +145,7 @@ pub fn next(
     };
     let ok = exits == [exit::OK, exit::OK];
     match after {
-        None if i.winner.is_some() => winner(i),
+        None if i.keep_winner => winner(i),
         None => Ok(original(i, 0)),
         Some(_) if ok => Ok(done(String::new(), exit::OK)),
         Some(Swap::Original)
@@ -140,7 +167,8 @@ pub fn next(
         Some(Swap::Original) if exits == [exit::OK, exit::NOT_FOUND] => {
             Ok(done(String::new(), exit::OK))
         }
-        Some(Swap::Winner) => {
+        Some(Swap::Winner | Swap::PickToValidate | Swap::ValidatedPick)
+        | Some(Swap::ScheduleToValidate | Swap::ValidatedSchedule) => {
             let mut e = original(i, 0);
             e.warning = format!(
                 "applying the winner failed ({}); restoring the original config",
@@ -169,7 +197,7 @@ pub fn next(
     }
 }
 
-fn done(error: String, code: u8) -> End {
+pub(crate) fn done(error: String, code: u8) -> End {
     End {
         tag: "end",
         action: "done",
@@ -180,14 +208,14 @@ fn done(error: String, code: u8) -> End {
 }
 
 /// svc-swap's words that undo the schedule step's own flags.
-fn undo_schedule(i: &Inputs<'_>) -> Vec<String> {
+pub(crate) fn undo_schedule(i: &Inputs<'_>) -> Vec<String> {
     i.schedule
         .map(|s| schedule::restore_words(i.lines, s, i.keys))
         .unwrap_or_default()
 }
 
 /// Try `attempt` of the original config.
-fn original(i: &Inputs<'_>, attempt: usize) -> End {
+pub(crate) fn original(i: &Inputs<'_>, attempt: usize) -> End {
     let mut to_swap = vec!["--no-preflight".to_string()];
     to_swap.extend(i.original.iter().cloned());
     to_swap.extend(undo_schedule(i));
@@ -220,7 +248,7 @@ fn original(i: &Inputs<'_>, attempt: usize) -> End {
 
 /// --keep-winner's swap: the schedule when it wins, else summarize's pick;
 /// nothing picked: the original, with the warning.
-fn winner(i: &Inputs<'_>) -> Result<End, String> {
+pub(crate) fn winner(i: &Inputs<'_>) -> Result<End, String> {
     let Some((path, summary)) = &i.winner else {
         return Ok(original(i, 0));
     };
@@ -280,6 +308,8 @@ mod tests {
             work: "/nonexistent",
             keys: &[],
             interrupted: false,
+            keep_winner: true,
+            validate: None,
         }
     }
 

@@ -95,22 +95,34 @@ impl Outcome {
     }
 }
 
-/// How the grid stands in `text`, and the pool's exit status.
-pub fn outcome(g: &Grid, text: &str, since: usize) -> Outcome {
-    let lines = results::read(text);
-    let (mut measured, mut failed, mut missing) = (0, 0, 0);
+/// How the grid stands in `lines`: configs measured, failed, failed in
+/// transport only (a node or host lost), and without any result.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Tally {
+    pub measured: usize,
+    pub failed: usize,
+    pub transport: usize,
+    pub missing: usize,
+}
+
+/// Count each config of `g` by its last record in `lines`.
+pub fn tally(g: &Grid, lines: &[results::Line]) -> Tally {
+    let mut t = Tally::default();
     for p in &g.points {
-        match results::state_of(&lines, |c| p.matches(c)) {
-            State::Complete => measured += 1,
-            State::Failed | State::Transport => failed += 1,
-            _ => missing += 1,
+        match results::state_of(lines, |c| p.matches(c)) {
+            State::Complete => t.measured += 1,
+            State::Failed => t.failed += 1,
+            State::Transport => t.transport += 1,
+            _ => t.missing += 1,
         }
     }
-    let dropped = lines
-        .iter()
-        .filter(|l| l.line > since && l.kind.as_deref() == Some("host_dropped"))
-        .count();
-    let exit = if missing > 0 {
+    t
+}
+
+/// A grid's exit status: 43 configs left unrun, 41 all failed, 40 some
+/// failed, 45 a host dropped, else 0 (sweep(1), EXIT STATUS).
+pub fn grid_exit(measured: usize, failed: usize, missing: usize, dropped: usize) -> u8 {
+    if missing > 0 {
         exit::NO_HOST_LEFT
     } else if failed > 0 && measured == 0 {
         exit::ALL_CONFIGS_FAILED
@@ -120,7 +132,20 @@ pub fn outcome(g: &Grid, text: &str, since: usize) -> Outcome {
         exit::HOST_DROPPED
     } else {
         exit::OK
-    };
+    }
+}
+
+/// How the grid stands in `text`, and the pool's exit status: a config
+/// that failed only in transport counts as failed (its hosts were tried).
+pub fn outcome(g: &Grid, text: &str, since: usize) -> Outcome {
+    let lines = results::read(text);
+    let t = tally(g, &lines);
+    let (measured, failed, missing) = (t.measured, t.failed + t.transport, t.missing);
+    let dropped = lines
+        .iter()
+        .filter(|l| l.line > since && l.kind.as_deref() == Some("host_dropped"))
+        .count();
+    let exit = grid_exit(measured, failed, missing, dropped);
     Outcome {
         tag: "outcome",
         measured,
@@ -351,9 +376,7 @@ pub fn watch(mut b: Blame, f: &WatchFiles, input: impl BufRead) -> Result<(), Ex
         );
         let rec = crate::origin::host_dropped(&text, &reason, SystemTime::now())
             .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("{origin}: {e}")))?;
-        let mut buf = Vec::new();
-        sweepkit::io::write_record(&mut buf, &Record::Failure(rec))?;
-        results::append(f.results, &String::from_utf8_lossy(&buf))?;
+        results::append_records(f.results, &[Record::Failure(rec)])?;
         write_slf(f.slf, &b.sshlogins())?;
     }
     Ok(())

@@ -62,6 +62,32 @@ impl Point {
         }
         out
     }
+
+    /// This config's own words for each stage of its pipe (beside the
+    /// sweep's shared ones); `expect`: wait-ready checks the live server
+    /// runs it. Serves the loop's step, the dry run and the batch script.
+    pub fn stage_words(&self, expect: bool) -> PointWords {
+        let load = self.args(Tool::Stage);
+        let mut ready = match expect {
+            true => self.args(Tool::Expect),
+            false => Vec::new(),
+        };
+        ready.extend(load.iter().cloned());
+        PointWords {
+            swap: self.args(Tool::Swap),
+            ready,
+            load,
+        }
+    }
+}
+
+/// One config's words for svc-swap, wait-ready and loadgen
+/// ([`Point::stage_words`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PointWords {
+    pub swap: Vec<String>,
+    pub ready: Vec<String>,
+    pub load: Vec<String>,
 }
 
 /// Which tool's words [`Point::args`] gives.

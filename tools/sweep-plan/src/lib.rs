@@ -24,12 +24,16 @@ pub mod progress;
 mod read;
 pub mod results;
 pub mod schedule;
+pub mod search;
 pub mod slurm;
+pub mod slurm_options;
 pub mod stage_words;
 pub mod statusline;
 pub mod step;
 pub mod sweep_checks;
 pub mod sweep_options;
+pub mod sweep_settings;
+pub mod validate;
 pub mod verdict;
 
 use std::io::{BufRead, Write};
@@ -37,7 +41,7 @@ use std::io::{BufRead, Write};
 use anyhow::{anyhow, Context};
 use serde::Serialize;
 use sweepkit::exit;
-use sweepkit::records::Record;
+use sweepkit::records::{OriginRecord, Record};
 use sweepkit::report::{Exit, WithCode};
 
 use read::read_text;
@@ -100,7 +104,24 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             };
             return options(sweep_options::dry_run(&sweep.argv, &t), stdout);
         }
-        Command::Slurm { sweep } => return run_slurm(&sweep.argv, &sweep.tools, stdout),
+        Command::Slurm { sweep } => return run_slurm(sweep, stdout),
+        // Records streamed through, each flushed: not one answer.
+        Command::Validation {
+            of,
+            trace,
+            slo,
+            config,
+        } => {
+            let config = validate::config_arg(config.as_deref())?;
+            let to = validate::Mark {
+                of,
+                file: trace,
+                slo: slo.as_deref(),
+                config,
+            };
+            validate::mark(&mut stdin, &mut stdout, &to)?;
+            return Ok(());
+        }
         _ => {}
     }
     let mut o = out::Out::new(&args.field, &mut stdout).shell(args.shell);
@@ -251,7 +272,11 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             }
         }
         Command::Restore { grid, file } => {
-            o.words(&original_words(&file, &grid_of(&grid)?.keys)?)?;
+            o.words(&original_words(
+                &origin_of(&file)?,
+                &file,
+                &grid_of(&grid)?.keys,
+            )?)?;
         }
         Command::HostDropped { reason, file } => {
             let text = match &file {
@@ -427,13 +452,9 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             } else if let Some(summary) = &adaptive {
                 step::transport_stop(&mut st, &g, &lines, after, retries);
                 if st.action != "fail" {
-                    let s = search(
-                        &grid,
-                        &knobs,
-                        summary,
-                        (&results, &text, &lines),
-                        &mut stdin,
-                    )?;
+                    let scores = scores_text(summary, &mut stdin)?;
+                    let s =
+                        search::search(&grid, &knobs, &scores, (&results, &text, &lines), true)?;
                     st = step::adaptive(&s.answer());
                     if st.action == "done" {
                         // The values a finished search never tried.
@@ -469,7 +490,13 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             origin: origin_file,
             schedule,
             keep_winner,
+            summary,
             summarize_exit,
+            summarize,
+            sum_arg,
+            validate_on,
+            slo,
+            validate_load,
             after,
             attempt,
             exits,
@@ -480,8 +507,19 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
         } => {
             let g = grid_of(&grid)?;
             let lines = results::read(&read_text(&results, true)?);
-            let original = original_words(&origin_file, &g.keys)?;
-            let winner = match &keep_winner {
+            let origin_rec = origin_of(&origin_file)?;
+            let original = original_words(&origin_rec, &origin_file, &g.keys)?;
+            let (summary, summarize_exit) = match (&summary, &summarize) {
+                _ if !keep_winner && validate_on.is_none() => (None, summarize_exit),
+                (Some(f), _) => (Some(f.clone()), summarize_exit),
+                (None, Some(tool)) => {
+                    let (f, rc) = validate::summary(tool, &sum_arg, &results, &work)
+                        .map_err(|e| Exit::new(exit::FAILURE, anyhow!(e)))?;
+                    (Some(f), rc)
+                }
+                (None, None) => (None, summarize_exit),
+            };
+            let winner = match &summary {
                 // Nothing picked: summarize's exit says so; the file may be empty.
                 Some(f) => Some((
                     f.as_str(),
@@ -489,6 +527,11 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 )),
                 None => None,
             };
+            let validate = validate_on.map(|file| end::Validate {
+                file,
+                slo,
+                load: validate_load,
+            });
             let inputs = end::Inputs {
                 lines: &lines,
                 original,
@@ -499,13 +542,22 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
                 work: &work,
                 keys: &g.keys,
                 interrupted,
+                keep_winner,
+                validate,
             };
             let ex = exits.as_deref().unwrap_or(&[0, 0]);
-            let e = end::next(&inputs, after, attempt, [ex[0], ex[1]])
+            let mut e = validate::next(&inputs, after, attempt, [ex[0], ex[1]])
                 .map_err(|e| Exit::new(exit::FAILURE, anyhow!(e)))?;
+            let winner_stays = keep_winner && after.is_some_and(|a| a != end::Swap::Original);
+            if winner_stays && e.action == "done" && e.exit == exit::OK {
+                e.note = kept_original(&origin_rec).unwrap_or_default();
+            }
             o.answer(&e)?;
         }
-        Command::Options { .. } | Command::DryRun { .. } | Command::Slurm { .. } => {
+        Command::Options { .. }
+        | Command::DryRun { .. }
+        | Command::Slurm { .. }
+        | Command::Validation { .. } => {
             unreachable!("answered above")
         }
         Command::Next {
@@ -531,15 +583,30 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
 
 /// svc-swap's words that put back the original recorded in FILE's origin
 /// record; every swept key (`keys`) must be in it.
-fn original_words(file: &str, keys: &[String]) -> Result<Vec<String>, Exit> {
-    let rec = origin::find(&read_text(file, false)?)
-        .ok_or_else(|| Exit::new(exit::ORIGIN_MISSING, anyhow!("{file}: no origin record")))?;
-    origin::restore_args(&rec, keys).map_err(|k| {
+/// FILE's origin record.
+fn origin_of(file: &str) -> Result<OriginRecord, Exit> {
+    origin::find(&read_text(file, false)?)
+        .ok_or_else(|| Exit::new(exit::ORIGIN_MISSING, anyhow!("{file}: no origin record")))
+}
+
+fn original_words(rec: &OriginRecord, file: &str, keys: &[String]) -> Result<Vec<String>, Exit> {
+    origin::restore_args(rec, keys).map_err(|k| {
         Exit::new(
             exit::ORIGIN_MISSING,
             anyhow!("{file}: its origin record has no original value for {k} (a results file is for one set of --param); use a new --results FILE"),
         )
     })
+}
+
+/// What a kept winner leaves beside a `--container` target: the user's
+/// own original container, stopped (svc-swap(1): it is the way back).
+fn kept_original(rec: &OriginRecord) -> Option<String> {
+    let t = &rec.target;
+    let c = t.container.as_ref().filter(|c| c.compose_file.is_none())?;
+    let (e, n) = (&c.engine, &c.name);
+    Some(format!(
+        "the original container is kept, stopped, as {n}.sweepkit-prev: 'svc-swap --container {n} --engine {e} --restore' puts it back, '{e} rm {n}.sweepkit-prev' drops it"
+    ))
 }
 
 /// Append `answer` to FILE as one JSON line (a tally file: `tally --from`).
@@ -568,11 +635,12 @@ fn preflight(v: &serde_json::Value, c: &dry_run_checks::Checks<'_>) -> Result<()
 
 /// `sweep --slurm` (and its --dry-run): errors are sweep's, as for
 /// `options`.
-fn run_slurm(argv: &[String], tools: &[String], mut stdout: impl Write) -> Result<(), Exit> {
-    let plan = match slurm::plan::Plan::from_argv(argv, tools) {
+fn run_slurm(sweep: &cli::SweepRun, mut stdout: impl Write) -> Result<(), Exit> {
+    let mut plan = match slurm::plan::Plan::from_argv(&sweep.argv, &sweep.tools) {
         Ok(p) => p,
         Err(e) => return options(Err(e), stdout),
     };
+    plan.summarize = sweep.summarize.clone();
     if plan.dry_run {
         return options(Ok(slurm::script::dry_run(&plan)), stdout);
     }
@@ -603,68 +671,17 @@ fn options(answer: Result<String, Exit>, mut stdout: impl Write) -> Result<(), E
     }
 }
 
-/// The adaptive search over one numeric --param: its decision from
-/// RESULTS and summarize's scores of it.
-struct Search<'a> {
-    grid: grid::Grid,
-    space: next::Space,
-    all: &'a str,
-    decision: adapt::Decision,
-    rows: Vec<adapt::RowData>,
-}
-
-impl Search<'_> {
-    /// `next`'s answer, with the value's place in the grid.
-    fn answer(&self) -> next::Answer {
-        let mut a = next::answer(&self.space, &self.decision, self.all, &self.rows);
-        a.index = self
-            .grid
-            .points
-            .iter()
-            .find(|p| Some(&p.words[0].1) == a.value.as_ref())
-            .map(|p| p.index);
-        a
+/// summarize's scores for the search: the file `summary`, or stdin (-).
+fn scores_text(summary: &str, stdin: &mut impl BufRead) -> Result<String, Exit> {
+    if summary != "-" {
+        return read_text(summary, false);
     }
-}
-
-/// Decide from RESULTS (`all`, its text; `lines`, its records) and the
-/// scores (`summary`; - is stdin).
-fn search<'a>(
-    grid: &GridArgs,
-    knobs: &NextArgs,
-    summary: &str,
-    (results, all, lines): (&str, &'a str, &[results::Line]),
-    stdin: &mut impl BufRead,
-) -> Result<Search<'a>, Exit> {
-    if grid.params.len() != 1 || grid.params[0].contains(',') {
-        return Err(Exit::new(
-            exit::USAGE,
-            anyhow!("next walks one parameter: give one --param NAME (no grid, no A,B)"),
-        ));
-    }
-    let g = grid_of(grid)?;
-    let values: Vec<String> = g.points.iter().map(|p| p.words[0].1.clone()).collect();
-    let space = next::Space::ordered(&grid.params[0], &values)?;
-    next::check_input(&space, results, lines)?;
-    let scores_text = if summary == "-" {
-        let mut s = String::new();
-        stdin
-            .read_to_string(&mut s)
-            .context("<stdin>: not UTF-8 text")
-            .code(exit::BAD_INPUT)?;
-        s
-    } else {
-        read_text(summary, false)?
-    };
-    let scores = next::read_scores(&scores_text)?;
-    let (decision, rows) = next::decide(&space, lines, &scores, knobs);
-    Ok(Search {
-        grid: g,
-        space,
-        all,
-        decision,
-        rows,
-    })
+    let mut s = String::new();
+    stdin
+        .read_to_string(&mut s)
+        .context("<stdin>: not UTF-8 text")
+        .code(exit::BAD_INPUT)?;
+    Ok(s)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -680,7 +697,8 @@ fn run_next(
 ) -> Result<(), Exit> {
     let all = read_text(results, false)?;
     let lines = results::read(&all);
-    let s = search(grid, knobs, summary, (results, &all, &lines), stdin)?;
+    let scores = scores_text(summary, stdin)?;
+    let s = search::search(grid, knobs, &scores, (results, &all, &lines), true)?;
     if emit_skipped {
         for rec in next::skipped_records(&s.space, &s.decision, s.all, started) {
             o.record(&rec)?;

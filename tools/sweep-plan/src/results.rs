@@ -149,12 +149,31 @@ pub fn append(path: &str, text: &str) -> Result<(), Exit> {
         .code(exit::FAILURE)
 }
 
+/// Append `recs` to the results file at `path`, one JSON line each, in
+/// one write ([`append`]); the text written.
+pub fn append_records<T: serde::Serialize>(path: &str, recs: &[T]) -> Result<String, Exit> {
+    let mut text = String::new();
+    for r in recs {
+        let line = serde_json::to_string(r)
+            .with_context(|| format!("{path}: a record that is not JSON"))
+            .code(exit::FAILURE)?;
+        text.push_str(&line);
+        text.push('\n');
+    }
+    append(path, &text)?;
+    Ok(text)
+}
+
 /// Every record line of `text`, numbered from 1.
 pub fn read(text: &str) -> Vec<Line> {
     text.lines()
         .enumerate()
         .filter_map(|(i, l)| {
             let raw: Value = serde_json::from_str(l).ok()?;
+            // sweep --validate-on's replay: no config's result.
+            if raw.get(sweepkit::records::VALIDATION_FIELD).is_some() {
+                return None;
+            }
             let mut line: Line = serde_json::from_value(raw.clone()).ok()?;
             line.raw = raw;
             line.line = i + 1;

@@ -7,7 +7,7 @@
 
 use std::fmt::Write as _;
 
-use crate::grid::{Grid, Tool};
+use crate::grid::Grid;
 use crate::hosts::Host;
 
 /// Where the configs run: the SSH destination and exec prefix (`None`:
@@ -116,18 +116,16 @@ pub fn dry_run(
     }
     let n = g.points.len();
     for p in &g.points {
-        let mut swap = vec![tools.swap.to_string()];
-        swap.extend(st.target.iter().cloned());
-        swap.extend(p.args(Tool::Swap));
-        let mut ready = vec![tools.ready.to_string()];
-        ready.extend(st.ready.iter().cloned());
-        if expect_config {
-            ready.extend(p.args(Tool::Expect));
-        }
-        ready.extend(p.args(Tool::Stage));
-        let mut load = vec![tools.load.to_string()];
-        load.extend(st.load.iter().cloned());
-        load.extend(p.args(Tool::Stage));
+        let own = p.stage_words(expect_config);
+        let whole = |tool: &str, shared: &[String], own: Vec<String>| {
+            let mut ws = vec![tool.to_string()];
+            ws.extend(shared.iter().cloned());
+            ws.extend(own);
+            ws
+        };
+        let swap = whole(tools.swap, &st.target, own.swap);
+        let ready = whole(tools.ready, &st.ready, own.ready);
+        let load = whole(tools.load, &st.load, own.load);
         let _ = writeln!(out, "# [{}/{n}] {}", p.index, p.label());
         let words = |ws: &[String]| ws.iter().map(|w| bash_q(w) + " ").collect::<String>();
         let _ = writeln!(

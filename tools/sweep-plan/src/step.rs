@@ -10,7 +10,7 @@
 use serde::Serialize;
 use sweepkit::exit;
 
-use crate::grid::{Grid, Tool};
+use crate::grid::Grid;
 use crate::next;
 use crate::results::{self, Line};
 use crate::schedule;
@@ -52,18 +52,11 @@ pub fn run_config(s: &mut Step, g: &Grid, i: usize, expect: bool) {
     let Some(p) = g.points.get(i.wrapping_sub(1)) else {
         return;
     };
-    let stage = p.args(Tool::Stage);
+    let w = p.stage_words(expect);
     s.action = "run";
     s.index = Some(i);
     s.label = format!("[{i}/{}] {}", g.points.len(), p.label());
-    s.to_swap = p.args(Tool::Swap);
-    s.to_ready = if expect {
-        p.args(Tool::Expect)
-    } else {
-        Vec::new()
-    };
-    s.to_ready.extend(stage.iter().cloned());
-    s.to_load = stage;
+    (s.to_swap, s.to_ready, s.to_load) = (w.swap, w.ready, w.load);
     s.judge = vec!["--index".into(), i.to_string()];
 }
 

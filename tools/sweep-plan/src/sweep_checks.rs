@@ -90,36 +90,65 @@ pub fn check_results_file(a: &Given<'_>) -> Result<(), Exit> {
     )))
 }
 
-/// Whether the user gave load levels in some form (sweep's --concurrency,
-/// loadgen's own -c/--concurrency/-r/--rate, or a capacity search).
-fn levels_given(a: &Given<'_>) -> bool {
-    a.concurrency.is_some()
-        || a.find_capacity.is_some()
-        || a.load_arg.iter().any(|w| {
-            ["-c", "--concurrency", "-r", "--rate"].contains(&w.as_str())
-                || w.starts_with("--concurrency=")
-                || w.starts_with("--rate=")
-                || (w.starts_with("-c") && w.len() > 2)
-        })
+/// What the load levels are, read once from sweep's --concurrency,
+/// --find-capacity and loadgen's own flags in --load-arg.
+#[derive(Debug, PartialEq)]
+enum Levels {
+    /// Closed loop at these concurrencies (`1,4,16`).
+    Closed(String),
+    /// An open loop (`--rate`), a trace replay (`--trace`) or a capacity
+    /// search: how many requests are in flight is the server's to decide.
+    Open,
+    /// None given: loadgen's default, concurrency 1.
+    Default,
 }
 
-/// The top load level the user gave (sweep's --concurrency, else
-/// loadgen's own -c/--concurrency), when known.
-fn top_level(a: &Given<'_>) -> Option<u32> {
-    let given = a.load_arg.iter().enumerate().find_map(|(i, w)| {
-        let v = match w.as_str() {
-            "-c" | "--concurrency" => a.load_arg.get(i + 1).map(String::as_str),
-            _ => w
-                .strip_prefix("--concurrency=")
-                .or(w.strip_prefix("-c").filter(|v| !v.is_empty())),
+fn levels(a: &Given<'_>) -> Levels {
+    let args = a.load_arg;
+    if a.find_capacity.is_some()
+        || load_flag(args, Some('r'), "--rate").is_some()
+        || load_flag(args, None, "--trace").is_some()
+    {
+        return Levels::Open;
+    }
+    let closed = a.concurrency.as_deref();
+    match closed.or(load_flag(args, Some('c'), "--concurrency")) {
+        Some(list) => Levels::Closed(list.to_string()),
+        None => Levels::Default,
+    }
+}
+
+/// The value of loadgen's flag in the load args, in each spelling clap
+/// takes (`-c 4`, `-c4`, `-c=4`, `--concurrency 4`, `--concurrency=4`);
+/// the last one wins, as in clap.
+fn load_flag<'a>(args: &'a [String], short: Option<char>, long: &str) -> Option<&'a str> {
+    let short = short.map(|c| format!("-{c}"));
+    let mut found = None;
+    for (i, w) in args.iter().enumerate() {
+        let glued = |flag: &str| w.strip_prefix(flag).filter(|v| !v.is_empty());
+        let v = if w == long || short.as_deref() == Some(w.as_str()) {
+            args.get(i + 1).map(String::as_str)
+        } else if let Some(v) = glued(long).and_then(|v| v.strip_prefix('=')) {
+            Some(v)
+        } else if let Some(v) = short
+            .as_deref()
+            .and_then(glued)
+            .filter(|_| !w.starts_with("--"))
+        {
+            Some(v.strip_prefix('=').unwrap_or(v))
+        } else {
+            continue;
         };
-        v.map(str::to_string)
-    });
-    let list = a
-        .concurrency
-        .clone()
-        .or(given)
-        .unwrap_or_else(|| "1".into());
+        found = v.or(found);
+    }
+    found
+}
+
+/// The top closed-loop level the user gave, when known.
+fn top_level(a: &Given<'_>) -> Option<u32> {
+    let Levels::Closed(list) = levels(a) else {
+        return None;
+    };
     list.split(',')
         .map(|v| v.trim().parse::<u32>().ok())
         .collect::<Option<Vec<_>>>()?
@@ -130,14 +159,15 @@ fn top_level(a: &Given<'_>) -> Option<u32> {
 /// svc-swap's words from sweep: its pre-flight notes go into the records
 /// only (sweep-plan verdict says each once per sweep, not per config),
 /// and a note about a request cap no level reaches is left out. With a
-/// capacity search or an open loop the top load is not known.
+/// capacity search, an open loop or a trace the top load is not known.
 pub fn swap_words(a: &Given<'_>) -> Vec<String> {
     let mut w = vec!["--quiet-preflight".to_string()];
-    let open = a
-        .load_arg
-        .iter()
-        .any(|x| x == "-r" || x.starts_with("--rate"));
-    if let Some(top) = top_level(a).filter(|_| a.find_capacity.is_none() && !open) {
+    let top = match levels(a) {
+        Levels::Default => Some(1),
+        Levels::Closed(_) => top_level(a),
+        Levels::Open => None,
+    };
+    if let Some(top) = top {
         w.extend(["--max-load".to_string(), top.to_string()]);
     }
     w
@@ -152,7 +182,7 @@ pub fn plan_line(a: &Given<'_>, n_configs: usize) -> String {
         false => format!("{n_configs} config(s)"),
     };
     let mut line = format!("{what}; results: {}", a.results);
-    if !levels_given(a) {
+    if levels(a) == Levels::Default {
         line.push_str("; ");
         line.push_str(levels_note());
     }
@@ -178,5 +208,42 @@ mod tests {
         assert!(msg.contains("write --url http://127.0.0.1:8000"), "{msg}");
         let e = check_url("tcp://h:1").unwrap_err();
         assert!(format!("{:#}", e.error.unwrap()).contains("'tcp'"));
+    }
+
+    #[test]
+    fn the_load_args_levels_in_every_spelling() {
+        let of = |load: &str, conc: Option<&str>| {
+            let load: Vec<String> = load.split_whitespace().map(String::from).collect();
+            let conc = conc.map(String::from);
+            let g = Given {
+                params: &[],
+                params_new: &[],
+                results: "r.jsonl",
+                resume: false,
+                adaptive: false,
+                append: false,
+                dry_run: false,
+                concurrency: &conc,
+                find_capacity: &None,
+                load_arg: &load,
+            };
+            (levels(&g), top_level(&g), swap_words(&g))
+        };
+        let closed = |l: &str| Levels::Closed(l.into());
+        assert_eq!(of("-c 1,64", None).0, closed("1,64"));
+        assert_eq!(of("-c64", None).1, Some(64));
+        assert_eq!(of("-c=2,8", None).1, Some(8));
+        assert_eq!(of("--concurrency=4 -n 9", None).1, Some(4));
+        assert_eq!(of("-n 9 --concurrency 3", None).1, Some(3));
+        assert_eq!(of("-c 2", Some("1,16")).1, Some(16), "sweep's own wins");
+        for open in ["-r 5", "-r5", "--rate=2", "--rate 1,2", "--trace t.jsonl"] {
+            let (l, top, words) = of(open, None);
+            assert_eq!(l, Levels::Open, "{open}");
+            assert_eq!(top, None);
+            assert!(!words.contains(&"--max-load".to_string()), "{open}");
+        }
+        let (l, _, words) = of("-n 5", None);
+        assert_eq!(l, Levels::Default);
+        assert_eq!(words, ["--quiet-preflight", "--max-load", "1"]);
     }
 }

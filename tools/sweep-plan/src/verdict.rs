@@ -124,7 +124,7 @@ pub fn judge(v: &mut Verdict, exits: [u8; 3], retries: usize, attempt: usize) {
         v.usage_exit = Some(ready);
     }
     v.stop_note = v.usage_exit.map(|rc| match rc {
-        exit::NOT_FOUND => "wait-ready's probe got HTTP 404/405 (no such path) from a listening server: give --server KIND (sglang, vllm, llama.cpp, openai, llm-sim) so it probes the server's health path".to_string(),
+        exit::NOT_FOUND => format!("wait-ready's probe got HTTP 404/405 (no such path) from a listening server: give --server KIND ({}) so it probes the server's health path", sweepkit::server_kind::list()),
         _ => format!("a tool rejected its arguments (exit {rc}); fix the pass-through options"),
     });
     v.interrupted = exits.contains(&exit::INTERRUPTED);

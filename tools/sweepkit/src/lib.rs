@@ -15,6 +15,7 @@ pub mod redact;
 pub mod report;
 #[cfg(feature = "rxstamp")]
 pub mod rxstamp;
+pub mod server_kind;
 pub mod sha256;
 #[cfg(feature = "args")]
 pub mod short_help;
@@ -22,6 +23,7 @@ pub mod slo;
 #[cfg(feature = "ssh")]
 pub mod ssh;
 pub mod time;
+pub mod trace;
 pub mod transport;
 #[cfg(feature = "cli")]
 pub mod transport_args;

@@ -33,6 +33,13 @@ pub struct RequestLine {
     pub e2e_ms: f64,
     /// Content chunks received.
     pub chunks: u64,
+    /// `--sessions`: the session this request belongs to (its number in
+    /// the file, 0-based).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<u32>,
+    /// `--sessions`: the turn in its session (0-based; 0 is the first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
     /// Present when the request failed.
     #[serde(flatten)]
     pub failed: Option<RequestFailure>,

@@ -144,40 +144,71 @@ pub trait Transport: Send + Sync {
     /// within the retry budget. A transport failure keeps its class
     /// (`WriteError::Transport`), so a tool ends with the transport code.
     fn write_file(&self, path: &str, contents: &[u8], timeout: Duration) -> Result<(), WriteError> {
-        let len = contents.len().to_string();
-        let argv = ["sh", "-c", WRITE_SCRIPT, "sh", path, &len].map(String::from);
-        let out = self
-            .run_idempotent(&argv, Some(contents), timeout)
-            .map_err(|err| WriteError::Transport {
-                path: path.to_string(),
-                err,
-            })?;
-        if out.success() {
-            return Ok(());
-        }
-        let msg = out.stderr_str();
-        let msg: Vec<&str> = msg
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty())
-            .collect();
-        Err(WriteError::Refused {
-            path: path.to_string(),
-            msg: match out.status {
-                _ if !msg.is_empty() => msg.join("; "),
-                Some(rc) => format!("exit {rc}"),
-                None => "killed by a signal".into(),
-            },
-        })
+        write_with(self, path, contents, timeout, "keep")
+    }
+
+    /// As `write_file`, for a file only its owner may read: mode 0600 from
+    /// its first byte (umask 077; it may hold a server's secrets, such as a
+    /// command's `--api-key`), its directory created; copies made with
+    /// `cp -p` keep the mode.
+    fn write_private_file(
+        &self,
+        path: &str,
+        contents: &[u8],
+        timeout: Duration,
+    ) -> Result<(), WriteError> {
+        write_with(self, path, contents, timeout, "private")
     }
 }
 
+/// `write_file` and `write_private_file`: `mode` is `keep` (the old
+/// file's permissions) or `private`.
+fn write_with<T: Transport + ?Sized>(
+    t: &T,
+    path: &str,
+    contents: &[u8],
+    timeout: Duration,
+    mode: &str,
+) -> Result<(), WriteError> {
+    let len = contents.len().to_string();
+    let argv = ["sh", "-c", WRITE_SCRIPT, "sh", path, &len, mode].map(String::from);
+    let out = t
+        .run_idempotent(&argv, Some(contents), timeout)
+        .map_err(|err| WriteError::Transport {
+            path: path.to_string(),
+            err,
+        })?;
+    if out.success() {
+        return Ok(());
+    }
+    let msg = out.stderr_str();
+    let msg: Vec<&str> = msg
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    Err(WriteError::Refused {
+        path: path.to_string(),
+        msg: match out.status {
+            _ if !msg.is_empty() => msg.join("; "),
+            Some(rc) => format!("exit {rc}"),
+            None => "killed by a signal".into(),
+        },
+    })
+}
+
 /// `write_file`'s far-side script: every value a positional parameter
-/// (`$1` the path, `$2` the byte count), never spliced into shell text.
+/// (`$1` the path, `$2` the byte count, `$3` keep or private), never
+/// spliced into shell text.
 const WRITE_SCRIPT: &str = r#"t="$1.sweepkit-tmp.$$"
 trap 'rm -f -- "$t"; exit 1' HUP INT TERM PIPE
+if [ "$3" = private ]; then
+  umask 077
+  case $1 in */*) mkdir -p -- "${1%/*}" || exit 1 ;; esac
+fi
 cat > "$t" || { rm -f -- "$t"; exit 1; }
-[ -e "$1" ] && chmod --reference="$1" -- "$t" 2>/dev/null
+if [ "$3" = private ]; then chmod 600 -- "$t"
+elif [ -e "$1" ]; then chmod --reference="$1" -- "$t" 2>/dev/null; fi
 n=$(wc -c < "$t")
 if [ "$n" -ne "$2" ]; then rm -f -- "$t"; echo "short write: $n of $2 bytes" >&2; exit 1; fi
 mv -f -- "$t" "$1" || { rm -f -- "$t"; exit 1; }"#;
@@ -387,9 +418,10 @@ mod tests {
                 stdin: Option<&[u8]>,
                 timeout: Duration,
             ) -> Result<CmdOutput, TransportError> {
+                // sh -c SCRIPT sh PATH LEN MODE
                 let mut argv = argv.to_vec();
-                let last = argv.last_mut().unwrap();
-                *last = (last.parse::<usize>().unwrap() + 10).to_string();
+                let len = &mut argv[5];
+                *len = (len.parse::<usize>().unwrap() + 10).to_string();
                 Local::new().run(&argv, stdin, timeout)
             }
             fn describe(&self) -> String {
@@ -422,5 +454,30 @@ mod tests {
             1,
             "temp file left behind"
         );
+    }
+
+    #[test]
+    fn a_private_file_is_0600_in_a_new_directory_even_over_a_readable_one() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("state/c.json");
+        let t = Local::new();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        t.write_private_file(p.to_str().unwrap(), b"key\n", Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(
+            (mode(&p), std::fs::read_to_string(&p).unwrap()),
+            (0o600, "key\n".into())
+        );
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).unwrap();
+        t.write_private_file(p.to_str().unwrap(), b"new\n", Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(mode(&p), 0o600, "not the old file's mode");
+        // And a plain write keeps the old file's mode.
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o640)).unwrap();
+        t.write_file(p.to_str().unwrap(), b"x\n", Duration::from_secs(5))
+            .unwrap();
+        assert_eq!(mode(&p), 0o640);
+        assert_eq!(std::fs::read_dir(p.parent().unwrap()).unwrap().count(), 1);
     }
 }

@@ -25,7 +25,7 @@ if [ -s "$d/trigger" ] && [ ! -s "$d/until" ]; then
   done
 fi
 if [ -s "$d/until" ] && [ "$now" -lt "$(cat "$d/until")" ]; then
-  if [ "$1" = version ] && [ -e "$d/spare-version" ]; then exec "$REAL" "$@"; fi
+  case $1 in version|--version) [ -e "$d/spare-version" ] && exec "$REAL" "$@" ;; esac
   printf '%s\n' "$*" >>"$d/refused"
   echo "$MSG" >&2
   exit 125
@@ -102,8 +102,9 @@ impl Outage {
         self.put("trigger", word);
     }
 
-    /// `version` answers during the window (the engine probe passes; the
-    /// commands after it fail).
+    /// `version` and `--version` answer during the window (the engine
+    /// probe and podman-compose's own check pass; the commands after them
+    /// fail).
     pub fn spare_version(&self) {
         self.put("spare-version", "");
     }

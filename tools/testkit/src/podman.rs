@@ -214,6 +214,25 @@ impl Drop for Ctr {
     }
 }
 
+/// Every file under svc-swap's state (/run/sweepkit-swap, where it keeps
+/// container definitions and its jobs' files) whose bytes hold `secret`.
+pub fn state_files_holding(secret: &str) -> Vec<String> {
+    let mut hits = Vec::new();
+    let mut dirs = vec![std::path::PathBuf::from("/run/sweepkit-swap")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if std::fs::read(&p).is_ok_and(|b| String::from_utf8_lossy(&b).contains(secret))
+            {
+                hits.push(p.display().to_string());
+            }
+        }
+    }
+    hits
+}
+
 /// True when podman-compose can run here too (see `gate`).
 pub fn compose_gate() -> bool {
     if !gate() {

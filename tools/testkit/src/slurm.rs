@@ -40,11 +40,37 @@ pub struct Slurm {
     pub conf: PathBuf,
     /// Node names, `n1`, `n2`, ...
     pub nodes: Vec<String>,
-    /// The one partition (the default).
+    /// The default partition, where sweeps submit.
     pub partition: String,
+    /// With [`Slurm::start_preemptible`]: a second partition over the same
+    /// nodes, of a higher priority tier, whose jobs preempt (cancel) the
+    /// default partition's (`PreemptMode=CANCEL`: Slurm ends them
+    /// PREEMPTED).
+    pub urgent: Option<String>,
+    min_job_age_s: u32,
     munged: Option<Child>,
     ctld: Option<Child>,
     slurmd: Vec<(String, Child)>,
+}
+
+/// What a test cluster differs in.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// An `urgent` partition whose jobs preempt the default partition's
+    /// ([`Slurm::urgent`]).
+    pub preempt: bool,
+    /// `MinJobAge`: how long slurmctld keeps an ended job (it purges every
+    /// 60 s; 2 is the least Slurm takes).
+    pub min_job_age_s: u32,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            preempt: false,
+            min_job_age_s: 600,
+        }
+    }
 }
 
 /// True when munged, slurmctld, slurmd and the client commands exist.
@@ -100,6 +126,11 @@ impl Slurm {
     /// Start a cluster of `nodes` nodes and wait until every node is idle;
     /// None (through the gate) when Slurm or munge is not installed.
     pub fn start(nodes: usize) -> Option<Slurm> {
+        Self::start_with(nodes, Options::default())
+    }
+
+    /// [`Slurm::start`] with the [`Options`] a test needs.
+    pub fn start_with(nodes: usize, o: Options) -> Option<Slurm> {
         if !available() {
             crate::skip(
                 "slurmctld, slurmd, slurm-client or munge not installed \
@@ -113,6 +144,8 @@ impl Slurm {
             conf: dir.join("slurm.conf"),
             nodes: (1..=nodes).map(|i| format!("n{i}")).collect(),
             partition: "debug".into(),
+            urgent: o.preempt.then(|| "urgent".into()),
+            min_job_age_s: o.min_job_age_s,
             dir,
             munged: None,
             ctld: None,
@@ -188,15 +221,23 @@ JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 MpiDefault=none
 SchedulerType=sched/backfill
-MinJobAge=600
+MinJobAge={min_job_age}
 FirstJobId={first_job}
 KillWait=2
 SlurmdTimeout=15
 MessageTimeout=10
 InactiveLimit=0
-{nodes}PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
-",
+{preempt}{nodes}PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1
+{urgent}",
+            preempt = match &self.urgent {
+                Some(_) => "PreemptType=preempt/partition_prio\nPreemptMode=CANCEL\n",
+                None => "",
+            },
+            urgent = self.urgent.as_ref().map_or_else(String::new, |u| {
+                format!("PartitionName={u} Nodes=ALL MaxTime=INFINITE State=UP PriorityTier=2\n")
+            }),
             ctld = crate::free_port(),
+            min_job_age = self.min_job_age_s,
             // Clusters of tests running at once number their jobs apart,
             // so ports derived from job ids seldom meet on this machine.
             first_job = 1 + (std::process::id() % 97) * 113,
@@ -306,11 +347,14 @@ InactiveLimit=0
 
     /// Each node's state, as `sinfo -N` says it (`idle`, `down*`, ...).
     pub fn node_states(&self) -> Vec<(String, String)> {
-        self.out("sinfo", &["-h", "-N", "-o", "%N %T"])
+        let mut states: Vec<(String, String)> = self
+            .out("sinfo", &["-h", "-N", "-o", "%N %T"])
             .lines()
             .filter_map(|l| l.split_once(' '))
             .map(|(n, s)| (n.to_string(), s.to_string()))
-            .collect()
+            .collect();
+        states.dedup(); // once per partition the node is in
+        states
     }
 
     fn wait_idle(&self, limit: Duration) {
@@ -323,9 +367,11 @@ InactiveLimit=0
                 .ok()
                 .filter(|o| o.status.success())
                 .map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+            // `sinfo -N` lists a node once per partition it is in.
             let idle = ok.as_deref().is_some_and(|t| {
-                let n = t.lines().filter(|l| l.ends_with(" idle")).count();
-                n == self.nodes.len()
+                let idle: std::collections::BTreeSet<&str> =
+                    t.lines().filter_map(|l| l.strip_suffix(" idle")).collect();
+                idle.len() == self.nodes.len()
             });
             if idle {
                 return;
@@ -386,11 +432,13 @@ impl Drop for Slurm {
     fn drop(&mut self) {
         // Cancel first, so the jobs' own traps stop their servers; then
         // whatever is left goes by SIGKILL.
-        let _ = self
-            .cmd("scancel")
-            .args(["--partition", &self.partition])
-            .stderr(Stdio::null())
-            .status();
+        for part in std::iter::once(&self.partition).chain(&self.urgent) {
+            let _ = self
+                .cmd("scancel")
+                .args(["--partition", part])
+                .stderr(Stdio::null())
+                .status();
+        }
         let t0 = Instant::now();
         while t0.elapsed() < Duration::from_secs(5) {
             let q = self.cmd("squeue").args(["-h", "-o", "%i"]).output();

@@ -244,3 +244,19 @@ fn parse_grace(s: &str) -> Result<Duration, String> {
         _ => parse_duration(s),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::ValueEnum;
+
+    /// sweep's `--server` and both tools' messages name the kinds from
+    /// `sweepkit::server_kind`: the same list as this enum's.
+    #[test]
+    fn the_server_kinds_are_sweepkit_s_list() {
+        let names: Vec<String> = super::ServerKind::value_variants()
+            .iter()
+            .map(|k| k.to_possible_value().unwrap().get_name().to_string())
+            .collect();
+        assert_eq!(names, sweepkit::server_kind::NAMES);
+    }
+}

@@ -141,8 +141,9 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
     let _ = ctrlc::set_handler(|| STOP.store(true, Ordering::SeqCst));
     let mut verdict = match wait::wait(&plan, &mut watchers, &STOP) {
         Ok(v) => v,
-        // The SSH session (or the prefix) failed while watching: still
-        // a record, so the config is not lost and a sweep retries it.
+        // The SSH session (or the prefix) failed while watching, or the
+        // container engine stopped answering: still a record, so the
+        // config is not lost and a sweep retries it.
         Err(e) => return Err(transport_failure(&args, e, started, &up, &mut stdout)),
     };
     let ask = Inspect {
@@ -479,10 +480,11 @@ fn open_transport(
     }
 }
 
-/// A transport error (SSH connect, or the session lost while watching):
-/// write a failure record first, unless --quiet, so the config is not
-/// lost: class `transport`, the error's exit code. Other errors pass as
-/// they are.
+/// A transport error (SSH connect, the session lost while watching, a
+/// container engine that stopped answering: `exit::is_transient`): write
+/// a failure record first, unless --quiet, so the config is not lost:
+/// class `transport`, the error's exit code. Other errors pass as they
+/// are.
 fn transport_failure(
     args: &Args,
     e: Exit,
@@ -491,7 +493,7 @@ fn transport_failure(
     stdout: &mut impl Write,
 ) -> Exit {
     use sweepkit::records::{self, FailureClass, FailureKind, Record, Stage};
-    if e.code != exit::TRANSPORT_ERROR || args.quiet {
+    if !exit::is_transient(e.code) || args.quiet {
         return e;
     }
     let reason = e.error.as_ref().map_or(String::new(), |e| format!("{e:#}"));

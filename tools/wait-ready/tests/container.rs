@@ -29,6 +29,19 @@ fn sim_argv(port: &str, extra: &[&'static str]) -> Vec<String> {
     v
 }
 
+/// `wait-ready --container NAME --engine podman --timeout 60s URL`.
+fn watch_podman(name: &str, url: &str) -> std::process::Command {
+    wr(&[
+        "--container",
+        name,
+        "--engine",
+        "podman",
+        "--timeout",
+        "60s",
+        url,
+    ])
+}
+
 fn start(tag: &str, podman_flags: &[&str], argv: &[String]) -> Ctr {
     let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
     Ctr::run(tag, podman_flags, &refs)
@@ -90,6 +103,36 @@ fn container_that_crashes_at_load_is_crashed_with_exit_code_and_logs() {
     );
 }
 
+/// Regression (issue 37): with the engine refusing every call while the
+/// server loads, wait-ready ended with exit 1 and no record, which a sweep
+/// took for the config's failure. An engine that does not answer is the
+/// transport's: exit 28 and a failure record of class transport, which a
+/// sweep retries.
+#[test]
+fn container_whose_engine_does_not_answer_is_a_transport_failure() {
+    if !testkit::podman::gate() {
+        return;
+    }
+    let port = testkit::free_port().to_string();
+    let c = start("enginedown", &[], &sim_argv(&port, &["--load-time", "30s"]));
+    let o = testkit::outage::Outage::new("podman");
+    o.now(30);
+    let url = format!("http://127.0.0.1:{port}/health");
+    let mut cmd = watch_podman(&c.name, &url);
+    cmd.env("PATH", o.path());
+    let (r, wall) = run_timed(cmd, "");
+    let rec = r.expect_one(28);
+    assert_eq!(
+        (&rec["type"], &rec["class"], &rec["exit_code"]),
+        (&"failure".into(), &"transport".into(), &28.into()),
+        "{rec}"
+    );
+    let reason = rec["reason"].as_str().unwrap_or_default();
+    assert!(reason.contains("the engine did not answer"), "{rec}");
+    assert!(wall < 20.0, "at once, not at the timeout: {wall}");
+    eprintln!("took {wall:.1}s");
+}
+
 #[test]
 fn container_its_engine_keeps_restarting_is_a_restart_loop() {
     if !testkit::podman::gate() {
@@ -102,18 +145,7 @@ fn container_its_engine_keeps_restarting_is_a_restart_loop() {
         &["sh", "-c", "sleep 0.5; echo giving up; exit 3"],
     );
     let url = format!("tcp://127.0.0.1:{port}");
-    let (r, wall) = run_timed(
-        wr(&[
-            "--container",
-            &c.name,
-            "--engine",
-            "podman",
-            "--timeout",
-            "60s",
-            &url,
-        ]),
-        "",
-    );
+    let (r, wall) = run_timed(watch_podman(&c.name, &url), "");
     let rec = r.expect_one(11);
     assert_eq!(rec["kind"], "restart_loop", "{rec}");
     let reason = rec["reason"].as_str().unwrap();

@@ -21,7 +21,7 @@ use bytes::Bytes;
 
 pub use conn::{Conn, Target};
 pub use request::execute;
-pub use sample::{kind_name, ChunkMark, ErrorKind, RequestError, Sample};
+pub use sample::{kind_name, ChunkMark, ErrorKind, RequestError, Sample, TurnId};
 pub use stream::StreamState;
 
 /// Request bodies share everything but the prompt: prepared once as
@@ -31,7 +31,10 @@ pub type Body = Bytes;
 /// The runtime the load runs on: one thread by default, so requests cost
 /// no cross-thread wakeups; more when one core cannot keep up.
 pub fn runtime(threads: usize) -> io::Result<tokio::runtime::Runtime> {
+    // The event loop's threads wake for send times and response bytes:
+    // short scheduler slices, so a busy machine delays them less.
     if threads <= 1 {
+        crate::sched_slice::shorten_current_thread();
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -39,6 +42,7 @@ pub fn runtime(threads: usize) -> io::Result<tokio::runtime::Runtime> {
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
             .thread_name("loadgen")
+            .on_thread_start(crate::sched_slice::shorten_current_thread)
             .enable_all()
             .build()
     }

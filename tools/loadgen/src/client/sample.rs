@@ -91,6 +91,20 @@ pub struct Sample {
     pub prompt_tokens_hint: u64,
     /// Cancelled on purpose (`--cancel-rate`): not a failure, no tokens.
     pub cancelled: bool,
+    /// `--sessions`: which session and turn this request is.
+    pub turn: Option<TurnId>,
+    /// `--sessions`: the reply's text, gathered when this is Some (the
+    /// next turn sends it back); None leaves the text unread.
+    pub reply: Option<String>,
+}
+
+/// A request's place in a multi-turn session (`--sessions`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TurnId {
+    /// The session's number in the file.
+    pub session: u32,
+    /// The turn's number in its session; 0 is the first.
+    pub turn: u32,
 }
 
 impl Sample {
@@ -112,6 +126,8 @@ impl Sample {
             asked_tokens: None,
             prompt_tokens_hint: 0,
             cancelled: false,
+            turn: None,
+            reply: None,
         }
     }
 

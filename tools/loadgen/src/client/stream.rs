@@ -64,6 +64,9 @@ impl StreamState {
                     if let Some(err) = &c.error {
                         return Err(RequestError::new(ErrorKind::StreamError, err.clone()));
                     }
+                    if let Some(r) = s.reply.as_mut() {
+                        crate::reply_text::gather(r, d, cumulative);
+                    }
                     if cumulative {
                         let whole = c.text_len;
                         c.text_len = whole.saturating_sub(*seen);
@@ -106,6 +109,9 @@ pub(super) fn whole(body: &[u8], now: Instant, s: &mut Sample) {
         Err(e) => s.fail(ErrorKind::Malformed, e),
         Ok(c) if c.error.is_some() => s.fail(ErrorKind::StreamError, c.error.unwrap_or_default()),
         Ok(c) => {
+            if let Some(r) = s.reply.as_mut() {
+                *r = crate::reply_text::of_chunk(body);
+            }
             s.done = now;
             s.chunks.push(ChunkMark {
                 at_us: now.duration_since(s.sent).as_micros().min(u32::MAX as u128) as u32,

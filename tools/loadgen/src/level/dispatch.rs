@@ -71,6 +71,7 @@ impl Dispatch {
         let slots = Arc::new(Semaphore::new(self.cap.max(1) as usize));
         // Owns the requests: cancelled with the dispatcher.
         let mut requests = JoinSet::new();
+        let clock = super::send_clock::SendClock::new();
         let start = Instant::now();
         let mut at = start;
         let mut n = 0u64;
@@ -82,7 +83,7 @@ impl Dispatch {
             if ctl.stop_at.is_some_and(|s| at >= s) || ctl.stop.load(Relaxed) {
                 break;
             }
-            tokio::time::sleep_until(tokio::time::Instant::from_std(at)).await;
+            clock.sleep_until(at).await;
             // Wait for a free in-flight slot: the wait is client queue time.
             let Ok(permit) = slots.clone().acquire_owned().await else {
                 break;

@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use crate::schedule_cells::Verdict;
 use crate::table::{LegendWords, Table};
 use crate::table_cell::CellText;
 use crate::table_schedule::{ScheduleRows, VsText};
@@ -20,7 +21,9 @@ fn schedule_rows(s: &ScheduleRows) -> String {
     let vs = |label: &str, cells: &[VsText]| {
         let mut line = format!("| {} |", escape(label));
         for v in cells {
+            // Noise unknown is said once, in the recommendation.
             match v.verdict {
+                Some(Verdict::Unknown) => line += &format!(" {} |", escape(&v.change)),
                 Some(x) => line += &format!(" {} ({}) |", escape(&v.change), x.word()),
                 None => line += " - |",
             }

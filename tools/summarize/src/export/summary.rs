@@ -192,6 +192,7 @@ pub fn summary(a: &Analysis, started: std::time::SystemTime) -> SummaryRecord {
         details: Some(details),
         host: None,
         workload: None,
+        validations: Vec::new(),
     }
 }
 

@@ -82,11 +82,17 @@ pub fn find_container(
     ];
     let out = far_side::run(t, &argv, far_side::SHORT)?;
     if !out.success() {
-        return Err(target_err(format!(
-            "--compose {file}: {} ps failed: {}",
-            e.cli(),
-            out.stderr_str().trim()
-        )));
+        // `ps` has no wrong argument here: it failed because the engine
+        // did not answer, which says nothing of the config (exit 28, a
+        // sweep retries), as `container::lookup` reports it.
+        return Err(Exit::new(
+            exit::ENGINE_UNAVAILABLE,
+            anyhow::anyhow!(
+                "--compose {file}: {} ps failed (the engine did not answer): {}",
+                e.cli(),
+                out.stderr_str().trim()
+            ),
+        ));
     }
     let mut found = Vec::new();
     let mut vanished = None;

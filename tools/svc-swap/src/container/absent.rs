@@ -51,7 +51,7 @@ pub fn put_back(t: &dyn Transport, engine: Engine, name: &str) -> Result<String,
         );
         if prev {
             m.push_str(&format!(
-                "; {name}.sweepkit-prev (stopped, the config before the last swap) is left: \
+                "; {name}.sweepkit-prev (stopped, the container the swaps started from) is left: \
                  '{e} rename {name}.sweepkit-prev {name} && {e} start {name}' puts it back"
             ));
         }

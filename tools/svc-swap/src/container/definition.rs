@@ -3,14 +3,16 @@
 //! command, the image and the engine commands a swap runs. Its diff is what
 //! `--dry-run` prints; `--restore` reads the command back from the latest
 //! backup. Env values are not written (they may be secrets; the engine keeps
-//! them). Also the check that a re-created container equals the old one
-//! outside its command. Pure: no I/O.
+//! them), nor are the command's secret values (`sealed.rs`: fingerprints,
+//! filled back at restore). Also the check that a re-created container
+//! equals the old one outside its command. Pure: no I/O.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::create::{Recreate, CARRIED};
 use super::inspect::Inspected;
+use super::sealed::seal;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Definition {
@@ -18,6 +20,7 @@ pub struct Definition {
     pub container: String,
     pub image: String,
     pub entrypoint: Vec<String>,
+    /// Secret values sealed (`sealed.rs`).
     pub command: Vec<String>,
     /// The engine commands a swap to this definition runs, shell-quoted,
     /// env values left out.
@@ -26,7 +29,7 @@ pub struct Definition {
 
 /// The definition `old` would have with `cmd` as its command.
 pub fn render(engine: &str, old: &Inspected, cmd: &[String], rc: &Recreate, stop_s: u64) -> String {
-    let q = |w: &[String]| sweepkit::transport::shell_join(&masked(w));
+    let q = |w: &[String]| sweepkit::transport::shell_join(&masked(&seal(w)));
     let e = engine;
     let n = &old.name;
     let mut commands = vec![
@@ -46,8 +49,8 @@ pub fn render(engine: &str, old: &Inspected, cmd: &[String], rc: &Recreate, stop
         } else {
             old.image_name.clone()
         },
-        entrypoint: old.argv[..old.entrypoint_len].to_vec(),
-        command: cmd.to_vec(),
+        entrypoint: seal(&old.argv[..old.entrypoint_len]),
+        command: seal(cmd),
         commands,
     };
     let mut s = serde_json::to_string_pretty(&d).expect("definition serializes");
@@ -167,15 +170,19 @@ mod tests {
             starts: true,
             source: "create-command",
         };
-        let cmd: Vec<String> = ["/bin/sim", "--a", "2"].map(String::from).to_vec();
+        let mut rc = rc;
+        rc.argv
+            .extend(["--api-key", "sk-in-create"].map(String::from));
+        let cmd: Vec<String> = ["/bin/sim", "--a", "2", "--api-key", "sk-in-cmd"]
+            .map(String::from)
+            .to_vec();
         let text = render("podman", &i, &cmd, &rc, 10);
-        assert!(
-            !text.contains("hf_secret") && !text.contains("K=v"),
-            "{text}"
-        );
+        for secret in ["hf_secret", "K=v", "sk-in-create", "sk-in-cmd"] {
+            assert!(!text.contains(secret), "{text}");
+        }
         assert!(text.contains("HF_TOKEN=…"), "{text}");
         let d = parse(&text).unwrap();
-        assert_eq!(d.command, cmd);
+        assert_eq!(d.command, seal(&cmd));
         assert_eq!(d.commands[0], "podman stop -t 10 s");
         assert!(
             !d.commands.iter().any(|c| c.contains(" start ")),

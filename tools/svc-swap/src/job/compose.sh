@@ -31,20 +31,26 @@ m_start() {
   if [ $rc != 0 ]; then
     say "error=compose up $service failed (exit $rc): $(grep . "$dir/$id.up" | tail -n 1)"
     rm -f -- "$dir/$id.up"
+    engine_up
     return 1
   fi
   rm -f -- "$dir/$id.up"
   if [ -z "$(ins '{{.Id}}' "$name")" ]; then
     say "error=compose up made no container $name"
+    engine_up
     return 1
   fi
-  say "new_id=$(ins '{{.Id}}' "$name")"
+  newid=$(ins '{{.Id}}' "$name")
+  say "new_id=$newid"
+  # Made by svc-swap: a later swap may take it over once it stopped (a
+  # config that crashed at load), unlike a service its user stopped.
+  printf '%s\n' "$newid" >>"$dir/made"
   pid=$(ins '{{.State.Pid}}' "$name")
   say "main_pid=$pid"
   t_end=$(($(date +%s%N) + 1000000000))
   while :; do
     if [ "$(ins '{{.State.Running}}' "$name")" != true ]; then
-      say "error=$name exited at once (exit $(ins '{{.State.ExitCode}}' "$name"); see $eng logs $name)"
+      say "error=$name exited at once (exit $(ins '{{.State.ExitCode}}' "$name"); its last log lines are in the record's log_tail)"
       "$eng" logs --tail 20 -- "$name" 2>&1 | while IFS= read -r l; do say "log=$l"; done
       return 1
     fi
@@ -53,7 +59,11 @@ m_start() {
   done
   return 0
 }
-m_restart_old() {
+# The old file's service back, through an engine outage (engine.sh's
+# until_engine, up to $wait s), as the container job's rollback: one that
+# gave up at once left the service with no container at all.
+m_restart_old() { until_engine restart_old; }
+restart_old() {
   if [ "$(ins '{{.State.Running}}' "$name")" = true ] && [ "$(argv_hex "$name")" = "$oldhex" ]; then
     return 0
   fi

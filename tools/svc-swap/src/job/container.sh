@@ -62,8 +62,10 @@ m_start() {
   say "new_id=$newid"
   say "main_pid=$pid"
   # Made by svc-swap: a later swap may take it over even once it stopped
-  # (a config that crashed at load), unlike a container its user stopped.
-  printf '%s\n' "$newid" >>"$dir/made"
+  # (a config that crashed at load), unlike a container its user stopped;
+  # and it is not kept once replaced (keep_prev). The user's own container
+  # renamed back is not made here.
+  [ -n "$reused" ] || printf '%s\n' "$newid" >>"$dir/made"
   # A server that rejects its flags is gone by now; a crash at load is
   # wait-ready's to classify.
   # (One second by the clock: each inspect takes a good part of one.)
@@ -78,13 +80,25 @@ m_start() {
     [ "$(date +%s%N)" -ge "$t_end" ] && break
     sleep 0.05
   done
-  # The swap took: the old container is the rollback point now.
   [ "$which" = new ] || return 0
-  [ -n "$reused" ] || "$eng" rm -f -- "$prev" >/dev/null 2>&1
-  if [ -n "$(ins '{{.Id}}' "$kept")" ]; then
-    "$eng" rename "$kept" "$prev" && say "previous=$prev"
-  fi
+  keep_prev
   return 0
+}
+# The swap took. One container is kept, and only its user's own (the one
+# the swaps started from): a swap back to its command renames it back
+# (above), so a sweep that ends on the original config leaves nothing
+# behind. One a swap made is removed once replaced (the next swap to its
+# config re-creates it): a stopped copy of a swept config, its key in its
+# command, never lingers.
+keep_prev() {
+  kid=$(ins '{{.Id}}' "$kept")
+  if [ -n "$kid" ] && grep -qx -- "$kid" "$dir/made" 2>/dev/null; then
+    "$eng" rm -f -- "$kept" >/dev/null 2>&1
+  elif [ -n "$kid" ]; then
+    [ -n "$reused" ] || "$eng" rm -f -- "$prev" >/dev/null 2>&1
+    "$eng" rename "$kept" "$prev"
+  fi
+  [ -z "$(ins '{{.Id}}' "$prev")" ] || say "previous=$prev"
 }
 # The argv a container's process runs, in /proc/PID/cmdline's hex.
 argv_hex() {

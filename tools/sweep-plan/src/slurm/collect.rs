@@ -3,7 +3,7 @@
 //! ended, nothing writes that file any more, so this side reads it whole,
 //! drops a torn last line (a job killed mid-write), adds the job's facts
 //! (`slurm`: job id, array index, node, GPUs, port, Slurm's state) to
-//! each record and appends them, one `write` per line, to the results
+//! each record; the driver appends them in one write to the results
 //! file, which only this side writes. Where Slurm ended the job (TIMEOUT,
 //! CANCELLED, NODE_FAIL, ...) a failure record of that kind follows.
 
@@ -12,11 +12,9 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 use sweepkit::records::{self, FailureKind, FailureRecord, Record, SlurmJob, Stage};
-use sweepkit::report::Exit;
 
 use super::job::{self, End, JobLine};
 use super::plan::Plan;
-use crate::results;
 
 /// What one job left in the results file.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +35,7 @@ fn env_of(text: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// The job's facts from its `scontrol` line and its env file.
+/// The job's facts from its `scontrol` (or `sacct`) line and its env file.
 pub fn slurm_job(l: &JobLine, index: usize, env_text: &str) -> SlurmJob {
     let env = env_of(env_text);
     let get = |k: &str| env.get(k).filter(|v| !v.is_empty()).cloned();
@@ -56,7 +54,7 @@ pub fn slurm_job(l: &JobLine, index: usize, env_text: &str) -> SlurmJob {
         exit_code: l.exit_code,
         signal: l.signal,
         reason: l.reason.clone(),
-        state_from: "scontrol".into(),
+        state_from: l.source.into(),
     }
 }
 
@@ -107,7 +105,7 @@ fn failure(
     recs: &[Value],
     log: &str,
 ) -> FailureRecord {
-    let config = p.grid.points[index - 1].config();
+    let config = p.config(index);
     let why = match kind {
         FailureKind::Interrupted => "cancelled by sweep (interrupted)".to_string(),
         FailureKind::QueueTimeout => "still pending at --queue-timeout; cancelled".to_string(),
@@ -149,36 +147,50 @@ fn failure(
     f
 }
 
-/// Append `lines` (each a whole record, no newline) to `path`, in one
-/// write ([`results::append`]).
-pub fn append(path: &str, lines: &[String]) -> Result<(), Exit> {
-    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    results::append(path, &text)
+/// Where Slurm ended the job itself (cancel, node failure, preemption,
+/// time limit, sweep's own cancel), it ends the server's step and
+/// loadgen's one by one: loadgen may see the server go before its own
+/// signal comes and record a crash of the config. That record is the
+/// job's end seen from inside: it leaves `recs`, its reason goes into
+/// Slurm's failure record (returned), and the level it cut stays.
+fn drop_seen_ends(recs: &mut Vec<Value>, kind: FailureKind) -> Vec<String> {
+    if matches!(kind, FailureKind::Oom | FailureKind::JobFailed) {
+        return Vec::new(); // the server's own crash may be the cause
+    }
+    let mut seen = Vec::new();
+    recs.retain(|r| {
+        let inside = r["type"] == "failure" && r["kind"] == "crashed_mid_run";
+        if inside {
+            let why = r["reason"].as_str().unwrap_or_default();
+            seen.push(format!("loadgen: {why}"));
+        }
+        !inside
+    });
+    seen
 }
 
-/// The failure record as one line.
-pub fn line_of(f: FailureRecord) -> Result<String, Exit> {
-    let mut buf = Vec::new();
-    sweepkit::io::write_record(&mut buf, &Record::Failure(f))?;
-    Ok(String::from_utf8_lossy(&buf).trim_end().to_string())
+/// A failure record as the results file's JSON.
+pub fn value_of(f: FailureRecord) -> Value {
+    serde_json::to_value(Record::Failure(f)).unwrap_or(Value::Null)
 }
 
-/// Append job `l`'s records (task `index`) to the results, and a failure
-/// record where Slurm (or sweep, `ours`) ended it.
+/// Job `l`'s records (task `index`), each with its facts, and a failure
+/// record where Slurm (or sweep, `ours`) ended it: what to append to the
+/// results file.
 pub fn collect(
     p: &Plan,
     l: &JobLine,
     index: usize,
     ours: Option<FailureKind>,
-) -> Result<Collected, Exit> {
+) -> (Collected, Vec<Value>) {
     let jd = format!("{}/job-{}", p.dir, l.job_id);
     let read = |f: &str| std::fs::read_to_string(format!("{jd}/{f}")).unwrap_or_default();
     let job = slurm_job(l, index, &read("env"));
-    let recs = tagged(&read("records.jsonl"), &job, &p.grid.keys);
+    let mut recs = tagged(&read("records.jsonl"), &job, &p.grid.keys);
+    let records = recs.len();
     let has_result = recs
         .iter()
         .any(|r| r["type"] == "bench" || r["type"] == "failure");
-    let mut lines: Vec<String> = recs.iter().map(Value::to_string).collect();
     let end = match ours {
         Some(k) => End::Failed(k),
         None => job::end_of(&l.state, has_result),
@@ -187,15 +199,18 @@ pub fn collect(
     if let End::Failed(kind) = end {
         let log =
             std::fs::read_to_string(format!("{}/job-{}.out", p.dir, l.job_id)).unwrap_or_default();
-        lines.push(line_of(failure(p, index, kind, &job, &recs, &log))?);
+        let seen = drop_seen_ends(&mut recs, kind);
+        let mut f = failure(p, index, kind, &job, &recs, &log);
+        f.log_tail.extend(seen);
+        recs.push(value_of(f));
         failure_kind = Some(kind);
     }
-    append(&p.results, &lines)?;
-    Ok(Collected {
-        records: recs.len(),
+    let c = Collected {
+        records,
         failure: failure_kind,
         node: job.node,
-    })
+    };
+    (c, recs)
 }
 
 #[cfg(test)]
@@ -228,5 +243,22 @@ mod tests {
         assert_eq!(kept[0]["config"]["port"], "20012", "a swept port stays");
         assert_eq!(progress(&recs), "after 1 whole level(s) and 0 cut short");
         assert_eq!(progress(&[]), "before any level was measured");
+    }
+
+    #[test]
+    fn a_crash_loadgen_saw_as_slurm_ended_the_job_is_slurms_end() {
+        let recs = || {
+            vec![
+                serde_json::json!({"type": "bench", "partial": true}),
+                serde_json::json!({"type": "failure", "kind": "crashed_mid_run", "reason": "c=1: gone"}),
+            ]
+        };
+        let mut r = recs();
+        let seen = drop_seen_ends(&mut r, FailureKind::Cancelled);
+        assert_eq!((r.len(), seen), (1, vec!["loadgen: c=1: gone".to_string()]));
+        assert_eq!(r[0]["type"], "bench", "the cut level stays");
+        let mut r = recs();
+        assert!(drop_seen_ends(&mut r, FailureKind::Oom).is_empty());
+        assert_eq!(r.len(), 2, "out of memory: the crash may be the cause");
     }
 }

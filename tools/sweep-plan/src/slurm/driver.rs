@@ -4,10 +4,12 @@
 //! it expires), collect each ended task, submit again what a node failure
 //! or an outside cancel took (up to --retries, avoiding the node), cancel
 //! what pends past --queue-timeout, and on Ctrl-C scancel every job of
-//! the sweep and collect what they wrote.
+//! the sweep and collect what they wrote. With --adaptive the configs
+//! come from the search, a batch at a time once the last one ended
+//! ([`adaptive`]); with --schedule one more job runs the derived
+//! schedule after them ([`schedule_step`]).
 
-use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,13 +17,14 @@ use std::time::{Duration, Instant};
 use anyhow::anyhow;
 use sweepkit::exit;
 use sweepkit::records::FailureKind;
-use sweepkit::report::Exit;
+use sweepkit::report::{self, Exit};
 
+use super::adaptive::{self, Next};
 use super::collect::{self, Collected};
 use super::job::{self, End, JobLine};
-use super::plan::Plan;
-use super::script;
-use crate::results::{self, State};
+use super::plan::{Plan, SCHEDULE_TASK};
+use super::{client, schedule_step, script};
+use crate::results;
 
 /// One config's current job.
 #[derive(Debug)]
@@ -43,37 +46,35 @@ pub struct Driver<'a> {
     tasks: Vec<Task>,
     tries: BTreeMap<usize, usize>,
     avoid: BTreeMap<usize, Vec<String>>,
+    /// The results file's records: read once at the start, then what
+    /// this side appends (only it writes the file while the jobs run).
+    lines: Vec<results::Line>,
+    /// Text lines in the file at the start, and now.
     since: usize,
+    end: usize,
     stop: Arc<AtomicBool>,
     interrupted: bool,
     rejected: bool,
+    /// --adaptive: the values the finished search never tried.
+    skipped: usize,
+    /// --schedule: its job ended without a whole measurement.
+    schedule_failed: bool,
+    /// The search or the schedule step stopped the sweep: status, why.
+    stopped: Option<(u8, String)>,
 }
 
 fn say(p: &Plan, msg: &str) {
     if !p.quiet {
-        eprintln!("sweep: {msg}");
+        report::info("sweep", msg);
     }
 }
 
-fn no_slurm(what: &str, e: impl std::fmt::Display) -> Exit {
-    Exit::new(
-        exit::NO_SLURM,
-        anyhow!("{what}: {e} (sweep --slurm needs Slurm's client commands: apt-get install slurm-client, and SLURM_CONF or /etc/slurm/slurm.conf naming the cluster)"),
-    )
-}
-
-/// Run `prog args`: Ok(stdout) or Err(stderr's lines) when it fails.
-fn client(prog: &str, args: &[String]) -> Result<Result<String, String>, Exit> {
-    let o = Command::new(prog)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| no_slurm(prog, e))?;
-    let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
-    Ok(match o.status.success() {
-        true => Ok(text(&o.stdout)),
-        false => Err(text(&o.stderr)),
-    })
+/// A failure kind as records spell it (`node_fail`).
+fn kind_word(k: FailureKind) -> String {
+    serde_json::to_value(k)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
 }
 
 impl<'a> Driver<'a> {
@@ -81,43 +82,62 @@ impl<'a> Driver<'a> {
         std::fs::create_dir_all(&p.dir)
             .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{}: {e}", p.dir)))?;
         let script = format!("{}/sweep.sbatch", p.dir);
-        std::fs::write(&script, script::batch(p))
+        std::fs::write(&script, script::batch(p, None))
             .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{script}: {e}")))?;
-        let since = std::fs::read_to_string(&p.results)
-            .map(|t| t.lines().count())
-            .unwrap_or(0);
+        let text = std::fs::read_to_string(&p.results).unwrap_or_default();
+        let since = text.lines().count();
         Ok(Driver {
             p,
             script,
             tasks: Vec::new(),
             tries: BTreeMap::new(),
             avoid: BTreeMap::new(),
+            lines: results::read(&text),
             since,
+            end: since,
             stop,
             interrupted: false,
             rejected: false,
+            skipped: 0,
+            schedule_failed: false,
+            stopped: None,
         })
     }
 
-    fn lines(&self, from: usize) -> Vec<results::Line> {
-        let text = std::fs::read_to_string(&self.p.results).unwrap_or_default();
-        results::read(&text)
-            .into_iter()
-            .filter(|l| l.line > from)
-            .collect()
+    /// The records from line `from` on.
+    fn lines_after(&self, from: usize) -> &[results::Line] {
+        let at = self.lines.partition_point(|l| l.line <= from);
+        &self.lines[at..]
+    }
+
+    /// Append `recs` to the results file and keep them in [`Self::lines`].
+    fn append(&mut self, recs: &[serde_json::Value]) -> Result<(), Exit> {
+        let text = results::append_records(&self.p.results, recs)?;
+        let end = self.end;
+        self.lines
+            .extend(results::read(&text).into_iter().map(|mut l| {
+                l.line += end;
+                l
+            }));
+        self.end += text.lines().count();
+        Ok(())
     }
 
     /// The configs to run: all, or (--resume) those without a result.
     pub fn pending(&self) -> Vec<usize> {
-        let lines = self.lines(0);
-        crate::step::all(&self.p.grid, &lines, 0, self.p.resume, &self.p.results).pending
+        crate::step::all(&self.p.grid, &self.lines, 0, self.p.resume, &self.p.results).pending
+    }
+
+    /// The arrays with a task still active, each once.
+    fn arrays(&self) -> BTreeSet<String> {
+        self.tasks.iter().map(|t| t.array.clone()).collect()
     }
 
     /// Submit `indices` as one array; a refusal records each config's
     /// failure with sbatch's own line and submits nothing more.
     fn submit(&mut self, indices: &[usize], avoid: &[String]) -> Result<(), Exit> {
         let args = script::sbatch_args(self.p, indices, avoid, &self.script);
-        match client("sbatch", &args)? {
+        match client::run("sbatch", &args)? {
             Ok(out) => {
                 let id = out
                     .lines()
@@ -157,17 +177,17 @@ impl<'a> Driver<'a> {
                     let mut f = sweepkit::records::failure(
                         "sweep-plan",
                         std::time::SystemTime::now(),
-                        self.p.grid.points[index - 1].config(),
+                        self.p.config(index),
                         sweepkit::records::Stage::Swap,
                         FailureKind::SubmitRejected,
                         line.clone(),
                         None,
                     );
                     f.log_tail = vec![line.clone()];
-                    recs.push(collect::line_of(f)?);
+                    recs.push(collect::value_of(f));
                 }
-                collect::append(&self.p.results, &recs)?;
-                eprintln!("sweep: error: sbatch refused the job: {line}; nothing else was submitted (fix the Slurm options, then run again with --resume)");
+                self.append(&recs)?;
+                report::error("sweep", &anyhow!("sbatch refused the job: {line}; nothing else was submitted (fix the Slurm options, then run again with --resume)"));
                 Ok(())
             }
         }
@@ -175,13 +195,10 @@ impl<'a> Driver<'a> {
 
     /// Read every active array's tasks from scontrol.
     fn poll(&mut self) -> Result<Vec<(usize, JobLine)>, Exit> {
-        let mut arrays: Vec<String> = self.tasks.iter().map(|t| t.array.clone()).collect();
-        arrays.sort();
-        arrays.dedup();
         let mut ended = Vec::new();
-        for a in arrays {
+        for a in self.arrays() {
             let show = ["show".into(), "job".into(), "-o".into(), a.clone()];
-            let out = match client("scontrol", &show)? {
+            let out = match client::run("scontrol", &show)? {
                 Ok(o) => o,
                 // Expired (MinJobAge) before it was read: it ended unseen.
                 Err(e) if e.contains("Invalid job id") => String::new(),
@@ -194,14 +211,7 @@ impl<'a> Driver<'a> {
                     l.tasks.contains(&(t.index as u32)) || (l.tasks.is_empty() && l.job_id == a)
                 });
                 let Some(l) = l else {
-                    let lost = JobLine {
-                        job_id: t.job_id.clone().unwrap_or(a.clone()),
-                        array_job_id: Some(a.clone()),
-                        state: "CANCELLED".into(),
-                        reason: Some("the job's record expired before sweep read its end".into()),
-                        ..JobLine::default()
-                    };
-                    ended.push((t.index, lost));
+                    ended.push((t.index, client::purged(&a, t.index, t.job_id.as_deref())));
                     continue;
                 };
                 if l.tasks.len() == 1 || l.array_job_id.is_none() {
@@ -221,25 +231,15 @@ impl<'a> Driver<'a> {
         Ok(ended)
     }
 
-    fn scancel(&self, id: &str) {
-        let _ = Command::new("scancel")
-            .arg(id)
-            .stdin(Stdio::null())
-            .stderr(Stdio::null())
-            .status();
-    }
-
     /// Ctrl-C: every job of the sweep cancelled, once.
     fn interrupt(&mut self) {
         self.interrupted = true;
-        let mut arrays: Vec<String> = self.tasks.iter().map(|t| t.array.clone()).collect();
-        arrays.dedup();
         say(
             self.p,
             "interrupted; cancelling every job of the sweep (scancel)",
         );
-        for a in &arrays {
-            self.scancel(a);
+        for a in &self.arrays() {
+            client::scancel(a);
         }
         for t in &mut self.tasks {
             t.ours.get_or_insert(FailureKind::Interrupted);
@@ -248,49 +248,43 @@ impl<'a> Driver<'a> {
 
     /// Cancel tasks pending past --queue-timeout.
     fn queue_timeouts(&mut self) {
-        let Some(limit) = self.p.queue_timeout else {
+        let Some(limit) = self.p.slurm.queue_timeout else {
             return;
         };
-        let late: Vec<usize> = self
-            .tasks
-            .iter()
-            .filter(|t| t.state == "PENDING" && t.ours.is_none() && t.submitted.elapsed() > limit)
-            .map(|t| t.index)
-            .collect();
-        let mut ids = Vec::new();
-        for t in self.tasks.iter_mut().filter(|t| late.contains(&t.index)) {
-            t.ours = Some(FailureKind::QueueTimeout);
-            ids.push((t.index, format!("{}_{}", t.array, t.index)));
+        let mut late = Vec::new();
+        for t in &mut self.tasks {
+            if t.state == "PENDING" && t.ours.is_none() && t.submitted.elapsed() > limit {
+                t.ours = Some(FailureKind::QueueTimeout);
+                late.push((t.index, format!("{}_{}", t.array, t.index)));
+            }
         }
-        for (index, id) in ids {
+        for (index, id) in late {
             say(
                 self.p,
                 &format!(
                     "config {index}: still pending after --queue-timeout; cancelling job {id}"
                 ),
             );
-            self.scancel(&id);
+            client::scancel(&id);
         }
     }
 
     /// After a task ended: its config's state in this run's records, and
     /// whether to submit it again (a transport end, tries left).
     fn after(&mut self, index: usize, c: &Collected) -> Option<usize> {
-        let pt = &self.p.grid.points[index - 1];
-        let state = results::state_of(&self.lines(self.since), |cfg| pt.matches(cfg));
+        let state = self.state_of(index);
         let tries = self.tries.get(&index).copied().unwrap_or(0);
-        let label = pt.label();
+        let label = self.p.label(index);
         // Pending past --queue-timeout would pend again: not now.
         let late = c.failure == Some(FailureKind::QueueTimeout);
-        let again =
-            state == State::Transport && !self.interrupted && !late && tries <= self.p.retries;
+        let again = state == results::State::Transport
+            && !self.interrupted
+            && !late
+            && tries <= self.p.retries;
         if again && c.failure == Some(FailureKind::NodeFail) {
             self.avoid.entry(index).or_default().extend(c.node.clone());
         }
-        let what = c
-            .failure
-            .map(|k| format!("{k:?}"))
-            .unwrap_or_else(|| state.word());
+        let what = c.failure.map(kind_word).unwrap_or_else(|| state.word());
         let more = if again { "; submitting it again" } else { "" };
         say(
             self.p,
@@ -299,11 +293,97 @@ impl<'a> Driver<'a> {
         again.then_some(index)
     }
 
-    /// The loop, till no job of the sweep is left.
-    pub fn run(&mut self, first: &[usize]) -> Result<(), Exit> {
-        if !first.is_empty() {
-            self.submit(first, &[])?;
+    /// Task `index`'s state in this run's records: a config's, or the
+    /// schedule step's (its records after the schedule record).
+    fn state_of(&self, index: usize) -> results::State {
+        match (index, &self.p.schedule) {
+            (SCHEDULE_TASK, Some(server)) => crate::schedule::step(&self.lines, server, true).state,
+            _ => {
+                let pt = &self.p.grid.points[index - 1];
+                results::state_of(self.lines_after(self.since), |cfg| pt.matches(cfg))
+            }
         }
+    }
+
+    /// Ctrl-C, sbatch's refusal or a stop: nothing more is submitted.
+    fn halted(&self) -> bool {
+        self.interrupted || self.rejected || self.stopped.is_some()
+    }
+
+    /// The sweep: `first` (the grid's configs), or the search's configs
+    /// batch by batch, then the schedule step.
+    pub fn run(&mut self, first: &[usize]) -> Result<(), Exit> {
+        let started = std::time::SystemTime::now();
+        let mut batch = first.to_vec();
+        loop {
+            if !batch.is_empty() {
+                self.submit(&batch, &[])?;
+            }
+            self.wait()?;
+            if self.halted() || self.p.adaptive.is_none() {
+                break;
+            }
+            let p = self.p;
+            let mut say_it = |n: &str| say(p, n);
+            batch = match adaptive::next(p, &self.tries, started, &mut say_it)? {
+                Next::Run(b) => b,
+                Next::Done(skipped, n) => {
+                    self.append(&skipped)?;
+                    self.skipped = n;
+                    break;
+                }
+                Next::Fail(code, why) => {
+                    self.stopped = Some((code, why));
+                    break;
+                }
+            };
+        }
+        if !self.halted() {
+            self.schedule()?;
+        }
+        Ok(())
+    }
+
+    /// --schedule's step after the configs: derive the schedule (its
+    /// record appended), then run it as one more job.
+    fn schedule(&mut self) -> Result<(), Exit> {
+        let Some(server) = self.p.schedule.clone() else {
+            return Ok(());
+        };
+        let mut st = schedule_step::step(self.p, &server, &self.lines, None)?;
+        if st.action == "derive" {
+            st.notes.iter().for_each(|n| say(self.p, n));
+            let (rc, recs) = schedule_step::derive(self.p, &server)?;
+            if rc == exit::OK {
+                self.append(&recs)?;
+            }
+            st = schedule_step::step(self.p, &server, &self.lines, Some(rc))?;
+        }
+        st.notes.iter().for_each(|n| say(self.p, n));
+        match st.action {
+            "run" => {
+                let w = crate::grid::PointWords {
+                    swap: st.to_swap,
+                    ready: st.to_ready,
+                    load: st.to_load,
+                };
+                // sbatch reads the script when it submits: the jobs
+                // submitted before keep the one they got.
+                std::fs::write(&self.script, script::batch(self.p, Some(&w)))
+                    .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{}: {e}", self.script)))?;
+                say(self.p, &st.label);
+                self.submit(&[SCHEDULE_TASK], &[])?;
+                self.wait()?;
+                self.schedule_failed = self.state_of(SCHEDULE_TASK) != results::State::Complete;
+            }
+            "fail" => self.stopped = Some((st.exit, st.error)),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// The loop, till no job of the sweep is left.
+    fn wait(&mut self) -> Result<(), Exit> {
         let mut interrupt_started = None;
         while !self.tasks.is_empty() {
             if self.stop.load(Ordering::SeqCst) && !self.interrupted {
@@ -311,7 +391,13 @@ impl<'a> Driver<'a> {
                 interrupt_started = Some(Instant::now());
             }
             if interrupt_started.is_some_and(|t| t.elapsed() > Duration::from_secs(120)) {
-                eprintln!("sweep: warning: jobs still ending 2 minutes after scancel; their records stay in {}", self.p.dir);
+                report::warning(
+                    "sweep",
+                    format!(
+                        "jobs still ending 2 minutes after scancel; their records stay in {}",
+                        self.p.dir
+                    ),
+                );
                 break;
             }
             self.queue_timeouts();
@@ -321,7 +407,8 @@ impl<'a> Driver<'a> {
                     continue;
                 };
                 let t = self.tasks.remove(pos);
-                let c = collect::collect(self.p, &l, index, t.ours)?;
+                let (c, recs) = collect::collect(self.p, &l, index, t.ours);
+                self.append(&recs)?;
                 again.extend(self.after(index, &c));
             }
             self.resubmit(&again)?;
@@ -352,30 +439,32 @@ impl<'a> Driver<'a> {
 
     /// The sweep's end: the done line and the exit status.
     pub fn outcome(&self) -> (String, u8) {
-        // --resume: the results from before count too.
-        let lines = self.lines(if self.p.resume { 0 } else { self.since });
-        let (mut measured, mut failed, mut missing) = (0, 0, 0);
-        for pt in &self.p.grid.points {
-            match results::state_of(&lines, |c| pt.matches(c)) {
-                State::Complete => measured += 1,
-                State::Failed => failed += 1,
-                _ => missing += 1,
-            }
-        }
-        let done =
+        // --resume (implied by --adaptive): the results from before count.
+        let whole = self.p.resume || self.p.adaptive.is_some();
+        let from = if whole { 0 } else { self.since };
+        let t = crate::fleet::tally(&self.p.grid, self.lines_after(from));
+        // A config Slurm lost past --retries has no result (not a failure
+        // of the config); a value the search skipped needs none.
+        let measured = t.measured;
+        let failed = t.failed + usize::from(self.schedule_failed);
+        let missing = t.missing.saturating_sub(self.skipped) + t.transport;
+        let mut done =
             format!("done: {measured} measured, {failed} failed, {missing} without a result");
+        if self.p.adaptive.is_some() {
+            done.push_str(&format!(", {} skipped", self.skipped));
+        }
         let code = if self.interrupted {
             exit::INTERRUPTED
         } else if self.rejected {
             exit::SUBMIT_REJECTED
-        } else if missing > 0 {
-            exit::NO_HOST_LEFT
-        } else if failed > 0 && measured == 0 {
-            exit::ALL_CONFIGS_FAILED
-        } else if failed > 0 {
-            exit::SOME_CONFIGS_FAILED
+        } else if let Some((code, _)) = &self.stopped {
+            *code
+        } else if self.p.adaptive.is_some() && missing == 0 {
+            // As the search ends without Slurm: a skipped value is no
+            // failure.
+            crate::verdict::tally(measured, failed, self.skipped).exit
         } else {
-            exit::OK
+            crate::fleet::grid_exit(measured, failed, missing, 0)
         };
         (done, code)
     }
@@ -383,22 +472,33 @@ impl<'a> Driver<'a> {
 
 /// `sweep --slurm`: run plan `p` to its end; the exit status.
 pub fn sweep(p: &Plan) -> Result<u8, Exit> {
+    super::client::reachable()?;
     let stop = Arc::new(AtomicBool::new(false));
     let s = stop.clone();
     let _ = ctrlc::set_handler(move || s.store(true, Ordering::SeqCst));
     let mut d = Driver::new(p, stop)?;
-    let first = d.pending();
+    // The search decides its own configs, one batch at a time.
+    let first = match p.adaptive {
+        Some(_) => Vec::new(),
+        None => d.pending(),
+    };
+    let what = match p.adaptive {
+        Some(_) => "the adaptive search picks them".to_string(),
+        None => format!("{} to run", first.len()),
+    };
     say(
         p,
         &format!(
-            "{} config(s) as Slurm jobs ({} to run); results: {}",
+            "{} config(s) as Slurm jobs ({what}); results: {}",
             p.grid.points.len(),
-            first.len(),
             p.results
         ),
     );
     d.run(&first)?;
     let (done, code) = d.outcome();
     say(p, &done);
+    if let Some((_, why)) = &d.stopped {
+        report::error("sweep", &anyhow!("{why}"));
+    }
     Ok(code)
 }

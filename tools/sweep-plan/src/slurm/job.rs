@@ -23,6 +23,9 @@ pub struct JobLine {
     pub signal: Option<i32>,
     pub node: Option<String>,
     pub restarts: Option<u32>,
+    /// Where the state was read: `scontrol`, `sacct`, or `sweep` (purged
+    /// unread: [`EXPIRED`]).
+    pub source: &'static str,
 }
 
 /// `Key=Value` words of one line; a value runs to the next space (the
@@ -79,7 +82,50 @@ pub fn parse(text: &str) -> Vec<JobLine> {
                     .filter(given)
                     .map(String::from),
                 restarts: f.get("Restarts").and_then(|r| r.parse().ok()),
+                source: "scontrol",
                 job_id,
+            })
+        })
+        .collect()
+}
+
+/// sweep's own word (no Slurm state) for a job whose record slurmctld
+/// purged (`MinJobAge`) before sweep read its end, when sacct has none
+/// either (accounting off): its records say what happened, if any.
+pub const EXPIRED: &str = "EXPIRED";
+
+/// The fields [`parse_sacct`] reads, in order, for `sacct --format`.
+pub const SACCT_FORMAT: &str = "JobIDRaw,JobID,State,ExitCode,NodeList";
+
+/// `sacct -n -P -X --format SACCT_FORMAT` lines as job lines: `JobID` is
+/// `ARRAY_TASK` for an array task (`6_1`, JobIDRaw `7`), `State` may say
+/// who cancelled (`CANCELLED by 0`), `ExitCode` is `STATUS:SIGNAL`.
+pub fn parse_sacct(text: &str) -> Vec<JobLine> {
+    text.lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split('|').collect();
+            let [raw, id, state, code, nodes] = f[..] else {
+                return None;
+            };
+            let (array, task) = id
+                .split_once('_')
+                .map_or((None, None), |(a, t)| (Some(a), Some(t)));
+            let (exit_code, signal) = code
+                .split_once(':')
+                .map_or((None, None), |(c, s)| (c.parse().ok(), s.parse().ok()));
+            Some(JobLine {
+                job_id: raw.to_string(),
+                array_job_id: array.map(String::from),
+                tasks: task.map(task_ids).unwrap_or_default(),
+                state: state.split_whitespace().next()?.to_string(),
+                reason: Some("read from sacct: slurmctld had purged the job's record".into()),
+                exit_code,
+                signal,
+                node: Some(nodes)
+                    .filter(|n| !n.is_empty() && *n != "None assigned")
+                    .map(String::from),
+                restarts: None,
+                source: "sacct",
             })
         })
         .collect()
@@ -106,7 +152,11 @@ pub fn end_of(state: &str, has_result: bool) -> End {
         "TIMEOUT" | "DEADLINE" => End::Failed(FailureKind::TimeLimit),
         "CANCELLED" => End::Failed(FailureKind::Cancelled),
         "OUT_OF_MEMORY" => End::Failed(FailureKind::Oom),
-        "NODE_FAIL" | "PREEMPTED" | "BOOT_FAIL" => End::Failed(FailureKind::NodeFail),
+        "NODE_FAIL" | "BOOT_FAIL" => End::Failed(FailureKind::NodeFail),
+        "PREEMPTED" => End::Failed(FailureKind::Preempted),
+        EXPIRED if has_result => End::Records,
+        // Nothing written and nothing known: run it again.
+        EXPIRED => End::Failed(FailureKind::Cancelled),
         _ => End::Active,
     }
 }
@@ -154,6 +204,32 @@ JobId=9 JobName=wrap JobState=NODE_FAIL Reason=NodeDown Restarts=0 ExitCode=0:0 
         assert_eq!(end_of("CANCELLED", true), End::Failed(K::Cancelled));
         assert_eq!(end_of("OUT_OF_MEMORY", false), End::Failed(K::Oom));
         assert_eq!(end_of("NODE_FAIL", false), End::Failed(K::NodeFail));
-        assert_eq!(end_of("PREEMPTED", true), End::Failed(K::NodeFail));
+        assert_eq!(end_of("PREEMPTED", true), End::Failed(K::Preempted));
+        assert_eq!(end_of(EXPIRED, true), End::Records);
+        assert_eq!(end_of(EXPIRED, false), End::Failed(K::Cancelled));
+        assert_eq!(end_of("UNKNOWN", false), End::Active);
+    }
+
+    /// `sacct -n -P -X -j 6 --format JobIDRaw,JobID,State,ExitCode,NodeList`
+    /// as Slurm 22.05 prints an array's tasks (sacct(1): `-P` separates
+    /// fields by `|`; a cancelled job's State names the uid).
+    #[test]
+    fn sacct_lines_read_as_jobs() {
+        let j = parse_sacct("7|6_1|COMPLETED|0:0|n1\n8|6_2|CANCELLED by 0|0:15|n2\n6|6_[3-4%2]|PENDING|0:0|None assigned\n9|9|NODE_FAIL|0:0|n2\nbad line\n");
+        assert_eq!(j.len(), 4);
+        assert_eq!(
+            (j[0].job_id.as_str(), j[0].array_job_id.as_deref()),
+            ("7", Some("6"))
+        );
+        assert_eq!(
+            (j[0].tasks.as_slice(), j[0].state.as_str()),
+            (&[1][..], "COMPLETED")
+        );
+        assert_eq!(j[1].state, "CANCELLED");
+        assert_eq!((j[1].exit_code, j[1].signal), (Some(0), Some(15)));
+        assert_eq!(j[1].node.as_deref(), Some("n2"));
+        assert_eq!(j[2].tasks, [3, 4]);
+        assert_eq!(j[2].node, None);
+        assert_eq!((j[3].array_job_id.as_deref(), j[3].tasks.len()), (None, 0));
     }
 }

@@ -5,10 +5,16 @@
 //! ([`collect`]), classifies Slurm's ends ([`job`]) and submits again
 //! what a node failure or a cancel took ([`driver`]). Slurm is the job
 //! engine here as GNU parallel is for `--hosts`: the throttle is the
-//! array's `%N`, the queue is Slurm's.
+//! array's `%N`, the queue is Slurm's. `--adaptive` submits each config
+//! the search decides on ([`adaptive`]); `--schedule` derives the
+//! schedule after the configs and runs it as one more job
+//! ([`schedule_step`]).
 
+pub mod adaptive;
+pub mod client;
 pub mod collect;
 pub mod driver;
 pub mod job;
 pub mod plan;
+pub mod schedule_step;
 pub mod script;

@@ -1,14 +1,16 @@
 //! `sweep --slurm`'s plan: sweep's argv parsed once into what the batch
 //! script, sbatch and the control side's loop need.
 
-use std::path::Path;
-use std::time::Duration;
-
 use anyhow::anyhow;
+use clap::Parser;
+use std::path::Path;
 use sweepkit::exit;
+use sweepkit::records::Config;
 use sweepkit::report::Exit;
 
+use crate::cli::{GridArgs, NextArgs};
 use crate::grid::Grid;
+use crate::slurm_options::SlurmArgs;
 use crate::stage_words::{Stages, Target};
 
 /// The placeholder words a [`Plan`]'s stages carry for the job's spec copy
@@ -38,16 +40,40 @@ pub struct Plan {
     pub resume: bool,
     pub retries: usize,
     pub quiet: bool,
-    pub partition: Option<String>,
-    pub account: Option<String>,
-    pub gres: Option<String>,
-    pub gpus_per_node: Option<String>,
-    pub exclusive: bool,
-    pub time: Option<String>,
-    pub flush_before_s: u64,
-    pub max_jobs: Option<u32>,
-    pub sbatch_args: Vec<String>,
-    pub queue_timeout: Option<Duration>,
+    /// The sbatch settings and the control side's limits, as parsed.
+    pub slurm: SlurmArgs,
+    /// --adaptive: the one parameter's grid and the search's knobs.
+    pub adaptive: Option<(GridArgs, NextArgs)>,
+    /// --schedule SERVER, and summarize --schedule's own words.
+    pub schedule: Option<String>,
+    pub schedule_args: Vec<String>,
+    /// summarize's path (the search's scores, the schedule's derivation)
+    /// and the sweep's words for it.
+    pub summarize: Option<String>,
+    pub sum_args: Vec<String>,
+}
+
+/// The array task that runs the schedule step: no config of the grid
+/// (they count from 1).
+pub const SCHEDULE_TASK: usize = 0;
+
+/// The search's knobs, parsed as `sweep-plan step` parses them.
+fn knobs(words: Vec<String>) -> Result<NextArgs, Exit> {
+    #[derive(Parser)]
+    struct K {
+        #[command(flatten)]
+        k: NextArgs,
+    }
+    let argv = std::iter::once("sweep".to_string()).chain(words);
+    K::try_parse_from(argv).map(|k| k.k).map_err(|e| {
+        let text = e.render().to_string();
+        let line = text
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ");
+        usage(line.to_string())
+    })
 }
 
 fn usage(msg: String) -> Exit {
@@ -60,18 +86,13 @@ fn absolute(p: &str, what: &str) -> Result<String, Exit> {
         .map_err(|e| usage(format!("{what} {p}: {e}")))
 }
 
-fn duration(flag: &str, v: &str) -> Result<Duration, Exit> {
-    humantime::parse_duration(v).map_err(|e| usage(format!("{flag} '{v}': {e} (e.g. 30s, 5m)")))
-}
-
 /// `http://HOST:PORT/PATH` -> (`http://127.0.0.1`, `/PATH`): the job's
-/// server listens on its own node.
-pub fn split_url(url: &str) -> Result<(String, String), Exit> {
-    let (scheme, rest) = url
-        .split_once("://")
-        .ok_or_else(|| usage(format!("--url '{url}': expected http://HOST:PORT")))?;
+/// server listens on its own node. sweep's options already refused a URL
+/// without a scheme; `http` stands in should one get here.
+pub fn split_url(url: &str) -> (String, String) {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
     let tail = rest.find('/').map_or("", |i| &rest[i..]);
-    Ok((format!("{scheme}://127.0.0.1"), tail.to_string()))
+    (format!("{scheme}://127.0.0.1"), tail.to_string())
 }
 
 impl Plan {
@@ -81,7 +102,7 @@ impl Plan {
             url: URL.into(),
             ..Target::default()
         };
-        let (a, mut stages) = crate::sweep_options::parsed_stages(argv, &t)?;
+        let (a, mut stages, sum_args) = crate::sweep_options::parsed_stages(argv, &t)?;
         if !a.slurm {
             return Err(usage("sweep-plan slurm: the sweep has no --slurm".into()));
         }
@@ -98,7 +119,7 @@ impl Plan {
         let spec_dir = Path::new(&spec)
             .parent()
             .map_or("/".into(), |d| d.display().to_string());
-        let (url_head, url_tail) = split_url(&a.url)?;
+        let (url_head, url_tail) = split_url(&a.url);
         let results = std::path::absolute(&a.results)
             .map_err(|e| usage(format!("--results {}: {e}", a.results)))?
             .display()
@@ -107,6 +128,21 @@ impl Plan {
         for t in tools {
             tools_abs.push(absolute(t, "tool")?);
         }
+        let adaptive = match a.adaptive {
+            true => Some((
+                GridArgs {
+                    params: a.params.clone(),
+                    values: a.values.clone(),
+                },
+                knobs(crate::sweep_options::adaptive_knobs(&a))?,
+            )),
+            false => None,
+        };
+        let schedule_args = a
+            .schedule_max_depth
+            .iter()
+            .flat_map(|k| ["--max-depth".to_string(), k.to_string()])
+            .collect();
         Ok(Plan {
             grid: crate::grid::expand(&a.params, &a.values).map_err(usage)?,
             stages,
@@ -126,35 +162,104 @@ impl Plan {
             resume: a.resume,
             retries: a.retries.parse().unwrap_or(0),
             quiet: a.quiet,
-            partition: a.partition,
-            account: a.account,
-            gres: a.gres,
-            gpus_per_node: a.gpus_per_node,
-            exclusive: a.exclusive,
-            flush_before_s: duration("--flush-before", &a.flush_before)?
-                .as_secs()
-                .max(1),
-            time: a.time,
-            max_jobs: a.max_jobs,
-            sbatch_args: a.sbatch_arg,
-            queue_timeout: a
-                .queue_timeout
-                .map(|q| duration("--queue-timeout", &q))
-                .transpose()?,
+            slurm: a.slurm_args,
+            adaptive,
+            schedule: a.schedule,
+            schedule_args,
+            summarize: None,
+            sum_args,
         })
+    }
+
+    /// Task `index`'s config: the grid's, or the schedule step's own
+    /// (`schedule=SERVER`, as its stages record a failure).
+    pub fn config(&self, index: usize) -> Config {
+        match index {
+            SCHEDULE_TASK => Config::from([(
+                crate::results::SCHEDULE_KEY.to_string(),
+                self.schedule.clone().unwrap_or_default(),
+            )]),
+            i => self.grid.points[i - 1].config(),
+        }
+    }
+
+    /// Task `index`'s name in messages.
+    pub fn label(&self, index: usize) -> String {
+        match index {
+            SCHEDULE_TASK => format!(
+                "[schedule] {} per-load schedule",
+                self.schedule.as_deref().unwrap_or_default()
+            ),
+            i => self.grid.points[i - 1].label(),
+        }
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// A plan from sweep's words `extra` over a spec in a temp folder
+    /// (`--param speculative-num-steps --values 1,2`).
+    pub(crate) fn plan(extra: &[&str]) -> Result<Plan, Exit> {
+        let dir = std::env::temp_dir().join(format!("plan-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let spec = dir.join("sim.spec");
+        std::fs::write(&spec, "ExecStart=/bin/true\n").unwrap();
+        let results = dir.join("r.jsonl");
+        let mut argv: Vec<String> = ["--slurm", "--spec", spec.to_str().unwrap()]
+            .iter()
+            .chain(&["--results", results.to_str().unwrap()])
+            .chain(&["--url", "http://127.0.0.1:1", "--server", "sglang"])
+            .chain(&["--param", "speculative-num-steps", "--values", "1,2"])
+            .map(|w| w.to_string())
+            .collect();
+        argv.extend(extra.iter().map(|w| w.to_string()));
+        let me = std::env::current_exe().unwrap().display().to_string();
+        Plan::from_argv(&argv, &[me.clone(), me.clone(), me])
+    }
+
+    #[test]
+    fn the_schedule_step_is_task_0_with_its_own_config_and_words() {
+        let p = plan(&["--schedule", "sglang", "--schedule-max-depth", "3"]).unwrap();
+        assert_eq!(p.schedule_args, ["--max-depth", "3"]);
+        assert_eq!(p.config(SCHEDULE_TASK)["schedule"], "sglang");
+        assert_eq!(
+            p.label(SCHEDULE_TASK),
+            "[schedule] sglang per-load schedule"
+        );
+        assert_eq!(p.label(2), "speculative-num-steps=2");
+        let w = crate::grid::PointWords {
+            swap: vec!["--apply-from".into(), "/s/schedule.json".into()],
+            ready: vec!["--expect-config".into(), "speculative-adaptive=true".into()],
+            load: vec!["--pipeline-config".into(), "schedule=sglang".into()],
+        };
+        let script = super::super::script::batch(&p, Some(&w));
+        assert!(
+            script.contains("0) set_=( --apply-from /s/schedule.json ) ready_=( --expect-config speculative-adaptive=true ) load_=( --pipeline-config schedule=sglang ) ;;"),
+            "{script}"
+        );
+        assert!(!super::super::script::batch(&p, None).contains("\n0) "));
+    }
+
+    #[test]
+    fn the_search_knobs_parse_as_step_parses_them() {
+        let p = plan(&["--adaptive", "--patience", "3", "--noise-margin", "10%"]).unwrap();
+        let (g, k) = p.adaptive.unwrap();
+        assert_eq!(g.params, ["speculative-num-steps"]);
+        assert_eq!((k.patience, k.repeat_budget), (3, 4));
+        assert!((k.noise_margin - 0.1).abs() < 1e-9);
+        let bad = plan(&["--adaptive", "--patience", "x"]).err().unwrap();
+        assert_eq!(bad.code, exit::USAGE);
+        let msg = bad.error.unwrap().to_string();
+        assert!(msg.contains("--patience") && !msg.contains('\n'), "{msg}");
+    }
 
     #[test]
     fn the_jobs_url_is_on_its_own_node() {
-        let (h, t) = split_url("http://gpu7:8000/v1").unwrap();
+        let (h, t) = split_url("http://gpu7:8000/v1");
         assert_eq!((h.as_str(), t.as_str()), ("http://127.0.0.1", "/v1"));
-        let (h, t) = split_url("https://x").unwrap();
+        let (h, t) = split_url("https://x");
         assert_eq!((h.as_str(), t.as_str()), ("https://127.0.0.1", ""));
-        assert_eq!(split_url("x:1").unwrap_err().code, exit::USAGE);
     }
 }

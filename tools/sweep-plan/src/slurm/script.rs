@@ -3,17 +3,19 @@
 //! allocation it copies the process spec (the copy is the job's own, so
 //! two jobs on one node never edit one file), picks a port from
 //! SLURM_JOB_ID, runs `svc-swap | wait-ready | loadgen` into the job's
-//! records file and stops the server it started. Every value is quoted as
+//! records file, the server a job step of its own (`srun --overlap`),
+//! and stops the server it started. Every value is quoted as
 //! bash's `printf %q` quotes ([`bash_q`]); the options go on sbatch's
 //! command line, never into `#SBATCH` lines, so no user text is parsed
 //! twice.
 
 use std::fmt::Write as _;
 
-use crate::grid::Tool;
 use crate::stage_words::bash_q;
 
-use super::plan::{Plan, SPEC, URL};
+use crate::grid::PointWords;
+
+use super::plan::{Plan, SCHEDULE_TASK, SPEC, URL};
 
 /// Ports from SLURM_JOB_ID land in [BASE, BASE + SPAN): below Linux's
 /// ephemeral range (32768 up), where any client's socket may sit.
@@ -30,8 +32,9 @@ fn words(ws: &[String]) -> String {
         .collect()
 }
 
-/// The batch script for plan `p` (the tools at `tools`).
-pub fn batch(p: &Plan) -> String {
+/// The batch script for plan `p`; `schedule`: the schedule step's words
+/// (sweep-plan step's), run by array task [`SCHEDULE_TASK`] once derived.
+pub fn batch(p: &Plan, schedule: Option<&PointWords>) -> String {
     let mut s = String::from(HEAD);
     let q = |v: &str| bash_q(v);
     let _ = writeln!(s, "dir={}", q(&p.dir));
@@ -39,19 +42,19 @@ pub fn batch(p: &Plan) -> String {
     let _ = writeln!(s, "port_base={PORT_BASE} port_span={PORT_SPAN}");
     let _ = writeln!(s, "url_head={} url_tail={}", q(&p.url_head), q(&p.url_tail));
     s.push_str("case ${SLURM_ARRAY_TASK_ID:-} in\n");
-    for pt in &p.grid.points {
-        let mut ready = Vec::new();
-        if p.expect_config {
-            ready.extend(pt.args(Tool::Expect));
-        }
-        ready.extend(pt.args(Tool::Stage));
+    let points = p
+        .grid
+        .points
+        .iter()
+        .map(|pt| (pt.index, pt.stage_words(p.expect_config)));
+    let sched = schedule.map(|w| (SCHEDULE_TASK, w.clone()));
+    for (index, w) in points.chain(sched) {
         let _ = writeln!(
             s,
-            "{}) set_=({} ) ready_=({} ) load_=({} ) ;;",
-            pt.index,
-            words(&pt.args(Tool::Swap)),
-            words(&ready),
-            words(&pt.args(Tool::Stage)),
+            "{index}) set_=({} ) ready_=({} ) load_=({} ) ;;",
+            words(&w.swap),
+            words(&w.ready),
+            words(&w.load),
         );
     }
     s.push_str(
@@ -93,17 +96,48 @@ while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
   port=$((port + 1)) port_from=probed
 done
 url=$url_head:$port$url_tail
+# The server runs as a step of the job (srun --overlap: it shares the
+# job's CPUs, memory and GPUs, and sees the GPUs gres gave), from its spec
+# copy's ExecStart, so svc-swap's process manager still starts and watches
+# it. Slurm 22.05's srun no longer takes --cpus-per-task from sbatch: it is
+# passed on. loadgen stays a process of the batch script: srun turns a
+# TERM it gets into a SIGKILL of its task, and Slurm TERMs the batch
+# script's processes on every cancel and time limit, which would lose the
+# level loadgen was measuring.
+step=(srun --overlap --ntasks=1 --nodes=1 --job-name=sweep-server ${SLURM_CPUS_PER_TASK:+"--cpus-per-task=$SLURM_CPUS_PER_TASK"})
 spec=$jd/server.spec
-{ printf 'WorkingDirectory=%s\n' "$spec_dir"; cat "$spec_src"; printf '\nPort=%s\n' "$port"; } >"$spec" || exit 1
+{ printf 'WorkingDirectory=%s\n' "$spec_dir"
+  sed "s/^\([[:space:]]*ExecStart[[:space:]]*=[[:space:]]*\)/\1${step[*]} /" "$spec_src"
+  printf '\nPort=%s\n' "$port"; } >"$spec" || exit 1
 printf '%s\n' "node=${SLURMD_NODENAME:-}" "gpus=${CUDA_VISIBLE_DEVICES:-}" "port=$port" \
   "port_from=$port_from" "restart_count=$restarts" >"$jd/env"
 # The server runs in a session of its own (svc-swap's process manager),
-# which Slurm's process tracking may not follow: stop it here.
+# which Slurm's process tracking may not follow: stop it here. The TERM
+# goes to its step (scancel --signal), not to srun, which would SIGKILL it.
+# A process that ended but is not yet reaped (a zombie) is gone: svc-swap's
+# setsid leaves srun to PID 1, which some machines' init reaps only every
+# second or so (a container's may never), and kill -0 counts a zombie as
+# alive: each config's job then ended a second or more after its server.
+alive() {
+  local s
+  { read -r s <"/proc/$1/stat"; } 2>/dev/null || return 1
+  s=${s##*) }
+  [[ -n $s && $s != [ZX]* ]]
+}
 stop_server() {
-  local pid i
+  local pid i id name
   pid=$(cat "$spec.pid" 2>/dev/null) || return 0
+  alive "$pid" || return 0
+  # squeue -j names the array's every task when this is its first one
+  # (their ids agree), each step as TASK.STEP: only this task's steps.
+  while read -r id name; do
+    [[ $name == sweep-server ]] || continue
+    [[ $id == "$SLURM_JOB_ID".* || $id == "${SLURM_ARRAY_JOB_ID:-}_${SLURM_ARRAY_TASK_ID:-}".* ]] || continue
+    scancel --quiet --signal=TERM "$SLURM_JOB_ID.${id##*.}"
+  done < <(squeue -h -s -j "$SLURM_JOB_ID" -o '%i %j' 2>/dev/null)
+  for ((i = 0; i < 50; i++)); do alive "$pid" || return 0; sleep 0.1; done
   kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null || return 0
-  for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || return 0; sleep 0.1; done
+  for ((i = 0; i < 100; i++)); do alive "$pid" || return 0; sleep 0.1; done
   kill -KILL -- "-$pid" 2>/dev/null || kill -KILL "$pid" 2>/dev/null
 }
 # USR1 (sbatch --signal, ahead of the time limit): loadgen ends its level
@@ -138,7 +172,7 @@ exit 0
 pub fn sbatch_args(p: &Plan, indices: &[usize], exclude: &[String], script: &str) -> Vec<String> {
     let list: Vec<String> = indices.iter().map(usize::to_string).collect();
     let mut array = format!("--array={}", list.join(","));
-    if let Some(n) = p.max_jobs {
+    if let Some(n) = p.slurm.max_jobs {
         let _ = write!(array, "%{n}");
     }
     let mut a = vec![
@@ -151,26 +185,29 @@ pub fn sbatch_args(p: &Plan, indices: &[usize], exclude: &[String], script: &str
         "--no-requeue".into(),
     ];
     for (flag, v) in [
-        ("--partition", &p.partition),
-        ("--account", &p.account),
-        ("--gres", &p.gres),
-        ("--gpus-per-node", &p.gpus_per_node),
-        ("--time", &p.time),
+        ("--partition", &p.slurm.partition),
+        ("--account", &p.slurm.account),
+        ("--gres", &p.slurm.gres),
+        ("--gpus-per-node", &p.slurm.gpus_per_node),
+        ("--time", &p.slurm.time),
     ] {
         if let Some(v) = v {
             a.push(format!("{flag}={v}"));
         }
     }
-    if p.exclusive {
+    if p.slurm.exclusive {
         a.push("--exclusive".into());
     }
-    if p.time.is_some() {
-        a.push(format!("--signal=B:USR1@{}", p.flush_before_s));
+    if p.slurm.time.is_some() {
+        a.push(format!(
+            "--signal=B:USR1@{}",
+            p.slurm.flush_before.as_secs().max(1)
+        ));
     }
     if !exclude.is_empty() {
         a.push(format!("--exclude={}", exclude.join(",")));
     }
-    a.extend(p.sbatch_args.iter().cloned());
+    a.extend(p.slurm.sbatch_arg.iter().cloned());
     a.push(script.to_string());
     a
 }
@@ -184,9 +221,57 @@ pub fn dry_run(p: &Plan) -> String {
         .chain(sbatch_args(p, &all, &[], &script))
         .map(|w| bash_q(&w))
         .collect();
+    let mut notes = String::new();
+    if p.adaptive.is_some() {
+        notes.push_str("# --adaptive: the search submits only the configs it decides on, one array each time (--array=N,...)\n");
+    }
+    if let Some(server) = &p.schedule {
+        let _ = writeln!(
+            notes,
+            "# --schedule {server}: after the configs, array task {SCHEDULE_TASK} runs the derived schedule (svc-swap --apply-from {}/schedule.json)",
+            p.dir
+        );
+    }
     format!(
-        "{}# the script above, written to {script}, submitted as:\n{}\n",
-        batch(p),
+        "{}# the script above, written to {script}, submitted as:\n{}\n{notes}",
+        batch(p, None),
         words.join(" ")
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BODY;
+
+    /// Regression: stop_server waited on `kill -0`, which counts a zombie
+    /// as alive, so each job ended a second or more after its server (as
+    /// long as PID 1 took to reap srun). The script's `alive` says a
+    /// zombie is gone and a running process is not.
+    #[test]
+    fn a_zombie_server_is_stopped_for_stop_server() {
+        let at = BODY.find("alive() {").expect("the script's alive()");
+        let end = BODY[at..].find("\n}\n").expect("its end") + at + 3;
+        let dir = std::env::temp_dir().join(format!("sweep-plan-alive-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("zombie");
+        // The child ends at once; its parent execs into a sleep that never
+        // reaps it, so it stays a zombie while the sleep lasts.
+        let script = format!(
+            "{}sh -c 'sleep 0.01 & echo $! >\"$0\"; exec sleep 3' {f} & parent=$!\n\
+             sleep 0.5\nz=$(<{f})\n\
+             kill -0 \"$z\" && echo kill-0-alive\n\
+             alive \"$z\" && echo zombie-alive\n\
+             alive \"$parent\" && echo parent-alive\n\
+             kill \"$parent\"\n",
+            &BODY[at..end],
+            f = f.display()
+        );
+        let out = std::process::Command::new("bash")
+            .args(["-c", &script])
+            .output()
+            .unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(text, "kill-0-alive\nparent-alive\n", "{out:?}");
+    }
 }

@@ -74,12 +74,14 @@ pub struct Load {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Workload {
     /// `synthetic`, `jsonl` or `sharegpt` (`--prompts-file`),
-    /// `mooncake_trace` or `jsonl_trace` (`--trace`).
+    /// `mooncake_trace` or `jsonl_trace` (`--trace`), `sessions`
+    /// (`--sessions`).
     pub kind: String,
     /// SHA-256 of the prompts or trace file (64 hex digits); absent for
     /// synthetic prompts.
     pub sha256: Option<String>,
-    /// Distinct prompts prepared, or the trace's requests in the window.
+    /// Distinct prompts prepared, the trace's requests in the window, or
+    /// the sessions' turns.
     pub requests: u64,
     /// Tokens each Mooncake hash id stands for (`--block-size`).
     pub block_size: Option<u64>,
@@ -109,6 +111,44 @@ pub struct Workload {
     /// Mooncake blocks (hash ids) the window uses more than once: the
     /// prefix reuse a prefix cache can serve.
     pub reused_blocks: Option<u64>,
+    /// `--sessions`: the multi-turn figures (kind `sessions`).
+    pub sessions: Option<SessionStats>,
+}
+
+/// A multi-turn level (`loadgen --sessions`): each turn sends the history
+/// so far (earlier user turns and the live replies received) plus its user
+/// turn, after the think time from the previous reply's end.
+#[skip_serializing_none]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct SessionStats {
+    /// `conversations` (ShareGPT or `messages` per line) or `trace`
+    /// (lines with a `session_id`).
+    pub source: String,
+    /// Sessions in the file.
+    pub sessions: u64,
+    /// User turns in the file: one request each.
+    pub turns: u64,
+    /// Sessions whose every turn completed.
+    pub sessions_completed: u64,
+    /// Sessions ended early: a turn failed or was cancelled, so there was
+    /// no reply to carry on with; their later turns are not sent.
+    pub sessions_cut: u64,
+    /// Turns not sent: their session was cut, or the level ended first.
+    pub turns_not_sent: u64,
+    /// `--think-time`: the think time of a turn that records none, s.
+    pub think_time_default_s: f64,
+    /// TTFT of each session's first turn (no history to reuse).
+    pub ttft_first_turn_ms: Option<Stats>,
+    /// TTFT of the later turns, whose history a prefix cache can hold.
+    pub ttft_later_turns_ms: Option<Stats>,
+    /// Think time asked for, summed over the later turns sent (recorded
+    /// or `--think-time`, over `--speed`), seconds.
+    pub think_time_scheduled_s: f64,
+    /// Think time kept: the previous reply's end to the send, summed.
+    pub think_time_actual_s: f64,
+    /// Each later turn's kept minus asked think time, ms (the timer's
+    /// lateness).
+    pub think_lag_ms: Option<Stats>,
 }
 
 /// Speculative-decoding figures for one level, whatever the server.

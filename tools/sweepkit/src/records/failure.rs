@@ -59,9 +59,12 @@ pub enum FailureKind {
     /// sweep --slurm: the job was cancelled from outside (scancel, an
     /// administrator): run it again.
     Cancelled,
-    /// sweep --slurm: the job's node failed (NODE_FAIL) or the job was
-    /// preempted (PREEMPTED): run it again, on another node.
+    /// sweep --slurm: the job's node failed (NODE_FAIL, BOOT_FAIL): run
+    /// it again, on another node.
     NodeFail,
+    /// sweep --slurm: the job was preempted (PREEMPTED) by a job of a
+    /// higher priority: run it again, on any node (its node is sound).
+    Preempted,
     /// sweep --slurm: the job ended FAILED without a record of the tools
     /// (the batch script itself failed); `exit_code` is the job's.
     JobFailed,
@@ -84,6 +87,7 @@ impl FailureKind {
             | FailureKind::SubmitRejected
             | FailureKind::Cancelled
             | FailureKind::NodeFail
+            | FailureKind::Preempted
             | FailureKind::QueueTimeout => FailureClass::Transport,
             FailureKind::NotFound => FailureClass::Usage,
             _ => FailureClass::Config,

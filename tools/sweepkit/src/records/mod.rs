@@ -57,6 +57,13 @@ pub enum Record {
     Schedule(ScheduleRecord),
 }
 
+/// A record holding this object (`{"of": "pick", "trace": FILE, "slo":
+/// TERMS}`) is the replay `sweep --validate-on` ran against the pick (or
+/// the schedule) after the sweep: reported apart, never one of the sweep's
+/// results (summarize pools it with no cell; sweep-plan counts it for no
+/// config).
+pub const VALIDATION_FIELD: &str = "validation";
+
 /// Every record type: its `type` tag and the struct it is, listed once.
 /// io.rs's reader, summarize and the man page generator read this list; a
 /// test checks it against the tags serde derives for [`Record`].

@@ -33,7 +33,9 @@ pub struct SlurmJob {
     /// Times Slurm requeued the job (`SLURM_RESTART_COUNT`, `Restarts`).
     pub restart_count: Option<u32>,
     /// The job's end as Slurm says it (`JobState`): COMPLETED, FAILED,
-    /// TIMEOUT, CANCELLED, OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, ...
+    /// TIMEOUT, CANCELLED, OUT_OF_MEMORY, NODE_FAIL, PREEMPTED, ...; or
+    /// sweep's own EXPIRED: slurmctld purged the job (`MinJobAge`) before
+    /// sweep read its end and sacct had none (its records decide).
     pub state: String,
     /// The batch script's exit status (`ExitCode=STATUS:SIGNAL`).
     pub exit_code: Option<i32>,
@@ -41,6 +43,7 @@ pub struct SlurmJob {
     pub signal: Option<i32>,
     /// Slurm's `Reason` when it gives one (`NodeDown`, `TimeLimit`).
     pub reason: Option<String>,
-    /// Where the state was read: `scontrol` (no slurmdbd) or `sacct`.
+    /// Where the state was read: `scontrol` (while slurmctld keeps the
+    /// job), `sacct` (after, where accounting keeps it) or `sweep` (EXPIRED).
     pub state_from: String,
 }

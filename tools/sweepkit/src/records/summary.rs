@@ -44,4 +44,9 @@ pub struct SummaryRecord {
     /// (kind, digest, block size, window); absent with one workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workload: Option<String>,
+    /// `sweep --validate-on`'s replays of the trace against the pick (and
+    /// the schedule): each its config, counts, goodput and text line. Set
+    /// apart from every cell; absent when there were none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub validations: Vec<Value>,
 }

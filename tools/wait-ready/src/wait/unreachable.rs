@@ -124,10 +124,11 @@ pub(super) fn not_found(plan: &Plan, st: &[State], now: Instant) -> Option<Strin
         let status = s.last.as_ref().and_then(|p| p.status).unwrap_or(404);
         Some(format!(
             "{}: HTTP {status} (no such path) for {}: the server answers, but not there; \
-             give --server KIND (sglang, vllm, llama.cpp, openai, llm-sim) or the health \
-             path in the URL (http://HOST:PORT/health)",
+             give --server KIND ({}) or the health path in the URL \
+             (http://HOST:PORT/health)",
             t.label,
-            humantime::format_duration(grace)
+            humantime::format_duration(grace),
+            sweepkit::server_kind::list()
         ))
     })
 }

@@ -115,17 +115,22 @@ impl ContainerWatch {
                 .rev()
                 .find(|l| !l.trim().is_empty())
                 .unwrap_or("");
-            let what = if why.to_lowercase().contains("no such") {
-                "no such container".to_string()
+            // An engine that does not answer (docker's daemon down,
+            // podman's socket refusing) says nothing of the config: exit
+            // 28 with a transport failure record, as svc-swap's `lookup`
+            // reports it, so a sweep retries the config.
+            let (code, what) = if why.to_lowercase().contains("no such") {
+                (exit::FAILURE, "no such container".to_string())
             } else {
-                format!(
-                    "{} container inspect failed: {}",
-                    self.engine.cli(),
+                let e = self.engine.cli();
+                let what = format!(
+                    "{e} container inspect failed (the engine did not answer): {}",
                     why.trim()
-                )
+                );
+                (exit::ENGINE_UNAVAILABLE, what)
             };
             return Err(Exit::new(
-                exit::FAILURE,
+                code,
                 anyhow::anyhow!(
                     "container {}: {what} ({} on {})",
                     self.name,

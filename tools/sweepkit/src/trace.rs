@@ -1,4 +1,4 @@
-//! `--trace FILE`: reading a request trace to replay at its recorded
+//! A request trace (loadgen `--trace FILE`, sweep `--validate-on FILE`): read to replay at its recorded
 //! times. Two line formats, told apart per line:
 //! - Mooncake (`timestamp` ms, `input_length`, `output_length`,
 //!   `hash_ids`): each hash id is one block of `--block-size` tokens, the
@@ -82,6 +82,14 @@ pub fn parse(text: &str, block_size: u64) -> Result<Trace, TraceError> {
         let Value::Object(obj) = v else {
             return Err(bad(line, "not a JSON object"));
         };
+        if obj.contains_key("session_id") {
+            // Replayed as independent requests, a session's turns would
+            // lose their history: say where they belong.
+            return Err(bad(
+                line,
+                "has a \"session_id\": replay multi-turn sessions with --sessions FILE",
+            ));
+        }
         let e = entry(line, &obj, block_size)?;
         if let Some(prev) = entries.last() {
             if e.at_ms < prev.at_ms {
@@ -135,13 +143,7 @@ fn entry(line: usize, obj: &Map<String, Value>, block_size: u64) -> Result<Entry
 }
 
 fn input(line: usize, obj: &Map<String, Value>, block_size: u64) -> Result<Input, TraceError> {
-    if let Some(ids) = obj.get("hash_ids") {
-        let len = obj
-            .get("input_length")
-            .ok_or_else(|| bad(line, "\"hash_ids\" without \"input_length\""))?;
-        let input_length = count(line, "input_length", len)?;
-        let hash_ids = hash_ids(line, ids)?;
-        fits(line, input_length, hash_ids.len() as u64, block_size)?;
+    if let Some((input_length, hash_ids)) = blocks(line, obj, block_size)? {
         return Ok(Input::Blocks {
             input_length,
             hash_ids,
@@ -168,8 +170,27 @@ fn input(line: usize, obj: &Map<String, Value>, block_size: u64) -> Result<Input
     }
 }
 
+/// A Mooncake line's `input_length` and `hash_ids`, checked to fit
+/// `block_size`; None when it has no `hash_ids`.
+pub fn blocks(
+    line: usize,
+    obj: &Map<String, Value>,
+    block_size: u64,
+) -> Result<Option<(u64, Vec<u64>)>, TraceError> {
+    let Some(ids) = obj.get("hash_ids") else {
+        return Ok(None);
+    };
+    let len = obj
+        .get("input_length")
+        .ok_or_else(|| bad(line, "\"hash_ids\" without \"input_length\""))?;
+    let input_length = count(line, "input_length", len)?;
+    let hash_ids = hash_ids(line, ids)?;
+    fits(line, input_length, hash_ids.len() as u64, block_size)?;
+    Ok(Some((input_length, hash_ids)))
+}
+
 /// A whole, non-negative number of tokens.
-fn count(line: usize, field: &str, v: &Value) -> Result<u64, TraceError> {
+pub fn count(line: usize, field: &str, v: &Value) -> Result<u64, TraceError> {
     if let Some(n) = v.as_u64() {
         return Ok(n);
     }
@@ -193,7 +214,12 @@ fn hash_ids(line: usize, v: &Value) -> Result<Vec<u64>, TraceError> {
 
 /// `input_length` must fill every block but the last, and the last must
 /// hold at least one token and at most a block.
-fn fits(line: usize, input_length: u64, ids: u64, block_size: u64) -> Result<(), TraceError> {
+pub(crate) fn fits(
+    line: usize,
+    input_length: u64,
+    ids: u64,
+    block_size: u64,
+) -> Result<(), TraceError> {
     let room = ids.saturating_mul(block_size);
     if input_length > room {
         return Err(bad(

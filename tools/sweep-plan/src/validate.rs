@@ -1,0 +1,386 @@
+//! `sweep --validate-on FILE [--slo TERMS]`: at the end, the pick (and the
+//! `--schedule` beside it, when it was measured whole) is applied, waited
+//! for, and the trace FILE replayed against it once more (`loadgen --trace
+//! FILE --slo TERMS`). Its records go into the results file marked with a
+//! `validation` object (`sweep-plan validation`), which keeps them out of
+//! every cell (summarize) and every config's state (results.rs): they
+//! never change the pick. summarize reports them as "validated on FILE".
+//!
+//! The file is checked as loadgen will read it (`sweepkit::trace`) before
+//! the first stop, so a bad trace costs no sweep.
+
+use std::io::{BufRead, Write};
+
+use serde_json::{json, Value};
+use sweepkit::records::VALIDATION_FIELD;
+
+use crate::end::{End, Inputs, Swap, Validate};
+use crate::results::State;
+use crate::schedule;
+
+/// The next end step with --validate-on: the pick (and the schedule)
+/// applied and replayed first, then `end::next`'s own steps.
+pub fn next(
+    i: &Inputs<'_>,
+    after: Option<Swap>,
+    attempt: usize,
+    exits: [u8; 2],
+) -> Result<End, String> {
+    if let Some(v) = &i.validate {
+        match after {
+            None => return start(i, v),
+            Some(
+                s @ (Swap::PickToValidate
+                | Swap::ValidatedPick
+                | Swap::ScheduleToValidate
+                | Swap::ValidatedSchedule),
+            ) => return self::after(i, v, s, exits),
+            _ => {}
+        }
+    }
+    crate::end::next(i, after, attempt, exits)
+}
+
+/// loadgen's flags that shape the sweep's levels (taking a value): the
+/// replay is the trace's own single level, so they are dropped from it.
+const LEVEL_FLAGS: &[&str] = &[
+    "-c",
+    "--concurrency",
+    "-r",
+    "--rate",
+    "--burstiness",
+    "--requests",
+    "--max-requests",
+    "-n",
+    "--warmup",
+    "--until-stable",
+    "--min-requests",
+    "-d",
+    "--duration",
+    "--repeat",
+    "--trace",
+    "--speed",
+    "--trace-start",
+    "--trace-end",
+    "--cancel-rate",
+    "--cancel-after",
+    "--slo",
+    "--find-capacity",
+    "--max-concurrency",
+    "--level-budget",
+    "--prompts-file",
+    "--prompts-format",
+    "--input-tokens",
+];
+
+/// loadgen's words for the replay of `file`: `load` (the sweep's loadgen
+/// words) without [`LEVEL_FLAGS`], then `--trace FILE [--slo TERMS]`.
+pub fn load_words(load: &[String], file: &str, slo: Option<&str>) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut it = load.iter();
+    while let Some(w) = it.next() {
+        let name = w.split_once('=').map_or(w.as_str(), |(n, _)| n);
+        if LEVEL_FLAGS.contains(&name) {
+            if !w.contains('=') {
+                it.next(); // its value
+            }
+            continue;
+        }
+        out.push(w.clone());
+    }
+    out.extend(["--trace".to_string(), file.to_string()]);
+    if let Some(s) = slo {
+        out.extend(["--slo".to_string(), s.to_string()]);
+    }
+    out
+}
+
+/// The block size the replay will use: `--block-size N` among loadgen's
+/// words, else loadgen's default.
+fn block_size(load: &[String]) -> Result<u64, String> {
+    let mut it = load.iter();
+    let mut size = sweepkit::trace::DEFAULT_BLOCK_SIZE;
+    while let Some(w) = it.next() {
+        let v = match w.strip_prefix("--block-size") {
+            Some("") => it.next().map(String::as_str),
+            Some(rest) => rest.strip_prefix('='),
+            None => continue,
+        };
+        size = v
+            .and_then(|v| v.parse().ok())
+            .filter(|n| *n > 0)
+            .ok_or_else(|| format!("--load-arg --block-size: expected a whole number ({w})"))?;
+    }
+    Ok(size)
+}
+
+/// Refuse a `--validate-on` file loadgen would refuse: one line naming the
+/// file's line, before the sweep stops the server.
+pub fn check(file: &str, load: &[String]) -> Result<(), String> {
+    let text = std::fs::read_to_string(file)
+        .map_err(|e| format!("--validate-on {file}: cannot read it ({e})"))?;
+    sweepkit::trace::parse(&text, block_size(load)?).map_err(|e| {
+        format!("--validate-on {file}: {e}; give a trace loadgen --trace can replay")
+    })?;
+    Ok(())
+}
+
+/// What `sweep-plan validation` marks loadgen's records with.
+pub struct Mark<'a> {
+    /// "pick" or "schedule".
+    pub of: &'a str,
+    /// The trace replayed.
+    pub file: &'a str,
+    pub slo: Option<&'a str>,
+    /// The config applied when the replay ran (the pick's `best_config`,
+    /// or the schedule's `{"schedule": SERVER}`): loadgen ran with no
+    /// upstream, so its records carry none of their own.
+    pub config: Option<Value>,
+}
+
+/// `--config JSON`: an object, or a usage error naming it.
+pub fn config_arg(text: Option<&str>) -> Result<Option<Value>, crate::Exit> {
+    let Some(t) = text else { return Ok(None) };
+    match serde_json::from_str::<Value>(t) {
+        Ok(v @ Value::Object(_)) => Ok(Some(v)),
+        _ => Err(crate::Exit::new(
+            sweepkit::exit::USAGE,
+            anyhow::anyhow!("--config: expected a JSON object, got {t}"),
+        )),
+    }
+}
+
+/// `sweep-plan validation`: each record loadgen wrote, marked as the
+/// validation of `to.of` on `to.file` (and given `to.config` where its
+/// own is empty), flushed per line.
+pub fn mark(input: impl BufRead, out: &mut impl Write, to: &Mark<'_>) -> std::io::Result<usize> {
+    let mut n = 0;
+    for line in input.lines() {
+        let Ok(Value::Object(mut rec)) = serde_json::from_str::<Value>(&line?) else {
+            continue; // loadgen writes records only; anything else is no result
+        };
+        rec.insert(
+            VALIDATION_FIELD.into(),
+            json!({"of": to.of, "trace": to.file, "slo": to.slo}),
+        );
+        let empty = rec
+            .get("config")
+            .and_then(Value::as_object)
+            .is_none_or(|m| m.is_empty());
+        if let (true, Some(c)) = (empty, &to.config) {
+            rec.insert("config".into(), c.clone());
+        }
+        writeln!(out, "{}", Value::Object(rec))?;
+        out.flush()?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// What stands applied when the validations are over (none: a swap failed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    Nothing,
+    Pick,
+    Schedule,
+}
+
+/// The first answer of an end with `--validate-on`: the pick's swap, else
+/// the schedule's, else the rest of the end.
+pub fn start(i: &Inputs<'_>, v: &Validate) -> Result<End, String> {
+    match i.winner.as_ref() {
+        Some((path, _)) if i.summarize_exit == sweepkit::exit::OK => {
+            let mut to_swap = vec!["--apply-from".to_string(), path.to_string()];
+            to_swap.extend(crate::end::undo_schedule(i));
+            Ok(swap(
+                format!("validating on {}: applying summarize's pick", v.file),
+                to_swap,
+                Vec::new(),
+                Swap::PickToValidate,
+            ))
+        }
+        _ => {
+            let mut e = schedule_or_rest(i, v, Applied::Nothing)?;
+            e.warning = join(
+                format!(
+                    "--validate-on: summarize picked nothing (exit {}); no pick to validate",
+                    i.summarize_exit
+                ),
+                &e.warning,
+            );
+            Ok(e)
+        }
+    }
+}
+
+/// The answer after a validation step `after` ended with `exits`.
+pub fn after(i: &Inputs<'_>, v: &Validate, after: Swap, exits: [u8; 2]) -> Result<End, String> {
+    let ok = exits == [sweepkit::exit::OK; 2];
+    let (of, next_step) = match after {
+        Swap::PickToValidate | Swap::ValidatedPick => ("pick", Swap::ValidatedPick),
+        _ => ("schedule", Swap::ValidatedSchedule),
+    };
+    match after {
+        Swap::PickToValidate | Swap::ScheduleToValidate if ok => Ok(End {
+            tag: "end",
+            action: "validate",
+            line: format!("validating on {}: replaying it against the {of}", v.file),
+            to_load: v.load.clone(),
+            mark: mark_words(of, v, &replayed_config(i, of)),
+            again: again(next_step),
+            ..End::default()
+        }),
+        Swap::PickToValidate | Swap::ScheduleToValidate => {
+            let applied = Applied::Nothing;
+            let mut e = match after {
+                Swap::PickToValidate => schedule_or_rest(i, v, applied)?,
+                _ => rest(i, applied)?,
+            };
+            let why = format!(
+                "--validate-on: the {of} was not validated: its swap failed (svc-swap exit {}, wait-ready exit {})",
+                exits[0], exits[1]
+            );
+            e.warning = join(why, &e.warning);
+            Ok(e)
+        }
+        _ => {
+            let mut e = match after {
+                Swap::ValidatedPick => schedule_or_rest(i, v, Applied::Pick)?,
+                _ => rest(i, Applied::Schedule)?,
+            };
+            if !ok {
+                let why = format!(
+                    "--validate-on: the {of}'s replay of {} failed (loadgen exit {}, sweep-plan validation exit {}); see its records",
+                    v.file, exits[0], exits[1]
+                );
+                e.warning = join(why, &e.warning);
+            }
+            Ok(e)
+        }
+    }
+}
+
+/// The config the replay of `of` runs against, as `--config`'s JSON.
+fn replayed_config(i: &Inputs<'_>, of: &str) -> Value {
+    match (of, i.schedule) {
+        ("schedule", Some(server)) => json!({ crate::results::SCHEDULE_KEY: server }),
+        _ => i
+            .winner
+            .as_ref()
+            .map(|(_, sum)| sum["best_config"].clone())
+            .filter(Value::is_object)
+            .unwrap_or_else(|| json!({})),
+    }
+}
+
+fn mark_words(of: &str, v: &Validate, config: &Value) -> Vec<String> {
+    let mut w = vec![
+        "--of".to_string(),
+        of.to_string(),
+        "--trace".into(),
+        v.file.clone(),
+        "--config".into(),
+        config.to_string(),
+    ];
+    if let Some(s) = &v.slo {
+        w.extend(["--slo".to_string(), s.clone()]);
+    }
+    w
+}
+
+fn join(first: String, then: &str) -> String {
+    match then.is_empty() {
+        true => first,
+        false => format!("{first}; {then}"),
+    }
+}
+
+fn again(s: Swap) -> Vec<String> {
+    use clap::ValueEnum;
+    let name = s.to_possible_value().expect("named").get_name().to_string();
+    vec!["--after".into(), name]
+}
+
+fn swap(line: String, to_swap: Vec<String>, to_ready: Vec<String>, after: Swap) -> End {
+    End {
+        tag: "end",
+        action: "swap",
+        line,
+        to_swap,
+        to_ready,
+        again: again(after),
+        ..End::default()
+    }
+}
+
+/// The schedule's swap when the sweep measured it whole, else the rest.
+fn schedule_or_rest(i: &Inputs<'_>, v: &Validate, applied: Applied) -> Result<End, String> {
+    let Some(server) = i.schedule else {
+        return rest(i, applied);
+    };
+    if schedule::step(i.lines, server, true).state != State::Complete {
+        return rest(i, applied);
+    }
+    let (file, rec) = schedule::write_record(i.lines, server, i.work)?;
+    Ok(swap(
+        format!("validating on {}: applying the {server} schedule", v.file),
+        vec!["--apply-from".into(), file],
+        schedule::expect_words(&rec.raw),
+        Swap::ScheduleToValidate,
+    ))
+}
+
+/// After the validations: --keep-winner's winner (no swap when it stands
+/// applied already), else the original config.
+fn rest(i: &Inputs<'_>, applied: Applied) -> Result<End, String> {
+    if !i.keep_winner {
+        return Ok(crate::end::original(i, 0));
+    }
+    let winner = match (&i.winner, i.schedule) {
+        (Some((_, sum)), Some(server))
+            if schedule::keep(sum, server, schedule::step(i.lines, server, true).state)
+                == "schedule" =>
+        {
+            Applied::Schedule
+        }
+        (Some(_), _) if i.summarize_exit == sweepkit::exit::OK => Applied::Pick,
+        _ => Applied::Nothing,
+    };
+    if winner != Applied::Nothing && winner == applied {
+        return Ok(crate::end::done(String::new(), sweepkit::exit::OK));
+    }
+    crate::end::winner(i)
+}
+
+/// summarize's summary of `results` for the end, run once per end (the
+/// validation's records are no results, but the pick is the sweep's): its
+/// path and summarize's exit status, kept in `work`.
+pub fn summary(
+    tool: &str,
+    args: &[String],
+    results: &str,
+    work: &str,
+) -> Result<(String, u8), String> {
+    let (file, rc_file) = (format!("{work}/summary"), format!("{work}/summary.exit"));
+    if let Ok(rc) = std::fs::read_to_string(&rc_file) {
+        return Ok((file, rc.trim().parse().unwrap_or(sweepkit::exit::FAILURE)));
+    }
+    let out = std::process::Command::new(tool)
+        .args(["--format", "json"])
+        .args(args)
+        .arg(results)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("{tool}: {e}"))?;
+    let rc = out
+        .status
+        .code()
+        .map_or(sweepkit::exit::FAILURE, |c| c as u8);
+    std::fs::write(&file, &out.stdout).map_err(|e| format!("{file}: {e}"))?;
+    std::fs::write(&rc_file, rc.to_string()).map_err(|e| format!("{rc_file}: {e}"))?;
+    Ok((file, rc))
+}
+
+#[cfg(test)]
+#[path = "validate_tests.rs"]
+mod tests;
