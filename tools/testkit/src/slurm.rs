@@ -48,6 +48,7 @@ pub struct Slurm {
     /// PREEMPTED).
     pub urgent: Option<String>,
     min_job_age_s: u32,
+    cred_expire_s: u32,
     munged: Option<Child>,
     ctld: Option<Child>,
     slurmd: Vec<(String, Child)>,
@@ -62,6 +63,11 @@ pub struct Options {
     /// `MinJobAge`: how long slurmctld keeps an ended job (it purges every
     /// 60 s; 2 is the least Slurm takes).
     pub min_job_age_s: u32,
+    /// `AuthInfo=cred_expire`: a job credential's life, which is also how
+    /// long slurmctld holds a requeued job back (its BeginTime) and how
+    /// long slurmd refuses to launch a job id it killed ("Job credential
+    /// revoked"); Slurm's default 120.
+    pub cred_expire_s: u32,
 }
 
 impl Default for Options {
@@ -69,6 +75,7 @@ impl Default for Options {
         Options {
             preempt: false,
             min_job_age_s: 600,
+            cred_expire_s: 120,
         }
     }
 }
@@ -146,6 +153,7 @@ impl Slurm {
             partition: "debug".into(),
             urgent: o.preempt.then(|| "urgent".into()),
             min_job_age_s: o.min_job_age_s,
+            cred_expire_s: o.cred_expire_s,
             dir,
             munged: None,
             ctld: None,
@@ -202,7 +210,7 @@ SlurmctldPort={ctld}
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
-AuthInfo=socket={sock}
+AuthInfo=socket={sock},cred_expire={cred_expire}
 CredType=cred/munge
 StateSaveLocation={state}
 SlurmdSpoolDir={spool}/%n
@@ -238,6 +246,7 @@ InactiveLimit=0
             }),
             ctld = crate::free_port(),
             min_job_age = self.min_job_age_s,
+            cred_expire = self.cred_expire_s,
             // Clusters of tests running at once number their jobs apart,
             // so ports derived from job ids seldom meet on this machine.
             first_job = 1 + (std::process::id() % 97) * 113,

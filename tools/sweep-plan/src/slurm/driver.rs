@@ -271,7 +271,7 @@ impl<'a> Driver<'a> {
 
     /// After a task ended: its config's state in this run's records, and
     /// whether to submit it again (a transport end, tries left).
-    fn after(&mut self, index: usize, c: &Collected) -> Option<usize> {
+    fn after(&mut self, index: usize, c: &Collected, l: &JobLine) -> Option<usize> {
         let state = self.state_of(index);
         let tries = self.tries.get(&index).copied().unwrap_or(0);
         let label = self.p.label(index);
@@ -286,9 +286,13 @@ impl<'a> Driver<'a> {
         }
         let what = c.failure.map(kind_word).unwrap_or_else(|| state.word());
         let more = if again { "; submitting it again" } else { "" };
+        // Slurm's own word beside ours, and where it was read.
         say(
             self.p,
-            &format!("{label}: {what}, {} record(s){more}", c.records),
+            &format!(
+                "{label}: {what} (job {} {} per {}), {} record(s){more}",
+                l.job_id, l.state, l.source, c.records
+            ),
         );
         again.then_some(index)
     }
@@ -409,7 +413,7 @@ impl<'a> Driver<'a> {
                 let t = self.tasks.remove(pos);
                 let (c, recs) = collect::collect(self.p, &l, index, t.ours);
                 self.append(&recs)?;
-                again.extend(self.after(index, &c));
+                again.extend(self.after(index, &c, &l));
             }
             self.resubmit(&again)?;
             if !self.tasks.is_empty() {
