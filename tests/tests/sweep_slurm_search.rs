@@ -7,7 +7,7 @@
 
 mod sweep_support;
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use sweep_support::sim::eagle;
@@ -312,4 +312,73 @@ fn an_adaptive_search_on_slurm_resumes_from_a_cut_file() {
     );
     testkit::assert_lacks(&stderr(&out), "(config 1)");
     assert!(s.queue().is_empty());
+}
+
+/// The job directories (`job-ID`) the sweep's jobs made so far.
+fn job_dirs(spec: &SpecFile) -> Vec<String> {
+    let dir = format!("{}.slurm", spec.results().display());
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("job-"))
+        .collect()
+}
+
+/// Ctrl-C while a search on Slurm runs its second value: that job is
+/// cancelled (nothing left in squeue, no server left), its config gets an
+/// interrupted record, the file is whole, exit 130; `--resume` then ends
+/// the search where the same search ends uncut on one node, without
+/// measuring the first value again.
+#[test]
+fn ctrl_c_during_a_search_on_slurm_cancels_its_job_and_resume_finishes_it() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (local, url) = search_sim("slurm-search-ctrl-c-local");
+    let out = search_args(&local, &url).output();
+    let code = out.status.code();
+    assert!(matches!(code, Some(0 | 40)), "{}", dump(&out));
+    let uncut = walk(&records(&local.results()), &stderr(&out));
+    let (spec, url) = search_sim("slurm-search-ctrl-c");
+    let args = search_args(&spec, &url).args(&["--slurm", "--retries", "1"]);
+    let child = spawn_on(&s, &args, &spec.dir);
+    // Value 1 decided (both levels in the file), value 2's job started.
+    let t0 = Instant::now();
+    loop {
+        let first = records(&spec.results())
+            .iter()
+            .filter(|r| r["type"] == "bench" && r["config"][STEPS] == "1")
+            .count();
+        if first == 2 && job_dirs(&spec).len() == 2 {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "no second job: {:?}",
+            job_dirs(&spec)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    sweep_support::child::signal_group(&child, "INT");
+    let out = wait_for(&s, child, 120, &spec.dir);
+    assert_eq!(out.status.code(), Some(130), "{}", show(&out, &spec));
+    assert!(s.queue().is_empty(), "{:?}", s.queue());
+    assert_no_server_left(&spec.results());
+    let recs = records(&spec.results()); // every line whole JSON
+    let cut: Vec<&Value> = recs.iter().filter(|r| r["kind"] == "interrupted").collect();
+    assert_eq!(cut.len(), 1, "{recs:?}");
+    assert_eq!(cut[0]["config"][STEPS], "2", "{}", cut[0]);
+    let first_run = recs.len();
+    let out = run_on(&s, &args.clone().arg("--resume"), 400);
+    assert_eq!(out.status.code(), code, "{}", show(&out, &spec));
+    let recs = records(&spec.results());
+    assert_eq!(walk(&recs, &stderr(&out)), uncut, "{}", show(&out, &spec));
+    let again = recs[first_run..]
+        .iter()
+        .filter(|r| r["type"] == "bench" && r["config"][STEPS] == "1")
+        .count();
+    assert_eq!(again, 0, "value 1 measured again: {}", show(&out, &spec));
+    assert!(s.queue().is_empty());
+    assert_no_server_left(&spec.results());
 }

@@ -148,21 +148,25 @@ fn failure(
 }
 
 /// Where Slurm ended the job itself (cancel, node failure, preemption,
-/// time limit, sweep's own cancel), it ends the server's step and
-/// loadgen's one by one: loadgen may see the server go before its own
-/// signal comes and record a crash of the config. That record is the
-/// job's end seen from inside: it leaves `recs`, its reason goes into
-/// Slurm's failure record (returned), and the level it cut stays.
+/// time limit, sweep's own cancel), it ends the server's step and the
+/// tools one by one: loadgen may see the server go before its own signal
+/// comes and record a crash of the config, and a tool the signal reaches
+/// first records that it was interrupted. Either record is the job's end
+/// seen from inside: it leaves `recs`, its reason goes into Slurm's
+/// failure record (returned), so the config has one failure record, and
+/// the level it cut stays.
 fn drop_seen_ends(recs: &mut Vec<Value>, kind: FailureKind) -> Vec<String> {
     if matches!(kind, FailureKind::Oom | FailureKind::JobFailed) {
         return Vec::new(); // the server's own crash may be the cause
     }
     let mut seen = Vec::new();
     recs.retain(|r| {
-        let inside = r["type"] == "failure" && r["kind"] == "crashed_mid_run";
+        let inside = r["type"] == "failure"
+            && matches!(r["kind"].as_str(), Some("crashed_mid_run" | "interrupted"));
         if inside {
+            let tool = r["provenance"]["tool"].as_str().unwrap_or("loadgen");
             let why = r["reason"].as_str().unwrap_or_default();
-            seen.push(format!("loadgen: {why}"));
+            seen.push(format!("{tool}: {why}"));
         }
         !inside
     });
@@ -260,5 +264,16 @@ mod tests {
         let mut r = recs();
         assert!(drop_seen_ends(&mut r, FailureKind::Oom).is_empty());
         assert_eq!(r.len(), 2, "out of memory: the crash may be the cause");
+    }
+
+    #[test]
+    fn a_tool_interrupted_by_slurms_cancel_leaves_one_failure_record() {
+        let mut r = vec![serde_json::json!({
+            "type": "failure", "kind": "interrupted", "reason": "interrupted after 0.1s",
+            "provenance": {"tool": "wait-ready"}
+        })];
+        let seen = drop_seen_ends(&mut r, FailureKind::Interrupted);
+        assert!(r.is_empty(), "{r:?}");
+        assert_eq!(seen, ["wait-ready: interrupted after 0.1s"]);
     }
 }
