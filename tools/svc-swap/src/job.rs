@@ -320,14 +320,25 @@ pub fn follow(
 /// directory `$1` matches is at work: its lock taken, no result, its shell
 /// alive, and not waiting for a verdict (a later run calls that one off
 /// itself). `$1` is a glob (for a Compose service, whose project is read
-/// from its container); prints `idle` or `busy ID`.
+/// from its container); prints `idle` or `busy ID`. A job writes its pid
+/// to its state file right after taking its lock, so a lock alone for
+/// 3 s is a leftover (a job killed at birth, a cleanup cut short by a
+/// lost session): it is removed, not waited for until the job limit.
 const AWAIT: &str = r#"IFS=
-i=0
+i=0 orphan= since=0
 while :; do
   busy=
   for l in $1/*.lock; do
     [ -d "$l" ] || continue
     j=${l%.lock}
+    if [ ! -e "$j.state" ]; then
+      if [ "$orphan" != "$l" ]; then
+        orphan=$l since=$i
+      elif [ $((i - since)) -ge 30 ]; then
+        rmdir -- "$l" 2>/dev/null
+        continue
+      fi
+    fi
     grep -q '^result=' "$j.state" 2>/dev/null && continue
     p=$(sed -n 's/^job_pid=//p' "$j.state" 2>/dev/null | tail -n 1)
     [ -n "$p" ] && [ ! -d "/proc/$p" ] && continue
@@ -418,9 +429,12 @@ pub fn unreported(t: &dyn Transport, dir: &str) -> Result<Vec<String>, Exit> {
 /// waiting) keeps its files: removing its copy of the old file made its
 /// undo remove the file itself, and a later svc-swap reattaches to it.
 pub fn cleanup(t: &dyn Transport, dir: &str, id: &str) {
+    // The record marker first and the lock next: cut short after either,
+    // what is left is never taken for a job to report or to wait for.
     let script = r#"if [ -d "$1/$2".lock ] && ! grep -q '^result=' -- "$1/$2".state 2>/dev/null; then exit 0; fi
-rm -f -- "$1/$2".state "$1/$2".log "$1/$2".json "$1/$2".go "$1/$2".old "$1/$2".stoprc
+rm -f -- "$1/$2".json
 rmdir -- "$1/$2".lock 2>/dev/null
+rm -f -- "$1/$2".state "$1/$2".log "$1/$2".go "$1/$2".old "$1/$2".stoprc
 # The state dir too once no other job's files are in it (rmdir refuses).
 rmdir -- "$1" 2>/dev/null; exit 0"#;
     let _ = far_side::run(t, &["sh", "-c", script, "sh", dir, id], far_side::SHORT);
@@ -459,6 +473,30 @@ mod tests {
         std::fs::write(dir.join("a.state"), "phase=installing\nresult=new\n").unwrap();
         cleanup(&t, d, "a");
         assert!(!dir.exists(), "a finished job's files and the empty dir go");
+    }
+
+    /// Regression (CI, a fleet of systemd hosts): a lock left alone (its
+    /// job's files gone, the cleanup cut before its rmdir) made every later
+    /// run wait for a job that no longer existed, up to the job limit.
+    #[test]
+    fn a_lock_left_alone_is_removed_and_a_live_job_is_waited_for() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("sim.service");
+        let d = dir.to_str().unwrap();
+        let t = sweepkit::transport::Local::new();
+        std::fs::create_dir_all(dir.join("old.lock")).unwrap();
+        let t0 = Instant::now();
+        await_idle(&t, &glob_literal(d), Duration::from_secs(30)).unwrap();
+        assert!(t0.elapsed() < Duration::from_secs(20), "{:?}", t0.elapsed());
+        assert!(!dir.join("old.lock").exists(), "the leftover lock goes");
+        // A job whose shell lives (this test's own pid) and has no result.
+        std::fs::create_dir_all(dir.join("live.lock")).unwrap();
+        let st = format!("job_pid={}\nphase=stopping\n", std::process::id());
+        std::fs::write(dir.join("live.state"), st).unwrap();
+        let e = await_idle(&t, &glob_literal(d), Duration::from_secs(4)).unwrap_err();
+        assert!(format!("{:#}", e.error.unwrap())
+            .contains("swap job live of an earlier run still at work"));
+        assert!(dir.join("live.lock").exists(), "a live job's lock stays");
     }
 
     #[test]
