@@ -259,7 +259,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__end)
-            opts="-h --param --values --origin --schedule --keep-winner --summary --summarize-exit --summarize --sum-arg --validate-on --slo --validate-load --after --attempt --exits --retries --work --interrupted --field --shell --help"
+            opts="-h --param --values --origin --schedule --keep-winner --summarize --sum-arg --validate-on --slo --validate-load --after --attempt --exits --retries --work --interrupted --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -279,14 +279,6 @@ _sweep__plan() {
                     ;;
                 --schedule)
                     COMPREPLY=($(compgen -W "vllm sglang" -- "${cur}"))
-                    return 0
-                    ;;
-                --summary)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --summarize-exit)
-                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --summarize)

@@ -97,9 +97,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l values -d 
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l origin -d 'The file holding the origin record' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l schedule -d 'The sweep ran the SERVER schedule step (its own flags are undone with the pick or the original)' -r -f -a "vllm\t''
 sglang\t''"
-complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l summary -d 'summarize\'s summary record of RESULTS (`summarize --format json`), for --keep-winner and --validate-on' -r
-complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l summarize-exit -d 'summarize\'s exit status for SUMMARY' -r
-complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l summarize -d 'Run summarize (this path) once for SUMMARY, into DIR/summary' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l summarize -d 'Run summarize (this path) once, into DIR/summary: its summary record of RESULTS (`--format json`) for --keep-winner and --validate-on' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l sum-arg -d 'An argument for --summarize (repeatable)' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l validate-on -d 'sweep --validate-on: replay trace FILE against the pick (and the schedule) before the rest of the end' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l slo -d 'sweep --slo: loadgen --slo for the replay' -r

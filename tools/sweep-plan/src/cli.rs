@@ -202,14 +202,9 @@ pub enum Command {
         /// summarize's pick)
         #[arg(long)]
         keep_winner: bool,
-        /// summarize's summary record of RESULTS (`summarize --format
-        /// json`), for --keep-winner and --validate-on
-        #[arg(long, value_name = "SUMMARY", conflicts_with = "summarize")]
-        summary: Option<String>,
-        /// summarize's exit status for SUMMARY
-        #[arg(long, value_name = "RC", default_value_t = 0)]
-        summarize_exit: u8,
-        /// Run summarize (this path) once for SUMMARY, into DIR/summary
+        /// Run summarize (this path) once, into DIR/summary: its summary
+        /// record of RESULTS (`--format json`) for --keep-winner and
+        /// --validate-on
         #[arg(long, value_name = "PATH")]
         summarize: Option<String>,
         /// An argument for --summarize (repeatable)

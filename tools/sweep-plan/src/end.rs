@@ -246,48 +246,89 @@ pub(crate) fn original(i: &Inputs<'_>, attempt: usize) -> End {
     }
 }
 
+/// Which winner an end applies: the schedule when it wins by the
+/// objective, else summarize's pick when it picked one, else nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applied {
+    Nothing,
+    Pick,
+    Schedule,
+}
+
+/// The winner `i` makes: [`Applied`].
+pub(crate) fn winning(i: &Inputs<'_>) -> Applied {
+    match (&i.winner, i.schedule) {
+        (Some((_, sum)), Some(server))
+            if schedule::keep(sum, server, schedule::step(i.lines, server, true).state)
+                == "schedule" =>
+        {
+            Applied::Schedule
+        }
+        (Some(_), _) if i.summarize_exit == exit::OK => Applied::Pick,
+        _ => Applied::Nothing,
+    }
+}
+
+/// svc-swap's words that apply summarize's pick (`--apply-from` its
+/// summary) and undo the schedule step's own flags.
+pub(crate) fn pick_words(i: &Inputs<'_>, summary: &str) -> Vec<String> {
+    let mut to_swap = vec!["--apply-from".to_string(), summary.to_string()];
+    to_swap.extend(undo_schedule(i));
+    to_swap
+}
+
+/// svc-swap's and wait-ready's words that apply the `server` schedule
+/// the sweep measured (its record written into the work folder).
+pub(crate) fn schedule_words(
+    i: &Inputs<'_>,
+    server: &str,
+) -> Result<(Vec<String>, Vec<String>), String> {
+    let (file, rec) = schedule::write_record(i.lines, server, i.work)?;
+    Ok((
+        vec!["--apply-from".into(), file],
+        schedule::expect_words(&rec.raw),
+    ))
+}
+
 /// --keep-winner's swap: the schedule when it wins, else summarize's pick;
 /// nothing picked: the original, with the warning.
 pub(crate) fn winner(i: &Inputs<'_>) -> Result<End, String> {
-    let Some((path, summary)) = &i.winner else {
+    let Some((path, _)) = &i.winner else {
         return Ok(original(i, 0));
     };
     let again = vec!["--after".to_string(), "winner".to_string()];
-    if let Some(server) = i.schedule {
-        let state = schedule::step(i.lines, server, true).state;
-        if schedule::keep(summary, server, state) == "schedule" {
-            let (file, rec) = schedule::write_record(i.lines, server, i.work)?;
-            return Ok(End {
+    match (winning(i), i.schedule) {
+        (Applied::Schedule, Some(server)) => {
+            let (to_swap, to_ready) = schedule_words(i, server)?;
+            Ok(End {
                 tag: "end",
                 action: "swap",
                 line: format!(
                     "applying the {server} schedule (it wins by the objective; see the table)"
                 ),
-                to_swap: vec!["--apply-from".into(), file],
-                to_ready: schedule::expect_words(&rec.raw),
+                to_swap,
+                to_ready,
                 again,
                 ..End::default()
-            });
+            })
+        }
+        (Applied::Pick, _) => Ok(End {
+            tag: "end",
+            action: "swap",
+            line: "applying summarize's pick".into(),
+            to_swap: pick_words(i, path),
+            again,
+            ..End::default()
+        }),
+        _ => {
+            let mut e = original(i, 0);
+            e.warning = format!(
+                "applying the winner failed (summarize exit {}); restoring the original config",
+                i.summarize_exit
+            );
+            Ok(e)
         }
     }
-    if i.summarize_exit != exit::OK {
-        let mut e = original(i, 0);
-        e.warning = format!(
-            "applying the winner failed (summarize exit {}); restoring the original config",
-            i.summarize_exit
-        );
-        return Ok(e);
-    }
-    let mut to_swap = vec!["--apply-from".to_string(), path.to_string()];
-    to_swap.extend(undo_schedule(i));
-    Ok(End {
-        tag: "end",
-        action: "swap",
-        line: "applying summarize's pick".into(),
-        to_swap,
-        again,
-        ..End::default()
-    })
 }
 
 #[cfg(test)]

@@ -62,7 +62,7 @@ struct ConfigAnswer {
     action: &'static str,
 }
 
-fn grid_of(g: &GridArgs) -> Result<grid::Grid, Exit> {
+pub(crate) fn grid_of(g: &GridArgs) -> Result<grid::Grid, Exit> {
     grid::expand(&g.params, &g.values).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))
 }
 
@@ -490,8 +490,6 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             origin: origin_file,
             schedule,
             keep_winner,
-            summary,
-            summarize_exit,
             summarize,
             sum_arg,
             validate_on,
@@ -509,15 +507,14 @@ pub fn run(args: Args, mut stdin: impl BufRead, mut stdout: impl Write) -> Resul
             let lines = results::read(&read_text(&results, true)?);
             let origin_rec = origin_of(&origin_file)?;
             let original = original_words(&origin_rec, &origin_file, &g.keys)?;
-            let (summary, summarize_exit) = match (&summary, &summarize) {
-                _ if !keep_winner && validate_on.is_none() => (None, summarize_exit),
-                (Some(f), _) => (Some(f.clone()), summarize_exit),
-                (None, Some(tool)) => {
-                    let (f, rc) = validate::summary(tool, &sum_arg, &results, &work)
+            let wanted = keep_winner || validate_on.is_some();
+            let (summary, summarize_exit) = match summarize.filter(|_| wanted) {
+                Some(tool) => {
+                    let (f, rc) = validate::summary(&tool, &sum_arg, &results, &work)
                         .map_err(|e| Exit::new(exit::FAILURE, anyhow!(e)))?;
                     (Some(f), rc)
                 }
-                (None, None) => (None, summarize_exit),
+                None => (None, exit::OK),
             };
             let winner = match &summary {
                 // Nothing picked: summarize's exit says so; the file may be empty.

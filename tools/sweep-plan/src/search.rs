@@ -59,8 +59,7 @@ pub fn space(grid: &GridArgs) -> Result<(grid::Grid, next::Space), Exit> {
             anyhow!("next walks one parameter: give one --param NAME (no grid, no A,B)"),
         ));
     }
-    let g =
-        grid::expand(&grid.params, &grid.values).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
+    let g = crate::grid_of(grid)?;
     let values: Vec<String> = g.points.iter().map(|p| p.words[0].1.clone()).collect();
     let space = next::Space::ordered(&grid.params[0], &values)?;
     Ok((g, space))

@@ -177,28 +177,20 @@ pub fn mark(input: impl BufRead, out: &mut impl Write, to: &Mark<'_>) -> std::io
     Ok(n)
 }
 
-/// What stands applied when the validations are over (none: a swap failed).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Applied {
-    Nothing,
-    Pick,
-    Schedule,
-}
+/// What stands applied when the validations are over (none: a swap
+/// failed).
+pub use crate::end::Applied;
 
 /// The first answer of an end with `--validate-on`: the pick's swap, else
 /// the schedule's, else the rest of the end.
 pub fn start(i: &Inputs<'_>, v: &Validate) -> Result<End, String> {
     match i.winner.as_ref() {
-        Some((path, _)) if i.summarize_exit == sweepkit::exit::OK => {
-            let mut to_swap = vec!["--apply-from".to_string(), path.to_string()];
-            to_swap.extend(crate::end::undo_schedule(i));
-            Ok(swap(
-                format!("validating on {}: applying summarize's pick", v.file),
-                to_swap,
-                Vec::new(),
-                Swap::PickToValidate,
-            ))
-        }
+        Some((path, _)) if i.summarize_exit == sweepkit::exit::OK => Ok(swap(
+            format!("validating on {}: applying summarize's pick", v.file),
+            crate::end::pick_words(i, path),
+            Vec::new(),
+            Swap::PickToValidate,
+        )),
         _ => {
             let mut e = schedule_or_rest(i, v, Applied::Nothing)?;
             e.warning = join(
@@ -321,11 +313,11 @@ fn schedule_or_rest(i: &Inputs<'_>, v: &Validate, applied: Applied) -> Result<En
     if schedule::step(i.lines, server, true).state != State::Complete {
         return rest(i, applied);
     }
-    let (file, rec) = schedule::write_record(i.lines, server, i.work)?;
+    let (to_swap, to_ready) = crate::end::schedule_words(i, server)?;
     Ok(swap(
         format!("validating on {}: applying the {server} schedule", v.file),
-        vec!["--apply-from".into(), file],
-        schedule::expect_words(&rec.raw),
+        to_swap,
+        to_ready,
         Swap::ScheduleToValidate,
     ))
 }
@@ -336,16 +328,7 @@ fn rest(i: &Inputs<'_>, applied: Applied) -> Result<End, String> {
     if !i.keep_winner {
         return Ok(crate::end::original(i, 0));
     }
-    let winner = match (&i.winner, i.schedule) {
-        (Some((_, sum)), Some(server))
-            if schedule::keep(sum, server, schedule::step(i.lines, server, true).state)
-                == "schedule" =>
-        {
-            Applied::Schedule
-        }
-        (Some(_), _) if i.summarize_exit == sweepkit::exit::OK => Applied::Pick,
-        _ => Applied::Nothing,
-    };
+    let winner = crate::end::winning(i);
     if winner != Applied::Nothing && winner == applied {
         return Ok(crate::end::done(String::new(), sweepkit::exit::OK));
     }
@@ -365,18 +348,12 @@ pub fn summary(
     if let Ok(rc) = std::fs::read_to_string(&rc_file) {
         return Ok((file, rc.trim().parse().unwrap_or(sweepkit::exit::FAILURE)));
     }
-    let out = std::process::Command::new(tool)
-        .args(["--format", "json"])
-        .args(args)
-        .arg(results)
-        .stderr(std::process::Stdio::null())
-        .output()
+    let mut words: Vec<&str> = vec!["--format", "json"];
+    words.extend(args.iter().map(String::as_str));
+    words.push(results);
+    let (rc, out) = crate::results::summarize(tool, &words, std::process::Stdio::null())
         .map_err(|e| format!("{tool}: {e}"))?;
-    let rc = out
-        .status
-        .code()
-        .map_or(sweepkit::exit::FAILURE, |c| c as u8);
-    std::fs::write(&file, &out.stdout).map_err(|e| format!("{file}: {e}"))?;
+    std::fs::write(&file, out).map_err(|e| format!("{file}: {e}"))?;
     std::fs::write(&rc_file, rc.to_string()).map_err(|e| format!("{rc_file}: {e}"))?;
     Ok((file, rc))
 }

@@ -6,7 +6,7 @@
 //! several, which run at once, up to --max-jobs.
 
 use std::collections::BTreeMap;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use anyhow::anyhow;
 use sweepkit::exit;
@@ -33,23 +33,18 @@ pub enum Next {
 /// picked yet) and 3 (nothing measured yet) still print them.
 fn scores(p: &Plan) -> Result<String, Exit> {
     let prog = p.summarize.as_deref().unwrap_or("summarize");
-    let o = Command::new(prog)
-        .args(["--format", "json"])
-        .args(&p.sum_args)
-        .args(["--objective", "weighted", "--pool-hosts"])
-        .arg(&p.results)
-        .stdin(Stdio::null())
-        .stderr(Stdio::null())
-        .output()
+    let mut args: Vec<&str> = vec!["--format", "json"];
+    args.extend(p.sum_args.iter().map(String::as_str));
+    args.extend(["--objective", "weighted", "--pool-hosts", &p.results]);
+    let (rc, out) = results::summarize(prog, &args, Stdio::null())
         .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{prog}: {e}")))?;
-    let rc = o.status.code().unwrap_or(exit::FAILURE.into());
-    if ![0, exit::FAILURE.into(), exit::BAD_INPUT.into()].contains(&rc) {
+    if ![exit::OK, exit::FAILURE, exit::BAD_INPUT].contains(&rc) {
         return Err(Exit::new(
-            u8::try_from(rc).unwrap_or(exit::FAILURE),
+            rc,
             anyhow!("summarize failed on {} (exit {rc})", p.results),
         ));
     }
-    Ok(String::from_utf8_lossy(&o.stdout).into_owned())
+    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// A config this sweep already ran that still has no result: the search

@@ -91,11 +91,9 @@ pub fn purged(array: &str, index: usize, job_id: Option<&str>) -> JobLine {
         .ok()
         .and_then(Result::ok)
         .and_then(|out| {
-            job::parse_sacct(&out).into_iter().find(|l| {
-                let ours =
-                    l.tasks.contains(&(index as u32)) || (l.tasks.is_empty() && l.job_id == array);
-                ours && job::end_of(&l.state, true) != End::Active
-            })
+            job::parse_sacct(&out)
+                .into_iter()
+                .find(|l| l.is_task(array, index) && job::end_of(&l.state, true) != End::Active)
         });
     known.unwrap_or_else(|| JobLine {
         job_id: job_id.unwrap_or(array).to_string(),

@@ -207,9 +207,7 @@ impl<'a> Driver<'a> {
             };
             let lines = job::parse(&out);
             for t in self.tasks.iter_mut().filter(|t| t.array == a) {
-                let l = lines.iter().find(|l| {
-                    l.tasks.contains(&(t.index as u32)) || (l.tasks.is_empty() && l.job_id == a)
-                });
+                let l = lines.iter().find(|l| l.is_task(&a, t.index));
                 let Some(l) = l else {
                     ended.push((t.index, client::purged(&a, t.index, t.job_id.as_deref())));
                     continue;

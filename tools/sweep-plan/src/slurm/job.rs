@@ -28,6 +28,14 @@ pub struct JobLine {
     pub source: &'static str,
 }
 
+impl JobLine {
+    /// This line is task `index` of array `array`: the task's own line,
+    /// or the job's own line when it holds no tasks.
+    pub fn is_task(&self, array: &str, index: usize) -> bool {
+        self.tasks.contains(&(index as u32)) || (self.tasks.is_empty() && self.job_id == array)
+    }
+}
+
 /// `Key=Value` words of one line; a value runs to the next space (the
 /// fields read here never hold one).
 fn fields(line: &str) -> BTreeMap<&str, &str> {
@@ -54,6 +62,12 @@ pub fn task_ids(spec: &str) -> Vec<u32> {
     out
 }
 
+/// Slurm's `ExitCode` (`STATUS:SIGNAL`, as scontrol and sacct print it).
+fn exit_pair(code: &str) -> (Option<i32>, Option<i32>) {
+    code.split_once(':')
+        .map_or((None, None), |(c, s)| (c.parse().ok(), s.parse().ok()))
+}
+
 /// Every job line of `scontrol show job -o` output.
 pub fn parse(text: &str) -> Vec<JobLine> {
     text.lines()
@@ -61,10 +75,7 @@ pub fn parse(text: &str) -> Vec<JobLine> {
             let f = fields(l);
             let job_id = f.get("JobId")?.to_string();
             let given = |v: &&str| !v.is_empty() && *v != "None" && *v != "(null)";
-            let (code, sig) = f
-                .get("ExitCode")
-                .and_then(|e| e.split_once(':'))
-                .map_or((None, None), |(c, s)| (c.parse().ok(), s.parse().ok()));
+            let (code, sig) = f.get("ExitCode").map_or((None, None), |e| exit_pair(e));
             Some(JobLine {
                 array_job_id: f.get("ArrayJobId").map(|s| s.to_string()),
                 tasks: f
@@ -110,9 +121,7 @@ pub fn parse_sacct(text: &str) -> Vec<JobLine> {
             let (array, task) = id
                 .split_once('_')
                 .map_or((None, None), |(a, t)| (Some(a), Some(t)));
-            let (exit_code, signal) = code
-                .split_once(':')
-                .map_or((None, None), |(c, s)| (c.parse().ok(), s.parse().ok()));
+            let (exit_code, signal) = exit_pair(code);
             Some(JobLine {
                 job_id: raw.to_string(),
                 array_job_id: array.map(String::from),

@@ -6,7 +6,7 @@
 //! `svc-swap --apply-from` the record [`step::schedule_step`] wrote to the
 //! sweep's shared folder: the same words sweep's loop runs.
 
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
 use anyhow::anyhow;
 use sweepkit::exit;
@@ -37,21 +37,13 @@ pub fn step(p: &Plan, server: &str, lines: &[Line], derived: Option<u8>) -> Resu
 /// as in sweep's loop).
 pub fn derive(p: &Plan, server: &str) -> Result<(u8, Vec<serde_json::Value>), Exit> {
     let prog = p.summarize.as_deref().unwrap_or("summarize");
-    let o = Command::new(prog)
-        .args(["--schedule", server])
-        .args(&p.schedule_args)
-        .args(&p.sum_args)
-        .arg(&p.results)
-        .stdin(Stdio::null())
-        .stderr(Stdio::inherit())
-        .output()
+    let mut args: Vec<&str> = vec!["--schedule", server];
+    args.extend(p.schedule_args.iter().map(String::as_str));
+    args.extend(p.sum_args.iter().map(String::as_str));
+    args.push(&p.results);
+    let (rc, out) = crate::results::summarize(prog, &args, Stdio::inherit())
         .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{prog}: {e}")))?;
-    let rc = o
-        .status
-        .code()
-        .and_then(|c| u8::try_from(c).ok())
-        .unwrap_or(exit::FAILURE);
-    let recs = String::from_utf8_lossy(&o.stdout)
+    let recs = String::from_utf8_lossy(&out)
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
         .collect();
