@@ -26,13 +26,12 @@ pub struct Bodies {
     /// An `--extra-body` max_tokens: it wins over the flag, so early stops
     /// are judged against what was really asked.
     extra_max: Option<u64>,
-    max_tokens: u64,
 }
 
 impl Bodies {
-    /// Bodies of `spec`, asking `max_tokens` unless a prompt or
+    /// Bodies of `spec`, asking `spec.max_tokens` unless a prompt or
     /// `spec.extra` says otherwise.
-    pub fn new(spec: BodySpec, max_tokens: u64) -> Bodies {
+    pub fn new(spec: BodySpec) -> Bodies {
         let extra_max = spec
             .extra
             .as_ref()
@@ -41,22 +40,14 @@ impl Bodies {
                     .or_else(|| m.get("max_completion_tokens"))
             })
             .and_then(Value::as_u64);
-        Bodies {
-            spec,
-            extra_max,
-            max_tokens,
-        }
+        Bodies { spec, extra_max }
     }
 
     /// The request for prompt `p`.
     pub fn prepare(&self, p: &Prompt) -> Prepared {
         Prepared {
             body: body(&self.spec, p).into(),
-            asked_tokens: Some(
-                self.extra_max
-                    .or(p.output_tokens)
-                    .unwrap_or(self.max_tokens),
-            ),
+            asked_tokens: self.extra_max.or(p.output_tokens).or(self.spec.max_tokens),
             input_tokens: p.input_tokens,
         }
     }

@@ -181,6 +181,12 @@ fn new_sample(
     slot: Instant,
 ) -> (Sample, Body) {
     let p = &env_prepared[((offset + i) % env_prepared.len() as u64) as usize];
+    (sample_for(p, i, sched, slot), p.body.clone())
+}
+
+/// Request `i`'s sample for the prepared request `p`, scheduled at
+/// `sched` in `slot`.
+pub(crate) fn sample_for(p: &Prepared, i: u64, sched: Instant, slot: Instant) -> Sample {
     let mut s = Sample::new(i, sched, slot);
     s.asked_tokens = p.asked_tokens;
     // One mark per chunk, at most one chunk per token: no regrowth for
@@ -189,7 +195,7 @@ fn new_sample(
     s.chunks
         .reserve(p.asked_tokens.unwrap_or(16).clamp(1, 256) as usize);
     s.prompt_tokens_hint = p.input_tokens;
-    (s, p.body.clone())
+    s
 }
 
 /// Run one level (or a warmup) and collect its samples.

@@ -194,11 +194,7 @@ fn add_trace_turn(
         }
         (false, None, d) => Gap::Think(d),
     };
-    let output_tokens = match (obj.get("output_length"), obj.get("output_tokens")) {
-        (Some(v), _) => Some(trace::count(line, "output_length", v)?),
-        (None, Some(v)) => Some(trace::count(line, "output_tokens", v)?),
-        (None, None) => None,
-    };
+    let output_tokens = trace::output_tokens(line, obj)?;
     let input = trace_input(line, obj, block_size)?;
     s.turns.push(Turn {
         line,

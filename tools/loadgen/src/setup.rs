@@ -294,7 +294,7 @@ fn bodies(a: &Args, plan: &Plan, model: &str) -> Bodies {
         temperature: a.temperature,
         extra: plan.extra.clone(),
     };
-    Bodies::new(spec, a.max_tokens)
+    Bodies::new(spec)
 }
 
 /// A failure record for this run (stage bench), carrying the upstream.

@@ -128,11 +128,7 @@ fn entry(line: usize, obj: &Map<String, Value>, block_size: u64) -> Result<Entry
     if !(at_ms.is_finite() && at_ms >= 0.0) {
         return Err(bad(line, format!("timestamp {at_ms} ms is negative")));
     }
-    let output_tokens = match (obj.get("output_length"), obj.get("output_tokens")) {
-        (Some(v), _) => Some(count(line, "output_length", v)?),
-        (None, Some(v)) => Some(count(line, "output_tokens", v)?),
-        (None, None) => None,
-    };
+    let output_tokens = output_tokens(line, obj)?;
     let input = input(line, obj, block_size)?;
     Ok(Entry {
         line,
@@ -190,7 +186,17 @@ pub fn blocks(
 }
 
 /// A whole, non-negative number of tokens.
-pub fn count(line: usize, field: &str, v: &Value) -> Result<u64, TraceError> {
+/// A line's output length: `output_length` (Mooncake), else
+/// `output_tokens`, else none given.
+pub fn output_tokens(line: usize, obj: &Map<String, Value>) -> Result<Option<u64>, TraceError> {
+    Ok(match (obj.get("output_length"), obj.get("output_tokens")) {
+        (Some(v), _) => Some(count(line, "output_length", v)?),
+        (None, Some(v)) => Some(count(line, "output_tokens", v)?),
+        (None, None) => None,
+    })
+}
+
+fn count(line: usize, field: &str, v: &Value) -> Result<u64, TraceError> {
     if let Some(n) = v.as_u64() {
         return Ok(n);
     }

@@ -14,7 +14,7 @@ use tokio::sync::mpsc::UnboundedSender;
 use tokio::task::JoinSet;
 
 use super::{execute_or_cancel, Cancel, Ctl, Env, Msg, Shape};
-use crate::client::{Sample, Target, TurnId};
+use crate::client::{Target, TurnId};
 use crate::session::Gap;
 use crate::session_run::{History, SessionRun};
 
@@ -119,14 +119,13 @@ impl Runner {
                     (start + Duration::from_secs_f64(at)).max(p)
                 }
             };
+            // The body is built before the wait: its time is no send lag.
+            let p = history.turn(turn);
             tokio::time::sleep_until(due.into()).await;
             if self.ctl.stop.load(Relaxed) {
                 break;
             }
-            let p = history.turn(turn);
-            let mut s = Sample::new(self.ctl.next.fetch_add(1, SeqCst), due, due);
-            s.asked_tokens = p.asked_tokens;
-            s.prompt_tokens_hint = p.input_tokens;
+            let mut s = super::sample_for(&p, self.ctl.next.fetch_add(1, SeqCst), due, due);
             s.turn = Some(TurnId {
                 session: k as u32,
                 turn: t as u32,
