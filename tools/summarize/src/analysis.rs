@@ -2,6 +2,8 @@
 //! per-cell statistics, the baseline, best per level, the overall pick
 //! under the objective, the plateau, and the warnings a human should read.
 
+use sweepkit::stats;
+
 use crate::cli::Objective;
 use crate::decide::{self, CellStat, Grid, Plateau};
 use crate::error::AnalysisError;
@@ -10,7 +12,6 @@ use crate::group::{is_off, is_spec_key, Model};
 use crate::input::Obs;
 use crate::level::trim_float;
 use crate::metric::{lookup, Metric};
-use crate::stats;
 
 /// The choices that shape the decisions (from the flags).
 #[derive(Debug, Clone)]

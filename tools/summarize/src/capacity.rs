@@ -11,11 +11,11 @@
 use std::fmt::Write as _;
 
 use serde_json::{json, Value};
+use sweepkit::stats::median;
 
 use crate::analysis::Analysis;
 use crate::level::Level;
 use crate::metric::lookup;
-use crate::stats::median;
 use crate::wording::num;
 
 /// How one level of a config fared against the SLO.

@@ -3,13 +3,13 @@
 //! best config per level, best overall under an objective, the plateau
 //! along an ordered parameter, and when repeats are too noisy to decide.
 //!
-//! Every pick ranks by the conservative score (`stats::conservative`,
-//! median - 1.4826 x MAD, moderated towards the level's pooled noise by
-//! `analysis::moderate_noise`) and then applies the tolerance rule of vLLM's
-//! unmerged `tune_speculative_k`: among candidates whose score is within
-//! `tol` of the best score, the one with the smallest parameter value (the
-//! earliest row) wins, because a smaller value costs less memory and is
-//! less likely to fall over at higher load.
+//! Every pick ranks by the conservative score
+//! (`sweepkit::stats::conservative`, median - 1.4826 x MAD, moderated
+//! towards the level's pooled noise by `moderate_noise`) and then applies
+//! the tolerance rule of vLLM's unmerged `tune_speculative_k`: among
+//! candidates whose score is within `tol` of the best score, the one with
+//! the smallest parameter value (the earliest row) wins, because a smaller
+//! value costs less memory and is less likely to fall over at higher load.
 
 use crate::metric::Better;
 /// The pick rule, shared with sweep-plan's adaptive search.
@@ -221,7 +221,7 @@ pub fn moderate_noise(grid: &mut Grid, better: Better) {
             .filter(|s| s.n >= 2 && s.median != 0.0)
             .map(rel)
             .collect();
-        let Some(pool) = crate::stats::median(&own) else {
+        let Some(pool) = sweepkit::stats::median(&own) else {
             continue;
         };
         for s in grid.iter_mut().filter_map(|row| row.get_mut(c)).flatten() {
@@ -369,8 +369,8 @@ mod tests {
         // by its own MAD; moderated, both carry the level's noise.
         let rep = |m: f64, xs: &[f64]| CellStat {
             median: m,
-            score: crate::stats::conservative(xs, Better::Higher).unwrap(),
-            spread: crate::stats::range(xs),
+            score: sweepkit::stats::conservative(xs, Better::Higher).unwrap(),
+            spread: sweepkit::stats::range(xs),
             n: xs.len(),
             slo_ok: true,
         };

@@ -42,7 +42,6 @@ pub mod schedule_plan;
 pub mod schedule_row;
 pub mod schedule_tag;
 pub mod startup;
-pub mod stats;
 pub mod svg_chart;
 pub mod svg_labels;
 pub mod table;

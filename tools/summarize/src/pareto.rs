@@ -25,11 +25,11 @@
 use std::fmt::Write as _;
 
 use serde_json::{json, Value};
+use sweepkit::stats::median;
 
 use crate::analysis::Analysis;
 use crate::interval::{overlap, t_interval, LEVEL};
 use crate::metric::lookup;
-use crate::stats::median;
 use crate::wording::num;
 
 /// One measured cell on the chart.

@@ -4,12 +4,13 @@
 //! the text table say the same sentences, and the pick's score is one
 //! figure with one definition (`score_line`) wherever it appears.
 
+use sweepkit::stats::change_pct;
+
 use crate::analysis::{Analysis, Overall};
 use crate::cli::Objective;
 use crate::level::trim_float;
 use crate::metric_name::human;
 use crate::schedule_cells::Row;
-use crate::stats::change_pct;
 use crate::table_cell::pct;
 use crate::wording::num;
 

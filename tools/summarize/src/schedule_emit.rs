@@ -74,7 +74,7 @@ pub fn csv_rows(a: &Analysis) -> Vec<sweepkit::lines::SummaryRow> {
                 score: x.score,
                 spread: x.spread,
                 change_pct: base
-                    .and_then(|b| crate::stats::change_pct(x.median, b.median))
+                    .and_then(|b| sweepkit::stats::change_pct(x.median, b.median))
                     .map(|p| (p * 100.0).round() / 100.0),
                 best: false,
                 partial: false,

@@ -211,7 +211,7 @@ fn against(ca: &Analysis, s: (usize, usize), o: (usize, usize), label: &str) -> 
     Some(Against {
         label: label.to_string(),
         median: y.median,
-        change_pct: crate::stats::change_pct(x.median, y.median),
+        change_pct: sweepkit::stats::change_pct(x.median, y.median),
         verdict,
         how,
     })

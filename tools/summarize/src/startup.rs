@@ -7,11 +7,11 @@
 
 use serde_json::Value;
 use sweepkit::records::SwapMethod;
+use sweepkit::stats::median;
 
 use crate::group::Model;
 use crate::metric::lookup;
 use crate::record_view::Head;
-use crate::stats::median;
 use crate::wording::num;
 
 /// One start of a config.

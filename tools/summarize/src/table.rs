@@ -6,11 +6,12 @@
 //! small exporter (export/), as hyperfine's `src/export/` writes one
 //! result set in every markup.
 
+use sweepkit::stats;
+
 use crate::analysis::Analysis;
 use crate::group::Model;
 use crate::input::FailureInfo;
 use crate::level::trim_float;
-use crate::stats;
 use crate::table_cell::{pct, CellText};
 use crate::wording::{failure_label, num};
 

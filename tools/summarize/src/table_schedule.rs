@@ -107,7 +107,7 @@ fn value(a: &Analysis, cell: &Cell, c: usize) -> CellText {
     let base = a.grid[a.baseline][c].as_ref();
     let change = match (&cell.stat, base) {
         (Some(s), Some(b)) => {
-            crate::stats::change_pct(s.median, b.median).map_or_else(String::new, pct)
+            sweepkit::stats::change_pct(s.median, b.median).map_or_else(String::new, pct)
         }
         _ => String::new(),
     };

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 use sweepkit::lines::{SummaryCell, SummaryRow};
 use sweepkit::records::{Config, Provenance, SummaryRecord, SCHEMA_VERSION};
+use sweepkit::stats;
 
 use crate::analysis::Analysis;
 use crate::level::trim_float;
-use crate::stats;
 use crate::table::cell_text;
 use crate::wording::failure_label;
 

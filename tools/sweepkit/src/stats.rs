@@ -1,8 +1,10 @@
 //! Robust statistics over repeated runs of one config at one level: the
 //! median, the median absolute deviation, and the conservative score
-//! decisions are made on. Pure functions, unit-tested here.
+//! decisions are made on. Pure functions, unit-tested here; the one copy
+//! the tools share (summarize ranks by it, sweep-plan's adaptive search
+//! must agree with summarize's pick).
 
-use crate::metric::Better;
+use crate::pick::Better;
 
 /// Consistency constant that makes the MAD an estimator of the standard
 /// deviation for normally distributed data: 1 / Φ⁻¹(3/4) ≈ 1.4826.
@@ -13,8 +15,9 @@ use crate::metric::Better;
 /// `tune_speculative_k` (median - 1.4826 x MAD).
 pub const MAD_TO_SIGMA: f64 = 1.4826;
 
-/// The median of `xs` (mean of the two middle values for an even count).
-/// `None` for an empty slice.
+/// The median of `xs` (mean of the two middle values for an even count:
+/// `numpy.median`, and Hyndman & Fan (1996) definition 7 at p = 0.5, the
+/// rule loadgen's percentiles follow). `None` for an empty slice.
 pub fn median(xs: &[f64]) -> Option<f64> {
     if xs.is_empty() {
         return None;
@@ -86,6 +89,9 @@ mod tests {
         // |x - 3| = 2,1,0,1,6 -> sorted 0,1,1,2,6 -> median 1.
         assert_eq!(mad(&[1.0, 2.0, 3.0, 4.0, 9.0]), Some(1.0));
         assert_eq!(mad(&[5.0]), Some(0.0));
+        // Even count: median 2.5, |x - 2.5| = 1.5, 0.5, 0.5, 1.5 -> 1.0.
+        assert_eq!(mad(&[4.0, 1.0, 3.0, 2.0]), Some(1.0));
+        assert_eq!(mad(&[]), None);
     }
 
     #[test]
@@ -97,6 +103,7 @@ mod tests {
         let lo = conservative(&xs, Better::Lower).unwrap();
         assert!((lo - (3150.0 + 1.4826 * 50.0)).abs() < 1e-9, "{lo}");
         assert_eq!(conservative(&[42.0], Better::Higher), Some(42.0));
+        assert_eq!(conservative(&[], Better::Lower), None);
     }
 
     #[test]
