@@ -9,8 +9,8 @@ use crate::decide::{self, CellStat, Grid, Plateau};
 use crate::error::AnalysisError;
 use crate::flag_values::SloTerm;
 use crate::group::{is_off, is_spec_key, Model};
+use crate::input::level::trim_float;
 use crate::input::Obs;
-use crate::level::trim_float;
 use crate::metric::{lookup, Metric};
 
 /// The choices that shape the decisions (from the flags).
@@ -20,7 +20,7 @@ pub struct Options {
     pub objective: Objective,
     pub slo: Vec<SloTerm>,
     /// `(level label, weight)` as given; empty: equal weights.
-    pub weights: Vec<(crate::level::Level, f64)>,
+    pub weights: Vec<(crate::input::level::Level, f64)>,
     pub baseline: Option<(String, String)>,
     pub param: Option<String>,
     pub tolerance: f64,

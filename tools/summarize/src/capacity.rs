@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use sweepkit::stats::median;
 
 use crate::analysis::Analysis;
-use crate::level::Level;
+use crate::input::level::Level;
 use crate::metric::lookup;
 use crate::wording::num;
 

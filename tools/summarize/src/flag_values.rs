@@ -2,7 +2,7 @@
 //! `--weights`, `--baseline` and percentages. Used by clap's value_parser so
 //! a bad value is a usage error (exit 2) naming the flag.
 
-use crate::level::Level;
+use crate::input::level::Level;
 use crate::metric;
 
 /// A comparison in an SLO term (the shared `--slo` syntax).
@@ -21,7 +21,7 @@ pub struct SloTerm {
 
 impl std::fmt::Display for SloTerm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let limit = crate::level::trim_float(self.limit);
+        let limit = crate::input::level::trim_float(self.limit);
         write!(f, "{}{}{}", self.name, self.op.as_str(), limit)
     }
 }

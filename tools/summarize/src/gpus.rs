@@ -69,7 +69,7 @@ fn size(names: &[&str], config: &Config, rec: &Value) -> Option<u64> {
 
 /// The GPUs the host of `rec` (or of a record it carries upstream) lists.
 pub fn host_gpus(rec: &Value) -> Option<usize> {
-    let head = crate::record_view::Head::of(rec);
+    let head = crate::input::record_view::Head::of(rec);
     let host = head.chain().find_map(|h| h.host())?;
     Some(host.gpus.0.as_ref().map_or(0, Vec::len))
 }

@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use sweepkit::records::Config;
 
+use crate::input::level::Level;
 use crate::input::{Body, FailureInfo, Obs};
-use crate::level::Level;
 use crate::metric::{lookup, Metric};
 
 /// One config: a row of the table.
@@ -53,7 +53,7 @@ fn aside_source(rec: &serde_json::Value, path: &str) -> Option<String> {
     if !path.starts_with("spec.") {
         return None;
     }
-    let src = crate::record_view::Head::of(rec).spec.0?.source.0?;
+    let src = crate::input::record_view::Head::of(rec).spec.0?.source.0?;
     (!src.is_per_level()).then(|| src.to_string())
 }
 

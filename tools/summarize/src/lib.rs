@@ -12,11 +12,8 @@ pub mod export;
 pub mod flag_values;
 pub mod gpus;
 pub mod group;
-pub mod host_id;
-pub mod hosts;
 pub mod input;
 pub mod interval;
-pub mod level;
 pub mod metric;
 pub mod metric_name;
 pub mod noise;
@@ -24,10 +21,8 @@ pub mod not_per_level;
 pub mod notes;
 pub mod pareto;
 pub mod pareto_plot;
-pub mod partial;
 pub mod plot;
 pub mod recommend;
-pub mod record_view;
 pub mod report;
 pub mod report_data;
 pub mod report_svg;
@@ -38,9 +33,7 @@ pub mod schedule_cells;
 pub mod schedule_emit;
 pub mod schedule_memory;
 pub mod schedule_out;
-pub mod schedule_plan;
 pub mod schedule_row;
-pub mod schedule_tag;
 pub mod startup;
 pub mod svg_chart;
 pub mod svg_labels;
@@ -50,7 +43,6 @@ pub mod table_schedule;
 pub mod validation;
 pub mod views;
 pub mod wording;
-pub mod workload;
 
 use std::io::{BufRead, Write};
 
@@ -122,7 +114,7 @@ pub fn run_with(
         return schedule_out::run(&req, opts, inp, &mut stdout, &mut stderr);
     }
     let mut inp = observations(&files, &sources, &mut stderr)?;
-    partial::resolve(&mut inp);
+    input::partial::resolve(&mut inp);
     let notes = std::mem::take(&mut inp.notes);
     let validations = std::mem::take(&mut inp.validations);
     let format = args.format.unwrap_or(Format::Text);
@@ -176,7 +168,7 @@ pub fn run_with(
             .zip(&analyses)
             .filter_map(|(w, (_, a))| Some((w.clone()?, a)))
             .collect();
-        stdout.write_all(redact::text(&workload::best_table(&parts)).as_bytes())?;
+        stdout.write_all(redact::text(&input::workload::best_table(&parts)).as_bytes())?;
     }
     if matches!(format, Format::Text | Format::Markdown) && !validations.is_empty() {
         let lines = validation::text(&validations);
@@ -189,7 +181,7 @@ pub fn run_with(
 /// The warnings on stderr where the format carries no prose; exit 1 when
 /// some table picked no config.
 fn finish(
-    analyses: &[(Option<host_id::HostId>, analysis::Analysis)],
+    analyses: &[(Option<input::host_id::HostId>, analysis::Analysis)],
     machine: bool,
     stderr: &mut impl Write,
 ) -> Result<(), Exit> {
@@ -289,13 +281,13 @@ fn analyse_workloads(
     stderr: &mut impl Write,
 ) -> Result<
     (
-        Vec<(Option<host_id::HostId>, analysis::Analysis)>,
+        Vec<(Option<input::host_id::HostId>, analysis::Analysis)>,
         Vec<Option<String>>,
     ),
     Exit,
 > {
     let machine = matches!(format, Format::Csv | Format::Json);
-    let parts = workload::partition(obs);
+    let parts = input::workload::partition(obs);
     if parts.len() > 1 {
         let list: Vec<&str> = parts.iter().filter_map(|(w, _)| w.as_deref()).collect();
         let list = list.join("; ");
@@ -328,7 +320,8 @@ fn analyse_workloads(
     let mut workloads = Vec::new();
     for (w, obs) in parts {
         let mut n = std::mem::take(&mut notes);
-        let groups = match hosts::plan(obs, args.pool_hosts, args.per_host, machine, &mut n) {
+        let groups = match input::hosts::plan(obs, args.pool_hosts, args.per_host, machine, &mut n)
+        {
             Ok(g) => g,
             Err(e) => {
                 print_notes(stderr, &n);
@@ -345,11 +338,11 @@ fn analyse_workloads(
 /// Build and analyse each group's table; the notes (input, grouping) are
 /// printed once every table is built, before any decision.
 fn analyse_groups(
-    groups: Vec<hosts::Group>,
+    groups: Vec<input::hosts::Group>,
     opts: &analysis::Options,
     mut notes: Vec<String>,
     stderr: &mut impl Write,
-) -> Result<Vec<(Option<host_id::HostId>, analysis::Analysis)>, Exit> {
+) -> Result<Vec<(Option<input::host_id::HostId>, analysis::Analysis)>, Exit> {
     let mut models = Vec::new();
     for (host, obs) in groups {
         // A validated schedule is its own row, never a static value.
@@ -390,14 +383,14 @@ struct Shown<'a> {
 }
 
 fn emit_all(
-    analyses: &[(Option<host_id::HostId>, analysis::Analysis)],
+    analyses: &[(Option<input::host_id::HostId>, analysis::Analysis)],
     shown: &Shown<'_>,
     format: Format,
     started: std::time::SystemTime,
     stdout: &mut impl Write,
 ) -> Result<(), Exit> {
     let (views, table_notes, workloads) = (shown.views, shown.table_notes, shown.workloads);
-    let title = |h: &host_id::HostId| format!("{} ({})", h.label, h.key);
+    let title = |h: &input::host_id::HostId| format!("{} ({})", h.label, h.key);
     let mut csv_rows = Vec::new();
     for (i, (host, a)) in analyses.iter().enumerate() {
         let workload = workloads.get(i).cloned().flatten();

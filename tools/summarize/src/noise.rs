@@ -167,7 +167,7 @@ pub fn ci_text(noise: &Noise, r: usize, c: usize) -> String {
 pub fn few_text(f: &FewRequests) -> String {
     format!(
         "p{} of {} requests",
-        crate::level::trim_float(f.pct),
+        crate::input::level::trim_float(f.pct),
         f.count
     )
 }

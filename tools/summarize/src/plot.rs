@@ -137,7 +137,7 @@ fn by_param(a: &Analysis) -> Option<Panel> {
         x_name: key.clone(),
         x_ticks: xs
             .iter()
-            .map(|x| (*x, crate::level::trim_float(*x)))
+            .map(|x| (*x, crate::input::level::trim_float(*x)))
             .collect(),
         series,
         note: None,

@@ -8,7 +8,7 @@ use sweepkit::stats::change_pct;
 
 use crate::analysis::{Analysis, Overall};
 use crate::cli::Objective;
-use crate::level::trim_float;
+use crate::input::level::trim_float;
 use crate::metric_name::human;
 use crate::schedule_cells::Row;
 use crate::table_cell::pct;

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 use sweepkit::redact;
 
 use crate::analysis::Analysis;
-use crate::host_id::HostId;
+use crate::input::host_id::HostId;
 use crate::report_data::{self, Gathered};
 use crate::report_svg;
 use crate::report_verdict;

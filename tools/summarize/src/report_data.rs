@@ -13,8 +13,8 @@ use sweepkit::redact;
 
 use crate::analysis::Analysis;
 use crate::group::Model;
+use crate::input::record_view::{words, Head, Lenient};
 use crate::metric::lookup;
-use crate::record_view::{words, Head, Lenient};
 
 /// A failure as the report lists it.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,8 +86,8 @@ pub fn gather(model: &Model, texts: &[&str]) -> Gathered {
                 continue;
             };
             redact::value(&mut rec);
-            let sched =
-                crate::schedule_tag::server_of(&rec).map(|t| format!("schedule ({})", t.server));
+            let sched = crate::input::schedule_tag::server_of(&rec)
+                .map(|t| format!("schedule ({})", t.server));
             // A record upstream without a config is the outer one's.
             let who = |r: &Value| {
                 let r = if r.get("config").is_some() { r } else { &rec };
@@ -242,7 +242,7 @@ fn failure(model: &Model, rec: &Value, head: &Head) -> Failure {
     });
     Failure {
         config: label(model, rec),
-        level: crate::level::Level::of_record(rec).map(|l| l.label()),
+        level: crate::input::level::Level::of_record(rec).map(|l| l.label()),
         stage: text(&head.stage),
         kind,
         class,

@@ -88,7 +88,7 @@ pub fn by_level(a: &Analysis, id: &'static str, path: &str) -> String {
 }
 
 /// The x axis's name: concurrency or request rate, with its unit.
-fn level_axis(levels: &[crate::level::Level]) -> String {
+fn level_axis(levels: &[crate::input::level::Level]) -> String {
     let open = levels.iter().filter(|l| l.is_open()).count();
     if open == 0 {
         "concurrency, c (requests in flight)".into()

@@ -6,8 +6,8 @@
 use std::fmt::Write as _;
 
 use crate::analysis::Analysis;
+use crate::input::schedule_plan::range_text;
 use crate::schedule_cells::Row;
-use crate::schedule_plan::range_text;
 use crate::svg_chart::esc;
 use crate::table::Table;
 

@@ -29,7 +29,7 @@ use crate::analysis::Analysis;
 pub use crate::cli::Server;
 use crate::decide::{self, CellStat};
 use crate::group::is_spec_key;
-use crate::level::Level;
+use crate::input::level::Level;
 
 /// vLLM's `max_num_seqs` for the OpenAI server when not given
 /// (vllm/engine/arg_utils.py `EngineArgs`). Only the last range's end;

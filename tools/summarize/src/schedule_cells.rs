@@ -105,5 +105,5 @@ pub struct Row {
     pub current: bool,
     /// Its batch ranges, flags and config file (schedule_plan.rs), when
     /// its records carry the schedule record upstream.
-    pub plan: Option<crate::schedule_plan::Plan>,
+    pub plan: Option<crate::input::schedule_plan::Plan>,
 }

@@ -5,8 +5,8 @@
 use serde_json::Value;
 
 use crate::analysis::Analysis;
+use crate::input::schedule_tag::KEY;
 use crate::schedule_cells::Against;
-use crate::schedule_tag::KEY;
 
 /// `details.schedule` of the summary record: per schedule its cells and
 /// comparisons, and whether it wins (`sweep --keep-winner` reads `wins`).

@@ -83,7 +83,7 @@ pub fn note(
 /// cap as much as the schedule.
 pub fn cap_note(
     a: &Analysis,
-    plan: Option<&crate::schedule_plan::Plan>,
+    plan: Option<&crate::input::schedule_plan::Plan>,
     c: usize,
 ) -> Option<String> {
     let p = plan?;
@@ -96,7 +96,7 @@ pub fn cap_note(
             p.max_batch,
             p.max_batch_source,
             p.max_batch,
-            crate::level::trim_float(n - p.max_batch as f64)
+            crate::input::level::trim_float(n - p.max_batch as f64)
         )
     })
 }

@@ -17,9 +17,10 @@ use sweepkit::records::{
 use sweepkit::report::Exit;
 
 use crate::analysis::{self, Analysis};
+use crate::group;
+use crate::input::{hosts, partial};
 use crate::input::{Body, Obs};
 use crate::schedule::{self, MaxBatch, Schedule, Server};
-use crate::{group, hosts, partial};
 
 /// What `--schedule` needs from the command line.
 pub struct Request<'a> {

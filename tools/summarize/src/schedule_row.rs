@@ -16,9 +16,9 @@
 use crate::analysis::{self, Analysis, Options};
 use crate::cli::Objective;
 use crate::decide::{self, Grid};
+use crate::input::schedule_tag::KEY;
 use crate::input::Obs;
 use crate::schedule_cells::{Against, Cell, Row, Verdict};
-use crate::schedule_tag::KEY;
 
 /// Split `obs` into the static ones and the schedules' (when there are
 /// static ones to compare with; else everything is static as before).
@@ -119,7 +119,7 @@ fn row(
         .iter()
         .filter_map(|o| o.schedule.as_ref()?.deepest)
         .max();
-    let plan = crate::schedule_plan::of(&ca.records[s].iter().flatten().collect::<Vec<_>>());
+    let plan = crate::input::schedule_plan::of(&ca.records[s].iter().flatten().collect::<Vec<_>>());
     let cells = (0..a.model.levels.len())
         .map(|c| {
             let mut cell = level_cell(a, &ca, s, c);
@@ -296,7 +296,7 @@ fn decision_line(
         format!(
             "the static pick {pick} stands by the objective ({obj}): {pick_score} against {score} for {label} \
              (the schedule wins only beyond --tolerance {}%)",
-            crate::level::trim_float(opts.tolerance * 100.0)
+            crate::input::level::trim_float(opts.tolerance * 100.0)
         )
     }
 }

@@ -10,8 +10,8 @@ use sweepkit::records::SwapMethod;
 use sweepkit::stats::median;
 
 use crate::group::Model;
+use crate::input::record_view::Head;
 use crate::metric::lookup;
-use crate::record_view::Head;
 use crate::wording::num;
 
 /// One start of a config.
@@ -89,7 +89,7 @@ pub fn collect(model: &Model, texts: &[&str]) -> Startup {
             let Ok(rec) = serde_json::from_str::<Value>(line.trim()) else {
                 continue;
             };
-            if crate::schedule_tag::server_of(&rec).is_some() {
+            if crate::input::schedule_tag::server_of(&rec).is_some() {
                 continue;
             }
             for (start, at) in starts_in(&rec, &mut seen) {

@@ -10,8 +10,8 @@ use sweepkit::stats;
 
 use crate::analysis::Analysis;
 use crate::group::Model;
+use crate::input::level::trim_float;
 use crate::input::FailureInfo;
-use crate::level::trim_float;
 use crate::table_cell::{pct, CellText};
 use crate::wording::{failure_label, num};
 

@@ -10,7 +10,7 @@ use sweepkit::records::{Config, Provenance, SummaryRecord, SCHEMA_VERSION};
 use sweepkit::stats;
 
 use crate::analysis::Analysis;
-use crate::level::trim_float;
+use crate::input::level::trim_float;
 use crate::table::cell_text;
 use crate::wording::failure_label;
 

@@ -11,6 +11,15 @@
 //! here are typed once in `record_view::Head`, each absent when it is of
 //! another type.
 
+pub mod host_id;
+pub mod hosts;
+pub mod level;
+pub mod partial;
+pub mod record_view;
+pub mod schedule_plan;
+pub mod schedule_tag;
+pub mod workload;
+
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -19,8 +28,8 @@ use sweepkit::io::InputError;
 use sweepkit::records::{Config, FailureClass, SCHEMA_VERSION};
 use sweepkit::redact;
 
-use crate::level::Level;
-use crate::record_view::Head;
+use crate::input::level::Level;
+use crate::input::record_view::Head;
 
 /// Why a config could not be measured, as the failure record said.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,10 +61,10 @@ pub struct Obs {
     /// A bench record of a level cut short (`"partial": true`).
     pub partial: bool,
     /// The host the record ran on, when it says (see `hosts`).
-    pub host: Option<crate::host_id::HostId>,
+    pub host: Option<crate::input::host_id::HostId>,
     /// The validated schedule this measured (`sweep --schedule`;
     /// schedule_row.rs): its own row, never a static value.
-    pub schedule: Option<crate::schedule_tag::Tag>,
+    pub schedule: Option<crate::input::schedule_tag::Tag>,
 }
 
 impl Obs {
@@ -268,8 +277,8 @@ fn take_record(
     let simulated = any_simulated(&rec);
     let partial = kind == "bench" && head.partial.0 == Some(true);
     let level = Level::of_record(&rec);
-    let host = crate::host_id::of_record(&rec);
-    let schedule = crate::schedule_tag::server_of(&rec);
+    let host = crate::input::host_id::of_record(&rec);
+    let schedule = crate::input::schedule_tag::server_of(&rec);
     let body = if kind == "bench" {
         if level.is_none() {
             input.notes.push(format!(

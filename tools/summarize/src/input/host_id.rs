@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::record_view::{Head, HostHead, ServerHead};
+use crate::input::record_view::{Head, HostHead, ServerHead};
 
 /// The host a record names.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]

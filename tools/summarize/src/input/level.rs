@@ -40,7 +40,7 @@ impl Level {
     /// The level of a bench record: `load.rate_rps` for an open loop
     /// (`load.mode` = `open`), else `load.concurrency`, else whichever exists.
     pub fn of_record(rec: &Value) -> Option<Level> {
-        let load = crate::record_view::Head::of(rec).load.0?;
+        let load = crate::input::record_view::Head::of(rec).load.0?;
         let conc = load.concurrency.0.map(Level::Concurrency);
         let rate = load
             .rate_rps

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::HostsError;
-use crate::host_id::HostId;
+use crate::input::host_id::HostId;
 use crate::input::Obs;
 
 /// Observations summarized together, and the host they are for (`None`:
