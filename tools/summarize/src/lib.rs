@@ -6,18 +6,13 @@
 pub mod analysis;
 pub mod capacity;
 pub mod cli;
-pub mod decide;
 pub mod error;
 pub mod export;
 pub mod flag_values;
 pub mod gpus;
-pub mod group;
 pub mod input;
-pub mod interval;
 pub mod metric;
 pub mod metric_name;
-pub mod noise;
-pub mod not_per_level;
 pub mod notes;
 pub mod pareto;
 pub mod pareto_plot;
@@ -29,7 +24,6 @@ pub mod report_svg;
 pub mod report_verdict;
 pub mod schedule;
 pub mod schedule_cap;
-pub mod schedule_cells;
 pub mod schedule_emit;
 pub mod schedule_memory;
 pub mod schedule_out;
@@ -347,7 +341,7 @@ fn analyse_groups(
     for (host, obs) in groups {
         // A validated schedule is its own row, never a static value.
         let (obs, sched) = schedule_row::split(obs);
-        let model = group::build(&obs, &opts.metric, &mut notes);
+        let model = analysis::group::build(&obs, &opts.metric, &mut notes);
         if model.levels.iter().any(|l| l.is_open()) && model.levels.iter().any(|l| !l.is_open()) {
             notes.push(
                 "input mixes closed-loop (c=N) and open-loop (rate=R) levels; \

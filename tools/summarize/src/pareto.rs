@@ -27,8 +27,8 @@ use std::fmt::Write as _;
 use serde_json::{json, Value};
 use sweepkit::stats::median;
 
+use crate::analysis::interval::{overlap, t_interval, LEVEL};
 use crate::analysis::Analysis;
-use crate::interval::{overlap, t_interval, LEVEL};
 use crate::metric::lookup;
 use crate::wording::num;
 

@@ -6,11 +6,11 @@
 
 use sweepkit::stats::change_pct;
 
+use crate::analysis::schedule_cells::Row;
 use crate::analysis::{Analysis, Overall};
 use crate::cli::Objective;
 use crate::input::level::trim_float;
 use crate::metric_name::human;
-use crate::schedule_cells::Row;
 use crate::table_cell::pct;
 use crate::wording::num;
 

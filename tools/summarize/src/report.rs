@@ -266,7 +266,7 @@ fn provenance(a: &Analysis, g: &Gathered, started: std::time::SystemTime) -> Str
             let mut vals: Vec<&str> = m
                 .rows
                 .iter()
-                .map(|r| crate::group::Model::value_text(&r.key[i]))
+                .map(|r| crate::analysis::group::Model::value_text(&r.key[i]))
                 .collect();
             vals.dedup();
             format!("{k}: {}", vals.join(", "))

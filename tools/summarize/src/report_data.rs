@@ -11,8 +11,8 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 use sweepkit::redact;
 
+use crate::analysis::group::Model;
 use crate::analysis::Analysis;
-use crate::group::Model;
 use crate::input::record_view::{words, Head, Lenient};
 use crate::metric::lookup;
 

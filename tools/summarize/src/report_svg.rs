@@ -9,8 +9,8 @@ use std::fmt::Write as _;
 use serde_json::Value;
 use sweepkit::stats::median;
 
+use crate::analysis::interval::{t_interval, LEVEL};
 use crate::analysis::Analysis;
-use crate::interval::{t_interval, LEVEL};
 use crate::metric::lookup;
 use crate::report_data::Timeline;
 use crate::svg_chart::{draw_panel, esc, Frame, Panel, Series};

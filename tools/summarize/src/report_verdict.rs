@@ -5,9 +5,9 @@
 
 use std::fmt::Write as _;
 
+use crate::analysis::schedule_cells::Row;
 use crate::analysis::Analysis;
 use crate::input::schedule_plan::range_text;
-use crate::schedule_cells::Row;
 use crate::svg_chart::esc;
 use crate::table::Table;
 

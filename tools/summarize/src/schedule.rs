@@ -25,10 +25,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
 
+use crate::analysis::decide::{self, CellStat};
+use crate::analysis::group::is_spec_key;
 use crate::analysis::Analysis;
 pub use crate::cli::Server;
-use crate::decide::{self, CellStat};
-use crate::group::is_spec_key;
 use crate::input::level::Level;
 
 /// vLLM's `max_num_seqs` for the OpenAI server when not given

@@ -37,9 +37,9 @@
 
 use serde_json::Value;
 
+use crate::analysis::decide::{self, CellStat, Grid};
 use crate::analysis::{self, Analysis};
 use crate::cli::Objective;
-use crate::decide::{self, CellStat, Grid};
 use crate::input::level::Level;
 use crate::metric::Better;
 use crate::schedule::{self, deepest, Depth, MaxBatch, Refusal, Schedule, Server};

@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
+use crate::analysis::schedule_cells::Against;
 use crate::analysis::Analysis;
 use crate::input::schedule_tag::KEY;
-use crate::schedule_cells::Against;
 
 /// `details.schedule` of the summary record: per schedule its cells and
 /// comparisons, and whether it wins (`sweep --keep-winner` reads `wins`).

@@ -15,9 +15,9 @@
 //! v1/core/sched/scheduler.py `schedule()` -> `allocate_slots`), while
 //! `dynamic_sd_lookup` only changes the tokens scheduled per step.
 
+use crate::analysis::schedule_cells::{Cell, Verdict};
 use crate::analysis::Analysis;
 use crate::cli::Server;
-use crate::schedule_cells::{Cell, Verdict};
 
 /// The note of the schedule's cell at level `c`, when it is worse beyond
 /// noise than the best static value there (or lower with the noise

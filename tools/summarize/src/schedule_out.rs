@@ -16,8 +16,8 @@ use sweepkit::records::{
 };
 use sweepkit::report::Exit;
 
+use crate::analysis::group;
 use crate::analysis::{self, Analysis};
-use crate::group;
 use crate::input::{hosts, partial};
 use crate::input::{Body, Obs};
 use crate::schedule::{self, MaxBatch, Schedule, Server};

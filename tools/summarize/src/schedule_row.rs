@@ -13,12 +13,12 @@
 //! schedule ranked last, so a schedule within `--tolerance` of the static
 //! pick does not win: the static value is one flag, the schedule several.
 
+use crate::analysis::decide::{self, Grid};
+use crate::analysis::schedule_cells::{Against, Cell, Row, Verdict};
 use crate::analysis::{self, Analysis, Options};
 use crate::cli::Objective;
-use crate::decide::{self, Grid};
 use crate::input::schedule_tag::KEY;
 use crate::input::Obs;
-use crate::schedule_cells::{Against, Cell, Row, Verdict};
 
 /// Split `obs` into the static ones and the schedules' (when there are
 /// static ones to compare with; else everything is static as before).
@@ -95,7 +95,7 @@ fn combined(a: &Analysis, stat: &[Obs], sched: &[Obs], server: &str) -> Option<(
         baseline: None,
         ..a.opts.clone()
     };
-    let model = crate::group::build(&obs, &opts.metric, &mut Vec::new());
+    let model = crate::analysis::group::build(&obs, &opts.metric, &mut Vec::new());
     let ca = analysis::analyse(model, &obs, opts).ok()?;
     let s = ca
         .model
@@ -200,7 +200,7 @@ fn against(ca: &Analysis, s: (usize, usize), o: (usize, usize), label: &str) -> 
         Verdict::Within
     };
     let (verdict, how) = if ca.noise.ci[s.0][s.1].is_some() && ca.noise.ci[o.0][o.1].is_some() {
-        let close = !crate::noise::within_noise_of(&ca.noise, s, &[o]).is_empty();
+        let close = !crate::analysis::noise::within_noise_of(&ca.noise, s, &[o]).is_empty();
         (if close { Verdict::Within } else { dir }, "95% intervals")
     } else if x.n > 1 || y.n > 1 {
         let close = decide::too_noisy(x, y);

@@ -9,7 +9,7 @@ use serde_json::Value;
 use sweepkit::records::SwapMethod;
 use sweepkit::stats::median;
 
-use crate::group::Model;
+use crate::analysis::group::Model;
 use crate::input::record_view::Head;
 use crate::metric::lookup;
 use crate::wording::num;

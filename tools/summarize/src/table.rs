@@ -8,8 +8,8 @@
 
 use sweepkit::stats;
 
+use crate::analysis::group::Model;
 use crate::analysis::Analysis;
-use crate::group::Model;
 use crate::input::level::trim_float;
 use crate::input::FailureInfo;
 use crate::table_cell::{pct, CellText};
@@ -39,8 +39,10 @@ pub fn cell_text(a: &Analysis, r: usize, c: usize) -> CellText {
                 measured: true,
                 partial: a.model.cells[r][c].partial,
                 aside: false,
-                ci: crate::noise::ci_text(&a.noise, r, c),
-                few: a.noise.few[r][c].as_ref().map(crate::noise::few_text),
+                ci: crate::analysis::noise::ci_text(&a.noise, r, c),
+                few: a.noise.few[r][c]
+                    .as_ref()
+                    .map(crate::analysis::noise::few_text),
                 misses_slo: !s.slo_ok && !a.opts.slo.is_empty(),
             }
         }
@@ -142,7 +144,7 @@ impl<'a> Table<'a> {
             decisions: decisions(a, pick.as_deref()),
             pick,
             failures: failure_lines(a),
-            not_per_level: crate::not_per_level::lines(m),
+            not_per_level: crate::analysis::not_per_level::lines(m),
             warnings: a.warnings.clone(),
             schedule: crate::table_schedule::of(a),
             recommendation: crate::recommend::of(a),
@@ -264,7 +266,7 @@ fn decisions(a: &Analysis, pick: Option<&str>) -> Vec<(String, String)> {
             || "none".to_string(),
             |r| {
                 let v = a.grid[r][c].as_ref().map_or(0.0, |s| s.median);
-                let ci = crate::noise::ci_text(&a.noise, r, c);
+                let ci = crate::analysis::noise::ci_text(&a.noise, r, c);
                 let ci = if ci.is_empty() { ci } else { format!(" {ci}") };
                 let noise = pick_note(a, (r, c), true);
                 format!("{} ({}{ci}){noise}", m.rows[r].label, num(v))
@@ -285,7 +287,7 @@ pub fn pick_note(a: &Analysis, win: (usize, usize), same_level: bool) -> String 
         .filter(|&(_, c)| !same_level || c == win.1)
         .filter(|&(r, c)| a.grid[r][c].as_ref().is_some_and(|s| !slo || s.slo_ok))
         .collect();
-    let close = crate::noise::within_noise_of(&a.noise, win, &cands);
+    let close = crate::analysis::noise::within_noise_of(&a.noise, win, &cands);
     if close.is_empty() {
         return String::new();
     }
@@ -348,7 +350,7 @@ fn legend(a: &Analysis, w: &LegendWords) -> String {
     if a.grid.iter().flatten().flatten().any(|c| !c.slo_ok) && !a.opts.slo.is_empty() {
         s += "; x: misses the SLO";
     }
-    if crate::not_per_level::any(&a.model) {
+    if crate::analysis::not_per_level::any(&a.model) {
         s += &format!(
             "; {}: only a figure that is not the level's own, listed apart",
             w.aside
@@ -367,7 +369,7 @@ fn legend(a: &Analysis, w: &LegendWords) -> String {
             w.verdicts
         );
     }
-    s + &crate::noise::legend(&a.noise, w.few)
+    s + &crate::analysis::noise::legend(&a.noise, w.few)
 }
 
 #[cfg(test)]

@@ -4,9 +4,9 @@
 //! with its verdict (beyond noise or not), plus one line per level saying
 //! so in words. Every human format writes these same texts.
 
+use crate::analysis::noise::{CellInterval, Method};
+use crate::analysis::schedule_cells::{Against, Cell, Verdict};
 use crate::analysis::Analysis;
-use crate::noise::{CellInterval, Method};
-use crate::schedule_cells::{Against, Cell, Verdict};
 use crate::table_cell::{pct, CellText};
 use crate::wording::num;
 

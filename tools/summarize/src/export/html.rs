@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::schedule_cells::Verdict;
+use crate::analysis::schedule_cells::Verdict;
 use crate::svg_chart::esc;
 use crate::table::Table;
 use crate::table_cell::CellText;

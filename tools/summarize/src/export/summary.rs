@@ -37,8 +37,8 @@ fn cell_rows(a: &Analysis) -> Vec<SummaryRow> {
                 measured: measured_cell(a, r, c),
                 failure: labels.join("/"),
                 // Not the level's own figure: beside the cell, never in it.
-                aside: crate::not_per_level::any(m)
-                    .then(|| crate::not_per_level::cell_columns(m, r, c)),
+                aside: crate::analysis::not_per_level::any(m)
+                    .then(|| crate::analysis::not_per_level::cell_columns(m, r, c)),
                 simulated: None,
                 host: None,
             });
@@ -159,8 +159,8 @@ pub fn summary(a: &Analysis, started: std::time::SystemTime) -> SummaryRecord {
     if a.noise.any_ci() || a.noise.any_few() {
         details["noise"] = noise_json(a);
     }
-    if crate::not_per_level::any(m) {
-        details["not_per_level"] = crate::not_per_level::json(m);
+    if crate::analysis::not_per_level::any(m) {
+        details["not_per_level"] = crate::analysis::not_per_level::json(m);
     }
     if !a.schedule.is_empty() {
         details["schedule"] = crate::schedule_emit::json(a);
@@ -232,8 +232,8 @@ fn noise_json(a: &Analysis) -> Value {
                 "half_width": ci.map(|i| i.half_width),
                 "n": ci.map(|i| i.n),
                 "method": ci.map(|i| match i.method {
-                    crate::noise::Method::TRepeats => "t_repeats",
-                    crate::noise::Method::BatchMeans => "batch_means",
+                    crate::analysis::noise::Method::TRepeats => "t_repeats",
+                    crate::analysis::noise::Method::BatchMeans => "batch_means",
                 }),
                 "few_requests": few.as_ref().map(|f| json!({
                     "percentile": f.pct, "count": f.count, "need": f.need,
@@ -241,5 +241,5 @@ fn noise_json(a: &Analysis) -> Value {
             }));
         }
     }
-    json!({ "level": crate::interval::LEVEL, "cells": cells })
+    json!({ "level": crate::analysis::interval::LEVEL, "cells": cells })
 }

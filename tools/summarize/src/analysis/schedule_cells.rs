@@ -3,8 +3,8 @@
 //! a noise verdict) and the row's decision. Data only, so the analysis
 //! can hold the rows that schedule_row.rs builds from it.
 
-use crate::decide::CellStat;
-use crate::noise::CellInterval;
+use crate::analysis::decide::CellStat;
+use crate::analysis::noise::CellInterval;
 
 /// A change beyond noise or not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

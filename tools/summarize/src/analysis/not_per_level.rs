@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 use sweepkit::lines::SummaryAside;
 
-use crate::group::{Aside, Model};
+use crate::analysis::group::{Aside, Model};
 use crate::wording::num;
 
 /// What a source means, in a few words.

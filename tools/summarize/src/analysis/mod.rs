@@ -2,13 +2,20 @@
 //! per-cell statistics, the baseline, best per level, the overall pick
 //! under the objective, the plateau, and the warnings a human should read.
 
+pub mod decide;
+pub mod group;
+pub mod interval;
+pub mod noise;
+pub mod not_per_level;
+pub mod schedule_cells;
+
 use sweepkit::stats;
 
+use crate::analysis::decide::{CellStat, Grid, Plateau};
+use crate::analysis::group::{is_off, is_spec_key, Model};
 use crate::cli::Objective;
-use crate::decide::{self, CellStat, Grid, Plateau};
 use crate::error::AnalysisError;
 use crate::flag_values::SloTerm;
-use crate::group::{is_off, is_spec_key, Model};
 use crate::input::level::trim_float;
 use crate::input::Obs;
 use crate::metric::{lookup, Metric};
@@ -63,13 +70,13 @@ pub struct Analysis {
     pub plateau: Option<PlateauFinding>,
     pub warnings: Vec<String>,
     /// Each cell's interval and few-requests flag (`noise`).
-    pub noise: crate::noise::Noise,
+    pub noise: crate::analysis::noise::Noise,
     /// Each cell's bench records (`[row][level]`), for the views that read
     /// more than the metric (`pareto`, `capacity`, `report`).
     pub records: Vec<Vec<Vec<serde_json::Value>>>,
     /// The validated schedules' rows (schedule_row.rs), filled by the
     /// caller; empty when the input has none.
-    pub schedule: Vec<crate::schedule_cells::Row>,
+    pub schedule: Vec<crate::analysis::schedule_cells::Row>,
 }
 
 /// Decide. `Err` is a usage problem (a `--baseline` or `--weights` that
@@ -77,11 +84,14 @@ pub struct Analysis {
 pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, AnalysisError> {
     let better = opts.metric.better;
     let mut warnings = Vec::new();
-    warnings.extend(crate::not_per_level::warning(&model, &opts.metric.path));
+    warnings.extend(crate::analysis::not_per_level::warning(
+        &model,
+        &opts.metric.path,
+    ));
     let grid = cell_stats(&model, obs, &opts, &mut warnings);
-    let noise = crate::noise::of(&model, obs, &opts.metric.path);
-    let records = crate::noise::cell_records(&model, obs);
-    warnings.extend(crate::noise::few_warnings(
+    let noise = crate::analysis::noise::of(&model, obs, &opts.metric.path);
+    let records = crate::analysis::noise::cell_records(&model, obs);
+    warnings.extend(crate::analysis::noise::few_warnings(
         &model,
         &noise,
         &opts.metric.path,
@@ -562,7 +572,7 @@ pub(crate) fn analysis_of_lines(lines: &[String]) -> Analysis {
         tolerance: 0.01,
         plateau_threshold: 0.02,
     };
-    let model = crate::group::build(&inp.obs, &opts.metric, &mut Vec::new());
+    let model = crate::analysis::group::build(&inp.obs, &opts.metric, &mut Vec::new());
     analyse(model, &inp.obs, opts).unwrap()
 }
 

@@ -5,9 +5,9 @@
 
 use serde_json::Value;
 
-use crate::group::Model;
+use crate::analysis::group::Model;
+use crate::analysis::interval::{self, LEVEL};
 use crate::input::{Body, Obs};
-use crate::interval::{self, LEVEL};
 use crate::metric::lookup;
 use crate::wording::num;
 
