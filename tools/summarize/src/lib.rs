@@ -23,11 +23,6 @@ pub mod report_data;
 pub mod report_svg;
 pub mod report_verdict;
 pub mod schedule;
-pub mod schedule_cap;
-pub mod schedule_emit;
-pub mod schedule_memory;
-pub mod schedule_out;
-pub mod schedule_row;
 pub mod startup;
 pub mod svg_chart;
 pub mod svg_labels;
@@ -98,14 +93,14 @@ pub fn run_with(
     let sources = read_all(&files, &mut stdin)?;
     if let Some(server) = args.schedule {
         let inp = observations(&files, &sources, &mut stderr)?;
-        let req = schedule_out::Request {
+        let req = schedule::command::Request {
             server,
             max_batch: args.max_batch,
             max_depth: args.max_depth,
             adaptive_config_file: &args.adaptive_config_file,
             pool_hosts: args.pool_hosts,
         };
-        return schedule_out::run(&req, opts, inp, &mut stdout, &mut stderr);
+        return schedule::command::run(&req, opts, inp, &mut stdout, &mut stderr);
     }
     let mut inp = observations(&files, &sources, &mut stderr)?;
     input::partial::resolve(&mut inp);
@@ -340,7 +335,7 @@ fn analyse_groups(
     let mut models = Vec::new();
     for (host, obs) in groups {
         // A validated schedule is its own row, never a static value.
-        let (obs, sched) = schedule_row::split(obs);
+        let (obs, sched) = schedule::row::split(obs);
         let model = analysis::group::build(&obs, &opts.metric, &mut notes);
         if model.levels.iter().any(|l| l.is_open()) && model.levels.iter().any(|l| !l.is_open()) {
             notes.push(
@@ -357,7 +352,7 @@ fn analyse_groups(
     for (host, model, obs, sched) in models {
         let mut a = analysis::analyse(model, &obs, opts.clone())
             .map_err(|e| Exit::new(e.exit_code(), anyhow!(e)))?;
-        a.schedule = schedule_row::rows(&a, &obs, &sched);
+        a.schedule = schedule::row::rows(&a, &obs, &sched);
         analyses.push((host, a));
     }
     Ok(analyses)

@@ -80,7 +80,7 @@ pub fn csv_rows(a: &Analysis, host: Option<&str>) -> anyhow::Result<Vec<serde_js
     let sim = a.model.simulated_records > 0;
     let rows = cell_rows(a)
         .into_iter()
-        .chain(crate::schedule_emit::csv_rows(a))
+        .chain(crate::schedule::emit::csv_rows(a))
         .map(|r| SummaryRow {
             simulated: Some(sim),
             host: host.map(str::to_string),
@@ -163,7 +163,7 @@ pub fn summary(a: &Analysis, started: std::time::SystemTime) -> SummaryRecord {
         details["not_per_level"] = crate::analysis::not_per_level::json(m);
     }
     if !a.schedule.is_empty() {
-        details["schedule"] = crate::schedule_emit::json(a);
+        details["schedule"] = crate::schedule::emit::json(a);
     }
     SummaryRecord {
         schema: SCHEMA_VERSION,

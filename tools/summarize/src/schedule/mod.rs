@@ -21,6 +21,12 @@
 //! (python/sglang/srt/speculative/adaptive_spec_params.py; a batch goes to
 //! the largest key not above it, adaptive_step_router.py).
 
+pub mod command;
+pub mod depth_cap;
+pub mod emit;
+pub mod memory;
+pub mod row;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value};
@@ -497,5 +503,5 @@ pub fn slots(levels: &[LevelChoice]) -> BTreeMap<u64, Vec<u32>> {
 }
 
 #[cfg(test)]
-#[path = "schedule_tests.rs"]
+#[path = "derive_tests.rs"]
 mod tests;

@@ -52,7 +52,7 @@ pub fn note(
             .is_some_and(|s| a.opts.metric.better.beats(m, s.median))
     };
     let vs = cell.vs_best.as_ref()?;
-    let waited = crate::schedule_cap::kv_bound_share(a, srv, deepest, k, c);
+    let waited = crate::schedule::depth_cap::kv_bound_share(a, srv, deepest, k, c);
     let shown = match vs.verdict {
         Verdict::Worse => true,
         Verdict::Unknown => lower(vs.median) && waited.is_some(),

@@ -288,7 +288,7 @@ fn vllm_dotted_and_whole_json_forms_read_alike() {
         ),
     ];
     let s = derive_of(&dotted, Server::Vllm, 256).unwrap();
-    let cfg = crate::schedule_out::vllm_config(&s);
+    let cfg = crate::schedule::command::vllm_config(&s);
     assert_eq!(
         Value::Object(cfg).to_string(),
         r#"{"method":"eagle","num_speculative_tokens":3,"num_speculative_tokens_per_batch_size":[[1,7,3],[8,256,1]]}"#
@@ -330,7 +330,7 @@ fn sglang_flags_name_a_candidate_and_the_file() {
         ("4", &[(1, 280.0), (16, 1100.0)]),
     ]);
     let s = derive_of(&lines, Server::Sglang, 48).unwrap();
-    let f = crate::schedule_out::sglang_flags(&s, "/etc/a.json");
+    let f = crate::schedule::command::sglang_flags(&s, "/etc/a.json");
     assert_eq!(
         f.join(" "),
         "--speculative-algorithm EAGLE3 --speculative-eagle-topk 1 \
@@ -338,7 +338,7 @@ fn sglang_flags_name_a_candidate_and_the_file() {
          --speculative-adaptive-config /etc/a.json"
     );
     assert_eq!(
-        serde_json::to_string(&crate::schedule_out::sglang_config(&s)).unwrap(),
+        serde_json::to_string(&crate::schedule::command::sglang_config(&s)).unwrap(),
         r#"{"1":{"candidate_steps":[4]},"16":{"candidate_steps":[1]}}"#
     );
 }

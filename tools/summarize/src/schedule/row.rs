@@ -123,8 +123,8 @@ fn row(
     let cells = (0..a.model.levels.len())
         .map(|c| {
             let mut cell = level_cell(a, &ca, s, c);
-            cell.memory_note = crate::schedule_memory::note(a, server, deepest, c, &cell);
-            cell.cap_note = crate::schedule_memory::cap_note(a, plan.as_ref(), c);
+            cell.memory_note = crate::schedule::memory::note(a, server, deepest, c, &cell);
+            cell.cap_note = crate::schedule::memory::cap_note(a, plan.as_ref(), c);
             cell
         })
         .collect();

@@ -319,5 +319,5 @@ fn note(
 }
 
 #[cfg(test)]
-#[path = "schedule_cap_tests.rs"]
+#[path = "depth_cap_tests.rs"]
 mod tests;

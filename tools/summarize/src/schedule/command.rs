@@ -47,7 +47,7 @@ pub fn run(
     let obs = match groups {
         // Derived from the static values only: a file that already holds
         // a schedule's own records derives the same schedule again.
-        Ok(mut g) => crate::schedule_row::split(g.remove(0).1).0,
+        Ok(mut g) => crate::schedule::row::split(g.remove(0).1).0,
         Err(e) => {
             crate::input::print_notes(stderr, &notes);
             return Err(Exit::new(exit::MIXED_HARDWARE, anyhow!(e)));
@@ -61,12 +61,13 @@ pub fn run(
         Server::Vllm => "vllm",
         Server::Sglang => "sglang",
     };
-    let s = crate::schedule_cap::derive(&a, req.server, &mb, req.max_depth).map_err(|r| {
-        Exit::new(
-            exit::SCHEDULE_REFUSED,
-            anyhow!("--schedule {name}: {}", r.0),
-        )
-    })?;
+    let s =
+        crate::schedule::depth_cap::derive(&a, req.server, &mb, req.max_depth).map_err(|r| {
+            Exit::new(
+                exit::SCHEDULE_REFUSED,
+                anyhow!("--schedule {name}: {}", r.0),
+            )
+        })?;
     for w in &s.warnings {
         let _ = writeln!(stderr, "summarize: warning: {w}");
     }
