@@ -13,11 +13,9 @@ pub mod gpus;
 pub mod input;
 pub mod metric;
 pub mod metric_name;
-pub mod notes;
 pub mod pareto;
 pub mod pareto_plot;
 pub mod plot;
-pub mod recommend;
 pub mod report;
 pub mod report_data;
 pub mod report_svg;
@@ -27,8 +25,6 @@ pub mod startup;
 pub mod svg_chart;
 pub mod svg_labels;
 pub mod table;
-pub mod table_cell;
-pub mod table_schedule;
 pub mod validation;
 pub mod views;
 pub mod wording;
@@ -124,7 +120,7 @@ pub fn run_with(
     }
     let notes = analyses
         .last()
-        .map(|(_, a)| notes::table_notes(a, &all_text(&sources)))
+        .map(|(_, a)| table::notes::table_notes(a, &all_text(&sources)))
         .unwrap_or_default();
     if let Some(path) = &args.report {
         let html = report::html(&analyses, &views, &texts, started, &validations);

@@ -6,9 +6,9 @@ use std::fmt::Write as _;
 
 use crate::analysis::schedule_cells::Verdict;
 use crate::svg_chart::esc;
+use crate::table::cell::CellText;
+use crate::table::schedule_rows::{ScheduleRows, VsText};
 use crate::table::Table;
-use crate::table_cell::CellText;
-use crate::table_schedule::{ScheduleRows, VsText};
 
 /// A schedule's rows: its values, then its change against the best static
 /// value and against the pick, each with its verdict.

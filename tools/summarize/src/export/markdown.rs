@@ -6,9 +6,9 @@
 use std::fmt::Write as _;
 
 use crate::analysis::schedule_cells::Verdict;
+use crate::table::cell::CellText;
+use crate::table::schedule_rows::{ScheduleRows, VsText};
 use crate::table::{LegendWords, Table};
-use crate::table_cell::CellText;
-use crate::table_schedule::{ScheduleRows, VsText};
 
 /// A schedule's three rows: its values (italic label: not a static
 /// value), its change against the best static value and against the pick.

@@ -5,9 +5,9 @@
 use std::fmt::Write as _;
 
 use crate::analysis::schedule_cells::Verdict;
+use crate::table::cell::CellText;
+use crate::table::schedule_rows::{ScheduleRows, VsText};
 use crate::table::{LegendWords, Table};
-use crate::table_cell::CellText;
-use crate::table_schedule::{ScheduleRows, VsText};
 
 /// The marks after a cell's change: best, misses the SLO, some runs
 /// failed, partial, not per-level only, too few requests, runs.

@@ -11,7 +11,7 @@ use crate::analysis::{Analysis, Overall};
 use crate::cli::Objective;
 use crate::input::level::trim_float;
 use crate::metric_name::human;
-use crate::table_cell::pct;
+use crate::table::cell::pct;
 use crate::wording::num;
 
 /// What to do and the reasons, one sentence each.

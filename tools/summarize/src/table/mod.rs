@@ -6,13 +6,18 @@
 //! small exporter (export/), as hyperfine's `src/export/` writes one
 //! result set in every markup.
 
+pub mod cell;
+pub mod notes;
+pub mod recommend;
+pub mod schedule_rows;
+
 use sweepkit::stats;
 
 use crate::analysis::group::Model;
 use crate::analysis::Analysis;
 use crate::input::level::trim_float;
 use crate::input::FailureInfo;
-use crate::table_cell::{pct, CellText};
+use crate::table::cell::{pct, CellText};
 use crate::wording::{failure_label, num};
 
 /// The text of cell (row, col).
@@ -111,9 +116,9 @@ pub struct Table<'a> {
     pub warnings: Vec<String>,
     /// The validated schedules' rows, beside the static ones (never picked
     /// among them; schedule_row.rs).
-    pub schedule: Vec<crate::table_schedule::ScheduleRows>,
+    pub schedule: Vec<crate::table::schedule_rows::ScheduleRows>,
     /// The one thing to do, and why (recommend.rs).
-    pub recommendation: crate::recommend::Recommendation,
+    pub recommendation: crate::table::recommend::Recommendation,
 }
 
 impl<'a> Table<'a> {
@@ -146,8 +151,8 @@ impl<'a> Table<'a> {
             failures: failure_lines(a),
             not_per_level: crate::analysis::not_per_level::lines(m),
             warnings: a.warnings.clone(),
-            schedule: crate::table_schedule::of(a),
-            recommendation: crate::recommend::of(a),
+            schedule: crate::table::schedule_rows::of(a),
+            recommendation: crate::table::recommend::of(a),
         }
     }
 

@@ -7,7 +7,7 @@
 use crate::analysis::noise::{CellInterval, Method};
 use crate::analysis::schedule_cells::{Against, Cell, Verdict};
 use crate::analysis::Analysis;
-use crate::table_cell::{pct, CellText};
+use crate::table::cell::{pct, CellText};
 use crate::wording::num;
 
 /// One change against a static value at one level.
