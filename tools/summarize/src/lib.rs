@@ -4,16 +4,13 @@
 //! parameter, a plot, and a `summary` record a script can apply.
 
 pub mod analysis;
-pub mod capacity;
 pub mod cli;
 pub mod error;
 pub mod export;
 pub mod flag_values;
-pub mod gpus;
 pub mod input;
 pub mod metric;
 pub mod metric_name;
-pub mod pareto;
 pub mod pareto_plot;
 pub mod plot;
 pub mod report;
@@ -21,7 +18,6 @@ pub mod report_data;
 pub mod report_svg;
 pub mod report_verdict;
 pub mod schedule;
-pub mod startup;
 pub mod svg_chart;
 pub mod svg_labels;
 pub mod table;

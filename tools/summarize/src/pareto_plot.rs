@@ -7,9 +7,9 @@
 use std::fmt::Write as _;
 
 use crate::analysis::Analysis;
-use crate::pareto::Pareto;
 use crate::svg_chart::{esc, nice_axis, Frame, Panel, Series, PANEL_H, PANEL_W};
 use crate::svg_labels::{place, Rect};
+use crate::views::pareto::Pareto;
 use crate::wording::num;
 
 /// The panel: x interactivity (tok/s per user), y throughput per GPU.
@@ -17,7 +17,8 @@ pub(crate) fn panel(a: &Analysis, p: &Pareto) -> Panel {
     let m = &a.model;
     let mut series = Vec::new();
     for r in 0..m.rows.len() {
-        let mut pts: Vec<&crate::pareto::Point> = p.points.iter().filter(|q| q.row == r).collect();
+        let mut pts: Vec<&crate::views::pareto::Point> =
+            p.points.iter().filter(|q| q.row == r).collect();
         pts.sort_by_key(|q| q.col);
         if pts.is_empty() {
             continue;

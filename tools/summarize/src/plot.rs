@@ -21,7 +21,7 @@ pub fn svg(a: &Analysis) -> String {
 }
 
 /// The SVG document, with the Pareto frontier as a last panel when given.
-pub fn svg_with(a: &Analysis, pareto: Option<&crate::pareto::Pareto>) -> String {
+pub fn svg_with(a: &Analysis, pareto: Option<&crate::views::pareto::Pareto>) -> String {
     let mut panels = vec![by_level(a)];
     if let Some(p) = by_param(a) {
         panels.push(p);
@@ -51,7 +51,7 @@ pub fn svg_with(a: &Analysis, pareto: Option<&crate::pareto::Pareto>) -> String 
     }
     if let Some((panel, p)) = &front {
         let x0 = PANEL_W * panels.len() as f64;
-        let taken = draw_panel(&mut out, panel, x0, dy, crate::pareto::y_name(p));
+        let taken = draw_panel(&mut out, panel, x0, dy, crate::views::pareto::y_name(p));
         crate::pareto_plot::overlay(&mut out, a, p, &Frame::new(panel, x0, dy), taken);
     }
     out.push_str("</svg>\n");

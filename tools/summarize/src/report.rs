@@ -98,13 +98,13 @@ pub fn html(
     redact::text(&out).replace(redact::REDACTED, &esc(redact::REDACTED))
 }
 
-fn frontier(a: &Analysis, p: &crate::pareto::Pareto, sfx: &str) -> String {
+fn frontier(a: &Analysis, p: &crate::views::pareto::Pareto, sfx: &str) -> String {
     let m = &a.model;
     let mut out = format!(
         "<section id=\"frontier{sfx}\"><h2>Pareto frontier</h2>\n<p class=\"legend\">x: \
          interactivity, tok/s per user = 1000 / TPOT p50 (InferenceX); y: {} (vLLM plot_pareto's \
          tokens/s/GPU). A cell is on the frontier when no other is at least as good on both.</p>\n",
-        esc(crate::pareto::y_name(p))
+        esc(crate::views::pareto::y_name(p))
     );
     for n in &p.notes {
         let _ = writeln!(out, "<p class=\"warn\">{}</p>", esc(n));
@@ -132,7 +132,7 @@ fn frontier(a: &Analysis, p: &crate::pareto::Pareto, sfx: &str) -> String {
         );
     }
     out += "</ol><ul>\n";
-    for (label, what) in crate::pareto::per_config(a, p) {
+    for (label, what) in crate::views::pareto::per_config(a, p) {
         let _ = writeln!(out, "<li><b>{}</b>: {}</li>", esc(&label), esc(&what));
     }
     out += "</ul></section>\n";
@@ -150,7 +150,12 @@ fn charts(a: &Analysis, sfx: &str) -> String {
     out
 }
 
-fn capacity(a: &Analysis, caps: &[crate::capacity::Capacity], v: &Views, sfx: &str) -> String {
+fn capacity(
+    a: &Analysis,
+    caps: &[crate::views::capacity::Capacity],
+    v: &Views,
+    sfx: &str,
+) -> String {
     let terms: Vec<String> = a.opts.slo.iter().map(|t| t.to_string()).collect();
     let mut out = format!(
         "<section id=\"capacity{sfx}\"><h2>Capacity under the SLO <code>{}</code></h2>\n\
@@ -165,7 +170,7 @@ fn capacity(a: &Analysis, caps: &[crate::capacity::Capacity], v: &Views, sfx: &s
             "<tr><td>{}</td><th>{}</th><td>{}</td><td>{}</td></tr>",
             i + 1,
             esc(&a.model.rows[c.row].label),
-            esc(&crate::capacity::describe(a, c)),
+            esc(&crate::views::capacity::describe(a, c)),
             esc(if ready.is_empty() {
                 "not recorded"
             } else {

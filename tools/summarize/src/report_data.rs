@@ -55,7 +55,7 @@ pub struct Gathered {
 }
 
 fn label(model: &Model, rec: &Value) -> String {
-    match crate::startup::row_of(model, rec) {
+    match crate::views::startup::row_of(model, rec) {
         Some(r) => model.rows[r].label.clone(),
         None => {
             let cfg = rec.get("config").and_then(Value::as_object);
@@ -258,7 +258,10 @@ fn failure(model: &Model, rec: &Value, head: &Head) -> Failure {
 /// Each row's timeline, labelled, then each schedule's: stop and ready
 /// from `startup` (the schedule's from its records' upstream), bench time
 /// the sum of its bench records' `throughput.elapsed_s`.
-pub fn timelines(a: &Analysis, startup: &crate::startup::Startup) -> Vec<(String, Timeline)> {
+pub fn timelines(
+    a: &Analysis,
+    startup: &crate::views::startup::Startup,
+) -> Vec<(String, Timeline)> {
     let bench = |cells: &mut dyn Iterator<Item = &Vec<Value>>| -> f64 {
         cells
             .flatten()
@@ -277,7 +280,8 @@ pub fn timelines(a: &Analysis, startup: &crate::startup::Startup) -> Vec<(String
         .collect();
     for s in &a.schedule {
         let recs: Vec<&Value> = s.cells.iter().flat_map(|c| &c.records).collect();
-        let (stop_s, ready_s) = crate::startup::medians(&crate::startup::schedule_starts(&recs));
+        let (stop_s, ready_s) =
+            crate::views::startup::medians(&crate::views::startup::schedule_starts(&recs));
         let t = Timeline {
             stop_s,
             ready_s,

@@ -102,14 +102,14 @@ fn level_axis(levels: &[crate::input::level::Level]) -> String {
 /// The frontier chart (see `pareto_plot`), with each schedule's cells as
 /// a dashed line of their own (not candidates for the frontier, which is
 /// of static values).
-pub fn frontier(a: &Analysis, p: &crate::pareto::Pareto) -> String {
+pub fn frontier(a: &Analysis, p: &crate::views::pareto::Pareto) -> String {
     let mut panel = crate::pareto_plot::panel(a, p);
     panel.size = SIZE;
     for s in &a.schedule {
         let pts: Vec<(f64, f64)> = s
             .cells
             .iter()
-            .filter_map(|c| crate::pareto::xy(&c.records, p.per_gpu))
+            .filter_map(|c| crate::views::pareto::xy(&c.records, p.per_gpu))
             .collect();
         if !pts.is_empty() {
             panel.series.push(Series {
@@ -128,7 +128,7 @@ pub fn frontier(a: &Analysis, p: &crate::pareto::Pareto) -> String {
     panel.x_ticks = crate::pareto_plot::ticks(xmax);
     let mut out = String::new();
     open(&mut out, "frontier-chart", SIZE.0, SIZE.1);
-    let taken = draw_panel(&mut out, &panel, 0.0, 0.0, crate::pareto::y_name(p));
+    let taken = draw_panel(&mut out, &panel, 0.0, 0.0, crate::views::pareto::y_name(p));
     crate::pareto_plot::overlay(&mut out, a, p, &Frame::new(&panel, 0.0, 0.0), taken);
     out.push_str("</svg>\n");
     out

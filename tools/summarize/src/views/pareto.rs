@@ -81,7 +81,7 @@ pub fn of(a: &Analysis) -> Pareto {
             if recs.is_empty() || a.grid[r][c].is_none() {
                 continue;
             }
-            let g = crate::gpus::of(&m.rows[r].config, &recs[0]);
+            let g = crate::views::gpus::of(&m.rows[r].config, &recs[0]);
             how.get_or_insert_with(|| g.how.clone());
             let (x, tput) = interactivity_and_tput(recs);
             let by_conc: Vec<f64> = recs
@@ -175,7 +175,7 @@ fn interactivity_and_tput(recs: &[Value]) -> (Vec<f64>, Vec<f64>) {
 pub fn xy(recs: &[Value], per_gpu: bool) -> Option<(f64, f64)> {
     let (x, y) = interactivity_and_tput(recs);
     let div = match (per_gpu, recs.first()) {
-        (true, Some(r)) => crate::gpus::of(&Default::default(), r)
+        (true, Some(r)) => crate::views::gpus::of(&Default::default(), r)
             .per_server
             .unwrap_or(1) as f64,
         _ => 1.0,

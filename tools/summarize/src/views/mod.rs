@@ -3,12 +3,17 @@
 //! (`--pareto`), capacity under the SLO (`--slo`), the start-up cost of
 //! each config (whenever swap or ready records are in the input).
 
+pub mod capacity;
+pub mod gpus;
+pub mod pareto;
+pub mod startup;
+
 use serde_json::Value;
 
 use crate::analysis::Analysis;
-use crate::capacity::{self, Capacity};
-use crate::pareto::{self, Pareto};
-use crate::startup::{self, Startup};
+use crate::views::capacity::Capacity;
+use crate::views::pareto::Pareto;
+use crate::views::startup::Startup;
 
 /// What the views found for one table.
 #[derive(Debug, Clone, Default)]

@@ -190,7 +190,7 @@ pub fn describe(a: &Analysis, c: &Capacity) -> String {
 }
 
 /// The section of the text output.
-pub fn text(a: &Analysis, caps: &[Capacity], startup: &crate::startup::Startup) -> String {
+pub fn text(a: &Analysis, caps: &[Capacity], startup: &crate::views::startup::Startup) -> String {
     let terms: Vec<String> = a.opts.slo.iter().map(|t| t.to_string()).collect();
     let mut out = String::new();
     let _ = writeln!(
