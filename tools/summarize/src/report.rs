@@ -13,10 +13,10 @@ use sweepkit::redact;
 
 use crate::analysis::Analysis;
 use crate::input::host_id::HostId;
+use crate::plot::chart::esc;
 use crate::report_data::{self, Gathered};
 use crate::report_svg;
 use crate::report_verdict;
-use crate::svg_chart::esc;
 use crate::table::{simulated_notice, Table};
 use crate::views::Views;
 

@@ -12,9 +12,9 @@ use sweepkit::stats::median;
 use crate::analysis::interval::{t_interval, LEVEL};
 use crate::analysis::Analysis;
 use crate::metric::lookup;
+use crate::plot::chart::{draw_panel, esc, Frame, Panel, Series};
+use crate::plot::labels::text_width;
 use crate::report_data::Timeline;
-use crate::svg_chart::{draw_panel, esc, Frame, Panel, Series};
-use crate::svg_labels::text_width;
 use crate::wording::num;
 
 /// The report's panels: wide enough to fill a 1280 px page (CSS scales
@@ -103,7 +103,7 @@ fn level_axis(levels: &[crate::input::level::Level]) -> String {
 /// a dashed line of their own (not candidates for the frontier, which is
 /// of static values).
 pub fn frontier(a: &Analysis, p: &crate::views::pareto::Pareto) -> String {
-    let mut panel = crate::pareto_plot::panel(a, p);
+    let mut panel = crate::plot::pareto_panel::panel(a, p);
     panel.size = SIZE;
     for s in &a.schedule {
         let pts: Vec<(f64, f64)> = s
@@ -125,11 +125,11 @@ pub fn frontier(a: &Analysis, p: &crate::views::pareto::Pareto) -> String {
         .iter()
         .flat_map(|s| s.points.iter().map(|q| q.0))
         .fold(0.0, f64::max);
-    panel.x_ticks = crate::pareto_plot::ticks(xmax);
+    panel.x_ticks = crate::plot::pareto_panel::ticks(xmax);
     let mut out = String::new();
     open(&mut out, "frontier-chart", SIZE.0, SIZE.1);
     let taken = draw_panel(&mut out, &panel, 0.0, 0.0, crate::views::pareto::y_name(p));
-    crate::pareto_plot::overlay(&mut out, a, p, &Frame::new(&panel, 0.0, 0.0), taken);
+    crate::plot::pareto_panel::overlay(&mut out, a, p, &Frame::new(&panel, 0.0, 0.0), taken);
     out.push_str("</svg>\n");
     out
 }

@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 use crate::analysis::schedule_cells::Row;
 use crate::analysis::Analysis;
 use crate::input::schedule_plan::range_text;
-use crate::svg_chart::esc;
+use crate::plot::chart::esc;
 use crate::table::Table;
 
 /// The verdict block: the action, its reasons, the pick line and plateau.

@@ -52,7 +52,7 @@ pub fn html(records: &[Value]) -> String {
     for r in records {
         out += &format!(
             "<li class=\"validation\">{}</li>\n",
-            crate::svg_chart::esc(&line(r))
+            crate::plot::chart::esc(&line(r))
         );
     }
     out + "</ul></section>\n"

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 use crate::analysis::schedule_cells::Verdict;
-use crate::svg_chart::esc;
+use crate::plot::chart::esc;
 use crate::table::cell::CellText;
 use crate::table::schedule_rows::{ScheduleRows, VsText};
 use crate::table::Table;

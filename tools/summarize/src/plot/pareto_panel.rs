@@ -7,8 +7,8 @@
 use std::fmt::Write as _;
 
 use crate::analysis::Analysis;
-use crate::svg_chart::{esc, nice_axis, Frame, Panel, Series, PANEL_H, PANEL_W};
-use crate::svg_labels::{place, Rect};
+use crate::plot::chart::{esc, nice_axis, Frame, Panel, Series, PANEL_H, PANEL_W};
+use crate::plot::labels::{place, Rect};
 use crate::views::pareto::Pareto;
 use crate::wording::num;
 

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use crate::svg_labels::{text_box, text_width, Rect};
+use crate::plot::labels::{text_box, text_width, Rect};
 use crate::wording::num;
 
 pub(crate) const PANEL_W: f64 = 600.0;

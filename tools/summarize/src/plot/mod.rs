@@ -4,10 +4,14 @@
 //! one line per level. Every line is labelled at its right end, so there is
 //! no legend to hunt through.
 
+pub mod chart;
+pub mod labels;
+pub mod pareto_panel;
+
 use std::fmt::Write as _;
 
 use crate::analysis::Analysis;
-use crate::svg_chart::{draw_panel, esc, Frame, Panel, Series, PANEL_H, PANEL_W};
+use crate::plot::chart::{draw_panel, esc, Frame, Panel, Series, PANEL_H, PANEL_W};
 use crate::table::cell_text;
 
 /// The half-width of cell (r, c)'s interval, 0 without one.
@@ -26,7 +30,7 @@ pub fn svg_with(a: &Analysis, pareto: Option<&crate::views::pareto::Pareto>) -> 
     if let Some(p) = by_param(a) {
         panels.push(p);
     }
-    let front = pareto.map(|p| (crate::pareto_plot::panel(a, p), p));
+    let front = pareto.map(|p| (crate::plot::pareto_panel::panel(a, p), p));
     let width = PANEL_W * (panels.len() + usize::from(front.is_some())) as f64;
     let sim = crate::table::simulated_notice(&a.model);
     let height = PANEL_H + if sim.is_some() { 24.0 } else { 0.0 };
@@ -52,7 +56,7 @@ pub fn svg_with(a: &Analysis, pareto: Option<&crate::views::pareto::Pareto>) -> 
     if let Some((panel, p)) = &front {
         let x0 = PANEL_W * panels.len() as f64;
         let taken = draw_panel(&mut out, panel, x0, dy, crate::views::pareto::y_name(p));
-        crate::pareto_plot::overlay(&mut out, a, p, &Frame::new(panel, x0, dy), taken);
+        crate::plot::pareto_panel::overlay(&mut out, a, p, &Frame::new(panel, x0, dy), taken);
     }
     out.push_str("</svg>\n");
     out
