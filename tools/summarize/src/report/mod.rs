@@ -7,6 +7,10 @@
 //! 'none'` makes the browser refuse any load the page might attempt).
 //! The page goes through `sweepkit::redact::text` as a whole.
 
+pub mod charts;
+pub mod data;
+pub mod verdict;
+
 use std::fmt::Write as _;
 
 use sweepkit::redact;
@@ -14,9 +18,7 @@ use sweepkit::redact;
 use crate::analysis::Analysis;
 use crate::input::host_id::HostId;
 use crate::plot::chart::esc;
-use crate::report_data::{self, Gathered};
-use crate::report_svg;
-use crate::report_verdict;
+use crate::report::data::Gathered;
 use crate::table::{simulated_notice, Table};
 use crate::views::Views;
 
@@ -43,7 +45,7 @@ pub fn html(
     validations: &[serde_json::Value],
 ) -> String {
     let a0 = &analyses[0].1;
-    let g = report_data::gather(&a0.model, texts);
+    let g = data::gather(&a0.model, texts);
     let mut out = String::new();
     let _ = write!(
         out,
@@ -75,9 +77,9 @@ pub fn html(
             format!("-{i}")
         };
         let t = Table::of(a);
-        out += &report_verdict::verdict(a, &t, &sfx);
+        out += &verdict::verdict(a, &t, &sfx);
         out += &crate::export::html::write(&t, &sfx);
-        out += &report_verdict::schedules(a, &sfx);
+        out += &verdict::schedules(a, &sfx);
         if let Some(p) = &views[i].pareto {
             out += &frontier(a, p, &sfx);
         }
@@ -109,7 +111,7 @@ fn frontier(a: &Analysis, p: &crate::views::pareto::Pareto, sfx: &str) -> String
     for n in &p.notes {
         let _ = writeln!(out, "<p class=\"warn\">{}</p>", esc(n));
     }
-    out += &report_svg::frontier(a, p);
+    out += &charts::frontier(a, p);
     let _ = writeln!(out, "<ol id=\"frontier-list{sfx}\">");
     for &i in &p.frontier {
         let q = &p.points[i];
@@ -143,9 +145,9 @@ fn charts(a: &Analysis, sfx: &str) -> String {
     let mut out = format!(
         "<section id=\"by-concurrency{sfx}\"><h2>Throughput and latency by concurrency</h2><div class=\"charts\">\n"
     );
-    out += &report_svg::by_level(a, "chart-throughput", "throughput.output_tok_per_s");
-    out += &report_svg::by_level(a, "chart-ttft", "ttft_ms.p99");
-    out += &report_svg::by_level(a, "chart-tpot", "tpot_ms.p50");
+    out += &charts::by_level(a, "chart-throughput", "throughput.output_tok_per_s");
+    out += &charts::by_level(a, "chart-ttft", "ttft_ms.p99");
+    out += &charts::by_level(a, "chart-tpot", "tpot_ms.p50");
     out += "</div></section>\n";
     out
 }
@@ -183,13 +185,13 @@ fn capacity(
 }
 
 fn timeline(a: &Analysis, v: &Views, sfx: &str) -> String {
-    let t = report_data::timelines(a, &v.startup);
+    let t = data::timelines(a, &v.startup);
     let mut out = format!(
         "<section id=\"timeline{sfx}\"><h2>Per-config timeline</h2>\n<p class=\"legend\">stop: the \
          old server's stop (swap record); load: start until ready (ready record); bench: the sum of \
          its levels' wall time. Medians over starts.</p>\n"
     );
-    out += &report_svg::timeline(&t);
+    out += &charts::timeline(&t);
     out += "</section>\n";
     out
 }
@@ -284,7 +286,7 @@ fn provenance(a: &Analysis, g: &Gathered, started: std::time::SystemTime) -> Str
     );
     let mut ctx: Vec<String> = m.context.iter().map(|(k, v)| format!("{k}={v}")).collect();
     if ctx.is_empty() {
-        ctx.extend(report_data::common_words(&g.commands));
+        ctx.extend(data::common_words(&g.commands));
     }
     let _ = writeln!(
         out,

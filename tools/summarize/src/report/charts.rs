@@ -14,7 +14,7 @@ use crate::analysis::Analysis;
 use crate::metric::lookup;
 use crate::plot::chart::{draw_panel, esc, Frame, Panel, Series};
 use crate::plot::labels::text_width;
-use crate::report_data::Timeline;
+use crate::report::data::Timeline;
 use crate::wording::num;
 
 /// The report's panels: wide enough to fill a 1280 px page (CSS scales
