@@ -3,21 +3,21 @@
 //! the best overall under an objective, the plateau along an ordered
 //! parameter, a plot, and a `summary` record a script can apply.
 
-pub mod analysis;
-pub mod cli;
-pub mod error;
-pub mod export;
-pub mod flag_values;
-pub mod input;
+pub(crate) mod analysis;
+pub(crate) mod cli;
+pub(crate) mod error;
+pub(crate) mod export;
+pub(crate) mod flag_values;
+pub(crate) mod input;
 pub mod metric;
-pub mod metric_name;
-pub mod plot;
-pub mod report;
-pub mod schedule;
-pub mod table;
-pub mod validation;
-pub mod views;
-pub mod wording;
+pub(crate) mod metric_name;
+pub(crate) mod plot;
+pub(crate) mod report;
+pub(crate) mod schedule;
+pub(crate) mod table;
+pub(crate) mod validation;
+pub(crate) mod views;
+pub(crate) mod wording;
 
 use std::io::{BufRead, Write};
 
@@ -27,7 +27,8 @@ use sweepkit::records::Record;
 use sweepkit::redact;
 use sweepkit::report::{Exit, WithCode};
 
-pub use cli::{Args, BetterArg, Format, Objective, Slo, Weights};
+pub use cli::Args;
+use cli::{BetterArg, Format, Objective};
 use input::print_notes;
 
 /// Read every FILE (`-`: stdin, once) as text.
@@ -104,7 +105,7 @@ pub fn run_with(
     if let Some(path) = &args.plot {
         // One plot: of the first host's table when split per host.
         let front = views[0].pareto.as_ref().filter(|_| args.pareto);
-        std::fs::write(path, plot::svg_with(&analyses[0].1, front))
+        std::fs::write(path, plot::svg(&analyses[0].1, front))
             .with_context(|| format!("--plot {}", path.display()))
             .code(exit::FAILURE)?;
     }

@@ -2,12 +2,12 @@
 //! per-cell statistics, the baseline, best per level, the overall pick
 //! under the objective, the plateau, and the warnings a human should read.
 
-pub mod decide;
-pub mod group;
-pub mod interval;
-pub mod noise;
-pub mod not_per_level;
-pub mod schedule_cells;
+pub(crate) mod decide;
+pub(crate) mod group;
+pub(crate) mod interval;
+pub(crate) mod noise;
+pub(crate) mod not_per_level;
+pub(crate) mod schedule_cells;
 
 use sweepkit::stats;
 

@@ -5,10 +5,10 @@
 //! the machine formats, the summary's rows as CSV and its one summary
 //! record as JSON (summary.rs).
 
-pub mod html;
-pub mod markdown;
-pub mod summary;
-pub mod text;
+pub(crate) mod html;
+pub(crate) mod markdown;
+pub(crate) mod summary;
+pub(crate) mod text;
 
 #[cfg(test)]
 mod tests {

@@ -69,13 +69,8 @@ fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
-/// CSV of the table in long form (rows documented in sweepkit-records(5)).
-pub fn csv(a: &Analysis, w: &mut dyn std::io::Write) -> anyhow::Result<()> {
-    sweepkit::flat::write_csv(w, &csv_rows(a, None)?)?;
-    Ok(())
-}
-
-/// The CSV's rows, before writing (per-host output sets each row's `host`).
+/// The CSV's rows in long form (documented in sweepkit-records(5)), before
+/// writing (per-host output sets each row's `host`).
 pub fn csv_rows(a: &Analysis, host: Option<&str>) -> anyhow::Result<Vec<serde_json::Value>> {
     let sim = a.model.simulated_records > 0;
     let rows = cell_rows(a)

@@ -11,14 +11,14 @@
 //! here are typed once in `record_view::Head`, each absent when it is of
 //! another type.
 
-pub mod host_id;
-pub mod hosts;
-pub mod level;
-pub mod partial;
-pub mod record_view;
-pub mod schedule_plan;
-pub mod schedule_tag;
-pub mod workload;
+pub(crate) mod host_id;
+pub(crate) mod hosts;
+pub(crate) mod level;
+pub(crate) mod partial;
+pub(crate) mod record_view;
+pub(crate) mod schedule_plan;
+pub(crate) mod schedule_tag;
+pub(crate) mod workload;
 
 use std::collections::BTreeMap;
 use std::io::Write;

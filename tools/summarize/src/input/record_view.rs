@@ -48,8 +48,9 @@ pub struct Head {
     pub load: Lenient<LoadHead>,
     pub spec: Lenient<SpecHead>,
     pub provenance: Lenient<ProvenanceHead>,
-    /// An object for most records; a schedule names its server.
-    pub server: Lenient<ServerField>,
+    /// What a record knows of its server; a schedule's `server` (its
+    /// server's name, a string) reads as absent.
+    pub server: Lenient<ServerHead>,
     /// A failure record's host (others carry it under `server`).
     pub host: Lenient<HostHead>,
     /// A failure record's class, as written.
@@ -72,14 +73,6 @@ pub struct ProvenanceHead {
     pub version: Lenient<String>,
     pub started_at: Lenient<String>,
     pub finished_at: Lenient<String>,
-}
-
-/// `server`: a schedule's server name, or what a record knows of it.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(untagged)]
-pub enum ServerField {
-    Named(String),
-    Described(ServerHead),
 }
 
 /// What a record knows of the server (kind and host as written).
@@ -160,10 +153,7 @@ impl Head {
 
     /// `server` when it is an object.
     pub fn server_info(&self) -> Option<&ServerHead> {
-        match &self.server.0 {
-            Some(ServerField::Described(s)) => Some(s),
-            _ => None,
-        }
+        self.server.0.as_ref()
     }
 
     /// This record and each it carries upstream, in order.

@@ -4,9 +4,9 @@
 //! one line per level. Every line is labelled at its right end, so there is
 //! no legend to hunt through.
 
-pub mod chart;
-pub mod labels;
-pub mod pareto_panel;
+pub(crate) mod chart;
+pub(crate) mod labels;
+pub(crate) mod pareto_panel;
 
 use std::fmt::Write as _;
 
@@ -19,13 +19,8 @@ fn err_of(a: &Analysis, r: usize, c: usize) -> f64 {
     a.noise.ci[r][c].map_or(0.0, |i| i.half_width)
 }
 
-/// The whole SVG document.
-pub fn svg(a: &Analysis) -> String {
-    svg_with(a, None)
-}
-
 /// The SVG document, with the Pareto frontier as a last panel when given.
-pub fn svg_with(a: &Analysis, pareto: Option<&crate::views::pareto::Pareto>) -> String {
+pub fn svg(a: &Analysis, pareto: Option<&crate::views::pareto::Pareto>) -> String {
     let mut panels = vec![by_level(a)];
     if let Some(p) = by_param(a) {
         panels.push(p);

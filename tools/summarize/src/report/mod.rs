@@ -7,9 +7,9 @@
 //! 'none'` makes the browser refuse any load the page might attempt).
 //! The page goes through `sweepkit::redact::text` as a whole.
 
-pub mod charts;
-pub mod data;
-pub mod verdict;
+pub(crate) mod charts;
+pub(crate) mod data;
+pub(crate) mod verdict;
 
 use std::fmt::Write as _;
 

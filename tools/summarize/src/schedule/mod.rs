@@ -21,11 +21,11 @@
 //! (python/sglang/srt/speculative/adaptive_spec_params.py; a batch goes to
 //! the largest key not above it, adaptive_step_router.py).
 
-pub mod command;
-pub mod depth_cap;
-pub mod emit;
-pub mod memory;
-pub mod row;
+pub(crate) mod command;
+pub(crate) mod depth_cap;
+pub(crate) mod emit;
+pub(crate) mod memory;
+pub(crate) mod row;
 
 use std::collections::{BTreeMap, BTreeSet};
 

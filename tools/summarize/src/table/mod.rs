@@ -6,10 +6,10 @@
 //! small exporter (export/), as hyperfine's `src/export/` writes one
 //! result set in every markup.
 
-pub mod cell;
-pub mod notes;
-pub mod recommend;
-pub mod schedule_rows;
+pub(crate) mod cell;
+pub(crate) mod notes;
+pub(crate) mod recommend;
+pub(crate) mod schedule_rows;
 
 use sweepkit::stats;
 
@@ -96,8 +96,6 @@ pub struct Table<'a> {
     analysis: &'a Analysis,
     /// The simulated-server notice, when any record came from llm-sim.
     pub notice: Option<String>,
-    /// `METRIC (higher|lower is better)`.
-    pub metric: String,
     /// (label, text) lines above the table.
     pub header: Vec<(&'static str, String)>,
     /// The label keys' names (`config` when no key varies).
@@ -140,7 +138,6 @@ impl<'a> Table<'a> {
         Table {
             analysis: a,
             notice: simulated_notice(m),
-            metric: format!("{} ({})", a.opts.metric.path, a.opts.metric.better.word()),
             header: header(a),
             key_names,
             levels: m.levels.iter().map(|l| l.label()).collect(),

@@ -3,10 +3,10 @@
 //! (`--pareto`), capacity under the SLO (`--slo`), the start-up cost of
 //! each config (whenever swap or ready records are in the input).
 
-pub mod capacity;
-pub mod gpus;
-pub mod pareto;
-pub mod startup;
+pub(crate) mod capacity;
+pub(crate) mod gpus;
+pub(crate) mod pareto;
+pub(crate) mod startup;
 
 use serde_json::Value;
 
