@@ -2,15 +2,14 @@
 //! prompts of a length, a prompts file, a trace by its digest, block size
 //! and window). Two workloads are never pooled in one cell: results split
 //! into one table (one pick) per workload, and `--by workload` adds the
-//! best config per workload and level in one table. The best speculative
-//! depth depends on what is generated (issue 35's figures), so a pick
-//! across workloads would answer no one's question.
+//! best config per workload and level in one table (export/text.rs). The
+//! best speculative depth depends on what is generated (issue 35's
+//! figures), so a pick across workloads would answer no one's question.
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::analysis::Analysis;
 use crate::input::{Body, Obs};
 
 /// The workload a bench record names, as one comparable label; records
@@ -98,53 +97,6 @@ pub fn partition(obs: Vec<Obs>) -> Vec<(Option<String>, Vec<Obs>)> {
             (Some(k), v)
         })
         .collect()
-}
-
-/// `--by workload`'s table: per workload (rows) and level (columns), the
-/// config picked there, or `-` where none was.
-pub fn best_table(parts: &[(String, &Analysis)]) -> String {
-    let mut levels = Vec::new();
-    for (_, a) in parts {
-        for l in &a.model.levels {
-            if !levels.contains(l) {
-                levels.push(*l);
-            }
-        }
-    }
-    levels.sort();
-    let mut rows = vec![std::iter::once("workload".to_string())
-        .chain(levels.iter().map(|l| l.label()))
-        .collect::<Vec<_>>()];
-    for (name, a) in parts {
-        let mut row = vec![name.clone()];
-        for l in &levels {
-            let pick = a
-                .model
-                .levels
-                .iter()
-                .position(|x| x == l)
-                .and_then(|c| a.best_per_level[c].map(|r| a.model.rows[r].label.clone()));
-            row.push(pick.unwrap_or_else(|| "-".into()));
-        }
-        rows.push(row);
-    }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
-        .collect();
-    let metric = parts
-        .first()
-        .map_or("", |(_, a)| a.opts.metric.path.as_str());
-    let mut out = format!("\nbest config per workload and level ({metric}):\n");
-    for r in rows {
-        let cells: Vec<String> = r
-            .iter()
-            .zip(&widths)
-            .map(|(c, w)| format!("{c:<w$}"))
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
 }
 
 #[cfg(test)]

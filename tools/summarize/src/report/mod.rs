@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use sweepkit::redact;
 
 use crate::analysis::Analysis;
-use crate::input::host_id::HostId;
+use crate::parts::Part;
 use crate::plot::chart::esc;
 use crate::report::data::Gathered;
 use crate::table::{simulated_notice, Table};
@@ -38,13 +38,12 @@ code{overflow-wrap:anywhere}li{margin-bottom:6px}.warn{color:#8a4b00}";
 
 /// The whole page.
 pub fn html(
-    analyses: &[(Option<HostId>, Analysis)],
-    views: &[Views],
+    parts: &[Part],
     texts: &[&str],
     started: std::time::SystemTime,
     validations: &[serde_json::Value],
 ) -> String {
-    let a0 = &analyses[0].1;
+    let a0 = &parts[0].analysis;
     let g = data::gather(&a0.model, texts);
     let mut out = String::new();
     let _ = write!(
@@ -67,8 +66,9 @@ pub fn html(
         );
     }
     let _ = writeln!(out, "<h1>sweepkit report</h1>");
-    for (i, (host, a)) in analyses.iter().enumerate() {
-        if let Some(h) = host {
+    for (i, part) in parts.iter().enumerate() {
+        let (a, views) = (&part.analysis, &part.views);
+        if let Some(h) = &part.host {
             let _ = writeln!(out, "<h2>host {} ({})</h2>", esc(&h.label), esc(&h.key));
         }
         let sfx = if i == 0 {
@@ -80,14 +80,14 @@ pub fn html(
         out += &verdict::verdict(a, &t, &sfx);
         out += &crate::export::html::write(&t, &sfx);
         out += &verdict::schedules(a, &sfx);
-        if let Some(p) = &views[i].pareto {
+        if let Some(p) = &views.pareto {
             out += &frontier(a, p, &sfx);
         }
         out += &charts(a, &sfx);
-        if let Some(c) = &views[i].capacity {
-            out += &capacity(a, c, &views[i], &sfx);
+        if let Some(c) = &views.capacity {
+            out += &capacity(a, c, views, &sfx);
         }
-        out += &timeline(a, &views[i], &sfx);
+        out += &timeline(a, views, &sfx);
         out += &warnings(a, &sfx);
     }
     out += &crate::validation::html(validations);
