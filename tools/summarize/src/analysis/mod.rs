@@ -19,6 +19,7 @@ use crate::flag_values::SloTerm;
 use crate::input::level::trim_float;
 use crate::input::Obs;
 use crate::metric::{lookup, Metric};
+use crate::wording::score;
 
 /// The choices that shape the decisions (from the flags).
 #[derive(Debug, Clone)]
@@ -382,7 +383,7 @@ fn overall_cell(model: &Model, grid: &Grid, opts: &Options, p: decide::CellPick)
         "{} at {}: {}",
         model.rows[r].label,
         model.levels[c].label(),
-        describe(s)
+        describe(s, opts.objective)
     );
     if let Some((rr, rc)) = p.rival {
         let rs = grid[rr][rc].as_ref().expect("rival has stats");
@@ -392,7 +393,7 @@ fn overall_cell(model: &Model, grid: &Grid, opts: &Options, p: decide::CellPick)
                 trim_float(opts.tolerance * 100.0),
                 model.rows[rr].label,
                 model.levels[rc].label(),
-                crate::wording::num(rs.score)
+                score(opts.objective, Some(rs.score))
             );
         }
     }
@@ -404,16 +405,16 @@ fn overall_cell(model: &Model, grid: &Grid, opts: &Options, p: decide::CellPick)
     }
 }
 
-fn describe(s: &CellStat) -> String {
+fn describe(s: &CellStat, objective: Objective) -> String {
     if s.n > 1 {
         format!(
             "{} (median {} - 1.4826 x MAD over {} runs)",
-            crate::wording::num(s.score),
+            score(objective, Some(s.score)),
             crate::wording::num(s.median),
             s.n
         )
     } else {
-        crate::wording::num(s.score)
+        score(objective, Some(s.score))
     }
 }
 
@@ -442,9 +443,9 @@ fn overall_weighted(
         col: None,
         score: s,
         text: format!(
-            "{}: weighted score {:.3} of 1 ({})",
+            "{}: weighted score {} of 1 ({})",
             model.rows[r].label,
-            s,
+            score(opts.objective, Some(s)),
             mix.join(", ")
         ),
     })

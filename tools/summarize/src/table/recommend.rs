@@ -12,7 +12,7 @@ use crate::cli::Objective;
 use crate::input::level::trim_float;
 use crate::metric_name::human;
 use crate::table::cell::pct;
-use crate::wording::num;
+use crate::wording::{num, score};
 
 /// What to do and the reasons, one sentence each.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,17 +41,12 @@ pub fn of(a: &Analysis) -> Recommendation {
         why.push(format!(
             "{} lost: {} against {} for {label}",
             s.label,
-            score_text(a, s.score),
-            score_text(a, s.pick_score)
+            score(a.opts.objective, s.score),
+            score(a.opts.objective, s.pick_score)
         ));
     }
     let action = extend(a, o.row).unwrap_or_else(|| format!("apply {label}"));
     Recommendation { action, why }
-}
-
-/// A score as every line prints it (`wording::score`).
-pub fn score_text(a: &Analysis, x: Option<f64>) -> String {
-    crate::wording::score(a.opts.objective, x)
 }
 
 /// The pick's score and what it means.
@@ -63,7 +58,7 @@ fn score_line(a: &Analysis, o: &Overall) -> String {
             format!(
                 "weighted score {}: its {metric} at each of {} divided by the best \
                  config's there, averaged with {}; 1 is the best at every level",
-                score_text(a, Some(o.score)),
+                score(a.opts.objective, Some(o.score)),
                 levels.join(", "),
                 if a.opts.weights.is_empty() {
                     "equal weights".to_string()
@@ -74,7 +69,7 @@ fn score_line(a: &Analysis, o: &Overall) -> String {
         }
         (_, Some(c)) => format!(
             "score {}: its {metric} at {}, the best single cell{}",
-            num(o.score),
+            score(a.opts.objective, Some(o.score)),
             a.model.levels[c].label(),
             if a.opts.slo.is_empty() {
                 ""
@@ -218,7 +213,7 @@ mod tests {
         assert_eq!(r.action, "apply speculative-num-steps=2");
         // The score is the pick line's own figure.
         let o = a.overall.as_ref().unwrap();
-        assert!(o.text.contains(&score_text(&a, Some(o.score))));
+        assert!(o.text.contains(&score(a.opts.objective, Some(o.score))));
         assert!(r.why[0].starts_with(&format!("weighted score {:.3}: ", o.score)));
         assert_eq!(
             r.why.iter().filter(|w| w.contains("noise unknown")).count(),
