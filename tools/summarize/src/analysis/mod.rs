@@ -68,6 +68,11 @@ pub struct Analysis {
     pub overall: Option<Overall>,
     /// Weighted scores per row (objective weighted only).
     pub weighted: Vec<Option<f64>>,
+    /// The weighted score's levels and their weights, `(level column,
+    /// weight)` (objective weighted only).
+    pub weights: Vec<(usize, f64)>,
+    /// Which cells failed (`[row][level]`, [`failed`]).
+    pub failed: Vec<Vec<bool>>,
     pub plateau: Option<PlateauFinding>,
     pub warnings: Vec<String>,
     /// Each cell's interval and few-requests flag (`noise`).
@@ -117,6 +122,7 @@ pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, Ana
         best_per_level.push(pick.map(|p| p.winner));
     }
     let mut weighted = Vec::new();
+    let mut weights = Vec::new();
     let overall = match opts.objective {
         Objective::Max | Objective::Slo => decide::best_cell(&grid, better, opts.tolerance, slo)
             .map(|p| {
@@ -124,7 +130,7 @@ pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, Ana
                 overall_cell(&model, &grid, &opts, p)
             }),
         Objective::Weighted => {
-            let weights = weight_columns(&model, &opts, &grid, &failed)?;
+            weights = weight_columns(&model, &opts, &grid, &failed)?;
             weighted = decide::weighted_scores(&grid, &failed, &weights, better, slo);
             for (r, s) in weighted.iter().enumerate() {
                 if s.is_none() {
@@ -153,6 +159,8 @@ pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, Ana
         best_per_level,
         overall,
         weighted,
+        weights,
+        failed,
         plateau,
         warnings,
         noise,
@@ -163,7 +171,7 @@ pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, Ana
 
 /// Which cells failed (`[row][level]`): a failure there counts as 0 in a
 /// weighted score, where a cell never measured leaves the row unscored.
-pub fn failed(model: &Model) -> Vec<Vec<bool>> {
+fn failed(model: &Model) -> Vec<Vec<bool>> {
     (0..model.rows.len())
         .map(|r| {
             (0..model.levels.len())
@@ -307,7 +315,9 @@ fn weight_label(w: f64) -> String {
     }
 }
 
-pub fn weight_columns(
+/// The weighted score's levels and weights: `--weights`, else equal
+/// weights over the levels every config reached.
+fn weight_columns(
     model: &Model,
     opts: &Options,
     grid: &Grid,

@@ -38,7 +38,7 @@
 use serde_json::Value;
 
 use crate::analysis::decide::{self, CellStat, Grid};
-use crate::analysis::{self, Analysis};
+use crate::analysis::Analysis;
 use crate::cli::Objective;
 use crate::input::level::Level;
 use crate::metric::Better;
@@ -218,23 +218,13 @@ fn predict(a: &Analysis, depths: &[Depth], waits: &Waits, s: &Schedule) -> Predi
 fn scores(a: &Analysis, preds: &[&Predicted]) -> Vec<Option<f64>> {
     let (better, slo) = (a.opts.metric.better, !a.opts.slo.is_empty());
     let n = a.grid.len();
-    let levels = a.model.levels.len();
-    let mut failed: Vec<Vec<bool>> = (0..n)
-        .map(|r| {
-            (0..levels)
-                .map(|c| !a.model.failures_at(r, c).is_empty())
-                .collect()
-        })
-        .collect();
     match a.opts.objective {
         Objective::Weighted => {
-            let Ok(weights) = analysis::weight_columns(&a.model, &a.opts, &a.grid, &failed) else {
-                return vec![None; preds.len()];
-            };
             let mut grid: Grid = a.grid.clone();
             grid.extend(preds.iter().map(|p| p.cells.clone()));
+            let mut failed = a.failed.clone();
             failed.extend(preds.iter().map(|p| p.failed.clone()));
-            decide::weighted_scores(&grid, &failed, &weights, better, slo)[n..].to_vec()
+            decide::weighted_scores(&grid, &failed, &a.weights, better, slo)[n..].to_vec()
         }
         Objective::Max | Objective::Slo => preds
             .iter()

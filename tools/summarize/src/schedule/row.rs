@@ -234,7 +234,7 @@ fn decide_win(a: &Analysis, ca: &Analysis, s: usize) -> (bool, Option<f64>, Opti
             .map(|c| at(c).and_then(|cc| ca.grid[s][cc].clone()))
             .collect(),
     );
-    let mut failed = analysis::failed(&a.model);
+    let mut failed = a.failed.clone();
     failed.push(
         (0..cols)
             .map(|c| at(c).is_some_and(|cc| !ca.model.failures_at(s, cc).is_empty()))
@@ -246,12 +246,8 @@ fn decide_win(a: &Analysis, ca: &Analysis, s: usize) -> (bool, Option<f64>, Opti
     let (tol, slo) = (a.opts.tolerance, !a.opts.slo.is_empty());
     match a.opts.objective {
         Objective::Weighted => {
-            let Ok(weights) = analysis::weight_columns(&a.model, &a.opts, &a.grid, &failed[..last])
-            else {
-                return (false, None, None);
-            };
             let scores =
-                decide::weighted_scores_against(&grid, &failed, &weights, better, slo, last);
+                decide::weighted_scores_against(&grid, &failed, &a.weights, better, slo, last);
             let cands: Vec<(usize, f64)> = scores
                 .iter()
                 .enumerate()

@@ -82,10 +82,10 @@ fn score_line(a: &Analysis, o: &Overall) -> String {
 }
 
 fn weight_levels(a: &Analysis) -> Vec<String> {
-    let failed = crate::analysis::failed(&a.model);
-    crate::analysis::weight_columns(&a.model, &a.opts, &a.grid, &failed)
-        .map(|w| w.iter().map(|(c, _)| a.model.levels[*c].label()).collect())
-        .unwrap_or_default()
+    a.weights
+        .iter()
+        .map(|(c, _)| a.model.levels[*c].label())
+        .collect()
 }
 
 /// Where the pick is best, and what beats it elsewhere by how much.
