@@ -52,15 +52,13 @@ pub fn note(
             .is_some_and(|s| a.opts.metric.better.beats(m, s.median))
     };
     let vs = cell.vs_best.as_ref()?;
-    let waited = crate::schedule::depth_cap::kv_bound_share(a, srv, deepest, k, c);
-    let shown = match vs.verdict {
-        Verdict::Worse => true,
-        Verdict::Unknown => lower(vs.median) && waited.is_some(),
-        _ => false,
+    // The records are read only for a level that may get the note.
+    let waited = || crate::schedule::depth_cap::kv_bound_share(a, srv, deepest, k, c);
+    let waited = match vs.verdict {
+        Verdict::Worse => waited(),
+        Verdict::Unknown if lower(vs.median) => Some(waited()?),
+        _ => return None,
     };
-    if !shown {
-        return None;
-    }
     let evidence = waited.map_or_else(String::new, |x| {
         format!(
             "static {deepest}'s requests waited {:.0}% of their latency longer for a \
