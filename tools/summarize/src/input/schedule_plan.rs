@@ -7,7 +7,7 @@
 //! the path shown is the swap record's `far_path`.
 
 use serde_json::Value;
-use sweepkit::records::{Record, ScheduleRecord};
+use sweepkit::records::{upstream_chain, Record, ScheduleRecord};
 
 /// SGLang's flag that names the adaptive config file.
 const ADAPTIVE_FLAG: &str = "--speculative-adaptive-config";
@@ -76,18 +76,10 @@ pub fn of(records: &[&Value]) -> Option<Plan> {
 }
 
 fn of_record(rec: &Value) -> Option<Plan> {
-    let mut file = None;
-    let mut sched = None;
-    let mut up = rec.get("upstream");
-    while let Some(u) = up {
-        match u.get("type").and_then(Value::as_str) {
-            Some("swap") if file.is_none() => file = copied_file(u),
-            Some("schedule") if sched.is_none() => sched = typed(u),
-            _ => {}
-        }
-        up = u.get("upstream");
-    }
-    let s = sched?;
+    let up = || upstream_chain(rec).skip(1);
+    let of_type = |r: &&Value, tag: &str| r.get("type").and_then(Value::as_str) == Some(tag);
+    let s = up().filter(|r| of_type(r, "schedule")).find_map(typed)?;
+    let file = up().filter(|r| of_type(r, "swap")).find_map(copied_file);
     let (file, file_on_host) = file.unwrap_or((None, None));
     // The flags as the server got them: the copied file, not the name
     // `summarize --schedule` suggested.

@@ -3,6 +3,7 @@
 //! here for the input reader and the schedule's row alike.
 
 use serde_json::Value;
+use sweepkit::records::upstream_of;
 
 /// The config key a stage's own record of the schedule step carries
 /// (`--pipeline-config schedule=SERVER`, sweep-plan schedule).
@@ -24,21 +25,17 @@ pub struct Tag {
 /// The schedule `rec` measured: the `schedule` record upstream, else the
 /// config's `schedule` key.
 pub fn server_of(rec: &Value) -> Option<Tag> {
-    let mut up = rec.get("upstream");
-    while let Some(u) = up {
-        if u.get("type").and_then(Value::as_str) == Some("schedule") {
-            let id = ["flags", "adaptive_config", "speculative_config"]
-                .map(|k| u.get(k).map_or_else(String::new, Value::to_string))
-                .join(" ");
-            let server = u.get("server").and_then(Value::as_str)?.to_string();
-            let deepest = deepest(u);
-            return Some(Tag {
-                server,
-                id,
-                deepest,
-            });
-        }
-        up = u.get("upstream");
+    if let Some(u) = rec.get("upstream").and_then(|u| upstream_of(u, "schedule")) {
+        let id = ["flags", "adaptive_config", "speculative_config"]
+            .map(|k| u.get(k).map_or_else(String::new, Value::to_string))
+            .join(" ");
+        let server = u.get("server").and_then(Value::as_str)?.to_string();
+        let deepest = deepest(u);
+        return Some(Tag {
+            server,
+            id,
+            deepest,
+        });
     }
     let c = rec.get("config")?.get(KEY)?;
     let server = c.as_str().map_or_else(|| c.to_string(), String::from);

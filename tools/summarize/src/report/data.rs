@@ -9,6 +9,7 @@
 use std::collections::BTreeSet;
 
 use serde_json::Value;
+use sweepkit::records::upstream_chain;
 use sweepkit::redact;
 
 use crate::analysis::group::Model;
@@ -94,12 +95,7 @@ pub fn gather(model: &Model, texts: &[&str]) -> Gathered {
                 sched.clone().unwrap_or_else(|| label(model, r))
             };
             // Deepest first: a swap's command line before a server's argv.
-            let mut chain = Vec::new();
-            let mut up = rec.get("upstream");
-            while let Some(u) = up {
-                chain.push(u);
-                up = u.get("upstream");
-            }
+            let chain: Vec<&Value> = upstream_chain(&rec).skip(1).collect();
             for u in chain.into_iter().rev() {
                 if seen.insert(u.to_string()) {
                     take_upstream(u, who(u), &mut g);

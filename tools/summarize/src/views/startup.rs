@@ -6,7 +6,7 @@
 //! values it has.
 
 use serde_json::Value;
-use sweepkit::records::SwapMethod;
+use sweepkit::records::{upstream_chain, SwapMethod};
 use sweepkit::stats::median;
 
 use crate::analysis::group::Model;
@@ -136,9 +136,7 @@ fn starts_in<'a>(
     seen: &mut std::collections::HashSet<String>,
 ) -> Vec<(Start, &'a Value)> {
     let mut out = Vec::new();
-    let mut at = Some(rec);
-    while let Some(v) = at {
-        at = v.get("upstream");
+    for v in upstream_chain(rec) {
         let head = Head::of(v);
         let kind = head.record_type().unwrap_or("");
         if (kind != "swap" && kind != "ready") || head.method.0 == Some(SwapMethod::DryRun) {
