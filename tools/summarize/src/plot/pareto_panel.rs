@@ -30,16 +30,21 @@ pub(crate) fn panel(a: &Analysis, p: &Pareto) -> Panel {
             dash: false,
         });
     }
-    let xmax = p.points.iter().map(|q| q.x + q.x_hw).fold(0.0, f64::max);
     Panel {
         id: "pareto",
         title: "pareto frontier: throughput against interactivity".into(),
         x_name: "interactivity, 1000 / TPOT p50 (tok/s per user)".into(),
-        x_ticks: ticks(xmax),
+        x_ticks: ticks(x_reach(p)),
         series,
         note: (!p.notes.is_empty()).then(|| p.notes.join("; ")),
         size: (PANEL_W, PANEL_H),
     }
+}
+
+/// How far right the points reach with their intervals: the x axis covers
+/// each point's interval, as the y axis does (`chart::Frame`).
+pub(crate) fn x_reach(p: &Pareto) -> f64 {
+    p.points.iter().map(|q| q.x + q.x_hw).fold(0.0, f64::max)
 }
 
 /// Round ticks from 0 to at least `max`.

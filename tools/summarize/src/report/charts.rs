@@ -99,18 +99,22 @@ fn level_axis(levels: &[crate::input::level::Level]) -> String {
     }
 }
 
-/// The frontier chart (see `pareto_plot`), with each schedule's cells as
+/// The frontier chart (see `plot::pareto_panel`), with each schedule's cells as
 /// a dashed line of their own (not candidates for the frontier, which is
 /// of static values).
 pub fn frontier(a: &Analysis, p: &crate::views::pareto::Pareto) -> String {
     let mut panel = crate::plot::pareto_panel::panel(a, p);
     panel.size = SIZE;
+    // The x axis covers the static points with their intervals (as
+    // `--plot`'s panel does) and the schedules' points.
+    let mut xmax = crate::plot::pareto_panel::x_reach(p);
     for s in &a.schedule {
         let pts: Vec<(f64, f64)> = s
             .cells
             .iter()
             .filter_map(|c| crate::views::pareto::xy(&c.records, p.per_gpu))
             .collect();
+        xmax = pts.iter().map(|q| q.0).fold(xmax, f64::max);
         if !pts.is_empty() {
             panel.series.push(Series {
                 label: s.label.clone(),
@@ -120,11 +124,6 @@ pub fn frontier(a: &Analysis, p: &crate::views::pareto::Pareto) -> String {
             });
         }
     }
-    let xmax = panel
-        .series
-        .iter()
-        .flat_map(|s| s.points.iter().map(|q| q.0))
-        .fold(0.0, f64::max);
     panel.x_ticks = crate::plot::pareto_panel::ticks(xmax);
     let mut out = String::new();
     open(&mut out, "frontier-chart", SIZE.0, SIZE.1);
@@ -202,4 +201,49 @@ pub fn timeline(rows: &[(String, Timeline)]) -> String {
     }
     out.push_str("</svg>\n");
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A bench record of config `n` at c=1 with TPOT p50 `tpot` ms.
+    fn bench(n: &str, tpot: f64, tok_s: f64) -> String {
+        serde_json::json!({
+            "type": "bench", "schema": 1, "config": {"num-steps": n},
+            "load": {"mode": "closed", "concurrency": 1},
+            "tpot_ms": {"p50": tpot},
+            "throughput": {"output_tok_per_s": tok_s},
+        })
+        .to_string()
+    }
+
+    /// The largest x tick of an SVG chart's frontier panel.
+    fn last_x_tick(svg: &str) -> f64 {
+        svg.lines()
+            .filter(|l| l.contains(r#"<text class="tick""#) && l.contains("text-anchor=\"middle\""))
+            .filter_map(|l| l.split('>').nth(1)?.split('<').next()?.parse().ok())
+            .fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn the_frontiers_x_axis_covers_the_points_intervals() {
+        // 1000 / TPOT: 100, 95.2, 105.3 tok/s per user; the interval of
+        // the mean reaches past 110, beyond the axis's round 100.
+        let lines = [
+            bench("3", 10.0, 500.0),
+            bench("3", 10.5, 510.0),
+            bench("3", 9.5, 490.0),
+        ];
+        let a = crate::analysis::analysis_of_lines(&lines.map(String::from));
+        let p = crate::views::pareto::of(&a);
+        let reach = p.points.iter().map(|q| q.x + q.x_hw).fold(0.0, f64::max);
+        assert!(reach > 110.0, "{reach}");
+        let svg = frontier(&a, &p);
+        assert!(
+            last_x_tick(&svg) >= reach,
+            "{} < {reach}",
+            last_x_tick(&svg)
+        );
+    }
 }
