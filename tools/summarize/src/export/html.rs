@@ -21,10 +21,7 @@ fn schedule_rows(s: &ScheduleRows) -> String {
     let vs = |label: &str, cells: &[VsText]| {
         let mut line = format!("<tr class=\"schedule-vs\"><th>{}</th>", esc(label));
         for v in cells {
-            let word = v
-                .verdict
-                .filter(|x| *x != Verdict::Unknown)
-                .map_or("", |x| x.word());
+            let word = v.shown_verdict().map_or("", Verdict::word);
             let _ = write!(
                 line,
                 "<td class=\"num\" title=\"against {}\">{}<br><span class=\"mark\">{}</span></td>",

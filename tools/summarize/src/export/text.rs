@@ -89,10 +89,7 @@ fn schedule_lines(t: &Table, s: &ScheduleRows) -> Vec<Vec<String>> {
     let vs = |label: &str, cells: &[VsText]| {
         let mut line = keys(t, label);
         for v in cells {
-            let mark = v
-                .verdict
-                .filter(|x| *x != Verdict::Unknown)
-                .map_or("", |x| x.mark());
+            let mark = v.shown_verdict().map_or("", Verdict::mark);
             line.extend([v.change.clone(), mark.to_string(), String::new()]);
         }
         line

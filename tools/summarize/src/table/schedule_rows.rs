@@ -20,6 +20,16 @@ pub struct VsText {
     pub verdict: Option<Verdict>,
 }
 
+impl VsText {
+    /// The verdict a cell shows, in every format: none where the noise is
+    /// unknown (one run each), so no cell repeats "noise unknown" (the text
+    /// legend reads a blank as that; a one-run sweep's recommendation says
+    /// it once, `NOISE_UNKNOWN`).
+    pub fn shown_verdict(&self) -> Option<Verdict> {
+        self.verdict.filter(|v| *v != Verdict::Unknown)
+    }
+}
+
 /// One schedule's rows.
 pub struct ScheduleRows {
     /// `schedule (vllm)`.
