@@ -35,6 +35,7 @@ use crate::analysis::decide::{self, CellStat};
 use crate::analysis::group::is_spec_key;
 use crate::analysis::Analysis;
 pub use crate::cli::Server;
+use crate::error::DepthError;
 use crate::input::level::Level;
 
 /// vLLM's `max_num_seqs` for the OpenAI server when not given
@@ -227,7 +228,7 @@ pub fn is_static(s: &Schedule) -> bool {
 }
 
 /// The depth and the other speculative settings of one config.
-pub fn depth_of(server: Server, config: &sweepkit::records::Config) -> Result<Depth, String> {
+pub fn depth_of(server: Server, config: &sweepkit::records::Config) -> Result<Depth, DepthError> {
     match server {
         Server::Vllm => vllm_depth(config),
         Server::Sglang => sglang_depth(config),
@@ -239,7 +240,7 @@ pub fn depth_of(server: Server, config: &sweepkit::records::Config) -> Result<De
 /// vllm/utils/argparse_utils.py FlexibleArgumentParser.parse_args merges
 /// them (each dotted value read as JSON, else as text; the merged object
 /// replaces a whole JSON given before it). No speculative config: off.
-fn vllm_depth(config: &sweepkit::records::Config) -> Result<Depth, String> {
+fn vllm_depth(config: &sweepkit::records::Config) -> Result<Depth, DepthError> {
     let norm = |k: &str| k.replace('_', "-");
     let mut whole: Option<Map<String, Value>> = None;
     let mut dotted = Map::new();
@@ -249,7 +250,7 @@ fn vllm_depth(config: &sweepkit::records::Config) -> Result<Depth, String> {
             match serde_json::from_str::<Value>(val) {
                 Ok(Value::Object(o)) => whole = Some(o),
                 Ok(Value::Null) => {}
-                _ => return Err(format!("speculative-config is not a JSON object: {val}")),
+                _ => return Err(DepthError::NotAnObject(val.clone())),
             }
         } else if let Some(field) = key.strip_prefix("speculative-config.") {
             let v = serde_json::from_str(val).unwrap_or_else(|_| Value::String(val.clone()));
@@ -272,8 +273,11 @@ fn vllm_depth(config: &sweepkit::records::Config) -> Result<Depth, String> {
         Some(v) => v
             .as_u64()
             .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
-            .ok_or_else(|| format!("num_speculative_tokens is not a whole number: {v}"))?,
-        None => return Err("speculative-config without num_speculative_tokens".into()),
+            .ok_or_else(|| DepthError::NotWhole {
+                key: "num_speculative_tokens",
+                value: v.to_string(),
+            })?,
+        None => return Err(DepthError::NoTokens),
     };
     spec.remove("num_speculative_tokens_per_batch_size");
     Ok(Depth {
@@ -285,16 +289,16 @@ fn vllm_depth(config: &sweepkit::records::Config) -> Result<Depth, String> {
 /// SGLang: `speculative-num-steps` (unset: off); the algorithm, draft
 /// model and topk are the settings. Draft tokens follow the steps under
 /// adaptive (`_init_adaptive_speculative_params` sets steps + 1).
-fn sglang_depth(config: &sweepkit::records::Config) -> Result<Depth, String> {
+fn sglang_depth(config: &sweepkit::records::Config) -> Result<Depth, DepthError> {
     let mut k = 0;
     let mut settings = Map::new();
     for (key, val) in config {
         let key = key.replace('_', "-");
         if key == "speculative-num-steps" {
-            k = val
-                .trim()
-                .parse()
-                .map_err(|_| format!("speculative-num-steps is not a whole number: {val}"))?;
+            k = val.trim().parse().map_err(|_| DepthError::NotWhole {
+                key: "speculative-num-steps",
+                value: val.clone(),
+            })?;
         } else if key != "speculative-num-draft-tokens" && is_spec_key(&key) {
             settings.insert(key, Value::String(val.clone()));
         }
