@@ -1,5 +1,5 @@
 //! The results in parts, one table each: split first by workload (never
-//! pooled), then by host (hosts.rs), each part analysed with its
+//! pooled), then by host (input/hosts.rs), each part analysed with its
 //! validated schedules' rows and its decision views. Every output reads
 //! the same parts, so a part's workload, host, analysis and views travel
 //! together.

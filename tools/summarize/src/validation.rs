@@ -1,5 +1,5 @@
 //! `sweep --validate-on`'s replays (records with a `validation` object,
-//! `sweepkit::records::VALIDATION_FIELD`): set apart by input.rs, never a
+//! `sweepkit::records::VALIDATION_FIELD`): set apart by input/, never a
 //! cell, and reported after the table, one line each:
 //! "validated on FILE: the pick (k=3): goodput X req/s under TERMS, N of M
 //! within". N and M are loadgen's: M every request the replay sent

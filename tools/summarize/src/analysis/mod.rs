@@ -80,7 +80,7 @@ pub struct Analysis {
     /// Each cell's bench records (`[row][level]`), for the views that read
     /// more than the metric (`pareto`, `capacity`, `report`).
     pub records: Vec<Vec<Vec<serde_json::Value>>>,
-    /// The validated schedules' rows (schedule_row.rs), filled by the
+    /// The validated schedules' rows (schedule/row.rs), filled by the
     /// caller; empty when the input has none.
     pub schedule: Vec<crate::analysis::schedule_cells::Row>,
 }

@@ -1,7 +1,7 @@
 //! The schedule row's parts: per level its cell (value, interval, its
 //! change against the best static value and against the pick, each with
 //! a noise verdict) and the row's decision. Data only, so the analysis
-//! can hold the rows that schedule_row.rs builds from it.
+//! can hold the rows that schedule/row.rs builds from it.
 
 use crate::analysis::decide::CellStat;
 use crate::analysis::noise::CellInterval;
@@ -71,9 +71,9 @@ pub struct Cell {
     pub failures: Vec<String>,
     pub vs_best: Option<Against>,
     pub vs_pick: Option<Against>,
-    /// Why it lost to a shallower static value (schedule_memory.rs).
+    /// Why it lost to a shallower static value (schedule/memory.rs).
     pub memory_note: Option<String>,
-    /// The level is above the server's max batch (schedule_memory.rs).
+    /// The level is above the server's max batch (schedule/memory.rs).
     pub cap_note: Option<String>,
     /// Its bench records at this level, for the views that read more than
     /// the metric (the report's charts and frontier).
@@ -103,7 +103,7 @@ pub struct Row {
     /// The server's latest schedule in the input (what a resumed sweep
     /// and `--keep-winner` apply).
     pub current: bool,
-    /// Its batch ranges, flags and config file (schedule_plan.rs), when
+    /// Its batch ranges, flags and config file (input/schedule_plan.rs), when
     /// its records carry the schedule record upstream.
     pub plan: Option<crate::input::schedule_plan::Plan>,
 }

@@ -123,7 +123,7 @@ pub fn write(t: &Table, sfx: &str) -> String {
                    its change against the best static value and the pick at each level, beyond noise or not";
     }
     let _ = writeln!(out, "<p class=\"legend\">{}</p>", esc(&legend));
-    // The schedule's own section (report_verdict.rs) says the rest: its
+    // The schedule's own section (report/verdict.rs) says the rest: its
     // depths, its file and a short note where it loses.
     out += "</section>\n";
     out

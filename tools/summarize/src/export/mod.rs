@@ -1,6 +1,6 @@
 //! One small exporter per output format (as hyperfine's `src/export/`
 //! writes one result set with one exporter per markup): the comparison
-//! table, which table.rs builds once, as aligned text for a terminal,
+//! table, which table/ builds once, as aligned text for a terminal,
 //! Markdown for pull requests and the HTML report's results table; and
 //! the machine formats, the summary's rows as CSV and its one summary
 //! record as JSON (summary.rs).

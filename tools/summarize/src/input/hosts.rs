@@ -1,5 +1,5 @@
 //! Results from several hosts: which host (and hardware) each record ran
-//! on (host_id.rs), and whether they may be
+//! on (input/host_id.rs), and whether they may be
 //! ranked together: identical hardware pools (repeats on different hosts
 //! are repeats), different hardware is one table per host, or refused for
 //! a single pick unless `--pool-hosts`.

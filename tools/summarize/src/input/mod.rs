@@ -63,7 +63,7 @@ pub struct Obs {
     /// The host the record ran on, when it says (see `hosts`).
     pub host: Option<crate::input::host_id::HostId>,
     /// The validated schedule this measured (`sweep --schedule`;
-    /// schedule_row.rs): its own row, never a static value.
+    /// schedule/row.rs): its own row, never a static value.
     pub schedule: Option<crate::input::schedule_tag::Tag>,
 }
 

@@ -18,9 +18,10 @@ use sweepkit::report::Exit;
 
 use crate::analysis::group;
 use crate::analysis::{self, Analysis};
+use crate::cli::Server;
 use crate::input::{hosts, partial};
 use crate::input::{Body, Obs};
-use crate::schedule::{self, MaxBatch, Schedule, Server};
+use crate::schedule::{self, MaxBatch, Schedule};
 
 /// What `--schedule` needs from the command line.
 pub struct Request<'a> {

@@ -40,9 +40,10 @@ use serde_json::Value;
 use crate::analysis::decide::{self, CellStat, Grid};
 use crate::analysis::Analysis;
 use crate::cli::Objective;
+use crate::cli::Server;
 use crate::input::level::Level;
 use crate::metric::Better;
-use crate::schedule::{self, deepest, Depth, MaxBatch, Refusal, Schedule, Server};
+use crate::schedule::{self, deepest, Depth, MaxBatch, Refusal, Schedule};
 
 /// How much longer, as a share of its mean E2E latency, static D's
 /// requests must have waited for a first token than the drafted depth's

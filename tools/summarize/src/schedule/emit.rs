@@ -1,4 +1,4 @@
-//! The schedule rows (schedule_row.rs) in the machine formats: JSON's
+//! The schedule rows (schedule/row.rs) in the machine formats: JSON's
 //! `details.schedule` (what `sweep --keep-winner` reads through sweep-plan)
 //! and CSV rows after the static ones.
 

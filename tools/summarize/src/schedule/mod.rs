@@ -34,7 +34,7 @@ use serde_json::{Map, Value};
 use crate::analysis::decide::{self, CellStat};
 use crate::analysis::group::is_spec_key;
 use crate::analysis::Analysis;
-pub use crate::cli::Server;
+use crate::cli::Server;
 use crate::error::DepthError;
 use crate::input::level::Level;
 
@@ -119,7 +119,7 @@ pub fn derive(a: &Analysis, server: Server, max_batch: &MaxBatch) -> Result<Sche
 /// [`derive`] from the depths up to `cap` only (`--max-depth`): each level
 /// gets the best depth <= cap by the same pick rule. Both servers reserve
 /// speculative KV for a schedule's deepest depth at every load
-/// (schedule_memory.rs), so a cap is how a level whose best is shallow
+/// (schedule/memory.rs), so a cap is how a level whose best is shallow
 /// keeps its memory.
 pub fn derive_capped(
     a: &Analysis,
@@ -209,7 +209,7 @@ pub fn depths(a: &Analysis, server: Server) -> Result<Vec<Depth>, Refusal> {
 }
 
 /// The deepest depth schedule `s` may draft, the one both servers reserve
-/// KV for at every load (schedule_memory.rs): vLLM's
+/// KV for at every load (schedule/memory.rs): vLLM's
 /// `num_speculative_tokens`, the largest k of any range; SGLang's largest
 /// candidate of any slot.
 pub fn deepest(s: &Schedule) -> u32 {

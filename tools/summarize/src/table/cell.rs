@@ -25,7 +25,7 @@ pub struct CellText {
     /// The value comes from a level cut short (a partial record).
     pub partial: bool,
     /// The cell has only figures that are not the level's own (listed
-    /// apart, see not_per_level.rs).
+    /// apart, see analysis/not_per_level.rs).
     pub aside: bool,
     /// `± H`, the half-width of the cell's 95% interval, or empty.
     pub ci: String,

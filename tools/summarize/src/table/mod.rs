@@ -109,13 +109,13 @@ pub struct Table<'a> {
     /// (decision, what it is) lines.
     pub decisions: Vec<(String, String)>,
     pub failures: Vec<String>,
-    /// Figures that are not the level's own, one line each (not_per_level.rs).
+    /// Figures that are not the level's own, one line each (analysis/not_per_level.rs).
     pub not_per_level: Vec<String>,
     pub warnings: Vec<String>,
     /// The validated schedules' rows, beside the static ones (never picked
-    /// among them; schedule_row.rs).
+    /// among them; schedule/row.rs).
     pub schedule: Vec<crate::table::schedule_rows::ScheduleRows>,
-    /// The one thing to do, and why (recommend.rs).
+    /// The one thing to do, and why (table/recommend.rs).
     pub recommendation: crate::table::recommend::Recommendation,
 }
 

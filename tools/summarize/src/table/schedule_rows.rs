@@ -1,5 +1,5 @@
 //! The table's schedule rows (one group per validated schedule, from
-//! schedule_row.rs): its values beside the static ones, its change against
+//! schedule/row.rs): its values beside the static ones, its change against
 //! the best static value at each level, and against the single pick, each
 //! with its verdict (beyond noise or not), plus one line per level saying
 //! so in words. Every human format writes these same texts.
@@ -43,7 +43,7 @@ pub struct ScheduleRows {
     /// Per level, the comparison in words.
     pub lines: Vec<String>,
     /// The schedule itself: its depth per batch range and where its
-    /// config is (schedule_plan.rs); empty when its records do not say.
+    /// config is (input/schedule_plan.rs); empty when its records do not say.
     pub plan: Vec<String>,
 }
 
