@@ -81,7 +81,7 @@ pub struct CellPick {
 /// however large its raw numbers. A failed cell, or one that misses the
 /// SLO when `slo`, counts as q = 0; a row with a weighted level never
 /// measured and never failed is left out (`None`). A row that failed
-/// everywhere scores 0: shown, never picked (see `overall_weighted`).
+/// everywhere scores 0: shown, never picked ([`weighted_pick`]).
 /// `weights` are `(level column, weight)`; `failed[row][level]` marks failures.
 pub fn weighted_scores(
     grid: &Grid,
@@ -136,6 +136,20 @@ pub fn weighted_scores_against(
             Some(sum / total)
         })
         .collect()
+}
+
+/// The weighted pick: the pick rule over the rows' weighted scores
+/// (already higher is better, a fraction of the best), among the rows
+/// that scored above 0 (0 is failed or unmeasured at every weighted
+/// level: no pick). The winning row and its score.
+pub fn weighted_pick(scores: &[Option<f64>], tol: f64) -> Option<(usize, f64)> {
+    let cands: Vec<(usize, f64)> = scores
+        .iter()
+        .enumerate()
+        .filter_map(|(r, s)| s.map(|s| (r, s)))
+        .filter(|&(_, s)| s > 0.0)
+        .collect();
+    pick(&cands, Better::Higher, tol).map(|p| cands[p.winner])
 }
 
 fn quality(score: f64, best: f64, better: Better) -> f64 {
@@ -334,6 +348,14 @@ mod tests {
             cell.slo_ok = false;
         }
         assert_eq!(best_cell(&grid, Better::Higher, 0.0, true), None);
+    }
+
+    #[test]
+    fn the_weighted_pick_skips_zero_and_prefers_the_earlier_row_within_tolerance() {
+        let scores = [Some(0.0), None, Some(0.995), Some(1.0)];
+        assert_eq!(weighted_pick(&scores, 0.01), Some((2, 0.995)));
+        assert_eq!(weighted_pick(&scores, 0.0), Some((3, 1.0)));
+        assert_eq!(weighted_pick(&[Some(0.0), None], 0.01), None);
     }
 
     #[test]

@@ -434,16 +434,7 @@ fn overall_weighted(
     weights: &[(usize, f64)],
     opts: &Options,
 ) -> Option<Overall> {
-    let cands: Vec<(usize, f64)> = scores
-        .iter()
-        .enumerate()
-        .filter_map(|(r, s)| s.map(|s| (r, s)))
-        // Zero means failed or unmeasured at every weighted level: no pick.
-        .filter(|&(_, s)| s > 0.0)
-        .collect();
-    // Weighted scores are already "higher is better" (normalized to the best).
-    let p = decide::pick(&cands, crate::metric::Better::Higher, opts.tolerance)?;
-    let (r, s) = cands[p.winner];
+    let (r, s) = decide::weighted_pick(scores, opts.tolerance)?;
     let mix: Vec<String> = weights
         .iter()
         .map(|(c, w)| format!("{}:{}", model.levels[*c].label(), weight_label(*w)))

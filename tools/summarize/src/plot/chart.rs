@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::input::level::Level;
 use crate::plot::labels::{text_box, text_width, Rect};
 use crate::wording::num;
 
@@ -268,6 +269,15 @@ fn draw_series(out: &mut String, s: &Series, color: &str, f: &Frame, label_y: f6
     );
     out.push_str("</g>\n");
     text_box(&s.label, x, y, 12.0, false)
+}
+
+/// An axis of load levels: a tick at each level's place, named by it.
+pub(crate) fn level_ticks(levels: &[Level]) -> Vec<(f64, String)> {
+    levels
+        .iter()
+        .enumerate()
+        .map(|(i, l)| (i as f64, l.label()))
+        .collect()
 }
 
 /// A round tick step and the axis maximum: steps of 1, 2 or 5 x 10^k, about

@@ -89,12 +89,7 @@ fn by_level(a: &Analysis) -> Panel {
         id: "by-level",
         title: "by load level: one line per config".into(),
         x_name: "load level".into(),
-        x_ticks: m
-            .levels
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (i as f64, l.label()))
-            .collect(),
+        x_ticks: crate::plot::chart::level_ticks(&m.levels),
         series,
         note: (!missing.is_empty()).then(|| format!("not plotted: {}", missing.join(", "))),
         size: (PANEL_W, PANEL_H),

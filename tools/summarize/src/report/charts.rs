@@ -68,12 +68,7 @@ pub fn by_level(a: &Analysis, id: &'static str, path: &str) -> String {
         id,
         title: format!("{name} by load level"),
         x_name: level_axis(&m.levels),
-        x_ticks: m
-            .levels
-            .iter()
-            .enumerate()
-            .map(|(i, l)| (i as f64, l.label()))
-            .collect(),
+        x_ticks: crate::plot::chart::level_ticks(&m.levels),
         note: series
             .is_empty()
             .then(|| format!("no {name} in the records")),

@@ -248,14 +248,7 @@ fn decide_win(a: &Analysis, ca: &Analysis, s: usize) -> (bool, Option<f64>, Opti
         Objective::Weighted => {
             let scores =
                 decide::weighted_scores_against(&grid, &failed, &a.weights, better, slo, last);
-            let cands: Vec<(usize, f64)> = scores
-                .iter()
-                .enumerate()
-                .filter_map(|(r, x)| x.map(|x| (r, x)))
-                .filter(|&(_, x)| x > 0.0)
-                .collect();
-            let p = decide::pick(&cands, crate::metric::Better::Higher, tol);
-            let wins = p.is_some_and(|p| cands[p.winner].0 == last);
+            let wins = decide::weighted_pick(&scores, tol).is_some_and(|(r, _)| r == last);
             (wins, scores[last], pick.and_then(|i| scores[i]))
         }
         Objective::Max | Objective::Slo => {
