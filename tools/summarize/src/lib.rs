@@ -2,6 +2,23 @@
 //! a comparison table (configs x load levels), the best config per level,
 //! the best overall under an objective, the plateau along an ordered
 //! parameter, a plot, and a `summary` record a script can apply.
+//!
+//! The way through, each room importing only those listed after it:
+//! - `report/` the HTML page, `export/` every format on stdout, `plot/`
+//!   the SVG charts; `validation.rs` the `--validate-on` replays' lines.
+//! - `parts.rs`: the results split by workload and host, one `Part` each
+//!   (its analysis and views), which every output reads.
+//! - `views/` (frontier, capacity, start-up cost) and `table/` (the
+//!   comparison table and its recommendation): what a person reads.
+//! - `schedule/`: `--schedule SERVER` (the derivation, its depth cap, its
+//!   record) and the validated schedule's own row beside the static ones.
+//! - `analysis/`: one table's model (`group`) and its decisions.
+//! - `wording.rs`, `cli.rs`, `flag_values.rs`: numbers in words, the
+//!   flags and their little languages.
+//! - `input/`: the records read into observations, and what places them
+//!   (level, host, workload, partial records, the schedule measured).
+//! - `error.rs`, `metric.rs`, `metric_name.rs`: the errors, metric paths
+//!   and their names.
 
 pub(crate) mod analysis;
 pub(crate) mod cli;

@@ -51,12 +51,13 @@ pub fn run(
         Ok(mut g) => crate::schedule::row::split(g.remove(0).1).0,
         Err(e) => {
             crate::input::print_notes(stderr, &notes);
-            return Err(Exit::new(exit::MIXED_HARDWARE, anyhow!(e)));
+            return Err(Exit::new(e.exit_code(), anyhow!(e)));
         }
     };
     let model = group::build(&obs, &opts.metric, &mut notes);
     crate::input::print_notes(stderr, &notes);
-    let a = analysis::analyse(model, &obs, opts).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
+    let a =
+        analysis::analyse(model, &obs, opts).map_err(|e| Exit::new(e.exit_code(), anyhow!(e)))?;
     let mb = max_batch(req, &a, &obs);
     let name = match req.server {
         Server::Vllm => "vllm",
