@@ -4,8 +4,9 @@
 //! parameter, a plot, and a `summary` record a script can apply.
 //!
 //! The way through, each room importing only those listed after it:
-//! - `report/` the HTML page, `export/` every format on stdout, `plot/`
-//!   the SVG charts; `validation.rs` the `--validate-on` replays' lines.
+//! - `report/` the HTML page, `export/` every format on stdout,
+//!   `validation.rs` the `--validate-on` replays' lines, `plot/` the SVG
+//!   charts.
 //! - `parts.rs`: the results split by workload and host, one `Part` each
 //!   (its analysis and views), which every output reads.
 //! - `views/` (frontier, capacity, start-up cost) and `table/` (the
