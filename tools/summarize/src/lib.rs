@@ -124,7 +124,7 @@ pub fn run_with(
     }
     let notes = parts
         .last()
-        .map(|p| table::notes::table_notes(&p.analysis, &all_text(&sources)))
+        .map(|p| table::notes::table_notes(&p.analysis, &texts.join("\n")))
         .unwrap_or_default();
     if let Some(path) = &args.report {
         let html = report::html(&parts, &texts, started, &validations);
@@ -220,9 +220,4 @@ fn observations(
             names.join(", ")
         ),
     ))
-}
-
-fn all_text(sources: &[(String, String)]) -> String {
-    let texts: Vec<&str> = sources.iter().map(|(_, t)| t.as_str()).collect();
-    texts.join("\n")
 }
