@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::{Parser, ValueEnum};
 
 use crate::flag_values;
-use crate::level;
+use crate::input::level;
 
 /// What `--by` splits the results by.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

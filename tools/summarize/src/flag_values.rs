@@ -2,7 +2,8 @@
 //! `--weights`, `--baseline` and percentages. Used by clap's value_parser so
 //! a bad value is a usage error (exit 2) naming the flag.
 
-use crate::level::Level;
+use crate::error::FlagValueError;
+use crate::input::level::Level;
 use crate::metric;
 
 /// A comparison in an SLO term (the shared `--slo` syntax).
@@ -21,7 +22,7 @@ pub struct SloTerm {
 
 impl std::fmt::Display for SloTerm {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let limit = crate::level::trim_float(self.limit);
+        let limit = crate::input::level::trim_float(self.limit);
         write!(f, "{}{}{}", self.name, self.op.as_str(), limit)
     }
 }
@@ -29,11 +30,12 @@ impl std::fmt::Display for SloTerm {
 /// `--slo 'p99_e2e_ms<=2000,p99_ttft_ms<=500'`, parsed by the shared
 /// parser (`sweepkit::slo`, one syntax with loadgen; `p99_ttft<=500ms`
 /// reads the same).
-pub fn parse_slo(s: &str) -> Result<Vec<SloTerm>, String> {
+pub fn parse_slo(s: &str) -> Result<Vec<SloTerm>, FlagValueError> {
     let mut out = Vec::new();
-    for t in sweepkit::slo::parse(s)? {
-        let path = metric::resolve(&t.name).map_err(|e| {
-            format!("{e}; summarize compares a level's figure, e.g. p99_{t} (loadgen's per-request form)")
+    for t in sweepkit::slo::parse(s).map_err(FlagValueError::Slo)? {
+        let path = metric::resolve(&t.name).map_err(|metric| FlagValueError::SloMetric {
+            metric,
+            term: t.to_string(),
         })?;
         out.push(SloTerm {
             name: t.name,
@@ -46,51 +48,48 @@ pub fn parse_slo(s: &str) -> Result<Vec<SloTerm>, String> {
 }
 
 /// `--weights 'c=1:0.5,c=16:0.5'`: level -> weight (>= 0, not all zero).
-pub fn parse_weights(s: &str) -> Result<Vec<(Level, f64)>, String> {
+pub fn parse_weights(s: &str) -> Result<Vec<(Level, f64)>, FlagValueError> {
     let mut out: Vec<(Level, f64)> = Vec::new();
     for term in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
         let (lvl, w) = term
             .rsplit_once(':')
-            .ok_or_else(|| format!("\"{term}\": expected LEVEL:WEIGHT, e.g. c=16:0.5"))?;
-        let level = Level::parse(lvl)
-            .ok_or_else(|| format!("\"{lvl}\": expected a level like c=16 or rate=4"))?;
+            .ok_or_else(|| FlagValueError::WeightTerm(term.into()))?;
+        let level = Level::parse(lvl).ok_or_else(|| FlagValueError::WeightLevel(lvl.into()))?;
         let w: f64 = w
             .trim()
             .parse()
             .ok()
             .filter(|w: &f64| w.is_finite() && *w >= 0.0)
-            .ok_or_else(|| format!("\"{term}\": weight must be a number >= 0"))?;
+            .ok_or_else(|| FlagValueError::Weight(term.into()))?;
         if out.iter().any(|(l, _)| *l == level) {
-            return Err(format!("level {} given twice", level.label()));
+            return Err(FlagValueError::LevelTwice(level.label()));
         }
         out.push((level, w));
     }
     if out.iter().all(|(_, w)| *w == 0.0) {
-        return Err("weights must not all be zero".into());
+        return Err(FlagValueError::AllZero);
     }
     Ok(out)
 }
 
 /// `--baseline KEY=VALUE`.
-pub fn parse_baseline(s: &str) -> Result<(String, String), String> {
+pub fn parse_baseline(s: &str) -> Result<(String, String), FlagValueError> {
     let (k, v) = s
         .split_once('=')
-        .ok_or_else(|| format!("\"{s}\": expected KEY=VALUE, e.g. speculative-num-steps=0"))?;
+        .ok_or_else(|| FlagValueError::KeyValue(s.into()))?;
     let k = k.trim().trim_start_matches("--");
     if k.is_empty() {
-        return Err(format!("\"{s}\": empty KEY"));
+        return Err(FlagValueError::EmptyKey(s.into()));
     }
     Ok((k.to_string(), v.trim().to_string()))
 }
 
 /// A percentage, `2%` or `2` (both 2 %), returned as a fraction (0.02).
-pub fn parse_pct(s: &str) -> Result<f64, String> {
+pub fn parse_pct(s: &str) -> Result<f64, FlagValueError> {
     let t = s.trim().trim_end_matches('%').trim();
-    let x: f64 = t
-        .parse()
-        .map_err(|_| format!("\"{s}\": expected a percentage like 2%"))?;
+    let x: f64 = t.parse().map_err(|_| FlagValueError::Percent(s.into()))?;
     if !(0.0..=100.0).contains(&x) {
-        return Err(format!("\"{s}\": must be between 0% and 100%"));
+        return Err(FlagValueError::PercentRange(s.into()));
     }
     Ok(x / 100.0)
 }
@@ -113,7 +112,7 @@ mod tests {
         let d = parse_slo("p99_ttft<=0.5s").unwrap();
         assert_eq!((d[0].path.as_str(), d[0].limit), ("ttft_ms.p99", 500.0));
         assert!(parse_slo("p99_e2e_ms<=fast").is_err());
-        let e = parse_slo("ttft=200ms").unwrap_err();
+        let e = parse_slo("ttft=200ms").unwrap_err().to_string();
         assert!(e.contains("p99_ttft_ms<=200"), "{e}");
     }
 

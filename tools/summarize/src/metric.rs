@@ -8,6 +8,18 @@ use sweepkit::records::{BenchRecord, Counts, SpecStats, Stats, Throughput};
 /// Which way a metric improves (shared with sweep-plan).
 pub use sweepkit::pick::Better;
 
+/// Why a name is no metric (`--metric`, an `--slo` term).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MetricError {
+    #[error("empty metric name")]
+    Empty,
+    #[error(
+        "unknown metric \"{0}\": give a dotted path (ttft_ms.p99, \
+         throughput.output_tok_per_s) or an alias (output_tok_per_s, p99_ttft_ms)"
+    )]
+    Unknown(String),
+}
+
 /// A resolved metric: its dotted path and direction.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Metric {
@@ -37,10 +49,10 @@ pub fn catalog() -> Vec<String> {
 /// `output_tok_per_s` -> `throughput.output_tok_per_s`; `p99_ttft_ms` and
 /// `ttft_ms_p99` -> `ttft_ms.p99`; `acceptance_rate` -> `spec.acceptance_rate`; a top-level number
 /// (`tokens_per_chunk`) is its own path.
-pub fn resolve(name: &str) -> Result<String, String> {
+pub fn resolve(name: &str) -> Result<String, MetricError> {
     let name = name.trim();
     if name.is_empty() {
-        return Err("empty metric name".into());
+        return Err(MetricError::Empty);
     }
     if name.contains('.') || BenchRecord::NUMBERS.contains(&name) {
         return Ok(name.to_string());
@@ -58,10 +70,7 @@ pub fn resolve(name: &str) -> Result<String, String> {
             }
         }
     }
-    Err(format!(
-        "unknown metric \"{name}\": give a dotted path (ttft_ms.p99, \
-         throughput.output_tok_per_s) or an alias (output_tok_per_s, p99_ttft_ms)"
-    ))
+    Err(MetricError::Unknown(name.to_string()))
 }
 
 /// Direction from the unit in the name: times (`_ms`, `_s` but not
@@ -78,7 +87,7 @@ pub fn direction(path: &str) -> Better {
 }
 
 /// Resolve `name` into a metric, with direction from its unit unless given.
-pub fn metric(name: &str, better: Option<Better>) -> Result<Metric, String> {
+pub fn metric(name: &str, better: Option<Better>) -> Result<Metric, MetricError> {
     let path = resolve(name)?;
     let better = better.unwrap_or_else(|| direction(&path));
     Ok(Metric { path, better })

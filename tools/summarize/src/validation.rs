@@ -1,5 +1,5 @@
 //! `sweep --validate-on`'s replays (records with a `validation` object,
-//! `sweepkit::records::VALIDATION_FIELD`): set apart by input.rs, never a
+//! `sweepkit::records::VALIDATION_FIELD`): set apart by input/, never a
 //! cell, and reported after the table, one line each:
 //! "validated on FILE: the pick (k=3): goodput X req/s under TERMS, N of M
 //! within". N and M are loadgen's: M every request the replay sent
@@ -52,7 +52,7 @@ pub fn html(records: &[Value]) -> String {
     for r in records {
         out += &format!(
             "<li class=\"validation\">{}</li>\n",
-            crate::svg_chart::esc(&line(r))
+            crate::plot::chart::esc(&line(r))
         );
     }
     out + "</ul></section>\n"

@@ -16,8 +16,13 @@ pub fn num(x: f64) -> String {
     }
 }
 
-/// A score as every line prints it: three decimals for a weighted score
-/// (a fraction of the best), else the metric's own rounding.
+/// A score as every line prints it (the overall pick, the recommendation,
+/// the schedule's decision and depth-cap lines): three decimals for a
+/// weighted score (a fraction of the best), else the metric's own
+/// rounding. A missing one is "no score", not "none": the schedule's
+/// decision line says "none" for a missing static pick in the same
+/// sentence ("the static pick none stands ...: no score against ..."),
+/// and the recommendation has always said "no score".
 pub fn score(objective: Objective, x: Option<f64>) -> String {
     match (x, objective) {
         (None, _) => "no score".into(),
@@ -55,6 +60,15 @@ mod tests {
         assert_eq!(num(12.345), "12.3");
         assert_eq!(num(0.876), "0.88");
         assert_eq!(num(80.0), "80");
+    }
+
+    #[test]
+    fn scores_read_alike_everywhere() {
+        assert_eq!(score(Objective::Weighted, Some(0.9166)), "0.917");
+        assert_eq!(score(Objective::Weighted, Some(1.0)), "1.000");
+        assert_eq!(score(Objective::Max, Some(1596.4)), "1596");
+        assert_eq!(score(Objective::Slo, Some(12.345)), "12.3");
+        assert_eq!(score(Objective::Weighted, None), "no score");
     }
 
     #[test]

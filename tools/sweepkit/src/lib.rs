@@ -22,6 +22,7 @@ pub mod short_help;
 pub mod slo;
 #[cfg(feature = "ssh")]
 pub mod ssh;
+pub mod stats;
 pub mod time;
 pub mod trace;
 pub mod transport;

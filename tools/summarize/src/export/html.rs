@@ -4,11 +4,11 @@
 
 use std::fmt::Write as _;
 
-use crate::schedule_cells::Verdict;
-use crate::svg_chart::esc;
+use crate::analysis::schedule_cells::Verdict;
+use crate::plot::chart::esc;
+use crate::table::cell::CellText;
+use crate::table::schedule_rows::{ScheduleRows, VsText};
 use crate::table::Table;
-use crate::table_cell::CellText;
-use crate::table_schedule::{ScheduleRows, VsText};
 
 /// A schedule's rows: its values, then its change against the best static
 /// value and against the pick, each with its verdict.
@@ -21,10 +21,7 @@ fn schedule_rows(s: &ScheduleRows) -> String {
     let vs = |label: &str, cells: &[VsText]| {
         let mut line = format!("<tr class=\"schedule-vs\"><th>{}</th>", esc(label));
         for v in cells {
-            let word = v
-                .verdict
-                .filter(|x| *x != Verdict::Unknown)
-                .map_or("", |x| x.word());
+            let word = v.shown_verdict().map_or("", Verdict::word);
             let _ = write!(
                 line,
                 "<td class=\"num\" title=\"against {}\">{}<br><span class=\"mark\">{}</span></td>",
@@ -126,7 +123,7 @@ pub fn write(t: &Table, sfx: &str) -> String {
                    its change against the best static value and the pick at each level, beyond noise or not";
     }
     let _ = writeln!(out, "<p class=\"legend\">{}</p>", esc(&legend));
-    // The schedule's own section (report_verdict.rs) says the rest: its
+    // The schedule's own section (report/verdict.rs) says the rest: its
     // depths, its file and a short note where it loses.
     out += "</section>\n";
     out

@@ -5,10 +5,9 @@
 
 use std::fmt::Write as _;
 
-use crate::schedule_cells::Verdict;
+use crate::table::cell::CellText;
+use crate::table::schedule_rows::{ScheduleRows, VsText};
 use crate::table::{LegendWords, Table};
-use crate::table_cell::CellText;
-use crate::table_schedule::{ScheduleRows, VsText};
 
 /// A schedule's three rows: its values (italic label: not a static
 /// value), its change against the best static value and against the pick.
@@ -21,11 +20,10 @@ fn schedule_rows(s: &ScheduleRows) -> String {
     let vs = |label: &str, cells: &[VsText]| {
         let mut line = format!("| {} |", escape(label));
         for v in cells {
-            // Noise unknown is said once, in the recommendation.
-            match v.verdict {
-                Some(Verdict::Unknown) => line += &format!(" {} |", escape(&v.change)),
-                Some(x) => line += &format!(" {} ({}) |", escape(&v.change), x.word()),
-                None => line += " - |",
+            match (v.verdict, v.shown_verdict()) {
+                (None, _) => line += " - |",
+                (_, Some(x)) => line += &format!(" {} ({}) |", escape(&v.change), x.word()),
+                (_, None) => line += &format!(" {} |", escape(&v.change)),
             }
         }
         line + "\n"

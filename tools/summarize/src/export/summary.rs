@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use serde_json::{json, Map, Value};
 use sweepkit::lines::{SummaryCell, SummaryRow};
 use sweepkit::records::{Config, Provenance, SummaryRecord, SCHEMA_VERSION};
+use sweepkit::stats;
 
 use crate::analysis::Analysis;
-use crate::level::trim_float;
-use crate::stats;
+use crate::input::level::trim_float;
 use crate::table::cell_text;
 use crate::wording::failure_label;
 
@@ -37,8 +37,8 @@ fn cell_rows(a: &Analysis) -> Vec<SummaryRow> {
                 measured: measured_cell(a, r, c),
                 failure: labels.join("/"),
                 // Not the level's own figure: beside the cell, never in it.
-                aside: crate::not_per_level::any(m)
-                    .then(|| crate::not_per_level::cell_columns(m, r, c)),
+                aside: crate::analysis::not_per_level::any(m)
+                    .then(|| crate::analysis::not_per_level::cell_columns(m, r, c)),
                 simulated: None,
                 host: None,
             });
@@ -69,18 +69,13 @@ fn round2(x: f64) -> f64 {
     (x * 100.0).round() / 100.0
 }
 
-/// CSV of the table in long form (rows documented in sweepkit-records(5)).
-pub fn csv(a: &Analysis, w: &mut dyn std::io::Write) -> anyhow::Result<()> {
-    sweepkit::flat::write_csv(w, &csv_rows(a, None)?)?;
-    Ok(())
-}
-
-/// The CSV's rows, before writing (per-host output sets each row's `host`).
+/// The CSV's rows in long form (documented in sweepkit-records(5)), before
+/// writing (per-host output sets each row's `host`).
 pub fn csv_rows(a: &Analysis, host: Option<&str>) -> anyhow::Result<Vec<serde_json::Value>> {
     let sim = a.model.simulated_records > 0;
     let rows = cell_rows(a)
         .into_iter()
-        .chain(crate::schedule_emit::csv_rows(a))
+        .chain(crate::schedule::emit::csv_rows(a))
         .map(|r| SummaryRow {
             simulated: Some(sim),
             host: host.map(str::to_string),
@@ -159,11 +154,11 @@ pub fn summary(a: &Analysis, started: std::time::SystemTime) -> SummaryRecord {
     if a.noise.any_ci() || a.noise.any_few() {
         details["noise"] = noise_json(a);
     }
-    if crate::not_per_level::any(m) {
-        details["not_per_level"] = crate::not_per_level::json(m);
+    if crate::analysis::not_per_level::any(m) {
+        details["not_per_level"] = crate::analysis::not_per_level::json(m);
     }
     if !a.schedule.is_empty() {
-        details["schedule"] = crate::schedule_emit::json(a);
+        details["schedule"] = crate::schedule::emit::json(a);
     }
     SummaryRecord {
         schema: SCHEMA_VERSION,
@@ -232,8 +227,8 @@ fn noise_json(a: &Analysis) -> Value {
                 "half_width": ci.map(|i| i.half_width),
                 "n": ci.map(|i| i.n),
                 "method": ci.map(|i| match i.method {
-                    crate::noise::Method::TRepeats => "t_repeats",
-                    crate::noise::Method::BatchMeans => "batch_means",
+                    crate::analysis::noise::Method::TRepeats => "t_repeats",
+                    crate::analysis::noise::Method::BatchMeans => "batch_means",
                 }),
                 "few_requests": few.as_ref().map(|f| json!({
                     "percentile": f.pct, "count": f.count, "need": f.need,
@@ -241,5 +236,5 @@ fn noise_json(a: &Analysis) -> Value {
             }));
         }
     }
-    json!({ "level": crate::interval::LEVEL, "cells": cells })
+    json!({ "level": crate::analysis::interval::LEVEL, "cells": cells })
 }

@@ -1,13 +1,16 @@
 //! Aligned text for a terminal: the header lines, the table with one
 //! value, change and mark column per level, the legend, the decisions,
-//! the failures, the figures that are not per-level and the warnings.
+//! the failures, the figures that are not per-level and the warnings; and
+//! `--by workload`'s table of the best config per workload and level.
 
 use std::fmt::Write as _;
 
-use crate::schedule_cells::Verdict;
+use crate::analysis::schedule_cells::Verdict;
+use crate::analysis::Analysis;
+use crate::parts::Part;
+use crate::table::cell::CellText;
+use crate::table::schedule_rows::{ScheduleRows, VsText};
 use crate::table::{LegendWords, Table};
-use crate::table_cell::CellText;
-use crate::table_schedule::{ScheduleRows, VsText};
 
 /// The marks after a cell's change: best, misses the SLO, some runs
 /// failed, partial, not per-level only, too few requests, runs.
@@ -86,10 +89,7 @@ fn schedule_lines(t: &Table, s: &ScheduleRows) -> Vec<Vec<String>> {
     let vs = |label: &str, cells: &[VsText]| {
         let mut line = keys(t, label);
         for v in cells {
-            let mark = v
-                .verdict
-                .filter(|x| *x != Verdict::Unknown)
-                .map_or("", |x| x.mark());
+            let mark = v.shown_verdict().map_or("", Verdict::mark);
             line.extend([v.change.clone(), mark.to_string(), String::new()]);
         }
         line
@@ -210,6 +210,57 @@ pub fn write(t: &Table) -> String {
         for w in &t.warnings {
             let _ = writeln!(out, "  {w}");
         }
+    }
+    out
+}
+
+/// `--by workload`'s table: per workload (rows) and level (columns), the
+/// config picked there, or `-` where none was.
+pub(crate) fn by_workload(parts: &[Part]) -> String {
+    let parts: Vec<(&String, &Analysis)> = parts
+        .iter()
+        .filter_map(|p| Some((p.workload.as_ref()?, &p.analysis)))
+        .collect();
+    let mut levels = Vec::new();
+    for (_, a) in &parts {
+        for l in &a.model.levels {
+            if !levels.contains(l) {
+                levels.push(*l);
+            }
+        }
+    }
+    levels.sort();
+    let mut rows = vec![std::iter::once("workload".to_string())
+        .chain(levels.iter().map(|l| l.label()))
+        .collect::<Vec<_>>()];
+    for (name, a) in &parts {
+        let mut row = vec![name.to_string()];
+        for l in &levels {
+            let pick = a
+                .model
+                .levels
+                .iter()
+                .position(|x| x == l)
+                .and_then(|c| a.best_per_level[c].map(|r| a.model.rows[r].label.clone()));
+            row.push(pick.unwrap_or_else(|| "-".into()));
+        }
+        rows.push(row);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0))
+        .collect();
+    let metric = parts
+        .first()
+        .map_or("", |(_, a)| a.opts.metric.path.as_str());
+    let mut out = format!("\nbest config per workload and level ({metric}):\n");
+    for r in rows {
+        let cells: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(c, w)| format!("{c:<w$}"))
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
     }
     out
 }

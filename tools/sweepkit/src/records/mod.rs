@@ -22,6 +22,7 @@ mod skipped;
 mod slurm;
 mod summary;
 mod swap;
+mod upstream;
 mod vocabulary;
 
 pub use bench::*;
@@ -35,6 +36,7 @@ pub use skipped::*;
 pub use slurm::*;
 pub use summary::*;
 pub use swap::*;
+pub use upstream::*;
 pub use vocabulary::*;
 
 #[cfg(test)]
