@@ -209,7 +209,7 @@ pub struct Args {
     pub trace_end: Option<Duration>,
 
     /// Tokens each Mooncake hash id stands for: the trace's block size
-    #[arg(long, value_name = "N", default_value_t = crate::trace::DEFAULT_BLOCK_SIZE,
+    #[arg(long, value_name = "N", default_value_t = sweepkit::trace::DEFAULT_BLOCK_SIZE,
           value_parser = clap::value_parser!(u64).range(1..), help_heading = "Trace replay")]
     pub block_size: u64,
 
