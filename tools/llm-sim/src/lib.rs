@@ -5,6 +5,7 @@
 mod adaptive;
 mod api;
 mod cli;
+mod draft_depth;
 mod dynamic_sd;
 mod engine;
 pub mod flexible;
@@ -18,7 +19,6 @@ mod prefix_cache;
 mod reply;
 mod resolve;
 mod routes;
-mod schedule;
 mod server;
 mod state;
 mod stream;
