@@ -15,7 +15,7 @@ use sweepkit::transport::Transport;
 
 use crate::execstart::{self, ExecLine};
 use crate::far_side;
-use crate::job::{self, ManagerJob, State};
+use crate::job::{self, State};
 use crate::process_spec::parse_timespan;
 use crate::show;
 use crate::target::{cmdline_matches, Opts, Plan, Target};
@@ -326,12 +326,20 @@ impl Target for Systemd<'_> {
             && cmdline_matches(line, far_side::cmdline(self.t, pid)?.as_deref()) != Some(false))
     }
 
-    fn job(
+    fn job_script(&self) -> &'static str {
+        job::SYSTEMD
+    }
+
+    fn under_systemd_run(&self) -> bool {
+        true
+    }
+
+    fn job_args(
         &mut self,
         o: &Opts,
         _new: &ExecLine,
         _old: &ExecLine,
-    ) -> Result<(ManagerJob, StopInfo), Exit> {
+    ) -> Result<(Vec<String>, StopInfo), Exit> {
         self.refresh()?;
         let mut info = StopInfo::default();
         let main: u32 = self.prop("MainPID").parse().unwrap_or(0);
@@ -352,12 +360,7 @@ impl Target for Systemd<'_> {
         ];
         args.extend(crate::target::settle_args(o, o.port));
         args.extend(pids.iter().map(u32::to_string));
-        let m = ManagerJob {
-            script: job::SYSTEMD,
-            args,
-            systemd_run: true,
-        };
-        Ok((m, info))
+        Ok((args, info))
     }
 
     fn finish(
@@ -371,10 +374,9 @@ impl Target for Systemd<'_> {
             .old_invocation_id
             .as_deref()
             .and_then(|id| self.stop_journal(id));
+        crate::target::stop_facts(st, info);
         classify_stop(st, &result, journal, info);
         info.systemd_result = Some(result);
-        info.gpu = st.get("gpu").map(String::from);
-        info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
         self.refresh()?;
         let pid: u32 = st.get("main_pid").and_then(|p| p.parse().ok()).unwrap_or(0);
         let mut s = StartInfo {
