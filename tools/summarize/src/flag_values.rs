@@ -31,7 +31,7 @@ impl std::fmt::Display for SloTerm {
 /// reads the same).
 pub fn parse_slo(s: &str) -> Result<Vec<SloTerm>, String> {
     let mut out = Vec::new();
-    for t in sweepkit::slo::parse(s)? {
+    for t in sweepkit::slo::parse(s).map_err(|e| e.to_string())? {
         let path = metric::resolve(&t.name).map_err(|e| {
             format!("{e}; summarize compares a level's figure, e.g. p99_{t} (loadgen's per-request form)")
         })?;
