@@ -334,7 +334,6 @@ impl Target for Compose<'_> {
         info: &mut StopInfo,
     ) -> Result<StartInfo, Exit> {
         let name = self.cur.name.clone();
-        info.result = crate::target::job_stop_result(st);
         crate::target::stop_facts(st, info);
         let code = st.get("stop_exit").unwrap_or("?");
         info.detail = Some(container::stop_detail(&name, info, code, None));

@@ -451,7 +451,6 @@ impl Target for Container<'_> {
         info: &mut StopInfo,
     ) -> Result<StartInfo, Exit> {
         let name = self.cur.name.clone();
-        info.result = crate::target::job_stop_result(st);
         crate::target::stop_facts(st, info);
         let old = self.at_job.clone().unwrap_or_else(|| self.cur.clone());
         let code = st.get("stop_exit").unwrap_or("?");

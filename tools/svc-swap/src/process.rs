@@ -187,7 +187,6 @@ impl Target for Process<'_> {
         line: &ExecLine,
         info: &mut StopInfo,
     ) -> Result<StartInfo, Exit> {
-        info.result = crate::target::job_stop_result(st);
         crate::target::stop_facts(st, info);
         let pid = info.old_main_pid.unwrap_or(0);
         info.detail = match info.result {

@@ -145,19 +145,17 @@ fn resend_ms(d: Duration) -> u128 {
     }
 }
 
-/// What every job's state tells of the stop besides its result: the
-/// SIGTERMs re-sent after the first, the GPU wait, the time to the start.
+/// What every job's state tells of the stop: its result as the job wrote
+/// it (none: there was nothing to stop; systemd reads its own unit's
+/// result over it), the SIGTERMs re-sent after the first, the GPU wait,
+/// the time to the start.
 pub fn stop_facts(st: &State, info: &mut StopInfo) {
+    info.result = st
+        .get("stop_result")
+        .map_or(StopResult::AlreadyStopped, StopResult::from);
     info.term_resent = term_resent(st);
     info.gpu = st.get("gpu").map(String::from);
     info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
-}
-
-/// The stop's result as a process or container job wrote it (none: there
-/// was nothing to stop).
-pub fn job_stop_result(st: &State) -> StopResult {
-    st.get("stop_result")
-        .map_or(StopResult::AlreadyStopped, StopResult::from)
 }
 
 /// `term_resent` in the stop report: how many SIGTERMs followed the first.
