@@ -353,7 +353,7 @@ impl Adaptive {
 mod tests {
     use super::*;
 
-    fn cfg(text: &str) -> Result<Config, String> {
+    fn cfg(text: &str) -> Result<Config, Raised> {
         let dir = std::env::temp_dir().join(format!("llm-sim-adaptive-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join(format!(
@@ -361,7 +361,7 @@ mod tests {
             text.len() * 31 + text.bytes().map(u64::from).sum::<u64>() as usize
         ));
         std::fs::write(&p, text).unwrap();
-        load(Some(p.to_str().unwrap())).map_err(|e| e.to_string())
+        load(Some(p.to_str().unwrap()))
     }
 
     #[test]
@@ -380,14 +380,17 @@ mod tests {
              candidate_steps [1, 3]. Pass one of those values."
         );
         assert_eq!(
-            cfg(r#"{"1": {"candidate_steps": [1, -1]}}"#).unwrap_err(),
+            cfg(r#"{"1": {"candidate_steps": [1, -1]}}"#)
+                .unwrap_err()
+                .to_string(),
             "ValueError: BS 1: candidate_steps must be a list of non-negative ints, \
              got [1, -1]"
         );
         assert!(cfg(r#"{"ema_alpha": 0.5}"#)
             .unwrap_err()
+            .to_string()
             .ends_with("Got keys: ['ema_alpha']"));
-        assert!(cfg("[1]").unwrap_err().ends_with("got list"));
+        assert!(cfg("[1]").unwrap_err().to_string().ends_with("got list"));
         assert_eq!(
             unsupported_reason("STANDALONE", Some(1)).unwrap(),
             "speculative_algorithm=STANDALONE (only EAGLE/EAGLE3 are supported)"
