@@ -78,19 +78,34 @@ fn py_repr(v: &Value) -> String {
     }
 }
 
+/// The exception SGLang raises for an adaptive config or its launch
+/// steps, as the last line of its traceback prints it.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum Raised {
+    #[error("FileNotFoundError: [Errno 2] No such file or directory: '{0}'")]
+    FileNotFound(String),
+    #[error("OSError: {err}: '{path}'")]
+    Os { err: String, path: String },
+    #[error("json.decoder.JSONDecodeError: {0}")]
+    JsonDecode(String),
+    #[error("ValueError: {0}")]
+    Value(String),
+}
+
 /// Load and validate as `_load_adaptive_config` (plus the strategy check
-/// of `resolve_adaptive_strategy`); `Err` is the exception line.
-pub fn load(path: Option<&str>) -> Result<Config, String> {
+/// of `resolve_adaptive_strategy`).
+pub fn load(path: Option<&str>) -> Result<Config, Raised> {
     let cfg = match path {
         None => default_config(),
         Some(p) => {
             let text = std::fs::read_to_string(p).map_err(|e| match e.kind() {
-                std::io::ErrorKind::NotFound => {
-                    format!("FileNotFoundError: [Errno 2] No such file or directory: '{p}'")
-                }
-                _ => format!("OSError: {e}: '{p}'"),
+                std::io::ErrorKind::NotFound => Raised::FileNotFound(p.into()),
+                _ => Raised::Os {
+                    err: e.to_string(),
+                    path: p.into(),
+                },
             })?;
-            serde_json::from_str(&text).map_err(|e| format!("json.decoder.JSONDecodeError: {e}"))?
+            serde_json::from_str(&text).map_err(|e| Raised::JsonDecode(e.to_string()))?
         }
     };
     let Value::Object(top) = &cfg else {
@@ -100,16 +115,16 @@ pub fn load(path: Option<&str>) -> Result<Config, String> {
             Value::Number(_) => "int",
             _ => "NoneType",
         };
-        return Err(format!(
-            "ValueError: speculative adaptive config must be a JSON object, got {kind}"
-        ));
+        return Err(Raised::Value(format!(
+            "speculative adaptive config must be a JSON object, got {kind}"
+        )));
     };
     let strategy = top.get("strategy").and_then(Value::as_str).unwrap_or("ema");
     if !["ema", "throughput_aware"].contains(&strategy) {
-        return Err(format!(
-            "ValueError: speculative adaptive config 'strategy' must be 'ema' or \
+        return Err(Raised::Value(format!(
+            "speculative adaptive config 'strategy' must be 'ema' or \
              'throughput_aware', got '{strategy}'"
-        ));
+        )));
     }
     let mut slots = BTreeMap::new();
     for (key, entry) in top {
@@ -123,11 +138,10 @@ pub fn load(path: Option<&str>) -> Result<Config, String> {
                 .collect()
         });
         let Some(mut list) = list else {
-            return Err(format!(
-                "ValueError: BS {key}: candidate_steps must be a list of non-negative \
-                 ints, got {}",
+            return Err(Raised::Value(format!(
+                "BS {key}: candidate_steps must be a list of non-negative ints, got {}",
                 py_repr(steps)
-            ));
+            )));
         };
         list.sort_unstable();
         list.dedup();
@@ -140,12 +154,12 @@ pub fn load(path: Option<&str>) -> Result<Config, String> {
     }
     if slots.is_empty() {
         let keys: Vec<String> = top.keys().map(|k| format!("'{k}'")).collect();
-        return Err(format!(
-            "ValueError: speculative_adaptive_config must contain at least one \
+        return Err(Raised::Value(format!(
+            "speculative_adaptive_config must contain at least one \
              integer-string BS key, e.g. {{\"1\": {{\"candidate_steps\": [1,3,7]}}}}. \
              Got keys: [{}]",
             keys.join(", ")
-        ));
+        )));
     }
     Ok(Config {
         slots,
@@ -172,16 +186,16 @@ pub fn unsupported_reason(algorithm: &str, topk: Option<u32>) -> Option<String> 
 
 /// `_init_adaptive_speculative_params`: the launch steps (given, else the
 /// middle candidate) or the ValueError when they are not a candidate.
-pub fn initial_steps(cfg: &Config, steps: Option<u32>) -> Result<u32, String> {
+pub fn initial_steps(cfg: &Config, steps: Option<u32>) -> Result<u32, Raised> {
     let c = cfg.candidates();
     let steps = steps.unwrap_or(c[c.len() / 2]);
     if !c.contains(&steps) {
         let list: Vec<String> = c.iter().map(u32::to_string).collect();
-        return Err(format!(
-            "ValueError: --speculative-num-steps={steps} is not in the adaptive config \
+        return Err(Raised::Value(format!(
+            "--speculative-num-steps={steps} is not in the adaptive config \
              candidate_steps [{}]. Pass one of those values.",
             list.join(", ")
-        ));
+        )));
     }
     Ok(steps)
 }
@@ -339,7 +353,7 @@ impl Adaptive {
 mod tests {
     use super::*;
 
-    fn cfg(text: &str) -> Result<Config, String> {
+    fn cfg(text: &str) -> Result<Config, Raised> {
         let dir = std::env::temp_dir().join(format!("llm-sim-adaptive-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let p = dir.join(format!(
@@ -361,19 +375,22 @@ mod tests {
     fn sglang_refuses_what_sglang_refuses() {
         let c = cfg(r#"{"1": {"candidate_steps": [1, 3]}}"#).unwrap();
         assert_eq!(
-            initial_steps(&c, Some(2)).unwrap_err(),
+            initial_steps(&c, Some(2)).unwrap_err().to_string(),
             "ValueError: --speculative-num-steps=2 is not in the adaptive config \
              candidate_steps [1, 3]. Pass one of those values."
         );
         assert_eq!(
-            cfg(r#"{"1": {"candidate_steps": [1, -1]}}"#).unwrap_err(),
+            cfg(r#"{"1": {"candidate_steps": [1, -1]}}"#)
+                .unwrap_err()
+                .to_string(),
             "ValueError: BS 1: candidate_steps must be a list of non-negative ints, \
              got [1, -1]"
         );
         assert!(cfg(r#"{"ema_alpha": 0.5}"#)
             .unwrap_err()
+            .to_string()
             .ends_with("Got keys: ['ema_alpha']"));
-        assert!(cfg("[1]").unwrap_err().ends_with("got list"));
+        assert!(cfg("[1]").unwrap_err().to_string().ends_with("got list"));
         assert_eq!(
             unsupported_reason("STANDALONE", Some(1)).unwrap(),
             "speculative_algorithm=STANDALONE (only EAGLE/EAGLE3 are supported)"

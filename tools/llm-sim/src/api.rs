@@ -40,41 +40,56 @@ impl Content {
     }
 }
 
-/// The text of a completions `prompt` or of chat `messages` (their
-/// contents in order), or token ids as given.
-fn content(chat: bool, v: &Value) -> Content {
+/// The prompt, walked and tokenized once: the text of a completions
+/// `prompt` or of chat `messages` (their contents in order), or token ids
+/// as given. Its token count is `ids.len()`.
+fn content(chat: bool, v: &Value) -> Result<Content, ApiError> {
     if chat {
-        let mut text = String::new();
-        for m in v["messages"].as_array().into_iter().flatten() {
-            match &m["content"] {
-                Value::String(s) => text.push_str(s),
-                Value::Array(parts) => {
-                    for p in parts {
-                        text.push_str(p["text"].as_str().unwrap_or(""));
-                        text.push(' ');
-                    }
-                }
-                _ => {}
-            }
-            text.push(' ');
-        }
-        return Content::of(&text);
+        return messages_content(&v["messages"]);
     }
     match &v["prompt"] {
-        Value::String(s) => Content::of(s),
-        Value::Array(a) if a.len() == 1 && a[0].is_string() => {
-            Content::of(a[0].as_str().unwrap_or(""))
-        }
-        Value::Array(a) => Content {
+        Value::String(s) => Ok(Content::of(s)),
+        Value::Array(a) if a.iter().all(Value::is_u64) => Ok(Content {
             ids: a
                 .iter()
                 .filter_map(|x| x.as_u64())
                 .map(|x| x as u32)
                 .collect(),
             lead: None,
-        },
-        _ => Content::default(),
+        }),
+        Value::Array(a) if a.len() == 1 && a[0].is_string() => {
+            Ok(Content::of(a[0].as_str().unwrap_or("")))
+        }
+        Value::Null => Err(ApiError::bad("prompt is required")),
+        _ => Err(ApiError::bad(
+            "prompt must be a string, one string in an array, or token ids",
+        )),
     }
+}
+
+/// Chat `messages`' contents in order, a space after each message and
+/// each part, so no two words run together.
+fn messages_content(m: &Value) -> Result<Content, ApiError> {
+    let msgs = m
+        .as_array()
+        .filter(|a| !a.is_empty())
+        .ok_or_else(|| ApiError::bad("messages must be a non-empty array"))?;
+    let mut text = String::new();
+    for msg in msgs {
+        match &msg["content"] {
+            Value::String(s) => text.push_str(s),
+            Value::Array(parts) => {
+                for p in parts {
+                    text.push_str(p["text"].as_str().unwrap_or(""));
+                    text.push(' ');
+                }
+            }
+            Value::Null => {}
+            _ => return Err(ApiError::bad("message content must be a string or parts")),
+        }
+        text.push(' ');
+    }
+    Ok(Content::of(&text))
 }
 
 /// An HTTP error answer: status and OpenAI-style error JSON.
@@ -113,11 +128,8 @@ pub fn parse(chat: bool, body: &[u8], context_length: u64) -> Result<GenReq, Api
     if !v.is_object() {
         return Err(ApiError::bad("request body must be a JSON object"));
     }
-    let prompt_tokens = if chat {
-        messages_tokens(&v["messages"])?
-    } else {
-        prompt_tokens(&v["prompt"])?
-    };
+    let content = content(chat, &v)?;
+    let prompt_tokens = content.ids.len() as u64;
     let max_tokens = match v
         .get("max_completion_tokens")
         .or_else(|| v.get("max_tokens"))
@@ -160,42 +172,8 @@ pub fn parse(chat: bool, body: &[u8], context_length: u64) -> Result<GenReq, Api
         continuous_usage: v["stream_options"]["continuous_usage_stats"]
             .as_bool()
             .unwrap_or(false),
-        content: content(chat, &v),
+        content,
     })
-}
-
-fn prompt_tokens(p: &Value) -> Result<u64, ApiError> {
-    match p {
-        Value::String(s) => Ok(tokenize::count(s)),
-        Value::Array(a) if a.iter().all(Value::is_u64) => Ok(a.len() as u64),
-        Value::Array(a) if a.len() == 1 && a[0].is_string() => {
-            Ok(tokenize::count(a[0].as_str().unwrap()))
-        }
-        Value::Null => Err(ApiError::bad("prompt is required")),
-        _ => Err(ApiError::bad(
-            "prompt must be a string, one string in an array, or token ids",
-        )),
-    }
-}
-
-fn messages_tokens(m: &Value) -> Result<u64, ApiError> {
-    let msgs = m
-        .as_array()
-        .filter(|a| !a.is_empty())
-        .ok_or_else(|| ApiError::bad("messages must be a non-empty array"))?;
-    let mut n = 0;
-    for msg in msgs {
-        n += match &msg["content"] {
-            Value::String(s) => tokenize::count(s),
-            Value::Array(parts) => parts
-                .iter()
-                .map(|p| tokenize::count(p["text"].as_str().unwrap_or("")))
-                .sum(),
-            Value::Null => 0,
-            _ => return Err(ApiError::bad("message content must be a string or parts")),
-        };
-    }
-    Ok(n)
 }
 
 /// Per-request totals for usage and timings.

@@ -4,6 +4,8 @@
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
+use sweepkit::exit;
+use sweepkit::report::Exit;
 use sweepkit::time::parse_duration as dur;
 
 const SHORT: &str = "A labelled stand-in LLM inference server (simulated: no model runs)";
@@ -230,8 +232,9 @@ pub struct Args {
 }
 
 impl Args {
-    /// Check values clap cannot: rates in [0, 1].
-    pub fn validate(&self) -> Result<(), String> {
+    /// Check values clap cannot: rates in [0, 1] (a usage error).
+    pub fn validate(&self) -> Result<(), Exit> {
+        let usage = |msg: String| Exit::new(exit::USAGE, anyhow::anyhow!(msg));
         let rates = [
             ("--speculative-accept-rate", self.speculative_accept_rate),
             ("--eos-prob", self.eos_prob),
@@ -242,11 +245,11 @@ impl Args {
         ];
         for (name, v) in rates {
             if !(0.0..=1.0).contains(&v) {
-                return Err(format!("{name}: {v} is not in [0, 1]"));
+                return Err(usage(format!("{name}: {v} is not in [0, 1]")));
             }
         }
         if self.max_running_requests == Some(0) {
-            return Err("--max-running-requests: must be at least 1".into());
+            return Err(usage("--max-running-requests: must be at least 1".into()));
         }
         Ok(())
     }

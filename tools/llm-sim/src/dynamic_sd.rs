@@ -64,7 +64,9 @@ pub fn ranges(v: &Value) -> Result<Option<Ranges>, Invalid> {
         }
         parsed.push(n);
     }
-    validate(&parsed).map(Some).map_err(Invalid::Value)
+    validate(&parsed)
+        .map(Some)
+        .map_err(|e| Invalid::Value(e.to_string()))
 }
 
 fn py_type(v: &Value) -> &'static str {

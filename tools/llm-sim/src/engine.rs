@@ -11,9 +11,9 @@ use std::time::Instant;
 
 use tokio::sync::mpsc::UnboundedSender;
 
+use crate::draft_depth::DraftDepth;
 use crate::metrics::Metrics;
 use crate::model::{Chunk, Gen, Model};
-use crate::schedule::StepSchedule;
 
 /// A request handed to the engine.
 pub struct Job {
@@ -35,12 +35,12 @@ impl Engine {
         model: Model,
         max_running: usize,
         metrics: Arc<Metrics>,
-        schedule: StepSchedule,
+        depth: DraftDepth,
     ) -> Engine {
         let (tx, rx) = mpsc::channel();
         std::thread::Builder::new()
             .name("llm-sim-engine".into())
-            .spawn(move || run(rx, model, max_running, metrics, schedule))
+            .spawn(move || run(rx, model, max_running, metrics, depth))
             .expect("spawn engine thread");
         Engine { tx }
     }
@@ -55,7 +55,7 @@ fn run(
     model: Model,
     max_running: usize,
     metrics: Arc<Metrics>,
-    mut schedule: StepSchedule,
+    mut depth: DraftDepth,
 ) {
     let mut queue: VecDeque<Job> = VecDeque::new();
     let mut running: Vec<Job> = Vec::new();
@@ -90,12 +90,12 @@ fn run(
         metrics.waiting.store(queue.len() as u64, Relaxed);
         metrics.kv_used.store(kv_used, Relaxed);
 
-        // A running batch steps back to back on an absolute schedule, so
+        // A running batch steps back to back on an absolute timeline, so
         // sleep overshoot does not accumulate; an idle GPU starts now.
         let now = Instant::now();
         // The depth of this step, by the number of requests it runs.
         let batch = running.len();
-        let steps = schedule.steps(batch);
+        let steps = depth.steps(batch);
         let dur = model.step_time_at(batch, prefill, steps);
         let start = if continuing && now < last_end + dur {
             last_end
@@ -121,7 +121,7 @@ fn run(
             }
             !(done || gone)
         });
-        schedule.observe(batch, &accepted);
+        depth.observe(batch, &accepted);
         metrics.running.store(running.len() as u64, Relaxed);
         metrics.kv_used.store(kv_used, Relaxed);
     }

@@ -1,6 +1,6 @@
 //! The generation handlers: admission (the request count, the crash and
 //! error faults, the request's faults and generator), the chunk source
-//! (the engine, or a local generator with its schedule), the OpenAI
+//! (the engine, or a local generator with its timing), the OpenAI
 //! completions and chat handler, and SGLang's `/health_generate`.
 
 use std::sync::atomic::Ordering::Relaxed;
@@ -96,7 +96,7 @@ pub fn admit(state: &State, r: &GenReq) -> Result<(u64, Faults, Gen), ApiError> 
 }
 
 pub fn source(state: &Arc<State>, req: &GenReq, gen: Gen, t0: Instant) -> Source {
-    let (model, schedule) = match state.mode {
+    let (model, timing) = match state.mode {
         Mode::ZeroDelay => (state.model.clone(), None),
         Mode::Exact { ttft, itl } => (
             state.plain_model.clone(),
@@ -117,7 +117,7 @@ pub fn source(state: &Arc<State>, req: &GenReq, gen: Gen, t0: Instant) -> Source
     Source::Local {
         gen: Box::new(gen),
         model,
-        schedule,
+        timing,
         sent: 0,
         done: false,
     }

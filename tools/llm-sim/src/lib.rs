@@ -5,6 +5,7 @@
 mod adaptive;
 mod api;
 mod cli;
+mod draft_depth;
 mod dynamic_sd;
 mod engine;
 pub mod flexible;
@@ -18,7 +19,6 @@ mod prefix_cache;
 mod reply;
 mod resolve;
 mod routes;
-mod schedule;
 mod server;
 mod state;
 mod stream;
@@ -47,8 +47,7 @@ const BACKLOG: i32 = 4096;
 /// Run llm-sim: print the bound line on `stdout`, then serve until a signal
 /// or a simulated crash ends the process. `stdin` is not read.
 pub fn run(args: Args, _stdin: impl BufRead, mut stdout: impl Write) -> Result<(), Exit> {
-    args.validate()
-        .map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))?;
+    args.validate()?;
     // The real server's own argparse rejects these before anything starts.
     let spec = match resolve::resolve(&args) {
         Err(Failure::Usage(lines)) => {

@@ -81,13 +81,10 @@ impl Metrics {
     /// request counters, load gauges, and `spec_accept_length` /
     /// `spec_accept_rate` as gauges.
     pub fn render_sglang(&self, model: &str, kv_capacity: u64) -> String {
-        let l =
-            format!("engine_type=\"unified\",model_name=\"{model}\",tp_rank=\"0\",dp_rank=\"0\"");
-        let mut s = String::from("# llm-sim: SIMULATED server, not a real model\n");
-        let mut put = |name: &str, kind: &str, help: &str, v: String| {
-            let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            let _ = writeln!(s, "{name}{{{l}}} {v}");
-        };
+        let mut x = Exposition::new(format!(
+            "engine_type=\"unified\",model_name=\"{model}\",tp_rank=\"0\",dp_rank=\"0\""
+        ));
+        let mut put = |name: &str, kind: &str, help: &str, v: String| x.put(name, kind, help, v);
         let c = |a: &AtomicU64| a.load(Relaxed).to_string();
         let f = |a: &AtomicU64| format!("{}", f64::from_bits(a.load(Relaxed)));
         put(
@@ -149,39 +146,36 @@ impl Metrics {
             "Number of requests processed.",
             c(&self.requests_success),
         );
-        self.render_own(&mut s, &l);
-        s
+        self.render_own(&mut x);
+        x.text
     }
 
-    /// llm-sim's own counters (not SGLang's), for clients' own tests.
-    fn render_own(&self, s: &mut String, labels: &str) {
-        let c = |a: &AtomicU64| a.load(Relaxed);
+    /// llm-sim's own counters (not a real server's), for clients' own tests.
+    fn render_own(&self, x: &mut Exposition) {
+        let c = |a: &AtomicU64| a.load(Relaxed).to_string();
         for (name, help, v) in [
             (
                 "llm_sim_connections_total",
                 "TCP connections accepted.",
-                c(&self.connections),
+                &self.connections,
             ),
             (
                 "llm_sim_requests_received_total",
                 "Generation requests received.",
-                c(&self.requests_received),
+                &self.requests_received,
             ),
             (
                 "llm_sim_requests_error_total",
                 "Requests answered with an error.",
-                c(&self.requests_error),
+                &self.requests_error,
             ),
             (
                 "llm_sim_requests_aborted_total",
                 "Streams the client closed before their end.",
-                c(&self.requests_aborted),
+                &self.requests_aborted,
             ),
         ] {
-            let _ = writeln!(
-                s,
-                "# HELP {name} {help}\n# TYPE {name} counter\n{name}{{{labels}}} {v}"
-            );
+            x.put(name, "counter", help, c(v));
         }
     }
 
@@ -196,12 +190,8 @@ impl Metrics {
 
     /// Prometheus text exposition.
     pub fn render(&self, model: &str, steps: u32, kv_capacity: u64) -> String {
-        let l = format!("model_name=\"{model}\"");
-        let mut s = String::from("# llm-sim: SIMULATED server, not a real model\n");
-        let mut put = |name: &str, kind: &str, help: &str, v: String| {
-            let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} {kind}");
-            let _ = writeln!(s, "{name}{{{l}}} {v}");
-        };
+        let mut x = Exposition::new(format!("model_name=\"{model}\""));
+        let mut put = |name: &str, kind: &str, help: &str, v: String| x.put(name, kind, help, v);
         let c = |a: &AtomicU64| a.load(Relaxed).to_string();
         put(
             "vllm:num_requests_running",
@@ -264,30 +254,8 @@ impl Metrics {
             "Draft tokens accepted.",
             c(&self.accepted_tokens),
         );
-        put(
-            "llm_sim_connections_total",
-            "counter",
-            "TCP connections accepted.",
-            c(&self.connections),
-        );
-        put(
-            "llm_sim_requests_received_total",
-            "counter",
-            "Generation requests received.",
-            c(&self.requests_received),
-        );
-        put(
-            "llm_sim_requests_error_total",
-            "counter",
-            "Requests answered with an error.",
-            c(&self.requests_error),
-        );
-        put(
-            "llm_sim_requests_aborted_total",
-            "counter",
-            "Streams the client closed before their end.",
-            c(&self.requests_aborted),
-        );
+        self.render_own(&mut x);
+        let Exposition { text: s, labels: l } = &mut x;
         let name = "vllm:spec_decode_num_accepted_tokens_per_pos_total";
         let _ = writeln!(
             s,
@@ -314,7 +282,30 @@ impl Metrics {
             s,
             "{name}{{num_gpu_blocks=\"{kv_capacity}\",block_size=\"1\"}} 1"
         );
-        s
+        x.text
+    }
+}
+
+/// A Prometheus text exposition being written: its text so far and the
+/// labels every sample carries.
+struct Exposition {
+    text: String,
+    labels: String,
+}
+
+impl Exposition {
+    fn new(labels: String) -> Exposition {
+        Exposition {
+            text: String::from("# llm-sim: SIMULATED server, not a real model\n"),
+            labels,
+        }
+    }
+
+    /// One metric family: its HELP and TYPE lines and its one sample.
+    fn put(&mut self, name: &str, kind: &str, help: &str, v: String) {
+        let (s, l) = (&mut self.text, &self.labels);
+        let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} {kind}");
+        let _ = writeln!(s, "{name}{{{l}}} {v}");
     }
 }
 

@@ -24,7 +24,7 @@ pub struct Model {
     pub prefill_per_token: Duration,
     pub steps: u32,
     /// The draft steps each request's KV reservation covers: `steps`,
-    /// except under a schedule that may draft deeper than it launched
+    /// except under a draft depth that may go deeper than it launched
     /// with (see [`crate::resolve::Resolved::kv_steps`]).
     pub kv_steps: u32,
     pub accept_rate: f64,
@@ -82,7 +82,7 @@ impl Model {
     }
 
     /// [`Model::draw_accepted`] with `steps` drafted this step (a
-    /// per-batch-size or adaptive schedule picks fewer than the maximum).
+    /// per-batch-size or adaptive draft depth picks fewer than the maximum).
     pub fn draw_accepted_at(&self, rng: &mut StdRng, p: f64, steps: u32) -> u32 {
         let mut k = 0;
         while k < steps && rng.gen_bool(self.position_prob(p, k + 1).clamp(0.0, 1.0)) {

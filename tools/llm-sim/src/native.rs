@@ -19,13 +19,13 @@ use hyper::body::Incoming;
 use hyper::{Request, Response};
 use serde_json::{json, Value};
 
-use crate::api::{ApiError, GenReq, Stats};
+use crate::api::{ApiError, Content, GenReq, Stats};
 use crate::generation::{admit, source};
 use crate::model::{Chunk, Finish};
 use crate::reply::{body_bytes, error, json_resp, respond};
 use crate::state::State;
 use crate::stream::{self, account, sse, HttpBody, Source};
-use crate::tokenize::{self, detokenize};
+use crate::tokenize::detokenize;
 use crate::wire::Wire;
 
 /// SGLang's default `max_new_tokens` (`SamplingParams`).
@@ -35,9 +35,13 @@ const DEFAULT_MAX_NEW_TOKENS: u64 = 128;
 fn parse(body: &[u8], context_length: u64) -> Result<GenReq, ApiError> {
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| ApiError::bad(format!("request body is not JSON: {e}")))?;
-    let prompt_tokens = match (&v["text"], &v["input_ids"]) {
-        (Value::String(s), _) => tokenize::count(s),
-        (_, Value::Array(ids)) => ids.len() as u64,
+    // The text is tokenized once: its count is its ids'.
+    let (prompt_tokens, content) = match (&v["text"], &v["input_ids"]) {
+        (Value::String(s), _) => {
+            let c = Content::of(s);
+            (c.ids.len() as u64, c)
+        }
+        (_, Value::Array(ids)) => (ids.len() as u64, Content::default()),
         _ => return Err(ApiError::bad("give \"text\" or \"input_ids\"")),
     };
     let sp = &v["sampling_params"];
@@ -63,10 +67,7 @@ fn parse(body: &[u8], context_length: u64) -> Result<GenReq, ApiError> {
         stream: v["stream"].as_bool().unwrap_or(false),
         include_usage: false,
         continuous_usage: false,
-        content: v["text"]
-            .as_str()
-            .map(crate::api::Content::of)
-            .unwrap_or_default(),
+        content,
     })
 }
 

@@ -149,10 +149,11 @@ fn adaptive_eagle(a: &Args, algorithm: String) -> Result<Resolved, Failure> {
         return Ok(r);
     }
     let path = a.speculative_adaptive_config.as_deref();
-    let cfg = crate::adaptive::load(path)
-        .map_err(|line| Failure::Start(traceback("_maybe_disable_adaptive", &line)))?;
+    let raised =
+        |func: &str, e: crate::adaptive::Raised| Failure::Start(traceback(func, &e.to_string()));
+    let cfg = crate::adaptive::load(path).map_err(|e| raised("_maybe_disable_adaptive", e))?;
     let steps = crate::adaptive::initial_steps(&cfg, a.speculative_num_steps)
-        .map_err(|line| Failure::Start(traceback("_init_adaptive_speculative_params", &line)))?;
+        .map_err(|e| raised("_init_adaptive_speculative_params", e))?;
     let mut fixed = a.clone();
     fixed.speculative_eagle_topk = Some(1);
     fixed.speculative_num_steps = Some(steps);

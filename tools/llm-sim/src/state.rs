@@ -46,8 +46,8 @@ impl State {
     pub fn new(args: Args, spec: Resolved, seed: u64, port: u16) -> State {
         let model = Model::from_args(&args, spec.steps).reserving(spec.kv_steps());
         let metrics = Arc::new(Metrics::default());
-        let schedule = crate::schedule::StepSchedule::new(&spec, model.steps);
-        let engine = Engine::start(model.clone(), spec.max_running, metrics.clone(), schedule);
+        let depth = crate::draft_depth::DraftDepth::new(&spec, model.steps);
+        let engine = Engine::start(model.clone(), spec.max_running, metrics.clone(), depth);
         let mut plain = model.clone();
         plain.steps = 0;
         State {

@@ -48,11 +48,11 @@ impl Body for ChannelBody {
 pub enum Source {
     /// The batching engine (performance model).
     Engine(mpsc::UnboundedReceiver<Chunk>),
-    /// Generated here, at once (zero delay) or on an exact schedule.
+    /// Generated here, at once (zero delay) or on exact timing.
     Local {
         gen: Box<Gen>,
         model: Arc<Model>,
-        schedule: Option<(Timer, Instant, std::time::Duration, std::time::Duration)>,
+        timing: Option<(Timer, Instant, std::time::Duration, std::time::Duration)>,
         sent: u32,
         done: bool,
     },
@@ -65,14 +65,14 @@ impl Source {
             Source::Local {
                 gen,
                 model,
-                schedule,
+                timing,
                 sent,
                 done,
             } => {
                 if *done {
                     return None;
                 }
-                if let Some((timer, t0, ttft, itl)) = schedule {
+                if let Some((timer, t0, ttft, itl)) = timing {
                     timer.sleep_until(*t0 + *ttft + *itl * *sent).await;
                 }
                 *sent += 1;

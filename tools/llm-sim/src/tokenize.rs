@@ -43,11 +43,6 @@ pub fn tokenize(text: &str) -> Vec<u32> {
     text.split_whitespace().map(token_id).collect()
 }
 
-/// How many tokens `text` has.
-pub fn count(text: &str) -> u64 {
-    text.split_whitespace().count() as u64
-}
-
 fn token_id(word: &str) -> u32 {
     if let Some(i) = VOCAB.iter().position(|w| *w == word) {
         return i as u32;
@@ -80,7 +75,6 @@ mod tests {
         let ids = [0, 5, 31, 7];
         let text = detokenize(&ids);
         assert_eq!(tokenize(&text), ids);
-        assert_eq!(count(&text), 4);
     }
 
     #[test]

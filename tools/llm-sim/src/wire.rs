@@ -1,8 +1,8 @@
 //! The wire clock of one connection: when a request's bytes reached the
 //! socket (the kernel's receive stamp, [`sweepkit::rxstamp`]) and when the
 //! write carrying its first token completed. llm-sim's own TTFT
-//! (`timings.prompt_ms`) and its exact-timing schedule are taken from
-//! these, so they hold what the client could see on the wire, not when
+//! (`timings.prompt_ms`) and its exact-timing mode's chunk times are taken
+//! from these, so they hold what the client could see on the wire, not when
 //! llm-sim's tasks got round to the request: a benchmark can then tell
 //! client error from server lateness on a machine the two share.
 

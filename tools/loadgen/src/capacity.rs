@@ -55,18 +55,25 @@ pub fn resolve(name: &str) -> Option<String> {
     None
 }
 
+/// Why a `--find-capacity` objective does not read: the shared syntax, or
+/// a name that is no level figure.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TermError {
+    #[error(transparent)]
+    Syntax(#[from] sweepkit::slo::SloError),
+    #[error(
+        "\"{0}\": not a level figure; name one like p99_ttft_ms, p50_tpot_ms \
+         or output_tok_per_s"
+    )]
+    NotAFigure(String),
+}
+
 /// Parse the terms (the shared `--slo` syntax, `sweepkit::slo`).
-pub fn parse_terms(spec: &str) -> Result<Vec<Term>, String> {
+pub fn parse_terms(spec: &str) -> Result<Vec<Term>, TermError> {
     sweepkit::slo::parse(spec)?
         .into_iter()
         .map(|t| {
-            let path = resolve(&t.name).ok_or_else(|| {
-                format!(
-                    "\"{}\": not a level figure; name one like p99_ttft_ms, p50_tpot_ms \
-                     or output_tok_per_s",
-                    t.name
-                )
-            })?;
+            let path = resolve(&t.name).ok_or_else(|| TermError::NotAFigure(t.name.clone()))?;
             Ok(Term {
                 name: t.name,
                 path,

@@ -5,32 +5,38 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 
-fn duration(s: &str) -> Result<Duration, String> {
-    sweepkit::time::parse_duration(s)
+use sweepkit::time::parse_duration as duration;
+
+/// A number flag's value outside what it means (clap prints it after the
+/// flag's name).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BadNumber {
+    #[error("'{0}': expected a rate above 0 (requests/s)")]
+    Rate(String),
+    #[error("'{0}': expected a share from 0 to 1 (0.1 = one in ten)")]
+    Share(String),
+    #[error("'{0}': expected a speed above 0 (2 = twice as fast)")]
+    Speed(String),
 }
 
-fn rate(s: &str) -> Result<f64, String> {
+fn rate(s: &str) -> Result<f64, BadNumber> {
     match s.trim().parse::<f64>() {
         Ok(r) if r > 0.0 && r.is_finite() => Ok(r),
-        _ => Err(format!("'{s}': expected a rate above 0 (requests/s)")),
+        _ => Err(BadNumber::Rate(s.into())),
     }
 }
 
-fn share(s: &str) -> Result<f64, String> {
+fn share(s: &str) -> Result<f64, BadNumber> {
     match s.trim().parse::<f64>() {
         Ok(x) if (0.0..=1.0).contains(&x) => Ok(x),
-        _ => Err(format!(
-            "'{s}': expected a share from 0 to 1 (0.1 = one in ten)"
-        )),
+        _ => Err(BadNumber::Share(s.into())),
     }
 }
 
-fn speed(s: &str) -> Result<f64, String> {
+fn speed(s: &str) -> Result<f64, BadNumber> {
     match s.trim().parse::<f64>() {
         Ok(x) if x > 0.0 && x.is_finite() => Ok(x),
-        _ => Err(format!(
-            "'{s}': expected a speed above 0 (2 = twice as fast)"
-        )),
+        _ => Err(BadNumber::Speed(s.into())),
     }
 }
 
@@ -209,7 +215,7 @@ pub struct Args {
     pub trace_end: Option<Duration>,
 
     /// Tokens each Mooncake hash id stands for: the trace's block size
-    #[arg(long, value_name = "N", default_value_t = crate::trace::DEFAULT_BLOCK_SIZE,
+    #[arg(long, value_name = "N", default_value_t = sweepkit::trace::DEFAULT_BLOCK_SIZE,
           value_parser = clap::value_parser!(u64).range(1..), help_heading = "Trace replay")]
     pub block_size: u64,
 

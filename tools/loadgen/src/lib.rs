@@ -51,8 +51,6 @@ pub mod sse;
 pub mod stability;
 pub mod stats;
 pub mod throughput;
-// The trace format is sweepkit's: sweep-plan checks a --validate-on file too.
-pub use sweepkit::trace;
 pub mod trace_prompts;
 pub mod upstream_record;
 pub mod url_check;

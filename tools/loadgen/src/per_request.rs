@@ -26,25 +26,35 @@ impl Slo {
     }
 }
 
+/// Why a `--slo` is not loadgen's: the shared syntax, or a term loadgen
+/// cannot judge a request by.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum RequestSloError {
+    #[error(transparent)]
+    Syntax(#[from] sweepkit::slo::SloError),
+    #[error("{0}: loadgen's objectives are upper limits (<=)")]
+    NotUpperLimit(sweepkit::slo::Term),
+    #[error(
+        "unknown SLO '{0}': loadgen judges each request by \
+         ttft_ms, tpot_ms or e2e_ms (percentiles are summarize's)"
+    )]
+    Unknown(String),
+}
+
 /// Parse `--slo` with the shared parser (`sweepkit::slo`, one syntax with
 /// summarize): per-request upper limits `ttft_ms<=200,tpot_ms<=50,e2e_ms<=10000`
 /// (also `ttft=200ms`, a bare number being ms).
-pub fn parse_slo(s: &str) -> Result<Slo, String> {
+pub fn parse_slo(s: &str) -> Result<Slo, RequestSloError> {
     let mut slo = Slo::default();
     for t in sweepkit::slo::parse(s)? {
         if t.op != sweepkit::slo::Op::Le {
-            return Err(format!("{t}: loadgen's objectives are upper limits (<=)"));
+            return Err(RequestSloError::NotUpperLimit(t));
         }
         match t.name.as_str() {
             "ttft_ms" => slo.ttft_ms = Some(t.limit),
             "tpot_ms" => slo.tpot_ms = Some(t.limit),
             "e2e_ms" => slo.e2e_ms = Some(t.limit),
-            other => {
-                return Err(format!(
-                    "unknown SLO '{other}': loadgen judges each request by \
-                     ttft_ms, tpot_ms or e2e_ms (percentiles are summarize's)"
-                ))
-            }
+            other => return Err(RequestSloError::Unknown(other.into())),
         }
     }
     Ok(slo)

@@ -41,7 +41,7 @@ pub fn fill(w: &mut Workload, out: &Outcome, agg: &Aggregate) {
         .iter()
         .map(|s| s.duration_since(out.started).as_secs_f64())
         .collect();
-    w.replayed_arrival_cv = crate::trace::arrival_cv(&t).map(crate::stats::round3);
+    w.replayed_arrival_cv = sweepkit::trace::arrival_cv(&t).map(crate::stats::round3);
     // The send lag is each request's queue time, scheduled (the trace's
     // time over the speed) to sent, over every sample: the level's
     // `latency.queue_ms`, summarized once by `metrics::aggregate`.

@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use crate::trace::{self, TraceError};
+use sweepkit::trace::{self, TraceError};
 
 /// What a turn adds to the history before it is sent.
 #[derive(Debug, Clone, PartialEq)]

@@ -22,7 +22,7 @@ pub fn parse(text: &str) -> Result<SessionFile, SessionError> {
             .map_err(|e| SessionError(format!("not a JSON array of conversations ({e})")))?;
         for (i, c) in all.iter().enumerate() {
             let at = Where::Item(i + 1);
-            sessions.push(conversation(at, c).map_err(|w| at.error(w))?);
+            sessions.push(conversation(at, c)?);
         }
     } else {
         for (i, raw) in text.lines().enumerate() {
@@ -32,7 +32,7 @@ pub fn parse(text: &str) -> Result<SessionFile, SessionError> {
             let at = Where::Line(i + 1);
             let v: Value = serde_json::from_str(raw)
                 .map_err(|e| at.error(format!("not a JSON object ({e})")))?;
-            sessions.push(conversation(at, &v).map_err(|w| at.error(w))?);
+            sessions.push(conversation(at, &v)?);
         }
     }
     Ok(SessionFile {
@@ -64,17 +64,19 @@ impl Where {
     }
 }
 
-/// One conversation as a session; Err is what is wrong with it.
-fn conversation(at: Where, v: &Value) -> Result<Session, String> {
+/// One conversation as a session; Err says what is wrong with it, and
+/// where.
+fn conversation(at: Where, v: &Value) -> Result<Session, SessionError> {
     let msgs = v
         .get("conversations")
         .or_else(|| v.get("messages"))
         .and_then(Value::as_array)
-        .ok_or("no \"conversations\" or \"messages\" array")?;
+        .ok_or_else(|| at.error("no \"conversations\" or \"messages\" array".into()))?;
     let mut s = empty_session(at, v)?;
     let mut last = "system";
     for (k, m) in msgs.iter().enumerate() {
-        let r = role(m).ok_or_else(|| format!("message {}: unknown role in {m}", k + 1))?;
+        let r =
+            role(m).ok_or_else(|| at.error(format!("message {}: unknown role in {m}", k + 1)))?;
         let content = m
             .get("content")
             .or_else(|| m.get("value"))
@@ -99,24 +101,24 @@ fn conversation(at: Where, v: &Value) -> Result<Session, String> {
                 }
             }
             (prev, now) => {
-                return Err(format!(
+                return Err(at.error(format!(
                     "turns out of order: message {} is {now} after {prev}; after system \
                      messages, user and assistant messages alternate",
                     k + 1
-                ))
+                )))
             }
         }
         last = r;
     }
     if s.turns.is_empty() {
-        return Err("no user turn".into());
+        return Err(at.error("no user turn".into()));
     }
     Ok(s)
 }
 
 /// The session a conversation starts: its `id` (else its number) and
 /// `timestamp`, no turns yet.
-fn empty_session(at: Where, v: &Value) -> Result<Session, String> {
+fn empty_session(at: Where, v: &Value) -> Result<Session, SessionError> {
     let id = match v.get("id").or_else(|| v.get("session_id")) {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
@@ -126,7 +128,7 @@ fn empty_session(at: Where, v: &Value) -> Result<Session, String> {
         None => None,
         Some(t) => match t.as_f64() {
             Some(x) if x.is_finite() && x >= 0.0 => Some(x),
-            _ => return Err(format!("\"timestamp\" {t} is not a time >= 0 (ms)")),
+            _ => return Err(at.error(format!("\"timestamp\" {t} is not a time >= 0 (ms)"))),
         },
     };
     Ok(Session {

@@ -17,9 +17,9 @@ use rand::SeedableRng;
 use sweepkit::exit;
 use sweepkit::records::Workload;
 use sweepkit::report::Exit;
+use sweepkit::trace::{self, Entry, Input};
 
 use crate::prompts::{approx_tokens, words_of, Prompt, Tokenizer, WORDS};
-use crate::trace::{self, Entry, Input};
 
 /// Mixed into each hash id's seed so a block's words differ from those of
 /// a synthetic prompt with the same `--seed`.

@@ -32,7 +32,7 @@ impl std::fmt::Display for SloTerm {
 /// reads the same).
 pub fn parse_slo(s: &str) -> Result<Vec<SloTerm>, FlagValueError> {
     let mut out = Vec::new();
-    for t in sweepkit::slo::parse(s).map_err(FlagValueError::Slo)? {
+    for t in sweepkit::slo::parse(s).map_err(|e| FlagValueError::Slo(e.to_string()))? {
         let path = metric::resolve(&t.name).map_err(|metric| FlagValueError::SloMetric {
             metric,
             term: t.to_string(),

@@ -27,17 +27,15 @@ pub mod find;
 pub mod yaml;
 
 use sweepkit::exit;
-use sweepkit::records::{
-    ContainerRef, ServiceManager, ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod,
-};
+use sweepkit::records::{ServiceTarget, StartInfo, StopInfo, SwapMethod};
 use sweepkit::report::Exit;
 use sweepkit::transport::{shell_join, Transport};
 
-use crate::container::inspect::{top_pids, Inspected};
+use crate::container::inspect::Inspected;
 use crate::container::{self, line_of, Engine};
 use crate::execstart::ExecLine;
 use crate::far_side;
-use crate::job::{self, ManagerJob, State};
+use crate::job::{self, State};
 use crate::target::{Opts, Plan, Target};
 use find::{find_container, find_tool, resolve, FILES_LABEL, PROJECT_LABEL};
 use yaml::Located;
@@ -226,27 +224,6 @@ impl<'t> Compose<'t> {
         }
     }
 
-    fn host_pids(&self, c: &Inspected) -> Vec<u32> {
-        if !c.running {
-            return Vec::new();
-        }
-        let e = self.engine.cli();
-        let argv: Vec<&str> = match self.engine {
-            Engine::Podman => vec![e, "top", "--", &c.name, "hpid"],
-            Engine::Docker => vec![e, "top", &c.name, "-eo", "pid"],
-        };
-        let pids = far_side::run(self.t, &argv, far_side::SHORT)
-            .ok()
-            .filter(|o| o.success())
-            .map(|o| top_pids(&o.stdout_str()))
-            .unwrap_or_default();
-        if pids.is_empty() && c.pid > 0 {
-            vec![c.pid]
-        } else {
-            pids
-        }
-    }
-
     /// `--stop-timeout`, else the file's stop_grace_period, else the
     /// container's StopTimeout.
     fn stop_s(&self, o: &Opts, c: &Inspected) -> u64 {
@@ -259,23 +236,12 @@ impl<'t> Compose<'t> {
 
 impl Target for Compose<'_> {
     fn info(&self) -> ServiceTarget {
-        let c = &self.cur;
-        ServiceTarget {
-            manager: ServiceManager::Container,
-            unit: c.name.clone(),
-            container: Some(ContainerRef {
-                engine: self.engine.cli().into(),
-                name: c.name.clone(),
-                id: c.id.clone(),
-                image: Some(c.image_name.clone()).filter(|s| !s.is_empty()),
-                image_id: Some(c.image_id.clone()).filter(|s| !s.is_empty()),
-                image_digest: c.image_digest.clone(),
-                previous: None,
-                compose_file: Some(self.file.clone()),
-                compose_service: Some(self.service.clone()),
-            }),
-            ..Default::default()
+        let mut t = container::service_target(self.engine, &self.cur);
+        if let Some(c) = t.container.as_mut() {
+            c.compose_file = Some(self.file.clone());
+            c.compose_service = Some(self.service.clone());
         }
+        t
     }
 
     fn current(&self) -> &ExecLine {
@@ -316,14 +282,6 @@ impl Target for Compose<'_> {
         })
     }
 
-    fn verify(&mut self, _line: &ExecLine) -> Result<(), Exit> {
-        Ok(())
-    }
-
-    fn needs_verdict(&self) -> bool {
-        false
-    }
-
     fn state_dir(&self) -> String {
         state_dir(&self.project, &self.service)
     }
@@ -333,15 +291,19 @@ impl Target for Compose<'_> {
         Ok(c.running && same_argv(c.server_argv(), &line.logical_argv()))
     }
 
-    fn job(
+    fn job_script(&self) -> &'static str {
+        job::COMPOSE
+    }
+
+    fn job_args(
         &mut self,
         o: &Opts,
         // The new argv is checked from inspect once the job ended (`finish`).
         _new: &ExecLine,
         old: &ExecLine,
-    ) -> Result<(ManagerJob, StopInfo), Exit> {
+    ) -> Result<(Vec<String>, StopInfo), Exit> {
         let c = container::inspect(self.t, self.engine, &self.cur.name)?;
-        let pids = self.host_pids(&c);
+        let pids = container::host_pids(self.t, self.engine, &c);
         let mut info = StopInfo::default();
         if c.running {
             info.old_main_pid = Some(c.pid);
@@ -362,14 +324,7 @@ impl Target for Compose<'_> {
         args.push(crate::process::argv_hex(&old.logical_argv()));
         args.extend(pids.iter().map(u32::to_string));
         self.cur = c;
-        Ok((
-            ManagerJob {
-                script: job::COMPOSE,
-                args,
-                systemd_run: false,
-            },
-            info,
-        ))
+        Ok((args, info))
     }
 
     fn finish(
@@ -379,24 +334,9 @@ impl Target for Compose<'_> {
         info: &mut StopInfo,
     ) -> Result<StartInfo, Exit> {
         let name = self.cur.name.clone();
-        info.result = st
-            .get("stop_result")
-            .map_or(StopResult::AlreadyStopped, StopResult::from);
-        info.term_resent = crate::target::term_resent(st);
-        info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
+        crate::target::stop_facts(st, info);
         let code = st.get("stop_exit").unwrap_or("?");
-        info.detail = Some(match info.result {
-            StopResult::SigkillAfterTimeout => format!(
-                "container {name} outlived its stop timeout; the engine sent SIGKILL (exit {code})"
-            ),
-            StopResult::CleanAfterResend => format!(
-                "container {name} outlived the first SIGTERM; it exited {code} after {} more",
-                info.term_resent
-            ),
-            StopResult::AlreadyStopped => format!("container {name} was not running"),
-            _ => format!("container {name} exited {code} within its stop timeout"),
-        });
-        info.gpu = st.get("gpu").map(String::from);
+        info.detail = Some(container::stop_detail(&name, info, code, None));
         let new = container::inspect(self.t, self.engine, &name)?;
         self.new_id = Some(new.id.clone());
         self.new_pid = Some(new.pid).filter(|p| *p > 0);
@@ -418,25 +358,11 @@ impl Target for Compose<'_> {
     }
 
     fn ready_env(&self) -> Vec<(String, String)> {
-        let mut v = vec![
-            ("SWEEPKIT_CONTAINER".into(), self.cur.name.clone()),
-            ("SWEEPKIT_ENGINE".into(), self.engine.cli().into()),
-        ];
-        if let Some(p) = self.new_pid {
-            v.push(("SWEEPKIT_MAIN_PID".into(), p.to_string()));
-        }
-        v
+        container::ready_env(self.engine, &self.cur.name, self.new_pid)
     }
 
     fn log_tail(&self) -> Vec<String> {
-        let merged = r#"e=$1; shift; exec "$e" logs --tail 20 -- "$@" 2>&1"#;
-        far_side::run(
-            self.t,
-            &["sh", "-c", merged, "sh", self.engine.cli(), &self.cur.name],
-            far_side::SHORT,
-        )
-        .map(|o| o.stdout_str().lines().map(String::from).collect())
-        .unwrap_or_default()
+        container::log_tail(self.t, self.engine, &self.cur.name)
     }
 }
 

@@ -22,7 +22,7 @@ use sweepkit::transport::{shell_join, Transport};
 
 use crate::execstart::{escape_value, ExecLine};
 use crate::far_side;
-use crate::job::{self, ManagerJob, State};
+use crate::job::{self, State};
 use crate::target::{Opts, Plan, Target};
 use inspect::Inspected;
 pub use sweepkit::engine::{self, Engine};
@@ -217,29 +217,98 @@ impl<'t> Container<'t> {
         let holders = [&self.cur.argv[..], kept.as_deref().unwrap_or_default()];
         sealed::unseal(command, &holders).map_err(|e| target_err(format!("{file}: {e}")))
     }
+}
 
-    /// Old PIDs on the host (`top`): what `--gpu` looks for in nvidia-smi,
-    /// which lists host PIDs.
-    fn host_pids(&self, c: &Inspected) -> Vec<u32> {
-        if !c.running {
-            return Vec::new();
-        }
-        let e = self.engine.cli();
-        let argv: Vec<&str> = match self.engine {
-            Engine::Podman => vec![e, "top", "--", &c.name, "hpid"],
-            Engine::Docker => vec![e, "top", &c.name, "-eo", "pid"],
-        };
-        let pids = far_side::run(self.t, &argv, far_side::SHORT)
-            .ok()
-            .filter(|o| o.success())
-            .map(|o| inspect::top_pids(&o.stdout_str()))
-            .unwrap_or_default();
-        if pids.is_empty() && c.pid > 0 {
-            vec![c.pid]
-        } else {
-            pids
-        }
+/// Old PIDs on the host (`top`): what `--gpu` looks for in nvidia-smi,
+/// which lists host PIDs.
+pub(crate) fn host_pids(t: &dyn Transport, engine: Engine, c: &Inspected) -> Vec<u32> {
+    if !c.running {
+        return Vec::new();
     }
+    let e = engine.cli();
+    let argv: Vec<&str> = match engine {
+        Engine::Podman => vec![e, "top", "--", &c.name, "hpid"],
+        Engine::Docker => vec![e, "top", &c.name, "-eo", "pid"],
+    };
+    let pids = far_side::run(t, &argv, far_side::SHORT)
+        .ok()
+        .filter(|o| o.success())
+        .map(|o| inspect::top_pids(&o.stdout_str()))
+        .unwrap_or_default();
+    if pids.is_empty() && c.pid > 0 {
+        vec![c.pid]
+    } else {
+        pids
+    }
+}
+
+/// The record's target for container `c` (a Compose service adds its file
+/// and service).
+pub(crate) fn service_target(engine: Engine, c: &Inspected) -> ServiceTarget {
+    ServiceTarget {
+        manager: ServiceManager::Container,
+        unit: c.name.clone(),
+        container: Some(ContainerRef {
+            engine: engine.cli().into(),
+            name: c.name.clone(),
+            id: c.id.clone(),
+            image: Some(c.image_name.clone()).filter(|s| !s.is_empty()),
+            image_id: Some(c.image_id.clone()).filter(|s| !s.is_empty()),
+            image_digest: c.image_digest.clone(),
+            previous: None,
+            compose_file: None,
+            compose_service: None,
+        }),
+        ..Default::default()
+    }
+}
+
+/// The stop report's detail for container `name`, from the stop's result
+/// and re-sent SIGTERMs: `code` is its exit, `timeout_s` its stop timeout
+/// where known.
+pub(crate) fn stop_detail(
+    name: &str,
+    info: &StopInfo,
+    code: &str,
+    timeout_s: Option<u64>,
+) -> String {
+    match info.result {
+        StopResult::SigkillAfterTimeout => format!(
+            "container {name} outlived its stop timeout{}; the engine sent SIGKILL (exit {code})",
+            timeout_s.map_or(String::new(), |s| format!(" ({s}s)"))
+        ),
+        StopResult::CleanAfterResend => format!(
+            "container {name} outlived the first SIGTERM; it exited {code} after {} more",
+            info.term_resent
+        ),
+        StopResult::AlreadyStopped => format!("container {name} was not running"),
+        _ => format!("container {name} exited {code} within its stop timeout"),
+    }
+}
+
+/// `--ready-cmd`'s environment for container `name`.
+pub(crate) fn ready_env(engine: Engine, name: &str, pid: Option<u32>) -> Vec<(String, String)> {
+    let mut v = vec![
+        ("SWEEPKIT_CONTAINER".into(), name.to_string()),
+        ("SWEEPKIT_ENGINE".into(), engine.cli().into()),
+    ];
+    if let Some(p) = pid {
+        v.push(("SWEEPKIT_MAIN_PID".into(), p.to_string()));
+    }
+    v
+}
+
+/// The container's last 20 log lines, both streams in the engine's order
+/// (not stdout then stderr).
+pub(crate) fn log_tail(t: &dyn Transport, engine: Engine, name: &str) -> Vec<String> {
+    let merged = r#"e=$1; shift; exec "$e" logs --tail 20 -- "$@" 2>&1"#;
+    far_side::run(
+        t,
+        &["sh", "-c", merged, "sh", engine.cli(), name],
+        far_side::SHORT,
+    )
+    .map(|o| o.stdout_str().lines().map(String::from).collect())
+    .unwrap_or_default()
 }
 
 /// Say it on stderr now, keep it for the record.
@@ -266,23 +335,7 @@ fn repo_digest(t: &dyn Transport, e: Engine, image: &str) -> Option<String> {
 
 impl Target for Container<'_> {
     fn info(&self) -> ServiceTarget {
-        let c = &self.cur;
-        ServiceTarget {
-            manager: ServiceManager::Container,
-            unit: c.name.clone(),
-            container: Some(ContainerRef {
-                engine: self.engine.cli().into(),
-                name: c.name.clone(),
-                id: c.id.clone(),
-                image: Some(c.image_name.clone()).filter(|s| !s.is_empty()),
-                image_id: Some(c.image_id.clone()).filter(|s| !s.is_empty()),
-                image_digest: c.image_digest.clone(),
-                previous: None,
-                compose_file: None,
-                compose_service: None,
-            }),
-            ..Default::default()
-        }
+        service_target(self.engine, &self.cur)
     }
 
     fn current(&self) -> &ExecLine {
@@ -327,14 +380,6 @@ impl Target for Container<'_> {
         })
     }
 
-    fn verify(&mut self, _line: &ExecLine) -> Result<(), Exit> {
-        Ok(())
-    }
-
-    fn needs_verdict(&self) -> bool {
-        false
-    }
-
     fn state_dir(&self) -> String {
         state_dir(self.engine, self.name())
     }
@@ -344,12 +389,16 @@ impl Target for Container<'_> {
         Ok(c.running && c.argv == line.logical_argv())
     }
 
-    fn job(
+    fn job_script(&self) -> &'static str {
+        job::CONTAINER
+    }
+
+    fn job_args(
         &mut self,
         o: &Opts,
         new: &ExecLine,
         old: &ExecLine,
-    ) -> Result<(ManagerJob, StopInfo), Exit> {
+    ) -> Result<(Vec<String>, StopInfo), Exit> {
         let c = inspect(self.t, self.engine, &self.cur.name)?;
         let stop_s = self.stop_s(o, &c);
         let new_rc = create::recreate(self.engine.cli(), &c, &self.command_of(new)?)
@@ -360,7 +409,7 @@ impl Target for Container<'_> {
         // one: the file must hold the definition in force.
         let now = definition::render(self.engine.cli(), &c, c.cmd(), &old_rc, stop_s);
         far_side::write_private(self.t, &self.def_path(), &now)?;
-        let pids = self.host_pids(&c);
+        let pids = host_pids(self.t, self.engine, &c);
         let mut info = StopInfo::default();
         if c.running {
             info.old_main_pid = Some(c.pid);
@@ -392,12 +441,7 @@ impl Target for Container<'_> {
             ));
         }
         self.at_job = Some(c);
-        let m = ManagerJob {
-            script: job::CONTAINER,
-            args,
-            systemd_run: false,
-        };
-        Ok((m, info))
+        Ok((args, info))
     }
 
     fn finish(
@@ -407,27 +451,11 @@ impl Target for Container<'_> {
         info: &mut StopInfo,
     ) -> Result<StartInfo, Exit> {
         let name = self.cur.name.clone();
-        info.result = st
-            .get("stop_result")
-            .map_or(StopResult::AlreadyStopped, StopResult::from);
-        info.term_resent = crate::target::term_resent(st);
+        crate::target::stop_facts(st, info);
         let old = self.at_job.clone().unwrap_or_else(|| self.cur.clone());
         let code = st.get("stop_exit").unwrap_or("?");
-        let secs = st.span_s("t_stop", "t_start").unwrap_or_default();
-        info.duration_s = secs;
-        info.detail = Some(match info.result {
-            StopResult::SigkillAfterTimeout => format!(
-                "container {name} outlived its stop timeout ({}s); the engine sent SIGKILL (exit {code})",
-                self.stop_s(&Opts::default(), &old).max(1)
-            ),
-            StopResult::CleanAfterResend => format!(
-                "container {name} outlived the first SIGTERM; it exited {code} after {} more",
-                info.term_resent
-            ),
-            StopResult::AlreadyStopped => format!("container {name} was not running"),
-            _ => format!("container {name} exited {code} within its stop timeout"),
-        });
-        info.gpu = st.get("gpu").map(String::from);
+        let timeout_s = self.stop_s(&Opts::default(), &old).max(1);
+        info.detail = Some(stop_detail(&name, info, code, Some(timeout_s)));
         self.previous = st.get("previous").map(String::from);
         let new = inspect(self.t, self.engine, &name)?;
         self.new_id = Some(new.id.clone());
@@ -456,26 +484,10 @@ impl Target for Container<'_> {
     }
 
     fn ready_env(&self) -> Vec<(String, String)> {
-        let mut v = vec![
-            ("SWEEPKIT_CONTAINER".into(), self.cur.name.clone()),
-            ("SWEEPKIT_ENGINE".into(), self.engine.cli().into()),
-        ];
-        if let Some(p) = self.new_pid {
-            v.push(("SWEEPKIT_MAIN_PID".into(), p.to_string()));
-        }
-        v
+        ready_env(self.engine, &self.cur.name, self.new_pid)
     }
 
     fn log_tail(&self) -> Vec<String> {
-        let e = self.engine.cli();
-        // Both streams in the engine's order, not stdout then stderr.
-        let merged = r#"e=$1; shift; exec "$e" logs --tail 20 -- "$@" 2>&1"#;
-        far_side::run(
-            self.t,
-            &["sh", "-c", merged, "sh", e, &self.cur.name],
-            far_side::SHORT,
-        )
-        .map(|o| o.stdout_str().lines().map(String::from).collect())
-        .unwrap_or_default()
+        log_tail(self.t, self.engine, &self.cur.name)
     }
 }

@@ -35,8 +35,28 @@ impl ExecLine {
     }
 }
 
+/// Why an `ExecStart=` value does not read as one command.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExecError {
+    #[error("ExecStart= has no command")]
+    NoCommand,
+    #[error("ExecStart= with '@' needs a path and an argv[0]")]
+    AtWithoutArgv0,
+    #[error("';' separates commands; svc-swap edits one command")]
+    Separator,
+    #[error("ExecStart= ends with a lone backslash")]
+    LoneBackslash,
+    #[error("ExecStart= has an unterminated {0} quote")]
+    Unterminated(char),
+    /// `\x`, `\u` or `\U` and the digits that followed it.
+    #[error("ExecStart= has a bad escape \\{0}{1}")]
+    BadEscape(char, String),
+    #[error("ExecStart= has a bad octal escape")]
+    BadOctal,
+}
+
 /// Parse an `ExecStart=` value (continuations already joined).
-pub fn parse(value: &str) -> Result<ExecLine, String> {
+pub fn parse(value: &str) -> Result<ExecLine, ExecError> {
     let mut rest = value.trim_start_matches(is_ws);
     let mut prefix = String::new();
     while let Some(c) = rest.chars().next() {
@@ -59,10 +79,10 @@ pub fn parse(value: &str) -> Result<ExecLine, String> {
         words.push(next_word(&mut chars)?);
     }
     if words.is_empty() {
-        return Err("ExecStart= has no command".into());
+        return Err(ExecError::NoCommand);
     }
     if prefix.contains('@') && words.len() < 2 {
-        return Err("ExecStart= with '@' needs a path and an argv[0]".into());
+        return Err(ExecError::AtWithoutArgv0);
     }
     Ok(ExecLine { prefix, words })
 }
@@ -73,7 +93,7 @@ fn is_ws(c: char) -> bool {
 
 /// Read one word, unquoting and C-unescaping as systemd's
 /// `extract_first_word(EXTRACT_UNQUOTE|EXTRACT_CUNESCAPE)` does.
-fn next_word(chars: &mut std::iter::Peekable<std::str::Chars>) -> Result<String, String> {
+fn next_word(chars: &mut std::iter::Peekable<std::str::Chars>) -> Result<String, ExecError> {
     let mut word = String::new();
     let mut quote: Option<char> = None;
     let mut first = true;
@@ -86,11 +106,11 @@ fn next_word(chars: &mut std::iter::Peekable<std::str::Chars>) -> Result<String,
             (None, '"' | '\'') => quote = Some(c),
             (Some(q), _) if c == q => quote = None,
             (None, ';') if first && chars.peek().is_none_or(|&n| is_ws(n)) => {
-                return Err("';' separates commands; svc-swap edits one command".into())
+                return Err(ExecError::Separator)
             }
             (_, '\\') => {
                 let Some(e) = chars.next() else {
-                    return Err("ExecStart= ends with a lone backslash".into());
+                    return Err(ExecError::LoneBackslash);
                 };
                 unescape(e, chars, &mut word)?;
             }
@@ -99,7 +119,7 @@ fn next_word(chars: &mut std::iter::Peekable<std::str::Chars>) -> Result<String,
         first = false;
     }
     if let Some(q) = quote {
-        return Err(format!("ExecStart= has an unterminated {q} quote"));
+        return Err(ExecError::Unterminated(q));
     }
     Ok(word)
 }
@@ -109,14 +129,14 @@ fn unescape(
     e: char,
     chars: &mut std::iter::Peekable<std::str::Chars>,
     out: &mut String,
-) -> Result<(), String> {
-    let mut hex = |n: usize| -> Result<char, String> {
+) -> Result<(), ExecError> {
+    let mut hex = |n: usize| -> Result<char, ExecError> {
         let digits: String = (0..n).filter_map(|_| chars.next()).collect();
         u32::from_str_radix(&digits, 16)
             .ok()
             .and_then(char::from_u32)
             .filter(|_| digits.len() == n)
-            .ok_or_else(|| format!("ExecStart= has a bad escape \\{e}{digits}"))
+            .ok_or(ExecError::BadEscape(e, digits))
     };
     let c = match e {
         'a' => '\x07',
@@ -134,9 +154,9 @@ fn unescape(
             let mut v = e.to_digit(8).unwrap_or(0);
             for _ in 0..2 {
                 let d = chars.next().and_then(|d| d.to_digit(8));
-                v = v * 8 + d.ok_or("ExecStart= has a bad octal escape")?;
+                v = v * 8 + d.ok_or(ExecError::BadOctal)?;
             }
-            char::from_u32(v).ok_or("ExecStart= has a bad octal escape")?
+            char::from_u32(v).ok_or(ExecError::BadOctal)?
         }
         // `\\`, `\"`, `\'`, `\;` and anything else: the character itself.
         other => other,
@@ -254,8 +274,9 @@ mod tests {
     fn bad_lines_are_errors() {
         assert!(parse("").is_err());
         assert!(parse("   ").is_err());
-        assert!(parse("/bin/x \"open").unwrap_err().contains("unterminated"));
-        assert!(parse("/bin/x ; /bin/y").unwrap_err().contains("separates"));
+        let msg = |s: &str| parse(s).unwrap_err().to_string();
+        assert!(msg("/bin/x \"open").contains("unterminated"));
+        assert!(msg("/bin/x ; /bin/y").contains("separates"));
         assert!(parse("/bin/x trailing\\").is_err());
         assert!(parse("@/bin/x").is_err());
         assert!(parse("/bin/x \\xZZ").is_err());

@@ -14,6 +14,7 @@
 use std::time::Duration;
 
 use sweepkit::exit;
+use sweepkit::proc_stat;
 use sweepkit::report::Exit;
 use sweepkit::transport::{CmdOutput, Transport, TransportError};
 
@@ -152,13 +153,11 @@ pub struct ProcStat {
 }
 
 pub fn parse_stat(stat: &str) -> Option<ProcStat> {
-    // The command name may hold spaces and ')': fields follow the last ')'.
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut f = rest.split_whitespace();
-    let state = f.next()?.chars().next()?;
-    let _ppid = f.next()?;
-    let pgid = f.next()?.parse().ok()?;
-    Some(ProcStat { state, pgid })
+    let s = proc_stat::ProcStat::parse(stat)?;
+    Some(ProcStat {
+        state: s.state()?,
+        pgid: s.pgrp()?,
+    })
 }
 
 /// The process's state, `None` when it is gone or a zombie (a zombie has
@@ -168,7 +167,7 @@ pub fn alive(t: &dyn Transport, pid: u32) -> Result<Option<ProcStat>, Exit> {
     if !out.success() {
         return Ok(None);
     }
-    Ok(parse_stat(&out.stdout_str()).filter(|s| s.state != 'Z' && s.state != 'X'))
+    Ok(parse_stat(&out.stdout_str()).filter(|s| !proc_stat::dead(s.state)))
 }
 
 /// Bytes from lowercase hex (`od -An -v -tx1` output, spaces removed).
@@ -219,7 +218,7 @@ exit 0"#;
         return Ok(None);
     };
     let stat = from_hex(stat).and_then(|b| parse_stat(&String::from_utf8_lossy(&b)));
-    let Some(stat) = stat.filter(|s| s.state != 'Z' && s.state != 'X') else {
+    let Some(stat) = stat.filter(|s| !proc_stat::dead(s.state)) else {
         return Ok(None);
     };
     let argv = lines

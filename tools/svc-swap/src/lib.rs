@@ -212,22 +212,20 @@ impl Session<'_> {
     /// bytes of a file this run copies there, else the far file itself
     /// (`None`: not checked, with the reason; a container's own paths are
     /// not the host's).
-    fn adaptive_config_text(
-        &self,
-        t: &dyn Transport,
-        p: &str,
-    ) -> Result<Result<String, String>, Exit> {
+    fn adaptive_config_text(&self, t: &dyn Transport, p: &str) -> Result<ConfigText, Exit> {
         if let Some(f) = self.files.iter().find(|f| f.far_path(&self.file_dir) == p) {
-            return Ok(Ok(String::from_utf8_lossy(&f.bytes).into_owned()));
+            return Ok(ConfigText::Text(
+                String::from_utf8_lossy(&f.bytes).into_owned(),
+            ));
         }
         if !p.starts_with('/') || self.manager == Manager::Container {
-            return Ok(Err(format!(
+            return Ok(ConfigText::Unchecked(format!(
                 "--speculative-adaptive-config {p} was not checked (a path the server \
                  resolves itself: relative, or inside the container)"
             )));
         }
         match far_side::read_file(t, p)? {
-            Some(text) => Ok(Ok(text)),
+            Some(text) => Ok(ConfigText::Text(text)),
             None => Err(Exit::new(
                 exit::PREFLIGHT_REJECTED,
                 anyhow::anyhow!(
@@ -332,9 +330,15 @@ fn settle_earlier(
     Ok(said)
 }
 
-/// How pre-flight gets the adaptive config's text (`Err` inside: not
-/// checked, and why).
-type ReadConfig<'a> = dyn Fn(&str) -> Result<Result<String, String>, Exit> + 'a;
+/// The adaptive config as pre-flight gets it.
+enum ConfigText {
+    Text(String),
+    /// Not checked, and why (a note).
+    Unchecked(String),
+}
+
+/// How pre-flight gets the adaptive config's text.
+type ReadConfig<'a> = dyn Fn(&str) -> Result<ConfigText, Exit> + 'a;
 
 /// Check the edited command line with `preflight` (SGLang, or llm-sim as
 /// SGLang) and `preflight_schedule` (both servers' schedules); the notes
@@ -370,8 +374,8 @@ fn preflight_gate(
         let text = match path.filter(|_| adaptive) {
             None => Some(None),
             Some(p) => match read(&p) {
-                Ok(Ok(t)) => Some(Some(t)),
-                Ok(Err(why)) => {
+                Ok(ConfigText::Text(t)) => Some(Some(t)),
+                Ok(ConfigText::Unchecked(why)) => {
                     notes.push(why);
                     None
                 }

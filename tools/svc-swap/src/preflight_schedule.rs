@@ -125,7 +125,7 @@ pub fn check_vllm(argv: &[String]) -> Result<Vec<String>, ScheduleRefusal> {
     let Some(schedule) = schedule.filter(|v| !v.is_null()) else {
         return Ok(notes);
     };
-    validate_vllm(&schedule).map_err(ScheduleRefusal::Vllm)?;
+    validate_vllm(&schedule)?;
     let dp = value(argv, &["--data-parallel-size", "-dp"])
         .and_then(|v| v.trim().parse::<i64>().ok())
         .unwrap_or(1);
@@ -181,13 +181,13 @@ fn dropped_json(argv: &[String]) -> Vec<String> {
 
 /// The entries' shape, then `validate_and_normalize_dynamic_sd_schedule`,
 /// with their messages.
-fn validate_vllm(v: &Value) -> Result<(), String> {
+fn validate_vllm(v: &Value) -> Result<(), ScheduleRefusal> {
     let Some(list) = v.as_array() else {
-        return Err(
+        return Err(ScheduleRefusal::Vllm(
             "num_speculative_tokens_per_batch_size must be a non-empty list of \
                     (range_start, range_end, num_speculative_tokens) entries."
                 .into(),
-        );
+        ));
     };
     // Every entry's shape first (pydantic types the list before vLLM's
     // checks run), then vLLM's checks, shared with llm-sim.
@@ -198,15 +198,17 @@ fn validate_vllm(v: &Value) -> Result<(), String> {
             .filter(|a| a.len() == 3)
             .map(|a| a.iter().filter_map(Value::as_i64).collect());
         let Some(n) = n.filter(|n| n.len() == 3) else {
-            return Err(
+            return Err(ScheduleRefusal::Vllm(
                 "Each num_speculative_tokens_per_batch_size entry must be a \
                         3-item sequence: (range_start, range_end, num_speculative_tokens)."
                     .into(),
-            );
+            ));
         };
         parsed.push([n[0], n[1], n[2]]);
     }
-    sweepkit::vllm_schedule::validate(&parsed).map(|_| ())
+    sweepkit::vllm_schedule::validate(&parsed)
+        .map(|_| ())
+        .map_err(|e| ScheduleRefusal::Vllm(e.to_string()))
 }
 
 /// What SGLang's adaptive mode resolves, for the static rules to check.

@@ -14,7 +14,7 @@ use sweepkit::transport::{shell_join, Transport};
 
 use crate::execstart::ExecLine;
 use crate::far_side;
-use crate::job::{self, ManagerJob, State};
+use crate::job::{self, State};
 use crate::process_spec::{self, Spec};
 use crate::target::{cmdline_matches, Opts, Plan, Target};
 
@@ -121,10 +121,6 @@ impl Target for Process<'_> {
         Ok(())
     }
 
-    fn needs_verdict(&self) -> bool {
-        false
-    }
-
     fn state_dir(&self) -> String {
         state_dir(&self.path)
     }
@@ -137,12 +133,16 @@ impl Target for Process<'_> {
         Ok(cmdline_matches(line, live.argv.as_deref()) == Some(true))
     }
 
-    fn job(
+    fn job_script(&self) -> &'static str {
+        job::PROCESS
+    }
+
+    fn job_args(
         &mut self,
         o: &Opts,
         new: &ExecLine,
         old: &ExecLine,
-    ) -> Result<(ManagerJob, StopInfo), Exit> {
+    ) -> Result<(Vec<String>, StopInfo), Exit> {
         let mut info = StopInfo::default();
         let (pid, target) = match far_side::pidfile_process(self.t, &self.spec.pid_file)? {
             Some(live) => {
@@ -178,12 +178,7 @@ impl Target for Process<'_> {
         args.push(shell_join(&old.logical_argv()));
         args.push(argv_hex(&new.logical_argv()));
         args.push(argv_hex(&old.logical_argv()));
-        let m = ManagerJob {
-            script: job::PROCESS,
-            args,
-            systemd_run: false,
-        };
-        Ok((m, info))
+        Ok((args, info))
     }
 
     fn finish(
@@ -192,10 +187,7 @@ impl Target for Process<'_> {
         line: &ExecLine,
         info: &mut StopInfo,
     ) -> Result<StartInfo, Exit> {
-        info.result = st
-            .get("stop_result")
-            .map_or(StopResult::AlreadyStopped, StopResult::from);
-        info.term_resent = crate::target::term_resent(st);
+        crate::target::stop_facts(st, info);
         let pid = info.old_main_pid.unwrap_or(0);
         info.detail = match info.result {
             StopResult::SigkillAfterTimeout => Some(format!(
@@ -207,7 +199,6 @@ impl Target for Process<'_> {
             )),
             _ => None,
         };
-        info.gpu = st.get("gpu").map(String::from);
         // The whole group the stop waited for (its workers after the leader).
         if let Some(g) = st.get("old_group") {
             let group: Vec<u32> = g.split(' ').filter_map(|p| p.parse().ok()).collect();
@@ -215,7 +206,6 @@ impl Target for Process<'_> {
                 info.old_pids = group;
             }
         }
-        info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
         let pid: Option<u32> = st.get("main_pid").and_then(|p| p.parse().ok());
         self.new_pid = pid;
         let mut verified = cmdline_matches(line, st.cmdline().as_deref());

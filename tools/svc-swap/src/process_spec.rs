@@ -17,8 +17,8 @@
 
 use std::time::Duration;
 
-use crate::execstart::{self, ExecLine};
-use crate::unitfile::{self, Entry};
+use crate::execstart::{self, ExecError, ExecLine};
+use crate::unitfile::{self, Entry, UnitFileError};
 
 /// A parsed process spec.
 #[derive(Debug, Clone)]
@@ -44,44 +44,70 @@ const KEYS: [&str; 7] = [
     "Port",
 ];
 
+/// Why a process spec does not read; `line` is 1-based.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    #[error(transparent)]
+    Syntax(#[from] UnitFileError),
+    #[error("line {line}: unknown key {key} (known: {})", KEYS.join(", "))]
+    UnknownKey { line: usize, key: String },
+    #[error("no ExecStart= line")]
+    NoExecStart,
+    #[error("{0} ExecStart= lines; a spec has one")]
+    SeveralExecStart(usize),
+    #[error("line {line}: {err}")]
+    Exec { line: usize, err: ExecError },
+    #[error("line {line}: ExecStart prefixes ({prefix}) are for systemd units")]
+    Prefix { line: usize, prefix: String },
+    #[error("line {line}: Environment: {err}")]
+    Environment { line: usize, err: ExecError },
+    #[error("line {line}: Environment: '{word}' is not NAME=VALUE")]
+    NotNameValue { line: usize, word: String },
+    /// A value of `key` that does not read (`TimeoutStopSec`, `Port`).
+    #[error("line {line}: bad {key}={value}")]
+    BadValue {
+        line: usize,
+        key: &'static str,
+        value: String,
+    },
+}
+
 /// Parse the spec at `path` (used for defaults) from `text`.
-pub fn parse(path: &str, text: &str) -> Result<Spec, String> {
+pub fn parse(path: &str, text: &str) -> Result<Spec, SpecError> {
     let entries = unitfile::entries(text)?;
     for e in &entries {
         if !KEYS.contains(&e.key.as_str()) {
-            let l = e.lines.0 + 1;
-            return Err(format!(
-                "line {l}: unknown key {} (known: {})",
-                e.key,
-                KEYS.join(", ")
-            ));
+            return Err(SpecError::UnknownKey {
+                line: e.lines.0 + 1,
+                key: e.key.clone(),
+            });
         }
     }
     let last = |k: &str| entries.iter().rev().find(|e| e.key == k);
     let exec_entry = match unitfile::exec_starts(&entries, None).as_slice() {
-        [] => return Err("no ExecStart= line".into()),
+        [] => return Err(SpecError::NoExecStart),
         [one] => one.clone(),
-        more => return Err(format!("{} ExecStart= lines; a spec has one", more.len())),
+        more => return Err(SpecError::SeveralExecStart(more.len())),
     };
-    let exec = execstart::parse(&exec_entry.value)
-        .map_err(|e| format!("line {}: {e}", exec_entry.lines.0 + 1))?;
+    let line = exec_entry.lines.0 + 1;
+    let exec = execstart::parse(&exec_entry.value).map_err(|err| SpecError::Exec { line, err })?;
     if !exec.prefix.is_empty() {
-        let l = exec_entry.lines.0 + 1;
-        return Err(format!(
-            "line {l}: ExecStart prefixes ({}) are for systemd units",
-            exec.prefix
-        ));
+        return Err(SpecError::Prefix {
+            line,
+            prefix: exec.prefix,
+        });
     }
     let mut env = Vec::new();
     for e in entries.iter().filter(|e| e.key == "Environment") {
+        let line = e.lines.0 + 1;
         let words = execstart::parse(&format!("x {}", e.value))
-            .map_err(|m| format!("line {}: Environment: {m}", e.lines.0 + 1))?;
+            .map_err(|err| SpecError::Environment { line, err })?;
         for w in &words.words[1..] {
             let Some((k, v)) = w.split_once('=').filter(|(k, _)| valid_env_name(k)) else {
-                return Err(format!(
-                    "line {}: Environment: '{w}' is not NAME=VALUE",
-                    e.lines.0 + 1
-                ));
+                return Err(SpecError::NotNameValue {
+                    line,
+                    word: w.clone(),
+                });
             };
             env.push((k.to_string(), execstart::logical(v)));
         }
@@ -91,17 +117,17 @@ pub fn parse(path: &str, text: &str) -> Result<Spec, String> {
         .map(|p| p.to_string_lossy().into_owned())
         .filter(|p| !p.is_empty())
         .unwrap_or_else(|| ".".into());
+    let bad = |key: &'static str, e: &Entry| SpecError::BadValue {
+        line: e.lines.0 + 1,
+        key,
+        value: e.value.clone(),
+    };
     let timeout_stop = match last("TimeoutStopSec") {
-        Some(e) => parse_timespan(&e.value)
-            .ok_or_else(|| format!("line {}: bad TimeoutStopSec={}", e.lines.0 + 1, e.value))?,
+        Some(e) => parse_timespan(&e.value).ok_or_else(|| bad("TimeoutStopSec", e))?,
         None => Duration::from_secs(90),
     };
     let port = match last("Port") {
-        Some(e) => Some(
-            e.value
-                .parse::<u16>()
-                .map_err(|_| format!("line {}: bad Port={}", e.lines.0 + 1, e.value))?,
-        ),
+        Some(e) => Some(e.value.parse::<u16>().map_err(|_| bad("Port", e))?),
         None => None,
     };
     Ok(Spec {
@@ -197,9 +223,10 @@ mod tests {
 
     #[test]
     fn bad_specs_say_where() {
-        assert_eq!(parse("x", "Port=1\n").unwrap_err(), "no ExecStart= line");
-        let starts = |text: &str, part: &str| parse("x", text).unwrap_err().starts_with(part);
-        let has = |text: &str, part: &str| parse("x", text).unwrap_err().contains(part);
+        let msg = |text: &str| parse("x", text).unwrap_err().to_string();
+        assert_eq!(msg("Port=1\n"), "no ExecStart= line");
+        let starts = |text: &str, part: &str| msg(text).starts_with(part);
+        let has = |text: &str, part: &str| msg(text).contains(part);
         assert!(starts("ExecStart=/a\nExecStar=/b\n", "line 2: unknown key"));
         assert!(has("ExecStart=/a\nPort=99999\n", "bad Port"));
         assert!(has("ExecStart=/a\nEnvironment=1X=2\n", "NAME=VALUE"));

@@ -27,17 +27,34 @@ pub fn context_env(t: &sweepkit::records::ServiceTarget) -> Vec<(String, String)
     v
 }
 
-/// Run `cmd`; `Ok(())` when it exits 0, else why not.
+/// Why the ready command did not say ready.
+#[derive(Debug, thiserror::Error)]
+pub enum NotReady {
+    #[error("--ready-cmd: {0}")]
+    Stderr(std::io::Error),
+    #[error("--ready-cmd: cannot run sh: {0}")]
+    Spawn(std::io::Error),
+    #[error("{0}")]
+    Wait(std::io::Error),
+    #[error("ready command exited {0}")]
+    Exited(i32),
+    #[error("ready command was killed by a signal")]
+    Killed,
+    #[error("ready command still running after {0:?}")]
+    TimedOut(Duration),
+}
+
+/// Run `cmd`; `Ok(())` when it exits 0.
 pub fn run(
     cmd: &str,
     env: &[(String, String)],
     record: &[u8],
     timeout: Duration,
-) -> Result<(), String> {
+) -> Result<(), NotReady> {
     use std::os::unix::process::CommandExt;
     let stderr = std::os::fd::AsFd::as_fd(&std::io::stderr())
         .try_clone_to_owned()
-        .map_err(|e| format!("--ready-cmd: {e}"))?;
+        .map_err(NotReady::Stderr)?;
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(cmd)
@@ -46,7 +63,7 @@ pub fn run(
         .stdout(Stdio::from(stderr))
         .process_group(0)
         .spawn()
-        .map_err(|e| format!("--ready-cmd: cannot run sh: {e}"))?;
+        .map_err(NotReady::Spawn)?;
     if let Some(mut pipe) = child.stdin.take() {
         let bytes = record.to_vec();
         std::thread::spawn(move || {
@@ -55,11 +72,11 @@ pub fn run(
     }
     let t0 = Instant::now();
     loop {
-        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
+        if let Some(st) = child.try_wait().map_err(NotReady::Wait)? {
             return match st.code() {
                 Some(0) => Ok(()),
-                Some(c) => Err(format!("ready command exited {c}")),
-                None => Err("ready command was killed by a signal".into()),
+                Some(c) => Err(NotReady::Exited(c)),
+                None => Err(NotReady::Killed),
             };
         }
         if t0.elapsed() >= timeout {
@@ -69,7 +86,7 @@ pub fn run(
                 libc::kill(-(child.id() as i32), libc::SIGKILL);
             }
             let _ = child.wait();
-            return Err(format!("ready command still running after {:?}", timeout));
+            return Err(NotReady::TimedOut(timeout));
         }
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -90,7 +107,9 @@ mod tests {
         )
         .is_ok());
         assert_eq!(
-            run("exit 7", &[], b"", Duration::from_secs(5)).unwrap_err(),
+            run("exit 7", &[], b"", Duration::from_secs(5))
+                .unwrap_err()
+                .to_string(),
             "ready command exited 7"
         );
         let t0 = Instant::now();

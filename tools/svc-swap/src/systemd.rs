@@ -13,13 +13,13 @@ use sweepkit::records::{
 use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
-use crate::execstart::{self, ExecLine};
+use crate::execstart::{self, ExecError, ExecLine};
 use crate::far_side;
-use crate::job::{self, ManagerJob, State};
+use crate::job::{self, State};
 use crate::process_spec::parse_timespan;
 use crate::show;
 use crate::target::{cmdline_matches, Opts, Plan, Target};
-use crate::unitfile::{self, CatFile};
+use crate::unitfile::{self, CatFile, UnitFileError};
 
 pub const DROP_IN: &str = "50-sweepkit.conf";
 
@@ -37,13 +37,27 @@ fn err(code: u8, msg: String) -> Exit {
     Exit::new(code, anyhow::anyhow!(msg))
 }
 
+/// Why a unit has not one ExecStart svc-swap can edit (said after "unit
+/// NAME").
+#[derive(Debug, thiserror::Error)]
+enum UnitExecError {
+    #[error("{path}: {err}")]
+    File { path: String, err: UnitFileError },
+    #[error("has no ExecStart")]
+    NoExecStart,
+    #[error("{path}: {err}")]
+    Exec { path: String, err: ExecError },
+    #[error("has {0} ExecStart lines; svc-swap edits units with one")]
+    Several(usize),
+}
+
 /// The effective ExecStart of `files` with `path` replaced by `text`
 /// (`None`: removed; a path not among them is appended as a drop-in).
 fn effective(
     files: &[CatFile],
     path: &str,
     text: Option<&str>,
-) -> Result<(ExecLine, String), String> {
+) -> Result<(ExecLine, String), UnitExecError> {
     let mut list: Vec<CatFile> = files.iter().filter(|f| f.path != path).cloned().collect();
     if let Some(t) = text {
         let at = files
@@ -60,7 +74,10 @@ fn effective(
     }
     let mut found: Vec<(unitfile::Entry, String)> = Vec::new();
     for f in &list {
-        let entries = unitfile::entries(&f.text).map_err(|e| format!("{}: {e}", f.path))?;
+        let entries = unitfile::entries(&f.text).map_err(|err| UnitExecError::File {
+            path: f.path.clone(),
+            err,
+        })?;
         for e in entries
             .into_iter()
             .filter(|e| e.key == "ExecStart" && e.section == "Service")
@@ -73,14 +90,14 @@ fn effective(
         }
     }
     match found.as_slice() {
-        [] => Err("has no ExecStart".into()),
+        [] => Err(UnitExecError::NoExecStart),
         [(e, p)] => execstart::parse(&e.value)
             .map(|l| (l, p.clone()))
-            .map_err(|m| format!("{p}: {m}")),
-        more => Err(format!(
-            "has {} ExecStart lines; svc-swap edits units with one",
-            more.len()
-        )),
+            .map_err(|err| UnitExecError::Exec {
+                path: p.clone(),
+                err,
+            }),
+        more => Err(UnitExecError::Several(more.len())),
     }
 }
 
@@ -326,12 +343,20 @@ impl Target for Systemd<'_> {
             && cmdline_matches(line, far_side::cmdline(self.t, pid)?.as_deref()) != Some(false))
     }
 
-    fn job(
+    fn job_script(&self) -> &'static str {
+        job::SYSTEMD
+    }
+
+    fn under_systemd_run(&self) -> bool {
+        true
+    }
+
+    fn job_args(
         &mut self,
         o: &Opts,
         _new: &ExecLine,
         _old: &ExecLine,
-    ) -> Result<(ManagerJob, StopInfo), Exit> {
+    ) -> Result<(Vec<String>, StopInfo), Exit> {
         self.refresh()?;
         let mut info = StopInfo::default();
         let main: u32 = self.prop("MainPID").parse().unwrap_or(0);
@@ -352,12 +377,7 @@ impl Target for Systemd<'_> {
         ];
         args.extend(crate::target::settle_args(o, o.port));
         args.extend(pids.iter().map(u32::to_string));
-        let m = ManagerJob {
-            script: job::SYSTEMD,
-            args,
-            systemd_run: true,
-        };
-        Ok((m, info))
+        Ok((args, info))
     }
 
     fn finish(
@@ -371,10 +391,9 @@ impl Target for Systemd<'_> {
             .old_invocation_id
             .as_deref()
             .and_then(|id| self.stop_journal(id));
+        crate::target::stop_facts(st, info);
         classify_stop(st, &result, journal, info);
         info.systemd_result = Some(result);
-        info.gpu = st.get("gpu").map(String::from);
-        info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
         self.refresh()?;
         let pid: u32 = st.get("main_pid").and_then(|p| p.parse().ok()).unwrap_or(0);
         let mut s = StartInfo {

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use sweepkit::records::{ServiceTarget, StartInfo, StopInfo, SwapMethod};
+use sweepkit::records::{ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod};
 use sweepkit::report::Exit;
 
 use crate::execstart::ExecLine;
@@ -52,7 +52,8 @@ pub struct Plan {
     pub method: SwapMethod,
 }
 
-/// A service svc-swap can stop, edit and start.
+/// A service svc-swap can stop, edit and start. A manager states what is
+/// its own; the defaults serve the managers that have nothing to add.
 pub trait Target {
     fn info(&self) -> ServiceTarget;
     /// The ExecStart in force now.
@@ -61,24 +62,52 @@ pub trait Target {
     fn plan_edit(&self, line: &ExecLine, in_place: bool) -> Result<Plan, Exit>;
     /// The file change that puts the previous config back.
     fn plan_restore(&self, in_place: bool) -> Result<Plan, Exit>;
-    /// Check the manager now carries `line`; `Err` says what differs.
-    fn verify(&mut self, line: &ExecLine) -> Result<(), Exit>;
+    /// Check the manager now carries `line`; `Err` says what differs. By
+    /// default nothing is asked before the job: a container's command is
+    /// read back from the engine once it runs (`finish`).
+    fn verify(&mut self, _line: &ExecLine) -> Result<(), Exit> {
+        Ok(())
+    }
     /// True when the job must wait for `verify` before it stops anything
     /// (systemd: another drop-in may override ours).
-    fn needs_verdict(&self) -> bool;
+    fn needs_verdict(&self) -> bool {
+        false
+    }
     /// Where the far-side jobs keep their state (`job.rs`).
     fn state_dir(&self) -> String;
     /// True when the live instance already runs `line` (a no-op swap).
     fn live_matches(&mut self, line: &ExecLine) -> Result<bool, Exit>;
-    /// The manager's part of a far-side job that stops the old instance and
-    /// starts `new` (restarting `old` when `new` fails), and what is known
-    /// of the old instance before it stops.
+    /// The manager's shell functions in the far-side job (`job/*.sh`).
+    fn job_script(&self) -> &'static str;
+    /// True when the job runs under `systemd-run` (a transient unit named
+    /// after the job).
+    fn under_systemd_run(&self) -> bool {
+        false
+    }
+    /// The arguments of `job_script` for a job that stops the old instance
+    /// and starts `new` (restarting `old` when `new` fails), and what is
+    /// known of the old instance before it stops.
+    fn job_args(
+        &mut self,
+        o: &Opts,
+        new: &ExecLine,
+        old: &ExecLine,
+    ) -> Result<(Vec<String>, StopInfo), Exit>;
+    /// The manager's part of that far-side job.
     fn job(
         &mut self,
         o: &Opts,
         new: &ExecLine,
         old: &ExecLine,
-    ) -> Result<(ManagerJob, StopInfo), Exit>;
+    ) -> Result<(ManagerJob, StopInfo), Exit> {
+        let (args, info) = self.job_args(o, new, old)?;
+        let m = ManagerJob {
+            script: self.job_script(),
+            args,
+            systemd_run: self.under_systemd_run(),
+        };
+        Ok((m, info))
+    }
     /// How the stop and the start went, from the job's state; `line` is
     /// what should be running now.
     fn finish(
@@ -114,6 +143,19 @@ fn resend_ms(d: Duration) -> u128 {
         0 => 0,
         ms => ms.max(50),
     }
+}
+
+/// What every job's state tells of the stop: its result as the job wrote
+/// it (none: there was nothing to stop; systemd reads its own unit's
+/// result over it), the SIGTERMs re-sent after the first, the GPU wait,
+/// the time to the start.
+pub fn stop_facts(st: &State, info: &mut StopInfo) {
+    info.result = st
+        .get("stop_result")
+        .map_or(StopResult::AlreadyStopped, StopResult::from);
+    info.term_resent = term_resent(st);
+    info.gpu = st.get("gpu").map(String::from);
+    info.duration_s = st.span_s("t_stop", "t_start").unwrap_or_default();
 }
 
 /// `term_resent` in the stop report: how many SIGTERMs followed the first.

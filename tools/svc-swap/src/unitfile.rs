@@ -13,9 +13,19 @@ pub struct Entry {
     pub lines: (usize, usize),
 }
 
+/// A line of a unit file that is neither a section, an entry nor a
+/// comment; `line` is 1-based.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum UnitFileError {
+    #[error("line {line}: bad section header")]
+    BadSection { line: usize },
+    #[error("line {line}: expected Key=value: {text}")]
+    NotKeyValue { line: usize, text: String },
+}
+
 /// Parse `text` into entries. Continuation lines are joined with a space,
 /// and comment lines inside a continuation are skipped, as systemd does.
-pub fn entries(text: &str) -> Result<Vec<Entry>, String> {
+pub fn entries(text: &str) -> Result<Vec<Entry>, UnitFileError> {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut out = Vec::new();
     let mut section = String::new();
@@ -45,7 +55,7 @@ pub fn entries(text: &str) -> Result<Vec<Entry>, String> {
         } else if let Some(s) = t.strip_prefix('[') {
             section = s
                 .strip_suffix(']')
-                .ok_or_else(|| format!("line {}: bad section header", first + 1))?
+                .ok_or(UnitFileError::BadSection { line: first + 1 })?
                 .to_string();
         } else if let Some((k, v)) = t.split_once('=') {
             out.push(Entry {
@@ -55,7 +65,10 @@ pub fn entries(text: &str) -> Result<Vec<Entry>, String> {
                 lines: (first, i),
             });
         } else {
-            return Err(format!("line {}: expected Key=value: {t}", first + 1));
+            return Err(UnitFileError::NotKeyValue {
+                line: first + 1,
+                text: t.to_string(),
+            });
         }
         i += 1;
     }
@@ -168,10 +181,10 @@ mod tests {
     #[test]
     fn bad_lines_are_located() {
         assert_eq!(
-            entries("[Service\n").unwrap_err(),
+            entries("[Service\n").unwrap_err().to_string(),
             "line 1: bad section header"
         );
-        let e = entries("ok=1\nnot a pair\n").unwrap_err();
+        let e = entries("ok=1\nnot a pair\n").unwrap_err().to_string();
         assert!(e.starts_with("line 2:"), "{e}");
     }
 

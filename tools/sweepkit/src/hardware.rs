@@ -6,7 +6,29 @@
 use std::time::Duration;
 
 use crate::records::{Gpu, HostInfo};
-use crate::transport::Transport;
+use crate::transport::{Transport, TransportError};
+
+/// Why the far side's hardware was not read (a missing `nvidia-smi` is
+/// not one): `via` names the transport.
+#[derive(Debug, thiserror::Error)]
+pub enum HardwareError {
+    #[error("via {via}: {err}")]
+    Transport { via: String, err: TransportError },
+    /// The script did not run: its exit status (`?` for a signal) and its
+    /// first line of stderr.
+    #[error("via {via}: exit {status}: {why}")]
+    Script {
+        via: String,
+        status: String,
+        why: String,
+    },
+}
+
+/// A line of `nvidia-smi` output that is no GPU of its CSV (an error
+/// message instead).
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+#[error("not a GPU line of nvidia-smi: {0}")]
+pub struct NotGpuLine(pub String);
 
 /// The far-side script. A constant: no value of ours is spliced into it,
 /// so nothing can be injected (the transport quotes it as one word).
@@ -35,13 +57,13 @@ pub fn argv() -> Vec<String> {
 /// `nvidia-smi --query-gpu=name,memory.total --format=csv,noheader` lines
 /// (`NVIDIA H200, 143771 MiB`) as GPUs. A line without a comma or with an
 /// unreadable memory keeps its name; blank lines are skipped. `Err` with
-/// the text when no line looks like a GPU (an error message instead).
-pub fn parse_nvidia_smi(text: &str) -> Result<Vec<Gpu>, String> {
+/// the first line that is no GPU (an error message instead).
+pub fn parse_nvidia_smi(text: &str) -> Result<Vec<Gpu>, NotGpuLine> {
     let mut gpus = Vec::new();
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
         // The name may hold a comma in principle; memory is the last field.
         let Some((name, mem)) = line.rsplit_once(',') else {
-            return Err(line.to_string());
+            return Err(NotGpuLine(line.to_string()));
         };
         let mem = mem.trim();
         let memory_mib = mem
@@ -50,7 +72,7 @@ pub fn parse_nvidia_smi(text: &str) -> Result<Vec<Gpu>, String> {
         if memory_mib.is_none() && !mem.starts_with('[') {
             // `[N/A]` is a real answer (some MIG setups); anything else
             // after the comma is not nvidia-smi's CSV.
-            return Err(line.to_string());
+            return Err(NotGpuLine(line.to_string()));
         }
         gpus.push(Gpu {
             name: name.trim().to_string(),
@@ -144,19 +166,22 @@ pub fn read(
     t: &dyn Transport,
     name: &str,
     exec_prefix: Option<String>,
-) -> Result<HostInfo, String> {
+) -> Result<HostInfo, HardwareError> {
     let o = t
         .run_idempotent(&argv(), None, TIMEOUT)
-        .map_err(|e| format!("via {}: {e}", t.describe()))?;
+        .map_err(|err| HardwareError::Transport {
+            via: t.describe(),
+            err,
+        })?;
     let out = o.stdout_str();
     if !o.success() || !out.contains("gpu-status:") {
         let err = o.stderr_str();
         let why = err.lines().next().unwrap_or("no output");
-        return Err(format!(
-            "via {}: exit {}: {why}",
-            t.describe(),
-            o.status.map_or("?".into(), |s| s.to_string())
-        ));
+        return Err(HardwareError::Script {
+            via: t.describe(),
+            status: o.status.map_or("?".into(), |s| s.to_string()),
+            why: why.to_string(),
+        });
     }
     Ok(parse(&out, name, exec_prefix))
 }

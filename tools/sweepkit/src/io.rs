@@ -48,19 +48,35 @@ pub fn open_output(path: &str) -> io::Result<Box<dyn Write>> {
     }
 }
 
-/// Parse one line as a record. Error messages name the field serde found wrong.
-pub fn parse_record(line: &str) -> Result<Record, String> {
+/// Why a line is not a record; serde's messages name the field it found
+/// wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    #[error("not JSON: {0}")]
+    NotJson(String),
+    #[error("not a JSON object")]
+    NotObject,
+    #[error("record has no \"type\" field")]
+    NoType,
+    #[error("unknown record type \"{0}\"")]
+    UnknownType(String),
+    #[error("bad record: {0}")]
+    Bad(String),
+}
+
+/// Parse one line as a record.
+pub fn parse_record(line: &str) -> Result<Record, RecordError> {
     let value: serde_json::Value =
-        serde_json::from_str(line).map_err(|e| format!("not JSON: {e}"))?;
+        serde_json::from_str(line).map_err(|e| RecordError::NotJson(e.to_string()))?;
     let Some(obj) = value.as_object() else {
-        return Err("not a JSON object".into());
+        return Err(RecordError::NotObject);
     };
     match obj.get("type").and_then(|t| t.as_str()) {
-        None => return Err("record has no \"type\" field".into()),
+        None => return Err(RecordError::NoType),
         Some(t) if crate::records::is_record_type(t) => {}
-        Some(other) => return Err(format!("unknown record type \"{other}\"")),
+        Some(other) => return Err(RecordError::UnknownType(other.into())),
     }
-    serde_json::from_value(value).map_err(|e| format!("bad record: {e}"))
+    serde_json::from_value(value).map_err(|e| RecordError::Bad(e.to_string()))
 }
 
 /// Reads records from a JSON Lines stream, skipping blank lines and
@@ -106,10 +122,12 @@ impl<R: BufRead> RecordReader<R> {
             if text.is_empty() {
                 continue;
             }
-            let parsed = parse_record(text).and_then(|rec| {
-                let raw = serde_json::from_str(text).map_err(|e| e.to_string())?;
-                Ok((rec, raw))
-            });
+            let parsed = parse_record(text)
+                .map_err(|e| e.to_string())
+                .and_then(|rec| {
+                    let raw = serde_json::from_str(text).map_err(|e| e.to_string())?;
+                    Ok((rec, raw))
+                });
             return Some(parsed.map_err(|message| InputError::Malformed {
                 source_name: self.source_name.clone(),
                 line: self.line,
@@ -183,7 +201,7 @@ mod tests {
     #[test]
     fn wrong_field_type_is_named() {
         let line = r#"{"type":"failure","schema":"one","config":{},"provenance":{}}"#;
-        let err = parse_record(line).unwrap_err();
+        let err = parse_record(line).unwrap_err().to_string();
         assert!(err.contains("bad record"), "{err}");
     }
 

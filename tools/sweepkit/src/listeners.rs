@@ -6,6 +6,8 @@
 
 use std::fs;
 
+use crate::proc_stat::ProcStat;
+
 /// A process holding a listening socket.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Holder {
@@ -91,15 +93,10 @@ pub fn lineage(pid: u32) -> Vec<u32> {
     while cur > 1 && out.len() < 64 {
         out.push(cur);
         let stat = fs::read_to_string(format!("/proc/{cur}/stat")).unwrap_or_default();
-        // pid (comm) state ppid ...: comm may hold spaces and parentheses.
-        let Some(after) = stat.rsplit_once(") ").map(|(_, a)| a) else {
+        let Some(stat) = ProcStat::parse(&stat) else {
             break;
         };
-        cur = after
-            .split(' ')
-            .nth(1)
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
+        cur = stat.ppid().unwrap_or(0);
     }
     out
 }

@@ -40,6 +40,23 @@ impl Op {
     }
 }
 
+/// Why a `--slo` spec does not read; `term` is the term as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SloError {
+    #[error("empty SLO: expected METRIC<=LIMIT, e.g. ttft_ms<=200")]
+    Empty,
+    #[error("\"{term}\": expected METRIC<=LIMIT (or <, >=, >), e.g. ttft_ms<=200")]
+    NoOp { term: String },
+    #[error("\"{term}\": \"{name}\" is not a metric name")]
+    BadName { term: String, name: String },
+    #[error("\"{term}\": the limit must be a finite number")]
+    NotFinite { term: String },
+    #[error("\"{term}\": \"{value}\" is not a number or a duration (200ms, 2s)")]
+    BadLimit { term: String, value: String },
+    #[error("\"{term}\": {name} is not a time: give a number")]
+    NotATime { term: String, name: String },
+}
+
 /// One term in canonical form: `name` carries the unit (`ttft_ms`,
 /// `p99_ttft_ms`, `output_tok_per_s`) and `limit` is in that unit.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,7 +73,7 @@ impl std::fmt::Display for Term {
 }
 
 /// Parse a whole `--slo` spec into canonical terms.
-pub fn parse(spec: &str) -> Result<Vec<Term>, String> {
+pub fn parse(spec: &str) -> Result<Vec<Term>, SloError> {
     let terms = spec
         .split(',')
         .map(str::trim)
@@ -64,22 +81,23 @@ pub fn parse(spec: &str) -> Result<Vec<Term>, String> {
         .map(term)
         .collect::<Result<Vec<_>, _>>()?;
     if terms.is_empty() {
-        return Err("empty SLO: expected METRIC<=LIMIT, e.g. ttft_ms<=200".into());
+        return Err(SloError::Empty);
     }
     Ok(terms)
 }
 
-fn term(t: &str) -> Result<Term, String> {
-    let (name, op, value) = split_op(t).ok_or_else(|| {
-        format!("\"{t}\": expected METRIC<=LIMIT (or <, >=, >), e.g. ttft_ms<=200")
-    })?;
+fn term(t: &str) -> Result<Term, SloError> {
+    let (name, op, value) = split_op(t).ok_or_else(|| SloError::NoOp { term: t.into() })?;
     let name = name.trim();
     if name.is_empty()
         || !name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
     {
-        return Err(format!("\"{t}\": \"{name}\" is not a metric name"));
+        return Err(SloError::BadName {
+            term: t.into(),
+            name: name.into(),
+        });
     }
     let value = value.trim();
     let (name, limit) = match value.parse::<f64>() {
@@ -88,7 +106,7 @@ fn term(t: &str) -> Result<Term, String> {
         Err(_) => with_unit(t, name, value)?,
     };
     if !limit.is_finite() {
-        return Err(format!("\"{t}\": the limit must be a finite number"));
+        return Err(SloError::NotFinite { term: t.into() });
     }
     // vLLM's name for end-to-end latency; ours is e2e.
     let name = name.replace("e2el", "e2e");
@@ -98,15 +116,20 @@ fn term(t: &str) -> Result<Term, String> {
 /// A duration limit (`200ms`, `2s`): the name ends in `_ms` (or gets it)
 /// and the limit is converted to milliseconds; a name in seconds (`_s`)
 /// gets seconds.
-fn with_unit(t: &str, name: &str, value: &str) -> Result<(String, f64), String> {
-    let d = humantime::parse_duration(value)
-        .map_err(|_| format!("\"{t}\": \"{value}\" is not a number or a duration (200ms, 2s)"))?;
+fn with_unit(t: &str, name: &str, value: &str) -> Result<(String, f64), SloError> {
+    let d = humantime::parse_duration(value).map_err(|_| SloError::BadLimit {
+        term: t.into(),
+        value: value.into(),
+    })?;
     let time_unit = |n: &str| n.ends_with("_ms") || (n.ends_with("_s") && !n.ends_with("per_s"));
     if name.ends_with("_s") && time_unit(name) {
         return Ok((name.to_string(), d.as_secs_f64()));
     }
     if !name.ends_with("_ms") && !is_bare_latency(name) {
-        return Err(format!("\"{t}\": {name} is not a time: give a number"));
+        return Err(SloError::NotATime {
+            term: t.into(),
+            name: name.into(),
+        });
     }
     let name = if name.ends_with("_ms") {
         name.to_string()
@@ -178,13 +201,12 @@ mod tests {
 
     #[test]
     fn bad_terms_say_what_is_wrong() {
-        assert!(parse("").unwrap_err().contains("empty"));
-        assert!(parse("ttft").unwrap_err().contains("METRIC<=LIMIT"));
-        assert!(parse("ttft<=soon").unwrap_err().contains("duration"));
-        assert!(parse("output_tok_per_s>=1s")
-            .unwrap_err()
-            .contains("not a time"));
-        assert!(parse("a b<=1").unwrap_err().contains("not a metric name"));
+        let e = |spec: &str| parse(spec).unwrap_err().to_string();
+        assert!(e("").contains("empty"));
+        assert!(e("ttft").contains("METRIC<=LIMIT"));
+        assert!(e("ttft<=soon").contains("duration"));
+        assert!(e("output_tok_per_s>=1s").contains("not a time"));
+        assert!(e("a b<=1").contains("not a metric name"));
         assert!(parse("ttft_ms<=inf").is_err());
     }
 }

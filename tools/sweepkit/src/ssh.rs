@@ -28,7 +28,7 @@ use ssh2::Session;
 
 pub use config::ConfigFile;
 pub(crate) use connect::open_session;
-pub use dest::{local_user, SshDest};
+pub use dest::{local_user, DestError, SshDest};
 
 use crate::transport::{shell_join, CmdOutput, Stream, Transport, TransportError};
 
@@ -41,16 +41,16 @@ pub struct SshTarget {
 }
 
 impl FromStr for SshTarget {
-    type Err = String;
+    type Err = DestError;
 
     /// Parse `[user@]host[:port]` as written, without a config file:
     /// the local user and port 22 when not given (as ssh does).
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, DestError> {
         let d: SshDest = s.parse()?;
         let user = d
             .user
             .or_else(local_user)
-            .ok_or_else(|| format!("'{s}': no user: write USER@HOST"))?;
+            .ok_or_else(|| DestError::NoUser(s.into()))?;
         Ok(SshTarget {
             user,
             host: d.host,

@@ -263,16 +263,6 @@ pub fn window(t: &Trace, start: Option<Duration>, end: Option<Duration>) -> Vec<
         .collect()
 }
 
-/// Each entry's send time after the first one's, at `speed` times the
-/// recorded pace.
-pub fn offsets(entries: &[Entry], speed: f64) -> Vec<Duration> {
-    let t0 = entries.first().map_or(0.0, |e| e.at_ms);
-    entries
-        .iter()
-        .map(|e| Duration::from_secs_f64((e.at_ms - t0).max(0.0) / 1e3 / speed))
-        .collect()
-}
-
 /// Burstiness of arrivals: the coefficient of variation of the gaps
 /// between sends (standard deviation over mean; 1 for Poisson arrivals,
 /// 0 for a steady pace, above 1 for bursts). None with fewer than two gaps.
@@ -318,8 +308,7 @@ mod tests {
         );
         assert_eq!(t.entries[1].line, 3);
         assert_eq!(t.entries[2].output_tokens, Some(2));
-        let offs = offsets(&t.entries, 2.0);
-        assert_eq!(offs[1], Duration::from_micros(2750));
+        assert_eq!(t.entries[1].at_ms, 5.5);
     }
 
     #[test]
@@ -369,7 +358,7 @@ mod tests {
             Some(Duration::from_secs(5)),
         );
         assert_eq!(w.iter().map(|e| e.line).collect::<Vec<_>>(), vec![3, 4, 5]);
-        assert_eq!(offsets(&w, 1.0)[2], Duration::from_secs(2));
+        assert_eq!(w[2].at_ms - w[0].at_ms, 2000.0);
         assert_eq!(arrival_cv(&[0.0, 1.0, 2.0, 3.0]), Some(0.0));
         let bursty = arrival_cv(&[0.0, 0.01, 0.02, 3.0, 3.01, 3.02, 6.0]).unwrap();
         assert!(bursty > 1.0, "{bursty}");

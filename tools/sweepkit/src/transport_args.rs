@@ -27,7 +27,7 @@ pub enum FillError {
     )]
     SshOnlyWithoutDestination,
 }
-use crate::ssh::{ConfigFile, Ssh, SshConfig, SshDest, SshTarget, DEFAULT_RETRY};
+use crate::ssh::{ConfigFile, DestError, Ssh, SshConfig, SshDest, DEFAULT_RETRY};
 use crate::time::parse_duration;
 use crate::transport::{Local, Transport, TransportError};
 
@@ -108,14 +108,7 @@ impl Default for TransportArgs {
 
 impl SshDest {
     /// clap's value parser (the error text becomes clap's usage error).
-    pub fn from_str_clap(s: &str) -> Result<SshDest, String> {
-        s.parse()
-    }
-}
-
-impl SshTarget {
-    /// clap's value parser (the error text becomes clap's usage error).
-    pub fn from_str_clap(s: &str) -> Result<SshTarget, String> {
+    pub fn from_str_clap(s: &str) -> Result<SshDest, DestError> {
         s.parse()
     }
 }
@@ -210,7 +203,7 @@ impl TransportArgs {
     pub fn ssh_config_for(&self, dest: &str) -> Result<SshConfig, TransportError> {
         let d: SshDest = dest
             .parse()
-            .map_err(|e: String| TransportError::Config(format!("ssh destination {e}")))?;
+            .map_err(|e: DestError| TransportError::Config(format!("ssh destination {e}")))?;
         self.resolve(&d)
     }
 

@@ -3,6 +3,9 @@
 
 use regex::Regex;
 use serde_json::Value;
+use sweepkit::report::Exit;
+
+use crate::cli::usage;
 
 /// Accepted HTTP statuses, as inclusive ranges.
 #[derive(Debug, Clone, PartialEq)]
@@ -10,10 +13,14 @@ pub struct StatusSet(Vec<(u16, u16)>);
 
 impl StatusSet {
     /// Parse `200,204`, `2xx`, `200-399` (commas or spaces between items).
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, Exit> {
         let mut ranges = Vec::new();
         for item in s.split([',', ' ']).filter(|i| !i.is_empty()) {
-            let bad = || format!("--expect-status: bad status '{item}' (use 200, 2xx or 200-299)");
+            let bad = || {
+                usage(format!(
+                    "--expect-status: bad status '{item}' (use 200, 2xx or 200-299)"
+                ))
+            };
             let r = if let Some(class) = item.strip_suffix("xx").or(item.strip_suffix("XX")) {
                 let c: u16 = class.parse().map_err(|_| bad())?;
                 (c * 100, c * 100 + 99)
@@ -29,7 +36,7 @@ impl StatusSet {
             ranges.push(r);
         }
         if ranges.is_empty() {
-            return Err("--expect-status: empty list".into());
+            return Err(usage("--expect-status: empty list"));
         }
         Ok(StatusSet(ranges))
     }
@@ -58,9 +65,20 @@ pub struct JsonPath {
     pub steps: Vec<Step>,
 }
 
+/// Why a JSON path does not read: the path and what is wrong with it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("JSON path '{text}': {what}")]
+pub struct PathError {
+    pub text: String,
+    pub what: String,
+}
+
 impl JsonPath {
-    pub fn parse(text: &str) -> Result<Self, String> {
-        let err = |what: &str| format!("JSON path '{text}': {what}");
+    pub fn parse(text: &str) -> Result<Self, PathError> {
+        let err = |what: &str| PathError {
+            text: text.to_string(),
+            what: what.to_string(),
+        };
         let chars: Vec<char> = text.chars().collect();
         let mut steps = Vec::new();
         let mut i = 0;
@@ -148,14 +166,14 @@ pub struct JsonExpect {
 }
 
 impl JsonExpect {
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, Exit> {
         // The path cannot contain '=' outside quotes; split at the first one.
         let (p, v) = match split_outside_quotes(s, '=') {
             Some((p, v)) => (p, Some(v.to_string())),
             None => (s, None),
         };
         Ok(JsonExpect {
-            path: JsonPath::parse(p).map_err(|e| format!("--expect-json: {e}"))?,
+            path: JsonPath::parse(p).map_err(|e| usage(format!("--expect-json: {e}")))?,
             value: v,
         })
     }
@@ -288,7 +306,7 @@ mod tests {
     #[test]
     fn malformed_paths_are_named() {
         for bad in ["", ".", "a..b", "a[", "a[x]", "a.", "a b", "[0", "a]"] {
-            let e = JsonPath::parse(bad).unwrap_err();
+            let e = JsonPath::parse(bad).unwrap_err().to_string();
             assert!(e.contains(&format!("'{bad}'")), "{bad}: {e}");
         }
     }

@@ -4,6 +4,8 @@
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
+use sweepkit::exit;
+use sweepkit::report::Exit;
 use sweepkit::time::parse_duration;
 use sweepkit::transport_args::TransportArgs;
 
@@ -235,6 +237,11 @@ pub enum Backoff {
     Linear,
     /// Grows by half each probe.
     Exponential,
+}
+
+/// A flag's value that does not read: a usage error (exit 2).
+pub fn usage(msg: impl Into<String>) -> Exit {
+    Exit::new(exit::USAGE, anyhow::anyhow!(msg.into()))
 }
 
 /// `never`/`off`/`0` disable the unreachable rule (zero: disabled).

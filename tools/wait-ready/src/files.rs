@@ -7,8 +7,10 @@
 
 use std::time::Duration;
 
+use sweepkit::report::Exit;
 use sweepkit::transport::{Local, Transport};
 
+use crate::cli::usage;
 use crate::watch::Place;
 
 /// A far file and the SHA-256 it must have.
@@ -20,16 +22,18 @@ pub struct FileExpect {
 
 impl FileExpect {
     /// `--expect-file PATH=SHA256`.
-    pub fn parse(s: &str) -> Result<FileExpect, String> {
+    pub fn parse(s: &str) -> Result<FileExpect, Exit> {
         let (p, h) = s
             .rsplit_once('=')
-            .ok_or_else(|| format!("--expect-file '{s}': want PATH=SHA256"))?;
+            .ok_or_else(|| usage(format!("--expect-file '{s}': want PATH=SHA256")))?;
         let h = h.trim().to_ascii_lowercase();
         if !p.starts_with('/') {
-            return Err(format!("--expect-file '{s}': PATH must be absolute"));
+            return Err(usage(format!("--expect-file '{s}': PATH must be absolute")));
         }
         if h.len() != 64 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(format!("--expect-file '{s}': SHA256 must be 64 hex digits"));
+            return Err(usage(format!(
+                "--expect-file '{s}': SHA256 must be 64 hex digits"
+            )));
         }
         Ok(FileExpect {
             path: p.to_string(),

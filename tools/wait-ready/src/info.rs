@@ -6,10 +6,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 use sweepkit::records::{ServerInfo, ServerKind as RecordKind};
+use sweepkit::report::Exit;
 use url::Url;
 
 use crate::check::{json_matches, JsonPath, Step};
-use crate::cli::ServerKind;
+use crate::cli::{usage, ServerKind};
 use crate::probe::{http, RequestSpec};
 
 /// `--expect-config KEY=VALUE`. KEY is a flag name (dashes or
@@ -25,17 +26,19 @@ pub struct ConfigExpect {
 }
 
 impl ConfigExpect {
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, Exit> {
         let (k, v) = s
             .split_once('=')
-            .ok_or_else(|| format!("--expect-config '{s}': want KEY=VALUE"))?;
+            .ok_or_else(|| usage(format!("--expect-config '{s}': want KEY=VALUE")))?;
         let k = k.trim().trim_start_matches("--");
         if k.is_empty() {
-            return Err(format!("--expect-config '{s}': empty key"));
+            return Err(usage(format!("--expect-config '{s}': empty key")));
         }
-        let path = JsonPath::parse(k).map_err(|e| format!("--expect-config: {e}"))?;
+        let path = JsonPath::parse(k).map_err(|e| usage(format!("--expect-config: {e}")))?;
         if !matches!(path.steps.first(), Some(Step::Key(_))) {
-            return Err(format!("--expect-config '{s}': KEY must start with a name"));
+            return Err(usage(format!(
+                "--expect-config '{s}': KEY must start with a name"
+            )));
         }
         Ok(ConfigExpect {
             key: k.to_string(),
@@ -73,26 +76,37 @@ impl ConfigExpect {
 
     /// The first step is found by name anywhere (normalized); the rest
     /// walks into the value, parsing a JSON string on the way.
-    fn lookup(&self, args: &Value) -> Result<Value, String> {
+    fn lookup(&self, args: &Value) -> Result<Value, Unreported> {
         let Some((Step::Key(first), rest)) = self.path.steps.split_first() else {
-            return Err("not a name".into());
+            return Err(Unreported::NotAName);
         };
         let mut v = find_key(args, &norm(first), 0)
             .cloned()
-            .ok_or("not reported")?;
+            .ok_or(Unreported::Missing)?;
         for step in rest {
             if let Value::String(text) = &v {
-                v = serde_json::from_str(text)
-                    .map_err(|_| format!("value {text:?} is not JSON"))?;
+                v = serde_json::from_str(text).map_err(|_| Unreported::NotJson(text.clone()))?;
             }
             let next = match step {
                 Step::Key(k) => v.as_object().and_then(|o| o.get(k)),
                 Step::Index(i) => v.as_array().and_then(|a| a.get(*i)),
             };
-            v = next.cloned().ok_or("not reported")?;
+            v = next.cloned().ok_or(Unreported::Missing)?;
         }
         Ok(v)
     }
+}
+
+/// Why the server's report holds no value for a key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Unreported {
+    #[error("not a name")]
+    NotAName,
+    #[error("not reported")]
+    Missing,
+    /// A string on the way that does not parse as JSON.
+    #[error("value {0:?} is not JSON")]
+    NotJson(String),
 }
 
 fn norm(k: &str) -> String {

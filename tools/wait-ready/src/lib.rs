@@ -31,7 +31,7 @@ use sweepkit::transport::{Local, Transport};
 use sweepkit::transport_args::FillError;
 
 pub use cli::Args;
-use cli::ServerKind;
+use cli::{usage, ServerKind};
 use upstream_record::{Input, Upstream};
 use watch::{Place, Watchers};
 
@@ -47,18 +47,13 @@ struct Checked {
     files: Vec<files::FileExpect>,
 }
 
-fn usage(msg: impl Into<String>) -> Exit {
-    Exit::new(exit::USAGE, anyhow::anyhow!(msg.into()))
-}
-
 fn check_args(a: &Args) -> Result<Checked, Exit> {
-    let status = check::StatusSet::parse(&a.expect_status).map_err(usage)?;
+    let status = check::StatusSet::parse(&a.expect_status)?;
     let json = a
         .expect_json
         .iter()
         .map(|s| check::JsonExpect::parse(s))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(usage)?;
+        .collect::<Result<Vec<_>, _>>()?;
     let body = match &a.expect_body {
         Some(r) => Some(Regex::new(r).map_err(|e| usage(format!("--expect-body: {e}")))?),
         None => None,
@@ -82,14 +77,12 @@ fn check_args(a: &Args) -> Result<Checked, Exit> {
         .expect_file
         .iter()
         .map(|s| files::FileExpect::parse(s))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(usage)?;
+        .collect::<Result<Vec<_>, _>>()?;
     let configs = a
         .expect_config
         .iter()
         .map(|s| info::ConfigExpect::parse(s))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(usage)?;
+        .collect::<Result<Vec<_>, _>>()?;
     if a.method.is_empty() || !a.method.bytes().all(|b| b.is_ascii_alphabetic()) {
         return Err(usage(format!(
             "--method '{}': not an HTTP method",
@@ -120,7 +113,7 @@ pub fn run(args: Args, stdin: impl BufRead, mut stdout: impl Write) -> Result<()
         args.deep,
         &c.user_expect,
     )
-    .map_err(usage)?;
+    .map_err(|e| usage(e.to_string()))?;
     let (transport, ssh) = match open_transport(&args, &up) {
         Ok(x) => x,
         Err(e) => return Err(transport_failure(&args, e, started, &up, &mut stdout)),

@@ -52,9 +52,20 @@ impl Target {
     }
 }
 
+/// A TARGET argument that is no address wait-ready can probe.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("target '{target}': {why}")]
+pub struct BadTarget {
+    pub target: String,
+    pub why: String,
+}
+
 /// Parse one TARGET argument.
-pub fn parse_addr(s: &str) -> Result<Addr, String> {
-    let bad = |why: &str| format!("target '{s}': {why}");
+pub fn parse_addr(s: &str) -> Result<Addr, BadTarget> {
+    let bad = |why: &str| BadTarget {
+        target: s.to_string(),
+        why: why.to_string(),
+    };
     if let Some(rest) = s.strip_prefix("tcp://") {
         let rest = rest.trim_end_matches('/');
         let (host, port) = rest
@@ -108,7 +119,7 @@ pub fn build(
     preset: Option<ServerKind>,
     deep: bool,
     user: &Expect,
-) -> Result<Vec<Target>, String> {
+) -> Result<Vec<Target>, BadTarget> {
     let mut out: Vec<Target> = Vec::new();
     let mut push = |addr: Addr, expect: Expect| {
         let label = match &addr {
@@ -198,7 +209,7 @@ mod tests {
             "localhost:8000",
             "http://:80/",
         ] {
-            let e = parse_addr(bad).unwrap_err();
+            let e = parse_addr(bad).unwrap_err().to_string();
             assert!(e.starts_with(&format!("target '{bad}'")), "{e}");
         }
     }

@@ -21,6 +21,75 @@
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 
+/// Why a service's command cannot be found or edited safely.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LocateError {
+    #[error("not valid YAML: {0}")]
+    NotYaml(String),
+    #[error("no top-level mapping")]
+    NoTopMapping,
+    #[error("no services: section")]
+    NoServices,
+    #[error("services: at line {0} is not a mapping")]
+    ServicesNotMapping(usize),
+    #[error("no service {0:?} under services:")]
+    NoService(String),
+    #[error("service {service} at line {line} is not a plain mapping (an alias?); svc-swap edits only a command written in the service itself")]
+    ServiceNotMapping { service: String, line: usize },
+    /// The command comes from `what` (a merge key, `extends:`) at `line`.
+    #[error("service {service} has no command: of its own; one from {what} at line {line} is shared, and svc-swap does not edit it")]
+    SharedCommand {
+        service: String,
+        what: &'static str,
+        line: usize,
+    },
+    #[error(
+        "service {0} has no command: (its image's CMD runs); write the command into the file first"
+    )]
+    NoCommand(String),
+    /// The command string does not split as a shell would.
+    #[error("service {service}'s command: at line {line}: {why}")]
+    Split {
+        service: String,
+        line: usize,
+        why: String,
+    },
+    #[error("service {service}'s command: at line {line} {shape}")]
+    Shape {
+        service: String,
+        line: usize,
+        shape: Shape,
+    },
+}
+
+/// What about a command's value stops an edit (said after "command: at
+/// line N").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Shape {
+    #[error("is an alias (*name); edit the anchor's owner")]
+    Alias,
+    #[error("is anchored or tagged (another service may share it)")]
+    Anchored,
+    #[error("is a block scalar (| or >); write it as a list or one line")]
+    BlockScalar,
+    #[error("is a mapping, not a string or a list")]
+    Mapping,
+    #[error("is empty")]
+    Empty,
+    #[error("has an item at line {0} that is not a plain string")]
+    NotPlainItem(usize),
+    #[error("has an anchored, tagged or block item at line {0}")]
+    DecoratedItem(usize),
+    #[error("has a flow list whose end svc-swap cannot find")]
+    FlowEnd,
+    #[error("has comments inside its [ ] list, which an edit would lose")]
+    FlowComments,
+    #[error("has an item not written as `- value` on its own line ({0:?})")]
+    NotOwnLine(String),
+    #[error("has an item that spans lines")]
+    MultiLineItem,
+}
+
 /// Where the command is and what it says.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Located {
@@ -70,11 +139,11 @@ struct Doc<'a> {
 }
 
 impl<'a> Doc<'a> {
-    fn parse(text: &'a str) -> Result<Doc<'a>, String> {
+    fn parse(text: &'a str) -> Result<Doc<'a>, LocateError> {
         let mut ev = Vec::new();
         let mut p = Parser::new_from_str(text);
         while let Some(r) = p.next_event() {
-            ev.push(r.map_err(|e| format!("not valid YAML: {e}"))?);
+            ev.push(r.map_err(|e| LocateError::NotYaml(e.to_string()))?);
         }
         let mut bytes: Vec<usize> = text.char_indices().map(|(b, _)| b).collect();
         bytes.push(text.len());
@@ -128,56 +197,61 @@ impl<'a> Doc<'a> {
     }
 }
 
-/// Find `services.SERVICE.command` in `text`; `Err` is the reason, for a
-/// one-line error.
-pub fn locate(text: &str, service: &str) -> Result<Located, String> {
+/// Find `services.SERVICE.command` in `text`.
+pub fn locate(text: &str, service: &str) -> Result<Located, LocateError> {
     let d = Doc::parse(text)?;
     let root =
         d.ev.iter()
             .position(|(e, _)| matches!(e, Event::MappingStart(..)))
-            .ok_or("no top-level mapping")?;
-    let services = d.get(root, "services").ok_or("no services: section")?;
+            .ok_or(LocateError::NoTopMapping)?;
+    let services = d.get(root, "services").ok_or(LocateError::NoServices)?;
     if !matches!(d.ev[services].0, Event::MappingStart(..)) {
-        return Err(format!(
-            "services: at line {} is not a mapping",
-            d.line(services)
-        ));
+        return Err(LocateError::ServicesNotMapping(d.line(services)));
     }
     let svc = d
         .get(services, service)
-        .ok_or_else(|| format!("no service {service:?} under services:"))?;
+        .ok_or_else(|| LocateError::NoService(service.into()))?;
     if !matches!(d.ev[svc].0, Event::MappingStart(..)) {
-        return Err(format!(
-            "service {service} at line {} is not a plain mapping (an alias?); svc-swap edits only a command written in the service itself",
-            d.line(svc)
-        ));
+        return Err(LocateError::ServiceNotMapping {
+            service: service.into(),
+            line: d.line(svc),
+        });
     }
     let Some(cmd) = d.get(svc, "command") else {
         for (via, what) in [("<<", "a merge key (<<:)"), ("extends", "extends:")] {
             if let Some(v) = d.get(svc, via) {
-                return Err(format!(
-                    "service {service} has no command: of its own; one from {what} at line {} is shared, and svc-swap does not edit it",
-                    d.line(v)
-                ));
+                return Err(LocateError::SharedCommand {
+                    service: service.into(),
+                    what,
+                    line: d.line(v),
+                });
             }
         }
-        return Err(format!(
-            "service {service} has no command: (its image's CMD runs); write the command into the file first"
-        ));
+        return Err(LocateError::NoCommand(service.into()));
     };
     let at = d.line(cmd);
-    let refuse = |why: &str| Err(format!("service {service}'s command: at line {at} {why}"));
+    let refuse = |shape: Shape| {
+        Err(LocateError::Shape {
+            service: service.into(),
+            line: at,
+            shape,
+        })
+    };
     let (words, form) = match &d.ev[cmd].0 {
-        Event::Alias(_) => return refuse("is an alias (*name); edit the anchor's owner"),
+        Event::Alias(_) => return refuse(Shape::Alias),
         Event::Scalar(_, _, a, t) | Event::SequenceStart(a, t) if *a != 0 || t.is_some() => {
-            return refuse("is anchored or tagged (another service may share it)")
+            return refuse(Shape::Anchored)
         }
         Event::Scalar(s, style, ..) => {
             if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
-                return refuse("is a block scalar (| or >); write it as a list or one line");
+                return refuse(Shape::BlockScalar);
             }
             let words: Vec<String> = shell_words::split(s)
-                .map_err(|e| format!("service {service}'s command: at line {at}: {e}"))?
+                .map_err(|e| LocateError::Split {
+                    service: service.into(),
+                    line: at,
+                    why: e.to_string(),
+                })?
                 .iter()
                 .map(|w| literal(w))
                 .collect();
@@ -188,13 +262,14 @@ pub fn locate(text: &str, service: &str) -> Result<Located, String> {
             };
             (words, form)
         }
-        Event::SequenceStart(..) => {
-            seq(&d, cmd).map_err(|v| format!("service {service}'s command: at line {at} {v}"))?
-        }
-        _ => return refuse("is a mapping, not a string or a list"),
+        Event::SequenceStart(..) => match seq(&d, cmd) {
+            Ok(found) => found,
+            Err(shape) => return refuse(shape),
+        },
+        _ => return refuse(Shape::Mapping),
     };
     if words.is_empty() {
-        return refuse("is empty");
+        return refuse(Shape::Empty);
     }
     Ok(Located {
         words,
@@ -225,22 +300,16 @@ pub fn service_scalar(text: &str, service: &str, key: &str) -> Option<String> {
 }
 
 /// The list form: its words and where each item is.
-fn seq(d: &Doc, at: usize) -> Result<(Vec<String>, Form), String> {
+fn seq(d: &Doc, at: usize) -> Result<(Vec<String>, Form), Shape> {
     let end = d.skip(at) - 1;
     let mut words = Vec::new();
     let mut items = Vec::new();
     for i in at + 1..end {
         let Event::Scalar(s, style, a, t) = &d.ev[i].0 else {
-            return Err(format!(
-                "has an item at line {} that is not a plain string",
-                d.line(i)
-            ));
+            return Err(Shape::NotPlainItem(d.line(i)));
         };
         if *a != 0 || t.is_some() || matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
-            return Err(format!(
-                "has an anchored, tagged or block item at line {}",
-                d.line(i)
-            ));
+            return Err(Shape::DecoratedItem(d.line(i)));
         }
         words.push(literal(s));
         items.push(Item {
@@ -254,12 +323,12 @@ fn seq(d: &Doc, at: usize) -> Result<(Vec<String>, Form), String> {
     if d.text[open..].starts_with('[') {
         let close = d.start(end);
         if !d.text[close..].starts_with(']') {
-            return Err("has a flow list whose end svc-swap cannot find".into());
+            return Err(Shape::FlowEnd);
         }
         if d.text[open..close].contains('#')
             && !items.iter().any(|i| d.text[i.start..i.end].contains('#'))
         {
-            return Err("has comments inside its [ ] list, which an edit would lose".into());
+            return Err(Shape::FlowComments);
         }
         return Ok((
             words,
@@ -281,12 +350,10 @@ fn seq(d: &Doc, at: usize) -> Result<(Vec<String>, Form), String> {
             .strip_suffix('-')
             .filter(|p| p.chars().all(|c| c == ' '))
         else {
-            return Err(format!(
-                "has an item not written as `- value` on its own line ({lead:?})"
-            ));
+            return Err(Shape::NotOwnLine(lead.to_string()));
         };
         if d.text[it.start..it.end].contains('\n') {
-            return Err("has an item that spans lines".into());
+            return Err(Shape::MultiLineItem);
         }
         indent.get_or_insert_with(|| ind.to_string());
         it.slot.0 = ls;

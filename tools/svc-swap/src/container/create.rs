@@ -164,117 +164,9 @@ fn from_inspect(engine: &str, old: &Inspected, cmd: &[String]) -> Recreate {
     let h = &old.raw["HostConfig"];
     let mut a: Vec<String> = vec![engine.into(), "create".into(), "--name".into()];
     a.push(old.name.clone());
-    let mut put = |flag: &str, v: String| {
-        a.push(flag.to_string());
-        a.push(v);
-    };
-    for e in list(c, "Env") {
-        put("--env", e.to_string());
-    }
-    if let Value::Object(m) = &c["Labels"] {
-        for (k, v) in m {
-            put("--label", format!("{k}={}", v.as_str().unwrap_or_default()));
-        }
-    }
-    for (k, flag) in [("WorkingDir", "--workdir"), ("User", "--user")] {
-        if let Some(v) = c[k].as_str().filter(|v| !v.is_empty()) {
-            put(flag, v.to_string());
-        }
-    }
-    if let Some(s) = c["StopSignal"].as_str().filter(|v| !v.is_empty()) {
-        put("--stop-signal", s.to_string());
-    }
-    if let Some(t) = c["StopTimeout"].as_u64() {
-        put("--stop-timeout", t.to_string());
-    }
-    for b in list(h, "Binds") {
-        put("--volume", b.to_string());
-    }
-    for m in h["Mounts"].as_array().into_iter().flatten() {
-        put("--mount", mount_spec(m));
-    }
-    if let Value::Object(ports) = &h["PortBindings"] {
-        for (cport, binds) in ports {
-            for b in binds.as_array().into_iter().flatten() {
-                let ip = b["HostIp"].as_str().unwrap_or_default();
-                let hp = b["HostPort"].as_str().unwrap_or_default();
-                let spec = match (ip.is_empty(), hp.is_empty()) {
-                    (true, true) => cport.clone(),
-                    (true, false) => format!("{hp}:{cport}"),
-                    (false, _) => format!("{ip}:{hp}:{cport}"),
-                };
-                put("--publish", spec);
-            }
-        }
-    }
-    let mode = |k: &str, skip: &[&str]| {
-        h[k].as_str()
-            .filter(|v| !v.is_empty() && !skip.contains(v))
-            .map(String::from)
-    };
-    if let Some(n) = mode("NetworkMode", &["default"]) {
-        put("--network", n);
-    }
-    if let Some(i) = mode("IpcMode", &["private", "shareable"]) {
-        put("--ipc", i);
-    }
-    if let Some(p) = mode("PidMode", &["private"]) {
-        put("--pid", p);
-    }
-    if let Some(r) = mode("Runtime", &["runc", "oci"]) {
-        put("--runtime", r);
-    }
-    // Docker's default /dev/shm is 64 MiB; inspect always reports a size.
-    if let Some(s) = h["ShmSize"].as_u64().filter(|s| *s > 0 && *s != 67_108_864) {
-        put("--shm-size", format!("{s}b"));
-    }
-    for g in h["DeviceRequests"].as_array().into_iter().flatten() {
-        put("--gpus", gpus_spec(g));
-    }
-    for d in h["Devices"].as_array().into_iter().flatten() {
-        let s = |k: &str| d[k].as_str().unwrap_or_default().to_string();
-        put(
-            "--device",
-            format!(
-                "{}:{}:{}",
-                s("PathOnHost"),
-                s("PathInContainer"),
-                s("CgroupPermissions")
-            ),
-        );
-    }
-    for (k, flag) in [
-        ("CapAdd", "--cap-add"),
-        ("SecurityOpt", "--security-opt"),
-        ("ExtraHosts", "--add-host"),
-    ] {
-        for v in list(h, k) {
-            put(flag, v.to_string());
-        }
-    }
-    let rp = &h["RestartPolicy"];
-    match rp["Name"].as_str().unwrap_or_default() {
-        "" | "no" => {}
-        "on-failure" if rp["MaximumRetryCount"].as_u64().unwrap_or(0) > 0 => put(
-            "--restart",
-            format!("on-failure:{}", rp["MaximumRetryCount"]),
-        ),
-        n => put("--restart", n.to_string()),
-    }
-    for u in h["Ulimits"].as_array().into_iter().flatten() {
-        let name = u["Name"].as_str().unwrap_or_default().to_lowercase();
-        let name = name.trim_start_matches("rlimit_");
-        put("--ulimit", format!("{name}={}:{}", u["Soft"], u["Hard"]));
-    }
-    if let Some(m) = h["Memory"].as_u64().filter(|m| *m > 0) {
-        put("--memory", format!("{m}b"));
-    }
-    if let Some(n) = h["NanoCpus"].as_u64().filter(|n| *n > 0) {
-        put("--cpus", format!("{}", n as f64 / 1e9));
-    }
-    if let Some(s) = h["CpusetCpus"].as_str().filter(|s| !s.is_empty()) {
-        put("--cpuset-cpus", s.to_string());
-    }
+    config_flags(c, &mut a);
+    host_placement_flags(h, &mut a);
+    host_resource_flags(h, &mut a);
     for (k, flag) in [
         ("Privileged", "--privileged"),
         ("Init", "--init"),
@@ -309,6 +201,140 @@ fn from_inspect(engine: &str, old: &Inspected, cmd: &[String]) -> Recreate {
         argv: a,
         starts: false,
         source: "inspect",
+    }
+}
+
+/// A flag and its value.
+fn put(a: &mut Vec<String>, flag: &str, v: String) {
+    a.push(flag.to_string());
+    a.push(v);
+}
+
+/// Config's flags: environment, labels, working directory, user, stop
+/// signal and timeout.
+fn config_flags(c: &Value, a: &mut Vec<String>) {
+    for e in list(c, "Env") {
+        put(a, "--env", e.to_string());
+    }
+    if let Value::Object(m) = &c["Labels"] {
+        for (k, v) in m {
+            put(
+                a,
+                "--label",
+                format!("{k}={}", v.as_str().unwrap_or_default()),
+            );
+        }
+    }
+    for (k, flag) in [("WorkingDir", "--workdir"), ("User", "--user")] {
+        if let Some(v) = c[k].as_str().filter(|v| !v.is_empty()) {
+            put(a, flag, v.to_string());
+        }
+    }
+    if let Some(s) = c["StopSignal"].as_str().filter(|v| !v.is_empty()) {
+        put(a, "--stop-signal", s.to_string());
+    }
+    if let Some(t) = c["StopTimeout"].as_u64() {
+        put(a, "--stop-timeout", t.to_string());
+    }
+}
+
+/// HostConfig's flags of where the container stands: volumes, mounts,
+/// published ports, its network, IPC and PID namespaces, its runtime.
+fn host_placement_flags(h: &Value, a: &mut Vec<String>) {
+    for b in list(h, "Binds") {
+        put(a, "--volume", b.to_string());
+    }
+    for m in h["Mounts"].as_array().into_iter().flatten() {
+        put(a, "--mount", mount_spec(m));
+    }
+    if let Value::Object(ports) = &h["PortBindings"] {
+        for (cport, binds) in ports {
+            for b in binds.as_array().into_iter().flatten() {
+                let ip = b["HostIp"].as_str().unwrap_or_default();
+                let hp = b["HostPort"].as_str().unwrap_or_default();
+                let spec = match (ip.is_empty(), hp.is_empty()) {
+                    (true, true) => cport.clone(),
+                    (true, false) => format!("{hp}:{cport}"),
+                    (false, _) => format!("{ip}:{hp}:{cport}"),
+                };
+                put(a, "--publish", spec);
+            }
+        }
+    }
+    let mode = |k: &str, skip: &[&str]| {
+        h[k].as_str()
+            .filter(|v| !v.is_empty() && !skip.contains(v))
+            .map(String::from)
+    };
+    if let Some(n) = mode("NetworkMode", &["default"]) {
+        put(a, "--network", n);
+    }
+    if let Some(i) = mode("IpcMode", &["private", "shareable"]) {
+        put(a, "--ipc", i);
+    }
+    if let Some(p) = mode("PidMode", &["private"]) {
+        put(a, "--pid", p);
+    }
+    if let Some(r) = mode("Runtime", &["runc", "oci"]) {
+        put(a, "--runtime", r);
+    }
+}
+
+/// HostConfig's flags of what the container may use: shared memory, GPUs
+/// and devices, capabilities, hosts, its restart policy and limits.
+fn host_resource_flags(h: &Value, a: &mut Vec<String>) {
+    // Docker's default /dev/shm is 64 MiB; inspect always reports a size.
+    if let Some(s) = h["ShmSize"].as_u64().filter(|s| *s > 0 && *s != 67_108_864) {
+        put(a, "--shm-size", format!("{s}b"));
+    }
+    for g in h["DeviceRequests"].as_array().into_iter().flatten() {
+        put(a, "--gpus", gpus_spec(g));
+    }
+    for d in h["Devices"].as_array().into_iter().flatten() {
+        let s = |k: &str| d[k].as_str().unwrap_or_default().to_string();
+        put(
+            a,
+            "--device",
+            format!(
+                "{}:{}:{}",
+                s("PathOnHost"),
+                s("PathInContainer"),
+                s("CgroupPermissions")
+            ),
+        );
+    }
+    for (k, flag) in [
+        ("CapAdd", "--cap-add"),
+        ("SecurityOpt", "--security-opt"),
+        ("ExtraHosts", "--add-host"),
+    ] {
+        for v in list(h, k) {
+            put(a, flag, v.to_string());
+        }
+    }
+    let rp = &h["RestartPolicy"];
+    match rp["Name"].as_str().unwrap_or_default() {
+        "" | "no" => {}
+        "on-failure" if rp["MaximumRetryCount"].as_u64().unwrap_or(0) > 0 => put(
+            a,
+            "--restart",
+            format!("on-failure:{}", rp["MaximumRetryCount"]),
+        ),
+        n => put(a, "--restart", n.to_string()),
+    }
+    for u in h["Ulimits"].as_array().into_iter().flatten() {
+        let name = u["Name"].as_str().unwrap_or_default().to_lowercase();
+        let name = name.trim_start_matches("rlimit_");
+        put(a, "--ulimit", format!("{name}={}:{}", u["Soft"], u["Hard"]));
+    }
+    if let Some(m) = h["Memory"].as_u64().filter(|m| *m > 0) {
+        put(a, "--memory", format!("{m}b"));
+    }
+    if let Some(n) = h["NanoCpus"].as_u64().filter(|n| *n > 0) {
+        put(a, "--cpus", format!("{}", n as f64 / 1e9));
+    }
+    if let Some(s) = h["CpusetCpus"].as_str().filter(|s| !s.is_empty()) {
+        put(a, "--cpuset-cpus", s.to_string());
     }
 }
 

@@ -84,8 +84,8 @@ fn mask(kv: &str) -> String {
     }
 }
 
-pub fn parse(text: &str) -> Result<Definition, String> {
-    serde_json::from_str(text).map_err(|e| e.to_string())
+pub fn parse(text: &str) -> Result<Definition, serde_json::Error> {
+    serde_json::from_str(text)
 }
 
 /// Where the re-created container differs from the old one in what

@@ -89,13 +89,22 @@ fn text(v: &Value, path: &[&str]) -> String {
     cur.as_str().unwrap_or_default().to_string()
 }
 
+/// Why the engine's inspect output does not describe one container.
+#[derive(Debug, thiserror::Error)]
+pub enum InspectError {
+    #[error("inspect output: {0}")]
+    NotJson(serde_json::Error),
+    #[error("inspect gave {0} objects, not one")]
+    NotOne(usize),
+}
+
 /// Parse the output of `ENGINE container inspect NAME` (a JSON array of one
-/// object). `Err` says what is missing, for a one-line error.
-pub fn parse(json: &str) -> Result<Inspected, String> {
-    let v: Value = serde_json::from_str(json).map_err(|e| format!("inspect output: {e}"))?;
+/// object).
+pub fn parse(json: &str) -> Result<Inspected, InspectError> {
+    let v: Value = serde_json::from_str(json).map_err(InspectError::NotJson)?;
     let c = match &v {
         Value::Array(a) if a.len() == 1 => a[0].clone(),
-        Value::Array(a) => return Err(format!("inspect gave {} objects, not one", a.len())),
+        Value::Array(a) => return Err(InspectError::NotOne(a.len())),
         other => other.clone(),
     };
     let path = text(&c, &["Path"]);
@@ -249,7 +258,7 @@ mod tests {
 
     #[test]
     fn bad_inspect_output() {
-        assert!(parse("[]").unwrap_err().contains("0 objects"));
+        assert!(parse("[]").unwrap_err().to_string().contains("0 objects"));
         assert!(parse("not json").is_err());
     }
 

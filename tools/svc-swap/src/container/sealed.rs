@@ -48,10 +48,17 @@ pub fn seal(argv: &[String]) -> Vec<String> {
     out
 }
 
+/// A sealed value that no container holds any more, by its flag.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the secret value of {flag} in it is held by no container now (svc-swap keeps no secret on disk); give it again with --set")]
+pub struct Unheld {
+    pub flag: String,
+}
+
 /// `sealed` with each fingerprint replaced by the value of the same
 /// fingerprint in one of `holders` (the live container's argv, the kept
-/// one's). A value no holder has any more: the error names its flag.
-pub fn unseal(sealed: &[String], holders: &[&[String]]) -> Result<Vec<String>, String> {
+/// one's).
+pub fn unseal(sealed: &[String], holders: &[&[String]]) -> Result<Vec<String>, Unheld> {
     let mut known = BTreeMap::new();
     for argv in holders {
         for (i, at) in spots(argv) {
@@ -67,10 +74,9 @@ pub fn unseal(sealed: &[String], holders: &[&[String]]) -> Result<Vec<String>, S
         };
         let Some(v) = known.get(fp) else {
             let flag = if at == 0 { &sealed[i - 1] } else { head };
-            return Err(format!(
-                "the secret value of {} in it is held by no container now (svc-swap keeps no secret on disk); give it again with --set",
-                flag.trim_end_matches('=')
-            ));
+            return Err(Unheld {
+                flag: flag.trim_end_matches('=').to_string(),
+            });
         };
         out[i] = format!("{head}{v}");
     }
@@ -102,7 +108,7 @@ mod tests {
         // from the holder that has it.
         let live = words("sim --api-key sk-other --port 8000");
         assert_eq!(unseal(&s, &[&live, &argv]).unwrap(), argv);
-        let e = unseal(&s, &[&live]).unwrap_err();
+        let e = unseal(&s, &[&live]).unwrap_err().to_string();
         assert!(
             e.contains("of --api-key in it is held by no container"),
             "{e}"

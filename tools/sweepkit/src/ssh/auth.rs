@@ -25,7 +25,7 @@ pub(crate) fn authenticate(
             Ok(_) if sess.authenticated() => return Ok(()),
             Ok(0) => {}
             Ok(n) => tried.push(format!("{n} agent key(s)")),
-            Err(note) => tried.push(note),
+            Err(note) => tried.push(note.to_string()),
         }
     }
     let defaults = [".ssh/id_ed25519", ".ssh/id_ecdsa", ".ssh/id_rsa"].map(|p| home().join(p));
@@ -65,24 +65,42 @@ pub(crate) fn authenticate(
     )))
 }
 
-/// Offer each agent identity; Ok(number tried). Err is a note for the
-/// failure message (no agent is not an error by itself).
-fn try_agent(cfg: &SshConfig, sess: &Session, user: &str) -> Result<usize, String> {
+/// Why the agent's keys could not be offered: a note for the failure
+/// message (no agent is not an error by itself).
+#[derive(Debug, thiserror::Error)]
+enum AgentError {
+    /// Opening or listing the agent failed.
+    #[error("agent: {0}")]
+    Agent(String),
+    #[error("agent {}: {err}", path.display())]
+    Socket {
+        path: std::path::PathBuf,
+        err: ssh2::Error,
+    },
+    #[error("agent unreachable ({0})")]
+    Unreachable(String),
+}
+
+/// Offer each agent identity; Ok(number tried).
+fn try_agent(cfg: &SshConfig, sess: &Session, user: &str) -> Result<usize, AgentError> {
     if cfg.agent_socket.is_none() && std::env::var_os("SSH_AUTH_SOCK").is_none() {
         return Ok(0);
     }
-    let mut agent = sess.agent().map_err(|e| format!("agent: {e}"))?;
+    let mut agent = sess.agent().map_err(|e| AgentError::Agent(e.to_string()))?;
     if let Some(p) = &cfg.agent_socket {
         agent
             .set_identity_path(p)
-            .map_err(|e| format!("agent {}: {e}", p.display()))?;
+            .map_err(|err| AgentError::Socket {
+                path: p.clone(),
+                err,
+            })?;
     }
     agent
         .connect()
-        .map_err(|e| format!("agent unreachable ({})", e.message()))?;
+        .map_err(|e| AgentError::Unreachable(e.message().into()))?;
     agent
         .list_identities()
-        .map_err(|e| format!("agent: {}", e.message()))?;
+        .map_err(|e| AgentError::Agent(e.message().into()))?;
     let ids = agent.identities().unwrap_or_default();
     let mut n = 0;
     for id in &ids {

@@ -15,11 +15,29 @@ pub struct SshDest {
     pub port: Option<u16>,
 }
 
+/// Why a destination does not read as `[USER@]HOST[:PORT]`; each names
+/// the value as written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DestError {
+    #[error("'{0}': port '{1}' is not a number in 1..65535")]
+    Port(String, String),
+    #[error("'{0}': expected [USER@]HOST[:PORT]")]
+    Shape(String),
+    #[error("'{0}': missing ']' after IPv6 address")]
+    Bracket(String),
+    #[error("'{0}': expected ':PORT' after ']', found '{1}'")]
+    AfterBracket(String, String),
+    /// An `SshTarget` needs a user, and neither the value nor the
+    /// environment gave one.
+    #[error("'{0}': no user: write USER@HOST")]
+    NoUser(String),
+}
+
 impl FromStr for SshDest {
-    type Err = String;
+    type Err = DestError;
 
     /// Parse `[user@]host[:port]` (`[v6addr]:port` for IPv6).
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> Result<Self, DestError> {
         let (user, rest) = match s.rsplit_once('@') {
             Some((u, r)) => (Some(u.to_string()), r),
             None => (None, s),
@@ -31,12 +49,12 @@ impl FromStr for SshDest {
                 p.parse::<u16>()
                     .ok()
                     .filter(|&p| p != 0)
-                    .ok_or_else(|| format!("'{s}': port '{p}' is not a number in 1..65535"))?,
+                    .ok_or_else(|| DestError::Port(s.into(), p.into()))?,
             ),
         };
         let bad = |w: &str| w.is_empty() || w.starts_with('-') || w.contains(char::is_whitespace);
         if user.as_deref().is_some_and(bad) || bad(host) {
-            return Err(format!("'{s}': expected [USER@]HOST[:PORT]"));
+            return Err(DestError::Shape(s.into()));
         }
         Ok(SshDest {
             user,
@@ -48,18 +66,18 @@ impl FromStr for SshDest {
 
 /// `host[:port]` or `[v6]:port`; a bare IPv6 address has several colons
 /// and no port.
-fn split_host_port<'a>(s: &str, rest: &'a str) -> Result<(&'a str, Option<&'a str>), String> {
+fn split_host_port<'a>(s: &str, rest: &'a str) -> Result<(&'a str, Option<&'a str>), DestError> {
     if let Some(r) = rest.strip_prefix('[') {
         let (h, after) = r
             .split_once(']')
-            .ok_or_else(|| format!("'{s}': missing ']' after IPv6 address"))?;
+            .ok_or_else(|| DestError::Bracket(s.into()))?;
         return match after {
             "" => Ok((h, None)),
             p => Ok((
                 h,
                 Some(
                     p.strip_prefix(':')
-                        .ok_or_else(|| format!("'{s}': expected ':PORT' after ']', found '{p}'"))?,
+                        .ok_or_else(|| DestError::AfterBracket(s.into(), p.into()))?,
                 ),
             )),
         };

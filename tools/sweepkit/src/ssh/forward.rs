@@ -31,13 +31,18 @@ enum Req {
     Connect(Pending),
 }
 
+/// The far side's reason for not opening a `connect_tcp` channel.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Refused(String);
+
 /// A local end waiting for its channel to open.
 struct Pending {
     local: Local,
     host: String,
     port: u16,
     /// For `connect_tcp`: told whether the far side accepted.
-    reply: Option<mpsc::Sender<Result<(), String>>>,
+    reply: Option<mpsc::Sender<Result<(), Refused>>>,
     /// Already reopened the session once for this connection.
     retried: bool,
 }
@@ -184,7 +189,7 @@ impl Forwarder {
 /// A `connect_tcp` waiting for its channel.
 pub(crate) struct Opening {
     stream: UnixStream,
-    answer: mpsc::Receiver<Result<(), String>>,
+    answer: mpsc::Receiver<Result<(), Refused>>,
     what: String,
 }
 
@@ -418,7 +423,7 @@ impl Pump {
 fn refuse(p: Pending, why: &str) {
     match p.reply {
         Some(r) => {
-            let _ = r.send(Err(why.to_string()));
+            let _ = r.send(Err(Refused(why.to_string())));
         }
         None => p.local.reset(),
     }

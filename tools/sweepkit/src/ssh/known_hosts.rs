@@ -28,6 +28,25 @@ pub(crate) struct HostKeyFiles {
     pub system: Vec<PathBuf>,
 }
 
+/// Why known_hosts could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum KnownHostsError {
+    #[error("known_hosts init: {0}")]
+    Init(ssh2::Error),
+    /// A file or directory that could not be read, created or written.
+    #[error("{}: {err}", path.display())]
+    Io { path: PathBuf, err: std::io::Error },
+    #[error("server sent a malformed host key")]
+    MalformedKey,
+}
+
+fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> KnownHostsError + '_ {
+    move |err| KnownHostsError::Io {
+        path: path.to_path_buf(),
+        err,
+    }
+}
+
 /// What a known_hosts lookup for one host found.
 pub(crate) struct OnFile {
     hosts: KnownHosts,
@@ -43,15 +62,13 @@ pub(crate) fn load(
     files: &HostKeyFiles,
     host: &str,
     port: u16,
-) -> Result<OnFile, String> {
-    let mut hosts = sess
-        .known_hosts()
-        .map_err(|e| format!("known_hosts init: {e}"))?;
+) -> Result<OnFile, KnownHostsError> {
+    let mut hosts = sess.known_hosts().map_err(KnownHostsError::Init)?;
     for path in std::iter::once(&files.user).chain(files.system.iter()) {
         let text = match std::fs::read_to_string(path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(format!("{}: {e}", path.display())),
+            Err(e) => return Err(io_at(path)(e)),
         };
         for line in text.lines() {
             let l = line.trim();
@@ -112,11 +129,16 @@ pub(crate) fn host_pattern(host: &str, port: u16) -> String {
 
 /// Append `host:port`'s key to `path` (creating `~/.ssh` 0700 if needed),
 /// as OpenSSH's `StrictHostKeyChecking accept-new` does.
-pub(crate) fn append(path: &Path, host: &str, port: u16, blob: &[u8]) -> Result<(), String> {
-    let t = key_type(blob).ok_or("server sent a malformed host key")?;
+pub(crate) fn append(
+    path: &Path,
+    host: &str,
+    port: u16,
+    blob: &[u8],
+) -> Result<(), KnownHostsError> {
+    let t = key_type(blob).ok_or(KnownHostsError::MalformedKey)?;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         if !dir.exists() {
-            std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            std::fs::create_dir_all(dir).map_err(io_at(dir))?;
             #[cfg(unix)]
             {
                 use std::os::unix::fs::PermissionsExt;
@@ -139,7 +161,7 @@ pub(crate) fn append(path: &Path, host: &str, port: u16, blob: &[u8]) -> Result<
         .append(true)
         .open(path)
         .and_then(|mut f| f.write_all(line.as_bytes()))
-        .map_err(|e| format!("{}: {e}", path.display()))
+        .map_err(io_at(path))
 }
 
 /// The key type named at the start of an SSH public-key blob.

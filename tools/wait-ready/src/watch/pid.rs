@@ -5,6 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+use sweepkit::proc_stat::ProcStat;
+
 use super::{Event, Place, CMD_TIMEOUT};
 
 /// Local checks are a file read: cheap enough for every tick.
@@ -81,18 +83,14 @@ fn local_state(pid: u32) -> State {
     }
 }
 
-/// Parse /proc/PID/stat: the state follows the `)` closing the command
-/// name (which may itself hold spaces and parentheses).
+/// What /proc/PID/stat says: a text that is no stat is no verdict, one
+/// cut after the command name is a process gone.
 pub fn parse_stat(s: &str) -> State {
-    let Some(close) = s.rfind(')') else {
+    let Some(stat) = ProcStat::parse(s) else {
         return State::Alive;
     };
-    let fields: Vec<&str> = s[close + 1..].split_whitespace().collect();
-    match fields.first() {
-        Some(&"Z") | Some(&"X") | Some(&"x") => {
-            // Field 52 (exit_code) is the 50th after the command name.
-            State::Dead(fields.get(49).and_then(|f| f.parse().ok()))
-        }
+    match stat.state() {
+        Some(_) if stat.is_dead() => State::Dead(stat.exit_code()),
         Some(_) => State::Alive,
         None => State::Dead(None),
     }

@@ -33,8 +33,11 @@ pub struct UnitWatch {
     pub main_pid: Option<u32>,
 }
 
+/// A unit's properties, as `systemctl show` prints them.
+pub type Props = BTreeMap<String, String>;
+
 /// `systemctl show` output as a map.
-pub fn parse_show(s: &str) -> BTreeMap<String, String> {
+pub fn parse_show(s: &str) -> Props {
     s.lines()
         .filter_map(|l| l.split_once('='))
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -53,7 +56,7 @@ impl UnitWatch {
         }
     }
 
-    fn show(&self) -> Result<BTreeMap<String, String>, Exit> {
+    fn show(&self) -> Result<Props, Exit> {
         let argv = ["systemctl", "show", "-p", PROPS, &self.unit].map(String::from);
         let out = self
             .transport

@@ -1,14 +1,14 @@
-//! How many draft tokens each decode step uses: the static flags, vLLM's
-//! per-batch-size lookup (`dynamic_sd`), or SGLang's adaptive slots
-//! (`adaptive`). The engine thread asks before each step and reports the
-//! verify results after it; and the depth each request's speculative KV
-//! is reserved for, which a schedule does not lower.
+//! How many draft tokens each decode step uses (its draft depth): the
+//! static flags, vLLM's per-batch-size lookup (`dynamic_sd`), or SGLang's
+//! adaptive slots (`adaptive`). The engine thread asks before each step and
+//! reports the verify results after it; and the depth each request's
+//! speculative KV is reserved for, which a per-step depth does not lower.
 
 use crate::resolve::Resolved;
 
-/// The engine's per-step depth policy.
+/// The engine's per-step draft-depth policy.
 #[derive(Debug)]
-pub enum StepSchedule {
+pub enum DraftDepth {
     /// Every step drafts the same number of tokens.
     Static(u32),
     /// vLLM: `lookup[number of requests in the step]`, clamped to the
@@ -18,12 +18,12 @@ pub enum StepSchedule {
     Adaptive(crate::adaptive::Adaptive),
 }
 
-impl StepSchedule {
-    /// The schedule the resolved flags ask for; `steps` is the most the
+impl DraftDepth {
+    /// The policy the resolved flags ask for; `steps` is the most the
     /// model drafts (vLLM's `num_speculative_tokens`).
-    pub fn new(spec: &Resolved, steps: u32) -> StepSchedule {
+    pub fn new(spec: &Resolved, steps: u32) -> DraftDepth {
         if let Some((cfg, initial)) = &spec.adaptive {
-            return StepSchedule::Adaptive(crate::adaptive::Adaptive::new(cfg, *initial));
+            return DraftDepth::Adaptive(crate::adaptive::Adaptive::new(cfg, *initial));
         }
         let ranges = spec
             .spec_config
@@ -31,26 +31,26 @@ impl StepSchedule {
             .and_then(|v| crate::dynamic_sd::ranges(v).ok().flatten());
         match ranges {
             Some(r) if steps > 0 => {
-                StepSchedule::PerBatch(crate::dynamic_sd::lookup(&r, spec.max_running, steps))
+                DraftDepth::PerBatch(crate::dynamic_sd::lookup(&r, spec.max_running, steps))
             }
-            _ => StepSchedule::Static(steps),
+            _ => DraftDepth::Static(steps),
         }
     }
 
     /// Draft tokens per sequence for a step running `batch` requests.
     pub fn steps(&mut self, batch: usize) -> u32 {
         match self {
-            StepSchedule::Static(n) => *n,
-            StepSchedule::PerBatch(t) if batch == 0 => t.get(1).copied().unwrap_or(0),
-            StepSchedule::PerBatch(t) => t[batch.min(t.len() - 1)],
-            StepSchedule::Adaptive(a) => a.steps_for(batch),
+            DraftDepth::Static(n) => *n,
+            DraftDepth::PerBatch(t) if batch == 0 => t.get(1).copied().unwrap_or(0),
+            DraftDepth::PerBatch(t) => t[batch.min(t.len() - 1)],
+            DraftDepth::Adaptive(a) => a.steps_for(batch),
         }
     }
 
     /// The accepted draft tokens of each decoding sequence (0 for all when
     /// the step drafted none) in a step of `batch` requests.
     pub fn observe(&mut self, batch: usize, accepted: &[u32]) {
-        if let StepSchedule::Adaptive(a) = self {
+        if let DraftDepth::Adaptive(a) = self {
             a.observe(batch, accepted);
         }
     }
