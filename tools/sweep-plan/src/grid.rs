@@ -4,8 +4,42 @@
 //! outermost. Each config knows its words for each tool, so the script
 //! never joins or splits a config itself.
 
+use anyhow::anyhow;
 use serde::Serialize;
+use sweepkit::exit;
 use sweepkit::records::Config;
+use sweepkit::report::Exit;
+
+/// The grid, as sweep(1) takes it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GridArgs {
+    /// Launch flag to vary (repeatable); A,B: flags that move together
+    #[arg(
+        long = "param",
+        value_name = "NAME",
+        required = true,
+        allow_hyphen_values = true
+    )]
+    pub params: Vec<String>,
+
+    /// Comma-separated values of the --param at the same place (with A,B:
+    /// each value A:B)
+    #[arg(
+        long = "values",
+        value_name = "LIST",
+        required = true,
+        allow_hyphen_values = true
+    )]
+    pub values: Vec<String>,
+}
+
+impl GridArgs {
+    /// The grid these words make; one that does not expand is a usage
+    /// error.
+    pub fn grid(&self) -> Result<Grid, Exit> {
+        expand(&self.params, &self.values).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))
+    }
+}
 
 /// One config of the grid.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -111,6 +145,22 @@ pub fn key_of(flag: &str) -> &str {
 pub struct Grid {
     pub points: Vec<Point>,
     pub keys: Vec<String>,
+}
+
+impl Grid {
+    /// Config `index` (1-based, as `configs` numbers them), or the usage
+    /// error that names the grid's range.
+    pub fn point(&self, index: usize) -> Result<&Point, Exit> {
+        self.points.get(index.wrapping_sub(1)).ok_or_else(|| {
+            Exit::new(
+                exit::USAGE,
+                anyhow!(
+                    "--index {index}: the grid has configs 1 to {}",
+                    self.points.len()
+                ),
+            )
+        })
+    }
 }
 
 /// Expand `--param`/`--values` pairs; a usage error names the bad word.

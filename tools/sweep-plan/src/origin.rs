@@ -5,10 +5,15 @@
 
 use std::time::SystemTime;
 
+use anyhow::anyhow;
 use serde_json::Value;
+use sweepkit::exit;
 use sweepkit::records::{
     Config, FailureKind, FailureRecord, OriginRecord, Record, Stage, SCHEMA_VERSION,
 };
+use sweepkit::report::Exit;
+
+use crate::read::read_text;
 
 /// The first origin record of `text`, if any.
 pub fn find(text: &str) -> Option<OriginRecord> {
@@ -17,6 +22,23 @@ pub fn find(text: &str) -> Option<OriginRecord> {
             Ok(Record::Origin(o)) => Some(o),
             _ => None,
         })
+}
+
+/// FILE's origin record (none: exit::ORIGIN_MISSING).
+pub fn read(file: &str) -> Result<OriginRecord, Exit> {
+    find(&read_text(file, false)?)
+        .ok_or_else(|| Exit::new(exit::ORIGIN_MISSING, anyhow!("{file}: no origin record")))
+}
+
+/// svc-swap's words that put back the original of `rec` (FILE's origin
+/// record); every swept key (`keys`) must be in it.
+pub fn restore_words(rec: &OriginRecord, file: &str, keys: &[String]) -> Result<Vec<String>, Exit> {
+    restore_args(rec, keys).map_err(|k| {
+        Exit::new(
+            exit::ORIGIN_MISSING,
+            anyhow!("{file}: its origin record has no original value for {k} (a results file is for one set of --param); use a new --results FILE"),
+        )
+    })
 }
 
 /// The origin record for a dry-run swap record: each changed flag's old

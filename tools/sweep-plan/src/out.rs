@@ -5,21 +5,31 @@
 //! or with `--shell` as bash assignments, every value single-quoted by
 //! [`quote`], so sweep(1)'s `eval` of them runs no text of the answer.
 
-use std::io::Write;
+use std::io::{BufRead, Write};
+use std::time::SystemTime;
 
 use serde::Serialize;
 use serde_json::Value;
 use sweepkit::records::Record;
 use sweepkit::report::Exit;
 
-pub struct Out<'a, W: Write> {
-    fields: &'a [String],
-    shell: bool,
-    w: &'a mut W,
+/// What a subcommand reads and writes: stdin, its answers (stdout), and
+/// when sweep-plan started (the provenance of the records it makes).
+pub struct Io<'a> {
+    pub stdin: &'a mut dyn BufRead,
+    pub out: Out<'a>,
+    pub started: SystemTime,
 }
 
-impl<'a, W: Write> Out<'a, W> {
-    pub fn new(fields: &'a [String], w: &'a mut W) -> Self {
+/// Where answers go, as `--field` and `--shell` ask for them.
+pub struct Out<'a> {
+    fields: &'a [String],
+    shell: bool,
+    w: &'a mut dyn Write,
+}
+
+impl<'a> Out<'a> {
+    pub fn new(fields: &'a [String], w: &'a mut dyn Write) -> Self {
         Out {
             fields,
             shell: false,
@@ -59,6 +69,22 @@ impl<'a, W: Write> Out<'a, W> {
     pub fn value(&mut self, v: &Value) -> Result<(), Exit> {
         writeln!(self.w, "{v}")?;
         Ok(())
+    }
+
+    /// Text as it is (a script, sweep's settings), flushed.
+    pub fn text(&mut self, text: &str) -> Result<(), Exit> {
+        self.w.write_all(text.as_bytes())?;
+        self.w.flush()?;
+        Ok(())
+    }
+
+    /// Where records are streamed, each flushed by its writer.
+    pub fn writer(&mut self) -> &mut dyn Write {
+        &mut *self.w
+    }
+
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush()
     }
 
     /// Words, one per line (arguments for a tool).

@@ -181,6 +181,17 @@ pub fn append_records<T: serde::Serialize>(path: &str, recs: &[T]) -> Result<Str
     Ok(text)
 }
 
+/// Append `answer` to FILE as one JSON line (a tally file: `tally --from`).
+pub fn append_line(path: &str, answer: &impl Serialize) -> Result<(), Exit> {
+    let line = serde_json::to_string(answer).map_err(anyhow::Error::from)?;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| writeln!(f, "{line}"))
+        .map_err(|e| Exit::new(exit::FAILURE, anyhow::anyhow!("{path}: {e}")))
+}
+
 /// Every record line of `text`, numbered from 1.
 pub fn read(text: &str) -> Vec<Line> {
     text.lines()

@@ -11,9 +11,9 @@ use serde::Serialize;
 use sweepkit::exit;
 
 use crate::grid::Grid;
-use crate::next;
 use crate::results::{self, Line};
 use crate::schedule;
+use crate::search::answer::Answer;
 
 /// One answer of `step`.
 #[derive(Debug, Default, PartialEq, Serialize)]
@@ -176,7 +176,7 @@ pub fn all(g: &Grid, lines: &[Line], after: usize, resume: bool, results: &str) 
 
 /// The adaptive search's answer `a` as a step: measure its value (config
 /// `a.index`), or done with the values it skipped.
-pub fn adaptive(a: &next::Answer) -> Step {
+pub fn of_search(a: &Answer) -> Step {
     let mut s = Step {
         tag: "step",
         action: "run",
@@ -291,7 +291,7 @@ mod tests {
 
     #[test]
     fn a_finished_search_says_its_end_and_cost() {
-        let a = next::Answer {
+        let a = Answer {
             tag: "next",
             action: "done",
             value: None,
@@ -305,7 +305,7 @@ mod tests {
             cost: None,
             cost_line: Some("restarts=4".into()),
         };
-        let s = adaptive(&a);
+        let s = of_search(&a);
         assert_eq!((s.action, s.index, s.skipped), ("done", None, 1));
         assert_eq!(
             s.notes,
@@ -315,12 +315,12 @@ mod tests {
                 "cost: restarts=4"
             ]
         );
-        let more = next::Answer {
+        let more = Answer {
             action: "measure",
             index: Some(2),
             ..a
         };
-        assert_eq!(adaptive(&more).index, Some(2));
-        assert_eq!(adaptive(&more).notes.len(), 1);
+        assert_eq!(of_search(&more).index, Some(2));
+        assert_eq!(of_search(&more).notes.len(), 1);
     }
 }

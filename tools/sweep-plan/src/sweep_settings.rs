@@ -141,7 +141,7 @@ impl Settings {
     }
 
     /// `origin_args`: the words that have `sweep-plan origin` check the
-    /// dry run against the target at `url` (see dry_run_checks.rs).
+    /// dry run against the target at `url` (see preflight.rs).
     fn origin_args(&mut self, a: &SweepArgs, url: &str) {
         let mut w = vec!["--url".to_string(), url.to_string()];
         for k in crate::sweep_checks::new_keys(&a.given()) {

@@ -139,11 +139,11 @@ pub struct Mark<'a> {
 }
 
 /// `--config JSON`: an object, or a usage error naming it.
-pub fn config_arg(text: Option<&str>) -> Result<Option<Value>, crate::Exit> {
+pub fn config_arg(text: Option<&str>) -> Result<Option<Value>, sweepkit::report::Exit> {
     let Some(t) = text else { return Ok(None) };
     match serde_json::from_str::<Value>(t) {
         Ok(v @ Value::Object(_)) => Ok(Some(v)),
-        _ => Err(crate::Exit::new(
+        _ => Err(sweepkit::report::Exit::new(
             sweepkit::exit::USAGE,
             anyhow::anyhow!("--config: expected a JSON object, got {t}"),
         )),
@@ -153,7 +153,7 @@ pub fn config_arg(text: Option<&str>) -> Result<Option<Value>, crate::Exit> {
 /// `sweep-plan validation`: each record loadgen wrote, marked as the
 /// validation of `to.of` on `to.file` (and given `to.config` where its
 /// own is empty), flushed per line.
-pub fn mark(input: impl BufRead, out: &mut impl Write, to: &Mark<'_>) -> std::io::Result<usize> {
+pub fn mark(input: impl BufRead, out: &mut dyn Write, to: &Mark<'_>) -> std::io::Result<usize> {
     let mut n = 0;
     for line in input.lines() {
         let Ok(Value::Object(mut rec)) = serde_json::from_str::<Value>(&line?) else {

@@ -6,7 +6,7 @@
 //! what pends past --queue-timeout, and on Ctrl-C scancel every job of
 //! the sweep and collect what they wrote. With --adaptive the configs
 //! come from the search, a batch at a time once the last one ended
-//! ([`adaptive`]); with --schedule one more job runs the derived
+//! ([`search`]); with --schedule one more job runs the derived
 //! schedule after them ([`schedule_step`]).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,10 +19,10 @@ use sweepkit::exit;
 use sweepkit::records::FailureKind;
 use sweepkit::report::{self, Exit};
 
-use super::adaptive::{self, Next};
 use super::collect::{self, Collected};
 use super::job::{self, End, JobLine};
 use super::plan::{Plan, SCHEDULE_TASK};
+use super::search::{self, Next};
 use super::{client, schedule_step, script};
 use crate::results;
 
@@ -327,7 +327,7 @@ impl<'a> Driver<'a> {
             }
             let p = self.p;
             let mut say_it = |n: &str| say(p, n);
-            batch = match adaptive::next(p, &self.tries, started, &mut say_it)? {
+            batch = match search::next(p, &self.tries, started, &mut say_it)? {
                 Next::Run(b) => b,
                 Next::Done(skipped, n) => {
                     self.append(&skipped)?;

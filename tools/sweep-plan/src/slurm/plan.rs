@@ -8,8 +8,8 @@ use sweepkit::exit;
 use sweepkit::records::Config;
 use sweepkit::report::Exit;
 
-use crate::cli::{GridArgs, NextArgs};
-use crate::grid::Grid;
+use crate::grid::{Grid, GridArgs};
+use crate::search::SearchArgs;
 use crate::slurm_options::SlurmArgs;
 use crate::stage_words::{Stages, Target};
 
@@ -43,7 +43,7 @@ pub struct Plan {
     /// The sbatch settings and the control side's limits, as parsed.
     pub slurm: SlurmArgs,
     /// --adaptive: the one parameter's grid and the search's knobs.
-    pub adaptive: Option<(GridArgs, NextArgs)>,
+    pub adaptive: Option<(GridArgs, SearchArgs)>,
     /// --schedule SERVER, and summarize --schedule's own words.
     pub schedule: Option<String>,
     pub schedule_args: Vec<String>,
@@ -58,11 +58,11 @@ pub struct Plan {
 pub const SCHEDULE_TASK: usize = 0;
 
 /// The search's knobs, parsed as `sweep-plan step` parses them.
-fn knobs(words: Vec<String>) -> Result<NextArgs, Exit> {
+fn knobs(words: Vec<String>) -> Result<SearchArgs, Exit> {
     #[derive(Parser)]
     struct K {
         #[command(flatten)]
-        k: NextArgs,
+        k: SearchArgs,
     }
     let argv = std::iter::once("sweep".to_string()).chain(words);
     K::try_parse_from(argv).map(|k| k.k).map_err(|e| {

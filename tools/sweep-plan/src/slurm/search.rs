@@ -14,7 +14,8 @@ use sweepkit::report::Exit;
 
 use super::plan::Plan;
 use crate::results::{self, Line};
-use crate::{next, step};
+use crate::search::answer;
+use crate::step;
 
 /// What the search asks of the driver.
 #[derive(Debug)]
@@ -94,13 +95,13 @@ pub fn next(
         }
     }
     let a = s.answer();
-    for n in &step::adaptive(&a).notes {
+    for n in &step::of_search(&a).notes {
         say(n);
     }
     if !run.is_empty() {
         return Ok(Next::Run(run));
     }
-    let skipped = next::skipped_records(&s.space, &s.decision, s.all, started)
+    let skipped = answer::skipped_records(&s.space, &s.decision, s.all, started)
         .iter()
         .filter_map(|r| serde_json::to_value(r).ok())
         .collect();

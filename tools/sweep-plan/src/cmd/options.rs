@@ -1,0 +1,42 @@
+//! `sweep-plan options`: sweep(1)'s own argv parsed and handed to sweep.sh
+//! as bash assignments (sweep_options.rs).
+
+use sweepkit::report::Exit;
+
+use super::as_sweep;
+use crate::out::Io;
+use crate::sweep_options::{self, Want};
+
+/// Parse sweep(1)'s own arguments (after --) with its one option
+/// definition; print its settings as bash assignments, every value
+/// single-quoted (sweep.sh evals them); a bad one: `sweep: error:`, 2
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only the pool's hosts: h_id and h_name, in --hosts order
+    #[arg(long, conflicts_with = "host")]
+    pool: bool,
+    /// Only pool host ID's own settings: the stages' target, ready and
+    /// load words, its origin_file and say_prefix
+    #[arg(long, value_name = "ID")]
+    host: Option<String>,
+    /// A sweep starts (not a pool's job): also refuse a results file
+    /// that holds another sweep, unless --resume or --append
+    #[arg(long, conflicts_with_all = ["pool", "host"])]
+    start: bool,
+    #[arg(
+        value_name = "SWEEP_ARG",
+        trailing_var_arg = true,
+        allow_hyphen_values = true
+    )]
+    argv: Vec<String>,
+}
+
+pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
+    let want = match (a.pool, &a.host) {
+        (true, _) => Want::Pool,
+        (_, Some(id)) => Want::Host(id),
+        _ if a.start => Want::Start,
+        _ => Want::All,
+    };
+    as_sweep(sweep_options::parse_for(&a.argv, want), io)
+}

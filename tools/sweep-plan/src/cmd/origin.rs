@@ -1,0 +1,111 @@
+//! `sweep-plan origin`: the origin record a results file's first start
+//! writes, from the dry-run swap record on stdin, after sweep's pre-flight
+//! on it (`--url`, preflight.rs).
+
+use anyhow::{anyhow, Context};
+use sweepkit::exit;
+use sweepkit::records::Record;
+use sweepkit::report::{Exit, WithCode};
+
+use crate::out::Io;
+use crate::read::read_text;
+use crate::{origin, preflight, results};
+
+/// Read a dry-run swap record on stdin; print the origin record to
+/// append, unless ORIGIN already holds one (then print nothing)
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Append the new origin record to FILE (the results file) instead
+    /// of printing it
+    #[arg(long, value_name = "FILE")]
+    append: Option<String>,
+    /// Also write the new origin record to FILE (a pool host's own)
+    #[arg(long, value_name = "FILE")]
+    copy: Option<String>,
+    /// When ORIGIN holds one already (and no --copy), say so on
+    /// stderr after PREFIX
+    #[arg(long, value_name = "PREFIX", allow_hyphen_values = true)]
+    say: Option<String>,
+    /// Check the dry run first (sweep's pre-flight; exit 2 with one
+    /// line): every swept flag is on the launch line (or --new), and
+    /// URL's port is the one the target listens on
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// With --url: a swept key the launch line may lack (sweep
+    /// --param-new); repeatable
+    #[arg(long = "new", value_name = "KEY", requires = "url")]
+    new: Vec<String>,
+    /// With --url: a swept key (sweep --param) that must be on the
+    /// launch line already; repeatable. Other changes are not checked
+    #[arg(long = "swept", value_name = "KEY", requires = "url")]
+    swept: Vec<String>,
+    /// With --url: the URL wait-ready probes as given (no --server); a
+    /// running server's 404 or 405 there is refused (exit 2)
+    #[arg(long, value_name = "URL", requires = "url")]
+    probe: Option<String>,
+    /// Where the origin is kept (the results file); missing: none yet
+    #[arg(value_name = "ORIGIN")]
+    file: Option<String>,
+}
+
+pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
+    let have = match &a.file {
+        Some(f) => origin::find(&read_text(f, true)?).is_some(),
+        None => false,
+    };
+    let mut s = String::new();
+    io.stdin
+        .read_to_string(&mut s)
+        .context("<stdin>: not UTF-8 text")
+        .code(exit::BAD_INPUT)?;
+    let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let v: serde_json::Value = serde_json::from_str(line)
+        .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("<stdin>: not JSON: {e}")))?;
+    if let Some(url) = &a.url {
+        check(
+            &v,
+            &preflight::Checks {
+                url,
+                new: &a.new,
+                swept: &a.swept,
+                probe: a.probe.as_deref(),
+            },
+        )?;
+    }
+    let rec = Record::Origin(
+        origin::new_origin(&v, io.started)
+            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("<stdin>: {e}")))?,
+    );
+    match (have, &a.append) {
+        (true, _) => {
+            if let (Some(prefix), None) = (&a.say, &a.copy) {
+                eprintln!(
+                    "{prefix}restores will put back the original recorded in {}",
+                    a.file.as_deref().unwrap_or_default()
+                );
+            }
+        }
+        (false, None) => io.out.record(&rec)?,
+        (false, Some(results)) => {
+            results::append_line(results, &rec)?;
+            if let Some(c) = &a.copy {
+                let line = serde_json::to_string(&rec).map_err(anyhow::Error::from)?;
+                std::fs::write(c, format!("{line}\n"))
+                    .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{c}: {e}")))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// sweep's pre-flight on the dry-run swap record `v`: a refusal is
+/// sweep's usage error, said in its name (sweep.sh exits with it).
+fn check(v: &serde_json::Value, c: &preflight::Checks<'_>) -> Result<(), Exit> {
+    let Ok(Record::Swap(rec)) = serde_json::from_value::<Record>(v.clone()) else {
+        return Ok(()); // new_origin says what is wrong with it
+    };
+    preflight::check(&rec, c).map_err(|why| {
+        sweepkit::report::error("sweep", &anyhow!(why));
+        Exit::silent(exit::USAGE)
+    })
+}

@@ -1,0 +1,134 @@
+//! `sweep-plan step`: which step sweep's loop runs next, with each tool's
+//! words (step.rs decides; the adaptive search in search/).
+
+use anyhow::anyhow;
+use sweepkit::exit;
+use sweepkit::report::Exit;
+
+use crate::grid::GridArgs;
+use crate::out::Io;
+use crate::read::read_text;
+use crate::search::{self, answer, SearchArgs};
+use crate::{results, step};
+
+/// Which step sweep's loop runs next, with each tool's words for it:
+/// the grid's next config after the one it ran last (resumed: one
+/// whose last record is not a result), or the adaptive search's next
+/// value (as `next`; a finished search's untried values get skipped
+/// records in RESULTS), then the schedule step; `done` when none is
+/// left, with how many were skipped, or `fail` with the error and the
+/// exit status
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(flatten)]
+    grid: GridArgs,
+    #[command(flatten)]
+    knobs: SearchArgs,
+    /// The config the loop ran last (0: none yet)
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    after: usize,
+    /// Config N itself (a pool job's), with its words
+    #[arg(long, value_name = "N", conflicts_with_all = ["all", "adaptive"])]
+    index: Option<usize>,
+    /// After the configs, the schedule step for SERVER (sweep
+    /// --schedule): derive it (summarize --schedule), run it, or done
+    #[arg(long, value_name = "SERVER", value_parser = ["vllm", "sglang"])]
+    schedule: Option<String>,
+    /// The derive ran (summarize --schedule, its record appended to
+    /// RESULTS) and exited RC: run the schedule (0), keep the static
+    /// pick (56, refused), or fail
+    #[arg(long, value_name = "RC", requires = "schedule")]
+    derived: Option<u8>,
+    /// The schedule step ran: done
+    #[arg(long, requires = "schedule", conflicts_with = "derived")]
+    scheduled: bool,
+    /// A config's wait-ready words check the live server runs it
+    /// (--expect-config per swept flag)
+    #[arg(long)]
+    expect_config: bool,
+    /// sweep's --retries (for the adaptive search's transport stop)
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    retries: usize,
+    /// Where the schedule record for svc-swap --apply-from is written
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    work: String,
+    /// Skip configs whose last record is a result
+    #[arg(long)]
+    resume: bool,
+    /// Every config left to run at once (`pending`), for a pool
+    #[arg(long, conflicts_with = "adaptive")]
+    all: bool,
+    /// The adaptive search, from summarize's summary record of RESULTS
+    /// (as `next --summary`)
+    #[arg(long, value_name = "SUMMARY")]
+    adaptive: Option<String>,
+    /// Say the answer's notes (the configs skipped, the search's
+    /// reasons, its end and cost) on stderr, each after PREFIX
+    #[arg(long, value_name = "PREFIX", allow_hyphen_values = true)]
+    say: Option<String>,
+    /// Append the answer (its skipped count) to FILE, for `tally
+    /// --from FILE`
+    #[arg(long, value_name = "FILE")]
+    tally: Option<String>,
+    /// Results file; missing: nothing ran yet
+    #[arg(value_name = "RESULTS")]
+    results: String,
+}
+
+pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
+    let g = a.grid.grid()?;
+    // The adaptive search needs the file (sweep makes it first).
+    let text = read_text(&a.results, a.adaptive.is_none())?;
+    let lines = results::read(&text);
+    let mut st = step::Step {
+        tag: "step",
+        action: "done",
+        ..step::Step::default()
+    };
+    if let Some(i) = a.index {
+        g.point(i)?;
+    } else if a.derived.is_some() || a.scheduled {
+        // The configs are done: only the schedule step is left.
+    } else if let Some(summary) = &a.adaptive {
+        step::transport_stop(&mut st, &g, &lines, a.after, a.retries);
+        if st.action != "fail" {
+            let scores = search::scores_text(summary, io.stdin)?;
+            let s = search::search(
+                &a.grid,
+                &a.knobs,
+                &scores,
+                (&a.results, &text, &lines),
+                true,
+            )?;
+            st = step::of_search(&s.answer());
+            if st.action == "done" {
+                // The values a finished search never tried.
+                for rec in answer::skipped_records(&s.space, &s.decision, s.all, io.started) {
+                    results::append_line(&a.results, &rec)?;
+                }
+            }
+        }
+    } else {
+        let walk = if a.all { step::all } else { step::grid };
+        st = walk(&g, &lines, a.after, a.resume, &a.results);
+    }
+    if let Some(i) = a.index.or(st.index) {
+        step::run_config(&mut st, &g, i, a.expect_config);
+    } else if let (Some(server), "done", false, false) =
+        (&a.schedule, st.action, a.all, a.scheduled)
+    {
+        step::schedule_step(
+            &mut st, &lines, server, a.resume, a.derived, &a.results, &a.work,
+        )
+        .map_err(|e| Exit::new(exit::FAILURE, anyhow!(e)))?;
+    }
+    if let Some(prefix) = &a.say {
+        for n in &st.notes {
+            eprintln!("{prefix}{n}");
+        }
+    }
+    if let Some(f) = &a.tally {
+        results::append_line(f, &st)?;
+    }
+    io.out.answer(&st)
+}
