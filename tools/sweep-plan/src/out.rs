@@ -3,7 +3,7 @@
 //! script reads them with `mapfile -t` and parses no JSON (a value holds
 //! no newline there: each is replaced by a space, so lines stay fields);
 //! or with `--shell` as bash assignments, every value single-quoted by
-//! [`quote`], so sweep(1)'s `eval` of them runs no text of the answer.
+//! [`crate::quote::single`], so sweep(1)'s `eval` of them runs no text of the answer.
 
 use std::io::{BufRead, Write};
 use std::time::SystemTime;
@@ -12,6 +12,8 @@ use serde::Serialize;
 use serde_json::Value;
 use sweepkit::records::Record;
 use sweepkit::report::Exit;
+
+use crate::quote::single;
 
 /// What a subcommand reads and writes: stdin, its answers (stdout), and
 /// when sweep-plan started (the provenance of the records it makes).
@@ -96,13 +98,6 @@ impl<'a> Out<'a> {
     }
 }
 
-/// POSIX single-quoting: inside '...' no character is special but the
-/// quote itself, written '\'' (close, escaped quote, reopen). Newlines,
-/// `$(...)`, backquotes and globs stay literal; argv holds no NUL.
-pub fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
 /// An answer's fields (`fields`, or all but `type`) as bash assignments,
 /// one per line: `name='text'`, an array of scalars `name=('a' 'b')`,
 /// absent or null `name=''`, an object its JSON text.
@@ -118,10 +113,10 @@ pub fn assignments(v: &Value, fields: &[String]) -> String {
     for n in names {
         let rhs = match v.get(&n) {
             Some(Value::Array(a)) => {
-                let q: Vec<String> = a.iter().map(|x| quote(&scalar(x))).collect();
+                let q: Vec<String> = a.iter().map(|x| single(&scalar(x))).collect();
                 format!("({})", q.join(" "))
             }
-            other => quote(&other.map(scalar).unwrap_or_default()),
+            other => single(&other.map(scalar).unwrap_or_default()),
         };
         out.push_str(&format!("{}={rhs}\n", n.replace('-', "_")));
     }
@@ -155,13 +150,6 @@ fn field_text(v: Option<&Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quote_keeps_every_character_literal() {
-        assert_eq!(quote("a b"), "'a b'");
-        assert_eq!(quote("it's"), r"'it'\''s'");
-        assert_eq!(quote(""), "''");
-    }
 
     #[test]
     fn an_answer_becomes_quoted_assignments() {

@@ -1,10 +1,12 @@
-//! `sweep-plan dry-run`: `sweep --dry-run`'s plan (sweep_options.rs).
+//! `sweep-plan dry-run`: `sweep --dry-run`'s plan (sweep/dry_run.rs).
 
 use sweepkit::report::Exit;
 
 use super::{as_sweep, SweepRun};
 use crate::out::Io;
-use crate::{stage_words, sweep_options};
+use crate::sweep::checks::For;
+use crate::sweep::dry_run::{self, Tools};
+use crate::sweep::{self, Read};
 
 /// sweep(1) --dry-run: print the plan for sweep's arguments (after
 /// --): with --hosts each host and its URL, then each config's pipe as
@@ -17,10 +19,13 @@ pub struct Args {
 
 pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
     let t = &a.sweep.tools;
-    let tools = stage_words::Tools {
+    let tools = Tools {
         swap: &t[0],
         ready: &t[1],
         load: &t[2],
     };
-    as_sweep(sweep_options::dry_run(&a.sweep.argv, &tools), io)
+    let plan = sweep::read(&a.sweep.argv, For::Plan)
+        .and_then(Read::to_plan)
+        .and_then(|s| dry_run::plan(&s, &tools));
+    as_sweep(plan, io)
 }

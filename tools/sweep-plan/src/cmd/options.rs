@@ -1,11 +1,13 @@
 //! `sweep-plan options`: sweep(1)'s own argv parsed and handed to sweep.sh
-//! as bash assignments (sweep_options.rs).
+//! as bash assignments (sweep/).
 
 use sweepkit::report::Exit;
 
 use super::as_sweep;
 use crate::out::Io;
-use crate::sweep_options::{self, Want};
+use crate::sweep::checks::For;
+use crate::sweep::shell::{self, Want};
+use crate::sweep::{self, Read};
 
 /// Parse sweep(1)'s own arguments (after --) with its one option
 /// definition; print its settings as bash assignments, every value
@@ -35,8 +37,12 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
     let want = match (a.pool, &a.host) {
         (true, _) => Want::Pool,
         (_, Some(id)) => Want::Host(id),
-        _ if a.start => Want::Start,
         _ => Want::All,
     };
-    as_sweep(sweep_options::parse_for(&a.argv, want), io)
+    let text = match sweep::read(&a.argv, For::Options { start: a.start }) {
+        Ok(Read::Help(text)) => Ok(shell::help(&text)),
+        Ok(Read::Sweep(s)) => shell::assignments(&s, &a.argv, want),
+        Err(e) => Err(e),
+    };
+    as_sweep(text, io)
 }

@@ -10,8 +10,9 @@ use sweepkit::report::Exit;
 
 use crate::grid::{Grid, GridArgs};
 use crate::search::SearchArgs;
-use crate::slurm_options::SlurmArgs;
-use crate::stage_words::{Stages, Target};
+use crate::sweep::checks::{For, SchemeUrl};
+use crate::sweep::slurm_args::SlurmArgs;
+use crate::sweep::stage_words::{Stages, Target};
 
 /// The placeholder words a [`Plan`]'s stages carry for the job's spec copy
 /// and URL, which the batch script writes as `"$spec"` and `"$url"`.
@@ -86,13 +87,12 @@ fn absolute(p: &str, what: &str) -> Result<String, Exit> {
         .map_err(|e| usage(format!("{what} {p}: {e}")))
 }
 
-/// `http://HOST:PORT/PATH` -> (`http://127.0.0.1`, `/PATH`): the job's
-/// server listens on its own node. sweep's options already refused a URL
-/// without a scheme; `http` stands in should one get here.
-pub fn split_url(url: &str) -> (String, String) {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
-    let tail = rest.find('/').map_or("", |i| &rest[i..]);
-    (format!("{scheme}://127.0.0.1"), tail.to_string())
+/// The URL inside a job, `http://HOST:PORT/PATH` -> (`http://127.0.0.1`,
+/// `/PATH`): the job's server listens on its own node (the port is the
+/// job's).
+fn on_node(url: &SchemeUrl) -> (String, String) {
+    let tail = url.rest.find('/').map_or("", |i| &url.rest[i..]);
+    (format!("{}://127.0.0.1", url.scheme), tail.to_string())
 }
 
 impl Plan {
@@ -102,7 +102,11 @@ impl Plan {
             url: URL.into(),
             ..Target::default()
         };
-        let (a, mut stages, sum_args) = crate::sweep_options::parsed_stages(argv, &t)?;
+        let s = crate::sweep::read(argv, For::Plan)?.to_plan()?;
+        let mut stages = s.stages(&t);
+        let knobs = knobs(s.search_knobs);
+        let schedule_args = s.schedule_args;
+        let (a, grid, url, sum_args) = (s.args, s.grid, s.url, s.words.sum);
         if !a.slurm {
             return Err(usage("sweep-plan slurm: the sweep has no --slurm".into()));
         }
@@ -119,7 +123,7 @@ impl Plan {
         let spec_dir = Path::new(&spec)
             .parent()
             .map_or("/".into(), |d| d.display().to_string());
-        let (url_head, url_tail) = split_url(&a.url);
+        let (url_head, url_tail) = on_node(&url);
         let results = std::path::absolute(&a.results)
             .map_err(|e| usage(format!("--results {}: {e}", a.results)))?
             .display()
@@ -134,17 +138,12 @@ impl Plan {
                     params: a.params.clone(),
                     values: a.values.clone(),
                 },
-                knobs(crate::sweep_options::adaptive_knobs(&a))?,
+                knobs?,
             )),
             false => None,
         };
-        let schedule_args = a
-            .schedule_max_depth
-            .iter()
-            .flat_map(|k| ["--max-depth".to_string(), k.to_string()])
-            .collect();
         Ok(Plan {
-            grid: crate::grid::expand(&a.params, &a.values).map_err(usage)?,
+            grid,
             stages,
             tools: [
                 tools_abs[0].clone(),
@@ -257,9 +256,13 @@ pub(crate) mod tests {
 
     #[test]
     fn the_jobs_url_is_on_its_own_node() {
-        let (h, t) = split_url("http://gpu7:8000/v1");
+        let url = |scheme: &str, rest: &str| SchemeUrl {
+            scheme: scheme.into(),
+            rest: rest.into(),
+        };
+        let (h, t) = on_node(&url("http", "gpu7:8000/v1"));
         assert_eq!((h.as_str(), t.as_str()), ("http://127.0.0.1", "/v1"));
-        let (h, t) = split_url("https://x");
+        let (h, t) = on_node(&url("https", "x"));
         assert_eq!((h.as_str(), t.as_str()), ("https://127.0.0.1", ""));
     }
 }
