@@ -30,8 +30,8 @@ pub mod search;
 pub mod slurm;
 pub mod statusline;
 pub mod step;
+pub mod summarize;
 pub mod sweep;
-pub mod validate;
 pub mod verdict;
 
 use std::io::{BufRead, Write};

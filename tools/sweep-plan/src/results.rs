@@ -13,23 +13,6 @@ use sweepkit::exit;
 use sweepkit::records::{Config, FailureClass};
 use sweepkit::report::{Exit, WithCode};
 
-/// Run summarize (`prog`) with `args` (the results file among them): its
-/// exit status (killed by a signal: [`exit::FAILURE`]) and what it printed
-/// on stdout; its reasons on stderr go to `stderr`.
-pub fn summarize<S: AsRef<std::ffi::OsStr>>(
-    prog: &str,
-    args: &[S],
-    stderr: std::process::Stdio,
-) -> std::io::Result<(u8, Vec<u8>)> {
-    let o = std::process::Command::new(prog)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stderr(stderr)
-        .output()?;
-    let rc = o.status.code().and_then(|c| u8::try_from(c).ok());
-    Ok((rc.unwrap_or(exit::FAILURE), o.stdout))
-}
-
 /// The record of type `tag` in `rec`'s upstream chain (itself included):
 /// each stage keeps the record it read as `upstream`.
 pub fn upstream_of<'a>(rec: &'a Value, tag: &str) -> Option<&'a Value> {

@@ -1,15 +1,16 @@
 //! `sweep-plan end`: how a sweep leaves its server, one swap at a time
-//! (end.rs decides; with --validate-on, validate.rs first).
+//! (end/ decides).
 
 use anyhow::anyhow;
 use sweepkit::exit;
 use sweepkit::records::OriginRecord;
 use sweepkit::report::Exit;
 
+use crate::end::{self, swaps};
 use crate::grid::GridArgs;
 use crate::out::Io;
 use crate::read::read_text;
-use crate::{end, origin, results, validate};
+use crate::{origin, results, summarize};
 
 /// The end of a sweep, one swap at a time: with --keep-winner the
 /// schedule when it wins by the objective, else summarize's pick; else
@@ -52,7 +53,7 @@ pub struct Args {
     validate_load: Vec<String>,
     /// The swap that ran last (none: the first is asked for)
     #[arg(long, value_enum)]
-    after: Option<end::Swap>,
+    after: Option<swaps::Swap>,
     /// Which try of the original that was, from 0
     #[arg(long, value_name = "N", default_value_t = 0)]
     attempt: usize,
@@ -82,8 +83,7 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
     let wanted = a.keep_winner || a.validate_on.is_some();
     let (summary, summarize_exit) = match a.summarize.filter(|_| wanted) {
         Some(tool) => {
-            let (f, rc) = validate::summary(&tool, &a.sum_arg, &a.results, &a.work)
-                .map_err(|e| Exit::new(exit::FAILURE, anyhow!(e)))?;
+            let (f, rc) = summarize::summary(&tool, &a.sum_arg, &a.results, &a.work)?;
             (Some(f), rc)
         }
         None => (None, exit::OK),
@@ -96,12 +96,12 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
         )),
         None => None,
     };
-    let validate = a.validate_on.map(|file| end::Validate {
+    let validate = a.validate_on.map(|file| swaps::Validate {
         file,
         slo: a.slo,
         load: a.validate_load,
     });
-    let inputs = end::Inputs {
+    let inputs = swaps::Inputs {
         lines: &lines,
         original,
         schedule: a.schedule.as_deref(),
@@ -115,9 +115,9 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
         validate,
     };
     let ex = a.exits.as_deref().unwrap_or(&[0, 0]);
-    let mut e = validate::next(&inputs, a.after, a.attempt, [ex[0], ex[1]])
+    let mut e = end::next(&inputs, a.after, a.attempt, [ex[0], ex[1]])
         .map_err(|e| Exit::new(exit::FAILURE, anyhow!(e)))?;
-    let winner_stays = a.keep_winner && a.after.is_some_and(|s| s != end::Swap::Original);
+    let winner_stays = a.keep_winner && a.after.is_some_and(|s| s != swaps::Swap::Original);
     if winner_stays && e.action == "done" && e.exit == exit::OK {
         e.note = kept_original(&origin_rec).unwrap_or_default();
     }

@@ -7,7 +7,8 @@ use crate::grid::GridArgs;
 use crate::out::Io;
 use crate::read::read_text;
 use crate::results;
-use crate::search::{self, answer, SearchArgs};
+use crate::search::knobs::SearchArgs;
+use crate::search::{self, answer};
 
 /// The adaptive search's next step along the one --param: measure a
 /// value, or done (and why, what it cost)

@@ -8,7 +8,8 @@ use sweepkit::report::Exit;
 use crate::grid::GridArgs;
 use crate::out::Io;
 use crate::read::read_text;
-use crate::search::{self, answer, SearchArgs};
+use crate::search::knobs::SearchArgs;
+use crate::search::{self, answer};
 use crate::{results, step};
 
 /// Which step sweep's loop runs next, with each tool's words for it:

@@ -15,8 +15,8 @@ use sweepkit::report::Exit;
 use sweepkit::pick::Better;
 
 use super::decide::{self, Decision, Knobs, RowData};
+use super::knobs::SearchArgs;
 use super::space::Space;
-use super::SearchArgs;
 use crate::results::{self, Line, State};
 
 /// summarize's scores, as its summary record gives them.

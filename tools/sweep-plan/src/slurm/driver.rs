@@ -113,14 +113,27 @@ impl<'a> Driver<'a> {
     /// Append `recs` to the results file and keep them in [`Self::lines`].
     fn append(&mut self, recs: &[serde_json::Value]) -> Result<(), Exit> {
         let text = results::append_records(&self.p.results, recs)?;
+        self.keep(&text);
+        Ok(())
+    }
+
+    /// Append `text` (whole records, as a tool printed them) to the
+    /// results file and keep them in [`Self::lines`].
+    fn append_text(&mut self, text: &str) -> Result<(), Exit> {
+        results::append(&self.p.results, text)?;
+        self.keep(text);
+        Ok(())
+    }
+
+    /// Keep the records of `text`, just appended, in [`Self::lines`].
+    fn keep(&mut self, text: &str) {
         let end = self.end;
         self.lines
-            .extend(results::read(&text).into_iter().map(|mut l| {
+            .extend(results::read(text).into_iter().map(|mut l| {
                 l.line += end;
                 l
             }));
         self.end += text.lines().count();
-        Ok(())
     }
 
     /// The configs to run: all, or (--resume) those without a result.
@@ -357,7 +370,7 @@ impl<'a> Driver<'a> {
             st.notes.iter().for_each(|n| say(self.p, n));
             let (rc, recs) = schedule_step::derive(self.p, &server)?;
             if rc == exit::OK {
-                self.append(&recs)?;
+                self.append_text(&recs)?;
             }
             st = schedule_step::step(self.p, &server, &self.lines, Some(rc))?;
         }

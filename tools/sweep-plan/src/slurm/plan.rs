@@ -9,7 +9,7 @@ use sweepkit::records::Config;
 use sweepkit::report::Exit;
 
 use crate::grid::{Grid, GridArgs};
-use crate::search::SearchArgs;
+use crate::search::knobs::SearchArgs;
 use crate::sweep::checks::{For, SchemeUrl};
 use crate::sweep::slurm_args::SlurmArgs;
 use crate::sweep::stage_words::{Stages, Target};

@@ -6,9 +6,7 @@
 //! several, which run at once, up to --max-jobs.
 
 use std::collections::BTreeMap;
-use std::process::Stdio;
 
-use anyhow::anyhow;
 use sweepkit::exit;
 use sweepkit::report::Exit;
 
@@ -27,25 +25,6 @@ pub enum Next {
     Done(Vec<serde_json::Value>, usize),
     /// Stop the sweep: exit status and why.
     Fail(u8, String),
-}
-
-/// summarize's scores of `p`'s results file, as sweep's loop takes them
-/// (`--format json --objective weighted --pool-hosts`): exit 1 (nothing
-/// picked yet) and 3 (nothing measured yet) still print them.
-fn scores(p: &Plan) -> Result<String, Exit> {
-    let prog = p.summarize.as_deref().unwrap_or("summarize");
-    let mut args: Vec<&str> = vec!["--format", "json"];
-    args.extend(p.sum_args.iter().map(String::as_str));
-    args.extend(["--objective", "weighted", "--pool-hosts", &p.results]);
-    let (rc, out) = results::summarize(prog, &args, Stdio::null())
-        .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{prog}: {e}")))?;
-    if ![exit::OK, exit::FAILURE, exit::BAD_INPUT].contains(&rc) {
-        return Err(Exit::new(
-            rc,
-            anyhow!("summarize failed on {} (exit {rc})", p.results),
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// A config this sweep already ran that still has no result: the search
@@ -82,7 +61,8 @@ pub fn next(
     let Some((grid, knobs)) = &p.adaptive else {
         return Ok(Next::Run(Vec::new()));
     };
-    let scores = scores(p)?;
+    let prog = p.summarize.as_deref().unwrap_or("summarize");
+    let scores = crate::summarize::scores(prog, &p.sum_args, &p.results)?;
     let all = std::fs::read_to_string(&p.results).unwrap_or_default();
     let lines = results::read(&all);
     let s = crate::search::search(grid, knobs, &scores, (&p.results, &all, &lines), false)?;

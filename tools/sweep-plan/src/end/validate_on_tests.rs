@@ -1,8 +1,7 @@
-//! validate.rs's answers: the end's steps with --validate-on, the replay's
-//! words, the marking, the trace check.
+//! validate_on.rs's answers: the end's steps with --validate-on.
 
 use super::*;
-use crate::end::Inputs;
+use crate::end::next;
 use crate::results::{self, Line};
 
 const SG: &str = r#"{"type":"schedule","server":"sglang","flags":["--speculative-num-steps","5","--speculative-adaptive"]}"#;
@@ -161,33 +160,4 @@ fn a_measured_schedule_is_validated_after_the_pick_and_kept_when_it_wins() {
         o.to_swap
     );
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn marked_records_carry_the_validation_and_others_are_dropped() {
-    let input = "{\"type\":\"bench\",\"config\":{\"k\":\"3\"}}\nnot a record\n{\"type\":\"bench\",\"config\":{}}\n";
-    let mut out = Vec::new();
-    let to = Mark {
-        of: "pick",
-        file: "t.jsonl",
-        slo: None,
-        config: Some(serde_json::json!({"k": "5"})),
-    };
-    let n = mark(input.as_bytes(), &mut out, &to).unwrap();
-    assert_eq!(n, 2);
-    let text = String::from_utf8(out).unwrap();
-    let recs: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(
-        recs[0]["validation"],
-        serde_json::json!({"of": "pick", "trace": "t.jsonl", "slo": null})
-    );
-    // A record's own config stands; an empty one (loadgen with no
-    // upstream) gets the config the replay ran against.
-    assert_eq!(recs[0]["config"]["k"], "3");
-    assert_eq!(recs[1]["config"]["k"], "5");
-    // And the sweep's own reading of the file skips them.
-    assert!(results::read(&text).is_empty());
 }

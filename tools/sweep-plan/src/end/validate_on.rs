@@ -7,95 +7,13 @@
 //! never change the pick. summarize reports them as "validated on FILE".
 //!
 //! The file is checked as loadgen will read it (`sweepkit::trace`) before
-//! the first stop, so a bad trace costs no sweep.
-
-use std::io::{BufRead, Write};
+//! the first stop (sweep/checks.rs), so a bad trace costs no sweep.
 
 use serde_json::{json, Value};
-use sweepkit::records::VALIDATION_FIELD;
 
-use crate::end::{End, Inputs, Swap, Validate};
+use super::swaps::{self, Applied, End, Inputs, Swap, Validate};
 use crate::results::State;
 use crate::schedule;
-
-/// The next end step with --validate-on: the pick (and the schedule)
-/// applied and replayed first, then `end::next`'s own steps.
-pub fn next(
-    i: &Inputs<'_>,
-    after: Option<Swap>,
-    attempt: usize,
-    exits: [u8; 2],
-) -> Result<End, String> {
-    if let Some(v) = &i.validate {
-        match after {
-            None => return start(i, v),
-            Some(
-                s @ (Swap::PickToValidate
-                | Swap::ValidatedPick
-                | Swap::ScheduleToValidate
-                | Swap::ValidatedSchedule),
-            ) => return self::after(i, v, s, exits),
-            _ => {}
-        }
-    }
-    crate::end::next(i, after, attempt, exits)
-}
-
-/// What `sweep-plan validation` marks loadgen's records with.
-pub struct Mark<'a> {
-    /// "pick" or "schedule".
-    pub of: &'a str,
-    /// The trace replayed.
-    pub file: &'a str,
-    pub slo: Option<&'a str>,
-    /// The config applied when the replay ran (the pick's `best_config`,
-    /// or the schedule's `{"schedule": SERVER}`): loadgen ran with no
-    /// upstream, so its records carry none of their own.
-    pub config: Option<Value>,
-}
-
-/// `--config JSON`: an object, or a usage error naming it.
-pub fn config_arg(text: Option<&str>) -> Result<Option<Value>, sweepkit::report::Exit> {
-    let Some(t) = text else { return Ok(None) };
-    match serde_json::from_str::<Value>(t) {
-        Ok(v @ Value::Object(_)) => Ok(Some(v)),
-        _ => Err(sweepkit::report::Exit::new(
-            sweepkit::exit::USAGE,
-            anyhow::anyhow!("--config: expected a JSON object, got {t}"),
-        )),
-    }
-}
-
-/// `sweep-plan validation`: each record loadgen wrote, marked as the
-/// validation of `to.of` on `to.file` (and given `to.config` where its
-/// own is empty), flushed per line.
-pub fn mark(input: impl BufRead, out: &mut dyn Write, to: &Mark<'_>) -> std::io::Result<usize> {
-    let mut n = 0;
-    for line in input.lines() {
-        let Ok(Value::Object(mut rec)) = serde_json::from_str::<Value>(&line?) else {
-            continue; // loadgen writes records only; anything else is no result
-        };
-        rec.insert(
-            VALIDATION_FIELD.into(),
-            json!({"of": to.of, "trace": to.file, "slo": to.slo}),
-        );
-        let empty = rec
-            .get("config")
-            .and_then(Value::as_object)
-            .is_none_or(|m| m.is_empty());
-        if let (true, Some(c)) = (empty, &to.config) {
-            rec.insert("config".into(), c.clone());
-        }
-        writeln!(out, "{}", Value::Object(rec))?;
-        out.flush()?;
-        n += 1;
-    }
-    Ok(n)
-}
-
-/// What stands applied when the validations are over (none: a swap
-/// failed).
-pub use crate::end::Applied;
 
 /// The first answer of an end with `--validate-on`: the pick's swap, else
 /// the schedule's, else the rest of the end.
@@ -103,7 +21,7 @@ pub fn start(i: &Inputs<'_>, v: &Validate) -> Result<End, String> {
     match i.winner.as_ref() {
         Some((path, _)) if i.summarize_exit == sweepkit::exit::OK => Ok(swap(
             format!("validating on {}: applying summarize's pick", v.file),
-            crate::end::pick_words(i, path),
+            swaps::pick_words(i, path),
             Vec::new(),
             Swap::PickToValidate,
         )),
@@ -229,7 +147,7 @@ fn schedule_or_rest(i: &Inputs<'_>, v: &Validate, applied: Applied) -> Result<En
     if schedule::step(i.lines, server, true).state != State::Complete {
         return rest(i, applied);
     }
-    let (to_swap, to_ready) = crate::end::schedule_words(i, server)?;
+    let (to_swap, to_ready) = swaps::schedule_words(i, server)?;
     Ok(swap(
         format!("validating on {}: applying the {server} schedule", v.file),
         to_swap,
@@ -242,38 +160,15 @@ fn schedule_or_rest(i: &Inputs<'_>, v: &Validate, applied: Applied) -> Result<En
 /// applied already), else the original config.
 fn rest(i: &Inputs<'_>, applied: Applied) -> Result<End, String> {
     if !i.keep_winner {
-        return Ok(crate::end::original(i, 0));
+        return Ok(swaps::original(i, 0));
     }
-    let winner = crate::end::winning(i);
+    let winner = swaps::winning(i);
     if winner != Applied::Nothing && winner == applied {
-        return Ok(crate::end::done(String::new(), sweepkit::exit::OK));
+        return Ok(swaps::done(String::new(), sweepkit::exit::OK));
     }
-    crate::end::winner(i)
-}
-
-/// summarize's summary of `results` for the end, run once per end (the
-/// validation's records are no results, but the pick is the sweep's): its
-/// path and summarize's exit status, kept in `work`.
-pub fn summary(
-    tool: &str,
-    args: &[String],
-    results: &str,
-    work: &str,
-) -> Result<(String, u8), String> {
-    let (file, rc_file) = (format!("{work}/summary"), format!("{work}/summary.exit"));
-    if let Ok(rc) = std::fs::read_to_string(&rc_file) {
-        return Ok((file, rc.trim().parse().unwrap_or(sweepkit::exit::FAILURE)));
-    }
-    let mut words: Vec<&str> = vec!["--format", "json"];
-    words.extend(args.iter().map(String::as_str));
-    words.push(results);
-    let (rc, out) = crate::results::summarize(tool, &words, std::process::Stdio::null())
-        .map_err(|e| format!("{tool}: {e}"))?;
-    std::fs::write(&file, out).map_err(|e| format!("{file}: {e}"))?;
-    std::fs::write(&rc_file, rc.to_string()).map_err(|e| format!("{rc_file}: {e}"))?;
-    Ok((file, rc))
+    swaps::winner(i)
 }
 
 #[cfg(test)]
-#[path = "validate_tests.rs"]
+#[path = "validate_on_tests.rs"]
 mod tests;
