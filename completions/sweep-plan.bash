@@ -881,10 +881,6 @@ _sweep__plan() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --probe)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --field)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -17,8 +17,8 @@ pub struct Checks<'a> {
     /// The keys sweep varies (`--param`): the only changes checked, since
     /// a `--swap-arg --set K` adds K on purpose.
     pub swept: &'a [String],
-    /// The URL wait-ready will probe as given (sweep has no --server).
-    pub probe: Option<&'a str>,
+    /// wait-ready will probe `url` as given (sweep has no --server).
+    pub probe: bool,
 }
 
 /// Why the sweep must not start, or `Ok`.
@@ -26,7 +26,10 @@ pub fn check(rec: &SwapRecord, c: &Checks<'_>) -> Result<(), String> {
     absent_flags(rec, c.new, c.swept)?;
     port_matches(rec, c.url)?;
     port_held(rec, c.url)?;
-    c.probe.map_or(Ok(()), path_exists)
+    match c.probe {
+        true => path_exists(c.url),
+        false => Ok(()),
+    }
 }
 
 /// A port held by a process that is not the target's server stays held

@@ -39,10 +39,10 @@ pub struct Args {
     /// launch line already; repeatable. Other changes are not checked
     #[arg(long = "swept", value_name = "KEY", requires = "url")]
     swept: Vec<String>,
-    /// With --url: the URL wait-ready probes as given (no --server); a
-    /// running server's 404 or 405 there is refused (exit 2)
-    #[arg(long, value_name = "URL", requires = "url")]
-    probe: Option<String>,
+    /// With --url: wait-ready probes that URL as given (sweep has no
+    /// --server); a running server's 404 or 405 there is refused (exit 2)
+    #[arg(long, requires = "url")]
+    probe: bool,
     /// Where the origin is kept (the results file); missing: none yet
     #[arg(value_name = "ORIGIN")]
     file: Option<String>,
@@ -68,7 +68,7 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
                 url,
                 new: &a.new,
                 swept: &a.swept,
-                probe: a.probe.as_deref(),
+                probe: a.probe,
             },
         )?;
     }

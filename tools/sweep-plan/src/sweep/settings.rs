@@ -226,7 +226,7 @@ fn origin_args(a: &SweepArgs, url: &str) -> Vec<String> {
     }
     // wait-ready probes the URL as given only without a preset.
     if a.server.is_none() && a.ready_arg.is_empty() {
-        w.extend(["--probe".to_string(), url.to_string()]);
+        w.push("--probe".to_string());
     }
     w
 }
