@@ -3,7 +3,7 @@
 
 use anyhow::anyhow;
 use sweepkit::exit;
-use sweepkit::records::OriginRecord;
+use sweepkit::records::{OriginRecord, ScheduleServer};
 use sweepkit::report::Exit;
 
 use crate::end::{self, swaps};
@@ -27,8 +27,8 @@ pub struct Args {
     origin: String,
     /// The sweep ran the SERVER schedule step (its own flags are undone
     /// with the pick or the original)
-    #[arg(long, value_name = "SERVER", value_parser = ["vllm", "sglang"])]
-    schedule: Option<String>,
+    #[arg(long, value_name = "SERVER")]
+    schedule: Option<ScheduleServer>,
     /// Apply the winner last (the schedule when it wins, else
     /// summarize's pick)
     #[arg(long)]
@@ -104,7 +104,7 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
     let inputs = swaps::Inputs {
         lines: &lines,
         original,
-        schedule: a.schedule.as_deref(),
+        schedule: a.schedule.map(ScheduleServer::name),
         winner,
         summarize_exit,
         retries: a.retries,

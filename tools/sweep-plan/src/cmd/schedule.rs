@@ -3,6 +3,7 @@
 
 use anyhow::anyhow;
 use sweepkit::exit;
+use sweepkit::records::ScheduleServer;
 use sweepkit::report::Exit;
 
 use crate::out::Io;
@@ -16,8 +17,8 @@ use crate::{results, schedule};
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The server the schedule is for
-    #[arg(long, value_name = "SERVER", value_parser = ["vllm", "sglang"])]
-    server: String,
+    #[arg(long, value_name = "SERVER")]
+    server: ScheduleServer,
     /// Keep a schedule RESULTS holds (without: always derive anew)
     #[arg(long)]
     resume: bool,
@@ -34,17 +35,18 @@ pub struct Args {
 }
 
 pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
+    let server = a.server.name();
     let lines = results::read(&read_text(&a.results, true)?);
     if a.emit_record {
-        let rec = schedule::last_schedule(&lines, &a.server).ok_or_else(|| {
+        let rec = schedule::last_schedule(&lines, server).ok_or_else(|| {
             Exit::new(
                 exit::BAD_INPUT,
-                anyhow!("{}: no schedule record for {}", a.results, a.server),
+                anyhow!("{}: no schedule record for {}", a.results, server),
             )
         })?;
         return io.out.value(&rec.raw);
     }
-    let st = schedule::step(&lines, &a.server, a.resume);
+    let st = schedule::step(&lines, server, a.resume);
     match a.words.as_deref() {
         Some("expect") => io.out.words(&st.expect),
         Some(_) => io.out.words(&st.stage),

@@ -3,6 +3,7 @@
 
 use anyhow::anyhow;
 use sweepkit::exit;
+use sweepkit::records::ScheduleServer;
 use sweepkit::report::Exit;
 
 use crate::grid::GridArgs;
@@ -33,8 +34,8 @@ pub struct Args {
     index: Option<usize>,
     /// After the configs, the schedule step for SERVER (sweep
     /// --schedule): derive it (summarize --schedule), run it, or done
-    #[arg(long, value_name = "SERVER", value_parser = ["vllm", "sglang"])]
-    schedule: Option<String>,
+    #[arg(long, value_name = "SERVER")]
+    schedule: Option<ScheduleServer>,
     /// The derive ran (summarize --schedule, its record appended to
     /// RESULTS) and exited RC: run the schedule (0), keep the static
     /// pick (56, refused), or fail
@@ -115,9 +116,12 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
     }
     if let Some(i) = a.index.or(st.index) {
         step::run_config(&mut st, &g, i, a.expect_config);
-    } else if let (Some(server), "done", false, false) =
-        (&a.schedule, st.action, a.all, a.scheduled)
-    {
+    } else if let (Some(server), "done", false, false) = (
+        a.schedule.map(ScheduleServer::name),
+        st.action,
+        a.all,
+        a.scheduled,
+    ) {
         step::schedule_step(
             &mut st, &lines, server, a.resume, a.derived, &a.results, &a.work,
         )

@@ -163,7 +163,7 @@ impl Plan {
             quiet: a.quiet,
             slurm: a.slurm_args,
             adaptive,
-            schedule: a.schedule,
+            schedule: a.schedule.map(|s| s.name().to_string()),
             schedule_args,
             summarize: None,
             sum_args,

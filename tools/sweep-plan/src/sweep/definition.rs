@@ -14,6 +14,7 @@
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 use sweepkit::exit;
+use sweepkit::records::ScheduleServer;
 use sweepkit::report::Exit;
 
 use super::slurm_args::SlurmArgs;
@@ -149,9 +150,13 @@ pub struct SweepArgs {
     /// more config and benchmark it at every level (one extra restart, one
     /// extra pass); if the data cannot support one, say why and keep the
     /// static pick
-    #[arg(long, value_name = "SERVER", value_parser = ["vllm", "sglang"],
-          conflicts_with = "hosts", help_heading = "Schedule")]
-    pub schedule: Option<String>,
+    #[arg(
+        long,
+        value_name = "SERVER",
+        conflicts_with = "hosts",
+        help_heading = "Schedule"
+    )]
+    pub schedule: Option<ScheduleServer>,
 
     /// With --schedule: derive it from depths up to K only (summarize
     /// --max-depth K): both servers reserve speculative KV for a

@@ -178,7 +178,7 @@ fn step_args(a: &SweepArgs, knobs: &[String]) -> Vec<String> {
         }
     }
     if let Some(sv) = &a.schedule {
-        step.extend(["--schedule".to_string(), sv.clone()]);
+        step.extend(["--schedule".to_string(), sv.name().to_string()]);
     }
     step
 }

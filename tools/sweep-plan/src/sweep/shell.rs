@@ -121,6 +121,7 @@ pub fn assignments(s: &Settings, argv: &[String], want: Want<'_>) -> Result<Stri
 fn every_setting(l: &mut Lines, s: &Settings) {
     let a = &s.args;
     let opt = |o: &Option<String>| o.clone().unwrap_or_default();
+    let schedule = a.schedule.map(|s| s.name().to_string());
     l.array("params", &a.params);
     l.array("values", &a.values);
     for (n, v) in [
@@ -140,7 +141,7 @@ fn every_setting(l: &mut Lines, s: &Settings) {
         ("hosts", &a.hosts),
         ("server", &a.server),
         ("concurrency", &a.concurrency),
-        ("schedule", &a.schedule),
+        ("schedule", &schedule),
         ("report", &a.report),
     ] {
         l.scalar(n, &opt(v));
