@@ -87,10 +87,10 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
         }
         (false, None) => io.out.record(&rec)?,
         (false, Some(results)) => {
-            results::append_line(results, &rec)?;
+            results::append_records(results, &[&rec])?;
             if let Some(c) = &a.copy {
-                let line = serde_json::to_string(&rec).map_err(anyhow::Error::from)?;
-                std::fs::write(c, format!("{line}\n"))
+                std::fs::File::create(c)
+                    .and_then(|mut f| sweepkit::io::write_record(&mut f, &rec))
                     .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{c}: {e}")))?;
             }
         }

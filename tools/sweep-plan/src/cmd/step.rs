@@ -105,9 +105,8 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
             st = step::of_search(&s.answer());
             if st.action == "done" {
                 // The values a finished search never tried.
-                for rec in answer::skipped_records(&s.space, &s.decision, s.all, io.started) {
-                    results::append_line(&a.results, &rec)?;
-                }
+                let skipped = answer::skipped_records(&s.space, &s.decision, s.all, io.started);
+                results::append_records(&a.results, &skipped)?;
             }
         }
     } else {
@@ -133,7 +132,7 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
         }
     }
     if let Some(f) = &a.tally {
-        results::append_line(f, &st)?;
+        results::append_records(f, &[&st])?;
     }
     io.out.answer(&st)
 }

@@ -89,7 +89,7 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
                     eprintln!("{prefix}warning: pre-flight: {n}");
                 }
             }
-            results::append_line(f, &v)?;
+            results::append_records(f, &[&v])?;
         }
     }
     io.out.answer(&v)
