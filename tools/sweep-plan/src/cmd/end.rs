@@ -129,8 +129,8 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
 fn kept_original(rec: &OriginRecord) -> Option<String> {
     let t = &rec.target;
     let c = t.container.as_ref().filter(|c| c.compose_file.is_none())?;
-    let (e, n) = (&c.engine, &c.name);
+    let (e, n, kept) = (&c.engine, &c.name, sweepkit::engine::KEPT_SUFFIX);
     Some(format!(
-        "the original container is kept, stopped, as {n}.sweepkit-prev: 'svc-swap --container {n} --engine {e} --restore' puts it back, '{e} rm {n}.sweepkit-prev' drops it"
+        "the original container is kept, stopped, as {n}{kept}: 'svc-swap --container {n} --engine {e} --restore' puts it back, '{e} rm {n}{kept}' drops it"
     ))
 }
