@@ -61,21 +61,26 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
     let line = s.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let v: serde_json::Value = serde_json::from_str(line)
         .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("<stdin>: not JSON: {e}")))?;
-    if let Some(url) = &a.url {
-        check(
-            &v,
-            &preflight::Checks {
-                url,
-                new: &a.new,
-                swept: &a.swept,
-                probe: a.probe,
-            },
-        )?;
+    // The dry run's record, read once; what is wrong with it is said
+    // after the pre-flight, which checks only a swap record.
+    let swap = origin::swap_of(&v);
+    if let (Some(url), Ok(s)) = (&a.url, &swap) {
+        let c = preflight::Checks {
+            url,
+            new: &a.new,
+            swept: &a.swept,
+            probe: a.probe,
+        };
+        preflight::check(s, &c).map_err(|why| {
+            // sweep's usage error, said in its name (sweep.sh exits with it)
+            sweepkit::report::error("sweep", &anyhow!(why));
+            Exit::silent(exit::USAGE)
+        })?;
     }
-    let rec = Record::Origin(
-        origin::new_origin(&v, io.started)
-            .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("<stdin>: {e}")))?,
-    );
+    let rec = swap
+        .and_then(|s| origin::new_origin(&s, &v, io.started))
+        .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("<stdin>: {e}")))?;
+    let rec = Record::Origin(rec);
     match (have, &a.append) {
         (true, _) => {
             if let (Some(prefix), None) = (&a.say, &a.copy) {
@@ -96,16 +101,4 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
         }
     }
     Ok(())
-}
-
-/// sweep's pre-flight on the dry-run swap record `v`: a refusal is
-/// sweep's usage error, said in its name (sweep.sh exits with it).
-fn check(v: &serde_json::Value, c: &preflight::Checks<'_>) -> Result<(), Exit> {
-    let Ok(Record::Swap(rec)) = serde_json::from_value::<Record>(v.clone()) else {
-        return Ok(()); // new_origin says what is wrong with it
-    };
-    preflight::check(&rec, c).map_err(|why| {
-        sweepkit::report::error("sweep", &anyhow!(why));
-        Exit::silent(exit::USAGE)
-    })
 }
