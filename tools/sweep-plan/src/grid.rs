@@ -163,14 +163,33 @@ impl Grid {
     }
 }
 
-/// Expand `--param`/`--values` pairs; a usage error names the bad word.
-pub fn expand(params: &[String], values: &[String]) -> Result<Grid, String> {
+/// What is wrong with a grid's words (a usage error; each names the bad
+/// word).
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum GridError {
+    #[error("{params} --param but {values} --values: give --values LIST after each --param NAME")]
+    Count { params: usize, values: usize },
+    #[error("--param {param}: {key} is swept twice")]
+    Twice { param: String, key: String },
+    #[error("--param '{param}': '{name}' is not a flag name")]
+    NotAFlag { param: String, name: String },
+    #[error("--values '{list}': expected V1,V2,... with no empty value")]
+    EmptyValue { list: String },
+    #[error("--param {param} --values ...{value}...: expected {n} values joined by ':'")]
+    Coupled {
+        param: String,
+        value: String,
+        n: usize,
+    },
+}
+
+/// Expand `--param`/`--values` pairs.
+pub fn expand(params: &[String], values: &[String]) -> Result<Grid, GridError> {
     if params.len() != values.len() {
-        return Err(format!(
-            "{} --param but {} --values: give --values LIST after each --param NAME",
-            params.len(),
-            values.len()
-        ));
+        return Err(GridError::Count {
+            params: params.len(),
+            values: values.len(),
+        });
     }
     let mut keys = Vec::new();
     let mut rows: Vec<Vec<(String, String)>> = vec![Vec::new()];
@@ -179,7 +198,10 @@ pub fn expand(params: &[String], values: &[String]) -> Result<Grid, String> {
         for n in &names {
             let k = key_of(n).to_string();
             if keys.contains(&k) {
-                return Err(format!("--param {p}: {k} is swept twice"));
+                return Err(GridError::Twice {
+                    param: p.clone(),
+                    key: k,
+                });
             }
             keys.push(k);
         }
@@ -210,7 +232,7 @@ pub fn expand(params: &[String], values: &[String]) -> Result<Grid, String> {
 }
 
 /// The flag names of one `--param` (A or A,B).
-fn flag_names(p: &str) -> Result<Vec<String>, String> {
+fn flag_names(p: &str) -> Result<Vec<String>, GridError> {
     let names: Vec<String> = p.split(',').map(str::to_string).collect();
     for n in &names {
         let rest = n.strip_prefix("--").or(n.strip_prefix('-')).unwrap_or(n);
@@ -222,21 +244,27 @@ fn flag_names(p: &str) -> Result<Vec<String>, String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
         if !ok {
-            return Err(format!("--param '{p}': '{n}' is not a flag name"));
+            return Err(GridError::NotAFlag {
+                param: p.into(),
+                name: n.clone(),
+            });
         }
     }
     Ok(names)
 }
 
 /// The (flag, value) words of one value of `--param NAMES`.
-fn assign(p: &str, names: &[String], list: &str, v: &str) -> Result<Vec<(String, String)>, String> {
+fn assign(
+    p: &str,
+    names: &[String],
+    list: &str,
+    v: &str,
+) -> Result<Vec<(String, String)>, GridError> {
     // `--values "1, 2"`: the space is the list's, not the value's (the
     // server would get " 2" and crash).
     let v = v.trim();
     if v.is_empty() || v.contains('\n') {
-        return Err(format!(
-            "--values '{list}': expected V1,V2,... with no empty value"
-        ));
+        return Err(GridError::EmptyValue { list: list.into() });
     }
     // One flag: a colon in its value is just a colon.
     if names.len() == 1 {
@@ -244,10 +272,11 @@ fn assign(p: &str, names: &[String], list: &str, v: &str) -> Result<Vec<(String,
     }
     let parts: Vec<&str> = v.split(':').map(str::trim).collect();
     if parts.len() != names.len() || parts.iter().any(|s| s.is_empty()) {
-        return Err(format!(
-            "--param {p} --values ...{v}...: expected {} values joined by ':'",
-            names.len()
-        ));
+        return Err(GridError::Coupled {
+            param: p.into(),
+            value: v.into(),
+            n: names.len(),
+        });
     }
     Ok(names
         .iter()
@@ -291,7 +320,7 @@ mod tests {
 
     #[test]
     fn bad_grids_name_the_word() {
-        let e = |p: &[&str], v: &[&str]| expand(&s(p), &s(v)).unwrap_err();
+        let e = |p: &[&str], v: &[&str]| expand(&s(p), &s(v)).unwrap_err().to_string();
         assert!(e(&["a,b"], &["1"]).contains("2 values joined by ':'"));
         assert!(e(&["a,"], &["1:2"]).contains("not a flag name"));
         assert!(e(&["a b"], &["1"]).contains("not a flag name"));

@@ -157,9 +157,14 @@ pub fn replay_words(load: &[String], file: &str, slo: Option<&str>) -> Vec<Strin
     out
 }
 
+/// A `--block-size` loadgen would refuse (the word as given).
+#[derive(Debug, PartialEq, thiserror::Error)]
+#[error("--load-arg --block-size: expected a whole number ({0})")]
+pub struct BadBlockSize(String);
+
 /// The block size the replay will use: `--block-size N` among loadgen's
 /// words, else loadgen's default.
-pub fn block_size(load: &[String]) -> Result<u64, String> {
+pub fn block_size(load: &[String]) -> Result<u64, BadBlockSize> {
     let mut size = sweepkit::trace::DEFAULT_BLOCK_SIZE;
     for f in scan(load).iter().filter(|f| f.long == "--block-size") {
         let w = &load[f.words.start];
@@ -167,7 +172,7 @@ pub fn block_size(load: &[String]) -> Result<u64, String> {
             .value
             .and_then(|v| v.parse().ok())
             .filter(|n| *n > 0)
-            .ok_or_else(|| format!("--load-arg --block-size: expected a whole number ({w})"))?;
+            .ok_or_else(|| BadBlockSize(w.clone()))?;
     }
     Ok(size)
 }

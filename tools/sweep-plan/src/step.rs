@@ -7,8 +7,10 @@
 //! configs skipped, the search's reasons, its end and cost) and, for a
 //! run, each tool's words, so the script only runs the pipe.
 
+use anyhow::anyhow;
 use serde::Serialize;
 use sweepkit::exit;
+use sweepkit::report::Exit;
 
 use crate::grid::Grid;
 use crate::results::{self, Line};
@@ -88,7 +90,7 @@ pub fn schedule_step(
     derived: Option<u8>,
     results: &str,
     work: &str,
-) -> Result<(), String> {
+) -> Result<(), Exit> {
     let st = schedule::step(lines, server, resume);
     let action = match derived {
         Some(exit::OK) => "run",
@@ -116,7 +118,7 @@ pub fn schedule_step(
         _ => {
             // The words come from the last schedule record, resumed or not.
             let (file, _) = schedule::write_record(lines, server, work)
-                .map_err(|e| format!("{results}: {e}"))?;
+                .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{results}: {e}")))?;
             s.action = "run";
             s.index = None;
             s.label = format!("[schedule] {server} per-load schedule");

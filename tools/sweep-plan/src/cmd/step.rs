@@ -1,8 +1,6 @@
 //! `sweep-plan step`: which step sweep's loop runs next, with each tool's
 //! words (step.rs decides; the adaptive search in search/).
 
-use anyhow::anyhow;
-use sweepkit::exit;
 use sweepkit::records::ScheduleServer;
 use sweepkit::report::Exit;
 
@@ -123,8 +121,7 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
     ) {
         step::schedule_step(
             &mut st, &lines, server, a.resume, a.derived, &a.results, &a.work,
-        )
-        .map_err(|e| Exit::new(exit::FAILURE, anyhow!(e)))?;
+        )?;
     }
     if let Some(prefix) = &a.say {
         for n in &st.notes {

@@ -26,6 +26,7 @@
 pub mod swaps;
 pub mod validate_on;
 
+use crate::schedule::RecordError;
 use swaps::{End, Inputs, Swap};
 
 /// The next swap of the end after `after` (try `attempt`) ended with
@@ -36,7 +37,7 @@ pub fn next(
     after: Option<Swap>,
     attempt: usize,
     exits: [u8; 2],
-) -> Result<End, String> {
+) -> Result<End, RecordError> {
     if let Some(v) = &i.validate {
         match after {
             None => return validate_on::start(i, v),

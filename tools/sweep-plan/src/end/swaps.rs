@@ -6,7 +6,7 @@ use serde::Serialize;
 use sweepkit::exit;
 
 use crate::results::Line;
-use crate::schedule;
+use crate::schedule::{self, RecordError};
 
 /// The swaps of the end, as `--after` names the one that ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -117,7 +117,7 @@ pub fn next(
     after: Option<Swap>,
     attempt: usize,
     exits: [u8; 2],
-) -> Result<End, String> {
+) -> Result<End, RecordError> {
     let why = |pre: &str| {
         format!(
             "{pre}svc-swap exit {}, wait-ready exit {}",
@@ -263,7 +263,7 @@ pub(crate) fn pick_words(i: &Inputs<'_>, summary: &str) -> Vec<String> {
 pub(crate) fn schedule_words(
     i: &Inputs<'_>,
     server: &str,
-) -> Result<(Vec<String>, Vec<String>), String> {
+) -> Result<(Vec<String>, Vec<String>), RecordError> {
     let (file, rec) = schedule::write_record(i.lines, server, i.work)?;
     Ok((
         vec!["--apply-from".into(), file],
@@ -273,7 +273,7 @@ pub(crate) fn schedule_words(
 
 /// --keep-winner's swap: the schedule when it wins, else summarize's pick;
 /// nothing picked: the original, with the warning.
-pub(crate) fn winner(i: &Inputs<'_>) -> Result<End, String> {
+pub(crate) fn winner(i: &Inputs<'_>) -> Result<End, RecordError> {
     let Some((path, _)) = &i.winner else {
         return Ok(original(i, 0));
     };

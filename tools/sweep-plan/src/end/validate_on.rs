@@ -13,11 +13,11 @@ use serde_json::{json, Value};
 
 use super::swaps::{self, Applied, End, Inputs, Swap, Validate};
 use crate::results::State;
-use crate::schedule;
+use crate::schedule::{self, RecordError};
 
 /// The first answer of an end with `--validate-on`: the pick's swap, else
 /// the schedule's, else the rest of the end.
-pub fn start(i: &Inputs<'_>, v: &Validate) -> Result<End, String> {
+pub fn start(i: &Inputs<'_>, v: &Validate) -> Result<End, RecordError> {
     match i.winner.as_ref() {
         Some((path, _)) if i.summarize_exit == sweepkit::exit::OK => Ok(swap(
             format!("validating on {}: applying summarize's pick", v.file),
@@ -40,7 +40,12 @@ pub fn start(i: &Inputs<'_>, v: &Validate) -> Result<End, String> {
 }
 
 /// The answer after a validation step `after` ended with `exits`.
-pub fn after(i: &Inputs<'_>, v: &Validate, after: Swap, exits: [u8; 2]) -> Result<End, String> {
+pub fn after(
+    i: &Inputs<'_>,
+    v: &Validate,
+    after: Swap,
+    exits: [u8; 2],
+) -> Result<End, RecordError> {
     let ok = exits == [sweepkit::exit::OK; 2];
     let (of, next_step) = match after {
         Swap::PickToValidate | Swap::ValidatedPick => ("pick", Swap::ValidatedPick),
@@ -140,7 +145,7 @@ fn swap(line: String, to_swap: Vec<String>, to_ready: Vec<String>, after: Swap) 
 }
 
 /// The schedule's swap when the sweep measured it whole, else the rest.
-fn schedule_or_rest(i: &Inputs<'_>, v: &Validate, applied: Applied) -> Result<End, String> {
+fn schedule_or_rest(i: &Inputs<'_>, v: &Validate, applied: Applied) -> Result<End, RecordError> {
     let Some(server) = i.schedule else {
         return rest(i, applied);
     };
@@ -158,7 +163,7 @@ fn schedule_or_rest(i: &Inputs<'_>, v: &Validate, applied: Applied) -> Result<En
 
 /// After the validations: --keep-winner's winner (no swap when it stands
 /// applied already), else the original config.
-fn rest(i: &Inputs<'_>, applied: Applied) -> Result<End, String> {
+fn rest(i: &Inputs<'_>, applied: Applied) -> Result<End, RecordError> {
     if !i.keep_winner {
         return Ok(swaps::original(i, 0));
     }

@@ -19,11 +19,12 @@ use sweepkit::exit;
 use sweepkit::records::FailureKind;
 use sweepkit::report::{self, Exit};
 
+use super::client::{self, Said};
 use super::collect::{self, Collected};
 use super::job::{self, End, JobLine};
 use super::plan::{Plan, SCHEDULE_TASK};
 use super::search::{self, Next};
-use super::{client, schedule_step, script};
+use super::{schedule_step, script};
 use crate::results;
 
 /// One config's current job.
@@ -151,7 +152,7 @@ impl<'a> Driver<'a> {
     fn submit(&mut self, indices: &[usize], avoid: &[String]) -> Result<(), Exit> {
         let args = script::sbatch_args(self.p, indices, avoid, &self.script);
         match client::run("sbatch", &args)? {
-            Ok(out) => {
+            Said::Out(out) => {
                 let id = out
                     .lines()
                     .last()
@@ -178,7 +179,7 @@ impl<'a> Driver<'a> {
                 }
                 Ok(())
             }
-            Err(line) => {
+            Said::Failed(line) => {
                 self.rejected = true;
                 let line = line
                     .lines()
@@ -212,11 +213,11 @@ impl<'a> Driver<'a> {
         for a in self.arrays() {
             let show = ["show".into(), "job".into(), "-o".into(), a.clone()];
             let out = match client::run("scontrol", &show)? {
-                Ok(o) => o,
+                Said::Out(o) => o,
                 // Expired (MinJobAge) before it was read: it ended unseen.
-                Err(e) if e.contains("Invalid job id") => String::new(),
+                Said::Failed(e) if e.contains("Invalid job id") => String::new(),
                 // slurmctld busy or restarting: ask again next round.
-                Err(_) => continue,
+                Said::Failed(_) => continue,
             };
             let lines = job::parse(&out);
             for t in self.tasks.iter_mut().filter(|t| t.array == a) {

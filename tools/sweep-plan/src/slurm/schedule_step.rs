@@ -6,8 +6,6 @@
 //! `svc-swap --apply-from` the record [`step::schedule_step`] wrote to the
 //! sweep's shared folder: the same words sweep's loop runs.
 
-use anyhow::anyhow;
-use sweepkit::exit;
 use sweepkit::report::Exit;
 
 use super::plan::Plan;
@@ -25,8 +23,7 @@ pub fn step(p: &Plan, server: &str, lines: &[Line], derived: Option<u8>) -> Resu
     };
     step::schedule_step(
         &mut st, lines, server, p.resume, derived, &p.results, &p.dir,
-    )
-    .map_err(|e| Exit::new(exit::FAILURE, anyhow!(e)))?;
+    )?;
     Ok(st)
 }
 

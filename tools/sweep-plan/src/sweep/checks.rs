@@ -57,12 +57,12 @@ pub fn check(given: Given, why: For) -> Result<Checked, Exit> {
     combinations(&a)?;
     let url = scheme_url(&a.url)?;
     if let Some(f) = &a.validate_on {
-        trace(f, &a.load_arg).map_err(usage)?;
+        trace(f, &a.load_arg)?;
     }
     if why == (For::Options { start: true }) {
         results_file(&a)?;
     }
-    let grid = grid::expand(&a.params, &a.values).map_err(usage)?;
+    let grid = grid::expand(&a.params, &a.values).map_err(|e| usage(e.to_string()))?;
     Ok(Checked {
         args: a,
         matches,
@@ -203,11 +203,14 @@ fn scheme_url(url: &str) -> Result<SchemeUrl, Exit> {
 
 /// Refuse a `--validate-on` file loadgen would refuse: one line naming the
 /// file's line, before the sweep stops the server.
-fn trace(file: &str, load: &[String]) -> Result<(), String> {
+fn trace(file: &str, load: &[String]) -> Result<(), Exit> {
     let text = std::fs::read_to_string(file)
-        .map_err(|e| format!("--validate-on {file}: cannot read it ({e})"))?;
-    sweepkit::trace::parse(&text, crate::load_args::block_size(load)?).map_err(|e| {
-        format!("--validate-on {file}: {e}; give a trace loadgen --trace can replay")
+        .map_err(|e| usage(format!("--validate-on {file}: cannot read it ({e})")))?;
+    let block = crate::load_args::block_size(load).map_err(|e| usage(e.to_string()))?;
+    sweepkit::trace::parse(&text, block).map_err(|e| {
+        usage(format!(
+            "--validate-on {file}: {e}; give a trace loadgen --trace can replay"
+        ))
     })?;
     Ok(())
 }
@@ -236,6 +239,11 @@ fn results_file(a: &SweepArgs) -> Result<(), Exit> {
 mod tests {
     use super::*;
     use sweepkit::exit;
+
+    /// [`trace`]'s refusal as its line.
+    fn trace_line(file: &str, load: &[String]) -> Result<(), String> {
+        trace(file, load).map_err(|e| format!("{:#}", e.error.unwrap()))
+    }
 
     #[test]
     fn a_url_without_a_scheme_says_what_to_write() {
@@ -274,7 +282,7 @@ mod tests {
         )
         .unwrap();
         let p = f.to_str().unwrap();
-        let e = trace(p, &[]).unwrap_err();
+        let e = trace_line(p, &[]).unwrap_err();
         assert!(
             e.starts_with(&format!(
                 "--validate-on {p}: line 2: timestamp 1 ms goes back"
@@ -286,10 +294,13 @@ mod tests {
             "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 4, \"hash_ids\": [1]}\n",
         )
         .unwrap();
-        assert!(trace(p, &[]).unwrap_err().contains("line 1:"));
+        assert!(trace_line(p, &[]).unwrap_err().contains("line 1:"));
         // The same file fits blocks of 1024 (--load-arg --block-size).
-        assert_eq!(trace(p, &["--block-size".into(), "1024".into()]), Ok(()));
-        assert!(trace("/nonexistent/t.jsonl", &[])
+        assert_eq!(
+            trace_line(p, &["--block-size".into(), "1024".into()]),
+            Ok(())
+        );
+        assert!(trace_line("/nonexistent/t.jsonl", &[])
             .unwrap_err()
             .contains("cannot read it"));
         let _ = std::fs::remove_dir_all(&dir);
