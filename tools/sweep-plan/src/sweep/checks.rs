@@ -56,7 +56,10 @@ pub fn check(given: Given, why: For) -> Result<Checked, Exit> {
     numbers(&a)?;
     combinations(&a)?;
     let url = scheme_url(&a.url)?;
-    if let Some(f) = &a.validate_on {
+    // With --dry-run, sweep.sh runs `dry-run` right after `options`: the
+    // trace is read there, once.
+    let planned_next = matches!(why, For::Options { .. }) && a.dry_run;
+    if let (Some(f), false) = (&a.validate_on, planned_next) {
         trace(f, &a.load_arg)?;
     }
     if why == (For::Options { start: true }) {
