@@ -86,3 +86,13 @@ pub fn summary(
     std::fs::write(&rc_file, rc.to_string()).map_err(|e| failed(&rc_file, e))?;
     Ok((file, rc))
 }
+
+/// Whether summarize refuses one pick over `results` (`--format json`,
+/// `sum_args`) because its hosts differ in hardware or server version
+/// (its exit MIXED_HARDWARE); one that cannot run refuses nothing.
+pub fn mixed_hardware(prog: &str, sum_args: &[String], results: &str) -> bool {
+    let mut args: Vec<&str> = vec!["--format", "json"];
+    args.extend(sum_args.iter().map(String::as_str));
+    args.push(results);
+    run(prog, &args, Stdio::null()).is_ok_and(|(rc, _)| rc == exit::MIXED_HARDWARE)
+}

@@ -7,11 +7,13 @@ use crate::fleet;
 use crate::grid::GridArgs;
 use crate::out::Io;
 use crate::read::read_text;
+use crate::summarize;
 
 /// How a pool's grid ended (sweep --hosts): configs measured, failed
 /// and left without a result, hosts dropped, whether a job's tool
 /// rejected its arguments (usage), the exit status sweep(1) documents,
-/// and what sweep says at the end (error, warning, done, refusal)
+/// and what sweep says at the end (error, warning, done, refusal),
+/// whether the restores apply the winner (keep_winner)
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -32,10 +34,18 @@ pub struct Args {
     /// The pool was interrupted: exit 130 (a usage error stays 2)
     #[arg(long)]
     interrupted: bool,
-    /// --keep-winner was refused (hosts of different hardware): exit
-    /// 42, and the refusal to say
-    #[arg(long)]
-    winner_refused: bool,
+    /// sweep --keep-winner: refused when summarize (--summarize) finds
+    /// hosts of different hardware or server version (one pick would
+    /// compare the hosts): exit 42, the refusal to say, and no winner
+    /// applied
+    #[arg(long, requires = "summarize")]
+    keep_winner: bool,
+    /// summarize's path, for --keep-winner
+    #[arg(long, value_name = "PATH")]
+    summarize: Option<String>,
+    /// An argument for --summarize (repeatable)
+    #[arg(long, value_name = "ARG", allow_hyphen_values = true)]
+    sum_arg: Vec<String>,
     #[arg(value_name = "RESULTS")]
     results: String,
 }
@@ -55,7 +65,11 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
     }
     o.end(&fleet::End {
         interrupted: a.interrupted,
-        winner_refused: a.winner_refused,
+        keep_winner: a.keep_winner,
+        winner_refused: match (&a.summarize, a.keep_winner) {
+            (Some(prog), true) => summarize::mixed_hardware(prog, &a.sum_arg, &a.results),
+            _ => false,
+        },
         joblog: a.joblog.as_deref().unwrap_or_default(),
         results: &a.results,
     });

@@ -16,11 +16,7 @@ use crate::step::{self, Step};
 /// run (its words in the step), done, or fail; `derived`: the exit
 /// status of the derivation just run.
 pub fn step(p: &Plan, server: &str, lines: &[Line], derived: Option<u8>) -> Result<Step, Exit> {
-    let mut st = Step {
-        tag: "step",
-        action: "done",
-        ..Step::default()
-    };
+    let mut st = Step::new();
     step::schedule_step(
         &mut st, lines, server, p.resume, derived, &p.results, &p.dir,
     )?;

@@ -71,7 +71,7 @@ impl Settings {
         let search_knobs = search_knobs(&a);
         let mut s = Settings {
             grid_words: grid_words(&a),
-            step_args: step_args(&a, &search_knobs),
+            step_args: step_args(&a, &search_knobs, &words.sum),
             search_knobs,
             schedule_args: schedule_args(&a),
             swap_own: swap_words(&levels),
@@ -168,8 +168,10 @@ fn search_knobs(a: &SweepArgs) -> Vec<String> {
 }
 
 /// `sweep-plan step`'s words for the loop (the script adds where the
-/// scores are, for --adaptive, and where to write).
-fn step_args(a: &SweepArgs, knobs: &[String]) -> Vec<String> {
+/// scores are kept, for --adaptive, summarize's path, and where to
+/// write): with --adaptive or --schedule, summarize's words `sum` for the
+/// scores and the schedule's derivation, which step runs.
+fn step_args(a: &SweepArgs, knobs: &[String], sum: &[String]) -> Vec<String> {
     let mut step = knobs.to_vec();
     step.extend(["--retries".to_string(), a.retries.clone()]);
     for (on, w) in [(a.resume, "--resume"), (a.expect_config, "--expect-config")] {
@@ -179,6 +181,12 @@ fn step_args(a: &SweepArgs, knobs: &[String]) -> Vec<String> {
     }
     if let Some(sv) = &a.schedule {
         step.extend(["--schedule".to_string(), sv.name().to_string()]);
+    }
+    if let Some(k) = a.schedule_max_depth {
+        step.extend(["--schedule-max-depth".to_string(), k.to_string()]);
+    }
+    if a.adaptive || a.schedule.is_some() {
+        step.extend(sum.iter().map(|w| format!("--sum-arg={w}")));
     }
     step
 }
