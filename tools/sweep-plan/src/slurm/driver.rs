@@ -47,8 +47,10 @@ pub struct Driver<'a> {
     tasks: Vec<Task>,
     tries: BTreeMap<usize, usize>,
     avoid: BTreeMap<usize, Vec<String>>,
-    /// The results file's records: read once at the start, then what
-    /// this side appends (only it writes the file while the jobs run).
+    /// The results file (its text and its records): read once at the
+    /// start, then what this side appends (only it writes the file while
+    /// the jobs run).
+    text: String,
     lines: Vec<results::Line>,
     /// Text lines in the file at the start, and now.
     since: usize,
@@ -94,6 +96,7 @@ impl<'a> Driver<'a> {
             tries: BTreeMap::new(),
             avoid: BTreeMap::new(),
             lines: results::read(&text),
+            text,
             since,
             end: since,
             stop,
@@ -126,8 +129,9 @@ impl<'a> Driver<'a> {
         Ok(())
     }
 
-    /// Keep the records of `text`, just appended, in [`Self::lines`].
+    /// Keep `text`, just appended, and its records.
     fn keep(&mut self, text: &str) {
+        self.text.push_str(text);
         let end = self.end;
         self.lines
             .extend(results::read(text).into_iter().map(|mut l| {
@@ -341,7 +345,8 @@ impl<'a> Driver<'a> {
             }
             let p = self.p;
             let mut say_it = |n: &str| say(p, n);
-            batch = match search::next(p, &self.tries, started, &mut say_it)? {
+            let file = (self.text.as_str(), self.lines.as_slice());
+            batch = match search::next(p, &self.tries, file, started, &mut say_it)? {
                 Next::Run(b) => b,
                 Next::Done(skipped, n) => {
                     self.append(&skipped)?;

@@ -49,12 +49,14 @@ fn no_result(p: &Plan, lines: &[Line], i: usize) -> Option<Next> {
     })
 }
 
-/// The search's next step for `p` from the results file as it stands;
+/// The search's next step for `p` from the results file as it stands
+/// (`all`, its text; `lines`, its records);
 /// `tries`: how often this sweep submitted each config. Says the lines
 /// sweep's loop says (`next: ...`, the search's end and cost) to `say`.
 pub fn next(
     p: &Plan,
     tries: &BTreeMap<usize, usize>,
+    (all, lines): (&str, &[Line]),
     started: std::time::SystemTime,
     say: &mut dyn FnMut(&str),
 ) -> Result<Next, Exit> {
@@ -63,13 +65,11 @@ pub fn next(
     };
     let prog = p.summarize.as_deref().unwrap_or("summarize");
     let scores = crate::summarize::scores(prog, &p.sum_args, &p.results)?;
-    let all = std::fs::read_to_string(&p.results).unwrap_or_default();
-    let lines = results::read(&all);
-    let s = crate::search::search(grid, knobs, &scores, (&p.results, &all, &lines), false)?;
+    let s = crate::search::search(grid, knobs, &scores, (&p.results, all, lines), false)?;
     let run = s.to_measure();
     for &i in &run {
         if tries.get(&i).copied().unwrap_or(0) > 0 {
-            if let Some(stop) = no_result(p, &lines, i) {
+            if let Some(stop) = no_result(p, lines, i) {
                 return Ok(stop);
             }
         }
