@@ -340,7 +340,7 @@ impl<'a> Driver<'a> {
                 self.submit(&batch, &[])?;
             }
             self.wait()?;
-            if self.halted() || self.p.adaptive.is_none() {
+            if self.halted() || self.p.search.is_none() {
                 break;
             }
             let p = self.p;
@@ -461,7 +461,7 @@ impl<'a> Driver<'a> {
     /// The sweep's end: the done line and the exit status.
     pub fn outcome(&self) -> (String, u8) {
         // --resume (implied by --adaptive): the results from before count.
-        let whole = self.p.resume || self.p.adaptive.is_some();
+        let whole = self.p.resume || self.p.search.is_some();
         let from = if whole { 0 } else { self.since };
         let t = crate::fleet::tally(&self.p.grid, self.lines_after(from));
         // A config Slurm lost past --retries has no result (not a failure
@@ -471,7 +471,7 @@ impl<'a> Driver<'a> {
         let missing = t.missing.saturating_sub(self.skipped) + t.transport;
         let mut done =
             format!("done: {measured} measured, {failed} failed, {missing} without a result");
-        if self.p.adaptive.is_some() {
+        if self.p.search.is_some() {
             done.push_str(&format!(", {} skipped", self.skipped));
         }
         let code = if self.interrupted {
@@ -480,7 +480,7 @@ impl<'a> Driver<'a> {
             exit::SUBMIT_REJECTED
         } else if let Some((code, _)) = &self.stopped {
             *code
-        } else if self.p.adaptive.is_some() && missing == 0 {
+        } else if self.p.search.is_some() && missing == 0 {
             // As the search ends without Slurm: a skipped value is no
             // failure.
             crate::verdict::tally(measured, failed, self.skipped).exit
@@ -499,11 +499,11 @@ pub fn sweep(p: &Plan) -> Result<u8, Exit> {
     let _ = ctrlc::set_handler(move || s.store(true, Ordering::SeqCst));
     let mut d = Driver::new(p, stop)?;
     // The search decides its own configs, one batch at a time.
-    let first = match p.adaptive {
+    let first = match p.search {
         Some(_) => Vec::new(),
         None => d.pending(),
     };
-    let what = match p.adaptive {
+    let what = match p.search {
         Some(_) => "the adaptive search picks them".to_string(),
         None => format!("{} to run", first.len()),
     };

@@ -44,7 +44,7 @@ pub struct Plan {
     /// The sbatch settings and the control side's limits, as parsed.
     pub slurm: SlurmArgs,
     /// --adaptive: the one parameter's grid and the search's knobs.
-    pub adaptive: Option<(GridArgs, SearchArgs)>,
+    pub search: Option<(GridArgs, SearchArgs)>,
     /// --schedule SERVER, and summarize --schedule's own words.
     pub schedule: Option<String>,
     pub schedule_args: Vec<String>,
@@ -132,7 +132,7 @@ impl Plan {
         for t in tools {
             tools_abs.push(absolute(t, "tool")?);
         }
-        let adaptive = match a.adaptive {
+        let search = match a.adaptive {
             true => Some((
                 GridArgs {
                     params: a.params.clone(),
@@ -162,7 +162,7 @@ impl Plan {
             retries: a.retries.parse().unwrap_or(0),
             quiet: a.quiet,
             slurm: a.slurm_args,
-            adaptive,
+            search,
             schedule: a.schedule.map(|s| s.name().to_string()),
             schedule_args,
             summarize: None,
@@ -244,7 +244,7 @@ pub(crate) mod tests {
     #[test]
     fn the_search_knobs_parse_as_step_parses_them() {
         let p = plan(&["--adaptive", "--patience", "3", "--noise-margin", "10%"]).unwrap();
-        let (g, k) = p.adaptive.unwrap();
+        let (g, k) = p.search.unwrap();
         assert_eq!(g.params, ["speculative-num-steps"]);
         assert_eq!((k.patience, k.repeat_budget), (3, 4));
         assert!((k.noise_margin - 0.1).abs() < 1e-9);

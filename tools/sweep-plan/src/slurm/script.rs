@@ -222,7 +222,7 @@ pub fn dry_run(p: &Plan) -> String {
         .map(|w| printf_q(&w))
         .collect();
     let mut notes = String::new();
-    if p.adaptive.is_some() {
+    if p.search.is_some() {
         notes.push_str("# --adaptive: the search submits only the configs it decides on, one array each time (--array=N,...)\n");
     }
     if let Some(server) = &p.schedule {

@@ -60,7 +60,7 @@ pub fn next(
     started: std::time::SystemTime,
     say: &mut dyn FnMut(&str),
 ) -> Result<Next, Exit> {
-    let Some((grid, knobs)) = &p.adaptive else {
+    let Some((grid, knobs)) = &p.search else {
         return Ok(Next::Run(Vec::new()));
     };
     let prog = p.summarize.as_deref().unwrap_or("summarize");
