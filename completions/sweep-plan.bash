@@ -881,10 +881,6 @@ _sweep__plan() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --probe)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
                 --field)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -897,7 +893,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__outcome)
-            opts="-h --param --values --since --joblog --tries --interrupted --winner-refused --field --shell --help"
+            opts="-h --param --values --since --joblog --tries --interrupted --keep-winner --summarize --sum-arg --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -920,6 +916,14 @@ _sweep__plan() {
                     return 0
                     ;;
                 --tries)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --summarize)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sum-arg)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1065,7 +1069,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__step)
-            opts="-h --param --values --patience --noise-margin --repeat-budget --after --index --schedule --derived --scheduled --expect-config --retries --work --resume --all --adaptive --say --tally --field --shell --help"
+            opts="-h --param --values --patience --noise-margin --repeat-budget --after --index --schedule --derived --scheduled --expect-config --retries --work --resume --all --adaptive --summarize --sum-arg --schedule-max-depth --say --tally --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1116,6 +1120,18 @@ _sweep__plan() {
                     return 0
                     ;;
                 --adaptive)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --summarize)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sum-arg)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --schedule-max-depth)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

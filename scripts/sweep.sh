@@ -198,34 +198,20 @@ on_signal() {
 # ---- the loop: sweep-plan step names each step -------------------------
 # The grid's configs in order (--resume skips those with a result), or
 # --adaptive's next value from the whole file and summarize's scores of
-# it; then --schedule's step: derive (summarize --schedule appends the
+# it; then --schedule's step: derived (summarize --schedule appends the
 # schedule record, which a resumed sweep applies again), run, or done.
-score() {
-  local rc=0
-  "$SUMMARIZE" --format json "${sum_args[@]}" --objective weighted --pool-hosts "$results" 2>/dev/null >"$work/scores" || rc=$?
-  # 1: nothing picked yet, 3: nothing measured yet; the scores say so.
-  ((rc == 0 || rc == EXIT_FAILURE || rc == EXIT_BAD_INPUT)) || finish_and_exit "$rc" "summarize failed on $results (exit $rc)"
-}
+# sweep-plan runs summarize for both, and stops a loop that is stuck.
 sweep_loop() {
-  local rc round=0
   local -a after=(--after 0) search=()
   ((!adaptive)) || search=(--adaptive "$work/scores")
   while :; do
-    ((!adaptive)) || score
-    ask step "${after[@]}" "${step_args[@]}" "${search[@]}" "${say_to[@]}" --work "$work" --tally "$work/tally" "$results" ||
+    ask step "${after[@]}" "${step_args[@]}" "${search[@]}" --summarize "$SUMMARIZE" "${say_to[@]}" --work "$work" --tally "$work/tally" "$results" ||
       finish_and_exit $? "sweep-plan step failed (exit $?)"
     [[ $action != fail ]] || finish_and_exit "$exit" "$error"
-    if [[ $action == derive ]]; then # summarize reads the file whole, then prints one record
-      # shellcheck disable=SC2094
-      "$SUMMARIZE" --schedule "$schedule" "${schedule_args[@]}" "${sum_args[@]}" "$results" >>"$results" && rc=0 || rc=$?
-      after=(--derived "$rc") && continue
-    fi
     [[ $action == run ]] || return 0
-    ((++round <= n_configs * 4 + 40)) || finish_and_exit "$EXIT_FAILURE" "sweep-plan step keeps asking for $label; stopping"
     run_step
     ((!signalled)) || on_signal
-    after=(--after "${index:-0}")
-    [[ -n $index ]] || after=(--scheduled)
+    after=("${again[@]}")
   done
 }
 

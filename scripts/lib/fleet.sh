@@ -166,21 +166,17 @@ fleet_restore() {
 # sweep-plan outcome counts the grid's states in the file and this run's
 # drops, finds a usage error in the joblog, says what to say, and names
 # the pool's exit status (2, 43, 41, 40, 45 or 0; 130 interrupted, 42 a
-# refused --keep-winner).
+# refused --keep-winner: hosts of different hardware, whose summarize
+# refuses one pick, once for the pool, not once per host).
 fleet_finish() {
-  local rc=0
   local -a out=() end=()
   trap '' INT TERM
   ((signalled == 0)) || end=(--interrupted)
-  # --keep-winner on hosts of different hardware: summarize refuses one
-  # pick (MIXED_HARDWARE) unless --summarize-arg --pool-hosts; each host's
-  # own best of the few configs it ran is no winner either, so the fleet
-  # refuses too, once, not once per host.
-  ((!keep_winner)) || "$SUMMARIZE" --format json "${sum_args[@]}" "$results" >/dev/null 2>&1 || rc=$?
-  ((rc != EXIT_MIXED_HARDWARE)) || keep_winner=0 end+=(--winner-refused)
+  ((!keep_winner)) || end+=(--keep-winner --summarize "$SUMMARIZE" "${sum_args[@]/#/--sum-arg=}")
   mapfile -t out < <(plan outcome --since "${SWEEP_FLEET_SINCE:-0}" --joblog "$fleet_dir/joblog" \
     --tries "$fleet_dir/tries.jsonl" "${end[@]}" "$results" --field error --field warning \
-    --field done --field refusal --field exit)
+    --field done --field refusal --field exit --field keep_winner)
+  [[ ${out[5]:-} == true ]] || keep_winner=0 # the restores apply no winner
   [[ -z ${out[0]:-} ]] || err "${out[0]}"
   [[ -z ${out[1]:-} ]] || warn "${out[1]}"
   fleet_restore

@@ -212,7 +212,7 @@ impl<'t> Container<'t> {
         if let Ok(v) = sealed::unseal(command, &live) {
             return Ok(v);
         }
-        let prev = format!("{}.sweepkit-prev", self.name());
+        let prev = format!("{}{}", self.name(), sweepkit::engine::KEPT_SUFFIX);
         let kept = lookup(self.t, self.engine, &prev)?.map(|c| c.argv);
         let holders = [&self.cur.argv[..], kept.as_deref().unwrap_or_default()];
         sealed::unseal(command, &holders).map_err(|e| target_err(format!("{file}: {e}")))
@@ -415,7 +415,7 @@ impl Target for Container<'_> {
             info.old_main_pid = Some(c.pid);
             info.old_pids = pids.clone();
         }
-        let prev = format!("{}.sweepkit-prev", c.name);
+        let prev = format!("{}{}", c.name, sweepkit::engine::KEPT_SUFFIX);
         let mut args = vec![
             self.engine.cli().to_string(),
             c.name.clone(),

@@ -41,6 +41,8 @@ pub struct Outcome {
     /// dropped, else 0; with [`Outcome::end`], 130 interrupted and 42 the
     /// winner refused.
     pub exit: u8,
+    /// Whether the restores apply the winner (--keep-winner, not refused).
+    pub keep_winner: bool,
     /// What sweep says at the pool's end ([`Outcome::end`]): an error
     /// before the restores, a warning, the `done:` line, and the
     /// --keep-winner refusal after the table.
@@ -59,6 +61,8 @@ pub struct Outcome {
 pub struct End<'a> {
     /// Ctrl-C or a signal stopped the pool.
     pub interrupted: bool,
+    /// --keep-winner was asked for.
+    pub keep_winner: bool,
     /// --keep-winner refused: the hosts differ in hardware or server.
     pub winner_refused: bool,
     pub joblog: &'a str,
@@ -85,6 +89,7 @@ impl Outcome {
         if e.interrupted && self.exit != exit::USAGE {
             self.exit = exit::INTERRUPTED;
         }
+        self.keep_winner = e.keep_winner && !e.winner_refused;
         if e.winner_refused {
             self.refusal = Some(format!(
                 "--keep-winner: the hosts differ in hardware or server version, so one pick would compare the hosts, not the configs; every host's original config is back (--summarize-arg --pool-hosts applies one pick to every host anyway; summarize --per-host {} shows each host's best)",
@@ -155,6 +160,7 @@ pub fn outcome(g: &Grid, text: &str, since: usize) -> Outcome {
         usage: false,
         unstarted: 0,
         exit,
+        keep_winner: false,
         error: None,
         warning: None,
         done: None,
@@ -522,5 +528,28 @@ mod tests {
         assert_eq!(unstarted(&log, &format!("{}\n{}\n", t(0), t(1))), 1);
         assert_eq!(unstarted(&log, &format!("{}\n{}\n", t(0), t(0))), 0);
         assert_eq!(unstarted("", &t(0)), 0);
+    }
+
+    /// Mixed hardware refusing --keep-winner was decided in the script:
+    /// the outcome says whether the restores apply the winner.
+    #[test]
+    fn the_winner_is_kept_unless_the_hosts_differ() {
+        let g = crate::grid::expand(&["k".into()], &["1".into()]).unwrap();
+        let text = "{\"type\":\"bench\",\"config\":{\"k\":\"1\"}}\n";
+        let mut o = outcome(&g, text, 0);
+        o.end(&End {
+            keep_winner: true,
+            ..End::default()
+        });
+        assert!(o.keep_winner && o.refusal.is_none());
+        assert_eq!(o.exit, exit::OK);
+        let mut o = outcome(&g, text, 0);
+        o.end(&End {
+            keep_winner: true,
+            winner_refused: true,
+            ..End::default()
+        });
+        assert!(!o.keep_winner && o.refusal.is_some());
+        assert_eq!(o.exit, exit::RESTORE_FAILED);
     }
 }

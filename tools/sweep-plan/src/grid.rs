@@ -4,8 +4,42 @@
 //! outermost. Each config knows its words for each tool, so the script
 //! never joins or splits a config itself.
 
+use anyhow::anyhow;
 use serde::Serialize;
+use sweepkit::exit;
 use sweepkit::records::Config;
+use sweepkit::report::Exit;
+
+/// The grid, as sweep(1) takes it.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GridArgs {
+    /// Launch flag to vary (repeatable); A,B: flags that move together
+    #[arg(
+        long = "param",
+        value_name = "NAME",
+        required = true,
+        allow_hyphen_values = true
+    )]
+    pub params: Vec<String>,
+
+    /// Comma-separated values of the --param at the same place (with A,B:
+    /// each value A:B)
+    #[arg(
+        long = "values",
+        value_name = "LIST",
+        required = true,
+        allow_hyphen_values = true
+    )]
+    pub values: Vec<String>,
+}
+
+impl GridArgs {
+    /// The grid these words make; one that does not expand is a usage
+    /// error.
+    pub fn grid(&self) -> Result<Grid, Exit> {
+        expand(&self.params, &self.values).map_err(|e| Exit::new(exit::USAGE, anyhow!(e)))
+    }
+}
 
 /// One config of the grid.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -113,14 +147,49 @@ pub struct Grid {
     pub keys: Vec<String>,
 }
 
-/// Expand `--param`/`--values` pairs; a usage error names the bad word.
-pub fn expand(params: &[String], values: &[String]) -> Result<Grid, String> {
+impl Grid {
+    /// Config `index` (1-based, as `configs` numbers them), or the usage
+    /// error that names the grid's range.
+    pub fn point(&self, index: usize) -> Result<&Point, Exit> {
+        self.points.get(index.wrapping_sub(1)).ok_or_else(|| {
+            Exit::new(
+                exit::USAGE,
+                anyhow!(
+                    "--index {index}: the grid has configs 1 to {}",
+                    self.points.len()
+                ),
+            )
+        })
+    }
+}
+
+/// What is wrong with a grid's words (a usage error; each names the bad
+/// word).
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum GridError {
+    #[error("{params} --param but {values} --values: give --values LIST after each --param NAME")]
+    Count { params: usize, values: usize },
+    #[error("--param {param}: {key} is swept twice")]
+    Twice { param: String, key: String },
+    #[error("--param '{param}': '{name}' is not a flag name")]
+    NotAFlag { param: String, name: String },
+    #[error("--values '{list}': expected V1,V2,... with no empty value")]
+    EmptyValue { list: String },
+    #[error("--param {param} --values ...{value}...: expected {n} values joined by ':'")]
+    Coupled {
+        param: String,
+        value: String,
+        n: usize,
+    },
+}
+
+/// Expand `--param`/`--values` pairs.
+pub fn expand(params: &[String], values: &[String]) -> Result<Grid, GridError> {
     if params.len() != values.len() {
-        return Err(format!(
-            "{} --param but {} --values: give --values LIST after each --param NAME",
-            params.len(),
-            values.len()
-        ));
+        return Err(GridError::Count {
+            params: params.len(),
+            values: values.len(),
+        });
     }
     let mut keys = Vec::new();
     let mut rows: Vec<Vec<(String, String)>> = vec![Vec::new()];
@@ -129,7 +198,10 @@ pub fn expand(params: &[String], values: &[String]) -> Result<Grid, String> {
         for n in &names {
             let k = key_of(n).to_string();
             if keys.contains(&k) {
-                return Err(format!("--param {p}: {k} is swept twice"));
+                return Err(GridError::Twice {
+                    param: p.clone(),
+                    key: k,
+                });
             }
             keys.push(k);
         }
@@ -160,7 +232,7 @@ pub fn expand(params: &[String], values: &[String]) -> Result<Grid, String> {
 }
 
 /// The flag names of one `--param` (A or A,B).
-fn flag_names(p: &str) -> Result<Vec<String>, String> {
+fn flag_names(p: &str) -> Result<Vec<String>, GridError> {
     let names: Vec<String> = p.split(',').map(str::to_string).collect();
     for n in &names {
         let rest = n.strip_prefix("--").or(n.strip_prefix('-')).unwrap_or(n);
@@ -172,21 +244,27 @@ fn flag_names(p: &str) -> Result<Vec<String>, String> {
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c));
         if !ok {
-            return Err(format!("--param '{p}': '{n}' is not a flag name"));
+            return Err(GridError::NotAFlag {
+                param: p.into(),
+                name: n.clone(),
+            });
         }
     }
     Ok(names)
 }
 
 /// The (flag, value) words of one value of `--param NAMES`.
-fn assign(p: &str, names: &[String], list: &str, v: &str) -> Result<Vec<(String, String)>, String> {
+fn assign(
+    p: &str,
+    names: &[String],
+    list: &str,
+    v: &str,
+) -> Result<Vec<(String, String)>, GridError> {
     // `--values "1, 2"`: the space is the list's, not the value's (the
     // server would get " 2" and crash).
     let v = v.trim();
     if v.is_empty() || v.contains('\n') {
-        return Err(format!(
-            "--values '{list}': expected V1,V2,... with no empty value"
-        ));
+        return Err(GridError::EmptyValue { list: list.into() });
     }
     // One flag: a colon in its value is just a colon.
     if names.len() == 1 {
@@ -194,10 +272,11 @@ fn assign(p: &str, names: &[String], list: &str, v: &str) -> Result<Vec<(String,
     }
     let parts: Vec<&str> = v.split(':').map(str::trim).collect();
     if parts.len() != names.len() || parts.iter().any(|s| s.is_empty()) {
-        return Err(format!(
-            "--param {p} --values ...{v}...: expected {} values joined by ':'",
-            names.len()
-        ));
+        return Err(GridError::Coupled {
+            param: p.into(),
+            value: v.into(),
+            n: names.len(),
+        });
     }
     Ok(names
         .iter()
@@ -241,7 +320,7 @@ mod tests {
 
     #[test]
     fn bad_grids_name_the_word() {
-        let e = |p: &[&str], v: &[&str]| expand(&s(p), &s(v)).unwrap_err();
+        let e = |p: &[&str], v: &[&str]| expand(&s(p), &s(v)).unwrap_err().to_string();
         assert!(e(&["a,b"], &["1"]).contains("2 values joined by ':'"));
         assert!(e(&["a,"], &["1:2"]).contains("not a flag name"));
         assert!(e(&["a b"], &["1"]).contains("not a flag name"));

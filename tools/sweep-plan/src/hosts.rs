@@ -31,9 +31,31 @@ pub struct Host {
     pub name: String,
 }
 
+/// What is wrong with a pool (a usage error naming the line).
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum PoolError {
+    #[error("{at}: {why}")]
+    Line { at: String, why: LineError },
+    #[error("{at}: the same host twice (each host runs one config at a time; for two servers on one machine give each line its own exec=PREFIX, a container each)")]
+    Twice { at: String },
+    #[error("--hosts {what}: no hosts in it")]
+    Empty { what: String },
+}
+
+/// What is wrong with one line of a pool.
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum LineError {
+    #[error("'{0}' is not [USER@]HOST[:PORT] or -")]
+    Dest(String),
+    #[error("'{0}': expected NAME=VALUE")]
+    NameValue(String),
+    #[error("--url {url}: no value for {{{name}}} on this host (add {name}=VALUE to its line)")]
+    Unfilled { url: String, name: String },
+}
+
 /// The pool of `spec` (a file's text, or else a comma list), its URLs
 /// from `url`. `file`: the file's name, for messages.
-pub fn parse(spec: &str, file: Option<&str>, url: &str) -> Result<Vec<Host>, String> {
+pub fn parse(spec: &str, file: Option<&str>, url: &str) -> Result<Vec<Host>, PoolError> {
     let lines: Vec<&str> = match file {
         Some(_) => spec.lines().collect(),
         None => spec.split(',').collect(),
@@ -48,27 +70,28 @@ pub fn parse(spec: &str, file: Option<&str>, url: &str) -> Result<Vec<Host>, Str
             Some(f) => format!("--hosts {f} line {}", i + 1),
             None => format!("--hosts '{line}'"),
         };
-        let h = host(t, hosts.len() + 1, url).map_err(|e| format!("{at}: {e}"))?;
+        let h = match host(t, hosts.len() + 1, url) {
+            Ok(h) => h,
+            Err(why) => return Err(PoolError::Line { at, why }),
+        };
         if hosts.iter().any(|o| o.id == h.id) {
-            return Err(format!(
-                "{at}: the same host twice (each host runs one config at a time; \
-                 for two servers on one machine give each line its own exec=PREFIX, \
-                 a container each)"
-            ));
+            return Err(PoolError::Twice { at });
         }
         hosts.push(h);
     }
     if hosts.is_empty() {
-        return Err(format!("--hosts {}: no hosts in it", file.unwrap_or(spec)));
+        return Err(PoolError::Empty {
+            what: file.unwrap_or(spec).into(),
+        });
     }
     Ok(hosts)
 }
 
-fn host(line: &str, n: usize, url: &str) -> Result<Host, String> {
+fn host(line: &str, n: usize, url: &str) -> Result<Host, LineError> {
     let (dest, mut rest) = line
         .split_once(char::is_whitespace)
         .map_or((line, ""), |(d, r)| (d, r.trim_start()));
-    let hostname = host_of(dest).ok_or(format!("'{dest}' is not [USER@]HOST[:PORT] or -"))?;
+    let hostname = host_of(dest).ok_or_else(|| LineError::Dest(dest.into()))?;
     let mut var = BTreeMap::new();
     let mut exec = String::new();
     while !rest.is_empty() {
@@ -82,7 +105,7 @@ fn host(line: &str, n: usize, url: &str) -> Result<Host, String> {
         let (k, v) = word
             .split_once('=')
             .filter(|(k, _)| is_name(k))
-            .ok_or(format!("'{word}': expected NAME=VALUE"))?;
+            .ok_or_else(|| LineError::NameValue(word.into()))?;
         var.insert(k.to_string(), v.to_string());
         rest = r;
     }
@@ -94,9 +117,10 @@ fn host(line: &str, n: usize, url: &str) -> Result<Host, String> {
         u = u.replace(&format!("{{{k}}}"), v);
     }
     if let Some(k) = unfilled(&u) {
-        return Err(format!(
-            "--url {url}: no value for {{{k}}} on this host (add {k}=VALUE to its line)"
-        ));
+        return Err(LineError::Unfilled {
+            url: url.into(),
+            name: k.into(),
+        });
     }
     let id = cksum(format!("{dest}\n{exec}\n").as_bytes()).to_string();
     let name = match dest {
@@ -223,7 +247,9 @@ mod tests {
     #[test]
     fn a_pool_file_with_vars_exec_prefixes_and_urls() {
         let text = "# two\n- port=8001 exec=pct exec 129 --\nroot@gpu2:2222 url=http://10.0.0.2:30000\n[::1]\n";
-        let h = parse(text, Some("pool"), "http://{host}:{port}").unwrap_err();
+        let h = parse(text, Some("pool"), "http://{host}:{port}")
+            .unwrap_err()
+            .to_string();
         assert_eq!(
             h,
             "--hosts pool line 4: --url http://{host}:{port}: no value for {port} on this host (add port=VALUE to its line)"
@@ -245,7 +271,7 @@ mod tests {
     #[test]
     fn bad_pools_name_the_line() {
         let u = "http://{host}:8000";
-        let e = |s: &str, f| parse(s, f, u).unwrap_err();
+        let e = |s: &str, f| parse(s, f, u).unwrap_err().to_string();
         assert!(e("a b=1\n\nc oops\n", Some("p")).ends_with("line 3: 'oops': expected NAME=VALUE"));
         assert!(e("a,a", None).contains("the same host twice"));
         assert!(e("-,-", None).contains("its own exec=PREFIX"));

@@ -5,10 +5,15 @@
 
 use std::time::SystemTime;
 
+use anyhow::anyhow;
 use serde_json::Value;
+use sweepkit::exit;
 use sweepkit::records::{
-    Config, FailureKind, FailureRecord, OriginRecord, Record, Stage, SCHEMA_VERSION,
+    Config, FailureKind, FailureRecord, OriginRecord, Record, Stage, SwapRecord, SCHEMA_VERSION,
 };
+use sweepkit::report::Exit;
+
+use crate::read::read_text;
 
 /// The first origin record of `text`, if any.
 pub fn find(text: &str) -> Option<OriginRecord> {
@@ -19,25 +24,63 @@ pub fn find(text: &str) -> Option<OriginRecord> {
         })
 }
 
-/// The origin record for a dry-run swap record: each changed flag's old
-/// value is the original (`null`: the flag was absent).
-pub fn new_origin(swap: &Value, started: SystemTime) -> Result<OriginRecord, String> {
-    let rec: Record =
-        serde_json::from_value(swap.clone()).map_err(|e| format!("not a record: {e}"))?;
-    let Record::Swap(s) = rec else {
-        return Err(format!(
-            "expected a swap record, got a {} record",
-            rec.kind()
-        ));
-    };
+/// Why a record is not the one asked for.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("not a record: {0}")]
+    NotARecord(serde_json::Error),
+    #[error("expected a {want} record, got a {got} record")]
+    Kind {
+        want: &'static str,
+        got: &'static str,
+    },
+    #[error("the swap record lists no changes: nothing to restore")]
+    NoChanges,
+}
+
+/// The dry-run swap record `v` (JSON), read once for the pre-flight and
+/// the origin.
+pub fn swap_of(v: &Value) -> Result<SwapRecord, Error> {
+    match serde_json::from_value(v.clone()).map_err(Error::NotARecord)? {
+        Record::Swap(s) => Ok(s),
+        r => Err(Error::Kind {
+            want: "swap",
+            got: r.kind(),
+        }),
+    }
+}
+
+/// FILE's origin record (none: exit::ORIGIN_MISSING).
+pub fn read(file: &str) -> Result<OriginRecord, Exit> {
+    find(&read_text(file, false)?)
+        .ok_or_else(|| Exit::new(exit::ORIGIN_MISSING, anyhow!("{file}: no origin record")))
+}
+
+/// svc-swap's words that put back the original of `rec` (FILE's origin
+/// record); every swept key (`keys`) must be in it, else the results file
+/// is another sweep's.
+pub fn restore_words(rec: &OriginRecord, file: &str, keys: &[String]) -> Result<Vec<String>, Exit> {
+    match keys.iter().find(|k| !has_key(rec, k)) {
+        None => Ok(restore_args(rec)),
+        Some(k) => Err(Exit::new(
+            exit::ORIGIN_MISSING,
+            anyhow!("{file}: its origin record has no original value for {k} (a results file is for one set of --param); use a new --results FILE"),
+        )),
+    }
+}
+
+/// The origin record for the dry-run swap record `s` (`raw`, its JSON,
+/// becomes the upstream): each changed flag's old value is the original
+/// (`null`: the flag was absent).
+pub fn new_origin(s: &SwapRecord, raw: &Value, started: SystemTime) -> Result<OriginRecord, Error> {
     if s.changes.is_empty() {
-        return Err("the swap record lists no changes: nothing to restore".into());
+        return Err(Error::NoChanges);
     }
     let mut o = OriginRecord {
         schema: SCHEMA_VERSION,
         provenance: sweepkit::Provenance::new("sweep-plan", started),
         target: s.target.clone(),
-        upstream: Some(swap.clone()),
+        upstream: Some(raw.clone()),
         config: Config::new(),
         ..OriginRecord::default()
     };
@@ -54,19 +97,17 @@ pub fn new_origin(swap: &Value, started: SystemTime) -> Result<OriginRecord, Str
     Ok(o)
 }
 
+/// Whether origin `o` holds swept key `k`.
+fn has_key(o: &OriginRecord, k: &str) -> bool {
+    o.set
+        .keys()
+        .chain(&o.unset)
+        .any(|f| f.trim_start_matches('-') == k)
+}
+
 /// svc-swap's words that put `o` back: `--set FLAG=VALUE` and
-/// `--unset FLAG`, one word each. Every swept key must be in it, else
-/// the results file is another sweep's (`Err` names the first missing).
-pub fn restore_args(o: &OriginRecord, keys: &[String]) -> Result<Vec<String>, String> {
-    let has = |k: &str| {
-        o.set
-            .keys()
-            .chain(&o.unset)
-            .any(|f| f.trim_start_matches('-') == k)
-    };
-    if let Some(k) = keys.iter().find(|k| !has(k)) {
-        return Err(k.clone());
-    }
+/// `--unset FLAG`, one word each.
+fn restore_args(o: &OriginRecord) -> Vec<String> {
     let mut out = Vec::new();
     for (flag, v) in &o.set {
         out.extend(["--set".to_string(), format!("{flag}={v}")]);
@@ -74,28 +115,24 @@ pub fn restore_args(o: &OriginRecord, keys: &[String]) -> Result<Vec<String>, St
     for flag in &o.unset {
         out.extend(["--unset".to_string(), flag.clone()]);
     }
-    Ok(out)
+    out
 }
 
 /// The record of a host `sweep --hosts` stopped using: a failure with no
 /// config (not any config's result) of class transport, whose upstream is
 /// the host's origin record (`text`, may be empty), which names its target.
-pub fn host_dropped(
-    text: &str,
-    reason: &str,
-    started: SystemTime,
-) -> Result<FailureRecord, String> {
+pub fn host_dropped(text: &str, reason: &str, started: SystemTime) -> Result<FailureRecord, Error> {
     let upstream = match text.lines().find(|l| !l.trim().is_empty()) {
         None => None,
         Some(l) => match serde_json::from_str::<Record>(l) {
             Ok(Record::Origin(_)) => serde_json::from_str::<Value>(l).ok(),
             Ok(r) => {
-                return Err(format!(
-                    "expected an origin record, got a {} record",
-                    r.kind()
-                ))
+                return Err(Error::Kind {
+                    want: "origin",
+                    got: r.kind(),
+                })
             }
-            Err(e) => return Err(format!("not a record: {e}")),
+            Err(e) => return Err(Error::NotARecord(e)),
         },
     };
     Ok(sweepkit::records::failure(
@@ -143,7 +180,7 @@ mod tests {
             "start":{"started_at":""},"method":"dry-run"}"#,
         )
         .unwrap();
-        let o = new_origin(&swap, SystemTime::now()).unwrap();
+        let o = new_origin(&swap_of(&swap).unwrap(), &swap, SystemTime::now()).unwrap();
         assert_eq!(o.config["a"], "2 3");
         let line = serde_json::to_string(&Record::Origin(o)).unwrap();
         assert!(line.starts_with(r#"{"type":"origin""#), "{line}");
@@ -151,11 +188,16 @@ mod tests {
         let back = find(&text).unwrap();
         let keys = ["a".to_string(), "b".to_string()];
         assert_eq!(
-            restore_args(&back, &keys).unwrap(),
+            restore_words(&back, "r", &keys).unwrap(),
             ["--set", "--a=2 3", "--unset", "--b"]
         );
-        assert_eq!(restore_args(&back, &["c".into()]).unwrap_err(), "c");
+        let e = restore_words(&back, "r", &["c".into()]).unwrap_err();
+        assert!(e
+            .error
+            .unwrap()
+            .to_string()
+            .contains("no original value for c"));
         assert!(find("{\"type\":\"bench\"}\n").is_none());
-        assert!(new_origin(&serde_json::json!({"type": "bench"}), SystemTime::now()).is_err());
+        assert!(swap_of(&serde_json::json!({"type": "bench"})).is_err());
     }
 }

@@ -3,23 +3,35 @@
 //! script reads them with `mapfile -t` and parses no JSON (a value holds
 //! no newline there: each is replaced by a space, so lines stay fields);
 //! or with `--shell` as bash assignments, every value single-quoted by
-//! [`quote`], so sweep(1)'s `eval` of them runs no text of the answer.
+//! [`crate::quote::single`], so sweep(1)'s `eval` of them runs no text of the answer.
 
-use std::io::Write;
+use std::io::{BufRead, Write};
+use std::time::SystemTime;
 
 use serde::Serialize;
 use serde_json::Value;
 use sweepkit::records::Record;
 use sweepkit::report::Exit;
 
-pub struct Out<'a, W: Write> {
-    fields: &'a [String],
-    shell: bool,
-    w: &'a mut W,
+use crate::quote::single;
+
+/// What a subcommand reads and writes: stdin, its answers (stdout), and
+/// when sweep-plan started (the provenance of the records it makes).
+pub struct Io<'a> {
+    pub stdin: &'a mut dyn BufRead,
+    pub out: Out<'a>,
+    pub started: SystemTime,
 }
 
-impl<'a, W: Write> Out<'a, W> {
-    pub fn new(fields: &'a [String], w: &'a mut W) -> Self {
+/// Where answers go, as `--field` and `--shell` ask for them.
+pub struct Out<'a> {
+    fields: &'a [String],
+    shell: bool,
+    w: &'a mut dyn Write,
+}
+
+impl<'a> Out<'a> {
+    pub fn new(fields: &'a [String], w: &'a mut dyn Write) -> Self {
         Out {
             fields,
             shell: false,
@@ -61,6 +73,22 @@ impl<'a, W: Write> Out<'a, W> {
         Ok(())
     }
 
+    /// Text as it is (a script, sweep's settings), flushed.
+    pub fn text(&mut self, text: &str) -> Result<(), Exit> {
+        self.w.write_all(text.as_bytes())?;
+        self.w.flush()?;
+        Ok(())
+    }
+
+    /// Where records are streamed, each flushed by its writer.
+    pub fn writer(&mut self) -> &mut dyn Write {
+        &mut *self.w
+    }
+
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.w.flush()
+    }
+
     /// Words, one per line (arguments for a tool).
     pub fn words(&mut self, words: &[String]) -> Result<(), Exit> {
         for w in words {
@@ -68,13 +96,6 @@ impl<'a, W: Write> Out<'a, W> {
         }
         Ok(())
     }
-}
-
-/// POSIX single-quoting: inside '...' no character is special but the
-/// quote itself, written '\'' (close, escaped quote, reopen). Newlines,
-/// `$(...)`, backquotes and globs stay literal; argv holds no NUL.
-pub fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
 }
 
 /// An answer's fields (`fields`, or all but `type`) as bash assignments,
@@ -92,10 +113,10 @@ pub fn assignments(v: &Value, fields: &[String]) -> String {
     for n in names {
         let rhs = match v.get(&n) {
             Some(Value::Array(a)) => {
-                let q: Vec<String> = a.iter().map(|x| quote(&scalar(x))).collect();
+                let q: Vec<String> = a.iter().map(|x| single(&scalar(x))).collect();
                 format!("({})", q.join(" "))
             }
-            other => quote(&other.map(scalar).unwrap_or_default()),
+            other => single(&other.map(scalar).unwrap_or_default()),
         };
         out.push_str(&format!("{}={rhs}\n", n.replace('-', "_")));
     }
@@ -129,13 +150,6 @@ fn field_text(v: Option<&Value>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn quote_keeps_every_character_literal() {
-        assert_eq!(quote("a b"), "'a b'");
-        assert_eq!(quote("it's"), r"'it'\''s'");
-        assert_eq!(quote(""), "''");
-    }
 
     #[test]
     fn an_answer_becomes_quoted_assignments() {

@@ -4,7 +4,7 @@
 //! the fields a decision needs are read, so a record of a newer tool (a
 //! new field, a new failure kind) is still placed.
 
-use std::io::Write;
+use std::path::Path;
 
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
@@ -12,23 +12,6 @@ use serde_json::Value;
 use sweepkit::exit;
 use sweepkit::records::{Config, FailureClass};
 use sweepkit::report::{Exit, WithCode};
-
-/// Run summarize (`prog`) with `args` (the results file among them): its
-/// exit status (killed by a signal: [`exit::FAILURE`]) and what it printed
-/// on stdout; its reasons on stderr go to `stderr`.
-pub fn summarize<S: AsRef<std::ffi::OsStr>>(
-    prog: &str,
-    args: &[S],
-    stderr: std::process::Stdio,
-) -> std::io::Result<(u8, Vec<u8>)> {
-    let o = std::process::Command::new(prog)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stderr(stderr)
-        .output()?;
-    let rc = o.status.code().and_then(|c| u8::try_from(c).ok());
-    Ok((rc.unwrap_or(exit::FAILURE), o.stdout))
-}
 
 /// The record of type `tag` in `rec`'s upstream chain (itself included):
 /// each stage keeps the record it read as `upstream`.
@@ -151,34 +134,22 @@ impl Line {
     }
 }
 
-/// Append `text` (whole lines) to the results file at `path` in one
-/// write: O_APPEND keeps lines whole beside other writers' (a pool's
-/// jobs).
+/// Append `text` (whole lines, as a tool printed them) to the file at
+/// `path` in one write (sweepkit's `append_text`).
 pub fn append(path: &str, text: &str) -> Result<(), Exit> {
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .with_context(|| format!("{path}: cannot append"))
-        .code(exit::FAILURE)?;
-    f.write_all(text.as_bytes())
+    sweepkit::io::append_text(Path::new(path), text.as_bytes())
         .with_context(|| format!("{path}: cannot append"))
         .code(exit::FAILURE)
 }
 
-/// Append `recs` to the results file at `path`, one JSON line each, in
-/// one write ([`append`]); the text written.
-pub fn append_records<T: serde::Serialize>(path: &str, recs: &[T]) -> Result<String, Exit> {
-    let mut text = String::new();
-    for r in recs {
-        let line = serde_json::to_string(r)
-            .with_context(|| format!("{path}: a record that is not JSON"))
-            .code(exit::FAILURE)?;
-        text.push_str(&line);
-        text.push('\n');
-    }
-    append(path, &text)?;
-    Ok(text)
+/// Append `recs` to the file at `path` (a results or a tally file), one
+/// JSON line each, in one write (sweepkit's `append_json_lines`): O_APPEND
+/// keeps lines whole beside other writers' (a pool's jobs). The text
+/// written.
+pub fn append_records<T: Serialize>(path: &str, recs: &[T]) -> Result<String, Exit> {
+    sweepkit::io::append_json_lines(Path::new(path), recs)
+        .with_context(|| format!("{path}: cannot append"))
+        .code(exit::FAILURE)
 }
 
 /// Every record line of `text`, numbered from 1.

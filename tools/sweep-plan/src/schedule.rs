@@ -65,12 +65,23 @@ pub fn write_record<'a>(
     lines: &'a [Line],
     server: &str,
     work: &str,
-) -> Result<(String, &'a Line), String> {
-    let rec =
-        last_schedule(lines, server).ok_or_else(|| format!("no schedule record for {server}"))?;
+) -> Result<(String, &'a Line), RecordError> {
+    let rec = last_schedule(lines, server).ok_or_else(|| RecordError::None(server.into()))?;
     let file = format!("{work}/schedule.json");
-    std::fs::write(&file, format!("{}\n", rec.raw)).map_err(|e| format!("{file}: {e}"))?;
+    std::fs::write(&file, format!("{}\n", rec.raw)).map_err(|why| RecordError::Write {
+        file: file.clone(),
+        why,
+    })?;
     Ok((file, rec))
+}
+
+/// Why the schedule record to apply could not be written out.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    #[error("no schedule record for {0}")]
+    None(String),
+    #[error("{file}: {why}")]
+    Write { file: String, why: std::io::Error },
 }
 
 /// The flag's value word in a schedule record's `flags`.

@@ -7,13 +7,15 @@
 //! configs skipped, the search's reasons, its end and cost) and, for a
 //! run, each tool's words, so the script only runs the pipe.
 
+use anyhow::anyhow;
 use serde::Serialize;
 use sweepkit::exit;
+use sweepkit::report::Exit;
 
 use crate::grid::Grid;
-use crate::next;
 use crate::results::{self, Line};
 use crate::schedule;
+use crate::search::answer::Answer;
 
 /// One answer of `step`.
 #[derive(Debug, Default, PartialEq, Serialize)]
@@ -21,8 +23,9 @@ pub struct Step {
     #[serde(rename = "type")]
     pub tag: &'static str,
     /// `run` (config `index`, or the schedule when it has none),
-    /// `derive` (run `summarize --schedule` into RESULTS and ask again with
-    /// `--derived RC`), `done`, or `fail` (`error`, `exit`).
+    /// `derive` (without --summarize: run `summarize --schedule` into
+    /// RESULTS and ask again with `--derived RC`), `done`, or `fail`
+    /// (`error`, `exit`).
     pub action: &'static str,
     /// The config to run (none: the schedule, or nothing).
     pub index: Option<usize>,
@@ -41,9 +44,68 @@ pub struct Step {
     pub to_ready: Vec<String>,
     pub to_load: Vec<String>,
     pub judge: Vec<String>,
+    /// With `run`: the words to ask again with, after it (`--after N`,
+    /// `--scheduled`).
+    pub again: Vec<String>,
     /// With `fail`: why, and the exit status sweep ends with.
     pub error: String,
     pub exit: u8,
+}
+
+impl Step {
+    /// Nothing left (yet): `done`.
+    pub fn new() -> Step {
+        Step {
+            tag: "step",
+            action: "done",
+            ..Step::default()
+        }
+    }
+
+    /// `fail` with the error `e` and its exit status.
+    pub fn failed(e: Exit) -> Step {
+        let mut s = Step::new();
+        s.fail(
+            e.code,
+            e.error.map(|e| format!("{e:#}")).unwrap_or_default(),
+        );
+        s
+    }
+
+    /// Stop the loop (`fail`): `error`, and sweep's exit status `code`.
+    fn fail(&mut self, code: u8, error: String) {
+        (self.action, self.index, self.exit, self.error) = ("fail", None, code, error);
+    }
+}
+
+/// A loop that asks to run more steps than this is stuck (the search
+/// asking for one config again and again): 4 per config, plus 40.
+fn step_limit(n_configs: usize) -> usize {
+    n_configs * 4 + 40
+}
+
+/// The steps run so far: the `run` answers in the tally file's `text`.
+pub fn runs(text: &str) -> usize {
+    #[derive(serde::Deserialize)]
+    struct Said {
+        #[serde(rename = "type")]
+        tag: String,
+        action: String,
+    }
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Said>(l).ok())
+        .filter(|s| s.tag == "step" && s.action == "run")
+        .count()
+}
+
+/// The step `s` to run, after `runs` ran already in a grid of
+/// `n_configs`: past the limit ([`step_limit`]) the loop is stuck, and
+/// stops.
+pub fn stuck(s: &mut Step, runs: usize, n_configs: usize) {
+    if s.action == "run" && runs >= step_limit(n_configs) {
+        let why = format!("sweep-plan step keeps asking for {}; stopping", s.label);
+        s.fail(exit::FAILURE, why);
+    }
 }
 
 /// Config `i` of `g` as the step to run, with its words; `expect`: its
@@ -58,6 +120,7 @@ pub fn run_config(s: &mut Step, g: &Grid, i: usize, expect: bool) {
     s.label = format!("[{i}/{}] {}", g.points.len(), p.label());
     (s.to_swap, s.to_ready, s.to_load) = (w.swap, w.ready, w.load);
     s.judge = vec!["--index".into(), i.to_string()];
+    s.again = vec!["--after".into(), i.to_string()];
 }
 
 /// The adaptive search asked for config `after` again and again while it
@@ -67,13 +130,11 @@ pub fn transport_stop(s: &mut Step, g: &Grid, lines: &[Line], after: usize, retr
         return;
     };
     if results::state_of(lines, |c| p.matches(c)) == results::State::Transport {
-        s.action = "fail";
-        s.index = None;
-        s.exit = exit::FAILURE;
-        s.error = format!(
+        let why = format!(
             "{}: transport failures after {retries} retries; fix the target and rerun (the file resumes)",
             p.label()
         );
+        s.fail(exit::FAILURE, why);
     }
 }
 
@@ -88,7 +149,7 @@ pub fn schedule_step(
     derived: Option<u8>,
     results: &str,
     work: &str,
-) -> Result<(), String> {
+) -> Result<(), Exit> {
     let st = schedule::step(lines, server, resume);
     let action = match derived {
         Some(exit::OK) => "run",
@@ -97,8 +158,10 @@ pub fn schedule_step(
             return Ok(());
         }
         Some(rc) => {
-            (s.action, s.exit) = ("fail", rc);
-            s.error = format!("summarize --schedule {server} failed (exit {rc})");
+            s.fail(
+                rc,
+                format!("summarize --schedule {server} failed (exit {rc})"),
+            );
             return Ok(());
         }
         None => st.action,
@@ -116,7 +179,7 @@ pub fn schedule_step(
         _ => {
             // The words come from the last schedule record, resumed or not.
             let (file, _) = schedule::write_record(lines, server, work)
-                .map_err(|e| format!("{results}: {e}"))?;
+                .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{results}: {e}")))?;
             s.action = "run";
             s.index = None;
             s.label = format!("[schedule] {server} per-load schedule");
@@ -125,6 +188,7 @@ pub fn schedule_step(
             s.to_ready.extend(st.stage.iter().cloned());
             s.to_load = st.stage;
             s.judge = vec!["--schedule".into(), server.into()];
+            s.again = vec!["--scheduled".into()];
         }
     }
     Ok(())
@@ -134,11 +198,7 @@ pub fn schedule_step(
 /// `resume`, configs whose last record in `lines` is a result are skipped
 /// and said so (`results`: the file's name, for the note).
 pub fn grid(g: &Grid, lines: &[Line], after: usize, resume: bool, results: &str) -> Step {
-    let mut s = Step {
-        tag: "step",
-        action: "done",
-        ..Step::default()
-    };
+    let mut s = Step::new();
     let n = g.points.len();
     for p in g.points.iter().filter(|p| p.index > after) {
         if resume && results::state_of(lines, |c| p.matches(c)).is_done() {
@@ -176,7 +236,7 @@ pub fn all(g: &Grid, lines: &[Line], after: usize, resume: bool, results: &str) 
 
 /// The adaptive search's answer `a` as a step: measure its value (config
 /// `a.index`), or done with the values it skipped.
-pub fn adaptive(a: &next::Answer) -> Step {
+pub fn of_search(a: &Answer) -> Step {
     let mut s = Step {
         tag: "step",
         action: "run",
@@ -291,7 +351,7 @@ mod tests {
 
     #[test]
     fn a_finished_search_says_its_end_and_cost() {
-        let a = next::Answer {
+        let a = Answer {
             tag: "next",
             action: "done",
             value: None,
@@ -305,7 +365,7 @@ mod tests {
             cost: None,
             cost_line: Some("restarts=4".into()),
         };
-        let s = adaptive(&a);
+        let s = of_search(&a);
         assert_eq!((s.action, s.index, s.skipped), ("done", None, 1));
         assert_eq!(
             s.notes,
@@ -315,12 +375,34 @@ mod tests {
                 "cost: restarts=4"
             ]
         );
-        let more = next::Answer {
+        let more = Answer {
             action: "measure",
             index: Some(2),
             ..a
         };
-        assert_eq!(adaptive(&more).index, Some(2));
-        assert_eq!(adaptive(&more).notes.len(), 1);
+        assert_eq!(of_search(&more).index, Some(2));
+        assert_eq!(of_search(&more).notes.len(), 1);
+    }
+
+    /// The step limit came from the script (`n_configs * 4 + 40` rounds):
+    /// the tally file counts the runs, and one past the limit fails,
+    /// naming the step it kept asking for.
+    #[test]
+    fn a_loop_that_keeps_asking_is_stopped_naming_its_step() {
+        let g = grid3();
+        let mut s = Step::default();
+        run_config(&mut s, &g, 2, false);
+        assert_eq!(s.again, ["--after", "2"]);
+        let ran = r#"{"type":"step","action":"run","index":2}"#.to_string() + "\n";
+        let tally = ran.repeat(51) + "{\"type\":\"verdict\",\"tally\":\"ok\"}\n";
+        assert_eq!(runs(&tally), 51);
+        stuck(&mut s, 51, 3);
+        assert_eq!(s.action, "run", "3 configs: 52 runs allowed");
+        stuck(&mut s, 52, 3);
+        assert_eq!((s.action, s.exit, s.index), ("fail", exit::FAILURE, None));
+        assert_eq!(
+            s.error,
+            "sweep-plan step keeps asking for [2/3] k=2; stopping"
+        );
     }
 }

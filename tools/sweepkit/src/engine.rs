@@ -11,6 +11,11 @@ use crate::exit;
 use crate::report::Exit;
 use crate::transport::{Transport, TransportError};
 
+/// What svc-swap names the user's own container it keeps, stopped, when
+/// it re-creates one (`NAME.sweepkit-prev`): the way back, which
+/// sweep-plan's end names to the user.
+pub const KEPT_SUFFIX: &str = ".sweepkit-prev";
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "args", derive(clap::ValueEnum))]
 pub enum Engine {

@@ -176,6 +176,29 @@ pub fn write_record<W: Write + ?Sized>(w: &mut W, record: &Record) -> io::Result
     write_json_line(w, record)
 }
 
+/// Append `values` to the file at `path` (created if missing), one JSON
+/// line each as [`write_json_line`] writes them, in one write: on an
+/// `O_APPEND` file the lines stay whole beside other writers' (a pool's
+/// jobs appending to one results file). The text written.
+pub fn append_json_lines<T: Serialize>(path: &Path, values: &[T]) -> io::Result<String> {
+    let mut text = Vec::new();
+    for v in values {
+        write_json_line(&mut text, v)?;
+    }
+    append_text(path, &text)?;
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
+/// Append `text` (whole lines) to the file at `path` (created if missing)
+/// in one write, as [`append_json_lines`] does.
+pub fn append_text(path: &Path, text: &[u8]) -> io::Result<()> {
+    File::options()
+        .create(true)
+        .append(true)
+        .open(path)?
+        .write_all(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -224,5 +247,21 @@ mod tests {
         let mut r = RecordReader::new("\n\n".as_bytes(), "<stdin>");
         let err = r.read_one("a swap record").unwrap_err().to_string();
         assert_eq!(err, "<stdin>: no record on input (expected a swap record)");
+    }
+
+    #[test]
+    fn appended_lines_are_whole_and_carry_no_secret() {
+        let dir = std::env::temp_dir().join(format!("sweepkit-append-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("r.jsonl");
+        let one =
+            serde_json::json!({"type": "bench", "exec_start": ["srv", "--api-key", "sk-io-3"]});
+        let text = append_json_lines(&f, &[&one, &one]).unwrap();
+        assert_eq!(text.lines().count(), 2);
+        append_text(&f, b"{\"type\":\"origin\"}\n").unwrap();
+        let all = std::fs::read_to_string(&f).unwrap();
+        assert_eq!(all, format!("{text}{{\"type\":\"origin\"}}\n"));
+        assert!(!all.contains("sk-io-3"), "{all}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

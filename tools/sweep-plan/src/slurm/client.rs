@@ -17,8 +17,17 @@ fn no_slurm(what: &str, e: impl std::fmt::Display) -> Exit {
     )
 }
 
-/// Run `prog args`: Ok(stdout) or Err(stderr's lines) when it fails.
-pub fn run(prog: &str, args: &[String]) -> Result<Result<String, String>, Exit> {
+/// What a Slurm command said.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Said {
+    /// It succeeded: its output.
+    Out(String),
+    /// It failed: its error lines.
+    Failed(String),
+}
+
+/// Run `prog args`: what it said (missing: exit 47).
+pub fn run(prog: &str, args: &[String]) -> Result<Said, Exit> {
     let o = Command::new(prog)
         .args(args)
         .stdin(Stdio::null())
@@ -26,8 +35,8 @@ pub fn run(prog: &str, args: &[String]) -> Result<Result<String, String>, Exit> 
         .map_err(|e| no_slurm(prog, e))?;
     let text = |b: &[u8]| String::from_utf8_lossy(b).trim().to_string();
     Ok(match o.status.success() {
-        true => Ok(text(&o.stdout)),
-        false => Err(text(&o.stderr)),
+        true => Said::Out(text(&o.stdout)),
+        false => Said::Failed(text(&o.stderr)),
     })
 }
 
@@ -87,14 +96,15 @@ pub fn scancel(id: &str) {
 /// which its records (if any) decide.
 pub fn purged(array: &str, index: usize, job_id: Option<&str>) -> JobLine {
     let args = ["-n", "-P", "-X", "-j", array, "--format", job::SACCT_FORMAT].map(String::from);
-    let known = run("sacct", &args)
-        .ok()
-        .and_then(Result::ok)
-        .and_then(|out| {
-            job::parse_sacct(&out)
-                .into_iter()
-                .find(|l| l.is_task(array, index) && job::end_of(&l.state, true) != End::Active)
-        });
+    let out = match run("sacct", &args) {
+        Ok(Said::Out(out)) => Some(out),
+        _ => None,
+    };
+    let known = out.and_then(|out| {
+        job::parse_sacct(&out)
+            .into_iter()
+            .find(|l| l.is_task(array, index) && job::end_of(&l.state, true) != End::Active)
+    });
     known.unwrap_or_else(|| JobLine {
         job_id: job_id.unwrap_or(array).to_string(),
         array_job_id: Some(array.to_string()),

@@ -6,7 +6,7 @@
 //! what pends past --queue-timeout, and on Ctrl-C scancel every job of
 //! the sweep and collect what they wrote. With --adaptive the configs
 //! come from the search, a batch at a time once the last one ended
-//! ([`adaptive`]); with --schedule one more job runs the derived
+//! ([`search`]); with --schedule one more job runs the derived
 //! schedule after them ([`schedule_step`]).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -19,11 +19,12 @@ use sweepkit::exit;
 use sweepkit::records::FailureKind;
 use sweepkit::report::{self, Exit};
 
-use super::adaptive::{self, Next};
+use super::client::{self, Said};
 use super::collect::{self, Collected};
 use super::job::{self, End, JobLine};
 use super::plan::{Plan, SCHEDULE_TASK};
-use super::{client, schedule_step, script};
+use super::search::{self, Next};
+use super::{schedule_step, script};
 use crate::results;
 
 /// One config's current job.
@@ -46,8 +47,10 @@ pub struct Driver<'a> {
     tasks: Vec<Task>,
     tries: BTreeMap<usize, usize>,
     avoid: BTreeMap<usize, Vec<String>>,
-    /// The results file's records: read once at the start, then what
-    /// this side appends (only it writes the file while the jobs run).
+    /// The results file (its text and its records): read once at the
+    /// start, then what this side appends (only it writes the file while
+    /// the jobs run).
+    text: String,
     lines: Vec<results::Line>,
     /// Text lines in the file at the start, and now.
     since: usize,
@@ -93,6 +96,7 @@ impl<'a> Driver<'a> {
             tries: BTreeMap::new(),
             avoid: BTreeMap::new(),
             lines: results::read(&text),
+            text,
             since,
             end: since,
             stop,
@@ -113,14 +117,28 @@ impl<'a> Driver<'a> {
     /// Append `recs` to the results file and keep them in [`Self::lines`].
     fn append(&mut self, recs: &[serde_json::Value]) -> Result<(), Exit> {
         let text = results::append_records(&self.p.results, recs)?;
+        self.keep(&text);
+        Ok(())
+    }
+
+    /// Append `text` (whole records, as a tool printed them) to the
+    /// results file and keep them in [`Self::lines`].
+    fn append_text(&mut self, text: &str) -> Result<(), Exit> {
+        results::append(&self.p.results, text)?;
+        self.keep(text);
+        Ok(())
+    }
+
+    /// Keep `text`, just appended, and its records.
+    fn keep(&mut self, text: &str) {
+        self.text.push_str(text);
         let end = self.end;
         self.lines
-            .extend(results::read(&text).into_iter().map(|mut l| {
+            .extend(results::read(text).into_iter().map(|mut l| {
                 l.line += end;
                 l
             }));
         self.end += text.lines().count();
-        Ok(())
     }
 
     /// The configs to run: all, or (--resume) those without a result.
@@ -138,7 +156,7 @@ impl<'a> Driver<'a> {
     fn submit(&mut self, indices: &[usize], avoid: &[String]) -> Result<(), Exit> {
         let args = script::sbatch_args(self.p, indices, avoid, &self.script);
         match client::run("sbatch", &args)? {
-            Ok(out) => {
+            Said::Out(out) => {
                 let id = out
                     .lines()
                     .last()
@@ -165,7 +183,7 @@ impl<'a> Driver<'a> {
                 }
                 Ok(())
             }
-            Err(line) => {
+            Said::Failed(line) => {
                 self.rejected = true;
                 let line = line
                     .lines()
@@ -199,11 +217,11 @@ impl<'a> Driver<'a> {
         for a in self.arrays() {
             let show = ["show".into(), "job".into(), "-o".into(), a.clone()];
             let out = match client::run("scontrol", &show)? {
-                Ok(o) => o,
+                Said::Out(o) => o,
                 // Expired (MinJobAge) before it was read: it ended unseen.
-                Err(e) if e.contains("Invalid job id") => String::new(),
+                Said::Failed(e) if e.contains("Invalid job id") => String::new(),
                 // slurmctld busy or restarting: ask again next round.
-                Err(_) => continue,
+                Said::Failed(_) => continue,
             };
             let lines = job::parse(&out);
             for t in self.tasks.iter_mut().filter(|t| t.array == a) {
@@ -322,12 +340,13 @@ impl<'a> Driver<'a> {
                 self.submit(&batch, &[])?;
             }
             self.wait()?;
-            if self.halted() || self.p.adaptive.is_none() {
+            if self.halted() || self.p.search.is_none() {
                 break;
             }
             let p = self.p;
             let mut say_it = |n: &str| say(p, n);
-            batch = match adaptive::next(p, &self.tries, started, &mut say_it)? {
+            let file = (self.text.as_str(), self.lines.as_slice());
+            batch = match search::next(p, &self.tries, file, started, &mut say_it)? {
                 Next::Run(b) => b,
                 Next::Done(skipped, n) => {
                     self.append(&skipped)?;
@@ -357,7 +376,7 @@ impl<'a> Driver<'a> {
             st.notes.iter().for_each(|n| say(self.p, n));
             let (rc, recs) = schedule_step::derive(self.p, &server)?;
             if rc == exit::OK {
-                self.append(&recs)?;
+                self.append_text(&recs)?;
             }
             st = schedule_step::step(self.p, &server, &self.lines, Some(rc))?;
         }
@@ -442,7 +461,7 @@ impl<'a> Driver<'a> {
     /// The sweep's end: the done line and the exit status.
     pub fn outcome(&self) -> (String, u8) {
         // --resume (implied by --adaptive): the results from before count.
-        let whole = self.p.resume || self.p.adaptive.is_some();
+        let whole = self.p.resume || self.p.search.is_some();
         let from = if whole { 0 } else { self.since };
         let t = crate::fleet::tally(&self.p.grid, self.lines_after(from));
         // A config Slurm lost past --retries has no result (not a failure
@@ -452,7 +471,7 @@ impl<'a> Driver<'a> {
         let missing = t.missing.saturating_sub(self.skipped) + t.transport;
         let mut done =
             format!("done: {measured} measured, {failed} failed, {missing} without a result");
-        if self.p.adaptive.is_some() {
+        if self.p.search.is_some() {
             done.push_str(&format!(", {} skipped", self.skipped));
         }
         let code = if self.interrupted {
@@ -461,7 +480,7 @@ impl<'a> Driver<'a> {
             exit::SUBMIT_REJECTED
         } else if let Some((code, _)) = &self.stopped {
             *code
-        } else if self.p.adaptive.is_some() && missing == 0 {
+        } else if self.p.search.is_some() && missing == 0 {
             // As the search ends without Slurm: a skipped value is no
             // failure.
             crate::verdict::tally(measured, failed, self.skipped).exit
@@ -480,11 +499,11 @@ pub fn sweep(p: &Plan) -> Result<u8, Exit> {
     let _ = ctrlc::set_handler(move || s.store(true, Ordering::SeqCst));
     let mut d = Driver::new(p, stop)?;
     // The search decides its own configs, one batch at a time.
-    let first = match p.adaptive {
+    let first = match p.search {
         Some(_) => Vec::new(),
         None => d.pending(),
     };
-    let what = match p.adaptive {
+    let what = match p.search {
         Some(_) => "the adaptive search picks them".to_string(),
         None => format!("{} to run", first.len()),
     };

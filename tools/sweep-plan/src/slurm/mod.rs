@@ -6,11 +6,10 @@
 //! what a node failure or a cancel took ([`driver`]). Slurm is the job
 //! engine here as GNU parallel is for `--hosts`: the throttle is the
 //! array's `%N`, the queue is Slurm's. `--adaptive` submits each config
-//! the search decides on ([`adaptive`]); `--schedule` derives the
+//! the search decides on ([`search`]); `--schedule` derives the
 //! schedule after the configs and runs it as one more job
 //! ([`schedule_step`]).
 
-pub mod adaptive;
 pub mod client;
 pub mod collect;
 pub mod driver;
@@ -18,3 +17,4 @@ pub mod job;
 pub mod plan;
 pub mod schedule_step;
 pub mod script;
+pub mod search;

@@ -8,10 +8,11 @@ use sweepkit::exit;
 use sweepkit::records::Config;
 use sweepkit::report::Exit;
 
-use crate::cli::{GridArgs, NextArgs};
-use crate::grid::Grid;
-use crate::slurm_options::SlurmArgs;
-use crate::stage_words::{Stages, Target};
+use crate::grid::{Grid, GridArgs};
+use crate::search::knobs::SearchArgs;
+use crate::sweep::checks::{For, SchemeUrl};
+use crate::sweep::slurm_args::SlurmArgs;
+use crate::sweep::stage_words::{Stages, Target};
 
 /// The placeholder words a [`Plan`]'s stages carry for the job's spec copy
 /// and URL, which the batch script writes as `"$spec"` and `"$url"`.
@@ -43,7 +44,7 @@ pub struct Plan {
     /// The sbatch settings and the control side's limits, as parsed.
     pub slurm: SlurmArgs,
     /// --adaptive: the one parameter's grid and the search's knobs.
-    pub adaptive: Option<(GridArgs, NextArgs)>,
+    pub search: Option<(GridArgs, SearchArgs)>,
     /// --schedule SERVER, and summarize --schedule's own words.
     pub schedule: Option<String>,
     pub schedule_args: Vec<String>,
@@ -58,11 +59,11 @@ pub struct Plan {
 pub const SCHEDULE_TASK: usize = 0;
 
 /// The search's knobs, parsed as `sweep-plan step` parses them.
-fn knobs(words: Vec<String>) -> Result<NextArgs, Exit> {
+fn knobs(words: Vec<String>) -> Result<SearchArgs, Exit> {
     #[derive(Parser)]
     struct K {
         #[command(flatten)]
-        k: NextArgs,
+        k: SearchArgs,
     }
     let argv = std::iter::once("sweep".to_string()).chain(words);
     K::try_parse_from(argv).map(|k| k.k).map_err(|e| {
@@ -86,13 +87,12 @@ fn absolute(p: &str, what: &str) -> Result<String, Exit> {
         .map_err(|e| usage(format!("{what} {p}: {e}")))
 }
 
-/// `http://HOST:PORT/PATH` -> (`http://127.0.0.1`, `/PATH`): the job's
-/// server listens on its own node. sweep's options already refused a URL
-/// without a scheme; `http` stands in should one get here.
-pub fn split_url(url: &str) -> (String, String) {
-    let (scheme, rest) = url.split_once("://").unwrap_or(("http", url));
-    let tail = rest.find('/').map_or("", |i| &rest[i..]);
-    (format!("{scheme}://127.0.0.1"), tail.to_string())
+/// The URL inside a job, `http://HOST:PORT/PATH` -> (`http://127.0.0.1`,
+/// `/PATH`): the job's server listens on its own node (the port is the
+/// job's).
+fn on_node(url: &SchemeUrl) -> (String, String) {
+    let tail = url.rest.find('/').map_or("", |i| &url.rest[i..]);
+    (format!("{}://127.0.0.1", url.scheme), tail.to_string())
 }
 
 impl Plan {
@@ -102,7 +102,11 @@ impl Plan {
             url: URL.into(),
             ..Target::default()
         };
-        let (a, mut stages, sum_args) = crate::sweep_options::parsed_stages(argv, &t)?;
+        let s = crate::sweep::read(argv, For::Plan)?.to_plan()?;
+        let mut stages = s.stages(&t);
+        let knobs = knobs(s.search_knobs);
+        let schedule_args = s.schedule_args;
+        let (a, grid, url, sum_args) = (s.args, s.grid, s.url, s.words.sum);
         if !a.slurm {
             return Err(usage("sweep-plan slurm: the sweep has no --slurm".into()));
         }
@@ -119,7 +123,7 @@ impl Plan {
         let spec_dir = Path::new(&spec)
             .parent()
             .map_or("/".into(), |d| d.display().to_string());
-        let (url_head, url_tail) = split_url(&a.url);
+        let (url_head, url_tail) = on_node(&url);
         let results = std::path::absolute(&a.results)
             .map_err(|e| usage(format!("--results {}: {e}", a.results)))?
             .display()
@@ -128,23 +132,18 @@ impl Plan {
         for t in tools {
             tools_abs.push(absolute(t, "tool")?);
         }
-        let adaptive = match a.adaptive {
+        let search = match a.adaptive {
             true => Some((
                 GridArgs {
                     params: a.params.clone(),
                     values: a.values.clone(),
                 },
-                knobs(crate::sweep_options::adaptive_knobs(&a))?,
+                knobs?,
             )),
             false => None,
         };
-        let schedule_args = a
-            .schedule_max_depth
-            .iter()
-            .flat_map(|k| ["--max-depth".to_string(), k.to_string()])
-            .collect();
         Ok(Plan {
-            grid: crate::grid::expand(&a.params, &a.values).map_err(usage)?,
+            grid,
             stages,
             tools: [
                 tools_abs[0].clone(),
@@ -163,8 +162,8 @@ impl Plan {
             retries: a.retries.parse().unwrap_or(0),
             quiet: a.quiet,
             slurm: a.slurm_args,
-            adaptive,
-            schedule: a.schedule,
+            search,
+            schedule: a.schedule.map(|s| s.name().to_string()),
             schedule_args,
             summarize: None,
             sum_args,
@@ -245,7 +244,7 @@ pub(crate) mod tests {
     #[test]
     fn the_search_knobs_parse_as_step_parses_them() {
         let p = plan(&["--adaptive", "--patience", "3", "--noise-margin", "10%"]).unwrap();
-        let (g, k) = p.adaptive.unwrap();
+        let (g, k) = p.search.unwrap();
         assert_eq!(g.params, ["speculative-num-steps"]);
         assert_eq!((k.patience, k.repeat_budget), (3, 4));
         assert!((k.noise_margin - 0.1).abs() < 1e-9);
@@ -257,9 +256,13 @@ pub(crate) mod tests {
 
     #[test]
     fn the_jobs_url_is_on_its_own_node() {
-        let (h, t) = split_url("http://gpu7:8000/v1");
+        let url = |scheme: &str, rest: &str| SchemeUrl {
+            scheme: scheme.into(),
+            rest: rest.into(),
+        };
+        let (h, t) = on_node(&url("http", "gpu7:8000/v1"));
         assert_eq!((h.as_str(), t.as_str()), ("http://127.0.0.1", "/v1"));
-        let (h, t) = split_url("https://x");
+        let (h, t) = on_node(&url("https", "x"));
         assert_eq!((h.as_str(), t.as_str()), ("https://127.0.0.1", ""));
     }
 }

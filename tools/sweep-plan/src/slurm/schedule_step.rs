@@ -6,10 +6,6 @@
 //! `svc-swap --apply-from` the record [`step::schedule_step`] wrote to the
 //! sweep's shared folder: the same words sweep's loop runs.
 
-use std::process::Stdio;
-
-use anyhow::anyhow;
-use sweepkit::exit;
 use sweepkit::report::Exit;
 
 use super::plan::Plan;
@@ -20,32 +16,17 @@ use crate::step::{self, Step};
 /// run (its words in the step), done, or fail; `derived`: the exit
 /// status of the derivation just run.
 pub fn step(p: &Plan, server: &str, lines: &[Line], derived: Option<u8>) -> Result<Step, Exit> {
-    let mut st = Step {
-        tag: "step",
-        action: "done",
-        ..Step::default()
-    };
+    let mut st = Step::new();
     step::schedule_step(
         &mut st, lines, server, p.resume, derived, &p.results, &p.dir,
-    )
-    .map_err(|e| Exit::new(exit::FAILURE, anyhow!(e)))?;
+    )?;
     Ok(st)
 }
 
 /// Run `summarize --schedule SERVER` over the results file: its exit
 /// status and the records it printed (summarize's reasons go to stderr,
 /// as in sweep's loop).
-pub fn derive(p: &Plan, server: &str) -> Result<(u8, Vec<serde_json::Value>), Exit> {
+pub fn derive(p: &Plan, server: &str) -> Result<(u8, String), Exit> {
     let prog = p.summarize.as_deref().unwrap_or("summarize");
-    let mut args: Vec<&str> = vec!["--schedule", server];
-    args.extend(p.schedule_args.iter().map(String::as_str));
-    args.extend(p.sum_args.iter().map(String::as_str));
-    args.push(&p.results);
-    let (rc, out) = crate::results::summarize(prog, &args, Stdio::inherit())
-        .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{prog}: {e}")))?;
-    let recs = String::from_utf8_lossy(&out)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    Ok((rc, recs))
+    crate::summarize::derive(prog, server, &p.schedule_args, &p.sum_args, &p.results)
 }

@@ -5,13 +5,13 @@
 //! SLURM_JOB_ID, runs `svc-swap | wait-ready | loadgen` into the job's
 //! records file, the server a job step of its own (`srun --overlap`),
 //! and stops the server it started. Every value is quoted as
-//! bash's `printf %q` quotes ([`bash_q`]); the options go on sbatch's
+//! bash's `printf %q` quotes ([`printf_q`]); the options go on sbatch's
 //! command line, never into `#SBATCH` lines, so no user text is parsed
 //! twice.
 
 use std::fmt::Write as _;
 
-use crate::stage_words::bash_q;
+use crate::quote::printf_q;
 
 use crate::grid::PointWords;
 
@@ -27,7 +27,7 @@ fn words(ws: &[String]) -> String {
         .map(|w| match w.as_str() {
             SPEC => " \"$spec\"".to_string(),
             URL => " \"$url\"".to_string(),
-            _ => format!(" {}", bash_q(w)),
+            _ => format!(" {}", printf_q(w)),
         })
         .collect()
 }
@@ -36,7 +36,7 @@ fn words(ws: &[String]) -> String {
 /// (sweep-plan step's), run by array task [`SCHEDULE_TASK`] once derived.
 pub fn batch(p: &Plan, schedule: Option<&PointWords>) -> String {
     let mut s = String::from(HEAD);
-    let q = |v: &str| bash_q(v);
+    let q = |v: &str| printf_q(v);
     let _ = writeln!(s, "dir={}", q(&p.dir));
     let _ = writeln!(s, "spec_src={} spec_dir={}", q(&p.spec), q(&p.spec_dir));
     let _ = writeln!(s, "port_base={PORT_BASE} port_span={PORT_SPAN}");
@@ -219,10 +219,10 @@ pub fn dry_run(p: &Plan) -> String {
     let script = format!("{}/sweep.sbatch", p.dir);
     let words: Vec<String> = std::iter::once("sbatch".to_string())
         .chain(sbatch_args(p, &all, &[], &script))
-        .map(|w| bash_q(&w))
+        .map(|w| printf_q(&w))
         .collect();
     let mut notes = String::new();
-    if p.adaptive.is_some() {
+    if p.search.is_some() {
         notes.push_str("# --adaptive: the search submits only the configs it decides on, one array each time (--array=N,...)\n");
     }
     if let Some(server) = &p.schedule {

@@ -66,12 +66,24 @@ pub struct ScheduleRecord {
     pub provenance: Provenance,
 }
 
-/// The server a schedule is for (`summarize --schedule`).
+/// The server a schedule is for (`summarize --schedule`, `sweep
+/// --schedule`): the one list of the servers with a per-load schedule.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[cfg_attr(feature = "args", derive(clap::ValueEnum))]
 #[serde(rename_all = "snake_case")]
 pub enum ScheduleServer {
     Vllm,
     Sglang,
+}
+
+impl ScheduleServer {
+    /// Its name, as records and the flags spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ScheduleServer::Vllm => "vllm",
+            ScheduleServer::Sglang => "sglang",
+        }
+    }
 }
 
 /// One level's choice in a schedule.

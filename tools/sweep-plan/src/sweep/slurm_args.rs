@@ -1,6 +1,7 @@
 //! sweep's Slurm options (`--partition` ... `--queue-timeout`), defined
-//! once and flattened into sweep(1)'s [`crate::sweep_options::SweepArgs`];
-//! `sweep --slurm`'s plan keeps them as parsed here, durations included.
+//! once and flattened into sweep(1)'s [`super::definition::SweepArgs`];
+//! `sweep --slurm`'s plan keeps them as parsed here, durations included
+//! (checks.rs refuses what `--slurm` cannot honour).
 
 use std::time::Duration;
 
@@ -72,39 +73,4 @@ pub struct SlurmArgs {
     #[arg(long, value_name = "DUR", requires = "slurm", help_heading = "Slurm",
           value_parser = parse_duration)]
     pub queue_timeout: Option<Duration>,
-}
-
-/// Why `--slurm` refuses an option it cannot honour (one line), if it
-/// does. `--adaptive` and `--schedule` it runs: each next config is
-/// submitted once the search (or the schedule) is decided.
-pub fn refusal(slurm: bool, keep_winner: bool, spec: bool) -> Option<&'static str> {
-    if slurm && !spec {
-        // The job runs the server itself, as a step of its allocation.
-        return Some("--slurm runs the server from a process spec (--spec FILE) as a step of each job; a --unit, --container or --compose target lives on a machine sweep reaches without Slurm. Write the server's command line as a spec (man svc-swap, PROCESS SPEC)");
-    }
-    if slurm && keep_winner {
-        // Each job's server ends with its job: there is none to keep.
-        return Some("--keep-winner with --slurm: no server outlives its job, so there is none to keep or restore; the table's recommendation names the winning flags to put in the spec");
-    }
-    None
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn slurm_refuses_only_keep_winner_in_one_line() {
-        assert_eq!(refusal(false, true, true), None);
-        assert_eq!(refusal(true, false, true), None);
-        let kw = refusal(true, true, true).unwrap();
-        assert!(kw.starts_with("--keep-winner with --slurm: "), "{kw}");
-        assert!(!kw.contains('\n'));
-        let unit = refusal(true, false, false).unwrap();
-        assert!(
-            unit.starts_with("--slurm runs the server from a process spec"),
-            "{unit}"
-        );
-        assert_eq!(refusal(false, false, false), None);
-    }
 }

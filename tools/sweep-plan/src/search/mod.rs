@@ -1,30 +1,46 @@
-//! The adaptive search's one decision over a results file: the grid's one
-//! numeric parameter ordered, summarize's scores read, [`next::decide`]
-//! asked. `step --adaptive` (sweep's own loop), `next` and `sweep
-//! --slurm --adaptive`'s driver all decide here, so a search on Slurm
-//! takes the same steps as one on a single node.
+//! The adaptive search (`sweep --adaptive`): along one numeric --param,
+//! measure the next value, re-measure the close calls, or stop at the
+//! plateau or a clear peak. Its one decision over a results file lives
+//! here: the grid's one parameter ordered ([`space`]), summarize's scores
+//! read ([`scores`]), the pure rule asked ([`decide`]) and answered
+//! ([`answer`], with its [`cost`]). `step --adaptive` (sweep's own loop),
+//! `next` and `sweep --slurm --adaptive`'s driver all decide here, so a
+//! search on Slurm takes the same steps as one on a single node.
 
-use anyhow::anyhow;
+pub mod answer;
+pub mod cost;
+pub mod decide;
+pub mod knobs;
+pub mod scores;
+pub mod space;
+
+use std::io::BufRead;
+
+use anyhow::{anyhow, Context};
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::report::{Exit, WithCode};
 
-use crate::cli::{GridArgs, NextArgs};
-use crate::{adapt, grid, next, results};
+use crate::grid::{self, GridArgs};
+use crate::results;
+use answer::Answer;
+use decide::{Decision, RowData};
+use knobs::SearchArgs;
+use space::Space;
 
 /// The adaptive search over one numeric --param: its decision from
 /// RESULTS and summarize's scores of it.
 pub struct Search<'a> {
     pub grid: grid::Grid,
-    pub space: next::Space,
+    pub space: Space,
     pub all: &'a str,
-    pub decision: adapt::Decision,
-    pub rows: Vec<adapt::RowData>,
+    pub decision: Decision,
+    pub rows: Vec<RowData>,
 }
 
 impl Search<'_> {
     /// `next`'s answer, with the value's place in the grid.
-    pub fn answer(&self) -> next::Answer {
-        let mut a = next::answer(&self.space, &self.decision, self.all, &self.rows);
+    pub fn answer(&self) -> Answer {
+        let mut a = answer::answer(&self.space, &self.decision, self.all, &self.rows);
         a.index = self.index_of(a.value.as_deref());
         a
     }
@@ -42,26 +58,26 @@ impl Search<'_> {
     /// round of repeats asks for several).
     pub fn to_measure(&self) -> Vec<usize> {
         match &self.decision {
-            adapt::Decision::Measure { rows, .. } => rows
+            Decision::Measure { rows, .. } => rows
                 .iter()
                 .filter_map(|&i| self.index_of(Some(&self.space.values[i])))
                 .collect(),
-            adapt::Decision::Done { .. } => Vec::new(),
+            Decision::Done { .. } => Vec::new(),
         }
     }
 }
 
 /// The search's space: one --param, its values in numeric order.
-pub fn space(grid: &GridArgs) -> Result<(grid::Grid, next::Space), Exit> {
+pub fn space(grid: &GridArgs) -> Result<(grid::Grid, Space), Exit> {
     if grid.params.len() != 1 || grid.params[0].contains(',') {
         return Err(Exit::new(
             exit::USAGE,
             anyhow!("next walks one parameter: give one --param NAME (no grid, no A,B)"),
         ));
     }
-    let g = crate::grid_of(grid)?;
+    let g = grid.grid()?;
     let values: Vec<String> = g.points.iter().map(|p| p.words[0].1.clone()).collect();
-    let space = next::Space::ordered(&grid.params[0], &values)?;
+    let space = Space::ordered(&grid.params[0], &values)?;
     Ok((g, space))
 }
 
@@ -72,17 +88,17 @@ pub fn space(grid: &GridArgs) -> Result<(grid::Grid, next::Space), Exit> {
 /// `sweep --slurm` writes none).
 pub fn search<'a>(
     grid: &GridArgs,
-    knobs: &NextArgs,
+    knobs: &SearchArgs,
     scores: &str,
     (results, all, lines): (&str, &'a str, &[results::Line]),
     need_records: bool,
 ) -> Result<Search<'a>, Exit> {
     let (g, space) = space(grid)?;
     if need_records || !lines.is_empty() {
-        next::check_input(&space, results, lines)?;
+        space::check_input(&space, results, lines)?;
     }
-    let scores = next::read_scores(scores)?;
-    let (decision, rows) = next::decide(&space, lines, &scores, knobs);
+    let scores = scores::read_scores(scores)?;
+    let (decision, rows) = scores::decide(&space, lines, &scores, knobs);
     Ok(Search {
         grid: g,
         space,
@@ -90,4 +106,17 @@ pub fn search<'a>(
         decision,
         rows,
     })
+}
+
+/// summarize's scores for the search: the file `summary`, or stdin (-).
+pub fn scores_text(summary: &str, stdin: &mut dyn BufRead) -> Result<String, Exit> {
+    if summary != "-" {
+        return crate::read::read_text(summary, false);
+    }
+    let mut s = String::new();
+    stdin
+        .read_to_string(&mut s)
+        .context("<stdin>: not UTF-8 text")
+        .code(exit::BAD_INPUT)?;
+    Ok(s)
 }

@@ -1,31 +1,12 @@
-//! `sweep-plan end`: how a sweep leaves its server, one swap at a time.
-//! sweep(1) asks, runs the swap it names (`svc-swap | wait-ready`), and
-//! asks again with that swap's exit statuses, until the answer is `done`:
-//!
-//! 1. With `--keep-winner`: the schedule when it was measured whole and
-//!    summarize's summary has it winning by the objective (schedule.rs
-//!    `keep`), else summarize's pick (`--apply-from` the summary, the
-//!    schedule's own flags undone); when summarize picked nothing, or the
-//!    winner's swap did not end with a ready server, a warning and 2.
-//! 2. The original config (the origin record's words, the schedule's own
-//!    flags undone), as it was even if pre-flight would balk. A transport
-//!    failure (svc-swap's exit 21: SSH lost) says nothing about the
-//!    config: it is tried again, up to `--retries` times, backing off.
-//!
-//! `done` carries the error and exit status 42 when the last swap did not
-//! end with a ready server: the one the sweep documents.
-//!
-//! After an interrupt (`--interrupted`) the restore's wait is bounded by
-//! the file's first measured time to ready plus a margin ([`bound_s`]),
-//! not the full --ready-timeout the hopeless wait just used; a second
-//! Ctrl-C (wait-ready's 130) ends it, saying the original config is back
-//! and still loading.
+//! The end's swaps: --keep-winner's winner (the schedule or summarize's
+//! pick), the original config and its retries after a transport failure,
+//! and `done` with the exit status the sweep documents.
 
 use serde::Serialize;
 use sweepkit::exit;
 
 use crate::results::Line;
-use crate::schedule;
+use crate::schedule::{self, RecordError};
 
 /// The swaps of the end, as `--after` names the one that ran.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -136,7 +117,7 @@ pub fn next(
     after: Option<Swap>,
     attempt: usize,
     exits: [u8; 2],
-) -> Result<End, String> {
+) -> Result<End, RecordError> {
     let why = |pre: &str| {
         format!(
             "{pre}svc-swap exit {}, wait-ready exit {}",
@@ -282,7 +263,7 @@ pub(crate) fn pick_words(i: &Inputs<'_>, summary: &str) -> Vec<String> {
 pub(crate) fn schedule_words(
     i: &Inputs<'_>,
     server: &str,
-) -> Result<(Vec<String>, Vec<String>), String> {
+) -> Result<(Vec<String>, Vec<String>), RecordError> {
     let (file, rec) = schedule::write_record(i.lines, server, i.work)?;
     Ok((
         vec!["--apply-from".into(), file],
@@ -292,7 +273,7 @@ pub(crate) fn schedule_words(
 
 /// --keep-winner's swap: the schedule when it wins, else summarize's pick;
 /// nothing picked: the original, with the warning.
-pub(crate) fn winner(i: &Inputs<'_>) -> Result<End, String> {
+pub(crate) fn winner(i: &Inputs<'_>) -> Result<End, RecordError> {
     let Some((path, _)) = &i.winner else {
         return Ok(original(i, 0));
     };

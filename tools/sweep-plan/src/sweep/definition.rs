@@ -1,8 +1,7 @@
 //! sweep(1)'s options, defined once: `sweep --help`, the OPTIONS section of
 //! man/sweep.1 and sweep's completions are generated from [`SweepArgs`],
-//! and `sweep-plan options -- ARGV...` parses sweep's argv with it and hands
-//! the script its settings as shell assignments whose every value is
-//! single-quoted by [`quote`], so the script's `eval` runs no user text.
+//! and [`parse`] reads sweep's argv with it (the first step of
+//! [`super::read`]).
 //!
 //! Adding a sweep option that a tool takes as it is (a pass-through such as
 //! `--container NAME` for svc-swap or `--report FILE` for summarize): add
@@ -10,10 +9,15 @@
 //! `Vec<String>` or `bool`), and a row in [`PASS_THROUGH`] naming its long
 //! flag and the tools that get it. sweep.sh needs no change: the words land
 //! in the arrays it already hands each tool. An option sweep itself acts on
-//! is a field plus an entry in [`crate::sweep_settings::Settings::emit`].
+//! is a field plus an entry in [`super::settings::Settings`] and
+//! [`super::shell`].
 
-use clap::Parser;
+use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 use sweepkit::exit;
+use sweepkit::records::ScheduleServer;
+use sweepkit::report::Exit;
+
+use super::slurm_args::SlurmArgs;
 
 const FAR_SIDE: &str = "Far side (given once, to every tool that takes it)";
 
@@ -146,9 +150,13 @@ pub struct SweepArgs {
     /// more config and benchmark it at every level (one extra restart, one
     /// extra pass); if the data cannot support one, say why and keep the
     /// static pick
-    #[arg(long, value_name = "SERVER", value_parser = ["vllm", "sglang"],
-          conflicts_with = "hosts", help_heading = "Schedule")]
-    pub schedule: Option<String>,
+    #[arg(
+        long,
+        value_name = "SERVER",
+        conflicts_with = "hosts",
+        help_heading = "Schedule"
+    )]
+    pub schedule: Option<ScheduleServer>,
 
     /// With --schedule: derive it from depths up to K only (summarize
     /// --max-depth K): both servers reserve speculative KV for a
@@ -180,7 +188,7 @@ pub struct SweepArgs {
     pub slurm: bool,
 
     #[command(flatten)]
-    pub slurm_args: crate::slurm_options::SlurmArgs,
+    pub slurm_args: SlurmArgs,
 
     /// systemd unit
     #[arg(long, value_name = "NAME", help_heading = "Target")]
@@ -359,24 +367,6 @@ pub struct SweepArgs {
     pub quiet: bool,
 }
 
-impl SweepArgs {
-    /// What sweep_checks.rs reads of the options.
-    pub(crate) fn given(&self) -> crate::sweep_checks::Given<'_> {
-        crate::sweep_checks::Given {
-            params: &self.params,
-            params_new: &self.params_new,
-            results: &self.results,
-            resume: self.resume,
-            adaptive: self.adaptive,
-            append: self.append,
-            dry_run: self.dry_run,
-            concurrency: &self.concurrency,
-            find_capacity: &self.find_capacity,
-            load_arg: &self.load_arg,
-        }
-    }
-}
-
 const EXIT_HELP: &str = "\
 Exit status: 0 every config measured; 2 usage; 40 some configs failed
 (recorded as failure records); 41 every config failed; 42 the final restore
@@ -388,27 +378,6 @@ missing or slurmctld unreachable; 50-52 --adaptive:
 sweep-plan next refused the results file (no records, another sweep's, a
 non-numeric value); 53 the results file's origin is another sweep's; 130
 interrupted (results whole, config restored).";
-
-/// The exit codes sweep.sh names, as `EXIT_<NAME>` with their values from
-/// the shared table, so the script holds no magic numbers.
-pub(crate) const EXITS: &[(&str, u8)] = &[
-    ("FAILURE", exit::FAILURE),
-    ("USAGE", exit::USAGE),
-    ("BAD_INPUT", exit::BAD_INPUT),
-    ("TRANSPORT_ERROR", exit::TRANSPORT_ERROR),
-    ("PREFLIGHT_REJECTED", exit::PREFLIGHT_REJECTED),
-    ("SOME_CONFIGS_FAILED", exit::SOME_CONFIGS_FAILED),
-    ("ALL_CONFIGS_FAILED", exit::ALL_CONFIGS_FAILED),
-    ("RESTORE_FAILED", exit::RESTORE_FAILED),
-    ("NO_HOST_LEFT", exit::NO_HOST_LEFT),
-    ("NO_PARALLEL", exit::NO_PARALLEL),
-    ("HOST_DROPPED", exit::HOST_DROPPED),
-    ("SUBMIT_REJECTED", exit::SUBMIT_REJECTED),
-    ("NO_SLURM", exit::NO_SLURM),
-    ("MIXED_HARDWARE", exit::MIXED_HARDWARE),
-    ("INTERRUPTED", exit::INTERRUPTED),
-    ("SCHEDULE_REFUSED", exit::SCHEDULE_REFUSED),
-];
 
 /// The tools a pass-through option goes to: the shell arrays sweep.sh
 /// hands each of them.
@@ -433,8 +402,60 @@ pub const PASS_THROUGH: &[(&str, &[To])] = &[
     ("engine", &[To::Swap, To::Ready]),
 ];
 
-// sweep's argv parsed, checked and handed on: sweep_settings.rs.
-pub use crate::sweep_settings::{adaptive_knobs, dry_run, parse, parse_for, parsed_stages, Want};
+/// sweep's argv parsed: its options, or the text of --help/--version.
+pub enum Parsed {
+    Help(String),
+    Given(Box<Given>),
+}
+
+/// The options given, and clap's matches (which say where each word
+/// stood, and which pass-through options were given).
+pub struct Given {
+    pub args: SweepArgs,
+    pub matches: ArgMatches,
+}
+
+/// The one example `sweep -h` shows (the README's, on llm-sim).
+const SWEEP_EXAMPLE: &str = "sweep --spec sim.spec --url http://127.0.0.1:18080 --server llm-sim \\
+    --param speculative-num-steps --values 1,2,4 --concurrency 1,4 \\
+    --results sim.jsonl";
+
+/// Parse sweep's `argv` (without the program name) by [`SweepArgs`]: a
+/// usage error is one line (exit 2); `-h` is a summary.
+pub fn parse(argv: &[String]) -> Result<Parsed, Exit> {
+    let words: Vec<std::ffi::OsString> = std::iter::once("sweep".to_string())
+        .chain(argv.iter().cloned())
+        .map(Into::into)
+        .collect();
+    let m = match SweepArgs::command().try_get_matches_from(&words) {
+        Ok(m) => m,
+        Err(e) if sweepkit::short_help::is_short_help(&e, &words) => {
+            let text = sweepkit::short_help::summary(&SweepArgs::command(), SWEEP_EXAMPLE);
+            return Ok(Parsed::Help(text));
+        }
+        Err(e) if !e.use_stderr() => return Ok(Parsed::Help(e.render().to_string())),
+        Err(e) => return Err(usage(one_line(&e))),
+    };
+    let args = SweepArgs::from_arg_matches(&m).map_err(|e| usage(one_line(&e)))?;
+    Ok(Parsed::Given(Box::new(Given { args, matches: m })))
+}
+
+/// clap's error as one line: its first paragraph, without `error: `.
+fn one_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let para: Vec<&str> = text.lines().take_while(|l| !l.trim().is_empty()).collect();
+    let line = para.join(" ");
+    let line = line.trim_start_matches("error: ");
+    format!(
+        "{} (see --help)",
+        line.split_whitespace().collect::<Vec<_>>().join(" ")
+    )
+}
+
+/// sweep's usage error (exit 2), one line.
+pub fn usage(msg: String) -> Exit {
+    Exit::new(exit::USAGE, anyhow::anyhow!("{msg}"))
+}
 
 #[cfg(test)]
 mod tests {

@@ -1,8 +1,7 @@
-//! validate.rs's answers: the end's steps with --validate-on, the replay's
-//! words, the marking, the trace check.
+//! validate_on.rs's answers: the end's steps with --validate-on.
 
 use super::*;
-use crate::end::Inputs;
+use crate::end::next;
 use crate::results::{self, Line};
 
 const SG: &str = r#"{"type":"schedule","server":"sglang","flags":["--speculative-num-steps","5","--speculative-adaptive"]}"#;
@@ -160,108 +159,5 @@ fn a_measured_schedule_is_validated_after_the_pick_and_kept_when_it_wins() {
         "{:?}",
         o.to_swap
     );
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn the_replay_drops_the_sweeps_level_words_and_keeps_the_rest() {
-    let load: Vec<String> = [
-        "--url",
-        "http://h:1",
-        "-c",
-        "1,4",
-        "--model",
-        "m",
-        "--trace=sweep.jsonl",
-        "--speed",
-        "2",
-        "-n",
-        "6",
-        "--block-size",
-        "32",
-        "--api-key",
-        "k",
-    ]
-    .map(String::from)
-    .to_vec();
-    assert_eq!(
-        load_words(&load, "v.jsonl", Some("e2e_ms<=9000")),
-        [
-            "--url",
-            "http://h:1",
-            "--model",
-            "m",
-            "--block-size",
-            "32",
-            "--api-key",
-            "k",
-            "--trace",
-            "v.jsonl",
-            "--slo",
-            "e2e_ms<=9000"
-        ]
-    );
-    assert_eq!(block_size(&load), Ok(32));
-    assert_eq!(block_size(&["--block-size=16".to_string()]), Ok(16));
-    assert!(block_size(&["--block-size".to_string(), "x".into()]).is_err());
-}
-
-#[test]
-fn marked_records_carry_the_validation_and_others_are_dropped() {
-    let input = "{\"type\":\"bench\",\"config\":{\"k\":\"3\"}}\nnot a record\n{\"type\":\"bench\",\"config\":{}}\n";
-    let mut out = Vec::new();
-    let to = Mark {
-        of: "pick",
-        file: "t.jsonl",
-        slo: None,
-        config: Some(serde_json::json!({"k": "5"})),
-    };
-    let n = mark(input.as_bytes(), &mut out, &to).unwrap();
-    assert_eq!(n, 2);
-    let text = String::from_utf8(out).unwrap();
-    let recs: Vec<serde_json::Value> = text
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    assert_eq!(
-        recs[0]["validation"],
-        serde_json::json!({"of": "pick", "trace": "t.jsonl", "slo": null})
-    );
-    // A record's own config stands; an empty one (loadgen with no
-    // upstream) gets the config the replay ran against.
-    assert_eq!(recs[0]["config"]["k"], "3");
-    assert_eq!(recs[1]["config"]["k"], "5");
-    // And the sweep's own reading of the file skips them.
-    assert!(results::read(&text).is_empty());
-}
-
-#[test]
-fn a_bad_trace_is_refused_naming_its_line() {
-    let dir = testkit::temp_dir("sweep-plan-validate-check");
-    let f = dir.join("t.jsonl");
-    std::fs::write(
-        &f,
-        "{\"timestamp\": 5, \"prompt\": \"a\"}\n{\"timestamp\": 1, \"prompt\": \"b\"}\n",
-    )
-    .unwrap();
-    let p = f.to_str().unwrap();
-    let e = check(p, &[]).unwrap_err();
-    assert!(
-        e.starts_with(&format!(
-            "--validate-on {p}: line 2: timestamp 1 ms goes back"
-        )),
-        "{e}"
-    );
-    std::fs::write(
-        &f,
-        "{\"timestamp\": 0, \"input_length\": 600, \"output_length\": 4, \"hash_ids\": [1]}\n",
-    )
-    .unwrap();
-    assert!(check(p, &[]).unwrap_err().contains("line 1:"));
-    // The same file fits blocks of 1024 (--load-arg --block-size).
-    assert_eq!(check(p, &["--block-size".into(), "1024".into()]), Ok(()));
-    assert!(check("/nonexistent/t.jsonl", &[])
-        .unwrap_err()
-        .contains("cannot read it"));
     let _ = std::fs::remove_dir_all(&dir);
 }

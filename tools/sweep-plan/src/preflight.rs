@@ -7,6 +7,7 @@
 //! the server is untouched.
 
 use sweepkit::records::{ServiceManager, SwapRecord};
+use url::Url;
 
 use crate::grid::key_of;
 
@@ -17,23 +18,57 @@ pub struct Checks<'a> {
     /// The keys sweep varies (`--param`): the only changes checked, since
     /// a `--swap-arg --set K` adds K on purpose.
     pub swept: &'a [String],
-    /// The URL wait-ready will probe as given (sweep has no --server).
-    pub probe: Option<&'a str>,
+    /// wait-ready will probe `url` as given (sweep has no --server).
+    pub probe: bool,
 }
 
-/// Why the sweep must not start, or `Ok`.
-pub fn check(rec: &SwapRecord, c: &Checks<'_>) -> Result<(), String> {
+/// Why the sweep must not start: one line saying what to write instead
+/// (the target was not touched).
+#[derive(Debug, PartialEq, thiserror::Error)]
+pub enum Refusal {
+    #[error("--param {key}: the launch line has no --{key}{closest}; fix the name, or give --param-new {key} to add the flag (the target was not touched)")]
+    AbsentFlag { key: String, closest: String },
+    #[error("--url {url} is port {have}, but the target listens on port {want} ({from}): give a --url with port {want} (the target was not touched)")]
+    OtherPort {
+        url: String,
+        have: u16,
+        want: u16,
+        from: &'static str,
+    },
+    #[error("port {port} of --url is held by PID {pid} ({command}), which is not the target's server: stop it or free the port (the target was not touched)")]
+    PortHeld {
+        port: u16,
+        pid: u32,
+        command: String,
+    },
+    #[error("--url {url} answers HTTP {status} (no such path), and with no --server wait-ready probes just that: give --server KIND ({kinds}) to probe the server's health path (the target was not touched)")]
+    NoSuchPath {
+        url: String,
+        status: u16,
+        kinds: String,
+    },
+}
+
+/// Why the sweep must not start, or `Ok`. The URL is parsed once; one
+/// that does not parse has no port to compare (wait-ready says why).
+pub fn check(rec: &SwapRecord, c: &Checks<'_>) -> Result<(), Refusal> {
     absent_flags(rec, c.new, c.swept)?;
-    port_matches(rec, c.url)?;
-    port_held(rec, c.url)?;
-    c.probe.map_or(Ok(()), path_exists)
+    let Ok(url) = Url::parse(c.url) else {
+        return Ok(());
+    };
+    port_matches(rec, c.url, &url)?;
+    port_held(rec, &url)?;
+    match c.probe {
+        true => path_exists(c.url, &url),
+        false => Ok(()),
+    }
 }
 
 /// A port held by a process that is not the target's server stays held
 /// after the stop: each config would wait for it (svc-swap's --wait) and
 /// fail with "port still in use". Checked here when the target and the
 /// URL are this machine's (no SSH, no exec prefix, a loopback URL).
-fn port_held(rec: &SwapRecord, url: &str) -> Result<(), String> {
+fn port_held(rec: &SwapRecord, url: &Url) -> Result<(), Refusal> {
     let t = &rec.target;
     let Some((port, true)) = url_port(url) else {
         return Ok(());
@@ -46,10 +81,11 @@ fn port_held(rec: &SwapRecord, url: &str) -> Result<(), String> {
         return Ok(());
     }
     let h = &holders[0];
-    Err(format!(
-        "port {port} of --url is held by PID {} ({}), which is not the target's server: stop it or free the port (the target was not touched)",
-        h.pid, h.command
-    ))
+    Err(Refusal::PortHeld {
+        port,
+        pid: h.pid,
+        command: h.command.clone(),
+    })
 }
 
 /// Whether `pid` belongs to the target: the spec's PID file names it or
@@ -84,12 +120,13 @@ fn is_target(rec: &SwapRecord, pid: u32) -> bool {
 /// probe would have it fail every config (wait-ready's exit 14): say so
 /// before the first stop. Not reachable from here, or another answer:
 /// nothing to say yet.
-fn path_exists(url: &str) -> Result<(), String> {
+fn path_exists(given: &str, url: &Url) -> Result<(), Refusal> {
     match http_status(url, std::time::Duration::from_secs(2)) {
-        Some(status @ (404 | 405)) => Err(format!(
-            "--url {url} answers HTTP {status} (no such path), and with no --server wait-ready probes just that: give --server KIND ({}) to probe the server's health path (the target was not touched)",
-            sweepkit::server_kind::list()
-        )),
+        Some(status @ (404 | 405)) => Err(Refusal::NoSuchPath {
+            url: given.to_string(),
+            status,
+            kinds: sweepkit::server_kind::list(),
+        }),
         _ => Ok(()),
     }
 }
@@ -97,15 +134,15 @@ fn path_exists(url: &str) -> Result<(), String> {
 /// The status of one plain-HTTP GET of `url`, if it answers in `limit`
 /// (https is left to wait-ready, which speaks it). A redirect is an
 /// answer too: not followed.
-fn http_status(url: &str, limit: std::time::Duration) -> Option<u16> {
-    if !url.starts_with("http://") {
+fn http_status(url: &Url, limit: std::time::Duration) -> Option<u16> {
+    if url.scheme() != "http" {
         return None;
     }
     let agent = ureq::AgentBuilder::new()
         .timeout(limit)
         .redirects(0)
         .build();
-    match agent.get(url).call() {
+    match agent.get(url.as_str()).call() {
         Ok(r) => Some(r.status()),
         Err(ureq::Error::Status(code, _)) => Some(code),
         Err(ureq::Error::Transport(_)) => None,
@@ -115,7 +152,7 @@ fn http_status(url: &str, limit: std::time::Duration) -> Option<u16> {
 /// Every swept flag the launch line lacks must be declared new: svc-swap
 /// adds a flag it does not find, so a misspelt one would restart the
 /// server with a flag it rejects, once per config.
-fn absent_flags(rec: &SwapRecord, new: &[String], swept: &[String]) -> Result<(), String> {
+fn absent_flags(rec: &SwapRecord, new: &[String], swept: &[String]) -> Result<(), Refusal> {
     for ch in &rec.changes {
         let key = key_of(&ch.flag);
         let is_swept = swept.iter().any(|k| k == key);
@@ -125,9 +162,10 @@ fn absent_flags(rec: &SwapRecord, new: &[String], swept: &[String]) -> Result<()
         let closest = closest_flag(&ch.flag, &rec.exec_start)
             .map(|f| format!(" (closest: {f})"))
             .unwrap_or_default();
-        return Err(format!(
-            "--param {key}: the launch line has no --{key}{closest}; fix the name, or give --param-new {key} to add the flag (the target was not touched)"
-        ));
+        return Err(Refusal::AbsentFlag {
+            key: key.to_string(),
+            closest,
+        });
     }
     Ok(())
 }
@@ -162,8 +200,7 @@ fn distance(a: &str, b: &str) -> usize {
 
 /// The port `url` reaches (its scheme's default when it names none), and
 /// whether its host is this machine's loopback.
-fn url_port(url: &str) -> Option<(u16, bool)> {
-    let u = url::Url::parse(url).ok()?;
+fn url_port(u: &Url) -> Option<(u16, bool)> {
     let loopback = match u.host()? {
         url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
         url::Host::Ipv4(ip) => ip.is_loopback(),
@@ -205,22 +242,43 @@ fn target_port(rec: &SwapRecord) -> Option<(u16, &'static str)> {
 /// `--url` must reach the target's port: else wait-ready polls a port no
 /// server will open, for the whole --ready-timeout, per config. Over SSH
 /// a loopback URL may be a forwarded port: not compared.
-fn port_matches(rec: &SwapRecord, url: &str) -> Result<(), String> {
+fn port_matches(rec: &SwapRecord, given: &str, url: &Url) -> Result<(), Refusal> {
     let (Some((want, from)), Some((have, loopback))) = (target_port(rec), url_port(url)) else {
         return Ok(());
     };
     if want == have || (loopback && rec.target.ssh.is_some()) {
         return Ok(());
     }
-    Err(format!(
-        "--url {url} is port {have}, but the target listens on port {want} ({from}): give a --url with port {want} (the target was not touched)"
-    ))
+    Err(Refusal::OtherPort {
+        url: given.to_string(),
+        have,
+        want,
+        from,
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use sweepkit::records::Change;
+
+    // The checks as check() runs them on its one parse of the URL, each
+    // refusal as its line.
+    fn parsed(u: &str) -> Url {
+        Url::parse(u).unwrap()
+    }
+    fn probe(u: &str) -> Result<(), String> {
+        path_exists(u, &parsed(u)).map_err(|e| e.to_string())
+    }
+    fn held(rec: &SwapRecord, u: &str) -> Result<(), String> {
+        port_held(rec, &parsed(u)).map_err(|e| e.to_string())
+    }
+    fn matches_port(rec: &SwapRecord, u: &str) -> Result<(), String> {
+        port_matches(rec, u, &parsed(u)).map_err(|e| e.to_string())
+    }
+    fn port_of(u: &str) -> Option<(u16, bool)> {
+        url_port(&parsed(u))
+    }
 
     fn rec(manager: ServiceManager, port: Option<u16>, line: &str) -> SwapRecord {
         let mut r = SwapRecord::default();
@@ -243,14 +301,16 @@ mod tests {
             new: Some("4".into()),
         });
         let swept = ["speculative-num-step".to_string()];
-        let e = absent_flags(&r, &[], &swept).unwrap_err();
+        let e = absent_flags(&r, &[], &swept).unwrap_err().to_string();
         assert!(e.contains("closest: --speculative-num-steps"), "{e}");
         assert!(e.contains("--param-new speculative-num-step"), "{e}");
         assert!(absent_flags(&r, &swept, &swept).is_ok());
         // Added on purpose by a --swap-arg --set, not swept: not checked.
         assert!(absent_flags(&r, &[], &[]).is_ok());
         r.changes[0].flag = "--zzz".into();
-        let e = absent_flags(&r, &[], &["zzz".into()]).unwrap_err();
+        let e = absent_flags(&r, &[], &["zzz".into()])
+            .unwrap_err()
+            .to_string();
         assert!(!e.contains("closest"), "{e}");
         r.changes[0].old = Some("1".into());
         assert!(absent_flags(&r, &[], &["zzz".into()]).is_ok());
@@ -278,18 +338,18 @@ mod tests {
             });
             format!("http://127.0.0.1:{port}")
         };
-        let e = path_exists(&serve(404)).unwrap_err();
+        let e = probe(&serve(404)).unwrap_err();
         assert!(
             e.contains("HTTP 404 (no such path)") && e.contains("--server KIND"),
             "{e}"
         );
-        assert!(path_exists(&serve(503)).is_ok(), "llama-server loading");
-        assert!(path_exists(&serve(200)).is_ok());
+        assert!(probe(&serve(503)).is_ok(), "llama-server loading");
+        assert!(probe(&serve(200)).is_ok());
         let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = free.local_addr().unwrap().port();
         drop(free);
         assert!(
-            path_exists(&format!("http://127.0.0.1:{port}")).is_ok(),
+            probe(&format!("http://127.0.0.1:{port}")).is_ok(),
             "not running yet"
         );
     }
@@ -305,48 +365,48 @@ mod tests {
         let mut spec = rec(ServiceManager::Process, Some(port), "sim");
         spec.target.pid_file = Some(pid_file.display().to_string());
         // No PID file: whoever holds the port is not the target.
-        let e = port_held(&spec, &url).unwrap_err();
+        let e = held(&spec, &url).unwrap_err();
         assert!(
             e.contains(&format!("held by PID {}", std::process::id())),
             "{e}"
         );
         // This test's own process holds it, as the target's would.
         std::fs::write(&pid_file, std::process::id().to_string()).unwrap();
-        assert!(port_held(&spec, &url).is_ok());
+        assert!(held(&spec, &url).is_ok());
         let mut far = spec.clone();
         far.target.ssh = Some("root@g".into());
         std::fs::remove_file(&pid_file).unwrap();
-        assert!(port_held(&far, &url).is_ok(), "not this machine's");
+        assert!(held(&far, &url).is_ok(), "not this machine's");
         drop(l);
-        assert!(port_held(&spec, &url).is_ok(), "free");
+        assert!(held(&spec, &url).is_ok(), "free");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
     fn the_url_port_is_the_target_s() {
         let spec = rec(ServiceManager::Process, Some(18082), "sim --port 18082");
-        let e = port_matches(&spec, "http://127.0.0.1:18099").unwrap_err();
+        let e = matches_port(&spec, "http://127.0.0.1:18099").unwrap_err();
         assert!(e.contains("is port 18099"), "{e}");
         assert!(e.contains("port 18082 (the spec's Port=)"), "{e}");
-        assert!(port_matches(&spec, "http://127.0.0.1:18082/v1").is_ok());
+        assert!(matches_port(&spec, "http://127.0.0.1:18082/v1").is_ok());
         let unit = rec(ServiceManager::Systemd, None, "sim --port=8000");
-        assert!(port_matches(&unit, "http://h:8000").is_ok());
-        assert!(port_matches(&unit, "http://h")
+        assert!(matches_port(&unit, "http://h:8000").is_ok());
+        assert!(matches_port(&unit, "http://h")
             .unwrap_err()
             .contains("port 80,"));
         let mut far = unit.clone();
         far.target.ssh = Some("root@g".into());
         assert!(
-            port_matches(&far, "http://127.0.0.1:9").is_ok(),
+            matches_port(&far, "http://127.0.0.1:9").is_ok(),
             "a forwarded port"
         );
-        assert!(port_matches(&far, "http://g:9").is_err());
+        assert!(matches_port(&far, "http://g:9").is_err());
         let ct = rec(ServiceManager::Container, None, "sim --port 8000");
         assert!(
-            port_matches(&ct, "http://h:9").is_ok(),
+            matches_port(&ct, "http://h:9").is_ok(),
             "published ports unknown"
         );
-        assert_eq!(url_port("https://[::1]/x"), Some((443, true)));
-        assert_eq!(url_port("http://u@h:81"), Some((81, false)));
+        assert_eq!(port_of("https://[::1]/x"), Some((443, true)));
+        assert_eq!(port_of("http://u@h:81"), Some((81, false)));
     }
 }

@@ -6,15 +6,14 @@
 //! several, which run at once, up to --max-jobs.
 
 use std::collections::BTreeMap;
-use std::process::Stdio;
 
-use anyhow::anyhow;
 use sweepkit::exit;
 use sweepkit::report::Exit;
 
 use super::plan::Plan;
 use crate::results::{self, Line};
-use crate::{next, step};
+use crate::search::answer;
+use crate::step;
 
 /// What the search asks of the driver.
 #[derive(Debug)]
@@ -26,25 +25,6 @@ pub enum Next {
     Done(Vec<serde_json::Value>, usize),
     /// Stop the sweep: exit status and why.
     Fail(u8, String),
-}
-
-/// summarize's scores of `p`'s results file, as sweep's loop takes them
-/// (`--format json --objective weighted --pool-hosts`): exit 1 (nothing
-/// picked yet) and 3 (nothing measured yet) still print them.
-fn scores(p: &Plan) -> Result<String, Exit> {
-    let prog = p.summarize.as_deref().unwrap_or("summarize");
-    let mut args: Vec<&str> = vec!["--format", "json"];
-    args.extend(p.sum_args.iter().map(String::as_str));
-    args.extend(["--objective", "weighted", "--pool-hosts", &p.results]);
-    let (rc, out) = results::summarize(prog, &args, Stdio::null())
-        .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{prog}: {e}")))?;
-    if ![exit::OK, exit::FAILURE, exit::BAD_INPUT].contains(&rc) {
-        return Err(Exit::new(
-            rc,
-            anyhow!("summarize failed on {} (exit {rc})", p.results),
-        ));
-    }
-    Ok(String::from_utf8_lossy(&out).into_owned())
 }
 
 /// A config this sweep already ran that still has no result: the search
@@ -69,38 +49,39 @@ fn no_result(p: &Plan, lines: &[Line], i: usize) -> Option<Next> {
     })
 }
 
-/// The search's next step for `p` from the results file as it stands;
+/// The search's next step for `p` from the results file as it stands
+/// (`all`, its text; `lines`, its records);
 /// `tries`: how often this sweep submitted each config. Says the lines
 /// sweep's loop says (`next: ...`, the search's end and cost) to `say`.
 pub fn next(
     p: &Plan,
     tries: &BTreeMap<usize, usize>,
+    (all, lines): (&str, &[Line]),
     started: std::time::SystemTime,
     say: &mut dyn FnMut(&str),
 ) -> Result<Next, Exit> {
-    let Some((grid, knobs)) = &p.adaptive else {
+    let Some((grid, knobs)) = &p.search else {
         return Ok(Next::Run(Vec::new()));
     };
-    let scores = scores(p)?;
-    let all = std::fs::read_to_string(&p.results).unwrap_or_default();
-    let lines = results::read(&all);
-    let s = crate::search::search(grid, knobs, &scores, (&p.results, &all, &lines), false)?;
+    let prog = p.summarize.as_deref().unwrap_or("summarize");
+    let scores = crate::summarize::scores(prog, &p.sum_args, &p.results)?;
+    let s = crate::search::search(grid, knobs, &scores, (&p.results, all, lines), false)?;
     let run = s.to_measure();
     for &i in &run {
         if tries.get(&i).copied().unwrap_or(0) > 0 {
-            if let Some(stop) = no_result(p, &lines, i) {
+            if let Some(stop) = no_result(p, lines, i) {
                 return Ok(stop);
             }
         }
     }
     let a = s.answer();
-    for n in &step::adaptive(&a).notes {
+    for n in &step::of_search(&a).notes {
         say(n);
     }
     if !run.is_empty() {
         return Ok(Next::Run(run));
     }
-    let skipped = next::skipped_records(&s.space, &s.decision, s.all, started)
+    let skipped = answer::skipped_records(&s.space, &s.decision, s.all, started)
         .iter()
         .filter_map(|r| serde_json::to_value(r).ok())
         .collect();

@@ -16,7 +16,7 @@
 /// Which way the metric improves (summarize's summary record says, in
 /// `details.better`), and the pick rule summarize picks by, so the search's
 /// best is the config summarize picks and sweep applies.
-pub use sweepkit::pick::{pick, Better};
+use sweepkit::pick::{pick, Better};
 
 /// What is known about one value of the parameter (index = its order).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -329,5 +329,5 @@ pub fn trim_float(x: f64) -> String {
 }
 
 #[cfg(test)]
-#[path = "adapt_tests.rs"]
+#[path = "decide_tests.rs"]
 mod tests;
