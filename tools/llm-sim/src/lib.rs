@@ -35,7 +35,7 @@ use std::time::Duration;
 use anyhow::{anyhow, Context};
 use socket2::{Domain, Protocol, Socket, Type};
 use sweepkit::exit;
-use sweepkit::report::{Exit, WithCode};
+use sweepkit::exit::{Exit, WithCode};
 
 pub use cli::{Args, Mode, Personality};
 pub use model::Model;

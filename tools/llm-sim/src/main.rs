@@ -15,5 +15,5 @@ fn main() -> std::process::ExitCode {
     );
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
-    sweepkit::report::finish("llm-sim", llm_sim::run(args, stdin, stdout))
+    sweepkit::exit::finish("llm-sim", llm_sim::run(args, stdin, stdout))
 }

@@ -2,10 +2,10 @@
 //! record when every request failed, or a bench record followed by a
 //! failure when the server died during the level.
 
+use sweepkit::diag;
 use sweepkit::records::{
     BenchRecord, FailureKind, Record, SpecStats, Stability, StopReason, SCHEMA_VERSION,
 };
-use sweepkit::report;
 
 use crate::level::Shape;
 use crate::measure::{Measured, Progress};
@@ -125,13 +125,13 @@ fn unstable(s: &Stability) -> Option<String> {
 /// The level's warnings and, unless quiet, its one-line summary.
 fn tell(lp: &LevelPlan, m: &Measured, warns: &[String]) {
     for w in warns {
-        report::warning(TOOL, format!("{}: {w}", m.label));
+        diag::warning(TOOL, format!("{}: {w}", m.label));
     }
     if lp.quiet {
         return;
     }
     let agg = &m.agg;
-    report::info(
+    diag::info(
         TOOL,
         format!(
             "{}: {} ok, {} failed, {:.2} req/s, {:.1} out tok/s, TTFT p50 {:.1} ms",

@@ -62,8 +62,8 @@ use std::sync::Arc;
 use anyhow::Context as _;
 pub use cli::Args;
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::Record;
-use sweepkit::report::Exit;
 
 /// Set by the Ctrl-C handler; ends the current level.
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);

@@ -12,5 +12,5 @@ fn main() -> std::process::ExitCode {
     let stdin = std::io::stdin();
     let input = (!stdin.is_terminal()).then(|| stdin.lock());
     let stdout = std::io::stdout().lock();
-    sweepkit::report::finish("loadgen", loadgen::run(args, input, stdout))
+    sweepkit::exit::finish("loadgen", loadgen::run(args, input, stdout))
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use anyhow::anyhow;
 use serde_json::Value;
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::cli::{Args, Endpoint};
 use crate::level::Shape;

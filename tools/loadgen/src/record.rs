@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{anyhow, Context as _};
 use sweepkit::exit;
-use sweepkit::report::{Exit, WithCode};
+use sweepkit::exit::{Exit, WithCode};
 
 use crate::classify::Verdict;
 use crate::measure::Measured;

@@ -8,8 +8,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use sweepkit::exit::Exit;
 use sweepkit::records::{CapacityStop, Record};
-use sweepkit::report::Exit;
 
 use crate::capacity::{judge, sentence, CapacityPlan, Search};
 use crate::classify::{self, Verdict};

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use anyhow::{anyhow, Context as _};
 use sweepkit::exit;
-use sweepkit::report::{Exit, WithCode};
+use sweepkit::exit::{Exit, WithCode};
 
 use crate::classify;
 use crate::measure::{measure, Level, Progress};

@@ -10,8 +10,8 @@ use std::time::Duration;
 use anyhow::anyhow;
 use serde_json::Value;
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::{SessionStats, Workload};
-use sweepkit::report::Exit;
 
 use crate::session::{message, SessionError, SessionFile, UserInput};
 use crate::session_run::{content_text, Script, ScriptTurn};

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use serde_json::Value;
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::{FailureKind, FailureRecord, ServerInfo, Stage, Workload};
-use sweepkit::report::Exit;
 
 use crate::body::{Bodies, BodySpec};
 use crate::cli::{Args, Endpoint};
@@ -194,7 +194,7 @@ fn trace_pool(
                 break;
             };
             if n.abs_diff(p.input_tokens) > 1 {
-                sweepkit::report::warning(
+                sweepkit::diag::warning(
                     "loadgen",
                     format!(
                         "--trace line {}: the server's tokenizer makes {n} tokens of a \

@@ -15,8 +15,8 @@ use anyhow::anyhow;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::Workload;
-use sweepkit::report::Exit;
 use sweepkit::trace::{self, Entry, Input};
 
 use crate::prompts::{approx_tokens, words_of, Prompt, Tokenizer, WORDS};

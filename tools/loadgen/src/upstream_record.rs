@@ -6,8 +6,8 @@
 use std::io::BufRead;
 
 use serde_json::Value;
+use sweepkit::exit::Exit;
 use sweepkit::records::{Config, Record, ServerInfo};
-use sweepkit::report::Exit;
 use sweepkit::upstream_input::{self as upstream, Reader};
 
 #[derive(Debug, Default)]

@@ -42,7 +42,7 @@ pub(crate) fn check_against_target(url: &str, up: &Upstream) {
         .and_then(|(_, p)| p.parse::<u64>().ok());
     if let (Some(p), Some(u), false, true) = (port, url_port, remote, is_loopback_url(url)) {
         if p != u {
-            sweepkit::report::warning(
+            sweepkit::diag::warning(
                 "loadgen",
                 format!(
                     "{url}: port {u}, but the upstream record's target listens on {p}; \

@@ -42,8 +42,8 @@ use std::io::{BufRead, Write};
 
 use anyhow::{anyhow, Context};
 use sweepkit::exit;
+use sweepkit::exit::{Exit, WithCode};
 use sweepkit::redact;
-use sweepkit::report::{Exit, WithCode};
 
 pub use cli::Args;
 use cli::{BetterArg, Format, Objective};

@@ -16,5 +16,5 @@ fn main() -> std::process::ExitCode {
     }
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
-    sweepkit::report::finish("summarize", summarize::run(args, stdin, stdout))
+    sweepkit::exit::finish("summarize", summarize::run(args, stdin, stdout))
 }

@@ -8,7 +8,7 @@ use std::io::Write;
 
 use anyhow::anyhow;
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::analysis::{self, Analysis};
 use crate::cli::{Args, Format};

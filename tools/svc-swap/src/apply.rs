@@ -6,8 +6,8 @@ use std::io::{BufRead, Write};
 
 use anyhow::Context as _;
 use sweepkit::exit;
+use sweepkit::exit::{Exit, WithCode};
 use sweepkit::records::Record;
-use sweepkit::report::{Exit, WithCode};
 use sweepkit::upstream_input::{self as upstream, Reader, Upstream};
 
 use crate::cli::{Args, TOOL};

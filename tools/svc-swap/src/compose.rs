@@ -27,8 +27,8 @@ pub mod find;
 pub mod yaml;
 
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::{ServiceTarget, StartInfo, StopInfo, SwapMethod};
-use sweepkit::report::Exit;
 use sweepkit::transport::{shell_join, Transport};
 
 use crate::container::inspect::Inspected;
@@ -153,7 +153,7 @@ impl<'t> Compose<'t> {
                 shell_join(cur.cmd()),
                 loc.line
             );
-            sweepkit::report::warning("svc-swap", &w);
+            sweepkit::diag::warning("svc-swap", &w);
             warnings.push(w);
         }
         // podman-compose does not pass stop_grace_period to `podman create`
@@ -166,7 +166,7 @@ impl<'t> Compose<'t> {
             let d = compose_duration(&g);
             if d.is_none() {
                 let w = format!("{path}: stop_grace_period {g:?} is not a duration svc-swap reads; the container's stop timeout ({}s) applies", cur.stop_timeout);
-                sweepkit::report::warning("svc-swap", &w);
+                sweepkit::diag::warning("svc-swap", &w);
                 warnings.push(w);
             }
             d

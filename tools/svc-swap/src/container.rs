@@ -13,11 +13,11 @@ pub mod inspect;
 pub mod sealed;
 
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::{
     ContainerRef, ServiceManager, ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod,
     SwapRecord,
 };
-use sweepkit::report::Exit;
 use sweepkit::transport::{shell_join, Transport};
 
 use crate::execstart::{escape_value, ExecLine};
@@ -313,7 +313,7 @@ pub(crate) fn log_tail(t: &dyn Transport, engine: Engine, name: &str) -> Vec<Str
 
 /// Say it on stderr now, keep it for the record.
 pub(crate) fn warn(v: &mut Vec<String>, w: String) {
-    sweepkit::report::warning("svc-swap", &w);
+    sweepkit::diag::warning("svc-swap", &w);
     v.push(w);
 }
 

@@ -23,8 +23,8 @@
 use std::time::Duration;
 
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::CopiedFile;
-use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
 use crate::flags::{FlagName, Op};

@@ -14,8 +14,8 @@
 use std::time::Duration;
 
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::proc_stat;
-use sweepkit::report::Exit;
 use sweepkit::transport::{CmdOutput, Transport, TransportError};
 
 /// Timeout for the small commands svc-swap runs.
@@ -45,7 +45,7 @@ pub fn run_in(
     // a lost session's command is: on a dead session the transport
     // reconnects, and a command killed twice is reported as it was.
     if matches!(&out, Ok(o) if o.status.is_none()) {
-        sweepkit::report::warn(format!(
+        sweepkit::diag::warn(format!(
             "{}: {} ended by a signal; running it again",
             t.describe(),
             words[0]

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use serde::{Deserialize, Serialize};
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::SwapRecord;
-use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
 use crate::far_side;
@@ -385,7 +385,7 @@ pub fn await_idle(t: &dyn Transport, pattern: &str, limit: Duration) -> Result<(
         };
         if !said {
             let m = format!("waiting for swap job {id}, an earlier run's, to end");
-            sweepkit::report::info("svc-swap", m);
+            sweepkit::diag::info("svc-swap", m);
             said = true;
             continue;
         }

@@ -35,9 +35,9 @@ use std::time::SystemTime;
 use serde_json::Value;
 
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::io::write_record;
 use sweepkit::records::{failure, FailureKind, Record, Stage, StopResult, SwapRecord};
-use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
 use cli::TOOL;
@@ -295,7 +295,7 @@ fn write_swap(args: &Args, stdout: &mut dyn Write, mut rec: SwapRecord) -> Resul
         StopResult::NotStopped => "-".to_string(),
         r => r.to_string(),
     };
-    sweepkit::report::info(
+    sweepkit::diag::info(
         TOOL,
         format!("{} {}: {what} (stop: {stop})", rec.method, rec.target.unit),
     );
@@ -323,7 +323,7 @@ fn settle_earlier(
                 f.exit.error.map_or(String::new(), |e| format!("{e:#}"))
             ),
         };
-        sweepkit::report::warning(TOOL, &line);
+        sweepkit::diag::warning(TOOL, &line);
         said.push(line);
         job::cleanup(t, &dir, &id);
     }
@@ -398,7 +398,7 @@ fn preflight_gate(
     }
     if !args.quiet_preflight {
         for n in &notes {
-            sweepkit::report::warning(TOOL, format!("pre-flight: {n}"));
+            sweepkit::diag::warning(TOOL, format!("pre-flight: {n}"));
         }
     }
     Ok(notes)

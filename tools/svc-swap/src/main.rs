@@ -7,5 +7,5 @@ fn main() -> std::process::ExitCode {
     let args = sweepkit::short_help::parse::<svc_swap::Args>(EXAMPLE);
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
-    sweepkit::report::finish("svc-swap", svc_swap::run(args, stdin, stdout))
+    sweepkit::exit::finish("svc-swap", svc_swap::run(args, stdin, stdout))
 }

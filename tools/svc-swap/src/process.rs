@@ -6,10 +6,10 @@
 use std::time::Duration;
 
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::{
     ServiceManager, ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod,
 };
-use sweepkit::report::Exit;
 use sweepkit::transport::{shell_join, Transport};
 
 use crate::execstart::ExecLine;

@@ -1,8 +1,8 @@
 //! What the caller asked of a swap and what a failed one reports: the
 //! words the swap (`swap.rs`) and its planning (`draft.rs`) share.
 
+use sweepkit::exit::Exit;
 use sweepkit::records::Config;
-use sweepkit::report::Exit;
 
 use crate::flags::Op;
 use crate::target::Opts;

@@ -10,8 +10,8 @@
 //! writing it here.
 
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::ScheduleRecord;
-use sweepkit::report::Exit;
 
 use crate::far_files::FileFlag;
 use crate::flags::{FlagName, Op};

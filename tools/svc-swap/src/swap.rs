@@ -8,8 +8,8 @@ use std::time::SystemTime;
 
 use serde_json::Value;
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::{Change, Config, SwapMethod, SwapRecord};
-use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
 use crate::draft::{backup_path, file_job, new_record, plan};
@@ -45,7 +45,7 @@ pub fn run(
     let cur = target.current().clone();
     let (plan, changes, config, warnings) = plan(target, req, &cur)?;
     for w in &warnings {
-        sweepkit::report::warning("svc-swap", w);
+        sweepkit::diag::warning("svc-swap", w);
     }
     let parts = (changes, config.clone(), warnings);
     let mut rec = new_record(&*target, req, &plan, parts, started, upstream);
@@ -107,7 +107,7 @@ fn launch(
         rollback: false,
     };
     job::launch(t, &dir, &id, &pending, &f, &m).map_err(|e| tagged(fail(e, &config)))?;
-    sweepkit::report::info("svc-swap", format!("swap job {id} started"));
+    sweepkit::diag::info("svc-swap", format!("swap job {id} started"));
     let base = pending.record.clone();
     let rec = match conclude(t, target, req, &dir, &id, pending, false) {
         Ok(r) => r,

@@ -7,10 +7,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::{
     ServiceManager, ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod,
 };
-use sweepkit::report::Exit;
 use sweepkit::transport::Transport;
 
 use crate::execstart::{self, ExecError, ExecLine};

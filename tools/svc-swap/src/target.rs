@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
+use sweepkit::exit::Exit;
 use sweepkit::records::{ServiceTarget, StartInfo, StopInfo, StopResult, SwapMethod};
-use sweepkit::report::Exit;
 
 use crate::execstart::ExecLine;
 use crate::job::{ManagerJob, State};

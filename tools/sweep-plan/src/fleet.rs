@@ -14,8 +14,8 @@ use std::time::SystemTime;
 use anyhow::{anyhow, Context};
 use serde::{Deserialize, Serialize};
 use sweepkit::exit;
+use sweepkit::exit::{Exit, WithCode};
 use sweepkit::records::Record;
-use sweepkit::report::{Exit, WithCode};
 
 use crate::grid::Grid;
 use crate::results::{self, State};

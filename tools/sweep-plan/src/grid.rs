@@ -7,8 +7,8 @@
 use anyhow::anyhow;
 use serde::Serialize;
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::Config;
-use sweepkit::report::Exit;
 
 /// The grid, as sweep(1) takes it.
 #[derive(Debug, Clone, clap::Args)]

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use anyhow::anyhow;
 use serde::Serialize;
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::read::read_text;
 

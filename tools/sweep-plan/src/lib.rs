@@ -37,7 +37,7 @@ pub mod verdict;
 use std::io::{BufRead, Write};
 
 use clap::Parser;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use out::{Io, Out};
 

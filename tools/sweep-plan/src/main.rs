@@ -8,5 +8,5 @@ fn main() -> std::process::ExitCode {
     let args = sweepkit::short_help::parse::<sweep_plan::Args>(EXAMPLE);
     let stdin = std::io::stdin().lock();
     let stdout = std::io::stdout().lock();
-    sweepkit::report::finish("sweep-plan", sweep_plan::run(args, stdin, stdout))
+    sweepkit::exit::finish("sweep-plan", sweep_plan::run(args, stdin, stdout))
 }

@@ -8,10 +8,10 @@ use std::time::SystemTime;
 use anyhow::anyhow;
 use serde_json::Value;
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::{
     Config, FailureKind, FailureRecord, OriginRecord, Record, Stage, SwapRecord, SCHEMA_VERSION,
 };
-use sweepkit::report::Exit;
 
 use crate::read::read_text;
 

@@ -10,8 +10,8 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 use serde_json::Value;
+use sweepkit::exit::Exit;
 use sweepkit::records::Record;
-use sweepkit::report::Exit;
 
 use crate::quote::single;
 

@@ -3,7 +3,7 @@
 
 use anyhow::anyhow;
 use sweepkit::exit;
-use sweepkit::report::{Exit, WithCode};
+use sweepkit::exit::{Exit, WithCode};
 
 /// Read FILE as text; `missing_ok`: a file not there reads as empty.
 pub(crate) fn read_text(path: &str, missing_ok: bool) -> Result<String, Exit> {

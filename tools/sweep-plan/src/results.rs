@@ -10,8 +10,8 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sweepkit::exit;
+use sweepkit::exit::{Exit, WithCode};
 use sweepkit::records::{Config, FailureClass};
-use sweepkit::report::{Exit, WithCode};
 
 /// The record of type `tag` in `rec`'s upstream chain (itself included):
 /// each stage keeps the record it read as `upstream`.

@@ -10,7 +10,7 @@
 use anyhow::anyhow;
 use serde::Serialize;
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::grid::Grid;
 use crate::results::{self, Line};

@@ -7,7 +7,7 @@ use std::process::Stdio;
 
 use anyhow::anyhow;
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 /// Run summarize (`prog`) with `args` (the results file among them): its
 /// exit status (killed by a signal: [`exit::FAILURE`]) and what it printed

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use crate::exit;
-use crate::report::Exit;
+use crate::exit::Exit;
 use crate::transport::{Transport, TransportError};
 
 /// What svc-swap names the user's own container it keeps, stopped, when

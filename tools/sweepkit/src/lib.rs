@@ -1,6 +1,7 @@
 //! sweepkit's shared library: the records that flow through pipes, JSON Lines
 //! and CSV I/O, exit codes, and error reporting. No tool's flags live here.
 
+pub mod diag;
 pub mod engine;
 pub mod exit;
 pub mod flat;
@@ -13,7 +14,7 @@ pub mod pick;
 pub mod proc_stat;
 pub mod records;
 pub mod redact;
-pub mod report;
+
 #[cfg(feature = "rxstamp")]
 pub mod rxstamp;
 pub mod server_kind;

@@ -1,7 +1,7 @@
 //! Secrets never leave a tool: one redaction for JSON values (records,
 //! server info), command lines (argv, ExecStart) and free text (stderr
 //! lines, log tails), applied where records are serialized (`io`, `flat`)
-//! and where messages are printed (`report`), so no call site can forget.
+//! and where messages are printed (`diag`), so no call site can forget.
 //!
 //! Servers report their own secrets: SGLang's `/server_info` returns the
 //! resolved `ServerArgs` with `api_key`, `admin_api_key` and

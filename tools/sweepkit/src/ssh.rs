@@ -329,7 +329,7 @@ impl Ssh {
                 });
             }
             if started {
-                crate::report::warn(format!(
+                crate::diag::warn(format!(
                     "ssh {}: session lost while running {}; \
                      reconnecting to run it again ({e})",
                     self.cfg.target,

@@ -8,9 +8,9 @@ use anyhow::Context as _;
 use serde_json::Value;
 
 use crate::exit;
+use crate::exit::{Exit, WithCode};
 use crate::io::{write_json_line, RecordReader};
 use crate::records::{Config, FailureKind, Record, Stage};
-use crate::report::{Exit, WithCode};
 
 /// `--pipeline-config`, flattened into each stage that reads an upstream
 /// record (wait-ready, loadgen): a driver such as sweep(1) names the config
@@ -80,7 +80,7 @@ pub fn missing(
     if let Err(e) = write_json_line(out, &Record::Failure(f)).context("writing stdout") {
         return e.into();
     }
-    crate::report::warning(tool, reason);
+    crate::diag::warning(tool, reason);
     Exit::silent(exit::UPSTREAM_FAILED)
 }
 
@@ -198,7 +198,7 @@ pub fn pass_through(tool: &str, raw: &Value, out: &mut (impl Write + ?Sized)) ->
         return e.into();
     }
     let why = raw.get("reason").and_then(Value::as_str).unwrap_or("");
-    crate::report::warning(tool, format!("upstream failed, passed through: {why}"));
+    crate::diag::warning(tool, format!("upstream failed, passed through: {why}"));
     Exit::silent(exit::UPSTREAM_FAILED)
 }
 

@@ -3,7 +3,7 @@
 
 use regex::Regex;
 use serde_json::Value;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::cli::usage;
 

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 use sweepkit::time::parse_duration;
 use sweepkit::transport_args::TransportArgs;
 

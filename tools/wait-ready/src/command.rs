@@ -5,7 +5,7 @@
 use std::os::unix::process::ExitStatusExt;
 use std::process::Command;
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 /// Run `argv` with our stdio. Err carries its exit code (and, when it
 /// could not start, the reason).

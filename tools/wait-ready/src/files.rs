@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 use sweepkit::transport::{Local, Transport};
 
 use crate::cli::usage;

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use serde_json::Value;
+use sweepkit::exit::Exit;
 use sweepkit::records::{ServerInfo, ServerKind as RecordKind};
-use sweepkit::report::Exit;
 use url::Url;
 
 use crate::check::{json_matches, JsonPath, Step};

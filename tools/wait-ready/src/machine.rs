@@ -41,7 +41,7 @@ pub fn read(
     match sweepkit::hardware::read(t.as_ref(), &name, prefix) {
         Ok(h) => Some(h),
         Err(e) => {
-            sweepkit::report::warning(
+            sweepkit::diag::warning(
                 crate::output::TOOL,
                 format!("hardware of {name} not read ({e}); the record will not name it"),
             );

@@ -14,5 +14,5 @@ fn main() -> std::process::ExitCode {
         Box::new(std::io::stdin().lock())
     };
     let stdout = std::io::stdout().lock();
-    sweepkit::report::finish("wait-ready", wait_ready::run(args, stdin, stdout))
+    sweepkit::exit::finish("wait-ready", wait_ready::run(args, stdin, stdout))
 }

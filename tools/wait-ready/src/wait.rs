@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use sweepkit::exit::Exit;
 use sweepkit::records::{ProbeTarget, ReadyOutcome};
-use sweepkit::report::Exit;
 
 use crate::cli::Backoff;
 use crate::probe::{probe, NetError, Probe, RequestSpec};

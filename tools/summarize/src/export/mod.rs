@@ -14,9 +14,9 @@ use std::io::Write;
 
 use anyhow::Context;
 use serde_json::Value;
+use sweepkit::exit::Exit;
 use sweepkit::records::Record;
 use sweepkit::redact;
-use sweepkit::report::Exit;
 
 use crate::cli::Format;
 use crate::input::host_id::HostId;

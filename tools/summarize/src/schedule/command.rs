@@ -9,12 +9,12 @@ use std::io::Write;
 use anyhow::anyhow;
 use serde_json::{Map, Value};
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::io::write_record;
 use sweepkit::records::{
     AdaptiveSlot, BatchSize, Provenance, Record, ScheduleLevel, ScheduleRecord, ScheduleServer,
     SCHEMA_VERSION,
 };
-use sweepkit::report::Exit;
 
 use crate::analysis::group;
 use crate::analysis::{self, Analysis};

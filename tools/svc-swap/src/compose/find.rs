@@ -3,7 +3,7 @@
 //! both tools set (see `compose.rs`).
 
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 use sweepkit::transport::Transport;
 
 use crate::container::inspect::Inspected;

@@ -5,7 +5,7 @@
 //! a server its user had stopped.
 
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 use sweepkit::transport::Transport;
 
 use super::{inspect::Inspected, target_err, Engine};

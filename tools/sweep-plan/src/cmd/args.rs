@@ -1,6 +1,6 @@
 //! `sweep-plan args`: one config's words for one tool, one per line.
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::grid::{self, GridArgs};
 use crate::out::Io;

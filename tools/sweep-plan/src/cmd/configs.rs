@@ -2,8 +2,8 @@
 //! state in the results file and whether `--resume` runs it.
 
 use serde::Serialize;
+use sweepkit::exit::Exit;
 use sweepkit::records::Config;
-use sweepkit::report::Exit;
 
 use crate::grid::GridArgs;
 use crate::out::Io;

@@ -1,6 +1,6 @@
 //! `sweep-plan dry-run`: `sweep --dry-run`'s plan (sweep/dry_run.rs).
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use super::{as_sweep, SweepRun};
 use crate::out::Io;

@@ -3,8 +3,8 @@
 
 use anyhow::anyhow;
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::{OriginRecord, ScheduleServer};
-use sweepkit::report::Exit;
 
 use crate::end::{self, swaps};
 use crate::grid::GridArgs;

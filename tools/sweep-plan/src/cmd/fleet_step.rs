@@ -1,7 +1,7 @@
 //! `sweep-plan fleet-step`: one try of a config on one pool host, and the
 //! job's exit status for GNU parallel (fleet.rs decides).
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::fleet;
 use crate::grid::GridArgs;

@@ -1,7 +1,7 @@
 //! `sweep-plan fleet-watch`: the pool's tries read as they come, each
 //! host's blame kept and a failing host dropped (fleet.rs).
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::fleet;
 use crate::out::Io;

@@ -3,8 +3,8 @@
 
 use anyhow::anyhow;
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::Record;
-use sweepkit::report::Exit;
 
 use crate::origin;
 use crate::out::Io;

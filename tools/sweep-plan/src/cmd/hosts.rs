@@ -1,6 +1,6 @@
 //! `sweep-plan hosts`: the pool of `sweep --hosts`, one answer a host.
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::hosts;
 use crate::out::Io;

@@ -25,7 +25,7 @@ pub mod tally;
 pub mod validation;
 pub mod verdict;
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::out::Io;
 
@@ -56,7 +56,7 @@ fn as_sweep(answer: Result<String, Exit>, io: &mut Io<'_>) -> Result<(), Exit> {
         Err(e) => {
             io.out.flush()?;
             if let Some(err) = &e.error {
-                sweepkit::report::error("sweep", err);
+                sweepkit::diag::error("sweep", err);
             }
             Err(Exit::silent(e.code))
         }

@@ -1,7 +1,7 @@
 //! `sweep-plan next`: the adaptive search's next step along the one
 //! --param (search/), or a finished search's skipped records.
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::grid::GridArgs;
 use crate::out::Io;

@@ -1,7 +1,7 @@
 //! `sweep-plan options`: sweep(1)'s own argv parsed and handed to sweep.sh
 //! as bash assignments (sweep/).
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use super::as_sweep;
 use crate::out::Io;

@@ -4,8 +4,8 @@
 
 use anyhow::{anyhow, Context};
 use sweepkit::exit;
+use sweepkit::exit::{Exit, WithCode};
 use sweepkit::records::Record;
-use sweepkit::report::{Exit, WithCode};
 
 use crate::out::Io;
 use crate::read::read_text;
@@ -73,7 +73,7 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
         };
         preflight::check(s, &c).map_err(|why| {
             // sweep's usage error, said in its name (sweep.sh exits with it)
-            sweepkit::report::error("sweep", &anyhow!(why));
+            sweepkit::diag::error("sweep", &anyhow!(why));
             Exit::silent(exit::USAGE)
         })?;
     }

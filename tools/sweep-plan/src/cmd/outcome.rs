@@ -1,7 +1,7 @@
 //! `sweep-plan outcome`: how a pool's grid ended (fleet.rs counts).
 
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::fleet;
 use crate::grid::GridArgs;

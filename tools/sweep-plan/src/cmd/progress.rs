@@ -2,7 +2,7 @@
 //! and its ETA (progress.rs), answered or shown on a terminal's bottom
 //! row (statusline.rs).
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::grid::GridArgs;
 use crate::out::Io;

@@ -1,6 +1,6 @@
 //! `sweep-plan progress-end`: a terminal's bottom row given back.
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::out::Io;
 use crate::statusline;

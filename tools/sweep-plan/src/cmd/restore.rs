@@ -1,7 +1,7 @@
 //! `sweep-plan restore`: svc-swap's words that put the origin record's
 //! config back.
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::grid::GridArgs;
 use crate::origin;

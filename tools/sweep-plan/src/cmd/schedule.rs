@@ -3,8 +3,8 @@
 
 use anyhow::anyhow;
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::ScheduleServer;
-use sweepkit::report::Exit;
 
 use crate::out::Io;
 use crate::read::read_text;

@@ -1,7 +1,7 @@
 //! `sweep-plan slurm`: `sweep --slurm` run to its end, or its --dry-run's
 //! batch script (slurm/).
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use super::{as_sweep, SweepRun};
 use crate::out::Io;

@@ -3,8 +3,8 @@
 
 use anyhow::Context;
 use sweepkit::exit;
+use sweepkit::exit::{Exit, WithCode};
 use sweepkit::records::ScheduleServer;
-use sweepkit::report::{Exit, WithCode};
 
 use crate::grid::GridArgs;
 use crate::out::Io;

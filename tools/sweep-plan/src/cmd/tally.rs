@@ -1,6 +1,6 @@
 //! `sweep-plan tally`: a single-host sweep's end, from its tally file.
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::out::Io;
 use crate::read::read_text;

@@ -7,8 +7,8 @@ use std::io::{BufRead, Write};
 
 use serde_json::{json, Value};
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::VALIDATION_FIELD;
-use sweepkit::report::Exit;
 
 use crate::out::Io;
 

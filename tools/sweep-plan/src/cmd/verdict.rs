@@ -2,7 +2,7 @@
 //! step) left in the results file, and with `--exits` what sweep makes of
 //! it (verdict.rs judges).
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::grid::GridArgs;
 use crate::out::Io;

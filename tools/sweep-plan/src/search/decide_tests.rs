@@ -3,30 +3,7 @@
 
 use super::*;
 
-/// The median and MAD of repeats, as summarize's `stats` has them.
-mod stats {
-    pub const MAD_TO_SIGMA: f64 = 1.4826;
-
-    pub fn median(xs: &[f64]) -> Option<f64> {
-        if xs.is_empty() {
-            return None;
-        }
-        let mut v = xs.to_vec();
-        v.sort_by(f64::total_cmp);
-        let n = v.len();
-        Some(if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        })
-    }
-
-    pub fn mad(xs: &[f64]) -> Option<f64> {
-        let m = median(xs)?;
-        let dev: Vec<f64> = xs.iter().map(|x| (x - m).abs()).collect();
-        median(&dev)
-    }
-}
+use sweepkit::stats;
 
 const LEVELS: usize = 3;
 

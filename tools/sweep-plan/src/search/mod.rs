@@ -18,7 +18,7 @@ use std::io::BufRead;
 
 use anyhow::{anyhow, Context};
 use sweepkit::exit;
-use sweepkit::report::{Exit, WithCode};
+use sweepkit::exit::{Exit, WithCode};
 
 use crate::grid::{self, GridArgs};
 use crate::results;

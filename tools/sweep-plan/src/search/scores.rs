@@ -8,9 +8,9 @@ use std::collections::BTreeMap;
 use anyhow::anyhow;
 use serde_json::Value;
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::lines::SummaryRow;
 use sweepkit::records::Config;
-use sweepkit::report::Exit;
 
 use sweepkit::pick::Better;
 

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use anyhow::anyhow;
 use serde_json::Value;
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use crate::results::Line;
 

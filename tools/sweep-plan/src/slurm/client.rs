@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 
 use anyhow::anyhow;
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use super::job::{self, End, JobLine};
 

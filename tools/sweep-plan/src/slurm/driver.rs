@@ -15,9 +15,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::anyhow;
+use sweepkit::diag;
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::FailureKind;
-use sweepkit::report::{self, Exit};
 
 use super::client::{self, Said};
 use super::collect::{self, Collected};
@@ -68,7 +69,7 @@ pub struct Driver<'a> {
 
 fn say(p: &Plan, msg: &str) {
     if !p.quiet {
-        report::info("sweep", msg);
+        diag::info("sweep", msg);
     }
 }
 
@@ -205,7 +206,7 @@ impl<'a> Driver<'a> {
                     recs.push(collect::value_of(f));
                 }
                 self.append(&recs)?;
-                report::error("sweep", &anyhow!("sbatch refused the job: {line}; nothing else was submitted (fix the Slurm options, then run again with --resume)"));
+                diag::error("sweep", &anyhow!("sbatch refused the job: {line}; nothing else was submitted (fix the Slurm options, then run again with --resume)"));
                 Ok(())
             }
         }
@@ -412,7 +413,7 @@ impl<'a> Driver<'a> {
                 interrupt_started = Some(Instant::now());
             }
             if interrupt_started.is_some_and(|t| t.elapsed() > Duration::from_secs(120)) {
-                report::warning(
+                diag::warning(
                     "sweep",
                     format!(
                         "jobs still ending 2 minutes after scancel; their records stay in {}",
@@ -519,7 +520,7 @@ pub fn sweep(p: &Plan) -> Result<u8, Exit> {
     let (done, code) = d.outcome();
     say(p, &done);
     if let Some((_, why)) = &d.stopped {
-        report::error("sweep", &anyhow!("{why}"));
+        diag::error("sweep", &anyhow!("{why}"));
     }
     Ok(code)
 }

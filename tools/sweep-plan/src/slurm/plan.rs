@@ -5,8 +5,8 @@ use anyhow::anyhow;
 use clap::Parser;
 use std::path::Path;
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::Config;
-use sweepkit::report::Exit;
 
 use crate::grid::{Grid, GridArgs};
 use crate::search::knobs::SearchArgs;

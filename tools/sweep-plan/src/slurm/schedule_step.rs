@@ -6,7 +6,7 @@
 //! `svc-swap --apply-from` the record [`step::schedule_step`] wrote to the
 //! sweep's shared folder: the same words sweep's loop runs.
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use super::plan::Plan;
 use crate::results::Line;

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use super::plan::Plan;
 use crate::results::{self, Line};

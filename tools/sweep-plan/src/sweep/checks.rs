@@ -7,7 +7,7 @@
 //! usage line (exit 2).
 
 use clap::ArgMatches;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use super::definition::{usage, Given, SweepArgs};
 use crate::grid::{self, Grid};

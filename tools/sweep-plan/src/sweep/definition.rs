@@ -14,8 +14,8 @@
 
 use clap::{ArgMatches, CommandFactory, FromArgMatches, Parser};
 use sweepkit::exit;
+use sweepkit::exit::Exit;
 use sweepkit::records::ScheduleServer;
-use sweepkit::report::Exit;
 
 use super::slurm_args::SlurmArgs;
 

@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use super::settings::Settings;
 use super::stage_words::Target;

@@ -15,7 +15,7 @@ pub mod shell;
 pub mod slurm_args;
 pub mod stage_words;
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use checks::For;
 use definition::{usage, Parsed};

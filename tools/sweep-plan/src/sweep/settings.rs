@@ -5,7 +5,7 @@
 //! and the end's words, and the line sweep says as it starts.
 
 use clap::{ArgAction, ArgMatches, CommandFactory};
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use super::checks::{Checked, SchemeUrl};
 use super::definition::{usage, SweepArgs, To, PASS_THROUGH};

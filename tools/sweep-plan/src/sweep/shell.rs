@@ -6,7 +6,7 @@
 //! and the end's words; a pool's hosts; one host's own stages.
 
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 
 use super::definition::usage;
 use super::settings::Settings;

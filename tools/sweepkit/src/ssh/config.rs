@@ -152,7 +152,7 @@ impl ConfigFile {
                 "accept-new" => true,
                 // `no` would also accept a changed key; never do that.
                 "no" | "false" | "off" => {
-                    crate::report::warn(format!(
+                    crate::diag::warn(format!(
                         "{}: StrictHostKeyChecking {v} is treated as \
                          accept-new (a changed host key is still refused)",
                         self.path.display()
@@ -211,7 +211,7 @@ fn fence_match_blocks(path: &Path, text: &str) -> String {
     for (i, line) in text.lines().enumerate() {
         let first = line.split([' ', '\t', '=']).find(|w| !w.is_empty());
         if first.is_some_and(|w| w.eq_ignore_ascii_case("match")) {
-            crate::report::warn(format!(
+            crate::diag::warn(format!(
                 "{}:{}: Match blocks are not supported; \
                  their options are ignored",
                 path.display(),

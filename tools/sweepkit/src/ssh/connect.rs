@@ -41,7 +41,7 @@ pub(crate) fn open_retrying(cfg: &SshConfig, until: Instant) -> Result<Conn, Tra
             Err(e) if e.is_transient() && Instant::now() + delay < until => {
                 if failures == 0 {
                     let left = until.saturating_duration_since(Instant::now());
-                    crate::report::warn(format!(
+                    crate::diag::warn(format!(
                         "{e}; retrying for up to {:.0}s",
                         left.as_secs_f64()
                     ));

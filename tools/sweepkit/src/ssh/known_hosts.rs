@@ -228,7 +228,7 @@ pub(crate) fn check_host_key(
             append(&files.user, &t.host, t.port, blob).map_err(|e| {
                 TransportError::HostKey(format!("{t}: recording the new host key: {e}"))
             })?;
-            crate::report::warn(format!("added {pattern} ({ktype} {fp}) to {file}"));
+            crate::diag::warn(format!("added {pattern} ({ktype} {fp}) to {file}"));
             Ok(())
         }
         CheckResult::NotFound => Err(TransportError::HostKey(format!(

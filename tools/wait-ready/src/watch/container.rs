@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use sweepkit::engine::Engine;
 use sweepkit::exit;
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 use sweepkit::transport::{Transport, TransportError};
 
 use super::{Event, CMD_TIMEOUT};

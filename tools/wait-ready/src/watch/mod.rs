@@ -11,7 +11,7 @@ pub mod unit;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sweepkit::report::Exit;
+use sweepkit::exit::Exit;
 use sweepkit::transport::Transport;
 
 /// Something a watcher saw that ends the wait.

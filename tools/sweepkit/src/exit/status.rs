@@ -1,9 +1,12 @@
-//! Error and warning reporting in the `tool: error: ...` form, and the
-//! `main` wrapper every tool uses: print the error chain once, map errors
-//! to exit codes, and treat a closed stdout (`| head`) as success.
+//! How a tool ends: an error that knows its exit code ([`Exit`]), and the
+//! `main` wrapper every tool uses ([`finish`]): print the error chain once,
+//! map errors to exit codes, and treat a closed stdout (`| head`) as
+//! success. The codes themselves are the constants of [`crate::exit`].
 
-use std::io::{self, Write};
+use std::io;
 use std::process::ExitCode;
+
+use crate::diag::error;
 
 /// An error that knows its exit code.
 #[derive(Debug)]
@@ -31,9 +34,9 @@ impl<E: Into<anyhow::Error>> From<E> for Exit {
     fn from(e: E) -> Self {
         let error: anyhow::Error = e.into();
         let code = if is_broken_pipe(&error) {
-            crate::exit::OK
+            super::OK
         } else {
-            crate::exit::FAILURE
+            super::FAILURE
         };
         Exit {
             code,
@@ -59,48 +62,6 @@ pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
         c.downcast_ref::<io::Error>()
             .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
     })
-}
-
-/// Print `tool: error: msg: cause: cause` on stderr, on one line.
-pub fn error(tool: &str, e: &anyhow::Error) {
-    let chain: Vec<String> = e.chain().map(|c| c.to_string()).collect();
-    let line = chain.join(": ").replace('\n', " ");
-    let line = crate::redact::text(&line);
-    let _ = writeln!(io::stderr(), "{tool}: error: {line}");
-}
-
-/// Print `tool: warning: msg` on stderr.
-pub fn warning(tool: &str, msg: impl std::fmt::Display) {
-    let msg = crate::redact::text(&msg.to_string());
-    let _ = writeln!(io::stderr(), "{tool}: warning: {msg}");
-}
-
-/// The running tool's name, for messages printed by shared code (the SSH
-/// transport) that no tool passes its name to: the file name of `argv[0]`,
-/// as coreutils name themselves; `sweepkit` if there is none.
-pub fn tool_name() -> &'static str {
-    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    NAME.get_or_init(|| {
-        std::env::args_os()
-            .next()
-            .as_deref()
-            .map(std::path::Path::new)
-            .and_then(|p| p.file_name())
-            .map(|n| n.to_string_lossy().into_owned())
-            .filter(|n| !n.is_empty())
-            .unwrap_or_else(|| "sweepkit".into())
-    })
-}
-
-/// Print `tool: warning: msg` on stderr under the running tool's name.
-pub fn warn(msg: impl std::fmt::Display) {
-    warning(tool_name(), msg)
-}
-
-/// Print `tool: msg` on stderr (human progress).
-pub fn info(tool: &str, msg: impl std::fmt::Display) {
-    let msg = crate::redact::text(&msg.to_string());
-    let _ = writeln!(io::stderr(), "{tool}: {msg}");
 }
 
 /// Turn a tool's result into its exit code, printing the error chain once.

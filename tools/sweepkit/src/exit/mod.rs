@@ -2,7 +2,12 @@
 //!
 //! Codes are unique across tools so that a shell script running a pipeline
 //! can tell from `PIPESTATUS` alone which stage failed and how. Each tool's
-//! man page lists the subset it uses in its EXIT STATUS section.
+//! man page lists the subset it uses in its EXIT STATUS section. How a tool
+//! ends with one of them is [`Exit`] and [`finish`] (status.rs).
+
+mod status;
+
+pub use status::{finish, is_broken_pipe, Exit, WithCode};
 
 /// Success.
 pub const OK: u8 = 0;
