@@ -364,6 +364,9 @@ pub struct CapacityStep {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct BenchRecord {
     pub schema: u32,
+    /// The run's name (`loadgen --label`, `sweep --label`), e.g. a server
+    /// version: `summarize --compare-by label` splits one file by it.
+    pub label: Option<String>,
     pub config: Config,
     pub provenance: Provenance,
     pub server: ServerInfo,
@@ -376,6 +379,9 @@ pub struct BenchRecord {
     /// The latency blocks (flattened: each is a top-level field).
     #[serde(flatten)]
     pub latency: Latency,
+    /// The latency distributions (TTFT, TPOT, ITL, E2E) the blocks above
+    /// summarize, mergeable across starts; absent in older records.
+    pub histograms: Option<super::histogram::Histograms>,
     /// How ITL assigned tokens to chunks: `usage_per_chunk`,
     /// `one_per_chunk` or `apportioned_by_text` (least exact one used).
     pub itl_method: Option<String>,
