@@ -6,6 +6,7 @@
 pub mod analysis;
 pub mod capacity;
 pub mod cli;
+pub mod compare;
 pub mod decide;
 pub mod error;
 pub mod export;
@@ -104,6 +105,10 @@ pub fn run_with(
     mut stderr: impl Write,
 ) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
+    if let Some(files) = compare::files(&args) {
+        let sources = read_all(&files, &mut stdin)?;
+        return compare::run(&args, sources, &mut stdout, &mut stderr);
+    }
     let opts = options(&args)?;
     let files = if args.files.is_empty() {
         vec!["-".to_string()]
