@@ -639,3 +639,74 @@ fn input_that_cannot_be_compared_is_one_line_naming_the_file() {
     }
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn the_report_draws_before_and_after_and_a_trend_across_dated_runs() {
+    let dir = temp_dir("compare-report");
+    let (a, b) = clearly_slower(&dir);
+    let html = dir.join("cmp.html");
+    let out = run(
+        cmd(
+            "summarize",
+            &["--compare", s(&a), s(&b), "--report", s(&html)],
+        ),
+        "",
+    );
+    out.expect_code(0);
+    let page = std::fs::read_to_string(&html).unwrap();
+    // One chart per config x metric, each with a before and an after line.
+    assert_eq!(page.matches("<svg id=\"chart-").count(), 6, "{page}");
+    let before = format!("<g class=\"series\" data-label=\"before: {}\">", s(&a));
+    let after = format!("<g class=\"series\" data-label=\"after: {}\">", s(&b));
+    assert_eq!(page.matches(&before).count(), 6, "{page}");
+    assert_eq!(page.matches(&after).count(), 6, "{page}");
+    assert!(page.contains("<td class=\"worse\">worse</td>"), "{page}");
+    // Three dated runs, given out of order: the trend sorts them by when
+    // they ran, one column each, and compares the last with the first.
+    let c = dir.join("c.jsonl");
+    let later = edit(&std::fs::read_to_string(&b).unwrap(), |v| {
+        v["label"] = "C".into();
+        v["provenance"]["started_at"] = "2099-01-01T00:00:00Z".into();
+    });
+    std::fs::write(&c, later).unwrap();
+    let trend_html = dir.join("trend.html");
+    let t = run(
+        cmd(
+            "summarize",
+            &[
+                "--trend",
+                s(&c),
+                s(&a),
+                s(&b),
+                "--metrics",
+                "tpot_ms.p50",
+                "--report",
+                s(&trend_html),
+            ],
+        ),
+        "",
+    );
+    t.expect_code(0);
+    let text = t.stdout();
+    assert!(
+        text.starts_with("trend over 3 runs, first to last\n"),
+        "{text}"
+    );
+    let head = text.lines().nth(2).unwrap();
+    let cols: Vec<&str> = head.split_whitespace().collect();
+    assert_eq!(
+        cols[..6],
+        ["config", "level", "metric", "A", "B", "C"],
+        "{text}"
+    );
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains("tpot_ms.p50") && l.ends_with("worse"))
+            .count(),
+        2,
+        "{text}"
+    );
+    let page = std::fs::read_to_string(&trend_html).unwrap();
+    assert!(page.contains("tpot_ms.p50 across runs"), "{page}");
+    let _ = std::fs::remove_dir_all(dir);
+}
