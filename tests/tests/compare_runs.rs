@@ -710,3 +710,40 @@ fn the_report_draws_before_and_after_and_a_trend_across_dated_runs() {
     assert!(page.contains("tpot_ms.p50 across runs"), "{page}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+mod sweep_support;
+
+#[test]
+fn sweep_compare_to_ends_with_the_comparison_against_an_earlier_run() {
+    use sweep_support::{SimExec, SweepArgs};
+    let (spec, url) = SimExec::free()
+        .load("100ms")
+        .eagle(1)
+        .spec("sweep-compare-to");
+    let sweep_once = |results: &std::path::Path, extra: &[&str]| {
+        SweepArgs::on_spec(&spec, &url, "llm-sim")
+            .param("speculative-num-steps", "1,2")
+            .levels("1")
+            .load(&["-n", "4", "--max-tokens", "8", "--seed", "1"])
+            .results(results)
+            .args(extra)
+            .expect(0)
+    };
+    let dir = spec.results().parent().unwrap().to_path_buf();
+    let (first, second) = (dir.join("v1.jsonl"), dir.join("v2.jsonl"));
+    sweep_once(&first, &[]);
+    let out = sweep_once(&second, &["--compare-to", first.to_str().unwrap()]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(&format!("before: {}: ", first.display()))
+            && text.contains(&format!("after:  {}: ", second.display())),
+        "{text}"
+    );
+    for steps in ["speculative-num-steps=1", "speculative-num-steps=2"] {
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(steps) && l.contains("tpot_ms.p50")),
+            "{steps}: {text}"
+        );
+    }
+}

@@ -74,6 +74,7 @@ impl Settings {
             ("concurrency", &a.concurrency),
             ("schedule", &a.schedule),
             ("report", &a.report),
+            ("compare_to", &a.compare_to),
         ] {
             s.scalar(n, &opt(v));
         }
