@@ -221,29 +221,29 @@ fn finite(x: f64) -> Value {
     }
 }
 
+/// One row as JSON (the trend adds its values per run).
+pub fn row_json(r: &Row) -> Value {
+    json!({
+        "config": r.config,
+        "level": r.level,
+        "metric": r.metric,
+        "before": r.before.map(finite),
+        "after": r.after.map(finite),
+        "change_pct": r.change.map(|c| finite(c.pct)),
+        "interval_pct": r.change.filter(|c| c.lo_pct.is_finite())
+            .map(|c| [finite(c.lo_pct), finite(c.hi_pct)]),
+        "verdict": r.verdict.key(),
+        "why": r.why,
+        "method": r.method,
+        "pooled": r.pooled,
+        "runs": [r.runs.0, r.runs.1],
+    })
+}
+
 /// The JSON form: one object.
 pub fn json(h: &Header, rows: &[Row], regressions: &[String]) -> Value {
     let notes = method_notes(rows);
-    let rows: Vec<Value> = rows
-        .iter()
-        .map(|r| {
-            json!({
-                "config": r.config,
-                "level": r.level,
-                "metric": r.metric,
-                "before": r.before.map(finite),
-                "after": r.after.map(finite),
-                "change_pct": r.change.map(|c| finite(c.pct)),
-                "interval_pct": r.change.filter(|c| c.lo_pct.is_finite())
-                    .map(|c| [finite(c.lo_pct), finite(c.hi_pct)]),
-                "verdict": r.verdict.key(),
-                "why": r.why,
-                "method": r.method,
-                "pooled": r.pooled,
-                "runs": [r.runs.0, r.runs.1],
-            })
-        })
-        .collect();
+    let rows: Vec<Value> = rows.iter().map(row_json).collect();
     json!({
         "type": "comparison",
         "header": h.json,

@@ -23,28 +23,37 @@ pub struct Chart {
     pub series: Vec<(String, Vec<Option<f64>>)>,
 }
 
+/// The chart titled `title` in `out`, added (by `make`) when absent.
+pub fn chart_for<'a>(
+    out: &'a mut Vec<Chart>,
+    title: &str,
+    make: impl FnOnce() -> Chart,
+) -> &'a mut Chart {
+    let i = match out.iter().position(|c| c.title == title) {
+        Some(i) => i,
+        None => {
+            out.push(make());
+            out.len() - 1
+        }
+    };
+    &mut out[i]
+}
+
 /// The before/after charts: per config x metric, two series over levels.
 pub fn compare_charts(rows: &[Row], before: &str, after: &str) -> Vec<Chart> {
     let mut out: Vec<Chart> = Vec::new();
     for r in rows {
         let title = format!("{}: {}", r.config, r.metric);
-        let i = match out.iter().position(|c| c.title == title) {
-            Some(i) => i,
-            None => {
-                out.push(Chart {
-                    title,
-                    metric: r.metric.clone(),
-                    x_name: "load level".into(),
-                    ticks: Vec::new(),
-                    series: vec![
-                        (format!("before: {before}"), vec![]),
-                        (format!("after: {after}"), vec![]),
-                    ],
-                });
-                out.len() - 1
-            }
-        };
-        let c = &mut out[i];
+        let c = chart_for(&mut out, &title, || Chart {
+            title: title.clone(),
+            metric: r.metric.clone(),
+            x_name: "load level".into(),
+            ticks: Vec::new(),
+            series: vec![
+                (format!("before: {before}"), vec![]),
+                (format!("after: {after}"), vec![]),
+            ],
+        });
         c.ticks.push(r.level.clone());
         c.series[0].1.push(r.before);
         c.series[1].1.push(r.after);

@@ -93,21 +93,15 @@ pub fn charts(t: &Trend) -> Vec<Chart> {
     let mut out: Vec<Chart> = Vec::new();
     for r in &t.rows {
         let title = format!("{}: {} across runs", r.config, r.metric);
-        let i = match out.iter().position(|c| c.title == title) {
-            Some(i) => i,
-            None => {
-                out.push(Chart {
-                    title,
-                    metric: r.metric.clone(),
-                    x_name: "run".into(),
-                    ticks: t.ticks.clone(),
-                    series: Vec::new(),
-                });
-                out.len() - 1
-            }
-        };
+        let c = super::report::chart_for(&mut out, &title, || Chart {
+            title: title.clone(),
+            metric: r.metric.clone(),
+            x_name: "run".into(),
+            ticks: t.ticks.clone(),
+            series: Vec::new(),
+        });
         let ys = t.values[&(r.config.clone(), r.level.clone(), r.metric.clone())].clone();
-        out[i].series.push((r.level.clone(), ys));
+        c.series.push((r.level.clone(), ys));
     }
     out
 }
@@ -157,16 +151,9 @@ pub fn json(t: &Trend) -> Value {
         .rows
         .iter()
         .map(|r| {
-            json!({
-                "config": r.config,
-                "level": r.level,
-                "metric": r.metric,
-                "values": t.values[&(r.config.clone(), r.level.clone(), r.metric.clone())],
-                "change_pct": r.change.map(|c| c.pct).filter(|x| x.is_finite()),
-                "interval_pct": r.change.filter(|c| c.lo_pct.is_finite()).map(|c| [c.lo_pct, c.hi_pct]),
-                "verdict": r.verdict.key(),
-                "why": r.why,
-            })
+            let mut v = super::render::row_json(r);
+            v["values"] = json!(t.values[&(r.config.clone(), r.level.clone(), r.metric.clone())]);
+            v
         })
         .collect();
     json!({"type": "trend", "runs": t.ticks, "rows": rows})
