@@ -23,7 +23,7 @@ _loadgen() {
 
     case "${cmd}" in
         loadgen)
-            opts="-c -r -n -d -q -h -V --url --model --api-key --endpoint --no-stream --concurrency --rate --burstiness --max-inflight --warmup --max-requests --requests --until-stable --min-requests --duration --repeat --max-tokens --ignore-eos --temperature --input-tokens --prompts-file --prompts-format --trace --speed --trace-start --trace-end --block-size --sessions --think-time --cancel-rate --cancel-after --no-tokenize --seed --extra-body --no-continuous-usage --slo --request-timeout --idle-timeout --level-timeout --client-threads --no-scrape --format --requests-out --no-upstream --find-capacity --max-concurrency --level-budget --pipeline-config --quiet --help --version"
+            opts="-c -r -n -d -q -h -V --url --model --api-key --endpoint --no-stream --concurrency --rate --burstiness --max-inflight --warmup --max-requests --requests --until-stable --min-requests --duration --repeat --max-tokens --ignore-eos --temperature --input-tokens --prompts-file --prompts-format --trace --speed --trace-start --trace-end --block-size --sessions --think-time --cancel-rate --cancel-after --no-tokenize --seed --extra-body --no-continuous-usage --slo --request-timeout --idle-timeout --level-timeout --client-threads --no-scrape --format --requests-out --label --no-upstream --find-capacity --max-concurrency --level-budget --pipeline-config --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -194,6 +194,10 @@ _loadgen() {
                     return 0
                     ;;
                 --requests-out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --label)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

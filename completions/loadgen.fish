@@ -41,6 +41,7 @@ complete -c loadgen -l format -d 'Output format on stdout' -r -f -a "json\t'One 
 csv\t'CSV (dotted column names), written after the last level'
 markdown\t'A Markdown table for people, written after the last level'"
 complete -c loadgen -l requests-out -d 'Write one JSON line per request to FILE' -r -F
+complete -c loadgen -l label -d 'Name this run in every bench record (`label`), e.g. a server version: summarize --compare-by label compares two runs of one file' -r
 complete -c loadgen -l find-capacity -d 'Search the highest concurrency whose level meets every term, e.g. \'p99_ttft_ms<=500\' (a level\'s figure, as summarize --slo): double from --concurrency (default 1) until a level misses, then bisect' -r
 complete -c loadgen -l max-concurrency -d 'With --find-capacity: the highest concurrency to try' -r
 complete -c loadgen -l level-budget -d 'With --find-capacity: the most levels the search may run' -r

@@ -23,7 +23,7 @@ _summarize() {
 
     case "${cmd}" in
         summarize)
-            opts="-m -b -f -h -V --metric --better --baseline --objective --slo --weights --param --plateau-threshold --tolerance --format --pool-hosts --per-host --by --plot --pareto --report --schedule --max-batch --max-depth --adaptive-config-file --help --version"
+            opts="-m -b -f -h -V --metric --better --baseline --objective --slo --weights --param --plateau-threshold --tolerance --format --pool-hosts --per-host --by --plot --pareto --report --schedule --max-batch --max-depth --compare --trend --compare-by --metrics --fail-on --adaptive-config-file --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -102,6 +102,22 @@ _summarize() {
                     return 0
                     ;;
                 --max-depth)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compare)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compare-by)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fail-on)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

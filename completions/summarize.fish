@@ -21,9 +21,14 @@ complete -c summarize -l schedule -d 'Print the server\'s own per-load schedule 
 sglang\t'SGLang: `--speculative-adaptive` with an adaptive config file'"
 complete -c summarize -l max-batch -d 'With --schedule: the server\'s max batch, where the last range ends [default: from the records, else vLLM 256, SGLang 48]' -r
 complete -c summarize -l max-depth -d 'With --schedule: use depths up to K only, each level getting the best depth <= K by the same pick rule, instead of the cap summarize chooses from the records (see SCHEDULE, Depth cap)' -r
+complete -c summarize -l compare -d 'Compare two runs\' results: per config x level x metric the change, its 95% interval and a verdict (see COMPARING RUNS)' -r
+complete -c summarize -l compare-by -d 'Compare the two runs of one results file that differ in FIELD, a dotted path (label, server.version); the first value seen is before' -r
+complete -c summarize -l metrics -d 'With --compare: the metrics to compare, comma-separated [default: output tok/s, TTFT p50 and p99, TPOT p50, ITL p99, E2E p50]' -r
+complete -c summarize -l fail-on -d 'With --compare: exit 59 when a cell got worse beyond both the noise and a term, e.g. \'throughput.output_tok_per_s<-5%,ttft_ms.p99>+10%\'' -r
 complete -c summarize -l adaptive-config-file -d 'With --schedule sglang: the path the flags name for the adaptive config (write the record\'s adaptive_config there)' -r
 complete -c summarize -l pool-hosts -d 'Rank results from hosts of different hardware together (without it: one table per host, and json/csv refuse, exit 55)'
 complete -c summarize -l per-host -d 'One table (json: one summary record) per host, even when the hosts\' hardware is identical'
 complete -c summarize -l pareto -d 'Also find the Pareto frontier of interactivity (1000 / TPOT p50, tok/s per user) against output tok/s per GPU; --plot draws it'
+complete -c summarize -l trend -d 'Each config x level across several dated runs (one FILE each, in the order they ran): its value per run, the first-to-last change'
 complete -c summarize -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c summarize -s V -l version -d 'Print version'

@@ -23,7 +23,7 @@ _sweep() {
 
     case "${cmd}" in
         sweep)
-            opts="-q -h -V --param --param-new --values --results --resume --append --retries --keep-winner --no-restore --dry-run --adaptive --patience --noise-margin --repeat-budget --schedule --schedule-max-depth --hosts --drop-after --slurm --partition --account --gres --gpus-per-node --exclusive --time --flush-before --max-jobs --sbatch-arg --queue-timeout --unit --spec --container --compose --service --engine --ssh --ssh-key --known-hosts --accept-new-host-key --exec-prefix --ssh-config --ssh-retry --connect-timeout --url --server --ready-timeout --expect-config --concurrency --report --find-capacity --validate-on --slo --swap-arg --ready-arg --load-arg --summarize-arg --bin-dir --quiet --help --version"
+            opts="-q -h -V --param --param-new --values --results --resume --append --retries --keep-winner --no-restore --dry-run --adaptive --patience --noise-margin --repeat-budget --schedule --schedule-max-depth --hosts --drop-after --slurm --partition --account --gres --gpus-per-node --exclusive --time --flush-before --max-jobs --sbatch-arg --queue-timeout --unit --spec --container --compose --service --engine --ssh --ssh-key --known-hosts --accept-new-host-key --exec-prefix --ssh-config --ssh-retry --connect-timeout --url --server --ready-timeout --expect-config --concurrency --report --compare-to --find-capacity --validate-on --slo --swap-arg --ready-arg --load-arg --summarize-arg --bin-dir --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -248,6 +248,21 @@ _sweep() {
                     return 0
                     ;;
                 --report)
+                    local oldifs
+                    if [ -n "${IFS+x}" ]; then
+                        oldifs="$IFS"
+                    fi
+                    IFS=$'\n'
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    if [ -n "${oldifs+x}" ]; then
+                        IFS="$oldifs"
+                    fi
+                    if [[ "${BASH_VERSINFO[0]}" -ge 4 ]]; then
+                        compopt -o filenames
+                    fi
+                    return 0
+                    ;;
+                --compare-to)
                     local oldifs
                     if [ -n "${IFS+x}" ]; then
                         oldifs="$IFS"

@@ -43,6 +43,7 @@ llm-sim\t''"
 complete -c sweep -l ready-timeout -d 'wait-ready --timeout' -r
 complete -c sweep -l concurrency -d 'loadgen -c LIST (closed-loop levels)' -r
 complete -c sweep -l report -d 'Write summarize\'s self-contained HTML report of the results to FILE at the end (after Ctrl-C too, with what was measured)' -r -F
+complete -c sweep -l compare-to -d 'End with summarize --compare FILE against this run\'s results: an earlier results file of the same grid (a new server version)' -r -F
 complete -c sweep -l find-capacity -d 'Per config, search the highest concurrency meeting every term (loadgen --find-capacity TERMS) and rank configs by it (summarize --slo TERMS), e.g. \'p99_ttft_ms<=500\'' -r
 complete -c sweep -l validate-on -d 'At the end, replay trace FILE (loadgen --trace) against the pick (and the --schedule beside it) and report its goodput apart' -r -F
 complete -c sweep -l slo -d 'With --validate-on: the replay\'s goodput objectives per request (loadgen --slo), e.g. \'ttft_ms<=500,tpot_ms<=50\'' -r

@@ -151,6 +151,11 @@ table() {
   "$SUMMARIZE" --format text "${sum_args[@]}" ${report:+--report "$report"} "$results" || warn "summarize failed on $results"
   [[ -z $report || ! -s $report ]] || say "report: $report"
 }
+# --compare-to FILE: the earlier run of the same grid against this one.
+compare_to_earlier() {
+  [[ -n $compare_to && -s $results ]] || return 0
+  "$SUMMARIZE" --compare "$compare_to" "$results" || warn "summarize --compare $compare_to $results exited $?"
+}
 
 finished=0
 finish_and_exit() { # CODE [MESSAGE]
@@ -243,5 +248,6 @@ trap '' INT TERM
 finished=1
 restore
 table
+compare_to_earlier
 ((final_rc == 0)) || exit "$final_rc"
 exit "${end[1]:-$EXIT_FAILURE}"

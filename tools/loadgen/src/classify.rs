@@ -81,7 +81,8 @@ pub fn classify(
         .as_ref()
         .map(|why| failure(FailureKind::CrashedMidRun, format!("{}: {why}", m.label)));
     let partial = m.out.cut_short.is_some() || died.is_some();
-    let rec = bench_record(ctx, up, m, warns, partial);
+    let mut rec = bench_record(ctx, up, m, warns, partial);
+    rec.label = plan.level.label.clone();
     Verdict::Bench(Box::new(Record::Bench(rec)), then)
 }
 
@@ -163,6 +164,7 @@ fn bench_record(
         errors: agg.errors,
         throughput: agg.throughput,
         latency: agg.latency,
+        histograms: agg.histograms,
         itl_method: agg.itl_method.map(str::to_string),
         tokens_per_chunk: agg.tokens_per_chunk,
         client_cpu_s: Some(crate::stats::round3(m.cpu)),
@@ -170,6 +172,7 @@ fn bench_record(
         spec: m.spec,
         stability: m.stability,
         capacity: None,
+        label: None,
         warnings,
         partial,
         slurm: None,

@@ -295,6 +295,11 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub requests_out: Option<PathBuf>,
 
+    /// Name this run in every bench record (`label`), e.g. a server
+    /// version: summarize --compare-by label compares two runs of one file
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+
     /// Do not read an upstream record from stdin
     #[arg(long)]
     pub no_upstream: bool,

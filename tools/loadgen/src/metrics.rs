@@ -23,6 +23,8 @@ pub struct Aggregate {
     pub steady: Option<Throughput>,
     /// The record's own latency block, filled here and moved into it.
     pub latency: Latency,
+    /// The latency distributions (None when no request completed).
+    pub histograms: Option<sweepkit::records::Histograms>,
     pub itl_method: Option<&'static str>,
     pub tokens_per_chunk: Option<f64>,
     pub draft_n: Option<u64>,
@@ -120,6 +122,10 @@ pub fn aggregate(
         a.tokens_per_chunk = Some(round3(acc.tok_n / acc.chunk_n as f64));
     }
     a.latency = acc.latency();
+    if a.counts.completed > 0 {
+        use sweepkit::records::histogram::codec;
+        a.histograms = Some(codec::histograms(&acc.ttft, &acc.tpot, &acc.itl, &acc.e2e));
+    }
     let first = samples.iter().map(|s| s.sent).min();
     let last = samples.iter().map(|s| s.done).max();
     if let (Some(f), Some(l)) = (first, last) {

@@ -59,6 +59,8 @@ pub struct LevelPlan {
     pub quiet: bool,
     pub client_threads: u32,
     pub requests_out: Option<PathBuf>,
+    /// `--label`: the run's name, written into each bench record.
+    pub label: Option<String>,
     /// `--model` was given: setup asked the server nothing yet.
     pub model_given: bool,
     /// `--until-stable`, when given.
@@ -203,6 +205,7 @@ impl LevelPlan {
             quiet: a.quiet,
             client_threads: a.client_threads,
             requests_out: a.requests_out.clone(),
+            label: a.label.clone(),
             model_given: a.model.is_some(),
             until_stable,
             cancel: a.cancel_rate.map(|rate| crate::level::Cancel {

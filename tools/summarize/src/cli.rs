@@ -73,6 +73,7 @@ pub struct Weights(pub Vec<(level::Level, f64)>);
 /// `svc-swap --apply-from -` applies (with `--format json`).
 #[derive(Debug, Parser)]
 #[command(name = "summarize", version, max_term_width = 79)]
+#[command(group = clap::ArgGroup::new("comparing").args(["compare", "compare_by", "trend"]))]
 pub struct Args {
     /// Results: JSON Lines records or loadgen CSV; - is stdin [default: -]
     #[arg(value_name = "FILE")]
@@ -191,6 +192,56 @@ pub struct Args {
         help_heading = "Per-load schedule"
     )]
     pub max_depth: Option<u32>,
+
+    /// Compare two runs' results: per config x level x metric the change,
+    /// its 95% interval and a verdict (see COMPARING RUNS)
+    #[arg(
+        long,
+        num_args = 2,
+        value_names = ["BEFORE", "AFTER"],
+        help_heading = "Comparing runs",
+        conflicts_with_all = ["files", "compare_by", "schedule", "plot", "pareto", "by"]
+    )]
+    pub compare: Option<Vec<String>>,
+
+    /// Each config x level across several dated runs (one FILE each, in
+    /// the order they ran): its value per run, the first-to-last change
+    #[arg(
+        long,
+        help_heading = "Comparing runs",
+        conflicts_with_all = ["compare", "compare_by", "schedule", "plot", "pareto", "by"]
+    )]
+    pub trend: bool,
+
+    /// Compare the two runs of one results file that differ in FIELD, a
+    /// dotted path (label, server.version); the first value seen is before
+    #[arg(
+        long,
+        value_name = "FIELD",
+        help_heading = "Comparing runs",
+        conflicts_with_all = ["schedule", "plot", "pareto", "by"]
+    )]
+    pub compare_by: Option<String>,
+
+    /// With --compare: the metrics to compare, comma-separated [default:
+    /// output tok/s, TTFT p50 and p99, TPOT p50, ITL p99, E2E p50]
+    #[arg(
+        long,
+        value_name = "LIST",
+        requires = "comparing",
+        help_heading = "Comparing runs"
+    )]
+    pub metrics: Option<String>,
+
+    /// With --compare: exit 59 when a cell got worse beyond both the noise
+    /// and a term, e.g. 'throughput.output_tok_per_s<-5%,ttft_ms.p99>+10%'
+    #[arg(
+        long,
+        value_name = "TERMS",
+        requires = "comparing",
+        help_heading = "Comparing runs"
+    )]
+    pub fail_on: Option<String>,
 
     /// With --schedule sglang: the path the flags name for the adaptive
     /// config (write the record's adaptive_config there)

@@ -23,6 +23,7 @@
 
 pub(crate) mod analysis;
 pub(crate) mod cli;
+pub(crate) mod compare;
 pub(crate) mod error;
 pub(crate) mod export;
 pub(crate) mod flag_values;
@@ -89,6 +90,10 @@ pub fn run_with(
     mut stderr: impl Write,
 ) -> Result<(), Exit> {
     let started = std::time::SystemTime::now();
+    if let Some(files) = compare::files(&args) {
+        let sources = read_all(&files, &mut stdin)?;
+        return compare::run(&args, sources, &mut stdout, &mut stderr);
+    }
     let opts = options(&args)?;
     let files = if args.files.is_empty() {
         vec!["-".to_string()]

@@ -195,6 +195,9 @@ fn cell_stats(model: &Model, obs: &[Obs], opts: &Options, warnings: &mut Vec<Str
                 out.push(None);
                 continue;
             };
+            // Repeats of a latency percentile pool their histograms.
+            let (median, score) =
+                crate::compare::pooled::cell(median, score, &cell.runs, obs, &opts.metric.path);
             let where_ = || format!("{} at {}", model.rows[r].label, model.levels[c].label());
             let mut slo_ok = true;
             for term in &opts.slo {

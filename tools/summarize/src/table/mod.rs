@@ -224,6 +224,7 @@ fn header(a: &Analysis) -> Vec<(&'static str, String)> {
             format!("{}, one value per config", others.join("; ")),
         ));
     }
+    out.extend(crate::compare::pooled::header(a));
     if m.rows.len() > 1 {
         out.push((
             "baseline",

@@ -298,6 +298,12 @@ pub struct SweepArgs {
           help_heading = "Decision")]
     pub report: Option<String>,
 
+    /// End with summarize --compare FILE against this run's results: an
+    /// earlier results file of the same grid (a new server version)
+    #[arg(long, value_name = "FILE", value_hint = clap::ValueHint::FilePath,
+          help_heading = "Decision")]
+    pub compare_to: Option<String>,
+
     /// Per config, search the highest concurrency meeting every term
     /// (loadgen --find-capacity TERMS) and rank configs by it (summarize
     /// --slo TERMS), e.g. 'p99_ttft_ms<=500'

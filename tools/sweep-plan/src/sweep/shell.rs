@@ -143,6 +143,7 @@ fn every_setting(l: &mut Lines, s: &Settings) {
         ("concurrency", &a.concurrency),
         ("schedule", &schedule),
         ("report", &a.report),
+        ("compare_to", &a.compare_to),
     ] {
         l.scalar(n, &opt(v));
     }

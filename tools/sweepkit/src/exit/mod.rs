@@ -124,6 +124,15 @@ pub const SCHEDULE_REFUSED: u8 = 56;
 /// summarize: the results come from two or more workloads (prompts or
 /// traces) and one pick (json, csv) was asked for without `--by workload`.
 pub const MIXED_WORKLOADS: u8 = 57;
+/// summarize --compare: the two runs cannot be compared at all: they share
+/// no config x level, a metric asked for is in neither or one side's
+/// records only, or --compare-by found other than two values; the message
+/// names the file and what to give instead.
+pub const COMPARE_REFUSED: u8 = 58;
+/// summarize --compare --fail-on: a cell got worse beyond both a --fail-on
+/// threshold and the noise (one line per regression on stderr); the
+/// comparison itself was written.
+pub const REGRESSION: u8 = 59;
 
 /// timeout(1)'s code, used by wait-ready when the server is still loading.
 pub const TIMEOUT: u8 = 124;

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_with::skip_serializing_none;
 
+use super::histogram::Histograms;
 use super::server::ServerInfo;
 use super::shared::{Config, Provenance};
 use super::slurm::SlurmJob;
@@ -364,6 +365,10 @@ pub struct CapacityStep {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct BenchRecord {
     pub schema: u32,
+    /// The run's name (`loadgen --label`; sweep: `--load-arg --label=NAME`),
+    /// e.g. a server version: `summarize --compare-by label` splits one
+    /// file by it.
+    pub label: Option<String>,
     pub config: Config,
     pub provenance: Provenance,
     pub server: ServerInfo,
@@ -376,6 +381,9 @@ pub struct BenchRecord {
     /// The latency blocks (flattened: each is a top-level field).
     #[serde(flatten)]
     pub latency: Latency,
+    /// The latency distributions (TTFT, TPOT, ITL, E2E) the blocks above
+    /// summarize, mergeable across starts; absent in older records.
+    pub histograms: Option<Histograms>,
     /// How ITL assigned tokens to chunks: `usage_per_chunk`,
     /// `one_per_chunk` or `apportioned_by_text` (least exact one used).
     pub itl_method: Option<String>,

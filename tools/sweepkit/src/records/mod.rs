@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 // paths stay `sweepkit::records::NAME`.
 mod bench;
 mod failure;
+pub mod histogram;
 mod origin;
 mod ready;
 mod schedule;
@@ -27,6 +28,7 @@ mod vocabulary;
 
 pub use bench::*;
 pub use failure::*;
+pub use histogram::{Histograms, HDR_ENCODING};
 pub use origin::*;
 pub use ready::*;
 pub use schedule::*;

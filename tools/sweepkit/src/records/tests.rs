@@ -117,6 +117,7 @@ fn field_lists_match_the_structs() {
 fn bench_lists_match(st: Stats, t: Throughput, sp: SpecStats) {
     let b = BenchRecord {
         schema: 1,
+        label: None,
         config: Config::new(),
         provenance: Provenance::default(),
         server: ServerInfo::default(),
@@ -138,6 +139,8 @@ fn bench_lists_match(st: Stats, t: Throughput, sp: SpecStats) {
         stability: None,
         // Not a metric: a capacity search's result.
         capacity: None,
+        // Not metrics: the distributions the latency blocks summarize.
+        histograms: None,
         // Not a metric: the Slurm job the config ran in.
         slurm: None,
         itl_method: Some("x".into()),
