@@ -10,6 +10,7 @@ pub mod lines;
 pub mod listeners;
 pub mod mix;
 pub mod pick;
+pub mod prom;
 pub mod records;
 pub mod redact;
 pub mod report;
