@@ -13,10 +13,13 @@ use serde::{Deserialize, Serialize};
 // paths stay `sweepkit::records::NAME`.
 mod bench;
 mod failure;
+mod gpu;
 mod origin;
 mod ready;
 mod schedule;
 mod server;
+mod server_limits;
+mod server_metrics;
 mod shared;
 mod skipped;
 mod slurm;
@@ -26,10 +29,13 @@ mod vocabulary;
 
 pub use bench::*;
 pub use failure::*;
+pub use gpu::*;
 pub use origin::*;
 pub use ready::*;
 pub use schedule::*;
 pub use server::*;
+pub use server_limits::*;
+pub use server_metrics::*;
 pub use shared::*;
 pub use skipped::*;
 pub use slurm::*;
