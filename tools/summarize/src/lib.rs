@@ -8,6 +8,7 @@ pub mod capacity;
 pub mod cli;
 pub mod decide;
 pub mod error;
+pub mod explain;
 pub mod export;
 pub mod flag_values;
 pub mod gpus;

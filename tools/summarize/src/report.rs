@@ -82,6 +82,7 @@ pub fn html(
             out += &frontier(a, p, &sfx);
         }
         out += &charts(a, &sfx);
+        out += &crate::explain::report::section(a, &t.explained, &sfx);
         if let Some(c) = &views[i].capacity {
             out += &capacity(a, c, &views[i], &sfx);
         }

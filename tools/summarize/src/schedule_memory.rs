@@ -52,7 +52,7 @@ pub fn note(
             .is_some_and(|s| a.opts.metric.better.beats(m, s.median))
     };
     let vs = cell.vs_best.as_ref()?;
-    let waited = crate::schedule_cap::kv_bound_share(a, srv, deepest, k, c);
+    let waited = crate::schedule_cap::kv_bound(a, srv, deepest, k, c);
     let shown = match vs.verdict {
         Verdict::Worse => true,
         Verdict::Unknown => lower(vs.median) && waited.is_some(),
@@ -61,13 +61,17 @@ pub fn note(
     if !shown {
         return None;
     }
-    let evidence = waited.map_or_else(String::new, |x| {
-        format!(
+    let evidence = match waited {
+        None => String::new(),
+        Some(crate::schedule_cap::Bound::Waited(x)) => format!(
             "static {deepest}'s requests waited {:.0}% of their latency longer for a \
-             first token here; ",
+             first token here (KV-bound, inferred from waits); ",
             x * 100.0
-        )
-    });
+        ),
+        Some(crate::schedule_cap::Bound::Measured(words)) => {
+            format!("KV-bound, measured by the servers: {words}; ")
+        }
+    };
     Some(format!(
         "{evidence}the schedule reserves speculative KV for its deepest depth \
          {deepest} at every load (both servers do), which {} does not: try it capped \

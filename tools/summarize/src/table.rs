@@ -111,6 +111,8 @@ pub struct Table<'a> {
     pub schedule: Vec<crate::table_schedule::ScheduleRows>,
     /// The one thing to do, and why (recommend.rs).
     pub recommendation: crate::recommend::Recommendation,
+    /// What the server reported and measured (explain/).
+    pub explained: crate::explain::Explained,
 }
 
 impl<'a> Table<'a> {
@@ -145,6 +147,7 @@ impl<'a> Table<'a> {
             warnings: a.warnings.clone(),
             schedule: crate::table_schedule::of(a),
             recommendation: crate::recommend::of(a),
+            explained: crate::explain::of(a),
         }
     }
 
