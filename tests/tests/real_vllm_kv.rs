@@ -10,12 +10,8 @@
 //! server (192 and 32 output tokens, the latter fitting): a second vLLM
 //! start would cost minutes for no other check. A missing cache fails.
 
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
-use std::time::Duration;
-
 use serde_json::{json, Value};
-use testkit::realpeer::{http, metric_sum, server_port, tail, KillGroupOnDrop, Peers};
+use testkit::realpeer::{http, metric_sum, server_port, Peers, Vllm};
 
 const PREEMPT: &str = "vllm:num_preemptions_total";
 
@@ -35,37 +31,16 @@ fn preemptions_in_the_record_are_vllms_own_and_summarize_names_them() {
     let p = Peers::load(&["vllm", "hf_target"]);
     let dir = testkit::temp_dir("real-vllm-kv");
     let port = server_port();
-    let log = std::fs::File::create(dir.join("vllm.log")).unwrap();
-    let child = Command::new(p.get("vllm").with_file_name("python"))
-        .args(["-m", "vllm.entrypoints.cli.main", "serve"])
-        .arg(p.get("hf_target"))
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .args([
-            "--enforce-eager",
-            "--max-model-len",
-            "512",
-            "--max-num-seqs",
-            "8",
-        ])
-        .args(["--num-gpu-blocks-override", "8"])
-        .env("VLLM_CPU_KVCACHE_SPACE", "1")
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .stdin(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .expect("start vLLM");
-    let pid_file = dir.join("vllm.pid");
-    std::fs::write(&pid_file, child.id().to_string()).unwrap();
-    let mut child = child;
-    std::thread::spawn(move || child.wait());
-    let _group = KillGroupOnDrop(pid_file);
-    let log_text = || tail(&std::fs::read_to_string(dir.join("vllm.log")).unwrap_or_default());
-    assert!(
-        testkit::healthy_within(port, Duration::from_secs(600)),
-        "vLLM not ready:\n{}",
-        log_text()
-    );
+    let args = [
+        "--enforce-eager",
+        "--max-model-len",
+        "512",
+        "--max-num-seqs",
+        "8",
+    ];
+    let args = [&args[..], &["--num-gpu-blocks-override", "8"]].concat();
+    let vllm = Vllm::serve(&p, "hf_target", &dir, port, &args);
+    let log_text = || vllm.log_tail();
     let scrape = || {
         http(port, "GET", "/metrics", &[], None)
             .expect("/metrics")

@@ -1,5 +1,6 @@
-//! Measuring one level: warm up, scrape the speculative-decoding counters,
-//! run the load, aggregate, and pick the level's spec figures. What it
+//! Measuring one level: warm up, sample the server's /metrics (and the
+//! GPUs) through the level (scrape/), run the load, aggregate, and pick
+//! the level's spec figures. What it
 //! measured (`Measured`) is judged by classify.rs and written by
 //! record.rs; `Progress` carries from one level to the next.
 

@@ -81,16 +81,13 @@ pub fn server_metrics(
         gauge_window,
         ..ServerMetrics::default()
     };
+    let all: Vec<&Snapshot> = snaps.iter().collect();
     for f in FIGURES {
+        let over = if f.is_counter() { &all } else { &gsnaps };
+        let Some((xs, source)) = read(over, f) else {
+            continue;
+        };
         if f.is_counter() {
-            let read: Vec<(f64, &str)> = snaps
-                .iter()
-                .filter_map(|s| s.get(f).map(|v| (v.v, v.source)))
-                .collect();
-            let Some(&(_, source)) = read.first() else {
-                continue;
-            };
-            let xs: Vec<f64> = read.iter().map(|(v, _)| *v).collect();
             let (inc, resets) = increase(&xs);
             *counter_slot(&mut m, f) = Some(CounterFigure {
                 increase: round3(inc),
@@ -98,18 +95,20 @@ pub fn server_metrics(
                 source: source.to_string(),
             });
         } else {
-            let read: Vec<(f64, &str)> = gsnaps
-                .iter()
-                .filter_map(|s| s.get(f).map(|v| (v.v, v.source)))
-                .collect();
-            let Some(&(_, source)) = read.first() else {
-                continue;
-            };
-            let xs: Vec<f64> = read.iter().map(|(v, _)| *v).collect();
             *gauge_slot(&mut m, f) = Some(gauge(&xs, source));
         }
     }
     Some(m)
+}
+
+/// Figure `f`'s values in the scrapes that had it, and the metric read;
+/// None when none had it.
+fn read(snaps: &[&Snapshot], f: Figure) -> Option<(Vec<f64>, &'static str)> {
+    let source = snaps.iter().find_map(|s| s.get(f))?.source;
+    Some((
+        snaps.iter().filter_map(|s| s.get(f)).map(|v| v.v).collect(),
+        source,
+    ))
 }
 
 fn gauge_slot(m: &mut ServerMetrics, f: Figure) -> &mut Option<GaugeFigure> {
