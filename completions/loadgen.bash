@@ -23,7 +23,7 @@ _loadgen() {
 
     case "${cmd}" in
         loadgen)
-            opts="-c -r -n -d -q -h -V --url --model --api-key --endpoint --no-stream --concurrency --rate --burstiness --max-inflight --warmup --max-requests --requests --until-stable --min-requests --duration --repeat --max-tokens --ignore-eos --temperature --input-tokens --prompts-file --prompts-format --trace --speed --trace-start --trace-end --block-size --sessions --think-time --cancel-rate --cancel-after --no-tokenize --seed --extra-body --no-continuous-usage --slo --request-timeout --idle-timeout --level-timeout --client-threads --no-scrape --format --requests-out --label --no-upstream --find-capacity --max-concurrency --level-budget --pipeline-config --quiet --help --version"
+            opts="-c -r -n -d -q -h -V --url --model --api-key --endpoint --no-stream --concurrency --rate --burstiness --max-inflight --warmup --max-requests --requests --until-stable --min-requests --duration --repeat --max-tokens --ignore-eos --temperature --input-tokens --prompts-file --prompts-format --trace --speed --trace-start --trace-end --block-size --sessions --think-time --cancel-rate --cancel-after --no-tokenize --seed --extra-body --no-continuous-usage --slo --request-timeout --idle-timeout --level-timeout --client-threads --no-scrape --scrape-interval --gpu-metrics --gpu-metrics-cmd --format --requests-out --label --no-upstream --find-capacity --max-concurrency --level-budget --pipeline-config --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -186,6 +186,18 @@ _loadgen() {
                     return 0
                     ;;
                 --client-threads)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --scrape-interval)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpu-metrics)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpu-metrics-cmd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

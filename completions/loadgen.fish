@@ -37,6 +37,9 @@ complete -c loadgen -l request-timeout -d 'Longest time one request may take' -r
 complete -c loadgen -l idle-timeout -d 'Longest silence between bytes of a response (a stalled stream)' -r
 complete -c loadgen -l level-timeout -d 'Longest time one level may take, warmup and drain included' -r
 complete -c loadgen -l client-threads -d 'Threads for the client\'s event loop. One keeps every timestamp on one clock with no cross-thread wakeups and serves tens of thousands of chunks a second; raise it only when the run warns that the client was the bottleneck' -r
+complete -c loadgen -l scrape-interval -d 'Sample the server\'s /metrics this often during each level (KV cache, queue, preemptions: loadgen(1) SERVER METRICS)' -r
+complete -c loadgen -l gpu-metrics -d 'GPU power, energy and memory during each level: a DCGM exporter\'s URL (http://HOST:9400/metrics) or nvidia-smi' -r
+complete -c loadgen -l gpu-metrics-cmd -d 'Run --gpu-metrics nvidia-smi under this command, e.g. \'ssh gpu1\'' -r
 complete -c loadgen -l format -d 'Output format on stdout' -r -f -a "json\t'One JSON bench record per level, written when the level ends'
 csv\t'CSV (dotted column names), written after the last level'
 markdown\t'A Markdown table for people, written after the last level'"
@@ -50,7 +53,7 @@ complete -c loadgen -l no-stream -d 'Ask for whole responses instead of a stream
 complete -c loadgen -l ignore-eos -d 'Ask the server to ignore end-of-sequence (full-length outputs)'
 complete -c loadgen -l no-tokenize -d 'Do not call the server\'s /tokenize (approximate input lengths)'
 complete -c loadgen -l no-continuous-usage -d 'Do not ask for per-chunk usage (stream_options.continuous_usage_stats)'
-complete -c loadgen -l no-scrape -d 'Do not scrape /metrics and /server_info for speculative decoding'
+complete -c loadgen -l no-scrape -d 'Do not read the server\'s /metrics, capacity and /server_info'
 complete -c loadgen -l no-upstream -d 'Do not read an upstream record from stdin'
 complete -c loadgen -s q -l quiet -d 'No progress bar or level lines on stderr'
 complete -c loadgen -s h -l help -d 'Print help (see more with \'--help\')'

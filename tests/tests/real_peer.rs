@@ -109,7 +109,13 @@ fn sweep_spec_draft_n_max_on_llama_server_with_the_tiny_pair() {
         .param("spec-draft-n-max", "0,2,4,8")
         .levels("1,4")
         .quick("8", "48")
-        .load(&["--ignore-eos", "--warmup", "0"])
+        .load(&[
+            "--ignore-eos",
+            "--warmup",
+            "0",
+            "--scrape-interval",
+            "200ms",
+        ])
         .arg("--no-restore")
         .output();
     // 40: n-max 0 may crash llama-server at concurrency 4 (a GGML_ASSERT in
@@ -155,6 +161,7 @@ fn sweep_spec_draft_n_max_on_llama_server_with_the_tiny_pair() {
                 "n-max {n}: {d} draft tokens in {drafts} drafts"
             );
             last = (last.0 + d, last.1 + a, last.2 + drafts);
+            check_server_metrics(r, d);
         }
     }
     // The last config (n-max 8) still runs (--no-restore) and served only
@@ -193,6 +200,40 @@ fn sweep_spec_draft_n_max_on_llama_server_with_the_tiny_pair() {
         "{s}"
     );
     assert_eq!(s["simulated"], false);
+}
+
+/// What llama-server's own `/metrics` (`--metrics`) and `/props` put in a
+/// bench record of the tiny pair's sweep (4 slots of 1024 tokens): its
+/// queue gauges with their sources (tools/server/server-task.cpp
+/// `to_metrics`), its draft counter equal to the record's spec figure, no
+/// KV figure (this build publishes none: absent, not zero), its slots.
+fn check_server_metrics(r: &Value, draft_tokens: u64) {
+    let m = &r["server_metrics"];
+    assert_eq!(
+        m["running_requests"]["source"], "llamacpp:requests_processing",
+        "{r}"
+    );
+    assert_eq!(
+        m["waiting_requests"]["source"], "llamacpp:requests_deferred",
+        "{r}"
+    );
+    let drafted = &m["spec_draft_tokens"];
+    assert_eq!(
+        drafted["source"],
+        "llamacpp:spec_decode_num_draft_tokens_total"
+    );
+    assert_eq!(
+        drafted["increase"].as_f64(),
+        Some(draft_tokens as f64),
+        "{r}"
+    );
+    assert!(m.get("kv_cache_usage_ratio").is_none(), "{m}");
+    let l = &r["server"]["limits"];
+    assert_eq!(
+        (&l["slots"], &l["slot_ctx_tokens"]),
+        (&4.into(), &1024.into()),
+        "{l}"
+    );
 }
 
 #[test]

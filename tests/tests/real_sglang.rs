@@ -108,6 +108,10 @@ fn sweep_args<'a>(target: &[&'a str], results: &'a str) -> Vec<&'a str> {
         "--warmup",
         "--load-arg",
         "0",
+        "--load-arg",
+        "--scrape-interval",
+        "--load-arg",
+        "200ms",
         "--no-restore",
     ]);
     args
@@ -134,6 +138,21 @@ fn check_bench(recs: &[Value], v: &str, ctx: &dyn Fn() -> String) {
     // Start-up cost per way of running SGLang, for the CI time budget.
     let how = &w["upstream"]["target"]["manager"];
     eprintln!("real_sglang: {MRR}={v} via {how}: ready after {ready:.1} s");
+    // --enable-metrics: SGLang's gauges with their sources
+    // (srt/observability/metrics_collector.py SchedulerMetricsCollector),
+    // and the capacity from /server_info (read with the key, never kept).
+    let m = &r["server_metrics"];
+    for (f, src) in [
+        ("kv_cache_usage_ratio", "sglang:token_usage"),
+        ("running_requests", "sglang:num_running_reqs"),
+        ("waiting_requests", "sglang:num_queue_reqs"),
+        ("prefix_cache_hit_rate", "sglang:cache_hit_rate"),
+    ] {
+        assert_eq!(m[f]["source"], src, "{r}");
+    }
+    let l = &r["server"]["limits"];
+    assert_eq!(l["kv_tokens"], 32768, "{l}");
+    assert_eq!(l["max_running_requests"].to_string(), v, "{l}");
 }
 
 /// One SGLang start per way of running it: the process spec measures

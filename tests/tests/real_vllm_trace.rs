@@ -6,11 +6,9 @@
 //! the small model splits words that big vocabularies keep, so a word
 //! list alone would not be honest). A missing cache fails.
 
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use testkit::realpeer::{http, metric_sum, server_port, tail, KillGroupOnDrop, Peers};
+use testkit::realpeer::{http, metric_sum, server_port, Peers, Vllm};
 
 /// (timestamp ms, input_length, hash_ids) with 128-token blocks, the
 /// block size vLLM's CPU backend uses unless told (vllm/platforms/cpu.py
@@ -30,37 +28,15 @@ fn mooncake_prefix_reuse_shows_in_real_vllm_prefix_cache_counters() {
     let p = Peers::load(&["vllm", "hf_target"]);
     let dir = testkit::temp_dir("real-vllm-trace");
     let port = server_port();
-    let log = std::fs::File::create(dir.join("vllm.log")).unwrap();
-    let child = Command::new(p.get("vllm").with_file_name("python"))
-        .args(["-m", "vllm.entrypoints.cli.main", "serve"])
-        .arg(p.get("hf_target"))
-        .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-        .args([
-            "--enforce-eager",
-            "--max-model-len",
-            "2048",
-            "--max-num-seqs",
-            "8",
-        ])
-        .env("VLLM_CPU_KVCACHE_SPACE", "1")
-        .stdout(log.try_clone().unwrap())
-        .stderr(log)
-        .stdin(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .expect("start vLLM");
-    let pid_file = dir.join("vllm.pid");
-    std::fs::write(&pid_file, child.id().to_string()).unwrap();
-    // Reaped when the group is killed at the end (KillGroupOnDrop).
-    let mut child = child;
-    std::thread::spawn(move || child.wait());
-    let _group = KillGroupOnDrop(pid_file);
-    let log_text = || tail(&std::fs::read_to_string(dir.join("vllm.log")).unwrap_or_default());
-    assert!(
-        testkit::healthy_within(port, Duration::from_secs(600)),
-        "vLLM not ready:\n{}",
-        log_text()
-    );
+    let args = [
+        "--enforce-eager",
+        "--max-model-len",
+        "2048",
+        "--max-num-seqs",
+        "8",
+    ];
+    let vllm = Vllm::serve(&p, "hf_target", &dir, port, &args);
+    let log_text = || vllm.log_tail();
     let text: String = TRACE
         .iter()
         .map(|(t, n, ids)| {

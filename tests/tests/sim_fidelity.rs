@@ -234,9 +234,12 @@ fn metric_names(text: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// The /metrics names sweepkit reads: loadgen's speculative.rs `parse_counters`
-/// (the `spec_decode_num_*_total` counters under vLLM's prefix, SGLang's
-/// `spec_accept_length` gauge) and the token counters the real-server
+/// The /metrics names sweepkit reads: loadgen's scrape/catalog.rs (KV
+/// cache, running and waiting requests, preemptions, prefix cache, the
+/// spec-decode counters under vLLM's prefix, SGLang's gauges; SGLang's
+/// retraction counter is left out: it appears only once SGLang counted
+/// one, and the recording has none), scrape/limits.rs
+/// (`vllm:cache_config_info`), and the token counters the real-server
 /// tests compare loadgen's totals with.
 fn names_tools_read(prefix: &str) -> Vec<String> {
     let names: &[&str] = match prefix {
@@ -245,8 +248,22 @@ fn names_tools_read(prefix: &str) -> Vec<String> {
             "spec_decode_num_accepted_tokens_total",
             "spec_decode_num_drafts_total",
             "generation_tokens_total",
+            "kv_cache_usage_perc",
+            "num_requests_running",
+            "num_requests_waiting",
+            "num_preemptions_total",
+            "prefix_cache_queries_total",
+            "prefix_cache_hits_total",
+            "cache_config_info",
         ],
-        _ => &["spec_accept_length", "generation_tokens_total"],
+        _ => &[
+            "spec_accept_length",
+            "generation_tokens_total",
+            "token_usage",
+            "num_running_reqs",
+            "num_queue_reqs",
+            "cache_hit_rate",
+        ],
     };
     names.iter().map(|n| format!("{prefix}:{n}")).collect()
 }

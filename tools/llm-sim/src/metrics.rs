@@ -212,6 +212,17 @@ impl Metrics {
             "KV cache usage (1 = full).",
             format!("{kv}"),
         );
+        // vLLM 0.32 always publishes it (v1/metrics/loggers.py
+        // `PrometheusStatLogger`, counter `vllm:num_preemptions`). llm-sim
+        // reserves a request's whole KV when it admits it (engine.rs), so
+        // a request that does not fit queues (`num_requests_waiting`) and
+        // none is ever preempted: 0, as a vLLM that never preempted says.
+        put(
+            "vllm:num_preemptions_total",
+            "counter",
+            "Cumulative number of preemption from the engine.",
+            "0".into(),
+        );
         put(
             "vllm:prompt_tokens_total",
             "counter",

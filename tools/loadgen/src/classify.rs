@@ -170,6 +170,8 @@ fn bench_record(
         client_cpu_s: Some(crate::stats::round3(m.cpu)),
         steady: agg.steady,
         spec: m.spec,
+        server_metrics: m.server_metrics,
+        gpu: m.gpu,
         stability: m.stability,
         capacity: None,
         label: None,

@@ -283,9 +283,25 @@ pub struct Args {
           value_parser = clap::value_parser!(u32).range(1..=256))]
     pub client_threads: u32,
 
-    /// Do not scrape /metrics and /server_info for speculative decoding
+    /// Do not read the server's /metrics, capacity and /server_info
     #[arg(long)]
     pub no_scrape: bool,
+
+    /// Sample the server's /metrics this often during each level (KV
+    /// cache, queue, preemptions: loadgen(1) SERVER METRICS)
+    #[arg(long, value_name = "DUR", default_value = "1s",
+          value_parser = crate::scrape::sources::scrape_interval)]
+    pub scrape_interval: Duration,
+
+    /// GPU power, energy and memory during each level: a DCGM exporter's
+    /// URL (http://HOST:9400/metrics) or nvidia-smi
+    #[arg(long, value_name = "URL|nvidia-smi",
+          value_parser = crate::scrape::sources::gpu_metrics)]
+    pub gpu_metrics: Option<crate::scrape::sources::GpuMetrics>,
+
+    /// Run --gpu-metrics nvidia-smi under this command, e.g. 'ssh gpu1'
+    #[arg(long, value_name = "CMD", requires = "gpu_metrics")]
+    pub gpu_metrics_cmd: Option<String>,
 
     /// Output format on stdout
     #[arg(long, value_enum, default_value = "json")]

@@ -38,6 +38,7 @@ pub mod reply_text;
 pub mod run_capacity;
 pub mod run_level;
 pub mod sched_slice;
+pub mod scrape;
 pub mod server;
 pub mod server_death;
 pub mod session;

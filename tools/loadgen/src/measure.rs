@@ -1,5 +1,6 @@
-//! Measuring one level: warm up, scrape the speculative-decoding counters,
-//! run the load, aggregate, and pick the level's spec figures. What it
+//! Measuring one level: warm up, sample the server's /metrics (and the
+//! GPUs) through the level (scrape/), run the load, aggregate, and pick
+//! the level's spec figures. What it
 //! measured (`Measured`) is judged by classify.rs and written by
 //! record.rs; `Progress` carries from one level to the next.
 
@@ -8,7 +9,9 @@ use std::io::IsTerminal;
 use std::sync::atomic::AtomicBool;
 use std::time::{Instant, SystemTime};
 
-use sweepkit::records::{BenchRecord, Load, LoadMode, SpecStats, Stability, StopReason};
+use sweepkit::records::{
+    BenchRecord, GpuTelemetry, Load, LoadMode, ServerMetrics, SpecStats, Stability, StopReason,
+};
 
 use crate::client::Sample;
 use crate::level::{self, Bound, Ended, Env, Outcome, Shape};
@@ -64,6 +67,9 @@ pub struct Measured {
     pub spec: Option<SpecStats>,
     /// `--until-stable`: the interval and why the level stopped.
     pub stability: Option<Stability>,
+    /// What the server's /metrics and the GPUs said (scrape/).
+    pub server_metrics: Option<ServerMetrics>,
+    pub gpu: Option<GpuTelemetry>,
 }
 
 /// Warm up, scrape, run the level, aggregate.
@@ -109,8 +115,14 @@ pub(crate) fn measure(
         on_sample: &noop,
     };
     p.answered |= warm_up(&mut env, lp, level.shape);
-    let before = scrape(ctx, lp.scrape);
+    let src = &ctx.sources;
+    let sampling =
+        crate::scrape::LevelScrape::start(src.server.as_ref(), src.dcgm.as_ref(), src.interval);
     let (out, cpu, stability) = run_measured(&env, lp, &label, level.shape, bound);
+    let window = out
+        .window
+        .filter(|_| matches!(level.shape, Shape::Closed { .. }));
+    let seen = sampling.finish(window, src.smi.as_ref());
     p.offset = env.offset + out.samples.len() as u64;
     let (agg, derived) = aggregate_level(plan, &out, level.shape);
     if bound.duration.is_some() || stability.is_some() {
@@ -123,7 +135,11 @@ pub(crate) fn measure(
             crate::session_stats::fill(w, &out.samples, &derived, &turns);
         }
     }
-    let spec = spec_stats(ctx, lp.scrape, &agg, before);
+    let spec = spec_stats(ctx, lp.scrape, &agg, (seen.spec_before, seen.spec_after));
+    let gpu = src.gpu().and_then(|(source, origin)| {
+        let output = (agg.counts.output_tokens, agg.throughput.output_tok_per_s);
+        crate::scrape::gpu::telemetry(&seen.gpu, source, origin, seen.span, output)
+    });
     Measured {
         level,
         label,
@@ -135,6 +151,8 @@ pub(crate) fn measure(
         cpu,
         spec,
         stability,
+        server_metrics: seen.server_metrics,
+        gpu,
     }
 }
 
@@ -302,15 +320,6 @@ fn progress(quiet: bool, label: &str, total: Option<u64>) -> Option<indicatif::P
     Some(pb)
 }
 
-pub fn scrape(ctx: &Context, enabled: bool) -> Option<speculative::SpecCounters> {
-    if !enabled {
-        return None;
-    }
-    ctx.probe
-        .get_text("/metrics")
-        .map(|t| speculative::parse_metrics(&t))
-}
-
 /// Pick the spec figures, the level's own first: SGLang `/generate`
 /// `meta_info` sums, /metrics counter deltas, `timings` sums; else, marked
 /// as not the level's own, SGLang's /metrics gauge (a recent window) or
@@ -319,12 +328,14 @@ pub fn spec_stats(
     ctx: &Context,
     scraping: bool,
     agg: &Aggregate,
-    before: Option<speculative::SpecCounters>,
+    (before, after): (
+        Option<speculative::SpecCounters>,
+        Option<speculative::SpecCounters>,
+    ),
 ) -> Option<SpecStats> {
     if let Some(s) = agg.sglang.and_then(speculative::from_sglang) {
         return Some(s);
     }
-    let after = before.and_then(|_| scrape(ctx, scraping));
     if let (Some(b), Some(after)) = (before, after) {
         if let Some(s) = speculative::from_deltas(b, after) {
             return Some(s);

@@ -39,6 +39,8 @@ pub struct Context {
     pub trace_ms: Option<Arc<Vec<f64>>>,
     /// `--sessions`: the sessions each level runs.
     pub sessions: Option<Arc<crate::session_run::SessionRun>>,
+    /// What each level samples besides its load (scrape/).
+    pub sources: crate::scrape::sources::Sources,
 }
 
 pub enum ConnectError {
@@ -76,13 +78,21 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
     } else {
         probe.server_info()
     };
-    let server = server::describe(
+    let mut server = server::describe(
         &plan.base_url,
         &model,
         owner.as_deref(),
         info.as_ref(),
         up.server.clone(),
     );
+    let want = crate::scrape::sources::Want {
+        scrape: !a.no_scrape,
+        interval: a.scrape_interval,
+        gpu: a.gpu_metrics.as_ref(),
+        gpu_cmd: a.gpu_metrics_cmd.as_deref(),
+        auth: auth.clone(),
+    };
+    let sources = crate::scrape::sources::open(&want, &probe, &mut server, info.as_ref());
     let pool = match (&plan.trace, &plan.sessions) {
         (Some(tp), _) => trace_pool(a, tp, &probe, &model)?,
         (None, Some(sp)) => session_pool(sp),
@@ -139,6 +149,7 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
             .as_ref()
             .map(|tp| Arc::new(crate::trace_prompts::times_ms(tp))),
         sessions,
+        sources,
     })
 }
 

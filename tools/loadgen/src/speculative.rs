@@ -37,46 +37,46 @@ pub struct SpecCounters {
 /// Parse Prometheus text exposition for the spec-decode counters, whatever
 /// the prefix (`vllm:`, `llamacpp:`, `sglang:`, none).
 pub fn parse_metrics(text: &str) -> SpecCounters {
-    let mut c = SpecCounters::default();
-    let (mut gauge_sum, mut gauges) = (0.0, 0u32);
-    for line in text.lines() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let name_end = line
-            .find(|ch: char| ch == '{' || ch.is_whitespace())
-            .unwrap_or(line.len());
-        let name = &line[..name_end];
-        let base = name.rsplit(':').next().unwrap_or(name);
-        // The value follows the (optional) label block.
-        let rest = match line[name_end..].find('}') {
-            Some(i) if line[name_end..].starts_with('{') => &line[name_end + i + 1..],
-            _ => &line[name_end..],
-        };
-        let Some(v) = rest
-            .split_whitespace()
-            .next()
-            .and_then(|v| v.parse::<f64>().ok())
-        else {
-            continue;
-        };
-        let slot = match base {
-            "spec_decode_num_draft_tokens_total" => &mut c.draft_tokens,
-            "spec_decode_num_accepted_tokens_total" => &mut c.accepted_tokens,
-            "spec_decode_num_drafts_total" => &mut c.drafts,
-            "spec_accept_length" if name.starts_with("sglang:") => {
-                gauge_sum += v;
-                gauges += 1;
-                continue;
-            }
-            _ => continue,
-        };
-        *slot += v;
-        c.present = true;
+    let mut p = SpecParse::default();
+    for s in sweepkit::prom::samples(text) {
+        p.add(&s);
     }
-    c.accept_length_gauge = (gauges > 0).then(|| round3(gauge_sum / f64::from(gauges)));
-    c
+    p.finish()
+}
+
+/// The spec counters read sample by sample (scrape/catalog.rs reads the
+/// other figures in the same pass).
+#[derive(Debug, Default)]
+pub struct SpecParse {
+    c: SpecCounters,
+    gauge_sum: f64,
+    gauges: u32,
+}
+
+impl SpecParse {
+    pub fn add(&mut self, s: &sweepkit::prom::Sample) {
+        let base = s.name.rsplit(':').next().unwrap_or(s.name);
+        let slot = match base {
+            "spec_decode_num_draft_tokens_total" => &mut self.c.draft_tokens,
+            "spec_decode_num_accepted_tokens_total" => &mut self.c.accepted_tokens,
+            "spec_decode_num_drafts_total" => &mut self.c.drafts,
+            "spec_accept_length" if s.name.starts_with("sglang:") => {
+                self.gauge_sum += s.value;
+                self.gauges += 1;
+                return;
+            }
+            _ => return,
+        };
+        *slot += s.value;
+        self.c.present = true;
+    }
+
+    pub fn finish(self) -> SpecCounters {
+        let mut c = self.c;
+        c.accept_length_gauge =
+            (self.gauges > 0).then(|| round3(self.gauge_sum / f64::from(self.gauges)));
+        c
+    }
 }
 
 /// Spec figures from counter deltas; None when no draft tokens were made.

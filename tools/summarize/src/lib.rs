@@ -25,6 +25,7 @@ pub(crate) mod analysis;
 pub(crate) mod cli;
 pub(crate) mod compare;
 pub(crate) mod error;
+pub(crate) mod explain;
 pub(crate) mod export;
 pub(crate) mod flag_values;
 pub(crate) mod input;

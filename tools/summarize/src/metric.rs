@@ -3,7 +3,10 @@
 //! direction is better, and reading a metric out of a record.
 
 use serde_json::Value;
-use sweepkit::records::{BenchRecord, Counts, SpecStats, Stats, Throughput};
+use sweepkit::records::{
+    BenchRecord, CounterFigure, Counts, GaugeFigure, GpuTelemetry, ServerMetrics, SpecStats, Stats,
+    Throughput,
+};
 
 /// Which way a metric improves (shared with sweep-plan).
 pub use sweepkit::pick::Better;
@@ -42,8 +45,32 @@ pub fn catalog() -> Vec<String> {
     out.extend(Counts::FIELDS.iter().map(|f| format!("counts.{f}")));
     out.extend(SpecStats::NUMBERS.iter().map(|f| format!("spec.{f}")));
     out.extend(BenchRecord::NUMBERS.iter().map(|f| f.to_string()));
+    // What the server and GPUs measured (explain/).
+    let sm = "server_metrics";
+    out.extend(ServerMetrics::NUMBERS.iter().map(|f| format!("{sm}.{f}")));
+    for g in ServerMetrics::GAUGES {
+        out.extend(GaugeFigure::NUMBERS.iter().map(|f| format!("{sm}.{g}.{f}")));
+    }
+    for c in ServerMetrics::COUNTERS {
+        out.extend(
+            CounterFigure::NUMBERS
+                .iter()
+                .map(|f| format!("{sm}.{c}.{f}")),
+        );
+    }
+    out.extend(GpuTelemetry::NUMBERS.iter().map(|f| format!("gpu.{f}")));
+    for g in GpuTelemetry::GAUGES {
+        out.extend(GaugeFigure::NUMBERS.iter().map(|f| format!("gpu.{g}.{f}")));
+    }
     out
 }
+
+/// The efficiency figures a pick may name without their block.
+const GPU_ALIASES: [&str; 3] = [
+    "energy_per_output_token_j",
+    "output_tok_per_s_per_w",
+    "energy_j",
+];
 
 /// Resolve a metric name to a dotted path: a dotted path is kept as is;
 /// `output_tok_per_s` -> `throughput.output_tok_per_s`; `p99_ttft_ms` and
@@ -63,6 +90,9 @@ pub fn resolve(name: &str) -> Result<String, MetricError> {
     if SpecStats::NUMBERS.contains(&name) {
         return Ok(format!("spec.{name}"));
     }
+    if GPU_ALIASES.contains(&name) {
+        return Ok(format!("gpu.{name}"));
+    }
     for block in BenchRecord::STATS_BLOCKS {
         for field in Stats::FIELDS {
             if name == format!("{field}_{block}") || name == format!("{block}_{field}") {
@@ -74,12 +104,15 @@ pub fn resolve(name: &str) -> Result<String, MetricError> {
 }
 
 /// Direction from the unit in the name: times (`_ms`, `_s` but not
-/// `_per_s`) are better lower; rates, counts and ratios are better higher.
+/// `_per_s`), energy (`_j`) and power (`_w` but not `_per_w`) are better
+/// lower; rates, counts and ratios are better higher.
 pub fn direction(path: &str) -> Better {
-    let is_time = path
-        .split('.')
-        .any(|seg| (seg.ends_with("_ms") || seg.ends_with("_s")) && !seg.ends_with("per_s"));
-    if is_time {
+    let is_cost = path.split('.').any(|seg| {
+        ((seg.ends_with("_ms") || seg.ends_with("_s")) && !seg.ends_with("per_s"))
+            || seg.ends_with("_j")
+            || (seg.ends_with("_w") && !seg.ends_with("per_w"))
+    });
+    if is_cost {
         Better::Lower
     } else {
         Better::Higher
@@ -141,6 +174,13 @@ mod tests {
         assert_eq!(direction("throughput.elapsed_s"), Better::Lower);
         assert_eq!(direction("throughput.output_tok_per_s"), Better::Higher);
         assert_eq!(direction("spec.acceptance_rate"), Better::Higher);
+        assert_eq!(direction("gpu.energy_per_output_token_j"), Better::Lower);
+        assert_eq!(direction("gpu.power_w.mean"), Better::Lower);
+        assert_eq!(direction("gpu.output_tok_per_s_per_w"), Better::Higher);
+        assert_eq!(
+            resolve("energy_per_output_token_j").unwrap(),
+            "gpu.energy_per_output_token_j"
+        );
     }
 
     #[test]

@@ -5,6 +5,9 @@
 /// `ttft_ms.p99` -> `TTFT p99 (ms)`; a path this does not know keeps its
 /// words, with the unit its name ends in.
 pub fn human(path: &str) -> String {
+    if let Some(x) = crate::explain::names::human(path) {
+        return x;
+    }
     let (block, field) = path.split_once('.').unwrap_or(("", path));
     if let Some(name) = stats_block(block) {
         return format!("{name} {field} (ms)");

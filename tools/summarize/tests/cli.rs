@@ -154,7 +154,7 @@ fn other_versions_missing_fields_and_mixed_levels_do_not_crash() {
     let mut lines = fixture_lines();
     // A newer schema with an unknown field, a record missing its metric, an
     // open-loop level, a record type from the future, and non-bench records.
-    lines[0] = lines[0].replace("\"schema\":1", "\"schema\":2,\"new_field\":{\"x\":1}");
+    lines[0] = lines[0].replace("\"schema\":1", "\"schema\":3,\"new_field\":{\"x\":1}");
     let mut no_metric: Value = serde_json::from_str(&lines[1]).unwrap();
     no_metric["throughput"]
         .as_object_mut()
@@ -172,7 +172,7 @@ fn other_versions_missing_fields_and_mixed_levels_do_not_crash() {
     run.expect_code(0);
     let err = run.stderr();
     for want in [
-        format!("{path}: line 1: schema 2 is newer"),
+        format!("{path}: line 1: schema 3 is newer"),
         format!("{path}: line 2: bench record has no number at throughput.output_tok_per_s"),
         format!("{path}: line 37: unknown record type \"calibration\""),
         format!("{path}: line 39: bench record has no load level"),

@@ -12,6 +12,7 @@ pub mod listeners;
 pub mod mix;
 pub mod pick;
 pub mod proc_stat;
+pub mod prom;
 pub mod records;
 pub mod redact;
 

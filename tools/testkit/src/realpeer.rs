@@ -181,3 +181,51 @@ pub fn metric_sum(text: &str, name: &str) -> Option<f64> {
     }
     found
 }
+
+/// vLLM's CPU build (`make real-peer`) serving the peer model `model` on
+/// 127.0.0.1:`port` with `args`, its output in `dir/vllm.log`, in a process
+/// group of its own that is killed on drop; returned once `/health` answers
+/// 200 (a start takes minutes here), else a panic with the log's tail.
+pub struct Vllm {
+    log: PathBuf,
+    _group: KillGroupOnDrop,
+}
+
+impl Vllm {
+    pub fn serve(p: &Peers, model: &str, dir: &std::path::Path, port: u16, args: &[&str]) -> Vllm {
+        use std::os::unix::process::CommandExt;
+        let log = dir.join("vllm.log");
+        let file = std::fs::File::create(&log).expect("vllm.log");
+        let mut child = Command::new(p.get("vllm").with_file_name("python"))
+            .args(["-m", "vllm.entrypoints.cli.main", "serve"])
+            .arg(p.get(model))
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(args)
+            .env("VLLM_CPU_KVCACHE_SPACE", "1")
+            .stdout(file.try_clone().expect("vllm.log"))
+            .stderr(file)
+            .stdin(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .expect("start vLLM");
+        let pid_file = dir.join("vllm.pid");
+        std::fs::write(&pid_file, child.id().to_string()).expect("vllm.pid");
+        // Reaped when the group is killed at the end (KillGroupOnDrop).
+        std::thread::spawn(move || child.wait());
+        let v = Vllm {
+            log,
+            _group: KillGroupOnDrop(pid_file),
+        };
+        assert!(
+            crate::healthy_within(port, Duration::from_secs(600)),
+            "vLLM not ready:\n{}",
+            v.log_tail()
+        );
+        v
+    }
+
+    /// The last lines of its log.
+    pub fn log_tail(&self) -> String {
+        tail(&std::fs::read_to_string(&self.log).unwrap_or_default())
+    }
+}

@@ -137,6 +137,13 @@ pub fn write(t: &Table) -> String {
             let _ = writeln!(out, "- {}", star(l));
         }
     }
+    let e = &t.explained;
+    if !e.is_empty() {
+        let _ = writeln!(out, "\n**What the server reported and measured**\n");
+        for l in e.capacity.iter().chain(&e.notes).chain(&e.absent) {
+            let _ = writeln!(out, "- {}", star(l));
+        }
+    }
     if !t.failures.is_empty() {
         let _ = writeln!(out, "\n**Failures**\n");
         for f in &t.failures {

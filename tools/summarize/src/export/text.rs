@@ -157,6 +157,24 @@ pub fn indented(text: &str) -> String {
     out
 }
 
+/// What the server reported and measured (explain/), when anything.
+fn server_lines(e: &crate::explain::Explained) -> String {
+    let mut out = String::new();
+    if !e.capacity.is_empty() {
+        out += "\nserver capacity (as reported once ready):\n";
+        for l in &e.capacity {
+            out += &indented(l);
+        }
+    }
+    if !e.notes.is_empty() || e.absent.is_some() {
+        out += "\nwhat the server measured:\n";
+        for l in e.notes.iter().chain(&e.absent) {
+            out += &indented(l);
+        }
+    }
+    out
+}
+
 /// The whole text output of one table.
 pub fn write(t: &Table) -> String {
     let mut out = String::new();
@@ -193,6 +211,7 @@ pub fn write(t: &Table) -> String {
             out += &indented(l);
         }
     }
+    out += &server_lines(&t.explained);
     if !t.failures.is_empty() {
         let _ = writeln!(out, "\nfailures:");
         for f in &t.failures {

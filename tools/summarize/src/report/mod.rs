@@ -84,6 +84,7 @@ pub fn html(
             out += &frontier(a, p, &sfx);
         }
         out += &charts(a, &sfx);
+        out += &crate::explain::report::section(a, &t.explained, &sfx);
         if let Some(c) = &views.capacity {
             out += &capacity(a, c, views, &sfx);
         }

@@ -16,9 +16,14 @@
 //! requests as static D did there, and a shallower choice at that level
 //! wins nothing back: it runs about like static D.
 //!
-//! KV-bound is read from the records, not guessed from throughput: a
-//! request the server cannot admit waits in its queue, and that wait is
-//! part of its time to first token. Static D is KV-bound at level L
+//! KV-bound is read from the records, not guessed from throughput. Where
+//! both cells carry the server's own figures (`server_metrics`, loadgen
+//! reads them from `/metrics`), they decide: static D is KV-bound at L
+//! when its KV cache was full at its peak with requests waiting or
+//! preempted, and the drafted depth's was not (explain/measured.rs).
+//! Otherwise it is inferred from waits: a request the server cannot admit
+//! waits in its queue, and that wait is part of its time to first token.
+//! Static D is KV-bound at level L
 //! where the schedule drafts d < D when D's requests waited for their
 //! first token longer than d's by more than [`KV_WAIT_SHARE`] of D's mean
 //! end-to-end latency at L, each wait counted beyond that depth's own
@@ -137,22 +142,39 @@ impl Waits {
     }
 }
 
-/// How much longer, as a share of its latency, static depth `deep`'s
-/// requests waited for a first token at level `c` than static `drafted`'s,
-/// when that is more than [`KV_WAIT_SHARE`]: the deep depth was KV-bound
-/// there (the module doc's rule, for the table's note on one level).
-pub fn kv_bound_share(
-    a: &Analysis,
-    server: Server,
-    deep: u32,
-    drafted: u32,
-    c: usize,
-) -> Option<f64> {
+/// Why static D was KV-bound at a level where a shallower depth was not.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Bound {
+    /// The servers' own figures (explain/): D's KV cache full with
+    /// requests waiting or preempted, the drafted depth's not; the words
+    /// give both cells' figures.
+    Measured(String),
+    /// Inferred from client-side waits: D's requests waited longer for a
+    /// first token by this share of its mean E2E latency.
+    Waited(f64),
+}
+
+/// Whether static `deep` (a row) was KV-bound at level `c` where static
+/// `drafted` was not: the servers' own figures when both cells measured
+/// their KV cache (they alone decide then), else the extra wait beyond
+/// [`KV_WAIT_SHARE`] (the module doc's rule).
+fn bound_at(a: &Analysis, waits: &Waits, deep: usize, drafted: usize, c: usize) -> Option<Bound> {
+    match crate::explain::kv_evidence(a, deep, drafted, c) {
+        Some((true, words)) => Some(Bound::Measured(words)),
+        Some((false, _)) => None,
+        None => waits
+            .extra_share(a, deep, drafted, c)
+            .filter(|&x| x > KV_WAIT_SHARE)
+            .map(Bound::Waited),
+    }
+}
+
+/// Whether static depth `deep` was KV-bound at level `c` where static
+/// `drafted` was not (for the table's note on one level).
+pub fn kv_bound(a: &Analysis, server: Server, deep: u32, drafted: u32, c: usize) -> Option<Bound> {
     let depths = schedule::depths(a, server).ok()?;
     let row = |k: u32| depths.iter().position(|d| d.k == k);
-    Waits::of(a)
-        .extra_share(a, row(deep)?, row(drafted)?, c)
-        .filter(|&x| x > KV_WAIT_SHARE)
+    bound_at(a, &Waits::of(a), row(deep)?, row(drafted)?, c)
 }
 
 /// The mean of `block.mean` over the records that measured it.
@@ -173,8 +195,8 @@ struct Predicted {
     cells: Vec<Option<CellStat>>,
     failed: Vec<bool>,
     /// Levels where static `deepest` was KV-bound: (level column, depth
-    /// drafted there, the extra wait's share of E2E).
-    bound: Vec<(usize, u32, f64)>,
+    /// drafted there, why).
+    bound: Vec<(usize, u32, Bound)>,
 }
 
 /// Schedule `s`'s value at each level: static d's, or static D's where D
@@ -200,11 +222,8 @@ fn predict(a: &Analysis, depths: &[Depth], waits: &Waits, s: &Schedule) -> Predi
         };
         let mut row = l.row;
         if let Some(rt) = row_top.filter(|_| l.k < top) {
-            if let Some(x) = waits
-                .extra_share(a, rt, l.row, c)
-                .filter(|&x| x > KV_WAIT_SHARE)
-            {
-                p.bound.push((c, l.k, x));
+            if let Some(why) = bound_at(a, waits, rt, l.row, c) {
+                p.bound.push((c, l.k, why));
                 row = rt;
             }
         }
@@ -271,25 +290,34 @@ fn note(
     let last = cands.len() - 1;
     let free = &cands[last].1;
     let top = free.deepest;
-    let bound: Vec<String> = free
-        .bound
-        .iter()
-        .map(|&(c, d, x)| {
-            format!(
+    let (mut waited, mut measured) = (Vec::new(), Vec::new());
+    for (c, d, why) in &free.bound {
+        match why {
+            Bound::Waited(x) => waited.push(format!(
                 "{:.0}% of its latency at {} (depth {d} drafted there)",
                 x * 100.0,
-                a.model.levels[c].label()
-            )
-        })
-        .collect();
+                a.model.levels[*c].label()
+            )),
+            Bound::Measured(words) => measured.push(words.clone()),
+        }
+    }
+    let mut why = Vec::new();
+    if !waited.is_empty() {
+        why.push(format!(
+            "its requests waited longer for a first token, by {}, inferred from waits",
+            waited.join(", ")
+        ));
+    }
+    if !measured.is_empty() {
+        why.push(format!("measured by the servers: {}", measured.join("; ")));
+    }
     let obj = a.opts.objective.name();
     let fmt = |x| crate::wording::score(a.opts.objective, x);
     let seen = format!(
-        "static {top} is KV-bound where the uncapped schedule drafts less (its requests \
-         waited longer for a first token, by {}), and both servers reserve speculative KV \
-         for a schedule's deepest depth at every load (SGLang get_alloc_len_per_decode, \
-         vLLM num_lookahead_tokens)",
-        bound.join(", ")
+        "static {top} is KV-bound where the uncapped schedule drafts less ({}), and both \
+         servers reserve speculative KV for a schedule's deepest depth at every load (SGLang \
+         get_alloc_len_per_decode, vLLM num_lookahead_tokens)",
+        why.join("; ")
     );
     let each: Vec<String> = cands
         .iter()

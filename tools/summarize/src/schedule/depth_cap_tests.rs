@@ -3,7 +3,8 @@
 //! deepest depth's requests waited for KV, the same throughputs without
 //! those waits are not, a compute-bound curve is not, a KV-bound deepest
 //! depth that still predicts best stays, `--max-depth` replaces the rule,
-//! and the rule applies to vLLM's largest k alike.
+//! the rule applies to vLLM's largest k alike, and the servers' own KV
+//! figures, where the records carry them, decide instead of the waits.
 
 use super::*;
 use crate::analysis::analysis_of_lines as analysis_of;
@@ -130,7 +131,7 @@ fn a_memory_bound_curve_is_capped_below_the_depth_that_waited_for_kv() {
         "depth capped at 4: static 5 is KV-bound where the uncapped schedule drafts \
          less (its requests waited longer for a first token, by 16% of its latency at \
          c=16 (depth 4 drafted there), 59% of its latency at c=48 (depth 1 drafted \
-         there)), and both servers reserve speculative KV for a schedule's deepest \
+         there), inferred from waits), and both servers reserve speculative KV for a schedule's deepest \
          depth at every load (SGLang get_alloc_len_per_decode, vLLM \
          num_lookahead_tokens); predicted weighted score capped at 3 0.862, capped at 4 \
          0.966, uncapped (deepest 5) 0.902 (summarize(1) SCHEDULE, Depth cap)"
@@ -153,7 +154,9 @@ fn a_wait_under_five_percent_of_the_latency_is_not_kv_bound() {
     assert_eq!(deepest(&s), 4);
     let note = note_of(&s).unwrap();
     assert!(
-        note.contains("by 59% of its latency at c=48 (depth 1 drafted there))"),
+        note.contains(
+            "by 59% of its latency at c=48 (depth 1 drafted there), inferred from waits)"
+        ),
         "{note}"
     );
     assert!(!note.contains("at c=16"), "{note}");
@@ -235,7 +238,7 @@ fn a_kv_bound_deepest_depth_that_still_predicts_best_is_kept_and_said() {
         note.starts_with(
             "depth not capped: static 5 is KV-bound where the uncapped schedule drafts \
              less (its requests waited longer for a first token, by 37% of its latency \
-             at c=48 (depth 1 drafted there))"
+             at c=48 (depth 1 drafted there), inferred from waits)"
         ),
         "{note}"
     );
@@ -288,4 +291,67 @@ fn a_cap_that_leaves_one_value_is_no_candidate() {
         note.ends_with("score uncapped (deepest 5) 0.930 (summarize(1) SCHEDULE, Depth cap)"),
         "{note}"
     );
+}
+
+/// `lines` with each record's `server_metrics` from `kv(k, c)`: (KV peak,
+/// mean waiting), None for a record without the block.
+fn with_server(lines: Vec<String>, kv: impl Fn(u32, u64) -> Option<(f64, f64)>) -> Vec<String> {
+    lines
+        .into_iter()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(&l).unwrap();
+            let k: u32 = v["config"]["speculative-num-steps"]
+                .as_str()
+                .unwrap()
+                .parse()
+                .unwrap();
+            let c = v["load"]["concurrency"].as_u64().unwrap();
+            if let Some((peak, waiting)) = kv(k, c) {
+                let g =
+                    |x: f64, src: &str| json!({"mean": x, "peak": x, "samples": 5, "source": src});
+                v["server_metrics"] = json!({
+                    "scrapes": 7, "interval_s": 1.0, "gauge_window": "steady",
+                    "kv_cache_usage_ratio": g(peak, "sglang:token_usage"),
+                    "waiting_requests": g(waiting, "sglang:num_queue_reqs"),
+                });
+            }
+            v.to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn measured_kv_decides_over_the_waits() {
+    // The waits say static 5 was KV-bound at c=16 and c=48; the servers
+    // say no KV cache ever filled: nothing is capped.
+    let roomy = with_server(memory_bound_lines(Server::Sglang), |_, _| Some((0.6, 0.0)));
+    let s = derive(&analysis_of(&roomy), Server::Sglang, &mb(), None).unwrap();
+    assert_eq!(deepest(&s), 5);
+    assert_eq!(note_of(&s), None, "{:?}", s.warnings);
+    // Static 5's first tokens at c=16 wait only 3.4% longer than depth
+    // 4's (under KV_WAIT_SHARE), but its server was full with requests
+    // queued there and depth 4's was not: KV-bound, by the server.
+    let mut all: Vec<String> = memory_bound_lines(Server::Sglang)
+        .into_iter()
+        .filter(|l| {
+            !(l.contains("\"speculative-num-steps\":\"5\"") && l.contains("\"concurrency\":16"))
+        })
+        .collect();
+    all.extend(lines(Server::Sglang, &[(5, &[(16, 13989.0, 13.0, 140.0)])]));
+    let full = with_server(all, |k, c| match (k, c) {
+        (5, 16) => Some((0.99, 3.2)),
+        (_, 48) => Some((1.0, 20.0)),
+        _ => Some((0.7, 0.0)),
+    });
+    let s = derive(&analysis_of(&full), Server::Sglang, &mb(), None).unwrap();
+    assert_eq!(deepest(&s), 4);
+    let note = note_of(&s).unwrap();
+    testkit::assert_contains(
+        note,
+        "measured by the servers: speculative-num-steps=5 at c=16: KV cache 99% peak, 3.2 \
+         waiting on average; speculative-num-steps=4: 70%, 0",
+    );
+    // Every depth was full at c=48: not one more than another there.
+    assert!(!note.contains("at c=48"), "{note}");
+    assert!(!note.contains("inferred from waits"), "{note}");
 }

@@ -53,19 +53,23 @@ pub fn note(
     };
     let vs = cell.vs_best.as_ref()?;
     // The records are read only for a level that may get the note.
-    let waited = || crate::schedule::depth_cap::kv_bound_share(a, srv, deepest, k, c);
+    let bound = || crate::schedule::depth_cap::kv_bound(a, srv, deepest, k, c);
     let waited = match vs.verdict {
-        Verdict::Worse => waited(),
-        Verdict::Unknown if lower(vs.median) => Some(waited()?),
+        Verdict::Worse => bound(),
+        Verdict::Unknown if lower(vs.median) => Some(bound()?),
         _ => return None,
     };
-    let evidence = waited.map_or_else(String::new, |x| {
-        format!(
+    let evidence = match waited {
+        None => String::new(),
+        Some(crate::schedule::depth_cap::Bound::Waited(x)) => format!(
             "static {deepest}'s requests waited {:.0}% of their latency longer for a \
-             first token here; ",
+             first token here (KV-bound, inferred from waits); ",
             x * 100.0
-        )
-    });
+        ),
+        Some(crate::schedule::depth_cap::Bound::Measured(words)) => {
+            format!("KV-bound, measured by the servers: {words}; ")
+        }
+    };
     Some(format!(
         "{evidence}the schedule reserves speculative KV for its deepest depth \
          {deepest} at every load (both servers do), which {} does not: try it capped \

@@ -117,6 +117,8 @@ pub struct Table<'a> {
     pub schedule: Vec<crate::table::schedule_rows::ScheduleRows>,
     /// The one thing to do, and why (table/recommend.rs).
     pub recommendation: crate::table::recommend::Recommendation,
+    /// What the server reported and measured (explain/).
+    pub explained: crate::explain::Explained,
 }
 
 impl<'a> Table<'a> {
@@ -150,6 +152,7 @@ impl<'a> Table<'a> {
             warnings: a.warnings.clone(),
             schedule: crate::table::schedule_rows::of(a),
             recommendation: crate::table::recommend::of(a),
+            explained: crate::explain::of(a),
         }
     }
 

@@ -7,8 +7,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_with::skip_serializing_none;
 
+use super::gpu::GpuTelemetry;
 use super::histogram::Histograms;
 use super::server::ServerInfo;
+use super::server_metrics::ServerMetrics;
 use super::shared::{Config, Provenance};
 use super::slurm::SlurmJob;
 use super::vocabulary::{CapacityStop, LoadMode, SpecSource};
@@ -401,6 +403,12 @@ pub struct BenchRecord {
     /// capacity it found and how sure it is. Absent otherwise.
     pub capacity: Option<CapacitySearch>,
     pub spec: Option<SpecStats>,
+    /// What the server's own `/metrics` said during the level: KV cache,
+    /// running and waiting requests, preemptions, prefix cache, spec
+    /// counters. Absent when it serves no `/metrics` (or `--no-scrape`).
+    pub server_metrics: Option<ServerMetrics>,
+    /// `loadgen --gpu-metrics`: power, energy, memory over the level.
+    pub gpu: Option<GpuTelemetry>,
     /// Warnings a human should act on.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use serde_with::skip_serializing_none;
 
+use super::server_limits::ServerLimits;
 use super::vocabulary::ServerKind;
 
 /// What is known about the server under test.
@@ -27,6 +28,10 @@ pub struct ServerInfo {
     /// from `/server_info`; 48 when speculation is on and it was not set):
     /// concurrency above it queues in the server.
     pub max_running_requests: Option<u64>,
+    /// The capacity the server reported once ready: KV tokens and blocks,
+    /// running requests, slots (loadgen reads it when it connects).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limits: Option<ServerLimits>,
     /// The live process's own argument vector (`/proc/PID/cmdline`), read
     /// when the server reports no `args` (vLLM, llama.cpp); secrets redacted.
     pub argv: Option<Vec<String>>,

@@ -6,8 +6,11 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_with::skip_serializing_none;
 
-/// Bumped when a field changes meaning or is removed (adding fields is not).
-pub const SCHEMA_VERSION: u32 = 1;
+/// Bumped when a field changes meaning or is removed, or a record grows a
+/// block older readers would misread. 2: bench records carry what the
+/// server measured (`server_metrics`, `gpu`, `server.limits`); records of
+/// schema 1 are still read, their blocks absent.
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// The version every tool stamps into its records' provenance.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -148,6 +148,9 @@ fn bench_lists_match(st: Stats, t: Throughput, sp: SpecStats) {
         client_cpu_s: Some(1.0),
         steady: Some(t),
         spec: Some(sp),
+        // Lists of their own, checked in server_metrics.rs.
+        server_metrics: None,
+        gpu: None,
         warnings: vec!["w".into()],
         partial: true,
         upstream: Some(Value::Null),
