@@ -228,6 +228,7 @@ find_lib() { # NAME: lib_file
 ((!slurm)) || { find_lib slurm.sh && source "$lib_file" && slurm_main; }
 ((dry_run == 0)) || exec "$SWEEP_PLAN" dry-run --tools "$SVC_SWAP" "$WAIT_READY" "$LOADGEN" -- "${argv[@]}"
 work=$(mktemp -d "${TMPDIR:-/tmp}/sweep.XXXXXX") # scores, tally, records to apply
+export SWEEPKIT_SAID=${SWEEPKIT_SAID:-$work/said} # a tool's line on the server itself, once per sweep
 trap 'rm -rf "$work"; ((quiet)) || "$SWEEP_PLAN" progress-end || true' EXIT
 # shellcheck source=scripts/lib/fleet.sh
 [[ -z $hosts ]] || { find_lib fleet.sh && source "$lib_file" && fleet_main; }

@@ -118,3 +118,30 @@ fn summarize_names_kv_for_the_deep_depth_in_the_servers_numbers() {
     }
     testkit::assert_lacks(&html, "id=\"chart-gpu-power\"");
 }
+
+/// A server without `/metrics` (SGLang started without --enable-metrics):
+/// a sweep says so in one line naming the flag, once for the whole sweep,
+/// not once per config (loadgen says it in each config's run; sweep points
+/// `SWEEPKIT_SAID` at its work folder). Regression: one line per config.
+#[test]
+fn a_sweep_says_a_missing_metrics_endpoint_once() {
+    use sweep_support::{dump, SimExec, SweepArgs};
+    let (spec, url) = SimExec::free()
+        .load("100ms")
+        .eagle(1)
+        .flags("--personality sglang")
+        .spec("sweep-no-metrics");
+    let out = SweepArgs::on_spec(&spec, &url, "llm-sim")
+        .param("speculative-num-steps", "1,2,3")
+        .levels("1")
+        .load(&["-n", "2", "--max-tokens", "8", "--scrape-interval", "100ms"])
+        .results(&spec.results())
+        .expect(0);
+    let err = String::from_utf8_lossy(&out.stderr);
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("GET /metrics")).collect();
+    assert_eq!(said.len(), 1, "{}", dump(&out));
+    testkit::assert_contains(said[0], "--enable-metrics");
+    let recs = sweep_support::records(&spec.results());
+    let benches = recs.iter().filter(|r| r["type"] == "bench").count();
+    assert_eq!(benches, 3, "{}", dump(&out));
+}

@@ -10,6 +10,7 @@ pub mod io;
 pub mod lines;
 pub mod listeners;
 pub mod mix;
+pub mod once;
 pub mod pick;
 pub mod proc_stat;
 pub mod prom;

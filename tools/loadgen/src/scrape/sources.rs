@@ -1,13 +1,14 @@
 //! What the run samples, settled once when loadgen connects: the server's
 //! `/metrics` (tried once; a server without it is said once, with the flag
 //! that turns it on), its capacity (limits.rs), and the GPU source of
-//! `--gpu-metrics` (tried once; no GPU is said once). Nothing here fails
+//! `--gpu-metrics` (tried once; no GPU is said once: once per sweep under
+//! sweep, through `sweepkit::once`). Nothing here fails
 //! the run.
 
 use std::time::Duration;
 
 use serde_json::Value;
-use sweepkit::diag;
+use sweepkit::once;
 use sweepkit::records::{GpuSource, ServerInfo, ServerLimits};
 
 use super::catalog::Snapshot;
@@ -83,7 +84,7 @@ pub fn open(want: &Want, probe: &Probe, server: &mut ServerInfo, info: Option<&V
             Ok(t) => {
                 let seen = Snapshot::parse(&t, std::time::Instant::now()).any();
                 if !seen {
-                    diag::warning(
+                    once::warning(
                         "loadgen",
                         "the server's /metrics has none of the figures loadgen reads \
                          (loadgen(1) SERVER METRICS): no server metrics in the records",
@@ -97,7 +98,7 @@ pub fn open(want: &Want, probe: &Probe, server: &mut ServerInfo, info: Option<&V
                     .and_then(|i| i.get("enable_metrics"))
                     .and_then(Value::as_bool)
                     == Some(false);
-                diag::warning("loadgen", absent_line(server.kind.as_ref(), off, &miss));
+                once::warning("loadgen", absent_line(server.kind.as_ref(), off, &miss));
                 None
             }
         }
@@ -136,7 +137,7 @@ fn read_limits(
 /// The GPU source, tried once; said once when it gives nothing.
 fn open_gpu(want: &Want) -> (Option<Endpoint>, Option<Stream>) {
     let absent = |why: String| {
-        diag::warning(
+        once::warning(
             "loadgen",
             format!("--gpu-metrics: no GPU telemetry ({why}); the records carry none"),
         )
