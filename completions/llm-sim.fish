@@ -42,7 +42,7 @@ complete -c llm-sim -l stall -d 'Length of a stall' -r
 complete -c llm-sim -l exact-ttft -d 'Exact time to first token; one token per chunk (client accuracy)' -r
 complete -c llm-sim -l exact-itl -d 'Exact gap between token chunks (with --exact-ttft)' -r
 complete -c llm-sim -l speculative-adaptive -d 'SGLang: move the draft steps per batch size by accept length'
-complete -c llm-sim -l enable-metrics -d 'Serve /metrics (sglang needs it; vllm and llama.cpp always serve it)'
+complete -c llm-sim -l enable-metrics -l metrics -d 'Serve /metrics as sglang and llama.cpp do when asked (vllm always)'
 complete -c llm-sim -l crash-on-load -d 'Crash at the end of loading with a CUDA-out-of-memory line, exit 1'
 complete -c llm-sim -l zero-delay -d 'No simulated time: answer as fast as possible (client overhead)'
 complete -c llm-sim -s h -l help -d 'Print help (see more with \'--help\')'

@@ -332,3 +332,100 @@ fn wait_ready_waits_through_llama_server_loading_503() {
     assert!(open < ready, "port open {open} s before ready {ready} s");
     assert_eq!(after.map(|(s, _)| s), Some(200), "ready means /health 200");
 }
+
+/// The metric names in a Prometheus text (samples only).
+fn metric_names(text: &str) -> std::collections::BTreeSet<String> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split(['{', ' ']).next().map(String::from))
+        .collect()
+}
+
+/// One short completion, then the server's `/metrics` (status, body).
+fn metrics_after_one(port: u16) -> (u16, String) {
+    let body = r#"{"prompt":"hi","max_tokens":4}"#;
+    let (st, _, out) = testkit::realpeer::http(port, "POST", "/v1/completions", &[], Some(body))
+        .expect("completion");
+    assert_eq!(st, 200, "{out}");
+    let (st, _, m) = testkit::realpeer::http(port, "GET", "/metrics", &[], None).unwrap();
+    (st, m)
+}
+
+/// llm-sim's llama.cpp personality against a live llama-server: with
+/// `--metrics` it serves only names the real server serves, among them
+/// every one loadgen reads (scrape/catalog.rs); without, both answer 501
+/// with the same error naming the flag.
+#[test]
+fn llm_sim_llama_cpp_metrics_match_a_live_llama_server() {
+    let Some(c) = cache() else { return };
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let serve = |metrics: bool| {
+        let port = testkit::free_port();
+        let mut cmd = Command::new(&c.server);
+        cmd.args(["-m", c.target.to_str().unwrap(), "--host", "127.0.0.1"])
+            .args([
+                "--port",
+                &port.to_string(),
+                "-np",
+                "1",
+                "-c",
+                "512",
+                "-t",
+                "1",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        if metrics {
+            cmd.arg("--metrics");
+        }
+        let mut child = cmd.spawn().unwrap();
+        let t0 = std::time::Instant::now();
+        while testkit::http_get(port, "/health").map(|r| r.0) != Some(200) {
+            assert!(t0.elapsed().as_secs() < 60, "llama-server never ready");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let got = metrics_after_one(port);
+        let _ = child.kill();
+        let _ = child.wait();
+        got
+    };
+    let sim = |metrics: bool| {
+        let mut args = vec!["--personality", "llama.cpp", "--zero-delay"];
+        if metrics {
+            args.push("--metrics");
+        }
+        let s = testkit::Sim::start_ready(&args);
+        metrics_after_one(s.port)
+    };
+    let ((rs, real), (ss, simulated)) = (serve(true), sim(true));
+    assert_eq!((rs, ss), (200, 200), "{real}\n{simulated}");
+    let (real_names, sim_names) = (metric_names(&real), metric_names(&simulated));
+    for n in &sim_names {
+        assert!(real_names.contains(n), "llm-sim invents {n}");
+    }
+    for n in [
+        "requests_processing",
+        "requests_deferred",
+        "spec_decode_num_drafts_total",
+        "spec_decode_num_draft_tokens_total",
+        "spec_decode_num_accepted_tokens_total",
+    ] {
+        let n = format!("llamacpp:{n}");
+        assert!(
+            real_names.contains(&n),
+            "{n}: read by loadgen, not served: {real}"
+        );
+        assert!(
+            sim_names.contains(&n),
+            "{n}: missing from llm-sim's: {simulated}"
+        );
+    }
+    let ((rs, real), (ss, simulated)) = (serve(false), sim(false));
+    assert_eq!((rs, ss), (501, 501), "{real}\n{simulated}");
+    let (r, s): (Value, Value) = (
+        serde_json::from_str(&real).unwrap(),
+        serde_json::from_str(&simulated).unwrap(),
+    );
+    assert_eq!(r["error"]["message"], s["error"]["message"]);
+    assert_eq!(r["error"]["type"], s["error"]["type"]);
+}

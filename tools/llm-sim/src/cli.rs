@@ -105,8 +105,8 @@ pub struct Args {
     #[arg(long, value_name = "PASSWORD")]
     pub ssl_keyfile_password: Option<String>,
 
-    /// Serve /metrics (sglang needs it; vllm and llama.cpp always serve it).
-    #[arg(long)]
+    /// Serve /metrics as sglang and llama.cpp do when asked (vllm always)
+    #[arg(long, visible_alias = "metrics")]
     pub enable_metrics: bool,
 
     /// Time one sglang /health probe takes (SGLang: a token and 1 s).

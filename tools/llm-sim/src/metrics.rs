@@ -1,6 +1,6 @@
-//! Live counters and their Prometheus text: vLLM's names (also served by
-//! the llama.cpp personality) and SGLang's, whose speculative figures are
-//! gauges over a window of recent verify steps, not counters.
+//! Live counters and their Prometheus text: vLLM's names, SGLang's (whose
+//! speculative figures are gauges over a window of recent verify steps,
+//! not counters) and llama.cpp's (`llamacpp:`, unlabelled).
 
 use std::fmt::Write;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -188,6 +188,70 @@ impl Metrics {
         (drafts + self.accepted_tokens.load(Relaxed)) as f64 / drafts as f64
     }
 
+    /// llama-server's Prometheus text: the names of
+    /// `server_task_result_metrics::to_metrics` (`tools/server/server-task.cpp`)
+    /// as llama-server with `--metrics` serves them, unlabelled. llm-sim
+    /// keeps no prompt or generation timings, nor decode calls: those
+    /// families (`prompt_seconds_total`, `tokens_predicted_seconds_total`,
+    /// `n_decode_total`, `n_tokens_max` and the throughput gauges) are
+    /// left out rather than served as invented numbers.
+    pub fn render_llamacpp(&self) -> String {
+        let mut x = Exposition::new(String::new());
+        let c = |a: &AtomicU64| a.load(Relaxed);
+        let cached = c(&self.prefix_cache_hits);
+        let counters = [
+            (
+                "prompt_tokens_total",
+                "Number of prompt tokens processed, excluding cached tokens",
+                c(&self.prompt_tokens).saturating_sub(cached),
+            ),
+            (
+                "prompt_tokens_cached_total",
+                "Number of prompt tokens reused from the cache",
+                cached,
+            ),
+            (
+                "tokens_predicted_total",
+                "Number of generation tokens processed",
+                c(&self.generation_tokens),
+            ),
+            (
+                "spec_decode_num_draft_tokens_total",
+                "Speculative: Total draft tokens generated",
+                c(&self.draft_tokens),
+            ),
+            (
+                "spec_decode_num_accepted_tokens_total",
+                "Speculative: Total draft tokens accepted by the target model",
+                c(&self.accepted_tokens),
+            ),
+            (
+                "spec_decode_num_drafts_total",
+                "Speculative: Total speculative decoding verification steps",
+                c(&self.drafts),
+            ),
+        ];
+        for (name, help, v) in counters {
+            x.put(&format!("llamacpp:{name}"), "counter", help, v.to_string());
+        }
+        let gauges = [
+            (
+                "requests_processing",
+                "Number of requests processing",
+                &self.running,
+            ),
+            (
+                "requests_deferred",
+                "Number of requests deferred",
+                &self.waiting,
+            ),
+        ];
+        for (name, help, v) in gauges {
+            x.put(&format!("llamacpp:{name}"), "gauge", help, c(v).to_string());
+        }
+        x.text
+    }
+
     /// Prometheus text exposition.
     pub fn render(&self, model: &str, steps: u32, kv_capacity: u64) -> String {
         let mut x = Exposition::new(format!("model_name=\"{model}\""));
@@ -316,7 +380,11 @@ impl Exposition {
     fn put(&mut self, name: &str, kind: &str, help: &str, v: String) {
         let (s, l) = (&mut self.text, &self.labels);
         let _ = writeln!(s, "# HELP {name} {help}\n# TYPE {name} {kind}");
-        let _ = writeln!(s, "{name}{{{l}}} {v}");
+        match l.is_empty() {
+            true => writeln!(s, "{name} {v}"),
+            false => writeln!(s, "{name}{{{l}}} {v}"),
+        }
+        .ok();
     }
 }
 

@@ -104,15 +104,25 @@ fn ok() -> Response<HttpBody> {
     json_resp(200, &json!({"status": "ok", "simulated": true}))
 }
 
-fn metrics(state: &State, vllm_names: bool) -> Response<HttpBody> {
+fn metrics(state: &State, names: Personality) -> Response<HttpBody> {
     let a = &state.args;
     let m = &state.metrics;
-    let text = if vllm_names {
-        m.render(&a.model_name, state.spec.steps, a.kv_capacity_tokens)
-    } else {
-        m.render_sglang(&a.model_name, a.kv_capacity_tokens)
+    let text = match names {
+        Personality::Vllm => m.render(&a.model_name, state.spec.steps, a.kv_capacity_tokens),
+        Personality::Sglang => m.render_sglang(&a.model_name, a.kv_capacity_tokens),
+        Personality::LlamaCpp => m.render_llamacpp(),
     };
     respond(200, "text/plain; version=0.0.4", stream::full(text))
+}
+
+/// llama-server without `--metrics` (`tools/server/server-context.cpp`):
+/// 501, its error JSON naming the flag.
+fn llama_metrics_off() -> Response<HttpBody> {
+    error(&ApiError {
+        status: 501,
+        kind: "not_supported_error",
+        message: "This server does not support metrics endpoint. Start it with `--metrics`".into(),
+    })
 }
 
 async fn sglang(
@@ -142,7 +152,9 @@ async fn sglang(
         (&Method::GET, "/server_info" | "/get_server_info") => {
             json_resp(200, &info::sglang_server_info(&state))
         }
-        (&Method::GET, "/metrics") if state.args.enable_metrics => metrics(&state, false),
+        (&Method::GET, "/metrics") if state.args.enable_metrics => {
+            metrics(&state, Personality::Sglang)
+        }
         (&Method::POST, "/tokenize") => tokenize_route(&state, req).await,
         (&Method::POST, "/v1/completions" | "/v1/chat/completions" | "/generate") if !ready => {
             warming_up()
@@ -170,7 +182,7 @@ async fn vllm(
             &json!({"version": info::VLLM_VERSION, "simulated": true}),
         ),
         (&Method::GET, "/v1/models") => json_resp(200, &info::models(&state)),
-        (&Method::GET, "/metrics") => metrics(&state, true),
+        (&Method::GET, "/metrics") => metrics(&state, Personality::Vllm),
         (&Method::GET, "/server_info") if dev_mode() => {
             let json_format = req
                 .uri()
@@ -205,7 +217,10 @@ async fn llama(
         (&Method::GET, "/v1/models" | "/models") => json_resp(200, &info::models(&state)),
         (&Method::GET, "/props") => json_resp(200, &info::llama_props(&state)),
         (&Method::GET, "/slots") => json_resp(200, &info::llama_slots(&state)),
-        (&Method::GET, "/metrics") => metrics(&state, true),
+        (&Method::GET, "/metrics") if state.args.enable_metrics => {
+            metrics(&state, Personality::LlamaCpp)
+        }
+        (&Method::GET, "/metrics") => llama_metrics_off(),
         (&Method::POST, "/tokenize") => tokenize_route(&state, req).await,
         (&Method::POST, "/v1/completions" | "/completion") => {
             generation::generate(state, req, false, wire).await

@@ -257,9 +257,32 @@ fn llama_cpp_listens_at_once_with_loading_model_503s() {
         "every route while loading"
     );
     sim.wait_health(Duration::from_secs(10));
-    for path in ["/v1/models", "/props", "/slots", "/metrics"] {
+    for path in ["/v1/models", "/props", "/slots"] {
         assert_eq!(http_get(port, path).unwrap().0, 200, "{path}");
     }
+    // llama-server serves /metrics only with --metrics: 501 naming it.
+    let (code, body) = http_get(port, "/metrics").unwrap();
+    assert_eq!(code, 501, "{body}");
+    assert_contains(&body, "Start it with `--metrics`");
     let s = stream(port, "/v1/completions", &completion(5, true));
     assert!(s.usage_event().unwrap()["timings"]["predicted_n"] == 5);
+}
+
+/// With `--metrics`, llama-server's own names, unlabelled: the requests
+/// processing and deferred, the token and speculative counters (never
+/// vLLM's names, which the llama.cpp personality served before).
+#[test]
+fn llama_cpp_metrics_carry_llama_servers_names() {
+    let sim = Sim::start_ready(&testkit::words(
+        "--personality llama.cpp --metrics --zero-delay",
+    ));
+    let s = stream(sim.port, "/v1/completions", &completion(5, true));
+    assert!(s.usage_event().is_some());
+    let (code, m) = http_get(sim.port, "/metrics").unwrap();
+    assert_eq!(code, 200, "{m}");
+    assert!(!m.contains("vllm:"), "{m}");
+    assert!(m.contains("llamacpp:requests_processing 0\n"), "{m}");
+    assert!(m.contains("llamacpp:requests_deferred 0\n"), "{m}");
+    assert!(m.contains("llamacpp:tokens_predicted_total 5\n"), "{m}");
+    assert!(m.contains("llamacpp:spec_decode_num_drafts_total "), "{m}");
 }

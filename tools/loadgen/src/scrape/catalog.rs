@@ -24,7 +24,8 @@
 //!   published `llamacpp:kv_cache_usage_ratio` (its `server/bench/bench.py`
 //!   still reads it), the build installed here does not.
 //!
-//! llm-sim serves the vLLM or SGLang names of the personality it imitates.
+//! llm-sim serves the names of the personality it imitates (llama.cpp's
+//! only with `--metrics`, as llama-server).
 
 use std::time::Instant;
 
