@@ -18,6 +18,7 @@ pub mod child;
 pub mod fleet;
 pub mod records;
 pub mod sim;
+pub mod slots;
 pub mod slurm;
 
 pub use args::SweepArgs;
