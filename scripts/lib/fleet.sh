@@ -83,7 +83,10 @@ fleet_main() {
   mkdir -p "$fleet_dir"
   touch "$results"
   rm -f "$fleet_dir"/{joblog,tries.jsonl,activity-*}
-  ((!h_slots)) || slot_origins
+  # GPU slots: every slot's origin first (a dry run each), then the pool
+  # again, so the ports read from their targets are checked apart before
+  # anything runs.
+  ((!h_slots)) || { (for id in "${h_id[@]}"; do pool_settings --host "$id" && { [[ -s $origin_file ]] || { ask step --index 1 "${step_args[@]}" --work "$work" "$results" && originals; }; } || exit $?; done) || exit $?; pool_settings --pool; }
   printf '1/%s\n' "${h_id[@]}" >"$fleet_dir/sshlogins"
   SWEEP_FLEET_SINCE=$(wc -l <"$results") # where this run's records start
   # Every config left (--resume skips those with a result, and says so).
@@ -92,16 +95,6 @@ fleet_main() {
   trap fleet_on_signal INT TERM
   ((${#pending[@]} == 0)) || fleet_run "${pending[@]}"
   fleet_finish
-}
-
-# GPU slots: every slot's origin is read first (a dry run each), so the
-# ports read from their targets are checked apart before anything runs.
-slot_origins() {
-  local id
-  for id in "${h_id[@]}"; do
-    (pool_settings --host "$id" && { [[ -s $origin_file ]] || { ask step --index 1 "${step_args[@]}" --work "$work" "$results" && originals; }; }) || exit $?
-  done
-  pool_settings --pool
 }
 
 # parallel's "ssh" for a pool host: run the job here ($1 is the host,
