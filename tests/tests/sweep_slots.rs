@@ -376,40 +376,16 @@ fn bench_six_configs_on_two_and_three_slots_against_one() {
 /// repository's script with `--dry-run` added).
 #[test]
 fn the_readme_slot_examples_run_as_dry_runs() {
-    let readme = std::fs::read_to_string(testkit::repo_root().join("README.md")).unwrap();
-    let section = readme
-        .split("\n## One machine, several GPUs")
-        .nth(1)
-        .and_then(|s| s.split("\n## ").next())
-        .expect("README: a '## One machine, several GPUs' section");
-    let blocks: Vec<&str> = section
-        .split("```sh\n")
-        .skip(1)
-        .filter_map(|b| b.split("```").next())
-        .collect();
+    let (section, blocks) = sweep_support::readme_blocks("One machine, several GPUs");
     assert_eq!(blocks.len(), 2, "{section}");
     assert!(section.contains("[Service]\nEnvironmentFile=/etc/sglang/%i.env"));
-    let bin_dir = testkit::bin("svc-swap").parent().unwrap().to_path_buf();
-    let sweep = testkit::repo_root().join("scripts/sweep.sh");
-    for block in blocks {
-        let dir = testkit::temp_dir("slots-readme");
-        let script = format!(
-            "set -e\nsweep() {{ bash '{}' --bin-dir '{}' \"$@\" --dry-run; }}\n{block}",
-            sweep.display(),
-            bin_dir.display()
-        );
-        let out = Command::new("bash")
-            .args(["-c", &script])
-            .current_dir(&dir)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+    for block in &blocks {
+        let out = sweep_support::readme_dry_run(block);
         assert_eq!(out.status.code(), Some(0), "{block}\n{}", dump(&out));
         let plan = String::from_utf8_lossy(&out.stdout);
         assert!(
             plan.contains("# host 2: local slot 1 (GPUs 2,3, "),
             "{block}\n{plan}"
         );
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
