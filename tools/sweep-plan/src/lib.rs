@@ -17,6 +17,7 @@ pub mod cmd;
 pub mod end;
 pub mod fleet;
 pub mod grid;
+pub mod host;
 pub mod hosts;
 pub mod load_args;
 pub mod origin;

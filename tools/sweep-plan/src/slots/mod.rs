@@ -11,4 +11,6 @@
 pub mod activity;
 pub mod bench;
 pub mod layout;
+#[cfg(test)]
+mod layout_tests;
 pub mod pool;

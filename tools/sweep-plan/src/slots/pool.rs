@@ -4,7 +4,7 @@
 //! activity log and lock under `RESULTS.fleet/`), and how many configs
 //! and benches run at once, for the progress line's ETA.
 
-use crate::hosts::{cksum, Host};
+use crate::host::{cksum, Host};
 use crate::slots::layout::{self, SlotError};
 use crate::{origin, preflight};
 
