@@ -82,6 +82,16 @@ fn loads_overlap_and_benches_never_do(slots: usize, values: &str) {
         .iter()
         .all(|b| !b["slot"]["beside"].to_string().contains("bench")));
     assert!(stderr(&out).contains("done: "), "{}", dump(&out));
+    // summarize counts the levels measured beside another slot's load.
+    let sum = Command::new(testkit::bin("summarize"))
+        .arg(s.results())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&sum.stdout).to_string() + &stderr(&sum);
+    assert!(
+        said.contains("another GPU slot of the machine was loading its model"),
+        "{said}"
+    );
     s.assert_restored(&dump(&out));
 }
 
