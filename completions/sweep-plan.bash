@@ -67,6 +67,9 @@ _sweep__plan() {
             sweep__plan,schedule)
                 cmd="sweep__plan__subcmd__schedule"
                 ;;
+            sweep__plan,slot-bench)
+                cmd="sweep__plan__subcmd__slot__subcmd__bench"
+                ;;
             sweep__plan,slurm)
                 cmd="sweep__plan__subcmd__slurm"
                 ;;
@@ -133,6 +136,9 @@ _sweep__plan() {
             sweep__plan__subcmd__help,schedule)
                 cmd="sweep__plan__subcmd__help__subcmd__schedule"
                 ;;
+            sweep__plan__subcmd__help,slot-bench)
+                cmd="sweep__plan__subcmd__help__subcmd__slot__subcmd__bench"
+                ;;
             sweep__plan__subcmd__help,slurm)
                 cmd="sweep__plan__subcmd__help__subcmd__slurm"
                 ;;
@@ -155,7 +161,7 @@ _sweep__plan() {
 
     case "${cmd}" in
         sweep__plan)
-            opts="-h -V --field --shell --help --version configs args verdict tally origin end validation restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run slurm help"
+            opts="-h -V --field --shell --help --version configs args verdict tally origin end validation restore host-dropped next step outcome hosts fleet-step fleet-watch slot-bench schedule progress progress-end options dry-run slurm help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -417,7 +423,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__help)
-            opts="configs args verdict tally origin end validation restore host-dropped next step outcome hosts fleet-step fleet-watch schedule progress progress-end options dry-run slurm help"
+            opts="configs args verdict tally origin end validation restore host-dropped next step outcome hosts fleet-step fleet-watch slot-bench schedule progress progress-end options dry-run slurm help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -668,6 +674,20 @@ _sweep__plan() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        sweep__subcmd__plan__subcmd__help__subcmd__slot__subcmd__bench)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         sweep__subcmd__plan__subcmd__help__subcmd__slurm)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -761,7 +781,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__hosts)
-            opts="-h --hosts --url --field --shell --help"
+            opts="-h --hosts --url --target --gpus --gpus-per-config --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -772,6 +792,18 @@ _sweep__plan() {
                     return 0
                     ;;
                 --url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --target)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpus-per-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -939,7 +971,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__progress)
-            opts="-h --param --values --index --show --plain --field --shell --help"
+            opts="-h --param --values --index --show --plain --lanes --bench-lanes --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -958,6 +990,14 @@ _sweep__plan() {
                     return 0
                     ;;
                 --show)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lanes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bench-lanes)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1029,6 +1069,44 @@ _sweep__plan() {
                     ;;
                 --words)
                     COMPREPLY=($(compgen -W "expect stage" -- "${cur}"))
+                    return 0
+                    ;;
+                --field)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        sweep__subcmd__plan__subcmd__slot__subcmd__bench)
+            opts="-h --activity --lock --machine --slot --gpus --field --shell --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --activity)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --lock)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --machine)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --slot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --field)

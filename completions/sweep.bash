@@ -23,7 +23,7 @@ _sweep() {
 
     case "${cmd}" in
         sweep)
-            opts="-q -h -V --param --param-new --values --results --resume --append --retries --keep-winner --no-restore --dry-run --adaptive --patience --noise-margin --repeat-budget --schedule --schedule-max-depth --hosts --drop-after --slurm --partition --account --gres --gpus-per-node --exclusive --time --flush-before --max-jobs --sbatch-arg --queue-timeout --unit --spec --container --compose --service --engine --ssh --ssh-key --known-hosts --accept-new-host-key --exec-prefix --ssh-config --ssh-retry --connect-timeout --url --server --ready-timeout --expect-config --concurrency --report --compare-to --find-capacity --validate-on --slo --swap-arg --ready-arg --load-arg --summarize-arg --bin-dir --quiet --help --version"
+            opts="-q -h -V --param --param-new --values --results --resume --append --retries --keep-winner --no-restore --dry-run --adaptive --patience --noise-margin --repeat-budget --schedule --schedule-max-depth --hosts --drop-after --gpus --gpus-per-config --bench-together --slurm --partition --account --gres --gpus-per-node --exclusive --time --flush-before --max-jobs --sbatch-arg --queue-timeout --unit --spec --container --compose --service --engine --ssh --ssh-key --known-hosts --accept-new-host-key --exec-prefix --ssh-config --ssh-retry --connect-timeout --url --server --ready-timeout --expect-config --concurrency --report --compare-to --find-capacity --validate-on --slo --swap-arg --ready-arg --load-arg --summarize-arg --bin-dir --quiet --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -85,6 +85,14 @@ _sweep() {
                     return 0
                     ;;
                 --drop-after)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --gpus-per-config)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -11,6 +11,8 @@ sglang\t''"
 complete -c sweep -l schedule-max-depth -d 'With --schedule: derive it from depths up to K only (summarize --max-depth K): both servers reserve speculative KV for a schedule\'s deepest depth at every load' -r
 complete -c sweep -l hosts -d 'One host per line of FILE, or a comma list: [USER@]HOST[:PORT] (reached over SSH) or - (here), then optional NAME=VALUE words ({NAME} in --url) and exec=PREFIX... (the rest of the line)' -r
 complete -c sweep -l drop-after -d 'Stop using a host after N failures blamed on it; its configs go to the other hosts' -r
+complete -c sweep -l gpus -d 'Split each machine (every --hosts host, else the --ssh one or this one) into GPU slots that run configs side by side: its GPUs, N to a slot (--gpus-per-config); {slot}, {gpus} and {port} fill the --unit, --spec or --container name and --url' -r
+complete -c sweep -l gpus-per-config -d 'GPUs per slot with --gpus' -r
 complete -c sweep -l partition -d 'sbatch --partition' -r
 complete -c sweep -l account -d 'sbatch --account' -r
 complete -c sweep -l gres -d 'sbatch --gres per job (gpu:2); records name the GPUs it gave' -r
@@ -58,6 +60,7 @@ complete -c sweep -l keep-winner -d 'Apply summarize\'s pick at the end (default
 complete -c sweep -l no-restore -d 'Leave the last config running (the original is the one recorded when FILE was first started: its origin record, kept across --resume)'
 complete -c sweep -l dry-run -d 'Print the configs and the commands; run nothing'
 complete -c sweep -l adaptive -d 'Measure the values of one numeric --param in order and stop at the plateau or a clear peak; re-measure close calls; untried values get skipped records (continues what FILE holds: --resume is implied)'
+complete -c sweep -l bench-together -d 'Let a machine\'s slots benchmark at once (default: one bench at a time, while other slots load); each bench record says so'
 complete -c sweep -l slurm -d 'Run each config as a Slurm job (a task of one array) that starts the --spec server in its allocation, waits and benchmarks there'
 complete -c sweep -l exclusive -d 'sbatch --exclusive: the job has its nodes to itself'
 complete -c sweep -l accept-new-host-key -d 'Record an unknown host key (a changed one is refused)'

@@ -74,7 +74,7 @@ signalled=0 pipe_sub="" swaps=0 last_state="" last_rc_swap=0
 run_step() {
   local attempt
   say "$label" # then "config 3/10, ETA 14 min (...)"; plain lines in a pool's jobs
-  [[ -z $index ]] || ((quiet)) || plan progress --index "$index" --show "sweep: ${say_prefix:-}" ${plain_progress:+--plain} "$results" || true
+  [[ -z $index ]] || ((quiet)) || plan progress --index "$index" "${progress_args[@]}" --show "sweep: ${say_prefix:-}" ${plain_progress:+--plain} "$results" || true
   for ((attempt = 0; ; attempt++)); do
     run_pipe
     ask verdict "${judge[@]}" --since "$pipe_before" --exits "${pipe_rc[@]}" --retries "$retries" --attempt "$attempt" --tally "$work/tally" "${say_to[@]}" \
@@ -96,7 +96,9 @@ run_step() {
 
 # One try of the step's pipe: pipe_before (the file's length) and pipe_rc
 # (the stages' statuses). Each tool hands the upstream record (or a failure
-# record) down, so the last record lands in the results file. It runs in a
+# record) down, so the last record lands in the results file. A GPU slot's
+# loadgen runs under sweep-plan slot-bench (bench_gate): its bench waits
+# for the machine's other slots' benches, not their loads. It runs in a
 # background subshell we `wait` for, so a signal to this script alone is
 # handled at once (on_signal forwards it to the tools); the statuses come
 # back as one line on its stdout, a pipe read after the wait.
@@ -108,7 +110,7 @@ run_pipe() {
     set +e
     trap : INT TERM # a TERM or INT to the group is the tools' to act on
     "$SVC_SWAP" "${target[@]}" "${swap_own[@]}" "${to_swap[@]}" </dev/null | "$WAIT_READY" "${ready[@]}" "${to_ready[@]}" |
-      "$LOADGEN" "${load[@]}" "${to_load[@]}" >>"$results"
+      ${bench_gate:+"$SWEEP_PLAN"} "${bench_gate[@]}" "$LOADGEN" "${load[@]}" "${to_load[@]}" >>"$results"
     echo "${PIPESTATUS[*]}"
   )
   pipe_sub=$!
@@ -230,8 +232,8 @@ find_lib() { # NAME: lib_file
 work=$(mktemp -d "${TMPDIR:-/tmp}/sweep.XXXXXX") # scores, tally, records to apply
 export SWEEPKIT_SAID=${SWEEPKIT_SAID:-$work/said} # a tool's line on the server itself, once per sweep
 trap 'rm -rf "$work"; ((quiet)) || "$SWEEP_PLAN" progress-end || true' EXIT
-# shellcheck source=scripts/lib/fleet.sh
-[[ -z $hosts ]] || { find_lib fleet.sh && source "$lib_file" && fleet_main; }
+# shellcheck source=scripts/lib/fleet.sh # --hosts, --gpus
+((!pool)) || { find_lib fleet.sh && source "$lib_file" && fleet_main; }
 mkdir -p "$(dirname "$results")"
 touch "$results"
 ask step --index 1 "${step_args[@]}" --work "$work" "$results" # config 1's words read the originals

@@ -1,5 +1,6 @@
 # shellcheck shell=bash
-# fleet: `sweep --hosts`, one grid spread over a pool of hosts. Sourced by
+# fleet: `sweep --hosts` (or --gpus), one grid spread over a pool of hosts
+# or a machine's GPU slots (each slot a host of its own). Sourced by
 # sweep.sh, whose globals and functions (run_step, originals, restore,
 # ...) it uses. See sweep(1), FLEET, and sweep-plan(1) for the decisions.
 # shellcheck disable=SC2154 # sweep.sh's settings (sweep-plan options)
@@ -11,7 +12,8 @@
 # --retries moves a failed config to another host; sweep-plan decides what
 # parallel cannot (fleet-step, fleet-watch dropping a host, outcome; see
 # sweep-plan(1)). RESULTS.fleet/ keeps each host's origin record across
-# runs, and this run's sshlogin file, --joblog and tries.jsonl.
+# runs, and this run's sshlogin file, --joblog and tries.jsonl; with slots
+# each machine's activity log and bench lock (sweep-plan slot-bench).
 
 fleet_dir="$results.fleet"
 h_id=() h_name=()
@@ -80,7 +82,11 @@ fleet_main() {
   pool_settings --pool
   mkdir -p "$fleet_dir"
   touch "$results"
-  rm -f "$fleet_dir"/{joblog,tries.jsonl}
+  rm -f "$fleet_dir"/{joblog,tries.jsonl,activity-*}
+  # GPU slots: every slot's origin first (a dry run each), then the pool
+  # again, so the ports read from their targets are checked apart before
+  # anything runs.
+  ((!h_slots)) || { (for id in "${h_id[@]}"; do pool_settings --host "$id" && { [[ -s $origin_file ]] || { ask step --index 1 "${step_args[@]}" --work "$work" "$results" && originals; }; } || exit $?; done) || exit $?; pool_settings --pool; }
   printf '1/%s\n' "${h_id[@]}" >"$fleet_dir/sshlogins"
   SWEEP_FLEET_SINCE=$(wc -l <"$results") # where this run's records start
   # Every config left (--resume skips those with a result, and says so).

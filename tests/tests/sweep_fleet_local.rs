@@ -172,27 +172,12 @@ fn a_fleet_dry_run_shows_the_pool_and_touches_nothing() {
 /// from the flags.
 #[test]
 fn the_readme_fleet_examples_run_as_dry_runs() {
-    let blocks = sweep_support::readme_fleet_blocks();
-    let bin_dir = testkit::bin("svc-swap").parent().unwrap().to_path_buf();
-    let sweep = testkit::repo_root().join("scripts/sweep.sh");
-    for block in &blocks {
-        let dir = testkit::temp_dir("fleet-readme");
-        let script = format!(
-            "set -e\nsweep() {{ bash '{}' --bin-dir '{}' \"$@\" --dry-run; }}\n{block}",
-            sweep.display(),
-            bin_dir.display()
-        );
-        let out = Command::new("bash")
-            .args(["-c", &script])
-            .current_dir(&dir)
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
+    for block in &sweep_support::readme_fleet_blocks() {
+        let out = sweep_support::readme_dry_run(block);
         assert_eq!(out.status.code(), Some(0), "{block}\n{}", dump(&out));
         let plan = String::from_utf8_lossy(&out.stdout);
         assert!(plan.contains("# host 2: root@"), "{block}\n{plan}");
         assert!(plan.contains("# [1/"), "{block}\n{plan}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 

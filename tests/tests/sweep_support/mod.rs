@@ -18,6 +18,7 @@ pub mod child;
 pub mod fleet;
 pub mod records;
 pub mod sim;
+pub mod slots;
 pub mod slurm;
 
 pub use args::SweepArgs;
@@ -231,23 +232,51 @@ pub fn readme_sweep_blocks() -> Vec<String> {
     blocks
 }
 
-/// The shell blocks of the README's "Many hosts at once" section (the
-/// fleet examples), each run as written by the tests.
-pub fn readme_fleet_blocks() -> Vec<String> {
+/// The text of the README's section `## TITLE` and its shell blocks.
+pub fn readme_blocks(title: &str) -> (String, Vec<String>) {
     let readme = std::fs::read_to_string(testkit::repo_root().join("README.md")).unwrap();
     let section = readme
-        .split("\n## Many hosts at once")
+        .split(&format!("\n## {title}"))
         .nth(1)
         .and_then(|s| s.split("\n## ").next())
-        .expect("README: a '## Many hosts at once' section");
+        .unwrap_or_else(|| panic!("README: a '## {title}' section"))
+        .to_string();
     let blocks: Vec<String> = section
         .split("```sh\n")
         .skip(1)
         .filter_map(|b| b.split("```").next())
         .map(String::from)
         .collect();
+    (section, blocks)
+}
+
+/// The shell blocks of the README's "Many hosts at once" section (the
+/// fleet examples), each run as written by the tests.
+pub fn readme_fleet_blocks() -> Vec<String> {
+    let (section, blocks) = readme_blocks("Many hosts at once");
     assert!(blocks.len() >= 2, "{section}");
     blocks
+}
+
+/// README shell `block` run as written by bash in a directory of its own,
+/// `sweep` being the repository's script with `--dry-run` added.
+pub fn readme_dry_run(block: &str) -> std::process::Output {
+    let bin_dir = testkit::bin("svc-swap").parent().unwrap().to_path_buf();
+    let sweep = testkit::repo_root().join("scripts/sweep.sh");
+    let dir = testkit::temp_dir("readme-dry-run");
+    let script = format!(
+        "set -e\nsweep() {{ bash '{}' --bin-dir '{}' \"$@\" --dry-run; }}\n{block}",
+        sweep.display(),
+        bin_dir.display()
+    );
+    let out = Command::new("bash")
+        .args(["-c", &script])
+        .current_dir(&dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    out
 }
 
 /// DIR/NAME: a Mooncake trace of 6 requests 50 ms apart, 40 input tokens

@@ -56,6 +56,7 @@ fn sglang_args(s: &State) -> Map<String, Value> {
         "load_time_s": a.load_time.as_secs_f64(),
         "warmup_time_s": a.warmup_time.as_secs_f64(),
         "health_probe_time_s": a.health_probe_time.as_secs_f64(),
+        "simulated_cuda_visible_devices": given_gpus(),
         "mode": match s.mode {
             Mode::Model => "model",
             Mode::ZeroDelay => "zero-delay",
@@ -76,6 +77,13 @@ fn sglang_args(s: &State) -> Map<String, Value> {
         Value::Object(m) => m,
         _ => unreachable!("a JSON object literal"),
     }
+}
+
+/// The `CUDA_VISIBLE_DEVICES` llm-sim was started with (a simulator uses
+/// no GPU; it reports the list so a test sees which GPUs a sweep's slot
+/// gave its server); None when unset.
+fn given_gpus() -> Option<String> {
+    std::env::var("CUDA_VISIBLE_DEVICES").ok()
 }
 
 /// SGLang's `/server_info` (and `/get_server_info`).
@@ -139,7 +147,8 @@ pub fn vllm_server_info(s: &State, json_format: bool) -> Value {
     json!({
         "vllm_config": if json_format { config } else { Value::String(text) },
         "vllm_env": {"VLLM_SERVER_DEV_MODE": true},
-        "system_env": {"simulated": true, "os": "llm-sim"},
+        "system_env": {"simulated": true, "os": "llm-sim",
+            "CUDA_VISIBLE_DEVICES": given_gpus()},
         "simulated": true,
     })
 }

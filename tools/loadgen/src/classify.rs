@@ -178,6 +178,7 @@ fn bench_record(
         warnings,
         partial,
         slurm: None,
+        slot: None,
         upstream: up.raw.clone(),
     }
 }

@@ -27,6 +27,7 @@ mod spec_layout;
 pub mod swap;
 pub mod systemd;
 pub mod target;
+pub mod template_unit;
 pub mod unitfile;
 
 use std::io::{BufRead, Write};

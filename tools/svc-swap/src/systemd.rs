@@ -213,6 +213,7 @@ impl Target for Systemd<'_> {
         ServiceTarget {
             manager: ServiceManager::Systemd,
             unit: self.unit.clone(),
+            port: crate::template_unit::instance_port(&self.unit, &self.exec),
             ..Default::default()
         }
     }

@@ -4,7 +4,8 @@
 //! verdict on a run, the origin record and what to restore, the adaptive
 //! search's next step (`step`: the one loop's next config, either way),
 //! and for a pool (`--hosts`) its hosts, each try's
-//! step and record, the blame that drops a host, and how the pool ended.
+//! step and record, the blame that drops a host, and how the pool ended;
+//! for GPU slots on one machine, each config's bench under its lock.
 //! Answers are JSON Lines, one object per config or decision; `--field
 //! NAME` prints the named fields one per line instead, so bash reads them
 //! with `mapfile` and parses nothing.
@@ -16,6 +17,7 @@ pub mod cmd;
 pub mod end;
 pub mod fleet;
 pub mod grid;
+pub mod host;
 pub mod hosts;
 pub mod load_args;
 pub mod origin;
@@ -27,6 +29,7 @@ mod read;
 pub mod results;
 pub mod schedule;
 pub mod search;
+pub mod slots;
 pub mod slurm;
 pub mod statusline;
 pub mod step;
@@ -100,6 +103,7 @@ subcommands! {
     Hosts => hosts,
     FleetStep => fleet_step,
     FleetWatch => fleet_watch,
+    SlotBench => slot_bench,
     Schedule => schedule,
     Progress => progress,
     ProgressEnd => progress_end,

@@ -213,7 +213,7 @@ fn url_port(u: &Url) -> Option<(u16, bool)> {
 /// svc-swap's (a spec's `Port=`, `--port`), else the launch line's
 /// `--port N` (a unit or a process; a container's own port may be
 /// published as another).
-fn target_port(rec: &SwapRecord) -> Option<(u16, &'static str)> {
+pub(crate) fn target_port(rec: &SwapRecord) -> Option<(u16, &'static str)> {
     if let Some(p) = rec.target.port {
         let from = match rec.target.manager {
             ServiceManager::Process => "the spec's Port=",

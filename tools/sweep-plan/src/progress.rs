@@ -4,6 +4,9 @@
 //! bench time (ready to its last record), averaged over the starts that
 //! benchmarked; the ETA is that mean times the configs of the grid that
 //! have no result yet. Typed here rather than summed in bash over records.
+//! A pool runs several configs at once (`Lanes`): N loads and benches at
+//! a time, but K benches (a machine's GPU slots take turns to bench), so a
+//! config takes the longer of (load + bench) / N and bench / K.
 
 use std::collections::BTreeMap;
 use std::time::SystemTime;
@@ -67,8 +70,47 @@ pub fn human(s: f64) -> String {
     }
 }
 
+/// How many configs run at once, and how many of them may bench at once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Lanes {
+    pub runs: usize,
+    pub benches: usize,
+}
+
+impl Default for Lanes {
+    fn default() -> Self {
+        Lanes {
+            runs: 1,
+            benches: 1,
+        }
+    }
+}
+
+impl Lanes {
+    /// Seconds per config with load `l` and bench `b` seconds: the load
+    /// of one overlaps the others' benches.
+    fn per_config(self, l: f64, b: f64) -> f64 {
+        let (n, k) = (self.runs.max(1) as f64, self.benches.max(1) as f64);
+        ((l + b) / n).max(b / k)
+    }
+
+    fn note(self) -> String {
+        match (self.runs, self.benches) {
+            (0 | 1, _) => String::new(),
+            (n, k) if k >= n => format!("; {n} at once"),
+            (n, 1) => format!("; {n} at once, one bench at a time"),
+            (n, k) => format!("; {n} at once, {k} benches at a time"),
+        }
+    }
+}
+
 /// Progress before config `index` of `g` runs, from the results `text`.
 pub fn progress(g: &Grid, text: &str, index: usize) -> Progress {
+    progress_in(g, text, index, Lanes::default())
+}
+
+/// [`progress`] for a pool running `lanes` at once.
+pub fn progress_in(g: &Grid, text: &str, index: usize, lanes: Lanes) -> Progress {
     let lines = results::read(text);
     let of = g.points.len();
     let done = g
@@ -110,15 +152,16 @@ pub fn progress(g: &Grid, text: &str, index: usize) -> Progress {
     let (load_s, bench_s) = (mean(&loads), mean(&benches));
     let remaining = of - done;
     let eta_s = match (load_s, bench_s) {
-        (Some(l), Some(b)) => Some((l + b) * remaining as f64),
+        (Some(l), Some(b)) => Some(lanes.per_config(l, b) * remaining as f64),
         _ => None,
     };
     let line = match (eta_s, load_s, bench_s) {
         (Some(e), Some(l), Some(b)) => format!(
-            "config {index}/{of}, ETA {} (load {}, bench {} per config so far)",
+            "config {index}/{of}, ETA {} (load {}, bench {} per config so far{})",
             human(e),
             human(l),
-            human(b)
+            human(b),
+            lanes.note()
         ),
         _ => format!("config {index}/{of}, ETA unknown (no config timed yet)"),
     };
@@ -169,6 +212,32 @@ mod tests {
             p.line,
             "config 4/5, ETA 6 min (load 95 s, bench 70 s per config so far)"
         );
+    }
+
+    #[test]
+    fn a_pool_overlaps_loads_with_benches() {
+        let g = crate::grid::expand(&["k".into()], &["1,2,3,4,5".into()]).unwrap();
+        let t = |s: &str| format!("2026-01-01T00:{s}.000Z");
+        // Load 8 s, bench 4 s.
+        let text = bench("1", "a", &t("00:00"), &t("00:08"), &t("00:12"));
+        let lanes = |runs, benches| Lanes { runs, benches };
+        let eta = |l| progress_in(&g, &text, 2, l).eta_s.unwrap();
+        assert_eq!(eta(lanes(1, 1)), 48.0);
+        // Two slots, benches apart: (8 + 4) / 2 = 6 s a config.
+        assert_eq!(eta(lanes(2, 1)), 24.0);
+        // Four slots, benches apart: the benches are the bound, 4 s.
+        assert_eq!(eta(lanes(4, 1)), 16.0);
+        assert_eq!(eta(lanes(4, 4)), 12.0);
+        let p = progress_in(&g, &text, 2, lanes(3, 1));
+        assert!(
+            p.line
+                .ends_with("per config so far; 3 at once, one bench at a time)"),
+            "{}",
+            p.line
+        );
+        assert!(progress_in(&g, &text, 2, lanes(2, 2))
+            .line
+            .ends_with("; 2 at once)"));
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub(crate) mod noise;
 pub(crate) mod not_per_level;
 pub(crate) mod pooled;
 pub(crate) mod schedule_cells;
+pub(crate) mod slot_contention;
 
 use sweepkit::stats;
 
@@ -95,6 +96,7 @@ pub fn analyse(model: Model, obs: &[Obs], opts: Options) -> Result<Analysis, Ana
         &model,
         &opts.metric.path,
     ));
+    warnings.extend(crate::analysis::slot_contention::warnings(obs));
     let grid = cell_stats(&model, obs, &opts, &mut warnings);
     let noise = crate::analysis::noise::of(&model, obs, &opts.metric.path);
     let records = crate::analysis::noise::cell_records(&model, obs);

@@ -1,8 +1,13 @@
 //! The host a record ran on, read from `server.host` / `host` anywhere in
 //! its upstream chain (wait-ready writes it, loadgen keeps it): its label
-//! and the key that must be equal for results to be comparable.
+//! and the key that must be equal for results to be comparable. A GPU
+//! slot's record (`slot`, sweep with slots) names its slot too, and its
+//! key counts the slot's GPUs: slots of one machine pool only when they
+//! are the same hardware.
 
+use serde::Deserialize;
 use serde_json::Value;
+use sweepkit::records::SlotUse;
 
 use crate::input::record_view::{Head, HostHead, ServerHead};
 
@@ -25,10 +30,22 @@ pub fn of_record(rec: &Value) -> Option<HostId> {
     for h in head.chain() {
         server = server.or(h.server_info());
         if let Some(host) = h.host() {
-            return Some(id(host, server));
+            let mut id = id(host, server);
+            if let Some(s) = rec.get("slot").and_then(|s| SlotUse::deserialize(s).ok()) {
+                in_slot(&mut id, &s);
+            }
+            return Some(id);
         }
     }
     None
+}
+
+/// A slot of the machine: its number in the label, its GPU count in the
+/// key (the machine's fingerprint lists all of them).
+fn in_slot(id: &mut HostId, s: &SlotUse) {
+    id.label = format!("{} slot {}", id.label, s.slot);
+    let n = s.gpus.as_deref().map_or(0, |g| g.split(',').count());
+    id.key = format!("{}; a slot of {n} GPU(s)", id.key);
 }
 
 fn id(h: &HostHead, server: Option<&ServerHead>) -> HostId {
@@ -70,5 +87,14 @@ mod tests {
         let f = json!({"type": "failure", "host": {"name": "h", "fingerprint": "f"}});
         assert_eq!(of_record(&f).unwrap().key, "f");
         assert_eq!(of_record(&json!({"type": "bench"})), None);
+        // A slot: its number, and its GPU count in the key.
+        let mut slot = bench.clone();
+        slot["slot"] = json!({"machine": "root@gpu1", "slot": "1", "gpus": "2,3"});
+        let h = of_record(&slot).unwrap();
+        assert_eq!(h.label, "root@gpu1 slot 1");
+        assert_eq!(
+            h.key,
+            "8x H200; 192x EPYC; sglang 0.5.23; a slot of 2 GPU(s)"
+        );
     }
 }

@@ -19,6 +19,7 @@ pub mod progress;
 pub mod progress_end;
 pub mod restore;
 pub mod schedule;
+pub mod slot_bench;
 pub mod slurm;
 pub mod step;
 pub mod tally;

@@ -11,7 +11,8 @@ use crate::{progress, statusline};
 
 /// Where the sweep stands before config N runs, and its ETA: the mean
 /// load and bench time of the config starts in RESULTS so far, times
-/// the configs without a result (`--field line`: the human line)
+/// the configs without a result, over the configs that run at once
+/// (`--field line`: the human line)
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
@@ -25,6 +26,13 @@ pub struct Args {
     /// With --show: a plain line even on a terminal
     #[arg(long, requires = "show")]
     plain: bool,
+    /// Configs that run at once (a pool's hosts and GPU slots)
+    #[arg(long, value_name = "N", default_value = "1")]
+    lanes: usize,
+    /// Of those, configs that may bench at once (a machine's slots take
+    /// turns)
+    #[arg(long, value_name = "K", default_value = "1")]
+    bench_lanes: usize,
     /// Results file; absent or missing: nothing ran yet
     #[arg(value_name = "RESULTS")]
     results: Option<String>,
@@ -37,7 +45,11 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
         Some(p) => read_text(p, true)?,
         None => String::new(),
     };
-    let p = progress::progress(&g, &text, a.index);
+    let lanes = progress::Lanes {
+        runs: a.lanes,
+        benches: a.bench_lanes,
+    };
+    let p = progress::progress_in(&g, &text, a.index, lanes);
     match a.show {
         Some(prefix) => {
             let m = statusline::mode(a.plain);

@@ -181,6 +181,24 @@ pub struct SweepArgs {
     #[arg(long, value_name = "N", default_value = "2", help_heading = "Fleet")]
     pub drop_after: String,
 
+    /// Split each machine (every --hosts host, else the --ssh one or this
+    /// one) into GPU slots that run configs side by side: its GPUs, N to a slot
+    /// (--gpus-per-config); {slot}, {gpus} and {port} fill the --unit,
+    /// --spec or --container name and --url
+    #[arg(long, value_name = "LIST", help_heading = "Fleet",
+          conflicts_with_all = ["adaptive", "schedule", "validate_on", "slurm"])]
+    pub gpus: Option<String>,
+
+    /// GPUs per slot with --gpus
+    #[arg(long, value_name = "N", default_value = "1", requires = "gpus",
+          value_parser = clap::value_parser!(u32).range(1..), help_heading = "Fleet")]
+    pub gpus_per_config: u32,
+
+    /// Let a machine's slots benchmark at once (default: one bench at a
+    /// time, while other slots load); each bench record says so
+    #[arg(long, help_heading = "Fleet")]
+    pub bench_together: bool,
+
     /// Run each config as a Slurm job (a task of one array) that starts
     /// the --spec server in its allocation, waits and benchmarks there
     #[arg(long, requires = "spec", help_heading = "Slurm",

@@ -1,6 +1,8 @@
-//! `sweep --dry-run`'s plan: with --hosts each host and its URL, then
-//! each config's pipe as a command to copy, the tools at the paths the
-//! script found, every word quoted as bash's `printf %q` quotes.
+//! `sweep --dry-run`'s plan: with --hosts each host and its URL (a GPU
+//! slot with its GPUs and target), then each config's pipe as a command to
+//! copy, the tools at the paths the script found, every word quoted as
+//! bash's `printf %q` quotes; with slots, the slot each config of the
+//! first round starts on.
 
 use std::fmt::Write as _;
 
@@ -18,24 +20,36 @@ pub struct Tools<'a> {
 }
 
 /// `--dry-run`'s plan for sweep `s`, the tools at `tools`: with a pool,
-/// each host and its URL; then each config's pipe (on the first host), as
-/// a command to copy.
+/// each host and its URL; then each config's pipe (on the first host, or
+/// with slots on the slot it starts on), as a command to copy.
 pub fn plan(s: &Settings, tools: &Tools<'_>) -> Result<String, Exit> {
-    let pool = match s.args.hosts {
-        Some(_) => s.pool()?,
-        None => Vec::new(),
+    let pool = match s.is_pool() {
+        true => s.pool()?,
+        false => Vec::new(),
     };
-    let st = match pool.first() {
-        Some(h) => s.stages(&Target::of_host(h)),
-        None => s.here.stages.clone(),
-    };
+    let slotted = pool.iter().any(|h| h.slot.is_some());
     let (g, expect_config, results) = (&s.grid, s.args.expect_config, &s.args.results);
     let mut out = String::new();
     for h in &pool {
-        let _ = writeln!(out, "# host {}: {} -> {}", h.n, h.name, h.url);
+        let _ = writeln!(
+            out,
+            "# host {}: {}{} -> {}",
+            h.n,
+            h.name,
+            slot_note(h),
+            h.url
+        );
+    }
+    if slotted {
+        let _ = writeln!(out, "{}", turns_note(s.args.bench_together));
     }
     let n = g.points.len();
     for p in &g.points {
+        let on = pool.get(p.index - 1).filter(|_| slotted);
+        let st = match on.or(pool.first()) {
+            Some(h) => s.stages(&Target::of_host(h)),
+            None => s.here.stages.clone(),
+        };
         let own = p.stage_words(expect_config);
         let whole = |tool: &str, shared: &[String], own: Vec<String>| {
             let mut ws = vec![tool.to_string()];
@@ -46,7 +60,12 @@ pub fn plan(s: &Settings, tools: &Tools<'_>) -> Result<String, Exit> {
         let swap = whole(tools.swap, &st.target, own.swap);
         let ready = whole(tools.ready, &st.ready, own.ready);
         let load = whole(tools.load, &st.load, own.load);
-        let _ = writeln!(out, "# [{}/{n}] {}", p.index, p.label());
+        let start = match (on, slotted) {
+            (Some(h), _) => format!(" (starts on {})", h.name),
+            (None, true) => " (on the first slot free)".to_string(),
+            (None, false) => String::new(),
+        };
+        let _ = writeln!(out, "# [{}/{n}] {}{start}", p.index, p.label());
         let words = |ws: &[String]| ws.iter().map(|w| printf_q(w) + " ").collect::<String>();
         let _ = writeln!(
             out,
@@ -58,4 +77,27 @@ pub fn plan(s: &Settings, tools: &Tools<'_>) -> Result<String, Exit> {
         );
     }
     Ok(out)
+}
+
+/// A slot's GPUs and target, as the host line shows them.
+fn slot_note(h: &crate::hosts::Host) -> String {
+    let mut parts = Vec::new();
+    if let Some(g) = &h.gpus {
+        parts.push(format!("GPUs {g}"));
+    }
+    if let Some(t) = &h.target {
+        parts.push(t.clone());
+    }
+    match parts.is_empty() {
+        true => String::new(),
+        false => format!(" ({})", parts.join(", ")),
+    }
+}
+
+/// How a machine's slots share it.
+fn turns_note(together: bool) -> &'static str {
+    match together {
+        false => "# a machine's slots load at once and bench one at a time ({port}: read from each slot's target)",
+        true => "# a machine's slots load and bench at once (--bench-together; {port}: read from each slot's target)",
+    }
 }

@@ -11,8 +11,9 @@ use super::checks::{Checked, SchemeUrl};
 use super::definition::{usage, SweepArgs, To, PASS_THROUGH};
 use super::stage_words::{self, Base, Stages, Target};
 use crate::grid::{key_of, Grid};
-use crate::hosts::{self, Host};
+use crate::hosts::{self, Host, Templates};
 use crate::load_args::{self, Levels};
+use crate::slots::layout::Split;
 
 /// A sweep's settings: its options (checked, `--param` and `--param-new`
 /// one list in command-line order), its grid, its `--url`, and the words
@@ -97,6 +98,7 @@ impl Settings {
             ssh: self.args.ssh.clone(),
             exec_prefix: self.args.exec_prefix.clone(),
             url: self.args.url.clone(),
+            own: None,
         }
     }
 
@@ -125,12 +127,32 @@ impl Settings {
         stage_words::stages(&b, t)
     }
 
-    /// The pool of --hosts (a usage error names a bad line).
+    /// A pool runs the configs: `--hosts`, or `--gpus` slots.
+    pub fn is_pool(&self) -> bool {
+        self.args.hosts.is_some() || self.args.gpus.is_some()
+    }
+
+    /// The pool of --hosts, split into --gpus slots (a usage error names a
+    /// bad line or the clash of two slots).
     pub fn pool(&self) -> Result<Vec<Host>, Exit> {
-        match &self.args.hosts {
-            Some(h) => hosts::pool(h, &self.args.url),
-            None => Err(usage("a pool's settings need --hosts".into())),
+        let a = &self.args;
+        if !self.is_pool() {
+            return Err(usage("a pool's settings need --hosts or --gpus".into()));
         }
+        let t = Templates {
+            url: &a.url,
+            target: a
+                .unit
+                .as_deref()
+                .or(a.spec.as_deref())
+                .or(a.container.as_deref()),
+        };
+        let split = a.gpus.as_deref().map(|gpus| Split {
+            gpus,
+            per: a.gpus_per_config as usize,
+        });
+        let here = hosts::here(a.ssh.as_deref(), a.exec_prefix.as_deref());
+        hosts::pool(a.hosts.as_deref(), &here, &t, split.as_ref())
     }
 
     /// The words that have sweep-plan say its notes on stderr as sweep

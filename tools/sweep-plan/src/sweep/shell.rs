@@ -11,7 +11,9 @@ use sweepkit::exit::Exit;
 use super::definition::usage;
 use super::settings::Settings;
 use super::stage_words::{Stages, Target};
+use crate::hosts::Host;
 use crate::quote::single;
+use crate::slots::pool as slots;
 
 /// The exit codes sweep.sh names, as `EXIT_<NAME>` with their values from
 /// the shared table, so the script holds no magic numbers.
@@ -39,10 +41,12 @@ const EXITS: &[(&str, u8)] = &[
 pub enum Want<'a> {
     /// Every setting, and the exit codes.
     All,
-    /// The pool's hosts (`h_id`, `h_name`: ids and names in --hosts order).
+    /// The pool's hosts (`h_id`, `h_name`: ids and names in --hosts order;
+    /// `h_slots`: some are GPU slots, whose origins are read first).
     Pool,
     /// One pool host's own: the stages' `target`, `ready` and `load`, its
-    /// `origin_file` and the `say_prefix` that names it.
+    /// `origin_file`, the `say_prefix` that names it, a slot's
+    /// `bench_gate` and the `progress_args` of the pool.
     Host(&'a str),
 }
 
@@ -86,7 +90,7 @@ pub fn assignments(s: &Settings, argv: &[String], want: Want<'_>) -> Result<Stri
             l.0.push(format!("readonly {}", exits.join(" ")));
         }
         Want::Pool => {
-            let pool = s.pool()?;
+            let pool = pool_read(s)?;
             l.array(
                 "h_id",
                 &pool.iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
@@ -95,9 +99,10 @@ pub fn assignments(s: &Settings, argv: &[String], want: Want<'_>) -> Result<Stri
                 "h_name",
                 &pool.iter().map(|h| h.name.clone()).collect::<Vec<_>>(),
             );
+            l.flag("h_slots", pool.iter().any(|h| h.slot.is_some()));
         }
         Want::Host(id) => {
-            let pool = s.pool()?;
+            let pool = pool_read(s)?;
             let h = pool
                 .iter()
                 .find(|h| h.id == id)
@@ -106,15 +111,32 @@ pub fn assignments(s: &Settings, argv: &[String], want: Want<'_>) -> Result<Stri
             l.stages(&t.stages);
             l.array("origin_args", &t.origin_args);
             let a = &s.args;
-            l.scalar(
-                "origin_file",
-                &format!("{}.fleet/origin-{id}.jsonl", a.results),
-            );
+            l.scalar("origin_file", &slots::origin_file(&a.results, id));
             l.scalar("say_prefix", &format!("[{}] ", h.name));
             l.array("say_to", &s.say_to(&format!("[{}] ", h.name)));
+            l.array(
+                "bench_gate",
+                &slots::bench_words(h, &a.results, a.bench_together),
+            );
+            let (lanes, benches) = slots::lanes(&pool, a.bench_together);
+            let progress = [
+                "--lanes",
+                &lanes.to_string(),
+                "--bench-lanes",
+                &benches.to_string(),
+            ];
+            l.array("progress_args", &progress.map(String::from));
         }
     }
     Ok(l.0.join("\n") + "\n")
+}
+
+/// The pool, each slot's `{port}` filled from its origin where read
+/// (two slots of a machine on one port: a usage error).
+fn pool_read(s: &Settings) -> Result<Vec<Host>, Exit> {
+    let mut pool = s.pool()?;
+    slots::fill_ports(&mut pool, &s.args.results).map_err(|e| usage(e.to_string()))?;
+    Ok(pool)
 }
 
 /// Every variable sweep.sh reads.
@@ -138,7 +160,6 @@ fn every_setting(l: &mut Lines, s: &Settings) {
         ("spec", &a.spec),
         ("ssh", &a.ssh),
         ("exec_prefix", &a.exec_prefix),
-        ("hosts", &a.hosts),
         ("server", &a.server),
         ("concurrency", &a.concurrency),
         ("schedule", &schedule),
@@ -156,9 +177,13 @@ fn every_setting(l: &mut Lines, s: &Settings) {
         ("expect_config", a.expect_config),
         ("quiet", a.quiet),
         ("slurm", a.slurm),
+        ("pool", s.is_pool()),
     ] {
         l.flag(n, v);
     }
+    // A pool host's own (Want::Host): a slot's bench stage, the lanes.
+    l.array("bench_gate", &[]);
+    l.array("progress_args", &[]);
     l.array("adaptive_args", &s.search_knobs);
     l.array("step_args", &s.step_args);
     l.array("say_to", &s.say_to(""));

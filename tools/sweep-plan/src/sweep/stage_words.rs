@@ -2,7 +2,8 @@
 //! target (`--unit`/`--spec`, `--ssh` with its key options, `--exec-prefix`,
 //! the pass-through words), wait-ready's URL, timeout and preset, loadgen's
 //! URL and levels. A pool host (`--hosts`) is one target: its own SSH
-//! destination, exec prefix and URL.
+//! destination, exec prefix and URL; a GPU slot also its own unit, spec or
+//! container name.
 
 use crate::hosts::Host;
 
@@ -13,6 +14,9 @@ pub struct Target {
     pub ssh: Option<String>,
     pub exec_prefix: Option<String>,
     pub url: String,
+    /// A GPU slot's own unit, spec or container name (in place of the
+    /// options' one).
+    pub own: Option<String>,
 }
 
 impl Target {
@@ -22,6 +26,7 @@ impl Target {
             ssh: Some(h.dest.clone()).filter(|d| d != "-"),
             exec_prefix: Some(h.exec.clone()).filter(|e| !e.is_empty()),
             url: h.url.clone(),
+            own: h.target.clone(),
         }
     }
 }
@@ -54,13 +59,14 @@ fn given(o: Option<&str>) -> Option<&str> {
 }
 
 /// The three stages' shared words for target `t`.
-pub fn stages(b: &Base<'_>, t: &Target) -> Stages {
+pub fn stages<'a>(b: &Base<'a>, t: &'a Target) -> Stages {
     let w = |s: &str| s.to_string();
+    let own = |o: Option<&'a str>| given(o).map(|x| t.own.as_deref().unwrap_or(x));
     let mut target = Vec::new();
-    if let Some(u) = given(b.unit) {
+    if let Some(u) = own(b.unit) {
         target.extend([w("--unit"), w(u)]);
     }
-    if let Some(s) = given(b.spec) {
+    if let Some(s) = own(b.spec) {
         target.extend([w("--spec"), w(s)]);
     }
     if let Some(d) = given(t.ssh.as_deref()) {
@@ -70,12 +76,12 @@ pub fn stages(b: &Base<'_>, t: &Target) -> Stages {
     if let Some(e) = given(t.exec_prefix.as_deref()) {
         target.extend([w("--exec-prefix"), w(e)]);
     }
-    target.extend(b.swap_args.iter().cloned());
+    target.extend(container(b.swap_args, t.own.as_deref()));
     let mut ready = vec![t.url.clone(), w("--timeout"), w(b.ready_timeout)];
     if let Some(s) = given(b.server) {
         ready.extend([w("--server"), w(s)]);
     }
-    ready.extend(b.ready_args.iter().cloned());
+    ready.extend(container(b.ready_args, t.own.as_deref()));
     let mut load = vec![w("--url"), t.url.clone()];
     if let Some(c) = given(b.concurrency) {
         load.extend([w("-c"), w(c)]);
@@ -86,6 +92,19 @@ pub fn stages(b: &Base<'_>, t: &Target) -> Stages {
         ready,
         load,
     }
+}
+
+/// Pass-through `words` with `--container NAME` naming `own` instead.
+fn container(words: &[String], own: Option<&str>) -> Vec<String> {
+    let mut out = words.to_vec();
+    if let Some(o) = own {
+        for i in 1..out.len() {
+            if out[i - 1] == "--container" {
+                out[i] = o.to_string();
+            }
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -126,5 +145,19 @@ mod tests {
             stages(&b, &far).target,
             ["--unit", "sim", "--ssh", "root@g", "--ssh-key", "k"]
         );
+        let slot = Target {
+            own: Some("sim@1".into()),
+            ..far
+        };
+        assert_eq!(stages(&b, &slot).target[..2], ["--unit", "sim@1"]);
+        let words = ["--container".to_string(), "c-{slot}".into()];
+        let b = Base {
+            swap_args: &words,
+            ready_args: &words,
+            ..Base::default()
+        };
+        let s = stages(&b, &slot);
+        assert_eq!(s.target, ["--ssh", "root@g", "--container", "sim@1"]);
+        assert_eq!(s.ready[3..], ["--container", "sim@1"]);
     }
 }

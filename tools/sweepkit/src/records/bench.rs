@@ -12,6 +12,7 @@ use super::histogram::Histograms;
 use super::server::ServerInfo;
 use super::server_metrics::ServerMetrics;
 use super::shared::{Config, Provenance};
+use super::slot::SlotUse;
 use super::slurm::SlurmJob;
 use super::vocabulary::{CapacityStop, LoadMode, SpecSource};
 
@@ -418,6 +419,10 @@ pub struct BenchRecord {
     /// sweep --slurm: the job the config ran in (added by sweep's control
     /// side when it appends the job's records).
     pub slurm: Option<SlurmJob>,
+    /// sweep with GPU slots: the slot the level ran in and what the
+    /// machine's other slots did meanwhile (added by sweep as it runs the
+    /// bench).
+    pub slot: Option<SlotUse>,
     pub upstream: Option<Value>,
 }
 

@@ -143,6 +143,8 @@ fn bench_lists_match(st: Stats, t: Throughput, sp: SpecStats) {
         histograms: None,
         // Not a metric: the Slurm job the config ran in.
         slurm: None,
+        // Not a metric: the GPU slot the level ran in.
+        slot: None,
         itl_method: Some("x".into()),
         tokens_per_chunk: Some(1.0),
         client_cpu_s: Some(1.0),

@@ -50,7 +50,8 @@ vocabulary!(
     SkipRule,
     ServerKind,
     ServiceManager,
-    CapacityStop
+    CapacityStop,
+    SlotActivity
 );
 default_other!(
     SwapMethod,
@@ -223,6 +224,21 @@ pub enum CapacityStop {
     /// A level failed: all requests, or the server died.
     ServerFailed,
     Interrupted,
+    /// A value this version does not know, kept as written.
+    #[serde(untagged)]
+    Other(String),
+}
+
+/// What a GPU slot was doing (`slot.beside.activity`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SlotActivity {
+    /// Its server stopping, starting or loading the model.
+    Loading,
+    /// Ready and waiting for the bench, or between configs.
+    Idle,
+    /// loadgen measuring its server.
+    Benchmarking,
     /// A value this version does not know, kept as written.
     #[serde(untagged)]
     Other(String),
