@@ -90,6 +90,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l new -d 
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l swept -d 'With --url: a swept key (sweep --param) that must be on the launch line already; repeatable. Other changes are not checked' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l probe -d 'With --url: wait-ready probes that URL as given (sweep has no --server); a running server\'s 404 or 405 there is refused (exit 2)'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l key-given -d 'With --url: a key goes to the tools as an argument (sweep\'s --load-arg --api-key); else a launch line with --api-key needs one in the environment (SWEEPKIT_API_KEY or OPENAI_API_KEY; exit 2)'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -s h -l help -d 'Print help'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r

@@ -325,3 +325,32 @@ fn the_48_request_cap_is_said_once_per_sweep_when_a_level_exceeds_it() {
         "{recs:?}"
     );
 }
+
+/// Issue 46: `--url http://HOST:PORT/v1`, the OpenAI API base every client
+/// library takes, was probed as a path: the server was restarted, then
+/// wait-ready failed on HTTP 404 saying "give --server KIND" to a user who
+/// had. It is the API base for every tool, with or without --server.
+#[test]
+fn an_openai_base_url_ending_in_v1_is_taken_as_the_api_base() {
+    let (spec, url, _) = running("new-v1");
+    for (base, server) in [
+        (format!("{url}/v1"), Some("llm-sim")),
+        (format!("{url}/v1/"), None),
+    ] {
+        let results = spec.dir.join(format!("v1-{}.jsonl", server.is_some()));
+        let mut args = SweepArgs::new()
+            .args(&["--spec", spec.s(), "--url", &base])
+            .results(&results)
+            .param(KEY, "2")
+            .quick("2", "8");
+        if let Some(s) = server {
+            args = args.args(&["--server", s]);
+        }
+        let out = args.expect(0);
+        let recs = records(&results);
+        assert_eq!(recs.len(), 1, "{}", dump(&out));
+        assert_eq!(recs[0]["type"], "bench", "{}", dump(&out));
+        let err = stderr(&out);
+        assert!(!err.contains("no such path"), "{err}");
+    }
+}
