@@ -154,3 +154,36 @@ fn wait_ready_and_loadgen_alone_end_at_the_first_401_with_exit_15() {
         assert!(r.stdout().contains(r#""kind":"unauthorized""#), "{extra:?}");
     }
 }
+
+/// Issue 46: the sweep kept a key given as an argument out of records and
+/// output, while `--dry-run` printed both commands with `--api-key K` in
+/// clear. The plan shows `--api-key <redacted>` and says once that the
+/// environment is the better way.
+#[test]
+fn dry_run_redacts_a_key_given_as_an_argument_and_says_so_once() {
+    let args = SweepArgs::new()
+        .args(&["--spec", "x.spec", "--url", "http://127.0.0.1:1"])
+        .args(&["--results", "r.jsonl", "--dry-run"])
+        .args(&["--ready-arg", "--api-key", "--ready-arg", KEY])
+        .args(&["--load-arg", &format!("--api-key={KEY}")])
+        .param(STEPS, "1,2");
+    let (out, _) = sweep_with(&args, None);
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let (plan, err) = (String::from_utf8_lossy(&out.stdout), stderr(&out));
+    assert!(!plan.contains(KEY) && !err.contains(KEY), "{}", dump(&out));
+    let ready = plan.lines().filter(|l| l.contains("| ")).count();
+    assert_eq!(ready, 4, "two configs, two piped stages each: {plan}");
+    assert_eq!(
+        plan.matches("--api-key \\<redacted\\>").count(),
+        2,
+        "{plan}"
+    );
+    assert_eq!(
+        plan.matches("--api-key=\\<redacted\\>").count(),
+        2,
+        "{plan}"
+    );
+    assert_eq!(err.lines().count(), 1, "said once: {err}");
+    assert!(err.starts_with("sweep: warning: "), "{err}");
+    assert!(err.contains("SWEEPKIT_API_KEY"), "{err}");
+}

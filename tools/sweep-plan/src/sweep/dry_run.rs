@@ -1,6 +1,8 @@
 //! `sweep --dry-run`'s plan: with --hosts each host and its URL, then
 //! each config's pipe as a command to copy, the tools at the paths the
-//! script found, every word quoted as bash's `printf %q` quotes.
+//! script found, every word quoted as bash's `printf %q` quotes. A secret
+//! given as an argument (`--ready-arg --api-key K`) is printed
+//! `<redacted>`, as every other output prints it, and said once.
 
 use std::fmt::Write as _;
 
@@ -9,6 +11,11 @@ use sweepkit::exit::Exit;
 use super::settings::Settings;
 use super::stage_words::Target;
 use crate::quote::printf_q;
+
+/// Said once when the plan hides a secret given as an argument.
+const KEY_IN_ARGV: &str = "a key given as an argument is shown <redacted>; \
+    SWEEPKIT_API_KEY in the environment is the better way (it stays out of \
+    every command line, here and in ps)";
 
 /// The tools' paths, as the script found them.
 pub struct Tools<'a> {
@@ -35,6 +42,7 @@ pub fn plan(s: &Settings, tools: &Tools<'_>) -> Result<String, Exit> {
         let _ = writeln!(out, "# host {}: {} -> {}", h.n, h.name, h.url);
     }
     let n = g.points.len();
+    let mut redacted = false;
     for p in &g.points {
         let own = p.stage_words(expect_config);
         let whole = |tool: &str, shared: &[String], own: Vec<String>| {
@@ -46,6 +54,11 @@ pub fn plan(s: &Settings, tools: &Tools<'_>) -> Result<String, Exit> {
         let swap = whole(tools.swap, &st.target, own.swap);
         let ready = whole(tools.ready, &st.ready, own.ready);
         let load = whole(tools.load, &st.load, own.load);
+        let [swap, ready, load] = [swap, ready, load].map(|ws| {
+            let shown = sweepkit::redact::argv(&ws);
+            redacted |= shown != ws;
+            shown
+        });
         let _ = writeln!(out, "# [{}/{n}] {}", p.index, p.label());
         let words = |ws: &[String]| ws.iter().map(|w| printf_q(w) + " ").collect::<String>();
         let _ = writeln!(
@@ -56,6 +69,9 @@ pub fn plan(s: &Settings, tools: &Tools<'_>) -> Result<String, Exit> {
             words(&load),
             printf_q(results)
         );
+    }
+    if redacted {
+        sweepkit::diag::warning("sweep", KEY_IN_ARGV);
     }
     Ok(out)
 }
