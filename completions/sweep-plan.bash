@@ -883,7 +883,7 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__origin)
-            opts="-h --append --copy --say --url --new --swept --probe --field --shell --help"
+            opts="-h --append --copy --say --url --new --swept --probe --key-given --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -52,13 +52,13 @@ complete -c sweep-plan -n "__fish_sweep_plan_needs_command" -f -a "dry-run" -d '
 complete -c sweep-plan -n "__fish_sweep_plan_needs_command" -f -a "slurm" -d 'Run `sweep --slurm`: each config a Slurm job (sweep(1), SLURM); with --dry-run in ARGV print the batch script and the sbatch line'
 complete -c sweep-plan -n "__fish_sweep_plan_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand configs" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
-complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand configs" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand configs" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B); START..END[:STEP] is an inclusive range' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand configs" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand configs" -l resume -d 'Skip configs whose last record is a result (complete, or a failure of their own)'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand configs" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand configs" -s h -l help -d 'Print help'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand args" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
-complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand args" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand args" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B); START..END[:STEP] is an inclusive range' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand args" -l index -d 'The config\'s place in the grid (1-based, as `configs` numbers)' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand args" -l for -d 'Which tool\'s words' -r -f -a "swap\t'svc-swap: `--set FLAG=VALUE` per swept flag'
 expect\t'wait-ready: `--expect-config KEY=VALUE` per swept flag'
@@ -67,7 +67,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand args" -l field -d 
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand args" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand args" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
-complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B); START..END[:STEP] is an inclusive range' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l index -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l schedule -d 'The schedule step\'s run for SERVER instead of a config: counted only when it failed (it adds no config to the measured count)' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand verdict" -l tally -d 'Append the verdict of a finished run (one not to be retried) to FILE, for `tally --from FILE`' -r
@@ -91,10 +91,11 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l new -d 
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l swept -d 'With --url: a swept key (sweep --param) that must be on the launch line already; repeatable. Other changes are not checked' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l probe -d 'With --url: wait-ready probes that URL as given (sweep has no --server); a running server\'s 404 or 405 there is refused (exit 2)'
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l key-given -d 'With --url: a key goes to the tools as an argument (sweep\'s --load-arg --api-key); else a launch line with --api-key needs one in the environment (SWEEPKIT_API_KEY or OPENAI_API_KEY; exit 2)'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand origin" -s h -l help -d 'Print help'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
-complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B); START..END[:STEP] is an inclusive range' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l origin -d 'The file holding the origin record' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand end" -l schedule -d 'The sweep ran the SERVER schedule step (its own flags are undone with the pick or the original)' -r -f -a "vllm\t''
 sglang\t''"
@@ -128,7 +129,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand validation" -l fie
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand validation" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand validation" -s h -l help -d 'Print help'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand restore" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
-complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand restore" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand restore" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B); START..END[:STEP] is an inclusive range' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand restore" -l field -d 'Print these fields of each answer, one per line (arrays: the elements joined by spaces; absent: an empty line), not JSON' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand restore" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand restore" -s h -l help -d 'Print help'
@@ -137,7 +138,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand host-dropped" -l f
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand host-dropped" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand host-dropped" -s h -l help -d 'Print help'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
-complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B); START..END[:STEP] is an inclusive range' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l patience -d 'Stop after K further values past the best showed the plateau' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l noise-margin -d 'Weighted-score gap that counts as a close call (and a drop that counts as a clear peak) until repeats measure the noise' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l repeat-budget -d 'Extra config starts allowed for re-measuring close calls' -r
@@ -147,7 +148,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l emit-skip
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand next" -s h -l help -d 'Print help'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
-complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B); START..END[:STEP] is an inclusive range' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -l patience -d 'Stop after K further values past the best showed the plateau' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -l noise-margin -d 'Weighted-score gap that counts as a close call (and a drop that counts as a clear peak) until repeats measure the noise' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -l repeat-budget -d 'Extra config starts allowed for re-measuring close calls' -r
@@ -172,7 +173,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -l all -d 'E
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand step" -s h -l help -d 'Print help'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
-complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B); START..END[:STEP] is an inclusive range' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -l since -d 'Count the host_dropped records after this many lines (the file\'s length when the pool started)' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -l joblog -d 'GNU parallel\'s --joblog of the pool: a job that exited 2 (a usage error) is one (missing: none ran)' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand outcome" -l tries -d 'fleet-watch\'s --tries file: with --joblog, the jobs that ended well without a try record (unstarted: none of sweep\'s job ran)' -r
@@ -192,7 +193,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand hosts" -l field -d
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand hosts" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand hosts" -s h -l help -d 'Print help'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand fleet-step" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
-complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand fleet-step" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand fleet-step" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B); START..END[:STEP] is an inclusive range' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand fleet-step" -l index -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand fleet-step" -l host -d 'The host\'s id (its sshlogin)' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand fleet-step" -l state -d 'The try\'s verdict (`verdict --field state`)' -r -f -a "pending\t'No record of it yet'
@@ -232,7 +233,7 @@ complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand schedule" -l emit-
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand schedule" -l shell -d 'Print each answer as bash assignments instead, one field a line (NAME=\'text\', arrays NAME=(\'a\' \'b\')), every value single-quoted so sweep(1) can eval them; with --field only those fields'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand schedule" -s h -l help -d 'Print help'
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand progress" -l param -d 'Launch flag to vary (repeatable); A,B: flags that move together' -r
-complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand progress" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B)' -r
+complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand progress" -l values -d 'Comma-separated values of the --param at the same place (with A,B: each value A:B); START..END[:STEP] is an inclusive range' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand progress" -l index -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand progress" -l show -d 'Show the line on stderr, after PREFIX, instead of answering on stdout: kept on the bottom row of a terminal, else a plain line' -r
 complete -c sweep-plan -n "__fish_sweep_plan_using_subcommand progress" -l lanes -d 'Configs that run at once (a pool\'s hosts and GPU slots)' -r

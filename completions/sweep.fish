@@ -1,6 +1,6 @@
 complete -c sweep -l param -d 'Launch flag to vary (speculative-num-steps or --speculative-num-steps); repeatable; A,B: flags that move together, each value of --values then A:B (--values 1:2,2:3)' -r
 complete -c sweep -l param-new -d 'Like --param, for a flag the launch line lacks: sweep adds it (a --param the line lacks is refused as a likely typo)' -r
-complete -c sweep -l values -d 'Comma-separated values for the --param before it (spaces around each value are dropped)' -r
+complete -c sweep -l values -d 'Comma-separated values for the --param before it (spaces around each value are dropped); START..END[:STEP] is an inclusive range (1..10, 2..16:2)' -r
 complete -c sweep -l results -d 'JSON Lines results, appended as records arrive' -r -F
 complete -c sweep -l retries -d 'Run a config again after a transport failure (SSH lost, host unreachable) up to N times, backing off 2s, 4s, 8s...' -r
 complete -c sweep -l patience -d 'Values past the best that must show the plateau [default: 2]' -r

@@ -170,6 +170,13 @@ fn pipeline(url: &str, key: &str, ready_args: &[&str]) -> (Vec<Run>, Value) {
     let mut runs = vec![ready, bench];
     for fmt in ["json", "text", "csv"] {
         let s = run(cmd("summarize", &["--format", fmt, "-"]), &runs[1].stdout());
+        // The leak scan of its output means something only if it wrote
+        // one (issue 46: a summarize that died before writing passed).
+        s.expect_code(0);
+        assert!(
+            !s.stdout().trim().is_empty(),
+            "summarize --format {fmt}: no output"
+        );
         runs.push(s);
     }
     (runs, rec)

@@ -325,3 +325,65 @@ fn the_48_request_cap_is_said_once_per_sweep_when_a_level_exceeds_it() {
         "{recs:?}"
     );
 }
+
+/// Issue 46: `--url http://HOST:PORT/v1`, the OpenAI API base every client
+/// library takes, was probed as a path: the server was restarted, then
+/// wait-ready failed on HTTP 404 saying "give --server KIND" to a user who
+/// had. It is the API base for every tool, with or without --server.
+#[test]
+fn an_openai_base_url_ending_in_v1_is_taken_as_the_api_base() {
+    let (spec, url, _) = running("new-v1");
+    for (base, server) in [
+        (format!("{url}/v1"), Some("llm-sim")),
+        (format!("{url}/v1/"), None),
+    ] {
+        let results = spec.dir.join(format!("v1-{}.jsonl", server.is_some()));
+        let mut args = SweepArgs::new()
+            .args(&["--spec", spec.s(), "--url", &base])
+            .results(&results)
+            .param(KEY, "2")
+            .quick("2", "8");
+        if let Some(s) = server {
+            args = args.args(&["--server", s]);
+        }
+        let out = args.expect(0);
+        let recs = records(&results);
+        assert_eq!(recs.len(), 1, "{}", dump(&out));
+        assert_eq!(recs[0]["type"], "bench", "{}", dump(&out));
+        let err = stderr(&out);
+        assert!(!err.contains("no such path"), "{err}");
+    }
+}
+
+/// Issue 46: `--values 1..10` (how the reference campaign wrote its range)
+/// was one literal value that failed pre-flight. Inclusive ranges with an
+/// optional step expand, in --dry-run too; a bad one is one usage line.
+#[test]
+fn a_range_of_values_expands_and_a_bad_one_says_how_to_write_it() {
+    let dry = |values: &str| {
+        SweepArgs::new()
+            .args(&["--spec", "x.spec", "--url", "http://127.0.0.1:1"])
+            .args(&["--results", "r", "--dry-run"])
+            .param(KEY, values)
+    };
+    let plan = stdout(&dry("1..3, 8,10..14:2").expect(0));
+    for v in ["1", "2", "3", "8", "10", "12", "14"] {
+        assert!(plan.contains(&format!("--set {KEY}={v} ")), "{v}: {plan}");
+    }
+    assert!(!plan.contains(".."), "expanded: {plan}");
+    for (bad, says) in [
+        (
+            "1..10:4",
+            "10 is not 1 plus a multiple of 4; end the range at 9 or 13",
+        ),
+        ("10..1", "a range is START..END or START..END:STEP"),
+    ] {
+        let t0 = Instant::now();
+        let out = dry(bad).expect(2);
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "one line: {err}");
+        assert!(err.starts_with("sweep: error: --values '"), "{err}");
+        assert!(err.contains(says), "{says}: {err}");
+    }
+}

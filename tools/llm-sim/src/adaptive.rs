@@ -340,11 +340,11 @@ impl Adaptive {
         let key = self.key_for(batch);
         let slot = self.slots.get_mut(&key).expect("routed to a slot");
         if let Some(old) = slot.update(accepted) {
-            eprintln!(
+            sweepkit::diag::verbatim(&format!(
                 "Adaptive spec params updated: steps {old} -> {} (ema_accept_len={:.2}) \
                  [bs slot {key}; simulated by llm-sim]",
                 slot.current, slot.ema
-            );
+            ));
         }
     }
 }

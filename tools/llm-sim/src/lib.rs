@@ -52,7 +52,7 @@ pub fn run(args: Args, _stdin: impl BufRead, mut stdout: impl Write) -> Result<(
     let spec = match resolve::resolve(&args) {
         Err(Failure::Usage(lines)) => {
             for l in &lines {
-                eprintln!("{l}");
+                sweepkit::diag::verbatim(l);
             }
             let why = "flags the imitated server's argparse rejects (lines above; simulated)";
             return Err(Exit::new(exit::USAGE, anyhow!(why)));
@@ -74,10 +74,10 @@ pub fn run(args: Args, _stdin: impl BufRead, mut stdout: impl Write) -> Result<(
     stdout.flush()?;
 
     let seed = args.seed.unwrap_or_else(clock_seed);
-    eprintln!(
+    sweepkit::diag::verbatim(&format!(
         "llm-sim: SIMULATED {:?} server (no model runs): model {:?}, port {port}, seed {seed}",
         args.personality, args.model_name
-    );
+    ));
     let mut args = args;
     if args.noise > 0.0 {
         let start = match &args.noise_counter {
@@ -87,7 +87,9 @@ pub fn run(args: Args, _stdin: impl BufRead, mut stdout: impl Write) -> Result<(
             None => 0,
         };
         let f = noise::speed_factor(args.noise, seed, start);
-        eprintln!("llm-sim: --noise: start {start} runs at {f:.4} x the modelled speed");
+        sweepkit::diag::verbatim(&format!(
+            "llm-sim: --noise: start {start} runs at {f:.4} x the modelled speed"
+        ));
         noise::apply(&mut args, f);
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
@@ -140,7 +142,9 @@ async fn lifecycle(
         Personality::Vllm => args.load_time + args.warmup_time,
         _ => args.load_time,
     };
-    eprintln!("llm-sim: loading simulated weights for {closed:?} (port closed)");
+    sweepkit::diag::verbatim(&format!(
+        "llm-sim: loading simulated weights for {closed:?} (port closed)"
+    ));
     tokio::time::sleep(closed).await;
     let spec = loaded(&args, spec);
     let (state, listener) = start(args, spec, socket, seed, port)?;
@@ -207,10 +211,14 @@ fn start(
     port: u16,
 ) -> Result<(Arc<state::State>, tokio::net::TcpListener), Exit> {
     for w in &spec.warnings {
-        eprintln!("llm-sim: warning (as the real server logs it): {w}");
+        sweepkit::diag::verbatim(&format!(
+            "llm-sim: warning (as the real server logs it): {w}"
+        ));
     }
     for n in &spec.notes {
-        eprintln!("llm-sim: note (llm-sim's own; the real server says nothing): {n}");
+        sweepkit::diag::verbatim(&format!(
+            "llm-sim: note (llm-sim's own; the real server says nothing): {n}"
+        ));
     }
     socket.listen(BACKLOG).context("listen")?;
     socket.set_nonblocking(true)?;
@@ -225,10 +233,10 @@ fn start(
 /// crash fault.
 async fn warm_up(st: Arc<state::State>, loading: Arc<AtomicBool>, now: bool) {
     if !now {
-        eprintln!(
+        sweepkit::diag::verbatim(&format!(
             "llm-sim: listening on port {}; warming up for {:?} (/health 503)",
             st.port, st.args.warmup_time
-        );
+        ));
         tokio::time::sleep(st.args.warmup_time).await;
         if let Some(lines) = &st.spec.warmup_failure {
             state::die(lines, "the warm-up request's first draft", 1);
@@ -236,10 +244,10 @@ async fn warm_up(st: Arc<state::State>, loading: Arc<AtomicBool>, now: bool) {
     }
     st.ready.store(true, Relaxed);
     loading.store(false, Relaxed);
-    eprintln!(
+    sweepkit::diag::verbatim(&format!(
         "llm-sim: ready (port {}); SIMULATED, not a real model",
         st.port
-    );
+    ));
     if let Some(after) = st.args.crash_after {
         tokio::time::sleep(after).await;
         state::crash(state::CRASH_LINE, "--crash-after");
@@ -263,7 +271,7 @@ mod signals {
                 return;
             };
             int.recv().await;
-            eprintln!("llm-sim: received SIGINT, exiting");
+            sweepkit::diag::verbatim("llm-sim: received SIGINT, exiting");
             std::process::exit(0);
         });
         tokio::spawn(async move {
@@ -272,30 +280,30 @@ mod signals {
             };
             term.recv().await;
             if lose_first.is_some_and(|loading| loading.load(Relaxed)) {
-                eprintln!(
+                sweepkit::diag::verbatim(
                     "llm-sim: received SIGTERM while loading; lost, as on vLLM's CPU build \
-                     (simulated; a second SIGTERM ends it)"
+                     (simulated; a second SIGTERM ends it)",
                 );
                 term.recv().await;
-                eprintln!("llm-sim: received a second SIGTERM, exiting");
+                sweepkit::diag::verbatim("llm-sim: received a second SIGTERM, exiting");
                 std::process::exit(0);
             }
             let Some(d) = ignore else {
-                eprintln!("llm-sim: received SIGTERM, exiting");
+                sweepkit::diag::verbatim("llm-sim: received SIGTERM, exiting");
                 std::process::exit(0);
             };
-            eprintln!(
+            sweepkit::diag::verbatim(&format!(
                 "llm-sim: received SIGTERM; ignoring it for {} (--ignore-sigterm; \
                  simulated hung shutdown, SIGKILL ends it sooner)",
                 humantime::format_duration(d)
-            );
+            ));
             tokio::spawn(async move {
                 while term.recv().await.is_some() {
-                    eprintln!("llm-sim: received SIGTERM again; still ignoring it");
+                    sweepkit::diag::verbatim("llm-sim: received SIGTERM again; still ignoring it");
                 }
             });
             tokio::time::sleep(d).await;
-            eprintln!("llm-sim: exiting after ignoring SIGTERM");
+            sweepkit::diag::verbatim("llm-sim: exiting after ignoring SIGTERM");
             std::process::exit(0);
         });
     }

@@ -22,7 +22,7 @@ pub async fn serve(listener: TcpListener, state: Arc<State>) {
             Ok(c) => c,
             Err(e) => {
                 // Out of descriptors and the like: back off, keep serving.
-                eprintln!("llm-sim: warning: accept: {e}");
+                sweepkit::diag::verbatim(&format!("llm-sim: warning: accept: {e}"));
                 tokio::time::sleep(std::time::Duration::from_millis(10)).await;
                 continue;
             }

@@ -92,16 +92,18 @@ impl State {
 
 /// Log a simulated crash the way a CUDA failure looks, and exit 1.
 pub fn crash(line: &str, why: &str) -> ! {
-    eprintln!("{line} (simulated by llm-sim: {why})");
+    sweepkit::diag::verbatim(&format!("{line} (simulated by llm-sim: {why})"));
     std::process::exit(1)
 }
 
 /// Die with a real server's own exception lines, exactly, after a line
 /// that labels them simulated (tools take the last line as the error).
 pub fn die(lines: &[String], why: &str, code: i32) -> ! {
-    eprintln!("llm-sim: SIMULATED failure ({why}); the server's own lines follow");
+    sweepkit::diag::verbatim(&format!(
+        "llm-sim: SIMULATED failure ({why}); the server's own lines follow"
+    ));
     for l in lines {
-        eprintln!("{l}");
+        sweepkit::diag::verbatim(l);
     }
     std::process::exit(code)
 }

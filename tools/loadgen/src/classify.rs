@@ -18,10 +18,12 @@ use crate::upstream_record::Upstream;
 
 const TOOL: &str = "loadgen";
 
-/// A failure record and the one-line reason the run ends with.
+/// A failure record, the one-line reason the run ends with and its exit
+/// code.
 pub struct Failure {
     pub record: Record,
     pub reason: String,
+    pub code: u8,
 }
 
 /// What a level amounts to.
@@ -56,10 +58,23 @@ pub fn classify(
     p.answered |= m.out.samples.iter().any(server_death::answered);
     let warns = level_warnings(&plan.level, ctx, &m, died.as_deref());
     tell(&plan.level, &m, &warns);
-    let failure = |kind, reason: String| Failure {
-        record: Record::Failure(failure_record(plan, up, kind, &reason)),
-        reason,
+    let failure = |kind, reason: String| {
+        let rec = failure_record(plan, up, kind, &reason);
+        Failure {
+            code: rec
+                .exit_code
+                .map_or(sweepkit::exit::ALL_FAILED, |c| c as u8),
+            record: Record::Failure(rec),
+            reason,
+        }
     };
+    if let Some(status) = key_refused_everywhere(agg) {
+        // --model skipped GET /v1/models, where the key is otherwise
+        // missed first: every request met HTTP 401/403.
+        let what = format!("POST {}", plan.endpoint_path);
+        let reason = crate::setup::key_refused(&what, status, &ctx.probe, up);
+        return Verdict::AllFailed(failure(FailureKind::Unauthorized, reason));
+    }
     if agg.counts.completed == 0 && agg.counts.failed > 0 {
         let kind = match died {
             Some(_) => FailureKind::CrashedMidRun,
@@ -181,6 +196,23 @@ fn bench_record(
         slot: None,
         upstream: up.raw.clone(),
     }
+}
+
+/// The status when no request completed and every one failed on HTTP 401
+/// or 403 (the first such status): the server wants an API key.
+fn key_refused_everywhere(agg: &Aggregate) -> Option<u16> {
+    if agg.counts.completed > 0 || agg.counts.failed == 0 {
+        return None;
+    }
+    let statuses: Vec<Option<u16>> = agg
+        .errors
+        .keys()
+        .map(|k| k.strip_prefix("http_").and_then(|c| c.parse().ok()))
+        .collect();
+    let all = statuses
+        .iter()
+        .all(|s| s.is_some_and(sweepkit::api::is_key_refusal));
+    all.then(|| statuses.first().copied().flatten()).flatten()
 }
 
 fn error_summary(agg: &Aggregate) -> String {

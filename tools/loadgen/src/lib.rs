@@ -125,12 +125,12 @@ pub fn run_with(
     let ctx = match setup::connect(&args, &plan, &up) {
         Ok(c) => c,
         Err(setup::ConnectError::Unreachable(reason)) => {
-            let rec =
-                setup::failure_record(&plan, &up, sweepkit::FailureKind::Unreachable, &reason);
-            sink.record(&Record::Failure(rec))
-                .context("writing stdout")?;
-            sink.finish().context("writing stdout")?;
-            return Err(Exit::new(exit::ALL_FAILED, anyhow::anyhow!("{reason}")));
+            let kind = sweepkit::FailureKind::Unreachable;
+            return Err(not_connected(&plan, &up, kind, reason, &mut sink));
+        }
+        Err(setup::ConnectError::Unauthorized(reason)) => {
+            let kind = sweepkit::FailureKind::Unauthorized;
+            return Err(not_connected(&plan, &up, kind, reason, &mut sink));
         }
         Err(setup::ConnectError::Other(e)) => return Err(e),
     };
@@ -138,6 +138,27 @@ pub fn run_with(
     let result = run_level::run_all(&plan, &ctx, &up, &mut sink, interrupted);
     sink.finish().context("writing stdout")?;
     result
+}
+
+/// No load was sent: write the failure record of `kind` and end with its
+/// exit code (30, or 15 for a key the server wants).
+fn not_connected<W: Write>(
+    plan: &plan::Plan,
+    up: &upstream_record::Upstream,
+    kind: sweepkit::FailureKind,
+    reason: String,
+    sink: &mut output::Sink<W>,
+) -> Exit {
+    let rec = setup::failure_record(plan, up, kind, &reason);
+    let code = rec.exit_code.map_or(exit::ALL_FAILED, |c| c as u8);
+    let written = sink
+        .record(&Record::Failure(rec))
+        .and_then(|()| sink.finish())
+        .context("writing stdout");
+    match written {
+        Ok(()) => Exit::new(code, anyhow::anyhow!("{reason}")),
+        Err(e) => e.into(),
+    }
 }
 
 #[cfg(test)]

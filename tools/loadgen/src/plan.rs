@@ -244,10 +244,10 @@ fn base_url(a: &Args, up: &Upstream) -> Result<String, Exit> {
             "URL '{base_url}': only http:// is supported"
         )));
     }
-    Ok(base_url
-        .trim_end_matches('/')
-        .trim_end_matches("/v1")
-        .to_string())
+    // The OpenAI API base (`.../v1`, as client libraries take it) is the
+    // server root plus /v1: the endpoints are the root's.
+    let base_url = sweepkit::api::root_of(&base_url).unwrap_or(&base_url);
+    Ok(base_url.trim_end_matches('/').to_string())
 }
 
 /// `--until-stable PCT` (`5` or `5%`) with `--min-requests` and the cap.

@@ -39,7 +39,7 @@ pub(crate) fn record<W: Write>(
             if stop {
                 return Err(Exit::silent(exit::INTERRUPTED));
             }
-            Err(Exit::new(exit::ALL_FAILED, anyhow!("{}", failure.reason)))
+            Err(Exit::new(failure.code, anyhow!("{}", failure.reason)))
         }
         Verdict::Bench(bench, died) => {
             write(sink, &bench)?;
@@ -53,7 +53,7 @@ pub(crate) fn record<W: Write>(
                 None => Ok(()),
                 Some(failure) => {
                     write(sink, &failure.record)?;
-                    Err(Exit::new(exit::ALL_FAILED, anyhow!("{}", failure.reason)))
+                    Err(Exit::new(failure.code, anyhow!("{}", failure.reason)))
                 }
             }
         }

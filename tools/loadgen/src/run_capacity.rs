@@ -96,7 +96,7 @@ pub fn run<W: Write>(
 
 fn say(plan: &Plan, line: &str) {
     if !plan.level.quiet {
-        eprintln!("loadgen: {line}");
+        sweepkit::diag::line(format!("loadgen: {line}"));
     }
 }
 

@@ -10,6 +10,15 @@ use sweepkit::records::{ServerInfo, ServerKind};
 
 use crate::prompts::Tokenizer;
 
+/// Why `/v1/models` named no model.
+#[derive(Debug)]
+pub enum ModelsError {
+    /// HTTP 401 or 403: the server wants an API key (or another one).
+    Key(u16),
+    /// Not reachable, another status, no model: a transport failure.
+    Other(String),
+}
+
 pub struct Probe {
     agent: ureq::Agent,
     base: String,
@@ -47,20 +56,27 @@ impl Probe {
         self.get(path).ok()?.into_string().ok()
     }
 
+    /// Whether requests carry a key.
+    pub fn has_key(&self) -> bool {
+        self.auth.is_some()
+    }
+
     /// The first model `/v1/models` lists, and its `owned_by`.
-    pub fn first_model(&self) -> Result<(String, Option<String>), String> {
-        let resp = self.get("/v1/models").map_err(|e| match *e {
-            ureq::Error::Status(c, _) => format!("GET /v1/models: HTTP {c}"),
-            ureq::Error::Transport(t) => format!("GET /v1/models: {t}"),
+    pub fn first_model(&self) -> Result<(String, Option<String>), ModelsError> {
+        const WHAT: &str = "GET /v1/models";
+        let resp = self.get(sweepkit::api::MODELS).map_err(|e| match *e {
+            ureq::Error::Status(c, _) if sweepkit::api::is_key_refusal(c) => ModelsError::Key(c),
+            ureq::Error::Status(c, _) => ModelsError::Other(format!("{WHAT}: HTTP {c}")),
+            ureq::Error::Transport(t) => ModelsError::Other(format!("{WHAT}: {t}")),
         })?;
         let v: Value = resp
             .into_json()
-            .map_err(|e| format!("GET /v1/models: not JSON: {e}"))?;
+            .map_err(|e| ModelsError::Other(format!("{WHAT}: not JSON: {e}")))?;
         let first = v.get("data").and_then(|d| d.get(0));
         let id = first
             .and_then(|m| m.get("id"))
             .and_then(Value::as_str)
-            .ok_or("GET /v1/models: no model listed (use --model)")?;
+            .ok_or_else(|| ModelsError::Other(format!("{WHAT}: no model listed (use --model)")))?;
         let owner = first
             .and_then(|m| m.get("owned_by"))
             .and_then(Value::as_str)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use serde_json::Value;
 use sweepkit::exit;
 use sweepkit::exit::Exit;
-use sweepkit::records::{FailureKind, FailureRecord, ServerInfo, Stage, Workload};
+use sweepkit::records::{FailureKind, FailureRecord, ServerInfo, ServerKind, Stage, Workload};
 
 use crate::body::{Bodies, BodySpec};
 use crate::cli::{Args, Endpoint};
@@ -15,7 +15,7 @@ use crate::client::{self, Target};
 use crate::level::Prepared;
 use crate::plan::Plan;
 use crate::prompts::{self, Prompt};
-use crate::server::{self, Probe, RemoteTokenizer};
+use crate::server::{self, ModelsError, Probe, RemoteTokenizer};
 use crate::upstream_record::Upstream;
 
 /// Most distinct prompts prepared; levels cycle through them.
@@ -46,6 +46,9 @@ pub struct Context {
 pub enum ConnectError {
     /// The server cannot be reached: a failure record, exit 30.
     Unreachable(String),
+    /// HTTP 401/403: the server wants an API key (the line says which
+    /// variable to set): a failure record, exit 15.
+    Unauthorized(String),
     Other(Exit),
 }
 
@@ -71,7 +74,12 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
     let probe = Probe::new(&plan.base_url, auth.clone());
     let (model, owner) = match &a.model {
         Some(m) => (m.clone(), None),
-        None => probe.first_model().map_err(ConnectError::Unreachable)?,
+        None => probe.first_model().map_err(|e| match e {
+            ModelsError::Key(status) => {
+                ConnectError::Unauthorized(key_refused("GET /v1/models", status, &probe, up))
+            }
+            ModelsError::Other(why) => ConnectError::Unreachable(why),
+        })?,
     };
     let info = if a.no_scrape {
         None
@@ -151,6 +159,16 @@ pub fn connect(a: &Args, plan: &Plan, up: &Upstream) -> Result<Context, ConnectE
         sessions,
         sources,
     })
+}
+
+/// The line for a 401 or 403 at `what`: which variable to set (naming
+/// OPENAI_API_KEY when the upstream server is `--server openai`'s kind).
+pub fn key_refused(what: &str, status: u16, probe: &Probe, up: &Upstream) -> String {
+    let openai = up
+        .server
+        .as_ref()
+        .is_some_and(|s| s.kind == Some(ServerKind::Openai));
+    sweepkit::api::key_refused(what, status, probe.has_key(), openai)
 }
 
 /// The API key: `--api-key`/`OPENAI_API_KEY`, else `SWEEPKIT_API_KEY`
@@ -330,6 +348,9 @@ pub fn failure_record(
         reason,
         up.raw.clone(),
     );
-    f.exit_code = Some(exit::ALL_FAILED as i32);
+    f.exit_code = Some(match kind {
+        FailureKind::Unauthorized => exit::AUTH_REFUSED,
+        _ => exit::ALL_FAILED,
+    } as i32);
     f
 }

@@ -155,7 +155,10 @@ fn finish(parts: &[parts::Part], machine: bool, stderr: &mut impl Write) -> Resu
     if machine {
         for p in parts {
             for w in &p.analysis.warnings {
-                let _ = writeln!(stderr, "summarize: warning: {}", redact::text(w));
+                let _ = sweepkit::diag::write_line(
+                    stderr,
+                    &format!("summarize: warning: {}", redact::text(w)),
+                );
             }
         }
     }

@@ -11,7 +11,7 @@ fn main() -> std::process::ExitCode {
     // scripts ask for `--format json`.
     let args = sweepkit::short_help::parse::<summarize::Args>(EXAMPLE);
     if args.files.is_empty() && std::io::stdin().is_terminal() {
-        eprintln!("summarize: error: no input: give FILE, or pipe records into stdin");
+        sweepkit::diag::line("summarize: error: no input: give FILE, or pipe records into stdin");
         return std::process::ExitCode::from(sweepkit::exit::USAGE);
     }
     let stdin = std::io::stdin().lock();

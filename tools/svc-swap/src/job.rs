@@ -89,25 +89,45 @@ pub fn file(dir: &str, id: &str, ext: &str) -> String {
 /// host). Killed before its last step, it leaves a record of a job that
 /// never started, which `follow` reports as such. Safe to repeat when the
 /// session drops and its outcome is unknown: the lock is checked first.
-const PREP: &str = r#"dir=$1 id=$2 json=$3 staged=$4 text=$5; shift 5
+///
+/// What may hold a secret (the pending JSON, the staged text, the job's
+/// words: launch lines with their `--api-key`) comes on stdin, into
+/// `DIR/ID.in`, mode 0600: never in an argv, which `ps` shows every user
+/// of the host (over SSH the login shell's, through an exec prefix the
+/// prefix's, then the job's for its whole life). The file holds shell-quoted
+/// words: the JSON, the text, then the job's; the job reads and removes it.
+const PREP: &str = r#"dir=$1 id=$2 staged=$3 len=$4; shift 4
 # Re-run after a lost session: the job took its lock, so it started (and may
 # have installed the staged file already): stage nothing, launch nothing.
 [ -d "$dir/$id.lock" ] && exit 0
 mkdir -p -- "$dir" || exit 1
-printf '%s' "$json" >"$dir/$id.json.tmp" && mv -f -- "$dir/$id.json.tmp" "$dir/$id.json" || exit 1
+in="$dir/$id.in"
+(umask 077 && cat >"$in.tmp" && [ "$(($(wc -c <"$in.tmp")))" = "$len" ] &&
+  mv -f -- "$in.tmp" "$in" &&
+  eval "set -- $(cat -- "$in")" &&
+  printf '%s' "$1" >"$dir/$id.json.tmp" && mv -f -- "$dir/$id.json.tmp" "$dir/$id.json") ||
+  { rm -f -- "$in.tmp" "$in"; exit 1; }
 if [ -n "$staged" ]; then
   # Without a slash ${staged%/*} is the file itself: never mkdir that.
   case $staged in */*) d=${staged%/*}; [ -z "$d" ] || mkdir -p -- "$d" || exit 1 ;; esac
-  printf '%s' "$text" >"$staged" || { rm -f -- "$staged"; exit 1; }
+  (eval "set -- $(cat -- "$in")" && printf '%s' "$2" >"$staged") ||
+    { rm -f -- "$staged" "$in"; exit 1; }
 fi
-"$@" && exit 0
+"$@" "$in" && exit 0
 rc=$?
 # A launch repeated after a lost reply finds its job already there.
 sleep 0.5
 [ -d "$dir/$id.lock" ] && exit 0
-# No job: nothing else would ever remove the staged file.
+# No job: nothing else would ever remove the staged file (or the words).
 [ -z "$staged" ] || rm -f -- "$staged"
+rm -f -- "$in"
 exit $rc"#;
+
+/// The job's first lines: its words from the 0600 file PREP wrote (its
+/// only argument), the file removed once read; the JSON and the staged
+/// text before them are PREP's.
+const WORDS: &str = r#"a=$(cat -- "$1") && rm -f -- "$1" && eval "set -- $a" && shift 2 || exit 1
+"#;
 
 pub fn launch(
     t: &dyn Transport,
@@ -122,11 +142,24 @@ pub fn launch(
         Some(_) => format!("{}.sweepkit-new.{id}", f.path),
         None => String::new(),
     };
-    let script = format!("{COMMON}{}{MAIN}", m.script);
-    let mut argv: Vec<String> = ["sh", "-c", PREP, "sh", dir, id, &json, &staged]
+    let mut words = vec![json, f.new_text.clone().unwrap_or_default()];
+    words.extend([
+        dir.to_string(),
+        id.to_string(),
+        f.path.clone(),
+        f.mode.to_string(),
+        f.backup.clone().unwrap_or_default(),
+        f.restores.clone().unwrap_or_default(),
+        f.keep.to_string(),
+        f.go_wait_s.to_string(),
+    ]);
+    words.extend(m.args.iter().cloned());
+    let input = sweepkit::transport::shell_join(&words);
+    let script = format!("{WORDS}{COMMON}{}{MAIN}", m.script);
+    let len = input.len().to_string();
+    let mut argv: Vec<String> = ["sh", "-c", PREP, "sh", dir, id, &staged, &len]
         .map(String::from)
         .to_vec();
-    argv.push(f.new_text.clone().unwrap_or_default());
     if m.systemd_run {
         argv.extend(
             [
@@ -145,19 +178,8 @@ pub fn launch(
     } else {
         argv.extend(["sh".into(), "-c".into(), LAUNCH.into(), "sh".into(), script]);
     }
-    argv.extend([
-        dir.to_string(),
-        id.to_string(),
-        f.path.clone(),
-        f.mode.to_string(),
-        f.backup.clone().unwrap_or_default(),
-        f.restores.clone().unwrap_or_default(),
-        f.keep.to_string(),
-        f.go_wait_s.to_string(),
-    ]);
-    argv.extend(m.args.iter().cloned());
     let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
-    let out = far_side::run(t, &refs, far_side::SHORT)?;
+    let out = far_side::run_in(t, &refs, Some(input.as_bytes()), far_side::SHORT)?;
     if out.success() {
         return Ok(());
     }

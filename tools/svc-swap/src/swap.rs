@@ -29,10 +29,9 @@ fn dry_run(plan: &Plan) {
     let old = plan.old.as_deref().unwrap_or("");
     let new = plan.new.as_deref().unwrap_or("");
     let (from, to) = (name(&plan.old), name(&plan.new));
-    eprint!(
-        "{}",
-        sweepkit::redact::text(&diff::unified(old, new, from, to))
-    );
+    // Each line in one write (a diff may be longer than a pipe's atomic
+    // write), so another stage's lines never land inside one.
+    sweepkit::diag::verbatim(&sweepkit::redact::text(&diff::unified(old, new, from, to)));
 }
 
 pub fn run(

@@ -370,10 +370,10 @@ pub fn watch(mut b: Blame, f: &WatchFiles, input: impl BufRead) -> Result<(), Ex
         }
         let Some(d) = b.record(&t) else { continue };
         let name = b.name(&d.id);
-        eprintln!(
+        sweepkit::diag::line(format!(
             "sweep: warning: host {name}: dropped after {} failures ({}); its configs go to the other hosts",
             d.count, d.why
-        );
+        ));
         let origin = format!("{}/origin-{}.jsonl", f.origins, d.id);
         let text = std::fs::read_to_string(&origin).unwrap_or_default();
         let reason = format!(

@@ -4,6 +4,8 @@
 //! outermost. Each config knows its words for each tool, so the script
 //! never joins or splits a config itself.
 
+mod range;
+
 use anyhow::anyhow;
 use serde::Serialize;
 use sweepkit::exit;
@@ -23,7 +25,7 @@ pub struct GridArgs {
     pub params: Vec<String>,
 
     /// Comma-separated values of the --param at the same place (with A,B:
-    /// each value A:B)
+    /// each value A:B); START..END[:STEP] is an inclusive range
     #[arg(
         long = "values",
         value_name = "LIST",
@@ -181,6 +183,10 @@ pub enum GridError {
         value: String,
         n: usize,
     },
+    #[error("--param {param} --values ...{value}...: a range is for one flag; give flags that move together each value as A:B")]
+    CoupledRange { param: String, value: String },
+    #[error(transparent)]
+    Range(#[from] range::RangeError),
 }
 
 /// Expand `--param`/`--values` pairs.
@@ -205,10 +211,7 @@ pub fn expand(params: &[String], values: &[String]) -> Result<Grid, GridError> {
             }
             keys.push(k);
         }
-        let assigns = vs
-            .split(',')
-            .map(|v| assign(p, &names, vs, v))
-            .collect::<Result<Vec<_>, _>>()?;
+        let assigns = values_of(p, &names, vs)?;
         rows = rows
             .iter()
             .flat_map(|r| {
@@ -251,6 +254,33 @@ fn flag_names(p: &str) -> Result<Vec<String>, GridError> {
         }
     }
     Ok(names)
+}
+
+/// The (flag, value) words of each value of `--param NAMES --values
+/// LIST`, a range (`1..10`, `2..16:2`) expanded into its values.
+fn values_of(
+    p: &str,
+    names: &[String],
+    list: &str,
+) -> Result<Vec<Vec<(String, String)>>, GridError> {
+    let mut out = Vec::new();
+    for v in list.split(',') {
+        let item = v.trim();
+        if !range::is_range(item) {
+            out.push(assign(p, names, list, v)?);
+            continue;
+        }
+        if names.len() > 1 {
+            return Err(GridError::CoupledRange {
+                param: p.into(),
+                value: item.into(),
+            });
+        }
+        for x in range::expand(item)? {
+            out.push(vec![(names[0].clone(), x)]);
+        }
+    }
+    Ok(out)
 }
 
 /// The (flag, value) words of one value of `--param NAMES`.
@@ -316,6 +346,19 @@ mod tests {
         let spaced = expand(&s(&["k", "a,b"]), &s(&["1, 2 ", "x : y, z:w"])).unwrap();
         let labels: Vec<String> = spaced.points.iter().map(Point::label).collect();
         assert_eq!(labels[..3], ["k=1 a=x b=y", "k=1 a=z b=w", "k=2 a=x b=y"]);
+    }
+
+    #[test]
+    fn ranges_expand_in_place_among_listed_values() {
+        let g = expand(&s(&["k"]), &s(&["1..3, 8 ,10..14:2"])).unwrap();
+        let labels: Vec<String> = g.points.iter().map(Point::label).collect();
+        assert_eq!(labels, ["k=1", "k=2", "k=3", "k=8", "k=10", "k=12", "k=14"]);
+        // A path is no range.
+        let one = expand(&s(&["m"]), &s(&["../model"])).unwrap();
+        assert_eq!(one.points[0].label(), "m=../model");
+        let e = |p: &[&str], v: &[&str]| expand(&s(p), &s(v)).unwrap_err().to_string();
+        assert!(e(&["a,b"], &["1..3"]).contains("a range is for one flag"));
+        assert!(e(&["a"], &["5..1"]).contains("START <= END"));
     }
 
     #[test]

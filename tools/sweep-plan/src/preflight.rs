@@ -3,7 +3,8 @@
 //! such as `speculative-num-step`, unless `--param-new` declared it) and a
 //! `--url` whose port is not the one the target listens on, and a running
 //! server that answers "no such path" where wait-ready would probe it (no
-//! `--server`). Each refusal is one line saying what to write instead;
+//! `--server`), and a launch line with `--api-key` when no key would be
+//! sent (issue 46). Each refusal is one line saying what to write instead;
 //! the server is untouched.
 
 use sweepkit::records::{ServiceManager, SwapRecord};
@@ -20,6 +21,9 @@ pub struct Checks<'a> {
     pub swept: &'a [String],
     /// wait-ready will probe `url` as given (sweep has no --server).
     pub probe: bool,
+    /// The tools will send an API key (one in the environment, or an
+    /// `--api-key` among loadgen's arguments).
+    pub key_given: bool,
 }
 
 /// Why the sweep must not start: one line saying what to write instead
@@ -41,6 +45,8 @@ pub enum Refusal {
         pid: u32,
         command: String,
     },
+    #[error("the launch line has --api-key, but no key is in the environment: set {} to the server's key (every tool reads it) and run the sweep again (the target was not touched)", sweepkit::api::KEY_ENV)]
+    NoKey,
     #[error("--url {url} answers HTTP {status} (no such path), and with no --server wait-ready probes just that: give --server KIND ({kinds}) to probe the server's health path (the target was not touched)")]
     NoSuchPath {
         url: String,
@@ -53,13 +59,34 @@ pub enum Refusal {
 /// that does not parse has no port to compare (wait-ready says why).
 pub fn check(rec: &SwapRecord, c: &Checks<'_>) -> Result<(), Refusal> {
     absent_flags(rec, c.new, c.swept)?;
+    key_wanted(rec, c.key_given)?;
     let Ok(url) = Url::parse(c.url) else {
         return Ok(());
     };
     port_matches(rec, c.url, &url)?;
     port_held(rec, &url)?;
     match c.probe {
-        true => path_exists(c.url, &url),
+        true => path_exists(c.url, &probed(&url)),
+        false => Ok(()),
+    }
+}
+
+/// What wait-ready probes at `url` with no --server: the URL as given, or
+/// at an OpenAI API base (`.../v1`) its model list (sweepkit::api).
+fn probed(url: &Url) -> Url {
+    let mut u = url.clone();
+    if let Some(root) = sweepkit::api::root_of(url.path()) {
+        u.set_path(&format!("{root}{}", sweepkit::api::MODELS));
+    }
+    u
+}
+
+/// A server started with `--api-key` answers 401 to every request without
+/// one: loadgen would fail each config alike after its restart (issue 46).
+fn key_wanted(rec: &SwapRecord, key_given: bool) -> Result<(), Refusal> {
+    let has_key = |w: &String| w == "--api-key" || w.starts_with("--api-key=");
+    match !key_given && rec.exec_start.iter().any(has_key) {
+        true => Err(Refusal::NoKey),
         false => Ok(()),
     }
 }
@@ -317,6 +344,19 @@ mod tests {
     }
 
     #[test]
+    fn a_launch_line_with_api_key_needs_a_key_to_send() {
+        let r = rec(ServiceManager::Process, None, "sim --api-key <redacted>");
+        let e = key_wanted(&r, false).unwrap_err().to_string();
+        assert!(e.contains("set SWEEPKIT_API_KEY"), "{e}");
+        assert!(e.contains("not touched"), "{e}");
+        assert!(key_wanted(&r, true).is_ok());
+        let eq = rec(ServiceManager::Process, None, "sim --api-key=k");
+        assert!(key_wanted(&eq, false).is_err());
+        let admin = rec(ServiceManager::Process, None, "sim --admin-api-key k");
+        assert!(key_wanted(&admin, false).is_ok());
+    }
+
+    #[test]
     fn a_404_where_wait_ready_would_probe_is_refused() {
         // A one-shot server on port 0 that answers each GET with `status`.
         let serve = |status: u16| {
@@ -344,6 +384,12 @@ mod tests {
             "{e}"
         );
         assert!(probe(&serve(503)).is_ok(), "llama-server loading");
+        // An API base is probed where wait-ready probes it: /v1/models.
+        assert_eq!(
+            probed(&parsed("http://h:1/v1/")).as_str(),
+            "http://h:1/v1/models"
+        );
+        assert_eq!(probed(&parsed("http://h:1/x")).as_str(), "http://h:1/x");
         assert!(probe(&serve(200)).is_ok());
         let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let port = free.local_addr().unwrap().port();

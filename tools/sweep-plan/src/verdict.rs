@@ -123,8 +123,16 @@ pub fn judge(v: &mut Verdict, exits: [u8; 3], retries: usize, attempt: usize) {
     if ready == exit::NOT_FOUND && v.usage_exit.is_none() {
         v.usage_exit = Some(ready);
     }
+    // A key the server wants is missing for every config alike (issue 46:
+    // it was retried as a transport failure, then every config failed).
+    if v.usage_exit.is_none() {
+        v.usage_exit = [ready, load]
+            .into_iter()
+            .find(|&rc| rc == exit::AUTH_REFUSED);
+    }
     v.stop_note = v.usage_exit.map(|rc| match rc {
         exit::NOT_FOUND => format!("wait-ready's probe got HTTP 404/405 (no such path) from a listening server: give --server KIND ({}) so it probes the server's health path", sweepkit::server_kind::list()),
+        exit::AUTH_REFUSED => format!("the server answered HTTP 401/403: it wants an API key (or another one); set {} in the environment (every tool reads it) and run the sweep again", sweepkit::api::KEY_ENV),
         _ => format!("a tool rejected its arguments (exit {rc}); fix the pass-through options"),
     });
     v.interrupted = exits.contains(&exit::INTERRUPTED);
@@ -285,6 +293,17 @@ mod tests {
             .unwrap()
             .contains("fix the pass-through options"));
         assert_eq!(judged(State::Complete, 1, [0, 0, 0]).stop_note, None);
+    }
+
+    #[test]
+    fn a_key_the_server_wants_stops_the_sweep_naming_the_variable() {
+        for exits in [[0, 0, exit::AUTH_REFUSED], [0, exit::AUTH_REFUSED, 4]] {
+            let v = judged(State::Incomplete, 0, exits);
+            assert_eq!(v.usage_exit, Some(exit::AUTH_REFUSED), "{exits:?}");
+            assert_eq!(v.retry_in_s, None, "not retried");
+            let note = v.stop_note.unwrap();
+            assert!(note.contains("set SWEEPKIT_API_KEY"), "{note}");
+        }
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! Diagnostics on stderr in the `tool: error: ...` form: errors, warnings
 //! and progress lines, each redacted of secrets and written in ONE write, so
 //! the lines of tools sharing a terminal (a pipeline's stages) never mix
-//! mid-line.
+//! mid-line. Every line a tool writes to stderr goes through here (or
+//! [`write_line`] for a stderr handed in as a writer): `eprintln!` with
+//! arguments writes each piece with its own write(2), since stderr is
+//! unbuffered, and two tools' pieces interleaved ("svc-swapwait-ready:
+//! error: ...", issue 46).
 
 use std::io::{self, Write};
 
@@ -10,6 +14,30 @@ fn say_line(line: String) {
     let mut buf = line.into_bytes();
     buf.push(b'\n');
     let _ = io::stderr().lock().write_all(&buf);
+}
+
+/// Write `line` and its newline to `w` in one write: the stderr a tool is
+/// handed as a writer (summarize's, for tests).
+pub fn write_line(w: &mut (impl Write + ?Sized), line: &str) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(line.len() + 1);
+    buf.extend_from_slice(line.as_bytes());
+    buf.push(b'\n');
+    w.write_all(&buf)
+}
+
+/// Print `line` on stderr as it is (redacted), in one write: a line the
+/// tool formats itself (`tool:   | log line`).
+pub fn line(line: impl std::fmt::Display) {
+    say_line(crate::redact::text(&line.to_string()))
+}
+
+/// Print `text` on stderr exactly as given, each of its lines in one
+/// write: a simulated server's own log lines (llm-sim imitates them,
+/// secrets and all, for the tools that must redact them), a diff.
+pub fn verbatim(text: &str) {
+    for l in text.lines() {
+        say_line(l.to_string());
+    }
 }
 
 /// Print `tool: error: msg: cause: cause` on stderr, on one line.

@@ -1,6 +1,7 @@
 //! sweepkit's shared library: the records that flow through pipes, JSON Lines
 //! and CSV I/O, exit codes, and error reporting. No tool's flags live here.
 
+pub mod api;
 pub mod diag;
 pub mod engine;
 pub mod exit;

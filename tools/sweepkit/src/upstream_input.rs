@@ -191,15 +191,26 @@ fn or_list(kinds: &[&str]) -> String {
 
 /// Pass an upstream failure record through: write it to `out` unchanged
 /// (the pipeline's results must say why this config has no numbers), warn
-/// under `tool`'s name with its reason, and return exit 4 (UPSTREAM_FAILED)
-/// for the caller to end with.
+/// under `tool`'s name naming the failed stage and kind, and return exit 4
+/// (UPSTREAM_FAILED) for the caller to end with. The reason is not said
+/// again: the stage that failed said it (issue 46: a pre-flight refusal
+/// was printed three times per config).
 pub fn pass_through(tool: &str, raw: &Value, out: &mut (impl Write + ?Sized)) -> Exit {
     if let Err(e) = write_json_line(out, raw).context("writing stdout") {
         return e.into();
     }
-    let why = raw.get("reason").and_then(Value::as_str).unwrap_or("");
-    crate::diag::warning(tool, format!("upstream failed, passed through: {why}"));
+    crate::diag::warning(tool, passed_through(raw));
     Exit::silent(exit::UPSTREAM_FAILED)
+}
+
+/// `upstream failed (swap: preflight_rejected), passed through`.
+fn passed_through(raw: &Value) -> String {
+    let word = |k: &str| raw.get(k).and_then(Value::as_str).unwrap_or("unknown");
+    format!(
+        "upstream failed ({}: {}), passed through",
+        word("stage"),
+        word("kind")
+    )
 }
 
 #[cfg(test)]
@@ -325,5 +336,11 @@ mod tests {
         let back: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(back, raw, "unknown fields kept");
         assert_eq!(back["extra"], 7);
+        // The warning names the stage and kind; the reason was said once,
+        // by the stage that failed.
+        assert_eq!(
+            passed_through(&raw),
+            "upstream failed (ready: oom), passed through"
+        );
     }
 }

@@ -28,7 +28,9 @@ use sweepkit::transport_args::TransportArgs;
 )]
 pub struct Args {
     /// URLs (http://, https://) or tcp://HOST:PORT; all must pass. With
-    /// --server, a base URL is completed with the server's health path.
+    /// --server, a base URL is completed with the server's health path;
+    /// an API base (.../v1) is probed at its root's health path, or at
+    /// its /v1/models without --server.
     #[arg(value_name = "TARGET")]
     pub targets: Vec<String>,
 

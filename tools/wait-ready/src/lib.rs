@@ -315,6 +315,7 @@ fn plan(args: &Args, targets: Vec<target::Target>, req: probe::RequestSpec) -> w
         not_found_after: Some(args.not_found_after).filter(|d| !d.is_zero()),
         invert: args.invert,
         verbose: args.verbose,
+        openai: args.server == Some(ServerKind::Openai),
     }
 }
 

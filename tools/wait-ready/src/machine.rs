@@ -19,7 +19,9 @@ pub fn identity(args: &Args, up: &Upstream) -> (String, Option<String>) {
     // open_transport already refused a target that does not fill, so an
     // error here cannot happen; if it did, the flags alone name the host.
     if let Err(e) = ta.fill_from(up.target.as_ref()) {
-        eprintln!("wait-ready: warning: host identity from the flags only: {e}");
+        sweepkit::diag::line(format!(
+            "wait-ready: warning: host identity from the flags only: {e}"
+        ));
         ta = args.transport.clone();
     }
     let name = ta

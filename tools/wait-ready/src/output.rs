@@ -1,7 +1,6 @@
 //! Turning a verdict into the record on stdout (`ready` when ready or
 //! down, `failure` otherwise) and the one reason line on stderr.
 
-use std::io::Write;
 use std::time::SystemTime;
 
 use sweepkit::records::{
@@ -25,6 +24,7 @@ pub fn failure_kind(v: &Verdict) -> FailureKind {
         ReadyOutcome::ConfigMismatch => FailureKind::ConfigMismatch,
         ReadyOutcome::Interrupted => FailureKind::Interrupted,
         ReadyOutcome::NotFound => FailureKind::NotFound,
+        ReadyOutcome::Unauthorized => FailureKind::Unauthorized,
         ReadyOutcome::Timeout | ReadyOutcome::Ready | ReadyOutcome::Down => FailureKind::Timeout,
     }
 }
@@ -82,21 +82,19 @@ fn round_ms(s: f64) -> f64 {
 /// `wait-ready: error: crashed after ...`, plus the log tail's last lines;
 /// the verdict's warnings before it.
 pub fn report(v: &Verdict) {
-    let mut e = std::io::stderr().lock();
-    // The reason and the log tail may quote a command line or server args.
-    let reason = redact::text(&v.reason);
+    use sweepkit::diag;
+    // The reason and the log tail may quote a command line or server args
+    // (diag redacts each line and writes it in one write).
     for w in &v.warnings {
-        let _ = writeln!(e, "{TOOL}: warning: {}", redact::text(w));
+        diag::warning(TOOL, w);
     }
     match v.outcome {
-        ReadyOutcome::Ready | ReadyOutcome::Down => {
-            let _ = writeln!(e, "{TOOL}: {reason}");
-        }
+        ReadyOutcome::Ready | ReadyOutcome::Down => diag::info(TOOL, &v.reason),
         _ => {
-            let _ = writeln!(e, "{TOOL}: error: {reason}");
+            diag::line(format!("{TOOL}: error: {}", v.reason));
             let n = v.log_tail.len();
             for l in &v.log_tail[n.saturating_sub(5)..] {
-                let _ = writeln!(e, "{TOOL}:   | {}", redact::text(l));
+                diag::line(format!("{TOOL}:   | {l}"));
             }
         }
     }

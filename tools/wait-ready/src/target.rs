@@ -2,6 +2,7 @@
 //! server presets that turn a base URL into the endpoint that really means
 //! "ready" for that server (and know each server's traps).
 
+use sweepkit::api;
 use url::Url;
 
 use crate::check::{Expect, StatusSet};
@@ -111,6 +112,13 @@ pub fn health_paths(kind: ServerKind, deep: bool) -> Vec<&'static str> {
     }
 }
 
+/// `url` with the path `root` then `path`.
+fn at(url: &Url, root: &str, path: &str) -> Url {
+    let mut u = url.clone();
+    u.set_path(&format!("{root}{path}"));
+    u
+}
+
 /// Build the targets from the arguments, completing base URLs from the
 /// preset. `user` checks apply to the user's own URLs; endpoints a preset
 /// adds only need a 2xx.
@@ -140,16 +148,22 @@ pub fn build(
             push(addr, user.clone());
             continue;
         };
+        // `http://HOST:PORT/v1`, the OpenAI API base: the health paths
+        // hang off the server root before it; with no preset, its model
+        // list is the one path every such server has (issue 46).
+        let api_root = api::root_of(url.path()).map(str::to_string);
         let Some(kind) = preset else {
-            push(addr, user.clone());
+            match api_root {
+                Some(root) => push(Addr::Http(at(url, &root, api::MODELS)), user.clone()),
+                None => push(addr, user.clone()),
+            }
             continue;
         };
         let bare = matches!(url.path(), "" | "/");
-        if bare {
+        if bare || api_root.is_some() {
+            let root = api_root.unwrap_or_default();
             for p in health_paths(kind, deep) {
-                let mut u = url.clone();
-                u.set_path(p);
-                push(Addr::Http(u), user.clone());
+                push(Addr::Http(at(url, &root, p)), user.clone());
             }
         } else {
             push(addr.clone(), user.clone());
@@ -230,6 +244,30 @@ mod tests {
             ["http://h:1/v1/models"]
         );
         assert_eq!(labels(&["http://h:1"], None, false), ["http://h:1/"]);
+    }
+
+    /// Issue 46: `--url http://HOST:PORT/v1`, the OpenAI API base every
+    /// client library takes, was probed as a path (HTTP 404, "give
+    /// --server KIND" to a user who had).
+    #[test]
+    fn an_api_base_url_probes_the_server_root_s_health() {
+        let vllm = Some(ServerKind::Vllm);
+        for base in ["http://h:8000/v1", "http://h:8000/v1/"] {
+            assert_eq!(labels(&[base], vllm, false), ["http://h:8000/health"]);
+            assert_eq!(
+                labels(&[base], Some(ServerKind::Sglang), true),
+                ["http://h:8000/health", "http://h:8000/health_generate"]
+            );
+            assert_eq!(
+                labels(&[base], Some(ServerKind::Openai), false),
+                ["http://h:8000/v1/models"]
+            );
+            assert_eq!(labels(&[base], None, false), ["http://h:8000/v1/models"]);
+        }
+        assert_eq!(
+            labels(&["http://h/proxy/v1"], vllm, false),
+            ["http://h/proxy/health"]
+        );
     }
 
     #[test]

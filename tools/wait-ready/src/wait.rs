@@ -16,7 +16,7 @@ use crate::watch::{Event, Watchers};
 
 mod unreachable;
 
-use unreachable::{never_opened, not_found, unreachable};
+use unreachable::{key_refused, never_opened, not_found, unreachable};
 
 /// How often the watchers are polled and the clock is checked. A local
 /// /proc read and a log stat cost microseconds, so 50 ms keeps crash
@@ -57,6 +57,8 @@ pub struct Plan {
     pub not_found_after: Option<Duration>,
     pub invert: bool,
     pub verbose: bool,
+    /// `--server openai`: OPENAI_API_KEY is read too (said on a 401).
+    pub openai: bool,
 }
 
 /// What the loop decided.
@@ -266,6 +268,9 @@ impl<'a> Run<'a> {
             self.plan.schedule.grow(self.pause)
         };
         self.next_probe = done + self.pause;
+        if let Some(why) = key_refused(self.plan, &self.st) {
+            return Some(self.verdict(ReadyOutcome::Unauthorized, why));
+        }
         if let Some(why) = not_found(self.plan, &self.st, done) {
             return Some(self.verdict(ReadyOutcome::NotFound, why));
         }
@@ -284,7 +289,7 @@ impl<'a> Run<'a> {
                 if self.plan.verbose {
                     let t = &self.plan.targets[i].label;
                     let d = sweepkit::redact::text(&p.detail);
-                    eprintln!("wait-ready: {:.3}s {t}: {d}", self.secs(done));
+                    sweepkit::diag::line(format!("wait-ready: {:.3}s {t}: {d}", self.secs(done)));
                 }
             }
             if p.port_open && self.port_open_at.is_none() {

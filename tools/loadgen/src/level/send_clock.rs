@@ -33,7 +33,9 @@ impl SendClock {
         let timer = match timerfd::TimerFd::new() {
             Ok(t) => Some(t),
             Err(e) => {
-                eprintln!("loadgen: warning: no timerfd ({e}); send times may be ~1 ms late");
+                sweepkit::diag::line(format!(
+                    "loadgen: warning: no timerfd ({e}); send times may be ~1 ms late"
+                ));
                 None
             }
         };

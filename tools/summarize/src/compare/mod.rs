@@ -164,7 +164,7 @@ pub fn run(
         return Ok(());
     }
     for r in &regressions {
-        let _ = writeln!(stderr, "summarize: {}", redact::text(r));
+        let _ = sweepkit::diag::write_line(stderr, &format!("summarize: {}", redact::text(r)));
     }
     Err(Exit::silent(exit::REGRESSION))
 }

@@ -375,13 +375,16 @@ fn any_simulated(v: &Value) -> bool {
 pub fn print_notes(stderr: &mut impl Write, notes: &[String]) {
     const CAP: usize = 20;
     for n in notes.iter().take(CAP) {
-        let _ = writeln!(stderr, "summarize: warning: {}", redact::text(n));
+        let _ =
+            sweepkit::diag::write_line(stderr, &format!("summarize: warning: {}", redact::text(n)));
     }
     if notes.len() > CAP {
-        let _ = writeln!(
+        let _ = sweepkit::diag::write_line(
             stderr,
-            "summarize: warning: ... and {} more like these",
-            notes.len() - CAP
+            &format!(
+                "summarize: warning: ... and {} more like these",
+                notes.len() - CAP
+            ),
         );
     }
 }

@@ -71,7 +71,7 @@ pub fn run(
             )
         })?;
     for w in &s.warnings {
-        let _ = writeln!(stderr, "summarize: warning: {w}");
+        let _ = sweepkit::diag::write_line(stderr, &format!("summarize: warning: {w}"));
     }
     let simulated = obs.iter().any(|o| o.simulated);
     let provenance = Provenance::new("summarize", started);

@@ -1,6 +1,7 @@
 # svc-swap's far-side job (see job.rs): the stop-edit-start of one swap as
 # one unit of work that needs neither svc-swap nor its session. Every value
-# arrives as a positional parameter; progress is appended to $dir/$id.state
+# arrives as a positional parameter (set from a 0600 file, never from argv:
+# job.rs WORDS); progress is appended to $dir/$id.state
 # as key=value lines, the last being result=new|old|none.
 dir=$1 id=$2 path=$3 mode=$4 backup=$5 restores=$6 keep=$7 gowait=$8
 shift 8

@@ -43,6 +43,11 @@ pub struct Args {
     /// --server); a running server's 404 or 405 there is refused (exit 2)
     #[arg(long, requires = "url")]
     probe: bool,
+    /// With --url: a key goes to the tools as an argument (sweep's
+    /// --load-arg --api-key); else a launch line with --api-key needs one
+    /// in the environment (SWEEPKIT_API_KEY or OPENAI_API_KEY; exit 2)
+    #[arg(long, requires = "url")]
+    key_given: bool,
     /// Where the origin is kept (the results file); missing: none yet
     #[arg(value_name = "ORIGIN")]
     file: Option<String>,
@@ -70,6 +75,7 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
             new: &a.new,
             swept: &a.swept,
             probe: a.probe,
+            key_given: a.key_given || sweepkit::api::key_in_env(),
         };
         preflight::check(s, &c).map_err(|why| {
             // sweep's usage error, said in its name (sweep.sh exits with it)
@@ -84,10 +90,10 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
     match (have, &a.append) {
         (true, _) => {
             if let (Some(prefix), None) = (&a.say, &a.copy) {
-                eprintln!(
+                sweepkit::diag::line(format!(
                     "{prefix}restores will put back the original recorded in {}",
                     a.file.as_deref().unwrap_or_default()
-                );
+                ));
             }
         }
         (false, None) => io.out.record(&rec)?,

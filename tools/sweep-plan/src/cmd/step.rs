@@ -187,7 +187,7 @@ fn schedule_step(a: &Args, st: &mut Step, server: &str, lines: &[Line]) -> Resul
 fn say(a: &Args, notes: &[String]) {
     if let Some(prefix) = &a.say {
         for n in notes {
-            eprintln!("{prefix}{n}");
+            sweepkit::diag::line(format!("{prefix}{n}"));
         }
     }
 }

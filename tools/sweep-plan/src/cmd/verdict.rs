@@ -86,7 +86,7 @@ pub fn run(a: Args, io: &mut Io<'_>) -> Result<(), Exit> {
             v.preflight = verdict::new_notes(&lines, &said);
             if let Some(prefix) = &a.say {
                 for n in &v.preflight {
-                    eprintln!("{prefix}warning: pre-flight: {n}");
+                    sweepkit::diag::line(format!("{prefix}warning: pre-flight: {n}"));
                 }
             }
             results::append_records(f, &[&v])?;

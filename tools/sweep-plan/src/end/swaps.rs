@@ -144,8 +144,12 @@ pub fn next(
             ))
         }
         // Swapped back, and the server answers (HTTP 404 at the probed
-        // path, which the sweep stopped for): as ready as can be told.
-        Some(Swap::Original) if exits == [exit::OK, exit::NOT_FOUND] => {
+        // path, or 401/403 for want of a key, which the sweep stopped
+        // for): as ready as can be told.
+        Some(Swap::Original)
+            if exits[0] == exit::OK
+                && [exit::NOT_FOUND, exit::AUTH_REFUSED].contains(&exits[1]) =>
+        {
             Ok(done(String::new(), exit::OK))
         }
         Some(Swap::Winner | Swap::PickToValidate | Swap::ValidatedPick)

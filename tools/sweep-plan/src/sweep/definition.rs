@@ -66,7 +66,8 @@ pub struct SweepArgs {
     pub params_new: Vec<String>,
 
     /// Comma-separated values for the --param before it (spaces around
-    /// each value are dropped)
+    /// each value are dropped); START..END[:STEP] is an inclusive range
+    /// (1..10, 2..16:2)
     #[arg(
         long = "values",
         value_name = "LIST",

@@ -2,7 +2,9 @@
 //! slot with its GPUs and target), then each config's pipe as a command to
 //! copy, the tools at the paths the script found, every word quoted as
 //! bash's `printf %q` quotes; with slots, the slot each config of the
-//! first round starts on.
+//! first round starts on. A secret given as an argument
+//! (`--ready-arg --api-key K`) is printed `<redacted>`, as every other
+//! output prints it, and said once.
 
 use std::fmt::Write as _;
 
@@ -11,6 +13,11 @@ use sweepkit::exit::Exit;
 use super::settings::Settings;
 use super::stage_words::Target;
 use crate::quote::printf_q;
+
+/// Said once when the plan hides a secret given as an argument.
+const KEY_IN_ARGV: &str = "a key given as an argument is shown <redacted>; \
+    SWEEPKIT_API_KEY in the environment is the better way (it stays out of \
+    every command line, here and in ps)";
 
 /// The tools' paths, as the script found them.
 pub struct Tools<'a> {
@@ -44,6 +51,7 @@ pub fn plan(s: &Settings, tools: &Tools<'_>) -> Result<String, Exit> {
         let _ = writeln!(out, "{}", turns_note(s.args.bench_together));
     }
     let n = g.points.len();
+    let mut redacted = false;
     for p in &g.points {
         let on = pool.get(p.index - 1).filter(|_| slotted);
         let st = match on.or(pool.first()) {
@@ -60,6 +68,11 @@ pub fn plan(s: &Settings, tools: &Tools<'_>) -> Result<String, Exit> {
         let swap = whole(tools.swap, &st.target, own.swap);
         let ready = whole(tools.ready, &st.ready, own.ready);
         let load = whole(tools.load, &st.load, own.load);
+        let [swap, ready, load] = [swap, ready, load].map(|ws| {
+            let shown = sweepkit::redact::argv(&ws);
+            redacted |= shown != ws;
+            shown
+        });
         let start = match (on, slotted) {
             (Some(h), _) => format!(" (starts on {})", h.name),
             (None, true) => " (on the first slot free)".to_string(),
@@ -75,6 +88,9 @@ pub fn plan(s: &Settings, tools: &Tools<'_>) -> Result<String, Exit> {
             words(&load),
             printf_q(results)
         );
+    }
+    if redacted {
+        sweepkit::diag::warning("sweep", KEY_IN_ARGV);
     }
     Ok(out)
 }

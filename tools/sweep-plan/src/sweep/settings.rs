@@ -258,6 +258,13 @@ fn origin_args(a: &SweepArgs, url: &str) -> Vec<String> {
     if a.server.is_none() && a.ready_arg.is_empty() {
         w.push("--probe".to_string());
     }
+    // A key given to loadgen as an argument (the environment is better).
+    if a.load_arg
+        .iter()
+        .any(|x| x == "--api-key" || x.starts_with("--api-key="))
+    {
+        w.push("--key-given".to_string());
+    }
     w
 }
 

@@ -33,6 +33,10 @@ pub const CONFIG_MISMATCH: u8 = 13;
 /// 405 for `--not-found-after`): probe its health path (`--server KIND`,
 /// or a path in the URL). A loading server refuses or answers 503.
 pub const NOT_FOUND: u8 = 14;
+/// wait-ready/loadgen: the server answered HTTP 401 or 403: it wants an
+/// API key, or refused the one sent. No retry changes that: set
+/// SWEEPKIT_API_KEY (the message says which variables the tool reads).
+pub const AUTH_REFUSED: u8 = 15;
 
 // svc-swap outcomes.
 /// svc-swap: unknown unit, unit without ExecStart, unreadable spec.

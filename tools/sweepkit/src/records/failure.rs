@@ -50,6 +50,10 @@ pub enum FailureKind {
     /// wait-ready's probe path does not exist on the server (HTTP 404 or
     /// 405): the command's mistake, not the config's (class `usage`).
     NotFound,
+    /// The server answered HTTP 401 or 403 (wait-ready's probe, loadgen's
+    /// requests): it wants an API key, or refused the one sent. The
+    /// command's mistake, not the config's (class `usage`).
+    Unauthorized,
     /// sweep --slurm: sbatch refused the job (its own line is the
     /// `reason`); nothing ran.
     SubmitRejected,
@@ -89,7 +93,7 @@ impl FailureKind {
             | FailureKind::NodeFail
             | FailureKind::Preempted
             | FailureKind::QueueTimeout => FailureClass::Transport,
-            FailureKind::NotFound => FailureClass::Usage,
+            FailureKind::NotFound | FailureKind::Unauthorized => FailureClass::Usage,
             _ => FailureClass::Config,
         }
     }

@@ -23,6 +23,8 @@ pub enum ReadyOutcome {
     Interrupted,
     /// The server answers, but not at the probed path (HTTP 404/405).
     NotFound,
+    /// The server answered HTTP 401 or 403: it wants an API key.
+    Unauthorized,
 }
 
 impl ReadyOutcome {
@@ -38,6 +40,7 @@ impl ReadyOutcome {
             ReadyOutcome::ConfigMismatch => exit::CONFIG_MISMATCH,
             ReadyOutcome::Interrupted => exit::INTERRUPTED,
             ReadyOutcome::NotFound => exit::NOT_FOUND,
+            ReadyOutcome::Unauthorized => exit::AUTH_REFUSED,
         }
     }
 }

@@ -258,6 +258,7 @@ fn outcome_exit_codes_are_distinct() {
         ConfigMismatch,
         Interrupted,
         NotFound,
+        Unauthorized,
     ];
     let mut codes: Vec<u8> = all.iter().map(|o| o.exit_code()).collect();
     codes.sort();

@@ -29,12 +29,12 @@ pub(crate) fn open_retrying(cfg: &SshConfig, until: Instant) -> Result<Conn, Tra
         match open_session(cfg) {
             Ok(c) => {
                 if failures > 0 {
-                    eprintln!(
+                    crate::diag::line(format!(
                         "sweepkit: ssh {}: connected after {} attempts ({:.1}s)",
                         cfg.target,
                         failures + 1,
                         t0.elapsed().as_secs_f64()
-                    );
+                    ));
                 }
                 return Ok(c);
             }

@@ -1,7 +1,8 @@
 //! When a target is unreachable rather than a server still loading: a
 //! name that does not resolve (`--unresolved-after`), `--unreachable-after`,
 //! and a port that never opened by the timeout; and when it answers, but
-//! not at the probed path (`--not-found-after`).
+//! not at the probed path (`--not-found-after`) or not without an API key
+//! (HTTP 401/403, at once).
 
 use std::time::{Duration, Instant};
 
@@ -133,6 +134,25 @@ pub(super) fn not_found(plan: &Plan, st: &[State], now: Instant) -> Option<Strin
     })
 }
 
+/// A server that answers HTTP 401 or 403 wants an API key (or refused the
+/// one sent): no server loads that way and no wait changes it, so the
+/// first such answer decides (issue 46: it used to wait out --timeout).
+pub(super) fn key_refused(plan: &Plan, st: &[State]) -> Option<String> {
+    if plan.invert {
+        return None;
+    }
+    plan.targets.iter().zip(st).find_map(|(t, s)| {
+        let p = s.last.as_ref().filter(|p| !p.pass)?;
+        let status = p.status.filter(|c| sweepkit::api::is_key_refusal(*c))?;
+        Some(sweepkit::api::key_refused(
+            &t.label,
+            status,
+            plan.req.bearer.is_some(),
+            plan.openai,
+        ))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,6 +183,7 @@ mod tests {
             not_found_after: Some(Duration::from_secs(3)),
             invert: false,
             verbose: false,
+            openai: false,
         }
     }
 
@@ -259,6 +280,40 @@ mod tests {
             ..plan(None)
         };
         assert_eq!(not_found(&never, &[nf], t0 + Duration::from_secs(60)), None);
+    }
+
+    #[test]
+    fn a_401_or_403_wants_a_key_at_once_and_says_which_variable() {
+        let p = plan(None);
+        let answered = |status: u16, pass: bool| State {
+            last: Some(Probe {
+                port_open: true,
+                status: Some(status),
+                net: None,
+                pass,
+                detail: format!("HTTP {status}"),
+            }),
+            ever_open: true,
+            ..State::default()
+        };
+        let why = key_refused(&p, &[answered(401, false)]).expect("decided");
+        assert!(why.contains("HTTP 401 (unauthorized)"), "{why}");
+        assert!(why.contains("set SWEEPKIT_API_KEY"), "{why}");
+        assert!(!why.contains("OPENAI_API_KEY"), "{why}");
+        let openai = Plan {
+            openai: true,
+            ..plan(None)
+        };
+        let why = key_refused(&openai, &[answered(403, false)]).unwrap();
+        assert!(why.contains("(or OPENAI_API_KEY)"), "{why}");
+        // Expected (--expect-status 401), a 503, --invert: not decided.
+        assert_eq!(key_refused(&p, &[answered(401, true)]), None);
+        assert_eq!(key_refused(&p, &[answered(503, false)]), None);
+        let inv = Plan {
+            invert: true,
+            ..plan(None)
+        };
+        assert_eq!(key_refused(&inv, &[answered(401, false)]), None);
     }
 
     #[test]
