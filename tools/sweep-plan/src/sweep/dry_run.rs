@@ -27,7 +27,7 @@ pub fn plan(s: &Settings, tools: &Tools<'_>) -> Result<String, Exit> {
     };
     let st = match pool.first() {
         Some(h) => s.stages(&Target::of_host(h)),
-        None => s.here.stages.clone(),
+        None => s.here.clone(),
     };
     let (g, expect_config, results) = (&s.grid, s.args.expect_config, &s.args.results);
     let mut out = String::new();

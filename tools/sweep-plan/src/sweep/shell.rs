@@ -8,7 +8,6 @@
 use sweepkit::exit;
 use sweepkit::exit::Exit;
 
-use super::definition::usage;
 use super::settings::Settings;
 use super::stage_words::{Stages, Target};
 use crate::quote::single;
@@ -97,19 +96,9 @@ pub fn assignments(s: &Settings, argv: &[String], want: Want<'_>) -> Result<Stri
             );
         }
         Want::Host(id) => {
-            let pool = s.pool()?;
-            let h = pool
-                .iter()
-                .find(|h| h.id == id)
-                .ok_or_else(|| usage(format!("--host '{id}' is not in --hosts")))?;
-            let t = s.of_target(&Target::of_host(h));
-            l.stages(&t.stages);
-            l.array("origin_args", &t.origin_args);
-            let a = &s.args;
-            l.scalar(
-                "origin_file",
-                &format!("{}.fleet/origin-{id}.jsonl", a.results),
-            );
+            let h = s.host(id)?;
+            l.stages(&s.stages(&Target::of_host(&h)));
+            l.scalar("origin_file", &s.origin_file(id));
             l.scalar("say_prefix", &format!("[{}] ", h.name));
             l.array("say_to", &s.say_to(&format!("[{}] ", h.name)));
         }
@@ -172,8 +161,7 @@ fn every_setting(l: &mut Lines, s: &Settings) {
     // svc-swap's words for each config's swap only (not the dry run's
     // or the restore's): pre-flight notes are said once, by verdict.
     l.array("swap_own", &s.swap_own);
-    l.stages(&s.here.stages);
-    l.array("origin_args", &s.here.origin_args);
+    l.stages(&s.here);
     l.array("end_args", &s.end_args);
     l.array("grid", &s.grid_words);
     let labels: Vec<String> = s.grid.points.iter().map(|p| p.label()).collect();

@@ -154,7 +154,10 @@ impl<'a> Driver<'a> {
     pub fn pending(&self) -> Vec<usize> {
         let all = crate::step::all(&self.p.grid, &self.lines, 0, self.p.resume, &self.p.results);
         let live: BTreeSet<usize> = self.tasks.iter().map(|t| t.index).collect();
-        all.pending.into_iter().filter(|i| !live.contains(i)).collect()
+        all.pending
+            .into_iter()
+            .filter(|i| !live.contains(i))
+            .collect()
     }
 
     /// sbatch refused the first submission: no job of this run went to
