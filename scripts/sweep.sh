@@ -141,15 +141,12 @@ restore() {
 }
 
 print_table=1 # a pool's job leaves the table to the driver (lib/fleet.sh)
+# table [--compare]: at the end of the whole grid, --compare-to's earlier run against this one.
 table() {
   ((print_table)) && [[ -s $results ]] || return 0
   "$SUMMARIZE" --format text "${sum_args[@]}" ${report:+--report "$report"} "$results" || warn "summarize failed on $results"
   [[ -z $report || ! -s $report ]] || say "report: $report"
-}
-# --compare-to FILE: the earlier run of the same grid against this one.
-compare_to_earlier() {
-  [[ -n $compare_to && -s $results ]] || return 0
-  "$SUMMARIZE" --compare "$compare_to" "$results" || warn "summarize --compare $compare_to $results exited $?"
+  [[ -z ${1-} || -z $compare_to ]] || "$SUMMARIZE" --compare "$compare_to" "$results" || warn "summarize --compare $compare_to $results exited $?"
 }
 
 finished=0
@@ -239,7 +236,6 @@ say "${end[0]:-done}"
 trap '' INT TERM HUP
 finished=1
 restore
-table
-compare_to_earlier
+table --compare
 ((final_rc == 0)) || exit "$final_rc"
 exit "${end[1]:-$EXIT_FAILURE}"

@@ -182,7 +182,7 @@ fleet_finish() {
   [[ -z ${out[0]:-} ]] || err "${out[0]}"
   [[ -z ${out[1]:-} ]] || warn "${out[1]}"
   fleet_restore
-  table
+  table --compare
   say_prefix=""
   say "${out[2]:-done}"
   [[ -z ${out[3]:-} ]] || err "${out[3]}"

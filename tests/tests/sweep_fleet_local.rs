@@ -287,3 +287,35 @@ fn ctrl_c_stops_a_local_pools_job_with_its_partial_record() {
     assert_eq!(partial, 1, "{}", dump(&out));
     assert_eq!(spec.exec_start(), original, "restored");
 }
+
+/// `--compare-to` with a pool compares the whole grid once, after the
+/// table, as a single sweep does. Regression: each pool job compared its
+/// own part of the file and the driver never compared the whole.
+#[test]
+fn a_pool_compares_the_whole_grid_with_an_earlier_run_once() {
+    let (spec, port) = local_spec("fleet-compare-to");
+    let quick = SweepArgs::new().load(&QUICK);
+    let first = local_pool(&spec, port, "1,2", &quick.words())
+        .output()
+        .unwrap();
+    assert_eq!(first.status.code(), Some(0), "{}", dump(&first));
+    let earlier = spec.results().with_extension("earlier.jsonl");
+    std::fs::rename(spec.results(), &earlier).unwrap();
+    let mut extra = quick.words();
+    let earlier_s = earlier.display().to_string();
+    extra.extend(["--compare-to", earlier_s.as_str()]);
+    let out = local_pool(&spec, port, "1,2", &extra).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", dump(&out));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let before = format!("before: {}: ", earlier.display());
+    assert_eq!(text.matches(&before).count(), 1, "{}", dump(&out));
+    for v in ["1", "2"] {
+        let cell = format!("{KEY}={v}");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&cell) && l.contains("tpot_ms.p50")),
+            "{cell}: {}",
+            dump(&out)
+        );
+    }
+}

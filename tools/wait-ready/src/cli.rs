@@ -191,40 +191,18 @@ pub struct Args {
     pub command: Vec<String>,
 }
 
-/// Known servers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ServerKind {
-    Sglang,
-    Vllm,
-    #[value(name = "llama.cpp", alias = "llama-cpp", alias = "llamacpp")]
-    LlamaCpp,
-    Openai,
-    #[value(name = "llm-sim")]
-    LlmSim,
-}
+/// Known servers: one enum in sweepkit, which sweep's `--server` names too.
+pub use sweepkit::server_kind::ServerKind;
 
-impl ServerKind {
-    /// The per-probe limit the preset needs. SGLang's `/health` and
-    /// `/health_generate` are one handler that generates a token, polling
-    /// once a second for up to `SGLANG_HEALTH_CHECK_TIMEOUT` (20 s)
-    /// (sgl-project/sglang `python/sglang/srt/entrypoints/http_server.py`
-    /// `health_generate`): 25 s leaves it room to answer.
-    pub fn attempt_timeout(kind: Option<Self>) -> Duration {
-        match kind {
-            Some(ServerKind::Sglang) => Duration::from_secs(25),
-            _ => Duration::from_secs(2),
-        }
-    }
-
-    /// The name used in records (`server.kind`).
-    pub fn name(self) -> &'static str {
-        match self {
-            ServerKind::Sglang => "sglang",
-            ServerKind::Vllm => "vllm",
-            ServerKind::LlamaCpp => "llama.cpp",
-            ServerKind::Openai => "openai",
-            ServerKind::LlmSim => "llm-sim",
-        }
+/// The per-probe limit `kind`'s preset needs. SGLang's `/health` and
+/// `/health_generate` are one handler that generates a token, polling once
+/// a second for up to `SGLANG_HEALTH_CHECK_TIMEOUT` (20 s)
+/// (sgl-project/sglang `python/sglang/srt/entrypoints/http_server.py`
+/// `health_generate`): 25 s leaves it room to answer.
+pub fn attempt_timeout(kind: Option<ServerKind>) -> Duration {
+    match kind {
+        Some(ServerKind::Sglang) => Duration::from_secs(25),
+        _ => Duration::from_secs(2),
     }
 }
 
@@ -249,21 +227,5 @@ fn parse_grace(s: &str) -> Result<Duration, String> {
     match s {
         "never" | "off" | "0" => Ok(Duration::ZERO),
         _ => parse_duration(s),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use clap::ValueEnum;
-
-    /// sweep's `--server` and both tools' messages name the kinds from
-    /// `sweepkit::server_kind`: the same list as this enum's.
-    #[test]
-    fn the_server_kinds_are_sweepkit_s_list() {
-        let names: Vec<String> = super::ServerKind::value_variants()
-            .iter()
-            .map(|k| k.to_possible_value().unwrap().get_name().to_string())
-            .collect();
-        assert_eq!(names, sweepkit::server_kind::NAMES);
     }
 }

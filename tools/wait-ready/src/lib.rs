@@ -304,7 +304,7 @@ fn plan(args: &Args, targets: Vec<target::Target>, req: probe::RequestSpec) -> w
         timeout: args.timeout,
         attempt_timeout: args
             .attempt_timeout
-            .unwrap_or_else(|| ServerKind::attempt_timeout(args.server)),
+            .unwrap_or_else(|| cli::attempt_timeout(args.server)),
         schedule: wait::Schedule {
             interval: args.interval,
             max_interval: args.max_interval,

@@ -7,6 +7,7 @@ pub(crate) mod group;
 pub(crate) mod interval;
 pub(crate) mod noise;
 pub(crate) mod not_per_level;
+pub(crate) mod pooled;
 pub(crate) mod schedule_cells;
 
 use sweepkit::stats;
@@ -196,8 +197,7 @@ fn cell_stats(model: &Model, obs: &[Obs], opts: &Options, warnings: &mut Vec<Str
                 continue;
             };
             // Repeats of a latency percentile pool their histograms.
-            let (median, score) =
-                crate::compare::pooled::cell(median, score, &cell.runs, obs, &opts.metric.path);
+            let (median, score) = pooled::cell(median, score, &cell.runs, obs, &opts.metric.path);
             let where_ = || format!("{} at {}", model.rows[r].label, model.levels[c].label());
             let mut slo_ok = true;
             for term in &opts.slo {

@@ -10,7 +10,6 @@
 pub mod gate;
 pub mod header;
 pub mod load;
-pub mod pooled;
 pub mod render;
 pub mod report;
 pub mod stats;

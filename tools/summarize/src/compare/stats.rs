@@ -26,11 +26,11 @@
 //!   error; the two combine as a Welch interval with Welch-Satterthwaite
 //!   degrees of freedom (Welch 1947).
 
+use crate::input::histogram::Statistic;
 use rand::rngs::StdRng;
 use rand::SeedableRng;
 use rand_distr::{Binomial, Distribution};
 use statrs::distribution::{ContinuousCDF, StudentsT};
-use sweepkit::records::histogram::codec::percentile_of_buckets;
 
 /// The confidence level of every interval.
 pub const LEVEL: f64 = 0.95;
@@ -134,27 +134,6 @@ pub fn welch_interval(before: (f64, f64, f64), after: (f64, f64, f64)) -> Option
     let df = (s1 + s2).powi(2) / (s1 * s1 / before.2 + s2 * s2 / after.2);
     let d = (after.0 / before.0).ln();
     Some(Change::of_log(d, t_quantile(df)? * (s1 + s2).sqrt()))
-}
-
-/// What a bootstrap computes on one resample: a percentile (0..=100) or
-/// the mean.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Statistic {
-    Percentile(f64),
-    Mean,
-}
-
-impl Statistic {
-    /// The statistic of (value, count) buckets in ascending order.
-    pub fn of(self, b: &[(f64, u64)]) -> Option<f64> {
-        match self {
-            Statistic::Percentile(q) => percentile_of_buckets(b, q),
-            Statistic::Mean => {
-                let n: u64 = b.iter().map(|(_, c)| c).sum();
-                (n > 0).then(|| b.iter().map(|(x, c)| x * *c as f64).sum::<f64>() / n as f64)
-            }
-        }
-    }
 }
 
 /// A multinomial resample of `b`'s counts (same total), by successive

@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 use sweepkit::records::histogram::codec::{self, Hist};
-use sweepkit::records::Histograms;
 
 use super::load::{Cell, Side};
-use super::stats::{self, Change, Statistic};
+use super::stats::{self, Change};
+use crate::input::histogram::{hist_of, latency_stat, Statistic};
 use crate::input::Body;
 use crate::metric::{self, Better};
 
@@ -71,30 +71,12 @@ pub struct Row {
     pub runs: (usize, usize),
 }
 
-/// The distributions a latency metric can be read from: its block
-/// (`ttft_ms`) and statistic (`p99`).
-pub(crate) fn latency_stat(path: &str) -> Option<(&str, Statistic)> {
-    let (block, field) = path.split_once('.')?;
-    Histograms::BLOCKS.iter().find(|(b, _)| *b == block)?;
-    let stat = match field {
-        "mean" => Statistic::Mean,
-        p => Statistic::Percentile(p.strip_prefix('p')?.parse::<f64>().ok()?),
-    };
-    Some((block, stat))
-}
-
 /// The fewest samples a statistic needs: a p99 of under 100 is the max.
 fn needed(stat: Statistic) -> u64 {
     match stat {
         Statistic::Mean => 2,
         Statistic::Percentile(q) => ((100.0 / (100.0 - q).max(1e-9)).ceil() as u64).max(2),
     }
-}
-
-/// A record's histogram of `block`, when it has one that reads.
-pub(crate) fn hist_of(rec: &Value, block: &str) -> Option<Hist> {
-    let h: Histograms = serde_json::from_value(rec.get("histograms")?.clone()).ok()?;
-    codec::decode(h.of_block(block)?).ok()
 }
 
 /// What a cell's records on one side hold for a metric.

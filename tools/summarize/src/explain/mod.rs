@@ -9,7 +9,6 @@ pub mod levels;
 pub mod limits;
 pub mod measured;
 pub mod names;
-pub mod report;
 
 use serde_json::Value;
 

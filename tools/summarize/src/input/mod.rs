@@ -11,6 +11,7 @@
 //! here are typed once in `record_view::Head`, each absent when it is of
 //! another type.
 
+pub(crate) mod histogram;
 pub(crate) mod host_id;
 pub(crate) mod hosts;
 pub(crate) mod level;

@@ -9,6 +9,7 @@
 
 pub(crate) mod charts;
 pub(crate) mod data;
+pub(crate) mod server;
 pub(crate) mod verdict;
 
 use std::fmt::Write as _;
@@ -84,7 +85,7 @@ pub fn html(
             out += &frontier(a, p, &sfx);
         }
         out += &charts(a, &sfx);
-        out += &crate::explain::report::section(a, &t.explained, &sfx);
+        out += &server::section(a, &t.explained, &sfx);
         if let Some(c) = &views.capacity {
             out += &capacity(a, c, views, &sfx);
         }

@@ -8,6 +8,7 @@
 
 pub(crate) mod cell;
 pub(crate) mod notes;
+pub(crate) mod pooled;
 pub(crate) mod recommend;
 pub(crate) mod schedule_rows;
 
@@ -229,7 +230,7 @@ fn header(a: &Analysis) -> Vec<(&'static str, String)> {
             format!("{}, one value per config", others.join("; ")),
         ));
     }
-    out.extend(crate::compare::pooled::header(a));
+    out.extend(pooled::header(a));
     if m.rows.len() > 1 {
         out.push((
             "baseline",

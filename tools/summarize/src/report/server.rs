@@ -5,12 +5,12 @@
 
 use std::fmt::Write as _;
 
+use super::charts::by_level;
 use crate::analysis::Analysis;
 use crate::metric::lookup;
 use crate::plot::chart::esc;
-use crate::report::charts::by_level;
 
-use super::Explained;
+use crate::explain::Explained;
 
 /// The charts, each drawn only when some record has its figure.
 const CHARTS: [(&str, &str); 4] = [
@@ -21,7 +21,7 @@ const CHARTS: [(&str, &str); 4] = [
 ];
 
 /// The section, or nothing when the records say nothing of the server.
-pub fn section(a: &Analysis, e: &Explained, sfx: &str) -> String {
+pub(crate) fn section(a: &Analysis, e: &Explained, sfx: &str) -> String {
     let drawn: Vec<&(&str, &str)> = CHARTS
         .iter()
         .filter(|(_, path)| {
