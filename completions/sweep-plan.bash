@@ -883,33 +883,21 @@ _sweep__plan() {
             return 0
             ;;
         sweep__subcmd__plan__subcmd__origin)
-            opts="-h --append --copy --say --url --new --swept --probe --key-given --field --shell --help"
+            opts="-h --tools --summarize --host --only-refusals --field --shell --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
-                --append)
+                --tools)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --copy)
+                --summarize)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --say)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --url)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --new)
-                    COMPREPLY=($(compgen -f "${cur}"))
-                    return 0
-                    ;;
-                --swept)
+                --host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

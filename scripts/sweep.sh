@@ -12,9 +12,10 @@
 # shellcheck disable=SC2154 # assigned by the evals of sweep-plan's answers
 set -euo pipefail
 
-say() { ((quiet)) || printf 'sweep: %s%s\n' "${say_prefix:-}" "$*" >&2; }
-warn() { printf 'sweep: warning: %s\n' "$*" >&2; }
-err() { printf 'sweep: error: %s\n' "$*" >&2; }
+# A terminal that hung up (SIGHUP) fails their writes: the sweep goes on.
+say() { ((quiet)) || printf 'sweep: %s%s\n' "${say_prefix:-}" "$*" >&2 || true; }
+warn() { printf 'sweep: warning: %s\n' "$*" >&2 || true; }
+err() { printf 'sweep: error: %s\n' "$*" >&2 || true; }
 die() { err "${@:2}"; exit "$1"; } # CODE MESSAGE...
 
 # ---- tools: --bin-dir, else beside this script (as installed), PATH, then
@@ -53,18 +54,12 @@ SUMMARIZE=$(find_tool summarize)
 plan() { "$SWEEP_PLAN" "$1" "${grid[@]}" "${@:2}"; } # SUBCOMMAND ARGS...
 ask() { local a; a=$(plan "$@" --shell) && eval "$a"; } # an answer, as variables
 
-# ---- the origin: read once per results file (and pool host) by a dry-run
-# swap, which changes nothing but reports each flag's value; every restore
-# (after Ctrl-C, after --resume) puts that one back.
-originals() { # with the swap words of a step sweep-plan named
-  local rc=0 of=${origin_file:-$results}
-  "$SVC_SWAP" "${target[@]}" --dry-run --no-preflight "${to_swap[@]}" </dev/null >"$work/dry" 2>"$work/dry.err" || rc=$?
-  ((rc == 0)) || { cat "$work/dry.err" >&2; die "$rc" "svc-swap --dry-run failed (exit $rc); the target was not touched"; }
-  # It checks the dry run first: a --param the line lacks, the --url's port.
-  "$SWEEP_PLAN" origin --append "$results" ${origin_file:+--copy "$origin_file"} "${origin_args[@]}" "${say_to[@]}" "$of" <"$work/dry" ||
-    { rc=$?; ((rc != EXIT_USAGE)) || exit "$rc"; die "$EXIT_FAILURE" "sweep-plan origin failed; the target was not touched"; }
-  plan restore "$of" >/dev/null # sweep-plan names a swept key it lacks
-}
+# ---- before the first stop: sweep-plan origin reads the target's launch
+# line (a dry-run swap, which changes nothing), refuses what would fail
+# every config (the same checks on every path: --hosts, --slurm and
+# --dry-run too), and keeps the original once per results file (and pool
+# host); every restore (after Ctrl-C, after --resume) puts that one back.
+originals() { "$SWEEP_PLAN" origin --tools "$SVC_SWAP" "$WAIT_READY" "$LOADGEN" ${1:+--host "$1"} "${@:2}" -- "${argv[@]}"; } # [HOST [--only-refusals]]
 
 # ---- one step (a config, the schedule), tried till it stands -----------
 signalled=0 pipe_sub="" swaps=0 last_state="" last_rc_swap=0
@@ -108,7 +103,7 @@ run_pipe() {
   swaps=$((swaps + 1))
   exec {st}< <(
     set +e
-    trap : INT TERM # a TERM or INT to the group is the tools' to act on
+    trap : INT TERM HUP # a signal to the group is the tools' to act on
     "$SVC_SWAP" "${target[@]}" "${swap_own[@]}" "${to_swap[@]}" </dev/null | "$WAIT_READY" "${ready[@]}" "${to_ready[@]}" |
       ${bench_gate:+"$SWEEP_PLAN"} "${bench_gate[@]}" "$LOADGEN" "${load[@]}" "${to_load[@]}" >>"$results"
     echo "${PIPESTATUS[*]}"
@@ -160,7 +155,7 @@ finished=0
 finish_and_exit() { # CODE [MESSAGE]
   ((finished)) && exit "$1"
   finished=1
-  trap '' INT TERM
+  trap '' INT TERM HUP
   [[ -z ${2:-} ]] || err "$2"
   restore
   (($1 != 0 || final_rc == 0)) || exit "$final_rc"
@@ -234,17 +229,14 @@ export SWEEPKIT_SAID=${SWEEPKIT_SAID:-$work/said} # a tool's line on the server 
 trap 'rm -rf "$work"; ((quiet)) || "$SWEEP_PLAN" progress-end || true' EXIT
 # shellcheck source=scripts/lib/fleet.sh # --hosts, --gpus
 ((!pool)) || { find_lib fleet.sh && source "$lib_file" && fleet_main; }
-mkdir -p "$(dirname "$results")"
-touch "$results"
-ask step --index 1 "${step_args[@]}" --work "$work" "$results" # config 1's words read the originals
-originals
-trap on_signal INT TERM
+originals # nothing is written before it passed
+trap on_signal INT TERM HUP # a lost terminal (SSH) is an interrupt too
 say "$plan_line" # N config(s), the results file, the levels
 sweep_loop
 # sweep-plan tally: the done line and the exit status (41, 40 or 0).
 mapfile -t end < <("$SWEEP_PLAN" tally --from "$work/tally" --field 'done' --field exit)
 say "${end[0]:-done}"
-trap '' INT TERM
+trap '' INT TERM HUP
 finished=1
 restore
 table --compare

@@ -45,11 +45,11 @@ fleet_job() { # INDEX
   ! grep -qx "# dropped $id" "$fleet_dir/sshlogins" || exit "$EXIT_FAILURE"
   work=$(mktemp -d "${TMPDIR:-/tmp}/sweep-job.XXXXXX")
   trap 'fleet_job_exit $?' EXIT
-  trap on_signal INT TERM
+  trap on_signal INT TERM HUP
   local -a step=(--index "$idx" --host "$id")
   ask step --index "$idx" "${step_args[@]}" --work "$work" "$results"
   # The origin is read once per host (a dry-run swap); a job never restores.
-  if [[ ! -s $origin_file ]] && ! (originals); then
+  if [[ ! -s $origin_file ]] && ! (originals "$id"); then
     plan fleet-step "${step[@]}" --origin-failed
     exit "$EXIT_FAILURE"
   fi
@@ -80,19 +80,21 @@ fleet_main() {
   command -v parallel >/dev/null ||
     die "$EXIT_NO_PARALLEL" "GNU parallel not found; --hosts needs it (apt-get install parallel)"
   pool_settings --pool
+  # The first host's look refuses what would fail every config, at once.
+  originals "${h_id[0]}" --only-refusals || exit $?
   mkdir -p "$fleet_dir"
   touch "$results"
   rm -f "$fleet_dir"/{joblog,tries.jsonl,activity-*}
   # GPU slots: every slot's origin first (a dry run each), then the pool
   # again, so the ports read from their targets are checked apart before
   # anything runs.
-  ((!h_slots)) || { (for id in "${h_id[@]}"; do pool_settings --host "$id" && { [[ -s $origin_file ]] || { ask step --index 1 "${step_args[@]}" --work "$work" "$results" && originals; }; } || exit $?; done) || exit $?; pool_settings --pool; }
+  ((!h_slots)) || { for id in "${h_id[@]}"; do originals "$id" || exit $?; done && pool_settings --pool; }
   printf '1/%s\n' "${h_id[@]}" >"$fleet_dir/sshlogins"
   SWEEP_FLEET_SINCE=$(wc -l <"$results") # where this run's records start
   # Every config left (--resume skips those with a result, and says so).
   read -r -a pending < <(plan step --all "${step_args[@]}" "${say_to[@]}" "$results" --field pending)
   say "$n_configs config(s) on ${#h_id[@]} host(s); results: $results"
-  trap fleet_on_signal INT TERM
+  trap fleet_on_signal INT TERM HUP
   ((${#pending[@]} == 0)) || fleet_run "${pending[@]}"
   fleet_finish
 }
@@ -116,7 +118,7 @@ fleet_run() { # INDEX...
     --tries "$fleet_dir/tries.jsonl")
   for i in "${!h_id[@]}"; do watch+=(--host "${h_id[$i]}=${h_name[$i]}"); done
   # It reads on through a Ctrl-C, till the stopped jobs' last records.
-  exec {w}> >(trap '' INT TERM && exec "$SWEEP_PLAN" fleet-watch "${watch[@]}" "$results")
+  exec {w}> >(trap '' INT TERM HUP && exec "$SWEEP_PLAN" fleet-watch "${watch[@]}" "$results")
   watch_pid=$!
   # -u: jobs' lines pass straight through (each one write); --retries: a
   # config may meet every host once; --joblog: each job's exit in column 7.
@@ -176,7 +178,7 @@ fleet_restore() {
 # refuses one pick, once for the pool, not once per host).
 fleet_finish() {
   local -a out=() end=()
-  trap '' INT TERM
+  trap '' INT TERM HUP
   ((signalled == 0)) || end=(--interrupted)
   ((!keep_winner)) || end+=(--keep-winner --summarize "$SUMMARIZE" "${sum_args[@]/#/--sum-arg=}")
   mapfile -t out < <(plan outcome --since "${SWEEP_FLEET_SINCE:-0}" --joblog "$fleet_dir/joblog" \

@@ -19,10 +19,18 @@ use std::process::{Command, Stdio};
 
 struct Case {
     name: String,
+    /// `NAME=VALUE` words before the tool: its environment beside
+    /// [`KEY_ENV`]'s default (`SWEEPKIT_API_KEY=` runs it with no key).
+    env: Vec<(String, String)>,
     tool: String,
     args: Vec<String>,
     append: Option<String>,
 }
+
+/// Every case runs with a key in the environment, as a user whose server
+/// has `--api-key` (the specs' launch lines) is told to run sweep, unless
+/// the case sets `SWEEPKIT_API_KEY=` itself.
+const KEY_ENV: (&str, &str) = ("SWEEPKIT_API_KEY", "GOLDEN-KEY-IN-ENV");
 
 fn golden_dir() -> PathBuf {
     testkit::repo_root().join("tests/fixtures/golden")
@@ -45,9 +53,15 @@ fn cases() -> Vec<Case> {
             append = words.pop();
             words.pop();
         }
+        let mut env = Vec::new();
+        while let Some((k, v)) = words.first().and_then(|w| w.split_once('=')) {
+            env.push((k.to_string(), v.to_string()));
+            words.remove(0);
+        }
         let tool = words.remove(0);
         out.push(Case {
             name: name.to_string(),
+            env,
             tool,
             args: words,
             append,
@@ -91,7 +105,8 @@ fn run_case(case: &Case) -> String {
         .env("NO_COLOR", "1")
         .env("COLUMNS", "100")
         .env("TMPDIR", &dir)
-        .env_remove("SWEEPKIT_API_KEY")
+        .env(KEY_ENV.0, KEY_ENV.1)
+        .envs(case.env.iter().map(|(k, v)| (k, v)))
         .env_remove("OPENAI_API_KEY")
         .env_remove("SWEEPKIT_BIN")
         .env_remove("SLURM_CONF")
@@ -116,6 +131,11 @@ fn run_case(case: &Case) -> String {
         .replace(&fx.display().to_string(), "{fx}")
         .replace(&testkit::repo_root().display().to_string(), "{repo}");
     let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        !text.contains(KEY_ENV.1),
+        "{}: the environment's key is printed:\n{text}",
+        case.name
+    );
     steady(&text)
 }
 

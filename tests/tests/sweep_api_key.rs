@@ -161,9 +161,12 @@ fn wait_ready_and_loadgen_alone_end_at_the_first_401_with_exit_15() {
 /// environment is the better way.
 #[test]
 fn dry_run_redacts_a_key_given_as_an_argument_and_says_so_once() {
+    // A real spec: the dry run reads its launch line as the run would.
+    let (spec, url) = SimExec::free().eagle(1).spec("dry-redact");
+    let results = spec.results();
     let args = SweepArgs::new()
-        .args(&["--spec", "x.spec", "--url", "http://127.0.0.1:1"])
-        .args(&["--results", "r.jsonl", "--dry-run"])
+        .args(&["--spec", spec.s(), "--url", &url])
+        .args(&["--results", results.to_str().unwrap(), "--dry-run"])
         .args(&["--ready-arg", "--api-key", "--ready-arg", KEY])
         .args(&["--load-arg", &format!("--api-key={KEY}")])
         .param(STEPS, "1,2");

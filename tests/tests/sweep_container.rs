@@ -460,3 +460,40 @@ fn ctrl_c_over_ssh_and_an_exec_prefix_then_resume_restores_the_container() {
         "the engine ran behind the prefix: {via}"
     );
 }
+
+/// Issue 47: the newcomer's mistakes meet the refusal they meet on every
+/// other path (sweep_slurm.rs runs them through a process spec, a pool
+/// and --slurm): a misspelt --param and a --param the container's command
+/// lacks are refused before the first stop, with and without --dry-run;
+/// the same line, exit 2, no results file, the container untouched.
+#[test]
+fn a_newcomer_s_mistakes_are_refused_before_the_container_is_touched() {
+    if !testkit::podman::gate() {
+        return;
+    }
+    let s = Served::start("sweep-newcomer", "ctr-newcomer");
+    let res = s.results();
+    for (key, says) in [
+        (
+            "speculative-num-step",
+            "sweep: error: --param speculative-num-step: the launch line has no --speculative-num-step (closest: --speculative-num-steps); fix the name, or give --param-new speculative-num-step to add the flag (the target was not touched)\n",
+        ),
+        (
+            "max-running-requests",
+            "sweep: error: --param max-running-requests: the launch line has no --max-running-requests; fix the name, or give --param-new max-running-requests to add the flag (the target was not touched)\n",
+        ),
+    ] {
+        for dry in [&[][..], &["--dry-run"]] {
+            let out = SweepArgs::new()
+                .args(&["--container", &s.c.name, "--engine", "podman"])
+                .args(&["--url", &s.url, "--server", "llm-sim"])
+                .results(&res)
+                .param(key, "2,3")
+                .args(dry)
+                .expect(2);
+            assert_eq!(String::from_utf8_lossy(&out.stderr), says, "{key} {dry:?}");
+            assert!(!res.exists(), "no results file: {key} {dry:?}");
+            assert_eq!(s.c.inspect("{{json .Config.Cmd}}"), s.original);
+        }
+    }
+}

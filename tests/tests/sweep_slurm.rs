@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use sweep_support::slurm::*;
-use sweep_support::{dump, records};
+use sweep_support::{dump, records, SimExec, SweepArgs};
 use testkit::slurm::Slurm;
 
 /// The harness itself: a batch job whose step asks for two GPUs sees the
@@ -287,8 +287,8 @@ fn a_controller_that_does_not_answer_is_refused_before_anything_is_written() {
         errors[0],
         "is DOWN); point SLURM_CONF at your cluster's slurm.conf",
     );
-    let written = std::fs::read_to_string(spec.results()).unwrap_or_default();
-    assert!(written.is_empty(), "{written}");
+    // Regression (issue 47): an empty results file was left behind.
+    assert!(!spec.results().exists(), "no results file");
     // A SLURM_CONF that names no file: at once, not after Slurm's own
     // minute of retries.
     let none = spec.dir.join("none.conf");
@@ -323,6 +323,11 @@ fn an_unknown_partition_is_sbatchs_refusal_and_nothing_is_submitted() {
         &err,
         "sweep: error: sbatch refused the job: sbatch: error: invalid partition specified: nosuch",
     );
+    // Regression (issue 47): a summary of nothing followed, with an
+    // error of its own; nothing was submitted, so no table.
+    let errors: Vec<&str> = err.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 1, "{err}");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "no table");
     let recs = records(&spec.results());
     assert_eq!(recs.len(), 2, "{recs:?}");
     for r in &recs {
@@ -334,10 +339,11 @@ fn an_unknown_partition_is_sbatchs_refusal_and_nothing_is_submitted() {
         );
     }
     assert!(s.queue().is_empty());
-    // A gres the cluster lacks: sbatch's own words again.
+    // A gres the cluster lacks: sbatch's own words again (--resume, as
+    // the line says: the file holds this sweep's origin).
     let more = slurm_sweep(&spec, &url)
         .param(STEPS, "3")
-        .args(&["--gres", "gpu:9"]);
+        .args(&["--gres", "gpu:9", "--resume"]);
     let out = run_on(&s, &more, 60);
     assert_eq!(out.status.code(), Some(46), "{}", show(&out, &spec));
     let last = records(&spec.results()).pop().unwrap();
@@ -373,6 +379,11 @@ fn a_job_pending_past_the_queue_timeout_is_cancelled_not_a_result() {
     assert_eq!(late.len(), 1, "{recs:?}");
     assert_eq!(late[0]["class"], "transport");
     assert_eq!(slurm_of(late[0])["state"], "CANCELLED");
+    // Regression (issue 47): "slurmctld purged the job's record", state
+    // EXPIRED, though sweep had cancelled it itself.
+    let why = late[0]["reason"].as_str().unwrap();
+    testkit::assert_contains(why, "cancelled by sweep");
+    testkit::assert_lacks(why, "purged");
     let ran = late[0]["config"][STEPS].as_str().unwrap() == "2";
     assert!(ran, "the second config waited: {recs:?}");
     assert_eq!(benches(&recs, STEPS, "1").len(), 1);
@@ -463,9 +474,117 @@ fn ctrl_c_cancels_every_job_and_keeps_the_file_whole() {
     let recs = records(&spec.results()); // every line whole JSON
     let interrupted = recs.iter().filter(|r| r["kind"] == "interrupted").count();
     assert_eq!(interrupted, 3, "two running, one pending: {recs:?}");
+    // Regression (issue 47): an interruption was the config's fault.
+    for r in recs.iter().filter(|r| r["kind"] == "interrupted") {
+        assert_eq!(r["class"], "transport", "{r}");
+    }
     let partial = recs.iter().filter(|r| r["partial"] == true).count();
     assert_eq!(partial, 2, "the running levels kept: {recs:?}");
     assert_no_server_left(&spec.results());
+}
+
+/// Regression (issue 47): a SIGHUP (the SSH session to the login node
+/// dropped) ended sweep at once (exit 129) with its jobs still queued, a
+/// leftover child cancelling them later, and no table. It is an
+/// interrupt as Ctrl-C is: every job cancelled and collected, the table,
+/// exit 130.
+#[test]
+fn a_hangup_cancels_every_job_as_ctrl_c_does() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (spec, url) = sim_spec("slurm-hup");
+    let args = timed_sweep(&spec, &url)
+        .param(STEPS, "1,2")
+        .args(&["--max-jobs", "1"])
+        .levels("1")
+        .load(&["--duration", "60s"]);
+    let child = spawn_on(&s, &args, &spec.dir);
+    wait_serving(&spec.results(), 1, Duration::from_secs(60));
+    std::thread::sleep(Duration::from_millis(1500));
+    sweep_support::child::signal_group(&child, "HUP");
+    let out = wait_for(&s, child, 60, &spec.dir);
+    assert_eq!(out.status.code(), Some(130), "{}", show(&out, &spec));
+    assert!(s.queue().is_empty(), "{:?}", s.queue());
+    let recs = records(&spec.results());
+    let interrupted = recs.iter().filter(|r| r["kind"] == "interrupted").count();
+    assert_eq!(interrupted, 2, "one running, one pending: {recs:?}");
+    testkit::assert_contains(&String::from_utf8_lossy(&out.stdout), "speculative");
+    assert_no_server_left(&spec.results());
+}
+
+/// Regression (issue 47): the Slurm path wrote no origin record, so a
+/// second sweep on a finished results file was accepted and merged both
+/// runs into medians of two. It is refused as without --slurm, nothing
+/// submitted; --append adds to it on purpose.
+#[test]
+fn a_second_slurm_sweep_on_the_same_results_is_refused_unless_resume_or_append() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (spec, url) = sim_spec("slurm-twice");
+    let args = slurm_sweep(&spec, &url).param(STEPS, "1").levels("1");
+    let out = run_on(&s, &args, 120);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
+    let all = sweep_support::all_records(&spec.results());
+    assert_eq!(all[0]["type"], "origin", "{all:?}");
+    assert_eq!(all[0]["config"][STEPS], "1", "the spec's own value");
+    let before = std::fs::read_to_string(spec.results()).unwrap();
+    let out = run_on(&s, &args, 60);
+    assert_eq!(out.status.code(), Some(2), "{}", show(&out, &spec));
+    let err = String::from_utf8_lossy(&out.stderr);
+    testkit::assert_contains(&err, "already holds a sweep started at");
+    testkit::assert_contains(&err, "--resume to continue it, or a new --results");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(std::fs::read_to_string(spec.results()).unwrap(), before);
+    assert!(s.queue().is_empty());
+    let out = run_on(&s, &args.arg("--append"), 120);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
+    assert_eq!(benches(&records(&spec.results()), STEPS, "1").len(), 2);
+}
+
+/// Regression (issue 47): `--resume` after the sweep itself was killed
+/// (SIGKILL, a lost login node) submitted every config again while the
+/// old jobs ran on, and their records never reached the results file.
+/// It takes over the job still running, collects the one that ended
+/// unseen, and submits nothing: one measurement per config.
+#[test]
+fn resume_after_a_killed_sweep_takes_over_its_jobs_and_collects_them() {
+    let Some(s) = Slurm::start(1) else { return };
+    let (spec, url) = sim_spec("slurm-adopt");
+    let args = timed_sweep(&spec, &url)
+        .param(STEPS, "1,2")
+        .args(&["--max-jobs", "1"])
+        .levels("1")
+        .load(&["--duration", "4s"]);
+    let child = spawn_on(&s, &args, &spec.dir);
+    let first = wait_serving(&spec.results(), 1, Duration::from_secs(60));
+    sweep_support::child::signal_group(&child, "KILL");
+    let _ = wait_for(&s, child, 10, &spec.dir);
+    // The first job ends unseen; the second starts.
+    let t0 = Instant::now();
+    while !s.queue().iter().any(|j| j.ends_with("_2")) || s.queue().len() != 1 {
+        assert!(t0.elapsed() < Duration::from_secs(60), "{:?}", s.queue());
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = run_on(&s, &args.clone().arg("--resume"), 120);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
+    let err = String::from_utf8_lossy(&out.stderr);
+    testkit::assert_lacks(&err, "submitted array job");
+    testkit::assert_contains(&err, "this sweep takes it over");
+    testkit::assert_contains(&err, &format!("job {} of an earlier sweep", first[0].0));
+    let recs = records(&spec.results());
+    for v in ["1", "2"] {
+        let b = benches(&recs, STEPS, v);
+        assert_eq!(
+            b.len(),
+            1,
+            "config {v} measured once: {}",
+            show(&out, &spec)
+        );
+        assert_eq!(slurm_of(b[0])["state"], "COMPLETED");
+    }
+    assert_eq!(
+        slurm_of(benches(&recs, STEPS, "1")[0])["job_id"],
+        first[0].0.as_str()
+    );
+    assert!(s.queue().is_empty());
 }
 
 /// --resume submits only the configs without a result.
@@ -677,4 +796,54 @@ fn a_requeued_job_starts_over_and_its_record_says_so() {
     assert_eq!(job["state"], "COMPLETED");
     assert!(s.queue().is_empty(), "{:?}", s.queue());
     assert_no_server_left(&spec.results());
+}
+
+/// Regression (issue 47): with --slurm a misspelt --param was submitted
+/// (every job failed at its start, exit 41) and a --param the launch line
+/// lacks was added to every job's server (exit 0), where a plain sweep
+/// refuses both before its first stop. The newcomer's mistakes meet one
+/// refusal on every path: here, a pool's host, --slurm, and the dry run
+/// of each; the same line, exit 2, no results file, nothing submitted.
+#[test]
+fn a_newcomer_s_mistakes_are_refused_alike_on_every_path() {
+    let Some(s) = Slurm::start(1) else { return };
+    // llm-sim without --max-running-requests on its line.
+    let (spec, url) = SimExec::free().eagle(1).spec("slurm-newcomer");
+    let base = || {
+        SweepArgs::on_spec(&spec, &url, "llm-sim")
+            .levels("1")
+            .load(&["-n", "2", "--warmup", "0", "--max-tokens", "8"])
+    };
+    let paths: [(&str, &[&str]); 6] = [
+        ("here", &[]),
+        ("here, dry run", &["--dry-run"]),
+        ("pool", &["--hosts", "-"]),
+        ("pool, dry run", &["--hosts", "-", "--dry-run"]),
+        ("slurm", &["--slurm"]),
+        ("slurm, dry run", &["--slurm", "--dry-run"]),
+    ];
+    for (key, says) in [
+        (
+            "speculative-num-step",
+            "sweep: error: --param speculative-num-step: the launch line has no --speculative-num-step (closest: --speculative-num-steps); fix the name, or give --param-new speculative-num-step to add the flag (the target was not touched)\n",
+        ),
+        (
+            MRR,
+            "sweep: error: --param max-running-requests: the launch line has no --max-running-requests; fix the name, or give --param-new max-running-requests to add the flag (the target was not touched)\n",
+        ),
+    ] {
+        for (path, words) in paths {
+            let args = base().param(key, "2,3").args(words);
+            let out = run_on(&s, &args, 60);
+            let what = format!("{key} on path {path}: {}", show(&out, &spec));
+            assert_eq!(out.status.code(), Some(2), "{what}");
+            assert_eq!(String::from_utf8_lossy(&out.stderr), says, "{what}");
+            assert!(!spec.results().exists(), "no results file: {what}");
+            assert!(s.queue().is_empty(), "nothing submitted: {what}");
+        }
+    }
+    // Declared new, it is added on every path alike.
+    let out = run_on(&s, &base().param_new(MRR, "8").arg("--slurm"), 120);
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out, &spec));
+    assert_eq!(benches(&records(&spec.results()), MRR, "8").len(), 1);
 }

@@ -495,3 +495,30 @@ fn failures_wrap_between_words_and_keep_the_whole_reason() {
         assert!(l.chars().count() <= 79, "{l:?} is wider than 79 columns");
     }
 }
+
+/// Regression (issue 47): after a resumed sweep every cell carried a `!`
+/// no legend explained, and "failures:" listed the interruptions a later
+/// run made good. The mark has its legend line; an interruption (no
+/// class given: its kind's, the transport's) marks nothing.
+#[test]
+fn a_failed_run_beside_measured_ones_is_marked_and_explained_an_interruption_is_not() {
+    let cfg = [("speculative-num-steps", "2")];
+    let bench = common::make::bench(&cfg, 1, 100.0, 10.0, 50.0);
+    let failed = common::make::failure(&cfg, "bench", "bench_failed", Some(1));
+    let out = summarize(
+        &["-f", "text"],
+        &common::make::lines(&[bench.clone(), failed]),
+    );
+    let text = out.expect_code(0).stdout();
+    assert_contains(
+        &text,
+        "!: a run of that cell failed beside the measured ones (see failures)",
+    );
+    assert_contains(&text, "\nfailures:\n");
+    let mut stopped = common::make::failure(&cfg, "bench", "interrupted", Some(1));
+    stopped.as_object_mut().unwrap().remove("class");
+    let out = summarize(&["-f", "text"], &common::make::lines(&[stopped, bench]));
+    let text = out.expect_code(0).stdout();
+    assert!(!text.contains('!'), "{text}");
+    assert!(!text.contains("failures:"), "{text}");
+}

@@ -184,6 +184,11 @@ pub fn conclude(
             exit::ROLLED_BACK,
             "the far side restored the old config and restarted it",
         ),
+        // A process spec whose server was down before the swap.
+        (None, _) if st.has("old_down", "1") => (
+            exit::ROLLED_BACK,
+            "the far side restored the old config; nothing ran before this swap, so nothing was started",
+        ),
         (None, "old") if st.has("phase", "stopping") => {
             (exit::STOP_FAILED, "the old config is still running")
         }

@@ -50,6 +50,74 @@ pub fn swap_of(v: &Value) -> Result<SwapRecord, Error> {
     }
 }
 
+/// FILE's origin record, if it holds one (a file not there holds none),
+/// which must have an original value for every swept key (`keys`): a
+/// results file is for one set of --param (exit::ORIGIN_MISSING).
+pub fn fits(file: &str, keys: &[String]) -> Result<Option<OriginRecord>, Exit> {
+    let Some(o) = find(&read_text(file, true)?) else {
+        return Ok(None);
+    };
+    restore_words(&o, file, keys)?;
+    Ok(Some(o))
+}
+
+/// Where a sweep keeps its original.
+pub struct Keep<'a> {
+    /// The results file, where the origin record is appended.
+    pub results: &'a str,
+    /// A pool host's own origin file, written too; it decides whether
+    /// the host's original is kept already.
+    pub copy: Option<&'a str>,
+    /// With no copy: say after this prefix that restores put back the
+    /// original already on file.
+    pub say: Option<&'a str>,
+}
+
+/// Keep the original of the dry run `swap` (`raw`, its JSON) once: unless
+/// the file that holds it (the copy, else the results file) has one
+/// already, which must then fit the swept `keys` ([`fits`]), the origin
+/// record is appended to the results file (its folder made) and written
+/// to the copy.
+pub fn keep(
+    swap: &SwapRecord,
+    raw: &Value,
+    k: &Keep<'_>,
+    keys: &[String],
+    started: SystemTime,
+) -> Result<(), Exit> {
+    let held = k.copy.unwrap_or(k.results);
+    if fits(held, keys)?.is_some() {
+        if let (Some(prefix), None) = (k.say, k.copy) {
+            sweepkit::diag::line(format!(
+                "{prefix}restores will put back the original recorded in {held}"
+            ));
+        }
+        return Ok(());
+    }
+    let rec = new_origin(swap, raw, started)
+        .map_err(|e| Exit::new(exit::BAD_INPUT, anyhow!("svc-swap --dry-run: {e}")))?;
+    let rec = Record::Origin(rec);
+    for f in std::iter::once(k.results).chain(k.copy) {
+        make_folder(f)?;
+    }
+    crate::results::append_records(k.results, &[&rec])?;
+    if let Some(c) = k.copy {
+        std::fs::File::create(c)
+            .and_then(|mut f| sweepkit::io::write_record(&mut f, &rec))
+            .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{c}: {e}")))?;
+    }
+    Ok(())
+}
+
+/// The folder `file` goes in, made if missing.
+fn make_folder(file: &str) -> Result<(), Exit> {
+    match std::path::Path::new(file).parent() {
+        Some(d) if !d.as_os_str().is_empty() => std::fs::create_dir_all(d)
+            .map_err(|e| Exit::new(exit::FAILURE, anyhow!("{}: {e}", d.display()))),
+        _ => Ok(()),
+    }
+}
+
 /// FILE's origin record (none: exit::ORIGIN_MISSING).
 pub fn read(file: &str) -> Result<OriginRecord, Exit> {
     find(&read_text(file, false)?)

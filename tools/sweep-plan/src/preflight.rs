@@ -5,7 +5,10 @@
 //! server that answers "no such path" where wait-ready would probe it (no
 //! `--server`), and a launch line with `--api-key` when no key would be
 //! sent (issue 46). Each refusal is one line saying what to write instead;
-//! the server is untouched.
+//! the server is untouched. Every path (here, a pool's host, `--slurm`,
+//! containers, `--dry-run`) reaches [`check`] through [`look::look`].
+
+pub mod look;
 
 use sweepkit::records::{ServiceManager, SwapRecord};
 use url::Url;
@@ -14,7 +17,9 @@ use crate::grid::key_of;
 
 /// The dry run's words for `url` and the keys `--param-new` declared.
 pub struct Checks<'a> {
-    pub url: &'a str,
+    /// The URL wait-ready and loadgen reach the server at; `None` under
+    /// `--slurm`, where each job's server has a port and node of its own.
+    pub url: Option<&'a str>,
     pub new: &'a [String],
     /// The keys sweep varies (`--param`): the only changes checked, since
     /// a `--swap-arg --set K` adds K on purpose.
@@ -55,18 +60,26 @@ pub enum Refusal {
     },
 }
 
-/// Why the sweep must not start, or `Ok`. The URL is parsed once; one
-/// that does not parse has no port to compare (wait-ready says why).
+/// Why the sweep must not start, or `Ok`.
 pub fn check(rec: &SwapRecord, c: &Checks<'_>) -> Result<(), Refusal> {
     absent_flags(rec, c.new, c.swept)?;
     key_wanted(rec, c.key_given)?;
-    let Ok(url) = Url::parse(c.url) else {
+    if let Some(url) = c.url {
+        url_checks(rec, url, c.probe)?;
+    }
+    Ok(())
+}
+
+/// The checks of the URL sweep reaches the target at. It is parsed once;
+/// one that does not parse has no port to compare (wait-ready says why).
+fn url_checks(rec: &SwapRecord, given: &str, probe: bool) -> Result<(), Refusal> {
+    let Ok(url) = Url::parse(given) else {
         return Ok(());
     };
-    port_matches(rec, c.url, &url)?;
+    port_matches(rec, given, &url)?;
     port_held(rec, &url)?;
-    match c.probe {
-        true => path_exists(c.url, &probed(&url)),
+    match probe {
+        true => path_exists(given, &probed(&url)),
         false => Ok(()),
     }
 }
@@ -178,13 +191,22 @@ fn http_status(url: &Url, limit: std::time::Duration) -> Option<u16> {
 
 /// Every swept flag the launch line lacks must be declared new: svc-swap
 /// adds a flag it does not find, so a misspelt one would restart the
-/// server with a flag it rejects, once per config.
+/// server with a flag it rejects, once per config. A dotted field of a
+/// flag on the line (`speculative-config.num_speculative_tokens` beside
+/// `--speculative-config JSON`) is that flag's: vLLM merges the two.
 fn absent_flags(rec: &SwapRecord, new: &[String], swept: &[String]) -> Result<(), Refusal> {
     for ch in &rec.changes {
         let key = key_of(&ch.flag);
         let is_swept = swept.iter().any(|k| k == key);
         if ch.old.is_some() || ch.new.is_none() || !is_swept || new.iter().any(|k| k == key) {
             continue;
+        }
+        if let Some((flag, _)) = key.split_once('.') {
+            let flag = format!("--{flag}");
+            let on_line = |w: &String| w == &flag || w.starts_with(&format!("{flag}="));
+            if rec.exec_start.iter().any(on_line) {
+                continue;
+            }
         }
         let closest = closest_flag(&ch.flag, &rec.exec_start)
             .map(|f| format!(" (closest: {f})"))
@@ -341,6 +363,17 @@ mod tests {
         assert!(!e.contains("closest"), "{e}");
         r.changes[0].old = Some("1".into());
         assert!(absent_flags(&r, &[], &["zzz".into()]).is_ok());
+        // A dotted field of a JSON flag on the line is that flag's.
+        let mut v = rec(ServiceManager::Process, None, "sim --speculative-config {}");
+        v.changes.push(Change {
+            flag: "--speculative-config.num_speculative_tokens".into(),
+            old: None,
+            new: Some("2".into()),
+        });
+        let k = ["speculative-config.num_speculative_tokens".to_string()];
+        assert!(absent_flags(&v, &[], &k).is_ok());
+        v.exec_start = vec!["sim".into()];
+        assert!(absent_flags(&v, &[], &k).is_err(), "no such flag at all");
     }
 
     #[test]

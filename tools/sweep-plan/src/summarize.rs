@@ -87,6 +87,29 @@ pub fn summary(
     Ok((file, rc))
 }
 
+/// The table at a sweep's end (`sweep --slurm`'s; sweep.sh prints the
+/// others alike): `summarize --format text SUM_ARGS [--report FILE]
+/// RESULTS` on this stdout, a warning if it fails, then where the report
+/// is (unless `quiet`). A results file not there or empty has no table.
+pub fn table(prog: &str, sum_args: &[String], report: Option<&str>, results: &str, quiet: bool) {
+    if std::fs::metadata(results).map_or(true, |m| m.len() == 0) {
+        return;
+    }
+    let mut c = std::process::Command::new(prog);
+    c.args(["--format", "text"]).args(sum_args);
+    if let Some(r) = report {
+        c.args(["--report", r]);
+    }
+    let ok = c.arg(results).stdin(Stdio::null()).status();
+    if !ok.is_ok_and(|s| s.success()) {
+        sweepkit::diag::warning("sweep", format!("summarize failed on {results}"));
+    }
+    let written = report.filter(|r| std::fs::metadata(r).is_ok_and(|m| m.len() > 0));
+    if let (Some(r), false) = (written, quiet) {
+        sweepkit::diag::info("sweep", format!("report: {r}"));
+    }
+}
+
 /// Whether summarize refuses one pick over `results` (`--format json`,
 /// `sum_args`) because its hosts differ in hardware or server version
 /// (its exit MIXED_HARDWARE); one that cannot run refuses nothing.

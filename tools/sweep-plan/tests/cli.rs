@@ -100,30 +100,94 @@ fn a_verdict_counts_only_its_config_s_records_after_the_line_given() {
     );
 }
 
+/// A stand-in svc-swap for `origin`'s look: it writes its words to
+/// `svc-swap.words` beside itself, then prints `out` and exits `code`.
+fn fake_svc_swap(dir: &std::path::Path, out: &str, code: i32) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join("svc-swap");
+    let script = format!(
+        "#!/bin/sh\nprintf '%s\\n' \"$@\" >\"$0.words\"\ncat <<'EOF'\n{out}\nEOF\n[ {code} = 0 ] || echo 'svc-swap: error: no such spec' >&2\nexit {code}\n"
+    );
+    std::fs::write(&p, script).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p.display().to_string()
+}
+
+/// `sweep-plan origin` with svc-swap at `swap` over sweep's words `argv`.
+fn origin(swap: &str, more: &[&str], argv: &[&str]) -> testkit::Run {
+    let mut a = vec!["origin", "--tools", swap, "wait-ready", "loadgen"];
+    a.extend_from_slice(more);
+    a.push("--");
+    a.extend_from_slice(argv);
+    plan(&a, "")
+}
+
+const SWAP_AB: &str = r#"{"type":"swap","schema":1,"config":{"a":"4","b":"x"},"provenance":{"tool":"svc-swap","version":"0","started_at":"x","finished_at":"y"},"target":{"manager":"process","unit":"/s"},"changes":[{"flag":"--a","old":"2 3","new":"4"},{"flag":"--b","old":null,"new":"x"}],"exec_start":["sim","--a","2 3","--abc","1"],"stop":{"result":"","duration_s":0.0},"start":{"started_at":""},"method":"dry-run"}"#;
+
 #[test]
 fn the_origin_is_written_once_and_restored_from() {
-    let swap = r#"{"type":"swap","schema":1,"config":{"a":"4","b":"x"},"provenance":{"tool":"svc-swap","version":"0","started_at":"x","finished_at":"y"},"target":{"manager":"process","unit":"/s"},"changes":[{"flag":"--a","old":"2 3","new":"4"},{"flag":"--b","old":null,"new":"x"}],"exec_start":[],"stop":{"result":"","duration_s":0.0},"start":{"started_at":""},"method":"dry-run"}"#;
     let dir = testkit::temp_dir("sweep-plan-origin");
-    let results = dir.join("r.jsonl");
+    let results = dir.join("sub/r.jsonl");
     let res = results.to_str().unwrap();
-    let first = plan(&["origin", res], swap);
+    let swap = fake_svc_swap(&dir, SWAP_AB, 0);
+    let sweep = |params: &[&str]| -> Vec<String> {
+        let mut w: Vec<String> = ["--spec", "s.spec", "--url", "http://127.0.0.1:1"]
+            .iter()
+            .chain(&["--server", "sglang", "--results", res])
+            .map(|s| s.to_string())
+            .collect();
+        w.extend(params.iter().map(|s| s.to_string()));
+        w
+    };
+    let ab = sweep(&[
+        "--param",
+        "a",
+        "--values",
+        "4,5",
+        "--param-new",
+        "b",
+        "--values",
+        "x",
+    ]);
+    let ab: Vec<&str> = ab.iter().map(String::as_str).collect();
+    let first = origin(&swap, &[], &ab);
     assert_eq!(first.code(), 0, "{}", first.stderr());
-    let rec = &first.json_lines()[0];
-    assert_eq!(rec["type"], "origin");
-    assert_eq!(rec["config"]["a"], "2 3");
-    std::fs::write(&results, first.stdout()).unwrap();
-    assert_eq!(plan(&["origin", res], swap).stdout(), "", "once");
+    assert_eq!(first.stdout(), "");
+    // The dry run of config 1, which changes nothing.
+    let words = std::fs::read_to_string(dir.join("svc-swap.words")).unwrap();
+    assert_eq!(
+        words,
+        "--spec\ns.spec\n--dry-run\n--no-preflight\n--set\na=4\n--set\nb=x\n"
+    );
+    let kept = std::fs::read_to_string(&results).unwrap();
+    let rec: serde_json::Value = serde_json::from_str(kept.lines().next().unwrap()).unwrap();
+    assert_eq!(
+        (rec["type"].as_str(), rec["config"]["a"].as_str()),
+        (Some("origin"), Some("2 3"))
+    );
+    // Kept once: a second start says where the original is recorded.
+    let again = origin(&swap, &[], &ab);
+    assert_eq!(std::fs::read_to_string(&results).unwrap(), kept, "once");
+    let said = again.stderr();
+    assert!(
+        said.contains("sweep: restores will put back the original recorded in"),
+        "{said}"
+    );
     let grid = ["restore", "--param", "a,b", "--values", "1:2", res];
     assert_eq!(plan(&grid, "").stdout(), "--set\n--a=2 3\n--unset\n--b\n");
-    let other = plan(&["restore", "--param", "c", "--values", "1", res], "");
+    // A results file of another --param: refused before the first stop.
+    let c = sweep(&["--param", "c", "--values", "1", "--resume"]);
+    let other = origin(
+        &swap,
+        &[],
+        &c.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     assert_eq!(other.code(), 53);
     assert!(
         other.stderr().contains("no original value for c"),
         "{}",
         other.stderr()
     );
-    let bad = plan(&["origin"], r#"{"type":"bench"}"#);
-    assert_eq!(bad.code(), 3, "{}", bad.stderr());
     let dropped = plan(&["host-dropped", "--reason", "host h dropped", res], "");
     let d = &dropped.json_lines()[0];
     assert_eq!(
@@ -131,6 +195,57 @@ fn the_origin_is_written_once_and_restored_from() {
         (Some("host_dropped"), Some("transport"))
     );
     assert_eq!(d["upstream"]["type"], "origin");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// What the look refuses, and what it cannot take: one line each in
+/// sweep's name, the results file never written.
+#[test]
+fn the_look_refuses_a_typo_and_passes_svc_swap_s_failure_on() {
+    let dir = testkit::temp_dir("sweep-plan-look");
+    let res = dir.join("r.jsonl");
+    let argv = |key: &str| -> Vec<String> {
+        let w = format!("--spec s.spec --url http://127.0.0.1:1 --server sglang --param {key} --values 4 --results");
+        let mut w: Vec<String> = testkit::words(&w).into_iter().map(String::from).collect();
+        w.push(res.display().to_string());
+        w
+    };
+    let typo_rec = SWAP_AB.replace("\"--a\",\"old\":\"2 3\"", "\"--ab\",\"old\":null");
+    let swap = fake_svc_swap(&dir, &typo_rec, 0);
+    let a = argv("ab");
+    let r = origin(
+        &swap,
+        &[],
+        &a.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    assert_eq!(r.code(), 2, "{}", r.stderr());
+    let err = r.stderr();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("sweep: error: --param ab: the launch line has no --ab (closest: --a)"),
+        "{err}"
+    );
+    assert!(!res.exists(), "nothing written");
+    let swap = fake_svc_swap(&dir, "", 20);
+    let a = argv("a");
+    let a: Vec<&str> = a.iter().map(String::as_str).collect();
+    let r = origin(&swap, &[], &a);
+    assert_eq!(r.code(), 20);
+    assert_eq!(
+        r.stderr(),
+        "svc-swap: error: no such spec\nsweep: error: svc-swap --dry-run failed (exit 20); the target was not touched\n"
+    );
+    let quiet = origin(&swap, &["--only-refusals"], &a);
+    assert_eq!((quiet.code(), quiet.stderr().as_str()), (0, ""));
+    let swap = fake_svc_swap(&dir, r#"{"type":"bench"}"#, 0);
+    let bad = origin(&swap, &[], &a);
+    assert_eq!(bad.code(), 3, "{}", bad.stderr());
+    assert!(
+        bad.stderr().contains("svc-swap --dry-run: not a record"),
+        "{}",
+        bad.stderr()
+    );
+    assert!(!res.exists(), "nothing written");
     std::fs::remove_dir_all(dir).unwrap();
 }
 
@@ -287,23 +402,33 @@ fn step_names_each_step_with_every_tools_words_then_the_schedule() {
 fn origin_appends_once_and_end_names_each_swap_till_done() {
     let swap = r#"{"type":"swap","schema":1,"config":{"a":"4"},"provenance":{"tool":"svc-swap","version":"0","started_at":"x","finished_at":"y"},"target":{"manager":"process","unit":"/s"},"changes":[{"flag":"--a","old":"2","new":"4"}],"exec_start":[],"stop":{"result":"","duration_s":0.0},"start":{"started_at":""},"method":"dry-run"}"#;
     let dir = testkit::temp_dir("sweep-plan-end");
-    let (results, copy) = (dir.join("r.jsonl"), dir.join("origin-h.jsonl"));
-    let (res, cp) = (results.to_str().unwrap(), copy.to_str().unwrap());
-    let o = plan(&["origin", "--append", res, "--copy", cp, cp], swap);
+    let results = dir.join("r.jsonl");
+    let res = results.to_str().unwrap();
+    let svc_swap = fake_svc_swap(&dir, swap, 0);
+    let line = format!(
+        "--hosts - --spec s.spec --url http://127.0.0.1:1 --server sglang --param a --values 4 --results {res}"
+    );
+    let argv = testkit::words(&line);
+    // The pool host's id, as sweep.sh gets it.
+    let pool = plan(&[&["options", "--pool", "--"], &argv[..]].concat(), "").stdout();
+    let id = pool
+        .split("h_id=('")
+        .nth(1)
+        .unwrap()
+        .split('\'')
+        .next()
+        .unwrap()
+        .to_string();
+    let o = origin(&svc_swap, &["--host", &id], &argv);
     assert_eq!(o.code(), 0, "{}", o.stderr());
     assert_eq!(o.stdout(), "");
+    let copy = dir.join(format!("r.jsonl.fleet/origin-{id}.jsonl"));
     let kept = std::fs::read_to_string(&results).unwrap();
     assert_eq!(kept, std::fs::read_to_string(&copy).unwrap());
-    // Kept once: a second start says where the original is recorded.
-    let again = plan(&["origin", "--append", res, "--say", "sweep: ", res], swap);
+    // Kept once per host.
+    let again = origin(&svc_swap, &["--host", &id], &argv);
+    assert_eq!((again.code(), again.stderr().as_str()), (0, ""));
     assert_eq!(std::fs::read_to_string(&results).unwrap(), kept);
-    assert!(
-        again
-            .stderr()
-            .contains("sweep: restores will put back the original recorded in"),
-        "{}",
-        again.stderr()
-    );
     let end = |more: &[&str]| {
         let mut a = vec![
             "end",

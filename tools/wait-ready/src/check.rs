@@ -49,6 +49,12 @@ impl StatusSet {
     pub fn success() -> Self {
         StatusSet(vec![(200, 299)])
     }
+
+    /// Any status but 503 (Service Unavailable: still loading or warming
+    /// up); a server without the path (404) passes.
+    pub fn not_unavailable() -> Self {
+        StatusSet(vec![(100, 502), (504, 599)])
+    }
 }
 
 /// One step of a JSON path.

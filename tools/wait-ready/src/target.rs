@@ -150,11 +150,20 @@ pub fn build(
         };
         // `http://HOST:PORT/v1`, the OpenAI API base: the health paths
         // hang off the server root before it; with no preset, its model
-        // list is the one path every such server has (issue 46).
+        // list is the one path every such server has (issue 46), and the
+        // root's /health must not say 503: SGLang (and llm-sim) list their
+        // models while still warming up, when completions get 503.
         let api_root = api::root_of(url.path()).map(str::to_string);
         let Some(kind) = preset else {
             match api_root {
-                Some(root) => push(Addr::Http(at(url, &root, api::MODELS)), user.clone()),
+                Some(root) => {
+                    push(Addr::Http(at(url, &root, api::MODELS)), user.clone());
+                    let health = at(url, &root, "/health");
+                    push(
+                        Addr::Http(health),
+                        Expect::status_only(StatusSet::not_unavailable()),
+                    );
+                }
                 None => push(addr, user.clone()),
             }
             continue;
@@ -262,7 +271,12 @@ mod tests {
                 labels(&[base], Some(ServerKind::Openai), false),
                 ["http://h:8000/v1/models"]
             );
-            assert_eq!(labels(&[base], None, false), ["http://h:8000/v1/models"]);
+            // No preset: the model list, and the root's /health not 503
+            // (SGLang lists its models while it still warms up).
+            assert_eq!(
+                labels(&[base], None, false),
+                ["http://h:8000/v1/models", "http://h:8000/health"]
+            );
         }
         assert_eq!(
             labels(&["http://h/proxy/v1"], vllm, false),

@@ -345,3 +345,20 @@ fn a_transport_error_while_watching_still_writes_a_failure_with_the_config() {
     assert_eq!(rec["config"]["speculative-num-steps"], "4", "{rec}");
     assert_eq!(rec["upstream"]["type"], "swap", "{rec}");
 }
+
+/// An OpenAI API base (`.../v1`) with no --server: SGLang lists its models
+/// while it still warms up, when completions get 503, so the model list
+/// alone called a warming server ready (issue 46's flaky sweep). Ready now
+/// means a completion is served: the root's /health must not say 503.
+#[test]
+fn an_api_base_is_not_ready_while_the_server_warms_up() {
+    let sim = Sim::start(&testkit::words("--load-time 1s --warmup-time 1500ms"));
+    let base = format!("{}/v1", sim.base_url());
+    let (r, _) = run_timed(wr(&["--no-stdin", "--timeout", "20s", &base]), "");
+    let rec = r.expect_one(0);
+    assert_eq!(rec["outcome"], "ready", "{rec}");
+    let body = r#"{"model":"x","prompt":"hi","max_tokens":2}"#;
+    let (status, _, text) =
+        testkit::realpeer::http(sim.port, "POST", "/v1/completions", &[], Some(body)).unwrap();
+    assert_eq!(status, 200, "served once ready: {text}");
+}

@@ -117,6 +117,7 @@ pub fn write(t: &Table) -> String {
     let words = LegendWords {
         change: "(+N%)",
         partial: "partial",
+        failed: "some runs failed",
         aside: "not per-level",
         few: "pN of K requests",
         verdicts: "with whether it is beyond noise",

@@ -189,6 +189,7 @@ pub fn write(t: &Table) -> String {
     let words = LegendWords {
         change: "chg",
         partial: "~",
+        failed: "!",
         aside: "#",
         few: "^",
         verdicts: "then = within noise, + / - better / worse beyond noise (blank: noise unknown)",

@@ -268,6 +268,7 @@ fn take_record(
         // is neither a data point nor a baseline.
         let what = match class {
             FailureClass::Usage => "the command's failure",
+            _ if head.kind.0.as_deref() == Some("interrupted") => "an interruption",
             _ => "transport failure",
         };
         input.notes.push(format!(

@@ -86,6 +86,8 @@ pub struct Row {
 pub struct LegendWords<'a> {
     pub change: &'a str,
     pub partial: &'a str,
+    /// A measured cell with a failed run beside its measured ones.
+    pub failed: &'a str,
     pub aside: &'a str,
     pub few: &'a str,
     /// How the format says a change is beyond noise or not.
@@ -361,6 +363,17 @@ fn legend(a: &Analysis, w: &LegendWords) -> String {
         s += &format!(
             "; {}: only a figure that is not the level's own, listed apart",
             w.aside
+        );
+    }
+    let failed_beside = a.grid.iter().enumerate().any(|(r, row)| {
+        row.iter()
+            .enumerate()
+            .any(|(c, cell)| cell.is_some() && !a.model.failures_at(r, c).is_empty())
+    });
+    if failed_beside {
+        s += &format!(
+            "; {}: a run of that cell failed beside the measured ones (see failures)",
+            w.failed
         );
     }
     if a.model.cells.iter().flatten().any(|c| c.partial) {

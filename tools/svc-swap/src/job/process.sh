@@ -82,6 +82,10 @@ m_start() {
   done
 }
 m_restart_old() {
-  [ -n "$pids" ] && alive "$oldpid" && return 0
+  # Nothing ran before this swap (a server that was down, a Slurm job's
+  # own copy of the spec): the old file is back, and nothing is started
+  # that did not run (in a job it would bind the spec's own port).
+  [ -n "$pids" ] || { say old_down=1; return 1; }
+  alive "$oldpid" && return 0
   m_start old
 }

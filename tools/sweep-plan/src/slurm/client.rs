@@ -8,6 +8,8 @@ use anyhow::anyhow;
 use sweepkit::exit;
 use sweepkit::exit::Exit;
 
+use sweepkit::records::FailureKind;
+
 use super::job::{self, End, JobLine};
 
 fn no_slurm(what: &str, e: impl std::fmt::Display) -> Exit {
@@ -28,8 +30,24 @@ pub enum Said {
 
 /// Run `prog args`: what it said (missing: exit 47).
 pub fn run(prog: &str, args: &[String]) -> Result<Said, Exit> {
-    let o = Command::new(prog)
-        .args(args)
+    said(Command::new(prog).args(args), prog)
+}
+
+/// `sbatch args`, without the variables in `secret` in the environment it
+/// exports to the job (sbatch's default `--export=ALL`), which slurmctld
+/// keeps with the job: the job reads them from a file of the user's own
+/// (secrets.rs).
+pub fn sbatch(args: &[String], secret: &[&str]) -> Result<Said, Exit> {
+    let mut c = Command::new("sbatch");
+    c.args(args);
+    for name in secret {
+        c.env_remove(name);
+    }
+    said(&mut c, "sbatch")
+}
+
+fn said(c: &mut Command, prog: &str) -> Result<Said, Exit> {
+    let o = c
         .stdin(Stdio::null())
         .output()
         .map_err(|e| no_slurm(prog, e))?;
@@ -91,6 +109,39 @@ pub fn scancel(id: &str) {
 }
 
 /// The end of task `index` of `array` (job `job_id` once it started)
+/// that scontrol no longer lists: sweep's own cancel (`ours`: at
+/// --queue-timeout, on an interrupt), which it needs no one to report,
+/// else a record slurmctld purged before it was read ([`purged`]).
+pub fn gone(array: &str, index: usize, job_id: Option<&str>, ours: Option<FailureKind>) -> JobLine {
+    match ours {
+        Some(kind) => cancelled_by_sweep(array, index, job_id, kind),
+        None => purged(array, index, job_id),
+    }
+}
+
+/// The line of a task sweep cancelled itself (`kind`: why).
+fn cancelled_by_sweep(
+    array: &str,
+    index: usize,
+    job_id: Option<&str>,
+    kind: FailureKind,
+) -> JobLine {
+    let why = match kind {
+        FailureKind::QueueTimeout => "queue timeout",
+        _ => "interrupted",
+    };
+    JobLine {
+        job_id: job_id.unwrap_or(array).to_string(),
+        array_job_id: Some(array.to_string()),
+        tasks: u32::try_from(index).into_iter().collect(),
+        state: "CANCELLED".into(),
+        source: "sweep",
+        reason: Some(format!("cancelled by sweep ({why})")),
+        ..JobLine::default()
+    }
+}
+
+/// The end of task `index` of `array` (job `job_id` once it started)
 /// whose record slurmctld purged before it was read: sacct's line where
 /// accounting keeps one (an ended state only), else [`job::EXPIRED`],
 /// which its records (if any) decide.
@@ -113,4 +164,29 @@ pub fn purged(array: &str, index: usize, job_id: Option<&str>) -> JobLine {
         reason: Some("slurmctld purged the job's record before sweep read its end, and sacct has none (accounting off)".into()),
         ..JobLine::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Regression: a task sweep cancelled at --queue-timeout that scontrol
+    /// no longer listed was recorded as EXPIRED, "slurmctld purged the
+    /// job's record", though sweep had cancelled it itself a second before.
+    #[test]
+    fn a_task_sweep_cancelled_is_cancelled_by_sweep_not_purged() {
+        let l = gone("40", 2, None, Some(FailureKind::QueueTimeout));
+        assert_eq!((l.state.as_str(), l.source), ("CANCELLED", "sweep"));
+        assert_eq!(
+            l.reason.as_deref(),
+            Some("cancelled by sweep (queue timeout)")
+        );
+        assert_eq!((l.job_id.as_str(), l.tasks.as_slice()), ("40", &[2][..]));
+        let l = gone("40", 1, Some("41"), Some(FailureKind::Interrupted));
+        assert_eq!(
+            l.reason.as_deref(),
+            Some("cancelled by sweep (interrupted)")
+        );
+        assert_eq!(l.job_id, "41");
+    }
 }

@@ -5,16 +5,26 @@
 //! (`slurm`: job id, array index, node, GPUs, port, Slurm's state) to
 //! each record; the driver appends them in one write to the results
 //! file, which only this side writes. Where Slurm ended the job (TIMEOUT,
-//! CANCELLED, NODE_FAIL, ...) a failure record of that kind follows.
+//! CANCELLED, NODE_FAIL, ...) before its pipe was done, a failure record
+//! of that kind follows; a config run again leaves its bench records out
+//! ([`set_aside`]), so each config has one measurement.
 
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
 use serde_json::Value;
-use sweepkit::records::{self, FailureKind, FailureRecord, Record, SlurmJob, Stage};
+use sweepkit::records::{self, Config, FailureKind, FailureRecord, Record, SlurmJob, Stage};
 
 use super::job::{self, End, JobLine};
 use super::plan::Plan;
+
+/// A task of an array, as the job knows it: its array task id and the
+/// config it runs (a grid's, or the schedule step's).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaskRef {
+    pub task: usize,
+    pub config: Config,
+}
 
 /// What one job left in the results file.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,8 +37,9 @@ pub struct Collected {
     pub node: Option<String>,
 }
 
-/// `KEY=VALUE` lines the batch script wrote to `job-ID/env`.
-fn env_of(text: &str) -> BTreeMap<String, String> {
+/// `KEY=VALUE` lines the batch script wrote to `job-ID/env` (a key
+/// written twice: its last value).
+pub fn env_of(text: &str) -> BTreeMap<String, String> {
     text.lines()
         .filter_map(|l| l.split_once('='))
         .map(|(k, v)| (k.to_string(), v.to_string()))
@@ -96,19 +107,73 @@ fn progress(recs: &[Value]) -> String {
     }
 }
 
+/// Whether the job's pipe ran to its end on its own: loadgen exited 0
+/// (it does only once it measured every level; a signal makes it exit
+/// 130) and no flush ahead of the time limit cut it. What ended the job
+/// after that (a node failure as the server stopped, a cancel) takes
+/// nothing from the measurement.
+pub fn pipe_whole(env: &BTreeMap<String, String>) -> bool {
+    let loadgen = env
+        .get("exits")
+        .and_then(|e| e.split_whitespace().last())
+        .map(str::to_string);
+    loadgen.as_deref() == Some("0") && !env.contains_key("flushed")
+}
+
+/// A server that could not bind its port (another process took it on
+/// the node between the job's probe and the bind) failed for the node's
+/// sake, not the config's: its failure record becomes the transport's,
+/// so the config runs again.
+fn port_clash_is_transport(recs: &mut [Value], job: &SlurmJob) {
+    for r in recs.iter_mut().filter(|r| r["type"] == "failure") {
+        let said = format!("{} {}", r["reason"], r["log_tail"]).to_ascii_lowercase();
+        if !["address already in use", "eaddrinuse", "errno 98"]
+            .iter()
+            .any(|w| said.contains(w))
+        {
+            continue;
+        }
+        let port = job.port.map(|p| format!(" {p}")).unwrap_or_default();
+        let node = job.node.as_deref().unwrap_or("its node");
+        r["class"] = "transport".into();
+        r["reason"] = format!(
+            "port{port} was taken on {node} as the server started (not the config's fault): {}",
+            r["reason"].as_str().unwrap_or_default()
+        )
+        .into();
+    }
+}
+
+/// Records of a job whose config runs again: its bench records leave
+/// (they stay in the job's own records file, `kept_in`), so the config
+/// is measured once; its failure records, of no result, stay, the last
+/// (sweep's, for Slurm's end) saying how many left.
+pub fn set_aside(recs: Vec<Value>, kept_in: &str) -> Vec<Value> {
+    let n = recs.iter().filter(|r| r["type"] == "bench").count();
+    let mut kept: Vec<Value> = recs.into_iter().filter(|r| r["type"] != "bench").collect();
+    if let (true, Some(last)) = (n > 0, kept.last_mut()) {
+        let why = last["reason"].as_str().unwrap_or_default().to_string();
+        last["reason"] = format!(
+            "{why}; its {n} bench record(s) left out, as the config runs again (they stay in {kept_in})"
+        )
+        .into();
+    }
+    kept
+}
+
 /// The failure record for a job Slurm ended as `kind`.
 fn failure(
-    p: &Plan,
-    index: usize,
+    config: Config,
     kind: FailureKind,
     job: &SlurmJob,
     recs: &[Value],
     log: &str,
 ) -> FailureRecord {
-    let config = p.config(index);
     let why = match kind {
         FailureKind::Interrupted => "cancelled by sweep (interrupted)".to_string(),
-        FailureKind::QueueTimeout => "still pending at --queue-timeout; cancelled".to_string(),
+        FailureKind::QueueTimeout => {
+            "still pending at --queue-timeout; cancelled by sweep".to_string()
+        }
         _ => format!(
             "ended {}{}",
             job.state,
@@ -178,24 +243,27 @@ pub fn value_of(f: FailureRecord) -> Value {
     serde_json::to_value(Record::Failure(f)).unwrap_or(Value::Null)
 }
 
-/// Job `l`'s records (task `index`), each with its facts, and a failure
-/// record where Slurm (or sweep, `ours`) ended it: what to append to the
-/// results file.
+/// Job `l`'s records (task `t`), each with its facts, and a failure
+/// record where Slurm (or sweep, `ours`) ended it before its pipe was
+/// done: what to append to the results file.
 pub fn collect(
     p: &Plan,
     l: &JobLine,
-    index: usize,
+    t: &TaskRef,
     ours: Option<FailureKind>,
 ) -> (Collected, Vec<Value>) {
     let jd = format!("{}/job-{}", p.dir, l.job_id);
     let read = |f: &str| std::fs::read_to_string(format!("{jd}/{f}")).unwrap_or_default();
-    let job = slurm_job(l, index, &read("env"));
+    let env = read("env");
+    let job = slurm_job(l, t.task, &env);
     let mut recs = tagged(&read("records.jsonl"), &job, &p.grid.keys);
+    port_clash_is_transport(&mut recs, &job);
     let records = recs.len();
     let has_result = recs
         .iter()
         .any(|r| r["type"] == "bench" || r["type"] == "failure");
     let end = match ours {
+        _ if has_result && pipe_whole(&env_of(&env)) => End::Records,
         Some(k) => End::Failed(k),
         None => job::end_of(&l.state, has_result),
     };
@@ -204,7 +272,7 @@ pub fn collect(
         let log =
             std::fs::read_to_string(format!("{}/job-{}.out", p.dir, l.job_id)).unwrap_or_default();
         let seen = drop_seen_ends(&mut recs, kind);
-        let mut f = failure(p, index, kind, &job, &recs, &log);
+        let mut f = failure(t.config.clone(), kind, &job, &recs, &log);
         f.log_tail.extend(seen);
         recs.push(value_of(f));
         failure_kind = Some(kind);
@@ -275,5 +343,71 @@ mod tests {
         let seen = drop_seen_ends(&mut r, FailureKind::Interrupted);
         assert!(r.is_empty(), "{r:?}");
         assert_eq!(seen, ["wait-ready: interrupted after 0.1s"]);
+    }
+
+    /// Regression (issue 47): a node failed as a job's server stopped,
+    /// after loadgen had measured every level: its records stood and the
+    /// config was submitted again, measured twice. A pipe that ran to its
+    /// end decides; one a signal cut does not.
+    #[test]
+    fn a_pipe_that_ran_to_its_end_decides_whatever_ended_the_job() {
+        let env = |t: &str| env_of(t);
+        assert!(pipe_whole(&env("node=n1\nexits=0 0 0\n")));
+        assert!(!pipe_whole(&env("node=n1\n")), "the pipe never ended");
+        assert!(!pipe_whole(&env("exits=0 0 130\n")), "loadgen interrupted");
+        assert!(
+            !pipe_whole(&env("flushed=1\nexits=0 0 0\n")),
+            "cut at the limit"
+        );
+        assert!(
+            !pipe_whole(&env("exits=25 4 4\n")),
+            "a failed config: its record decides"
+        );
+    }
+
+    /// Regression (issue 47): a server that lost its port to another job
+    /// of the node was the config's own crashed_at_load, never retried.
+    #[test]
+    fn a_port_taken_as_the_server_started_is_the_transport_s() {
+        let job = SlurmJob {
+            port: Some(20017),
+            node: Some("n1".into()),
+            ..SlurmJob::default()
+        };
+        let mut recs = vec![
+            serde_json::json!({"type": "failure", "kind": "crashed_at_load", "class": "config",
+                "reason": "exited 1 while loading",
+                "log_tail": ["OSError: [Errno 98] Address already in use"]}),
+            serde_json::json!({"type": "failure", "kind": "crashed_at_load", "class": "config",
+                "reason": "CUDA out of memory"}),
+        ];
+        port_clash_is_transport(&mut recs, &job);
+        assert_eq!(recs[0]["class"], "transport");
+        let why = recs[0]["reason"].as_str().unwrap();
+        assert!(
+            why.starts_with("port 20017 was taken on n1 as the server started"),
+            "{why}"
+        );
+        assert_eq!(recs[1]["class"], "config", "the config's own crash");
+    }
+
+    #[test]
+    fn a_config_run_again_leaves_its_bench_records_out() {
+        let recs = vec![
+            serde_json::json!({"type": "bench", "partial": false}),
+            serde_json::json!({"type": "bench", "partial": true}),
+            serde_json::json!({"type": "failure", "kind": "node_fail", "reason": "Slurm job 7 on n1 ended NODE_FAIL"}),
+        ];
+        let kept = set_aside(recs, "/r.slurm/job-7/records.jsonl");
+        assert_eq!(kept.len(), 1);
+        assert!(kept[0]["reason"]
+            .as_str()
+            .unwrap()
+            .ends_with("; its 2 bench record(s) left out, as the config runs again (they stay in /r.slurm/job-7/records.jsonl)"));
+        let none = set_aside(
+            vec![serde_json::json!({"type": "failure", "reason": "r"})],
+            "x",
+        );
+        assert_eq!(none[0]["reason"], "r");
     }
 }

@@ -9,6 +9,7 @@ use sweepkit::exit::Exit;
 use sweepkit::records::Config;
 
 use crate::grid::{Grid, GridArgs};
+use crate::preflight::look::Ask;
 use crate::search::knobs::SearchArgs;
 use crate::sweep::checks::{For, SchemeUrl};
 use crate::sweep::slurm_args::SlurmArgs;
@@ -48,10 +49,14 @@ pub struct Plan {
     /// --schedule SERVER, and summarize --schedule's own words.
     pub schedule: Option<String>,
     pub schedule_args: Vec<String>,
-    /// summarize's path (the search's scores, the schedule's derivation)
-    /// and the sweep's words for it.
+    /// summarize's path (the search's scores, the schedule's derivation,
+    /// the table) and the sweep's words for it; `--report FILE`.
     pub summarize: Option<String>,
     pub sum_args: Vec<String>,
+    pub report: Option<String>,
+    /// The look at the spec before anything is submitted, as every path
+    /// takes it (preflight/look.rs): no URL, each job has its own.
+    pub ask: Ask,
 }
 
 /// The array task that runs the schedule step: no config of the grid
@@ -103,6 +108,7 @@ impl Plan {
             ..Target::default()
         };
         let s = crate::sweep::read(argv, For::Plan)?.to_plan()?;
+        let ask = s.ask(&s.target(), false);
         let mut stages = s.stages(&t);
         let knobs = knobs(s.search_knobs);
         let schedule_args = s.schedule_args;
@@ -167,6 +173,8 @@ impl Plan {
             schedule_args,
             summarize: None,
             sum_args,
+            report: a.report,
+            ask,
         })
     }
 

@@ -2,7 +2,8 @@
 //! serves the whole grid as an array: task N runs config N. Inside the
 //! allocation it copies the process spec (the copy is the job's own, so
 //! two jobs on one node never edit one file), picks a port from
-//! SLURM_JOB_ID, runs `svc-swap | wait-ready | loadgen` into the job's
+//! SLURM_JOB_ID (in a lane of its own), reads the API key from the sweep's
+//! 0600 file (secrets.rs), runs `svc-swap | wait-ready | loadgen` into the job's
 //! records file, the server a job step of its own (`srun --overlap`),
 //! and stops the server it started. Every value is quoted as
 //! bash's `printf %q` quotes ([`printf_q`]); the options go on sbatch's
@@ -18,9 +19,13 @@ use crate::grid::PointWords;
 use super::plan::{Plan, SCHEDULE_TASK, SPEC, URL};
 
 /// Ports from SLURM_JOB_ID land in [BASE, BASE + SPAN): below Linux's
-/// ephemeral range (32768 up), where any client's socket may sit.
+/// ephemeral range (32768 up), where any client's socket may sit. A job
+/// probes only its lane (BASE + id % LANES, then LANES up each time), so
+/// two jobs of a node probing at once never pick one port unless their
+/// ids are LANES apart.
 const PORT_BASE: u32 = 20000;
 const PORT_SPAN: u32 = 12000;
+const PORT_LANES: u32 = 1000;
 
 fn words(ws: &[String]) -> String {
     ws.iter()
@@ -39,7 +44,11 @@ pub fn batch(p: &Plan, schedule: Option<&PointWords>) -> String {
     let q = |v: &str| printf_q(v);
     let _ = writeln!(s, "dir={}", q(&p.dir));
     let _ = writeln!(s, "spec_src={} spec_dir={}", q(&p.spec), q(&p.spec_dir));
-    let _ = writeln!(s, "port_base={PORT_BASE} port_span={PORT_SPAN}");
+    let _ = writeln!(
+        s,
+        "port_base={PORT_BASE} port_span={PORT_SPAN} port_lanes={PORT_LANES}"
+    );
+    let _ = writeln!(s, "secrets={}", q(super::secrets::FILE));
     let _ = writeln!(s, "url_head={} url_tail={}", q(&p.url_head), q(&p.url_tail));
     s.push_str("case ${SLURM_ARRAY_TASK_ID:-} in\n");
     let points = p
@@ -89,11 +98,18 @@ mkdir -p "$jd" || exit 1
 restarts=${SLURM_RESTART_COUNT:-0}
 # A requeued job starts over: the records of its earlier run move aside.
 [[ ! -s $jd/records.jsonl ]] || mv -f "$jd/records.jsonl" "$jd/records-before-restart-$restarts.jsonl"
-# The port: from the job id, so two jobs on one node differ; the next
-# free one up when something else holds it.
-port=$((port_base + SLURM_JOB_ID % port_span)) port_from=job_id
-while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
-  port=$((port + 1)) port_from=probed
+# The API key comes from the sweep's file, which only its owner reads, not
+# from sbatch's environment, which slurmctld keeps with the job.
+if [[ -r $dir/$secrets ]]; then
+  while IFS= read -r kv; do [[ $kv != *=* ]] || export "${kv?}"; done <"$dir/$secrets"
+fi
+# The port: from the job id, in a lane of its own (the id modulo
+# port_lanes), so two jobs on one node differ; the next free one of its
+# lane when something else holds it. A port another process takes before
+# the server binds it is the transport's failure: the config runs again.
+port=$((port_base + SLURM_JOB_ID % port_lanes)) port_from=job_id
+while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && ((port + port_lanes < port_base + port_span)); do
+  port=$((port + port_lanes)) port_from=probed
 done
 url=$url_head:$port$url_tail
 # The server runs as a step of the job (srun --overlap: it shares the
@@ -110,7 +126,8 @@ spec=$jd/server.spec
   sed "s/^\([[:space:]]*ExecStart[[:space:]]*=[[:space:]]*\)/\1${step[*]} /" "$spec_src"
   printf '\nPort=%s\n' "$port"; } >"$spec" || exit 1
 printf '%s\n' "node=${SLURMD_NODENAME:-}" "gpus=${CUDA_VISIBLE_DEVICES:-}" "port=$port" \
-  "port_from=$port_from" "restart_count=$restarts" >"$jd/env"
+  "port_from=$port_from" "restart_count=$restarts" "array=${SLURM_ARRAY_JOB_ID:-}" \
+  "task=${SLURM_ARRAY_TASK_ID:-}" >"$jd/env"
 # The server runs in a session of its own (svc-swap's process manager),
 # which Slurm's process tracking may not follow: stop it here. The TERM
 # goes to its step (scancel --signal), not to srun, which would SIGKILL it.
@@ -184,12 +201,13 @@ pub fn sbatch_args(p: &Plan, indices: &[usize], exclude: &[String], script: &str
         // itself, on another node.
         "--no-requeue".into(),
     ];
+    let time = p.slurm.time.as_ref().map(|t| t.text.clone());
     for (flag, v) in [
         ("--partition", &p.slurm.partition),
         ("--account", &p.slurm.account),
         ("--gres", &p.slurm.gres),
         ("--gpus-per-node", &p.slurm.gpus_per_node),
-        ("--time", &p.slurm.time),
+        ("--time", &time),
     ] {
         if let Some(v) = v {
             a.push(format!("{flag}={v}"));

@@ -23,6 +23,9 @@ pub enum For {
     Options { start: bool },
     /// `dry-run` and `slurm`: a plan.
     Plan,
+    /// `origin`: the target's look before the first stop, in a sweep whose
+    /// options were checked as it started (the trace is not read again).
+    Origin,
 }
 
 /// sweep's options, checked (clap's `matches` beside them): the grid they
@@ -59,7 +62,7 @@ pub fn check(given: Given, why: For) -> Result<Checked, Exit> {
     // With --dry-run, sweep.sh runs `dry-run` right after `options`: the
     // trace is read there, once.
     let planned_next = matches!(why, For::Options { .. }) && a.dry_run;
-    if let (Some(f), false) = (&a.validate_on, planned_next) {
+    if let (Some(f), false) = (&a.validate_on, planned_next || why == For::Origin) {
         trace(f, &a.load_arg)?;
     }
     if why == (For::Options { start: true }) {
@@ -221,9 +224,15 @@ fn trace(file: &str, load: &[String]) -> Result<(), Exit> {
 /// A results file that already holds a sweep (its origin record) is
 /// refused unless the run continues it (`--resume`, `--adaptive`) or says
 /// it adds to it (`--append`): two runs' records of one config would merge
-/// into medians of both, silently.
+/// into medians of both, silently. `--dry-run` refuses it as the run would.
 fn results_file(a: &SweepArgs) -> Result<(), Exit> {
-    if a.resume || a.adaptive || a.append || a.dry_run {
+    if std::path::Path::new(&a.results).is_dir() {
+        return Err(usage(format!(
+            "--results {}: a folder; give the results file (RESULTS.jsonl) to write",
+            a.results
+        )));
+    }
+    if a.resume || a.adaptive || a.append {
         return Ok(());
     }
     let Ok(text) = std::fs::read_to_string(&a.results) else {

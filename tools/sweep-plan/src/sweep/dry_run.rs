@@ -56,7 +56,7 @@ pub fn plan(s: &Settings, tools: &Tools<'_>) -> Result<String, Exit> {
         let on = pool.get(p.index - 1).filter(|_| slotted);
         let st = match on.or(pool.first()) {
             Some(h) => s.stages(&Target::of_host(h)),
-            None => s.here.stages.clone(),
+            None => s.here.clone(),
         };
         let own = p.stage_words(expect_config);
         let whole = |tool: &str, shared: &[String], own: Vec<String>| {

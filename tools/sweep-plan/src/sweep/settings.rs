@@ -13,6 +13,7 @@ use super::stage_words::{self, Base, Stages, Target};
 use crate::grid::{key_of, Grid};
 use crate::hosts::{self, Host, Templates};
 use crate::load_args::{self, Levels};
+use crate::preflight::look::Ask;
 use crate::slots::layout::Split;
 
 /// A sweep's settings: its options (checked, `--param` and `--param-new`
@@ -35,18 +36,11 @@ pub struct Settings {
     pub swap_own: Vec<String>,
     /// The line sweep says as it starts.
     pub plan_line: String,
-    /// The stages' words and `sweep-plan origin`'s for the target the
-    /// options name (a pool host's: [`Settings::of_target`]).
-    pub here: TargetWords,
+    /// The stages' words for the target the options name (a pool host's:
+    /// [`Settings::stages`] of its [`Target`]).
+    pub here: Stages,
     /// `sweep-plan end`'s words.
     pub end_args: Vec<String>,
-}
-
-/// What one target's configs run with: the stages' shared words and the
-/// words that have `sweep-plan origin` check the dry run against it.
-pub struct TargetWords {
-    pub stages: Stages,
-    pub origin_args: Vec<String>,
 }
 
 /// The words sweep hands each tool beside a config's own.
@@ -77,18 +71,15 @@ impl Settings {
             schedule_args: schedule_args(&a),
             swap_own: swap_words(&levels),
             plan_line: plan_line(&a, c.grid.points.len(), &levels),
-            here: TargetWords {
-                stages: Stages::default(),
-                origin_args: Vec::new(),
-            },
+            here: Stages::default(),
             end_args: Vec::new(),
             args: a,
             grid: c.grid,
             url: c.url,
             words,
         };
-        s.here = s.of_target(&s.target());
-        s.end_args = end_args(&s.args, &s.here.stages, &s.words.sum);
+        s.here = s.stages(&s.target());
+        s.end_args = end_args(&s.args, &s.here, &s.words.sum);
         s
     }
 
@@ -102,12 +93,49 @@ impl Settings {
         }
     }
 
-    /// Target `t`'s words.
-    pub fn of_target(&self, t: &Target) -> TargetWords {
-        TargetWords {
-            stages: self.stages(t),
-            origin_args: origin_args(&self.args, &t.url),
+    /// What the look before the first stop needs for target `t`
+    /// (preflight/look.rs): its svc-swap words, config 1's, and what the
+    /// checks compare; `url`: check `t`'s URL too (not under --slurm).
+    pub fn ask(&self, t: &Target, url: bool) -> Ask {
+        let a = &self.args;
+        let first = self.grid.points.first();
+        // Only swept keys are checked: a `--swap-arg --set K` adds K on
+        // purpose. `--param-new` declares its keys absent from the launch
+        // line (a coupled `A,B` both); `params` holds them too.
+        let keys = |ps: &[String]| -> Vec<String> {
+            ps.iter()
+                .flat_map(|p| p.split(','))
+                .map(|k| key_of(k.trim()).to_string())
+                .collect()
+        };
+        Ask {
+            target: self.stages(t).target,
+            config: first.map_or_else(Vec::new, |p| p.stage_words(a.expect_config).swap),
+            url: url.then(|| t.url.clone()),
+            new: keys(&a.params_new),
+            swept: keys(&a.params),
+            // wait-ready probes the URL as given only without a preset.
+            probe: url && a.server.is_none() && a.ready_arg.is_empty(),
+            // A key given to loadgen as an argument (the environment is
+            // better, and the look reads it too).
+            key_given: a
+                .load_arg
+                .iter()
+                .any(|x| x == "--api-key" || x.starts_with("--api-key=")),
         }
+    }
+
+    /// Pool host `id` (a usage error when --hosts has none such).
+    pub fn host(&self, id: &str) -> Result<Host, Exit> {
+        self.pool()?
+            .into_iter()
+            .find(|h| h.id == id)
+            .ok_or_else(|| usage(format!("--host '{id}' is not in --hosts")))
+    }
+
+    /// Where pool host `id`'s original is kept across runs.
+    pub fn origin_file(&self, id: &str) -> String {
+        crate::slots::pool::origin_file(&self.args.results, id)
     }
 
     /// The stages' shared words for target `t`.
@@ -235,37 +263,6 @@ fn plan_line(a: &SweepArgs, n_configs: usize, levels: &Levels) -> String {
         line.push_str(levels_note());
     }
     line
-}
-
-/// The words that have `sweep-plan origin` check the dry run against the
-/// target at `url` (see preflight.rs).
-fn origin_args(a: &SweepArgs, url: &str) -> Vec<String> {
-    let mut w = vec!["--url".to_string(), url.to_string()];
-    // The swept keys `--param-new` declares absent from the launch line
-    // (a coupled `A,B` declares both).
-    for p in &a.params_new {
-        for k in p.split(',') {
-            w.extend(["--new".to_string(), key_of(k.trim()).to_string()]);
-        }
-    }
-    // Only swept keys are checked: a `--swap-arg --set K` adds K on purpose.
-    for p in &a.params {
-        for k in p.split(',') {
-            w.extend(["--swept".to_string(), key_of(k.trim()).to_string()]);
-        }
-    }
-    // wait-ready probes the URL as given only without a preset.
-    if a.server.is_none() && a.ready_arg.is_empty() {
-        w.push("--probe".to_string());
-    }
-    // A key given to loadgen as an argument (the environment is better).
-    if a.load_arg
-        .iter()
-        .any(|x| x == "--api-key" || x.starts_with("--api-key="))
-    {
-        w.push("--key-given".to_string());
-    }
-    w
 }
 
 /// `sweep-plan end`'s words from the options (--validate-on's replay, from

@@ -107,11 +107,9 @@ pub fn assignments(s: &Settings, argv: &[String], want: Want<'_>) -> Result<Stri
                 .iter()
                 .find(|h| h.id == id)
                 .ok_or_else(|| usage(format!("--host '{id}' is not in --hosts")))?;
-            let t = s.of_target(&Target::of_host(h));
-            l.stages(&t.stages);
-            l.array("origin_args", &t.origin_args);
+            l.stages(&s.stages(&Target::of_host(h)));
             let a = &s.args;
-            l.scalar("origin_file", &slots::origin_file(&a.results, id));
+            l.scalar("origin_file", &s.origin_file(id));
             l.scalar("say_prefix", &format!("[{}] ", h.name));
             l.array("say_to", &s.say_to(&format!("[{}] ", h.name)));
             l.array(
@@ -197,8 +195,7 @@ fn every_setting(l: &mut Lines, s: &Settings) {
     // svc-swap's words for each config's swap only (not the dry run's
     // or the restore's): pre-flight notes are said once, by verdict.
     l.array("swap_own", &s.swap_own);
-    l.stages(&s.here.stages);
-    l.array("origin_args", &s.here.origin_args);
+    l.stages(&s.here);
     l.array("end_args", &s.end_args);
     l.array("grid", &s.grid_words);
     let labels: Vec<String> = s.grid.points.iter().map(|p| p.label()).collect();

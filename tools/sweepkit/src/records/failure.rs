@@ -38,6 +38,8 @@ pub enum FailureKind {
     PreflightRejected,
     /// Every request of the benchmark failed.
     BenchFailed,
+    /// A signal stopped the stage (Ctrl-C, sweep's own cancel of a Slurm
+    /// job): no result, and not the config's fault (class `transport`).
     Interrupted,
     /// sweep --hosts stopped using a host after repeated failures (the
     /// record has no config; `reason` names the host, `upstream` is its
@@ -80,12 +82,14 @@ pub enum FailureKind {
 impl FailureKind {
     /// The class a failure of this kind has unless the tool knows better:
     /// `unreachable` is the transport's (the server's port or host could
-    /// not be reached), every other kind is the config's own.
+    /// not be reached), and so is an interruption; the kinds below that
+    /// say the config's own failure are its own.
     pub fn default_class(self) -> FailureClass {
         match self {
             // A stage that died without a record says nothing about the
             // config either: run it again.
             FailureKind::Unreachable
+            | FailureKind::Interrupted
             | FailureKind::HostDropped
             | FailureKind::UpstreamMissing
             | FailureKind::SubmitRejected

@@ -266,3 +266,17 @@ fn outcome_exit_codes_are_distinct() {
     assert_eq!(codes.len(), all.len());
     assert_eq!(Ready.exit_code(), 0);
 }
+
+/// Regression (issue 47): an `interrupted` record (Ctrl-C, sweep's own
+/// cancel of a Slurm job) carried `class: config`, as if the config had
+/// failed; the interruption is no fault of the config's.
+#[test]
+fn an_interruption_is_not_the_config_s_fault() {
+    assert_eq!(
+        FailureKind::Interrupted.default_class(),
+        FailureClass::Transport
+    );
+    let old = serde_json::json!({"type": "failure", "kind": "interrupted"});
+    assert_eq!(failure_class(&old), FailureClass::Transport);
+    assert_eq!(FailureKind::Oom.default_class(), FailureClass::Config);
+}

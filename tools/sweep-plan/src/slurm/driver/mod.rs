@@ -7,7 +7,8 @@
 //! the sweep and collect what they wrote. With --adaptive the configs
 //! come from the search, a batch at a time once the last one ended
 //! ([`search`]); with --schedule one more job runs the derived
-//! schedule after them ([`schedule_step`]).
+//! schedule after them ([`schedule_step`]). A resumed sweep first takes
+//! over what an earlier one left in the queue ([`adopt`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -20,18 +21,24 @@ use sweepkit::exit;
 use sweepkit::exit::Exit;
 use sweepkit::records::FailureKind;
 
-use super::client::{self, Said};
-use super::collect::{self, Collected};
-use super::job::{self, End, JobLine};
+use super::collect::{self, Collected, TaskRef};
+use super::job::JobLine;
 use super::plan::{Plan, SCHEDULE_TASK};
 use super::search::{self, Next};
 use super::{schedule_step, script};
 use crate::results;
 
+mod queue;
+mod takeover;
+
 /// One config's current job.
 #[derive(Debug)]
 struct Task {
+    /// The config's index in the grid (or [`SCHEDULE_TASK`]).
     index: usize,
+    /// Its task id in `array`: the index, unless an earlier sweep with
+    /// another grid submitted it ([`adopt`]).
+    task: usize,
     array: String,
     /// The task's own job id, once it started (pending: none).
     job_id: Option<String>,
@@ -67,7 +74,7 @@ pub struct Driver<'a> {
     stopped: Option<(u8, String)>,
 }
 
-fn say(p: &Plan, msg: &str) {
+pub(super) fn say(p: &Plan, msg: &str) {
     if !p.quiet {
         diag::info("sweep", msg);
     }
@@ -142,9 +149,26 @@ impl<'a> Driver<'a> {
         self.end += text.lines().count();
     }
 
-    /// The configs to run: all, or (--resume) those without a result.
+    /// The configs to run: all, or (--resume) those without a result and
+    /// without a job taken over from an earlier sweep.
     pub fn pending(&self) -> Vec<usize> {
-        crate::step::all(&self.p.grid, &self.lines, 0, self.p.resume, &self.p.results).pending
+        let all = crate::step::all(&self.p.grid, &self.lines, 0, self.p.resume, &self.p.results);
+        let live: BTreeSet<usize> = self.tasks.iter().map(|t| t.index).collect();
+        all.pending
+            .into_iter()
+            .filter(|i| !live.contains(i))
+            .collect()
+    }
+
+    /// sbatch refused the first submission: no job of this run went to
+    /// the queue (submitted or taken over).
+    pub fn refused_at_once(&self) -> bool {
+        self.rejected && self.tries.is_empty()
+    }
+
+    /// Why the search or the schedule step stopped the sweep, if it did.
+    pub fn stopped(&self) -> Option<&(u8, String)> {
+        self.stopped.as_ref()
     }
 
     /// The arrays with a task still active, each once.
@@ -152,152 +176,24 @@ impl<'a> Driver<'a> {
         self.tasks.iter().map(|t| t.array.clone()).collect()
     }
 
-    /// Submit `indices` as one array; a refusal records each config's
-    /// failure with sbatch's own line and submits nothing more.
-    fn submit(&mut self, indices: &[usize], avoid: &[String]) -> Result<(), Exit> {
-        let args = script::sbatch_args(self.p, indices, avoid, &self.script);
-        match client::run("sbatch", &args)? {
-            Said::Out(out) => {
-                let id = out
-                    .lines()
-                    .last()
-                    .unwrap_or("")
-                    .split(';')
-                    .next()
-                    .unwrap_or("")
-                    .to_string();
-                let list: Vec<String> = indices.iter().map(usize::to_string).collect();
-                say(
-                    self.p,
-                    &format!("submitted array job {id} (config {})", list.join(",")),
-                );
-                for &index in indices {
-                    *self.tries.entry(index).or_default() += 1;
-                    self.tasks.push(Task {
-                        index,
-                        array: id.clone(),
-                        job_id: None,
-                        state: "PENDING".into(),
-                        submitted: Instant::now(),
-                        ours: None,
-                    });
-                }
-                Ok(())
-            }
-            Said::Failed(line) => {
-                self.rejected = true;
-                let line = line
-                    .lines()
-                    .find(|l| l.contains("error"))
-                    .unwrap_or(&line)
-                    .to_string();
-                let mut recs = Vec::new();
-                for &index in indices {
-                    let mut f = sweepkit::records::failure(
-                        "sweep-plan",
-                        std::time::SystemTime::now(),
-                        self.p.config(index),
-                        sweepkit::records::Stage::Swap,
-                        FailureKind::SubmitRejected,
-                        line.clone(),
-                        None,
-                    );
-                    f.log_tail = vec![line.clone()];
-                    recs.push(collect::value_of(f));
-                }
-                self.append(&recs)?;
-                diag::error("sweep", &anyhow!("sbatch refused the job: {line}; nothing else was submitted (fix the Slurm options, then run again with --resume)"));
-                Ok(())
-            }
-        }
-    }
-
-    /// Read every active array's tasks from scontrol.
-    fn poll(&mut self) -> Result<Vec<(usize, JobLine)>, Exit> {
-        let mut ended = Vec::new();
-        for a in self.arrays() {
-            let show = ["show".into(), "job".into(), "-o".into(), a.clone()];
-            let out = match client::run("scontrol", &show)? {
-                Said::Out(o) => o,
-                // Expired (MinJobAge) before it was read: it ended unseen.
-                Said::Failed(e) if e.contains("Invalid job id") => String::new(),
-                // slurmctld busy or restarting: ask again next round.
-                Said::Failed(_) => continue,
-            };
-            let lines = job::parse(&out);
-            for t in self.tasks.iter_mut().filter(|t| t.array == a) {
-                let l = lines.iter().find(|l| l.is_task(&a, t.index));
-                let Some(l) = l else {
-                    ended.push((t.index, client::purged(&a, t.index, t.job_id.as_deref())));
-                    continue;
-                };
-                if l.tasks.len() == 1 || l.array_job_id.is_none() {
-                    t.job_id = Some(l.job_id.clone());
-                }
-                t.state = l.state.clone();
-                if job::end_of(&l.state, true) != End::Active && t.job_id.is_some() {
-                    ended.push((t.index, l.clone()));
-                } else if job::end_of(&l.state, true) != End::Active {
-                    // A pending range cancelled as a whole: this task's line.
-                    let mut one = l.clone();
-                    one.tasks = vec![t.index as u32];
-                    ended.push((t.index, one));
-                }
-            }
-        }
-        Ok(ended)
-    }
-
-    /// Ctrl-C: every job of the sweep cancelled, once.
-    fn interrupt(&mut self) {
-        self.interrupted = true;
-        say(
-            self.p,
-            "interrupted; cancelling every job of the sweep (scancel)",
-        );
-        for a in &self.arrays() {
-            client::scancel(a);
-        }
-        for t in &mut self.tasks {
-            t.ours.get_or_insert(FailureKind::Interrupted);
-        }
-    }
-
-    /// Cancel tasks pending past --queue-timeout.
-    fn queue_timeouts(&mut self) {
-        let Some(limit) = self.p.slurm.queue_timeout else {
-            return;
-        };
-        let mut late = Vec::new();
-        for t in &mut self.tasks {
-            if t.state == "PENDING" && t.ours.is_none() && t.submitted.elapsed() > limit {
-                t.ours = Some(FailureKind::QueueTimeout);
-                late.push((t.index, format!("{}_{}", t.array, t.index)));
-            }
-        }
-        for (index, id) in late {
-            say(
-                self.p,
-                &format!(
-                    "config {index}: still pending after --queue-timeout; cancelling job {id}"
-                ),
-            );
-            client::scancel(&id);
-        }
-    }
-
-    /// After a task ended: its config's state in this run's records, and
-    /// whether to submit it again (a transport end, tries left).
-    fn after(&mut self, index: usize, c: &Collected, l: &JobLine) -> Option<usize> {
-        let state = self.state_of(index);
+    /// Whether a task that ended with records `recs` runs again: its
+    /// config's state with them would be a transport end, with tries left.
+    fn again(&self, index: usize, c: &Collected, recs: &[serde_json::Value]) -> bool {
+        let text: String = recs.iter().map(|r| format!("{r}\n")).collect();
         let tries = self.tries.get(&index).copied().unwrap_or(0);
-        let label = self.p.label(index);
         // Pending past --queue-timeout would pend again: not now.
         let late = c.failure == Some(FailureKind::QueueTimeout);
-        let again = state == results::State::Transport
+        self.state_in(index, &results::read(&text)) == results::State::Transport
             && !self.interrupted
             && !late
-            && tries <= self.p.retries;
+            && tries <= self.p.retries
+    }
+
+    /// After a task ended (its records appended): say so, and note a
+    /// failed node for the next try (`again`).
+    fn after(&mut self, index: usize, c: &Collected, l: &JobLine, again: bool) {
+        let state = self.state_of(index);
+        let label = self.p.label(index);
         if again && c.failure == Some(FailureKind::NodeFail) {
             self.avoid.entry(index).or_default().extend(c.node.clone());
         }
@@ -311,17 +207,24 @@ impl<'a> Driver<'a> {
                 l.job_id, l.state, l.source, c.records
             ),
         );
-        again.then_some(index)
     }
 
     /// Task `index`'s state in this run's records: a config's, or the
     /// schedule step's (its records after the schedule record).
     fn state_of(&self, index: usize) -> results::State {
+        self.state_in(index, &[])
+    }
+
+    /// Task `index`'s state were `more` records appended.
+    fn state_in(&self, index: usize, more: &[results::Line]) -> results::State {
+        let with = |lines: &[results::Line]| [lines, more].concat();
         match (index, &self.p.schedule) {
-            (SCHEDULE_TASK, Some(server)) => crate::schedule::step(&self.lines, server, true).state,
+            (SCHEDULE_TASK, Some(server)) => {
+                crate::schedule::step(&with(&self.lines), server, true).state
+            }
             _ => {
                 let pt = &self.p.grid.points[index - 1];
-                results::state_of(self.lines_after(self.since), |cfg| pt.matches(cfg))
+                results::state_of(&with(self.lines_after(self.since)), |cfg| pt.matches(cfg))
             }
         }
     }
@@ -429,32 +332,24 @@ impl<'a> Driver<'a> {
                     continue;
                 };
                 let t = self.tasks.remove(pos);
-                let (c, recs) = collect::collect(self.p, &l, index, t.ours);
+                let tr = TaskRef {
+                    task: t.task,
+                    config: self.p.config(index),
+                };
+                let (c, mut recs) = collect::collect(self.p, &l, &tr, t.ours);
+                let runs_again = self.again(index, &c, &recs);
+                if runs_again {
+                    let kept = format!("{}/job-{}/records.jsonl", self.p.dir, l.job_id);
+                    recs = collect::set_aside(recs, &kept);
+                    again.push(index);
+                }
                 self.append(&recs)?;
-                again.extend(self.after(index, &c, &l));
+                self.after(index, &c, &l, runs_again);
             }
             self.resubmit(&again)?;
             if !self.tasks.is_empty() {
                 std::thread::sleep(Duration::from_millis(500));
             }
-        }
-        Ok(())
-    }
-
-    /// Submit `again`, grouped by the nodes each must avoid.
-    fn resubmit(&mut self, again: &[usize]) -> Result<(), Exit> {
-        if self.rejected {
-            return Ok(());
-        }
-        let mut groups: BTreeMap<Vec<String>, Vec<usize>> = BTreeMap::new();
-        for &i in again {
-            groups
-                .entry(self.avoid.get(&i).cloned().unwrap_or_default())
-                .or_default()
-                .push(i);
-        }
-        for (avoid, indices) in groups {
-            self.submit(&indices, &avoid)?;
         }
         Ok(())
     }
@@ -490,37 +385,4 @@ impl<'a> Driver<'a> {
         };
         (done, code)
     }
-}
-
-/// `sweep --slurm`: run plan `p` to its end; the exit status.
-pub fn sweep(p: &Plan) -> Result<u8, Exit> {
-    super::client::reachable()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    let s = stop.clone();
-    let _ = ctrlc::set_handler(move || s.store(true, Ordering::SeqCst));
-    let mut d = Driver::new(p, stop)?;
-    // The search decides its own configs, one batch at a time.
-    let first = match p.search {
-        Some(_) => Vec::new(),
-        None => d.pending(),
-    };
-    let what = match p.search {
-        Some(_) => "the adaptive search picks them".to_string(),
-        None => format!("{} to run", first.len()),
-    };
-    say(
-        p,
-        &format!(
-            "{} config(s) as Slurm jobs ({what}); results: {}",
-            p.grid.points.len(),
-            p.results
-        ),
-    );
-    d.run(&first)?;
-    let (done, code) = d.outcome();
-    say(p, &done);
-    if let Some((_, why)) = &d.stopped {
-        diag::error("sweep", &anyhow!("{why}"));
-    }
-    Ok(code)
 }
