@@ -32,14 +32,14 @@ fn argv(c: &Container) -> String {
     fleet::argv(&c.sh("systemctl show -P ExecStart sim.service")).unwrap_or_default()
 }
 
-/// True when the server (SGLang's /metrics, `--enable-metrics`) has a
-/// request running.
-fn requests_running(c: &Container) -> bool {
+/// The tokens the running server generated (SGLang's /metrics,
+/// `--enable-metrics`); 0 when none answers (restarting).
+fn tokens_generated(c: &Container) -> f64 {
     let text = c.sh("curl -s http://127.0.0.1:8000/metrics; true");
     text.lines()
-        .filter(|l| l.starts_with("sglang:num_running_reqs"))
+        .filter(|l| l.starts_with("sglang:generation_tokens_total"))
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .any(|n| n >= 1.0)
+        .sum()
 }
 
 /// The sweep's words; `extra` last (the resumed run adds `--resume`).
@@ -95,10 +95,20 @@ fn a_schedule_step_cut_by_sigint_is_resumed_with_the_same_schedule_and_restored(
         assert!(child.try_wait().unwrap().is_none(), "sweep ended early");
         std::thread::sleep(Duration::from_millis(200));
     }
-    // The signal lands inside the schedule's first level: when the server
-    // has a request running (an event, where a fixed 2.5 s sleep was a
-    // guess at this shared machine's speed).
-    while !requests_running(&c) {
+    // The signal lands inside the schedule's first level: once the
+    // restarted server (its counters seen low first: a new process) has
+    // generated 256 tokens, past wait-ready's one-token health probes and
+    // loadgen's one 64-token warm-up request, so some of the level's own
+    // requests are done (an event, where a fixed 2.5 s sleep was a guess
+    // at this shared machine's speed, and "a request running" also fired
+    // during the warm-up).
+    let mut fresh = false;
+    loop {
+        let n = tokens_generated(&c);
+        fresh |= n < 256.0;
+        if fresh && n >= 256.0 {
+            break;
+        }
         assert!(t0.elapsed() < Duration::from_secs(300), "no level started");
         assert!(child.try_wait().unwrap().is_none(), "sweep ended early");
         std::thread::sleep(Duration::from_millis(100));
