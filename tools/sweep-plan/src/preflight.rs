@@ -97,8 +97,8 @@ fn probed(url: &Url) -> Url {
 /// A server started with `--api-key` answers 401 to every request without
 /// one: loadgen would fail each config alike after its restart (issue 46).
 fn key_wanted(rec: &SwapRecord, key_given: bool) -> Result<(), Refusal> {
-    let has_key = |w: &String| w == "--api-key" || w.starts_with("--api-key=");
-    match !key_given && rec.exec_start.iter().any(has_key) {
+    let has_key = rec.exec_start.iter().any(|w| sweepkit::api::is_key_flag(w));
+    match !key_given && has_key {
         true => Err(Refusal::NoKey),
         false => Ok(()),
     }

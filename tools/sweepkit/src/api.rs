@@ -29,6 +29,12 @@ pub const KEY_ENV: &str = "SWEEPKIT_API_KEY";
 /// with `--server openai`).
 pub const OPENAI_KEY_ENV: &str = "OPENAI_API_KEY";
 
+/// Whether `word` of a command line gives an API key: `--api-key` (its
+/// value the next word) or `--api-key=KEY`. `--admin-api-key` is not one.
+pub fn is_key_flag(word: &str) -> bool {
+    word == "--api-key" || word.starts_with("--api-key=")
+}
+
 /// An HTTP status that says the request wants (another) API key.
 pub fn is_key_refusal(status: u16) -> bool {
     matches!(status, 401 | 403)

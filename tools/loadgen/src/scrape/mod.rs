@@ -98,8 +98,9 @@ pub fn absent_line(kind: Option<&ServerKind>, sglang_off: bool, miss: &Miss) -> 
     let why = format!("GET /metrics: {miss}");
     let body_says_metrics_flag = matches!(miss, Miss::Status(_, b) if b.contains("--metrics"));
     let fix = match kind {
-        _ if sglang_off => "SGLang serves it only when started with --enable-metrics",
-        Some(ServerKind::Sglang) => "SGLang serves it only when started with --enable-metrics",
+        _ if sglang_off || kind == Some(&ServerKind::Sglang) => {
+            "SGLang serves it only when started with --enable-metrics"
+        }
         Some(ServerKind::LlamaCpp) => "llama-server serves it only when started with --metrics",
         _ if body_says_metrics_flag => "llama-server serves it only when started with --metrics",
         Some(ServerKind::Vllm) => "vLLM always serves it: check that --url is the server itself",

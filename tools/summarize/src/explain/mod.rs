@@ -93,8 +93,9 @@ fn needs(rec: &Value) -> &'static str {
     let kind = rec.pointer("/server/kind").and_then(Value::as_str);
     let sglang_off = rec.pointer("/server/args/enable_metrics") == Some(&Value::Bool(false));
     match kind {
-        _ if sglang_off => "SGLang serves /metrics only when started with --enable-metrics",
-        Some("sglang") => "SGLang serves /metrics only when started with --enable-metrics",
+        _ if sglang_off || kind == Some("sglang") => {
+            "SGLang serves /metrics only when started with --enable-metrics"
+        }
         Some("llama.cpp") => "llama-server serves /metrics only when started with --metrics",
         Some("vllm") => "vLLM always serves /metrics: was loadgen run with --no-scrape?",
         _ => "SGLang needs --enable-metrics, llama-server --metrics (or loadgen ran with --no-scrape)",

@@ -118,10 +118,7 @@ impl Settings {
             probe: url && a.server.is_none() && a.ready_arg.is_empty(),
             // A key given to loadgen as an argument (the environment is
             // better, and the look reads it too).
-            key_given: a
-                .load_arg
-                .iter()
-                .any(|x| x == "--api-key" || x.starts_with("--api-key=")),
+            key_given: a.load_arg.iter().any(|x| sweepkit::api::is_key_flag(x)),
         }
     }
 
