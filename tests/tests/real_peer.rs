@@ -333,14 +333,6 @@ fn wait_ready_waits_through_llama_server_loading_503() {
     assert_eq!(after.map(|(s, _)| s), Some(200), "ready means /health 200");
 }
 
-/// The metric names in a Prometheus text (samples only).
-fn metric_names(text: &str) -> std::collections::BTreeSet<String> {
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .filter_map(|l| l.split(['{', ' ']).next().map(String::from))
-        .collect()
-}
-
 /// One short completion, then the server's `/metrics` (status, body).
 fn metrics_after_one(port: u16) -> (u16, String) {
     let body = r#"{"prompt":"hi","max_tokens":4}"#;
@@ -399,7 +391,10 @@ fn llm_sim_llama_cpp_metrics_match_a_live_llama_server() {
     };
     let ((rs, real), (ss, simulated)) = (serve(true), sim(true));
     assert_eq!((rs, ss), (200, 200), "{real}\n{simulated}");
-    let (real_names, sim_names) = (metric_names(&real), metric_names(&simulated));
+    let (real_names, sim_names) = (
+        testkit::realpeer::metric_names(&real),
+        testkit::realpeer::metric_names(&simulated),
+    );
     for n in &sim_names {
         assert!(real_names.contains(n), "llm-sim invents {n}");
     }

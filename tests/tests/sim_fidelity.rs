@@ -225,15 +225,6 @@ fn check_streams(real: &Value, port: u16, key: bool) {
     }
 }
 
-/// The Prometheus metric names in a text exposition.
-fn metric_names(text: &str) -> BTreeSet<String> {
-    let name = |l: &str| l.split(['{', ' ']).next().unwrap_or("").to_string();
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(name)
-        .collect()
-}
-
 /// The /metrics names sweepkit reads: loadgen's scrape/catalog.rs (KV
 /// cache, running and waiting requests, preemptions, prefix cache, the
 /// spec-decode counters under vLLM's prefix, SGLang's gauges; SGLang's
@@ -269,8 +260,9 @@ fn names_tools_read(prefix: &str) -> Vec<String> {
 }
 
 fn check_metrics(real: &Value, sim_text: &str, prefix: &str) {
-    let real = metric_names(real["served"]["/metrics"]["body"].as_str().unwrap());
-    let sim = metric_names(sim_text);
+    let real =
+        testkit::realpeer::metric_names(real["served"]["/metrics"]["body"].as_str().unwrap());
+    let sim = testkit::realpeer::metric_names(sim_text);
     for n in names_tools_read(prefix) {
         assert!(
             real.contains(&n),

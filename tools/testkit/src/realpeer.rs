@@ -166,6 +166,14 @@ pub fn http(
     Some((status, head.to_string(), body.to_string()))
 }
 
+/// The metric names of the samples in a Prometheus text exposition.
+pub fn metric_names(text: &str) -> std::collections::BTreeSet<String> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .filter_map(|l| l.split(['{', ' ']).next().map(String::from))
+        .collect()
+}
+
 /// Sum of a Prometheus metric's samples (all label sets) in `text`.
 pub fn metric_sum(text: &str, name: &str) -> Option<f64> {
     let mut found = None;
